@@ -1,0 +1,19 @@
+{{/* Chart name and version, for the helm.sh/chart label. */}}
+{{- define "tensorflow-benchmarks.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Standard labels of every object of this chart. */}}
+{{- define "tensorflow-benchmarks.labels" -}}
+helm.sh/chart: {{ include "tensorflow-benchmarks.chart" . | quote }}
+app.kubernetes.io/name: {{ .Chart.Name | quote }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
+{{- end }}
+
+{{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}
+{{- define "tensorflow-benchmarks.hostfile" -}}
+{{- range $i := until (int .Values.workers) }}
+{{ printf "tensorflow-benchmarks-worker-%d.tensorflow-benchmarks.ml-training.svc slots=1" $i }}
+{{- end }}
+{{- end }}

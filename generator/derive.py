@@ -1,0 +1,94 @@
+"""Values that follow from the profiles, computed the same way for validation and for the model.
+
+Pure functions over plain profile data (already schema-valid), so `validate` can explain a
+problem with the very numbers `resolve` would use.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
+_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
+_SUFFIX = {None: 1, "m": Decimal("0.001"), "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15,
+           "E": 10**18, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+
+
+def quantity(text: str) -> Decimal:
+    """A Kubernetes quantity as a number (`500m` -> 0.5, `1Gi` -> 1073741824)."""
+    match = _QUANTITY.match(text)
+    if not match:
+        raise ValueError(f"not a quantity: {text!r}")
+    return Decimal(match.group(1)) * Decimal(_SUFFIX[match.group(2)])
+
+
+def gpu_count(hardware: dict[str, Any]) -> int:
+    return int(hardware.get("gpu", {}).get("count", 0))
+
+
+def physical_cores(hardware: dict[str, Any]) -> int:
+    cpu = hardware["cpu"]
+    return int(cpu["sockets"]) * int(cpu["coresPerSocket"])
+
+
+def logical_cpus(hardware: dict[str, Any]) -> int:
+    return physical_cores(hardware) * int(hardware["cpu"].get("threadsPerCore", 1))
+
+
+def nic_names(hardware: dict[str, Any]) -> list[str]:
+    return [nic["name"] for nic in hardware.get("nics", [])]
+
+
+def pool_rails(cluster: dict[str, Any], hardware: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rails a pool of this hardware can attach: those whose NIC the hardware has."""
+    names = set(nic_names(hardware))
+    return [rail for rail in cluster.get("rails", []) if rail["nic"] in names]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a job's workers sit on its pool's nodes."""
+
+    gpus_per_worker: int
+    worker_count: int
+    slots_per_worker: int
+    workers_per_node: int
+    nodes: int
+    worker_count_origin: str
+
+    @property
+    def capacity(self) -> int:
+        return self.nodes * self.workers_per_node
+
+
+def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int) -> Layout:
+    """Workers, GPUs and slots per worker, and how many such workers the pool can hold.
+
+    Callers check `gpus_per_worker <= gpu_count` and divisibility of `totalGpus` themselves; here
+    a job that asks for impossible numbers still gets a layout, so every problem can be reported.
+    """
+    gpus = gpu_count(hardware)
+    if gpus:
+        gpus_per_worker = int(job.get("gpusPerWorker", gpus))
+        if "workers" in job:
+            worker_count, origin = int(job["workers"]), "workers"
+        else:
+            worker_count = int(job.get("totalGpus", gpus_per_worker)) // max(gpus_per_worker, 1)
+            origin = f"totalGpus {job.get('totalGpus')} / {gpus_per_worker} GPUs per worker"
+        slots = int(job.get("slotsPerWorker", gpus_per_worker))
+        per_node = gpus // gpus_per_worker if gpus_per_worker else 0
+    else:
+        gpus_per_worker = 0
+        worker_count, origin = int(job.get("workers", 1)), "workers"
+        cpu = job.get("resources", {}).get("cpu")
+        if cpu is None:
+            default_slots, per_node = physical_cores(hardware), 1
+        else:
+            wanted = quantity(cpu)
+            default_slots = max(int(wanted), 1)
+            per_node = int(Decimal(logical_cpus(hardware)) // wanted) if wanted else 0
+        slots = int(job.get("slotsPerWorker", default_slots))
+    return Layout(gpus_per_worker, worker_count, slots, per_node, nodes, origin)

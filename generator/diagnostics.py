@@ -1,0 +1,59 @@
+"""Findings about the input, as data: every stage returns them, only the CLI prints them."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A place in a profile file; line and column count from 1, like editors do."""
+
+    path: str
+    line: int = 1
+    column: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    location: Location
+    message: str
+    hint: str = ""
+    severity: Severity = Severity.ERROR
+
+    def format(self) -> str:
+        text = f"{self.location}: {self.severity.value}: {self.message}"
+        return f"{text}; {self.hint}" if self.hint else text
+
+
+def errors(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    return [d for d in diagnostics if d.severity is Severity.ERROR]
+
+
+def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """File order, then line order: the order a reader fixes them in."""
+    return sorted(diagnostics, key=lambda d: (d.location, d.message))
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """A hint naming the closest choice, else the list of choices."""
+    options = sorted(set(choices))
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    if not options:
+        return "there is none to choose from"
+    shown = ", ".join(f"'{o}'" for o in options[:12])
+    more = f" and {len(options) - 12} more" if len(options) > 12 else ""
+    return f"expected one of {shown}{more}"

@@ -1,0 +1,232 @@
+"""Stage 1: read profile files into YAML trees that remember line and column of every node.
+
+Nothing here knows what a profile means; it only refuses files that are not one YAML mapping
+(bad encoding, bad YAML, duplicate keys, several documents, alias bombs, oversized files).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from generator.diagnostics import Diagnostic, Location
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_EXPANDED_NODES = 100_000
+PROFILE_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class Document:
+    """One profile file: its tree plus the two names it goes by.
+
+    `path` is what the user typed (for error messages, clickable in editors); `source` is the
+    path relative to the profiles folder's parent, the same on every machine (for comments in
+    the output, which must be byte-identical everywhere).
+    """
+
+    path: str
+    source: str
+    data: CommentedMap
+
+    @property
+    def kind(self) -> Any:
+        return self.data.get("kind")
+
+    def location(self, *keys: str | int, at_key: bool = False) -> Location:
+        line, column = position(self.data, keys, at_key=at_key)
+        return Location(self.path, line, column)
+
+
+@dataclass
+class LoadResult:
+    documents: list[Document] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def position(tree: Any, keys: Iterable[str | int], at_key: bool = False) -> tuple[int, int]:
+    """Line and column (1-based) of the node at `keys`, or of the deepest ancestor that exists.
+
+    With `at_key`, the position of the last key itself rather than its value: where an editor
+    should put the cursor for an unknown or duplicate key.
+    """
+    keys = list(keys)
+    node = tree
+    line, column = _node_position(tree)
+    for depth, key in enumerate(keys):
+        last = depth == len(keys) - 1
+        if isinstance(node, CommentedMap) and key in node:
+            pos = node.lc.key(key) if (last and at_key) else node.lc.value(key)
+            if pos is not None and pos[0] is not None:
+                line, column = pos[0] + 1, pos[1] + 1
+            node = node[key]
+        elif isinstance(node, CommentedSeq) and isinstance(key, int) and 0 <= key < len(node):
+            pos = node.lc.item(key)
+            if pos is not None and pos[0] is not None:
+                line, column = pos[0] + 1, pos[1] + 1
+            node = node[key]
+        else:
+            break
+    return line, column
+
+
+def _node_position(node: Any) -> tuple[int, int]:
+    lc = getattr(node, "lc", None)
+    if lc is not None and lc.line is not None:
+        return lc.line + 1, lc.col + 1
+    return 1, 1
+
+
+def discover(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[Diagnostic]]:
+    """Profile files under `paths`, as (file, root it was found under), sorted for determinism."""
+    found: list[tuple[Path, Path]] = []
+    problems: list[Diagnostic] = []
+    for root in paths:
+        if root.is_file():
+            found.append((root, root.parent))
+            continue
+        if not root.is_dir():
+            problems.append(Diagnostic(Location(str(root)), "no such file or folder",
+                                       "give the profiles folder, e.g. `mpigen validate profiles`"))
+            continue
+        real_root = root.resolve()
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in sorted(filenames):
+                if name.startswith(".") or not name.endswith(PROFILE_SUFFIXES):
+                    continue
+                file = Path(dirpath) / name
+                if not file.resolve().is_relative_to(real_root):
+                    problems.append(Diagnostic(Location(str(file)),
+                                               "is a link that leads outside the profiles folder",
+                                               "copy the profile into the folder instead of linking it"))
+                    continue
+                found.append((file, root))
+    found.sort(key=lambda pair: pair[0].as_posix())
+    return found, problems
+
+
+def load_paths(paths: Iterable[Path]) -> LoadResult:
+    files, problems = discover(paths)
+    result = LoadResult(diagnostics=problems)
+    for file, root in files:
+        source = _stable_source_name(file, root)
+        document, diagnostics = load_file(file, str(file), source)
+        result.diagnostics.extend(diagnostics)
+        if document is not None:
+            result.documents.append(document)
+    return result
+
+
+def _stable_source_name(file: Path, root: Path) -> str:
+    base = root.resolve()
+    name = base.name or "profiles"
+    try:
+        return f"{name}/{file.resolve().relative_to(base).as_posix()}"
+    except ValueError:
+        return file.name
+
+
+def load_file(file: Path, path: str, source: str) -> tuple[Document | None, list[Diagnostic]]:
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        return None, [Diagnostic(Location(path), f"cannot read the file: {exc.strerror}")]
+    return load_bytes(raw, path, source)
+
+
+def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, list[Diagnostic]]:
+    def fail(message: str, hint: str = "", line: int = 1, column: int = 1):
+        return None, [Diagnostic(Location(path, line, column), message, hint)]
+
+    if len(raw) > MAX_FILE_BYTES:
+        return fail(f"file is {len(raw)} bytes, more than the {MAX_FILE_BYTES} a profile may have",
+                    "split it: one hardware, cluster or job per file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        return fail(f"byte 0x{raw[exc.start]:02x} is not valid UTF-8", "save the file as UTF-8",
+                    line, column)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    yaml = YAML(typ="rt", pure=True)
+    yaml.allow_duplicate_keys = False
+    try:
+        documents = list(yaml.load_all(text))
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        return fail(_yaml_message(exc), _yaml_hint(exc), line, column)
+    except YAMLError as exc:
+        return fail(f"not valid YAML: {exc}")
+    except RecursionError:
+        return fail("YAML nesting is too deep")
+    documents = [d for d in documents if d is not None]
+    if not documents:
+        return fail("file is empty", "a profile needs at least apiVersion, kind and name")
+    if len(documents) > 1:
+        line, column = _node_position(documents[1])
+        return fail(f"file holds {len(documents)} YAML documents",
+                    "put one profile in each file and remove the `---` separators", line, column)
+    data = documents[0]
+    if not isinstance(data, CommentedMap):
+        return fail("a profile must be a mapping of keys to values",
+                    "start with `apiVersion: mpigen/v1alpha1` and `kind:`")
+    if _expanded_size(data, MAX_EXPANDED_NODES) > MAX_EXPANDED_NODES:
+        return fail(f"YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes",
+                    "write the values out instead of nesting anchors and aliases")
+    return Document(path=path, source=source, data=data), []
+
+
+def _expanded_size(node: Any, budget: int) -> int:
+    """Nodes the tree has once aliases are expanded, counting stops just past `budget`."""
+    count = 0
+    stack: list[Any] = [node]
+    while stack:
+        current = stack.pop()
+        count += 1
+        if count > budget:
+            return count
+        if isinstance(current, dict):
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)
+    return count
+
+
+def _yaml_message(exc: MarkedYAMLError) -> str:
+    problem = (exc.problem or exc.context or "not valid YAML").strip()
+    if "\\t" in problem or "'\\t'" in problem or "tab" in problem:
+        return "a tab character is not allowed here: YAML indents with spaces"
+    if "duplicate key" in problem:
+        return f"{problem}: each key may appear once"
+    return f"not valid YAML: {problem}"
+
+
+def _yaml_hint(exc: MarkedYAMLError) -> str:
+    problem = (exc.problem or "") + (exc.context or "")
+    if "duplicate key" in problem:
+        return "remove or rename one of them"
+    if "\\t" in problem or "tab" in problem:
+        return "replace the tab with spaces"
+    return "check the indentation and quoting on this line"
+
+
+def walk(data: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """Every (path, value) in a tree, depth first, in document order."""
+    yield path, data
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from walk(value, (*path, key))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            yield from walk(value, (*path, index))

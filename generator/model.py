@@ -1,0 +1,225 @@
+"""The resolved fleet: typed, frozen, with every default and derived value filled in.
+
+Builders read only this; they never look at profile dictionaries or apply defaults themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from generator.names import rail_interface
+
+
+class LinkType(str, Enum):
+    INFINIBAND = "InfiniBand"
+    ETHERNET = "Ethernet"
+
+
+class MpiImplementation(str, Enum):
+    OPENMPI = "OpenMPI"
+    INTEL = "Intel"
+    MPICH = "MPICH"
+
+
+@dataclass(frozen=True)
+class Gpu:
+    count: int
+    model: str
+    memory_gib: int | None
+    resource: str
+
+
+@dataclass(frozen=True)
+class Nic:
+    name: str
+    hca: str
+    port: int
+    pf_name: str
+    vendor_id: str
+    device_id: str
+    vf_device_id: str
+    driver: str
+    link_type: LinkType
+    speed_gbps: int | None
+    numa_node: int | None
+    gpus: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Cpu:
+    model: str
+    sockets: int
+    cores_per_socket: int
+    threads_per_core: int
+
+    @property
+    def cores(self) -> int:
+        return self.sockets * self.cores_per_socket
+
+
+@dataclass(frozen=True)
+class Hardware:
+    name: str
+    description: str
+    gpu: Gpu | None
+    nics: tuple[Nic, ...]
+    cpu: Cpu
+    memory_gib: int
+    node_labels: tuple[tuple[str, str], ...]
+
+    def nic(self, name: str) -> Nic | None:
+        return next((nic for nic in self.nics if nic.name == name), None)
+
+
+@dataclass(frozen=True)
+class Ipam:
+    range: str
+    exclude: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Rail:
+    name: str
+    nic_name: str
+    resource_name: str
+    resource: str
+    ipam: Ipam
+
+
+@dataclass(frozen=True)
+class NodePool:
+    name: str
+    hardware: Hardware
+    nodes: int
+    node_labels: tuple[tuple[str, str], ...]
+
+    @property
+    def node_selector(self) -> tuple[tuple[str, str], ...]:
+        return tuple(sorted(dict(self.hardware.node_labels + self.node_labels).items()))
+
+
+@dataclass(frozen=True)
+class Network:
+    provider: str
+    resource_prefix: str
+    device_plugin_namespace: str
+    cni_version: str
+
+
+@dataclass(frozen=True)
+class Cluster:
+    name: str
+    source: str
+    kubernetes_version: str
+    namespaces: tuple[str, ...]
+    network: Network
+    pools: tuple[NodePool, ...]
+    rails: tuple[Rail, ...]
+
+    def pool(self, name: str) -> NodePool:
+        return next(pool for pool in self.pools if pool.name == name)
+
+    def rail_nics(self, rail: Rail) -> tuple[tuple[NodePool, Nic], ...]:
+        """Every (pool, NIC) a rail runs over: pools of different hardware may each carry it."""
+        return tuple((pool, nic) for pool in self.pools if (nic := pool.hardware.nic(rail.nic_name)))
+
+
+@dataclass(frozen=True)
+class RailAttachment:
+    """A rail as one job's workers see it: the network, and the NIC it lands on."""
+
+    rail: Rail
+    nic: Nic
+
+    @property
+    def interface(self) -> str:
+        return rail_interface(self.rail.name)
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    name: str
+    value: str
+    origin: str
+
+
+@dataclass(frozen=True)
+class Volume:
+    name: str
+    claim: str
+    mount_path: str
+    read_only: bool
+
+
+@dataclass(frozen=True)
+class Resources:
+    cpu: str | None
+    memory: str | None
+
+
+@dataclass(frozen=True)
+class RunPolicy:
+    clean_pod_policy: str
+    backoff_limit: int | None
+    active_deadline_seconds: int | None
+    ttl_seconds_after_finished: int | None
+    suspend: bool
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a chart value came from, said in the values.yaml comment above it."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    source: str
+    cluster: Cluster
+    pool: NodePool
+    namespace: str
+    image: str
+    worker_count: int
+    max_workers: int
+    gpus_per_worker: int
+    slots_per_worker: int
+    mpi_implementation: MpiImplementation
+    program: tuple[str, ...]
+    mpirun_args: tuple[str, ...]
+    launcher_command: tuple[str, ...] | None
+    worker_command: tuple[str, ...] | None
+    rails: tuple[RailAttachment, ...]
+    env: tuple[EnvVar, ...]
+    volumes: tuple[Volume, ...]
+    shm_size: str
+    resources: Resources
+    launcher_resources: Resources
+    run_as_user: int | None
+    ssh_auth_mount_path: str | None
+    launcher_creation_policy: str
+    run_policy: RunPolicy
+    origins: tuple[tuple[str, Origin], ...]
+
+    @property
+    def uses_gpus(self) -> bool:
+        return self.gpus_per_worker > 0
+
+    @property
+    def runs_as_root(self) -> bool:
+        return not self.run_as_user
+
+    def origin(self, key: str) -> str:
+        return dict(self.origins)[key].text
+
+
+@dataclass(frozen=True)
+class Fleet:
+    hardware: tuple[Hardware, ...]
+    clusters: tuple[Cluster, ...]
+    jobs: tuple[Job, ...]
+
+    def jobs_of(self, cluster: Cluster) -> tuple[Job, ...]:
+        return tuple(job for job in self.jobs if job.cluster.name == cluster.name)

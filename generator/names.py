@@ -1,0 +1,88 @@
+"""Every Kubernetes name mpigen writes or predicts comes from here, never retyped.
+
+Mirrors mpi-operator's naming: workers `<job>-worker-<i>`, launcher `<job>-launcher`, headless
+service `<job>`, host names `<pod>.<job>.<namespace>.svc`. An index may be a string such as `%d`
+when the caller builds a Helm `printf` format instead of a concrete name.
+"""
+
+from __future__ import annotations
+
+import re
+
+DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+DNS1035_MAX = 63
+
+HOSTFILE_DIR = "/etc/mpigen"
+HOSTFILE_KEY = "hostfile"
+HOSTFILE_PATH = f"{HOSTFILE_DIR}/{HOSTFILE_KEY}"
+
+
+def worker_name(job: str, index: int | str) -> str:
+    return f"{job}-worker-{index}"
+
+
+def launcher_name(job: str) -> str:
+    return f"{job}-launcher"
+
+
+def service_name(job: str) -> str:
+    return job
+
+
+def host_fqdn(pod: str, job: str, namespace: str) -> str:
+    return f"{pod}.{service_name(job)}.{namespace}.svc"
+
+
+def worker_host(job: str, namespace: str, index: int | str) -> str:
+    return host_fqdn(worker_name(job, index), job, namespace)
+
+
+def hostfile_configmap_name(job: str) -> str:
+    """Our own ConfigMap; `<job>-config` belongs to the operator and must never be written."""
+    return f"{job}-hostfile"
+
+
+def operator_owned_names(job: str) -> tuple[str, ...]:
+    return (f"{job}-config", f"{job}-ssh", launcher_name(job))
+
+
+def last_worker_name_problem(job: str, worker_count: int) -> str:
+    """Why mpi-operator would reject this job's last worker name, or '' when it is fine."""
+    name = worker_name(job, max(worker_count - 1, 0))
+    if len(name) > DNS1035_MAX:
+        return f"worker pod name '{name}' is {len(name)} characters, more than {DNS1035_MAX}"
+    if not DNS1035_LABEL.match(name):
+        return f"worker pod name '{name}' is not a DNS-1035 label"
+    return ""
+
+
+def nad_name(rail: str) -> str:
+    return rail
+
+
+def rail_interface(rail: str) -> str:
+    """Interface name of a rail inside the pod; Linux allows 15 characters, the schema enforces it."""
+    return rail
+
+
+def rail_resource(prefix: str, resource_name: str) -> str:
+    return f"{prefix}/{resource_name}"
+
+
+def default_rail_resource_name(rail: str) -> str:
+    return f"rdma_{rail}".replace("-", "_")
+
+
+def chart_dir_of_job(cluster: str, job: str) -> str:
+    return f"{cluster}/jobs/{job}"
+
+
+def chart_dir_of_infra(cluster: str) -> str:
+    return f"{cluster}/infra"
+
+
+def infra_chart_name(cluster: str) -> str:
+    return f"{cluster}-infra"
+
+
+DEVICE_PLUGIN_CONFIGMAP = "sriovdp-config"

@@ -1,0 +1,81 @@
+"""Turn a built object into Helm template text without ever letting data become template code.
+
+The object is dumped as YAML; every `{{` in that text can only come from profile data, so it is
+escaped to `{{ "{{" }}`, which Helm prints back as `{{`. Then the few places bound to chart values
+(holes) are replaced by template actions. Hole markers are chosen so they occur nowhere in the data.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from generator import yamlio
+
+ESCAPED_OPEN = '{{ "{{" }}'
+
+
+@dataclass(frozen=True)
+class Hole:
+    """A template action standing where a value goes.
+
+    `inline` actions replace a scalar (`{{ int .Values.workers }}`); `block` actions replace a
+    whole mapping or block scalar and are given the indentation of the line they sit on, as
+    `{indent}` in the text (`{{- include "x.labels" . | nindent {indent} }}`).
+    """
+
+    action: str
+    block: bool = False
+
+
+def set_path(obj: Any, path: tuple[str | int, ...], value: Any) -> None:
+    node = obj
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+
+
+def get_path(obj: Any, path: tuple[str | int, ...]) -> Any:
+    node = obj
+    for key in path:
+        node = node[key]
+    return node
+
+
+def _marker_base(obj: Any) -> str:
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False)
+    n = 0
+    while f"mpigenhole{n}x" in text:
+        n += 1
+    return f"mpigenhole{n}x"
+
+
+def render_template(obj: dict[str, Any], holes: dict[tuple[str | int, ...], Hole]) -> str:
+    """YAML template text of `obj` with `holes` (path -> action) punched into it."""
+    base = _marker_base(obj)
+    patched = json.loads(json.dumps(obj))
+    markers: dict[str, Hole] = {}
+    for number, (path, hole) in enumerate(sorted(holes.items(), key=lambda item: [str(p) for p in item[0]])):
+        marker = f"{base}{number}z"
+        markers[marker] = hole
+        set_path(patched, path, marker)
+    text = yamlio.dump(patched).replace("{{", ESCAPED_OPEN)
+    lines = text.split("\n")
+    for marker, hole in markers.items():
+        for i, line in enumerate(lines):
+            if marker not in line:
+                continue
+            indent = len(line) - len(line.lstrip(" "))
+            is_item = line.lstrip(" ").startswith("- ")
+            action = hole.action.replace("{indent}", str(indent + 2 if not is_item else indent + 4))
+            lines[i] = line.replace(marker, action)
+            break
+        else:  # pragma: no cover - every hole was placed on a scalar of the dump
+            raise AssertionError(f"hole {marker} vanished from the dump")
+    return "\n".join(lines)
+
+
+def escape_text(text: str) -> str:
+    """Plain text (NOTES.txt) with any `{{` from data made literal."""
+    return text.replace("{{", ESCAPED_OPEN)

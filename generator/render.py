@@ -1,0 +1,15 @@
+"""mpigen's own rendering of the charts' manifests: what `helm template` gives with default values."""
+
+from __future__ import annotations
+
+from generator import yamlio
+from generator.package import Chart
+
+
+def render_manifests(charts: list[Chart]) -> str:
+    """Every chart's objects as one multi-document YAML stream, each headed by its source."""
+    parts = []
+    for chart in charts:
+        for manifest in chart.manifests:
+            parts.append(f"---\n# Source: {chart.directory}/templates/{manifest.template}\n{yamlio.dump(manifest.obj)}")
+    return "".join(parts)

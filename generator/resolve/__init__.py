@@ -1,0 +1,191 @@
+"""Stage 3: turn validated profiles into the frozen model, filling defaults and derived values.
+
+Runs only on profiles `validate` passed; a lookup that fails here is a bug, not a user error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator import derive, names
+from generator.load import Document
+from generator.model import (
+    Cluster,
+    Cpu,
+    EnvVar,
+    Fleet,
+    Gpu,
+    Hardware,
+    Ipam,
+    Job,
+    LinkType,
+    MpiImplementation,
+    Network,
+    Nic,
+    NodePool,
+    Origin,
+    RailAttachment,
+    Resources,
+    Rail,
+    RunPolicy,
+    Volume,
+)
+from generator.resolve.nccl import derived_nccl_env
+from generator.validate.schema import to_plain
+
+DEFAULT_NETWORK = {"provider": "sriov-device-plugin", "resourcePrefix": "nvidia.com",
+                   "devicePluginNamespace": "kube-system", "cniVersion": "0.3.1"}
+DEFAULT_LAUNCHER_RESOURCES = Resources(cpu="1", memory="1Gi")
+
+
+def resolve(documents: list[Document]) -> Fleet:
+    by_kind: dict[str, list[Document]] = {"Hardware": [], "Cluster": [], "Job": []}
+    for document in documents:
+        by_kind[document.kind].append(document)
+    hardware = {h.name: h for h in (_hardware(to_plain(d.data)) for d in by_kind["Hardware"])}
+    clusters = {c.name: c for c in (_cluster(d, hardware) for d in by_kind["Cluster"])}
+    jobs = [_job(d, clusters) for d in by_kind["Job"]]
+    return Fleet(
+        hardware=tuple(hardware[name] for name in sorted(hardware)),
+        clusters=tuple(clusters[name] for name in sorted(clusters)),
+        jobs=tuple(sorted(jobs, key=lambda j: (j.cluster.name, j.name))),
+    )
+
+
+def _labels(data: dict[str, str] | None) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((data or {}).items()))
+
+
+def _hardware(data: dict[str, Any]) -> Hardware:
+    gpu = data.get("gpu")
+    return Hardware(
+        name=data["name"],
+        description=data.get("description", ""),
+        gpu=Gpu(count=gpu["count"], model=gpu.get("model", ""), memory_gib=gpu.get("memoryGiB"),
+                resource=gpu.get("resource", derive.DEFAULT_GPU_RESOURCE)) if gpu else None,
+        nics=tuple(
+            Nic(name=n["name"], hca=n["hca"], port=n.get("port", 1), pf_name=n["pfName"],
+                vendor_id=n["vendorId"], device_id=n["deviceId"], vf_device_id=n.get("vfDeviceId", n["deviceId"]),
+                driver=n.get("driver", "mlx5_core"), link_type=LinkType(n["linkType"]),
+                speed_gbps=n.get("speedGbps"), numa_node=n.get("numaNode"), gpus=tuple(n.get("gpus", ())))
+            for n in data.get("nics", [])
+        ),
+        cpu=Cpu(model=data["cpu"].get("model", ""), sockets=data["cpu"]["sockets"],
+                cores_per_socket=data["cpu"]["coresPerSocket"], threads_per_core=data["cpu"].get("threadsPerCore", 1)),
+        memory_gib=data["memoryGiB"],
+        node_labels=_labels(data.get("nodeLabels")),
+    )
+
+
+def _cluster(document: Document, hardware: dict[str, Hardware]) -> Cluster:
+    data = to_plain(document.data)
+    network = {**DEFAULT_NETWORK, **data.get("network", {})}
+    prefix = network["resourcePrefix"]
+    rails = []
+    for r in data.get("rails", []):
+        resource_name = r.get("resourceName", names.default_rail_resource_name(r["name"]))
+        rails.append(Rail(name=r["name"], nic_name=r["nic"], resource_name=resource_name,
+                          resource=names.rail_resource(prefix, resource_name),
+                          ipam=Ipam(range=r["ipam"]["range"], exclude=tuple(r["ipam"].get("exclude", ())))))
+    return Cluster(
+        name=data["name"],
+        source=document.source,
+        kubernetes_version=data["kubernetesVersion"],
+        namespaces=tuple(data["namespaces"]),
+        network=Network(provider=network["provider"], resource_prefix=prefix,
+                        device_plugin_namespace=network["devicePluginNamespace"],
+                        cni_version=network["cniVersion"]),
+        pools=tuple(NodePool(name=p["name"], hardware=hardware[p["hardware"]], nodes=p["nodes"],
+                             node_labels=_labels(p.get("nodeLabels"))) for p in data["nodePools"]),
+        rails=tuple(rails),
+    )
+
+
+def _resources(data: dict[str, str] | None) -> Resources:
+    data = data or {}
+    return Resources(cpu=data.get("cpu"), memory=data.get("memory"))
+
+
+def _job(document: Document, clusters: dict[str, Cluster]) -> Job:
+    data = to_plain(document.data)
+    cluster = clusters[data["cluster"]]
+    pool = cluster.pool(data["pool"])
+    hardware_data = _hardware_dict(pool.hardware)
+    shape = derive.layout(data, hardware_data, pool.nodes)
+    rail_names = data.get("rails", [r.name for r in cluster.rails if pool.hardware.nic(r.nic_name)])
+    rails = tuple(
+        RailAttachment(rail=rail, nic=pool.hardware.nic(rail.nic_name))
+        for name in rail_names
+        for rail in cluster.rails
+        if rail.name == name
+    )
+    uses_gpus = shape.gpus_per_worker > 0
+    user_env = data.get("env", {})
+    env: list[EnvVar] = []
+    for name, value, why in derived_nccl_env(rails, uses_gpus):
+        if name in user_env:
+            env.append(EnvVar(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))
+        else:
+            env.append(EnvVar(name, value, why))
+    derived_names = {e.name for e in env}
+    env += [EnvVar(k, v, f"{document.source}: env") for k, v in user_env.items() if k not in derived_names]
+    policy = data.get("runPolicy", {})
+    line = document.location
+    origins = {
+        "image": Origin(f"{document.source}:{line('image').line}: image"),
+        "workers": Origin(f"{document.source}:{line(shape.worker_count_origin.split()[0]).line}: "
+                          f"{shape.worker_count_origin}"),
+        "suspend": Origin(f"{document.source}:{line('runPolicy', 'suspend').line}: runPolicy.suspend"
+                          if "suspend" in policy else "default: not suspended"),
+        "max_workers": Origin(f"pool '{pool.name}': {pool.nodes} nodes x {shape.workers_per_node} "
+                              f"worker(s) per node"),
+    }
+    gpu_shm = f"{shape.gpus_per_worker}Gi" if uses_gpus else "1Gi"
+    return Job(
+        name=data["name"],
+        source=document.source,
+        cluster=cluster,
+        pool=pool,
+        namespace=data.get("namespace", cluster.namespaces[0]),
+        image=data["image"],
+        worker_count=shape.worker_count,
+        max_workers=shape.capacity,
+        gpus_per_worker=shape.gpus_per_worker,
+        slots_per_worker=shape.slots_per_worker,
+        mpi_implementation=MpiImplementation(data.get("mpiImplementation", "OpenMPI")),
+        program=tuple(data.get("program", ())),
+        mpirun_args=tuple(data.get("mpirunArgs", ())),
+        launcher_command=tuple(data["launcherCommand"]) if "launcherCommand" in data else None,
+        worker_command=tuple(data["workerCommand"]) if "workerCommand" in data else None,
+        rails=rails,
+        env=tuple(env),
+        volumes=tuple(Volume(v["name"], v["claim"], v["mountPath"], v.get("readOnly", False))
+                      for v in data.get("volumes", [])),
+        shm_size=data.get("shmSize", gpu_shm),
+        resources=_resources(data.get("resources")),
+        launcher_resources=_resources(data.get("launcher", {}).get("resources")) if "launcher" in data
+        and "resources" in data["launcher"] else DEFAULT_LAUNCHER_RESOURCES,
+        run_as_user=data.get("runAsUser"),
+        ssh_auth_mount_path=data.get("sshAuthMountPath"),
+        launcher_creation_policy=data.get("launcherCreationPolicy", "AtStartup"),
+        run_policy=RunPolicy(
+            clean_pod_policy=policy.get("cleanPodPolicy", "Running"),
+            backoff_limit=policy.get("backoffLimit"),
+            active_deadline_seconds=policy.get("activeDeadlineSeconds"),
+            ttl_seconds_after_finished=policy.get("ttlSecondsAfterFinished"),
+            suspend=bool(policy.get("suspend", False)),
+        ),
+        origins=tuple(sorted(origins.items())),
+    )
+
+
+def _hardware_dict(hardware: Hardware) -> dict[str, Any]:
+    """The few hardware facts `derive.layout` reads, in profile form."""
+    data: dict[str, Any] = {
+        "name": hardware.name,
+        "cpu": {"sockets": hardware.cpu.sockets, "coresPerSocket": hardware.cpu.cores_per_socket,
+                "threadsPerCore": hardware.cpu.threads_per_core},
+    }
+    if hardware.gpu:
+        data["gpu"] = {"count": hardware.gpu.count}
+    return data

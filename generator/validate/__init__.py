@@ -1,0 +1,20 @@
+"""Stage 2: every problem of every profile in one pass, schema first, then cross-references."""
+
+from __future__ import annotations
+
+from generator.diagnostics import Diagnostic, sort_diagnostics
+from generator.load import Document
+from generator.validate.references import check_references
+from generator.validate.schema import check_kind, check_schema
+
+
+def validate(documents: list[Document]) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    valid: list[Document] = []
+    invalid: list[Document] = []
+    for document in documents:
+        problems = check_kind(document) or check_schema(document)
+        found.extend(problems)
+        (invalid if problems else valid).append(document)
+    found.extend(check_references(valid, invalid))
+    return sort_diagnostics(found)

@@ -1,0 +1,306 @@
+"""Checks no JSON Schema can express: references between profiles, capacity, names, overlaps."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator import derive, names
+from generator.diagnostics import Diagnostic, Severity, did_you_mean
+from generator.load import Document
+from generator.validate.schema import to_plain
+
+RESERVED_VOLUMES = ("dshm", "mpigen-hostfile")
+RESERVED_MOUNTS = ("/dev/shm", names.HOSTFILE_DIR)
+
+
+@dataclass
+class Index:
+    """Schema-valid profiles by name, plus names of profiles that failed (to stay quiet about them)."""
+
+    hardware: dict[str, Document] = field(default_factory=dict)
+    clusters: dict[str, Document] = field(default_factory=dict)
+    jobs: list[Document] = field(default_factory=list)
+    broken: dict[str, set[str]] = field(default_factory=lambda: {"Hardware": set(), "Cluster": set()})
+
+
+
+def check_references(valid: list[Document], invalid: list[Document]) -> list[Diagnostic]:
+    index = Index()
+    found: list[Diagnostic] = []
+    for document in invalid:
+        if document.kind in index.broken and isinstance(document.data.get("name"), str):
+            index.broken[document.kind].add(document.data["name"])
+    firsts: dict[tuple[str, str], Document] = {}
+    for document in valid:
+        name = document.data["name"]
+        scope = document.data.get("cluster", "") if document.kind == "Job" else ""
+        key = (document.kind, f"{scope}/{name}")
+        if key in firsts:
+            where = "cluster '" + scope + "'" if scope else "the profiles"
+            found.append(Diagnostic(document.location("name"),
+                                    f"{document.kind.lower()} name '{name}' is used twice in {where}",
+                                    f"the other is at {firsts[key].location('name')}; rename one"))
+            continue
+        firsts[key] = document
+        if document.kind == "Hardware":
+            index.hardware[name] = document
+        elif document.kind == "Cluster":
+            index.clusters[name] = document
+        else:
+            index.jobs.append(document)
+    for document in index.hardware.values():
+        found.extend(_check_hardware(document))
+    for document in index.clusters.values():
+        found.extend(_check_cluster(document, index))
+    for document in index.jobs:
+        found.extend(_check_job(document, index))
+    return found
+
+
+def _duplicates(document: Document, items: list[Any], key: str, list_path: tuple[str, ...],
+                what: str) -> Iterable[Diagnostic]:
+    seen: dict[Any, int] = {}
+    for i, item in enumerate(items):
+        value = item[key] if key else item
+        path = (*list_path, i, key) if key else (*list_path, i)
+        if value in seen:
+            first = document.location(*list_path, seen[value], *((key,) if key else ()))
+            yield Diagnostic(document.location(*path), f"{what} '{value}' appears twice",
+                             f"the first is at line {first.line}; remove or rename one")
+        else:
+            seen[value] = i
+
+
+def _check_hardware(document: Document) -> list[Diagnostic]:
+    data = to_plain(document.data)
+    nics = data.get("nics", [])
+    found = list(_duplicates(document, nics, "name", ("nics",), "NIC name"))
+    found += _duplicates(document, [f"{n['hca']}:{n.get('port', 1)}" for n in nics], "", ("nics",),
+                         "HCA and port")
+    gpus = derive.gpu_count(data)
+    for i, nic in enumerate(nics):
+        for j, gpu in enumerate(nic.get("gpus", [])):
+            if gpu >= gpus:
+                found.append(Diagnostic(document.location("nics", i, "gpus", j),
+                                        f"GPU index {gpu} does not exist: this hardware has {gpus} GPU(s)",
+                                        f"use indexes 0 to {gpus - 1}" if gpus else "remove `gpus:`"))
+    return found
+
+
+def _resolve_hardware(document: Document, path: tuple[str | int, ...], name: str,
+                      index: Index) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
+    if name in index.hardware:
+        return to_plain(index.hardware[name].data), []
+    if name in index.broken["Hardware"]:
+        return None, []
+    return None, [Diagnostic(document.location(*path), f"no hardware profile is named '{name}'",
+                             did_you_mean(name, index.hardware))]
+
+
+def _check_cluster(document: Document, index: Index) -> list[Diagnostic]:
+    data = to_plain(document.data)
+    pools, rails = data["nodePools"], data.get("rails", [])
+    found = list(_duplicates(document, pools, "name", ("nodePools",), "node pool"))
+    found += _duplicates(document, data["namespaces"], "", ("namespaces",), "namespace")
+    found += _duplicates(document, rails, "name", ("rails",), "rail")
+    found += _duplicates(document, rails, "nic", ("rails",), "rail NIC")
+    resources = [r.get("resourceName", names.default_rail_resource_name(r["name"])) for r in rails]
+    found += _duplicates(document, resources, "", ("rails",), "rail resource name")
+    all_nics: set[str] = set()
+    resolvable = True
+    for i, pool in enumerate(pools):
+        hardware, problems = _resolve_hardware(document, ("nodePools", i, "hardware"), pool["hardware"], index)
+        found += problems
+        if hardware is None:
+            resolvable = False
+        else:
+            all_nics.update(derive.nic_names(hardware))
+    if resolvable:
+        for i, rail in enumerate(rails):
+            if rail["nic"] not in all_nics:
+                found.append(Diagnostic(document.location("rails", i, "nic"),
+                                        f"rail '{rail['name']}' uses NIC '{rail['nic']}', which no node "
+                                        "pool's hardware has", did_you_mean(rail["nic"], all_nics)))
+    found += _check_ipam(document, rails)
+    return found
+
+
+def _check_ipam(document: Document, rails: list[dict[str, Any]]) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    networks: list[tuple[int, ipaddress.IPv4Network]] = []
+    for i, rail in enumerate(rails):
+        text = rail["ipam"]["range"]
+        try:
+            network = ipaddress.ip_network(text, strict=False)
+        except ValueError:
+            found.append(Diagnostic(document.location("rails", i, "ipam", "range"),
+                                    f"'{text}' is not an IPv4 CIDR", "write it like 192.168.100.0/24"))
+            continue
+        if str(network) != text:
+            found.append(Diagnostic(document.location("rails", i, "ipam", "range"),
+                                    f"'{text}' has host bits set", f"did you mean '{network}'?"))
+        for j, other in networks:
+            if network.overlaps(other):
+                found.append(Diagnostic(document.location("rails", i, "ipam", "range"),
+                                        f"range {network} of rail '{rail['name']}' overlaps range {other} "
+                                        f"of rail '{rails[j]['name']}'",
+                                        "give every rail its own subnet"))
+        networks.append((i, network))
+        for k, excluded in enumerate(rail["ipam"].get("exclude", [])):
+            where = document.location("rails", i, "ipam", "exclude", k)
+            try:
+                sub = ipaddress.ip_network(excluded, strict=False)
+            except ValueError:
+                found.append(Diagnostic(where, f"'{excluded}' is not an IPv4 CIDR", "write it like 192.168.100.0/28"))
+                continue
+            if not sub.subnet_of(network):
+                found.append(Diagnostic(where, f"excluded {sub} is not inside the rail's range {network}",
+                                        "exclude only addresses of this rail's range"))
+    return found
+
+
+def _check_job(document: Document, index: Index) -> list[Diagnostic]:
+    job = to_plain(document.data)
+    found: list[Diagnostic] = []
+    given = [k for k in ("workers", "totalGpus") if k in job]
+    if len(given) != 1:
+        found.append(Diagnostic(document.location(given[1]) if given else document.location(),
+                                "give exactly one of `workers` and `totalGpus`" if given else
+                                "missing the job's size",
+                                "add `workers: N`, or `totalGpus: N` for GPU jobs" if not given else
+                                "keep one; the other follows from gpusPerWorker"))
+    commands = [k for k in ("program", "launcherCommand") if k in job]
+    if len(commands) != 1:
+        found.append(Diagnostic(document.location(commands[1]) if commands else document.location(),
+                                "give exactly one of `program` and `launcherCommand`" if commands else
+                                "missing what the job runs",
+                                "add `program: [python, train.py]`; mpigen wraps it in mpirun"))
+    for key in ("mpirunArgs",):
+        if key in job and "launcherCommand" in job:
+            found.append(Diagnostic(document.location(key), f"`{key}` has no effect with `launcherCommand`",
+                                    "put the arguments into launcherCommand", Severity.WARNING))
+    cluster_name = job["cluster"]
+    if cluster_name not in index.clusters:
+        if cluster_name not in index.broken["Cluster"]:
+            found.append(Diagnostic(document.location("cluster"), f"no cluster profile is named '{cluster_name}'",
+                                    did_you_mean(cluster_name, index.clusters)))
+        return found
+    cluster_doc = index.clusters[cluster_name]
+    cluster = to_plain(cluster_doc.data)
+    namespaces = cluster["namespaces"]
+    namespace = job.get("namespace", namespaces[0])
+    if namespace not in namespaces:
+        found.append(Diagnostic(document.location("namespace"),
+                                f"cluster '{cluster_name}' has no namespace '{namespace}'",
+                                did_you_mean(namespace, namespaces) + f" (or add it to {cluster_doc.path})"))
+    pools = {p["name"]: p for p in cluster["nodePools"]}
+    pool = pools.get(job["pool"])
+    if pool is None:
+        found.append(Diagnostic(document.location("pool"),
+                                f"cluster '{cluster_name}' has no node pool '{job['pool']}'",
+                                did_you_mean(job["pool"], pools)))
+        return found
+    hardware = to_plain(index.hardware[pool["hardware"]].data) if pool["hardware"] in index.hardware else None
+    if hardware is None:
+        return found
+    found += _check_layout(document, job, pool, hardware)
+    found += _check_rails(document, job, cluster, pool, hardware)
+    found += _check_volumes(document, job)
+    return found
+
+
+def _check_layout(document: Document, job: dict[str, Any], pool: dict[str, Any],
+                  hardware: dict[str, Any]) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    gpus = derive.gpu_count(hardware)
+    where_pool = f"pool '{pool['name']}' (hardware '{hardware['name']}')"
+    if not gpus:
+        for key in ("gpusPerWorker", "totalGpus"):
+            if key in job:
+                found.append(Diagnostic(document.location(key), f"`{key}` is set but {where_pool} has no GPUs",
+                                        "remove it, or pick a GPU pool"))
+        cpu = job.get("resources", {}).get("cpu")
+        if cpu is not None and derive.quantity(cpu) > derive.logical_cpus(hardware):
+            found.append(Diagnostic(document.location("resources", "cpu"),
+                                    f"a worker asks for {cpu} CPUs but a node of {where_pool} has "
+                                    f"{derive.logical_cpus(hardware)}", "ask for fewer CPUs per worker"))
+            return found
+    else:
+        per_worker = int(job.get("gpusPerWorker", gpus))
+        if per_worker > gpus:
+            found.append(Diagnostic(document.location("gpusPerWorker"),
+                                    f"a worker asks for {per_worker} GPUs but a node of {where_pool} has {gpus}",
+                                    f"use at most {gpus}, and more workers"))
+            return found
+        total = job.get("totalGpus")
+        if total is not None and total % per_worker:
+            found.append(Diagnostic(document.location("totalGpus"),
+                                    f"totalGpus {total} is not a multiple of {per_worker} GPUs per worker",
+                                    f"use {total - total % per_worker or per_worker} or "
+                                    f"{total + per_worker - total % per_worker}"))
+            return found
+    shape = derive.layout(job, hardware, int(pool["nodes"]))
+    if shape.workers_per_node == 0:
+        found.append(Diagnostic(document.location("resources", "cpu"), "a worker does not fit on one node",
+                                "ask for less"))
+    elif shape.worker_count > shape.capacity:
+        size_key = "workers" if "workers" in job else "totalGpus"
+        if shape.workers_per_node == 1:
+            message = (f"{shape.worker_count} full-node workers need {shape.worker_count} nodes but "
+                       f"{where_pool} has {shape.nodes}")
+        else:
+            message = (f"{shape.worker_count} workers need more than the {shape.nodes} nodes of {where_pool}: "
+                       f"{shape.workers_per_node} fit on a node, {shape.capacity} in all")
+        found.append(Diagnostic(document.location(size_key), message,
+                                f"use at most {shape.capacity} workers, or a bigger pool"))
+    problem = names.last_worker_name_problem(job["name"], shape.worker_count)
+    if problem:
+        found.append(Diagnostic(document.location("name"), f"mpi-operator would reject this job: {problem}",
+                                "shorten the job name"))
+    return found
+
+
+def _check_rails(document: Document, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
+                 hardware: dict[str, Any]) -> list[Diagnostic]:
+    if "rails" not in job:
+        return []
+    found: list[Diagnostic] = []
+    cluster_rails = {r["name"] for r in cluster.get("rails", [])}
+    usable = {r["name"] for r in derive.pool_rails(cluster, hardware)}
+    for i, rail in enumerate(job["rails"]):
+        where = document.location("rails", i)
+        if rail not in cluster_rails:
+            found.append(Diagnostic(where, f"cluster '{cluster['name']}' has no rail '{rail}'",
+                                    did_you_mean(rail, cluster_rails)))
+        elif rail not in usable:
+            found.append(Diagnostic(where, f"rail '{rail}' is not on pool '{pool['name']}': its hardware "
+                                    f"'{hardware['name']}' has no NIC it runs over",
+                                    "remove it" + (f"; the pool's rails are {', '.join(sorted(usable))}"
+                                                   if usable else "; this pool has no rails")))
+    if job["rails"] and job.get("runAsUser", 0) != 0:
+        found.append(Diagnostic(document.location("runAsUser"),
+                                "RDMA needs IPC_LOCK, which only takes effect for root",
+                                "run as root (leave out runAsUser) or expect memory registration to fail",
+                                Severity.WARNING))
+    return found
+
+
+def _check_volumes(document: Document, job: dict[str, Any]) -> list[Diagnostic]:
+    volumes = job.get("volumes", [])
+    found = list(_duplicates(document, volumes, "name", ("volumes",), "volume name"))
+    found += _duplicates(document, volumes, "mountPath", ("volumes",), "mount path")
+    for i, volume in enumerate(volumes):
+        if volume["name"] in RESERVED_VOLUMES:
+            found.append(Diagnostic(document.location("volumes", i, "name"),
+                                    f"volume name '{volume['name']}' is used by mpigen", "pick another name"))
+        path = volume["mountPath"].rstrip("/") or "/"
+        if path in RESERVED_MOUNTS or path == "/":
+            found.append(Diagnostic(document.location("volumes", i, "mountPath"),
+                                    f"mount path '{volume['mountPath']}' is used by mpigen or the image",
+                                    "mount the claim somewhere else, e.g. /data"))
+    return found
+
+
