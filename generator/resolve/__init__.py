@@ -24,9 +24,9 @@ from generator.model import (
     Nic,
     NodePool,
     Origin,
+    Rail,
     RailAttachment,
     Resources,
-    Rail,
     RunPolicy,
     Volume,
 )

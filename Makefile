@@ -1,0 +1,40 @@
+# mpigen: `make render` compiles profiles/ into charts/; `make test` runs the whole suite.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+HELM3  := .tools/helm3/helm
+HELM4  := .tools/helm4/helm
+
+.PHONY: render validate test lint helm bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $(STAMP)
+
+render: $(STAMP)
+	$(BIN)/mpigen render profiles -o charts
+
+validate: $(STAMP)
+	$(BIN)/mpigen validate profiles
+
+$(HELM3): scripts/install_helm.py
+	$(PYTHON) scripts/install_helm.py 3 $(dir $@)
+
+$(HELM4): scripts/install_helm.py
+	$(PYTHON) scripts/install_helm.py 4 $(dir $@)
+
+helm: $(HELM3) $(HELM4)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+test: $(STAMP) helm lint
+	MPIGEN_HELM3=$(abspath $(HELM3)) MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q
+
+bench: $(STAMP) helm
+	MPIGEN_HELM3=$(abspath $(HELM3)) $(BIN)/python scripts/bench.py
+
+clean:
+	rm -rf $(VENV) .tools .pytest_cache .ruff_cache

@@ -1,0 +1,97 @@
+"""Shared fixtures: the example fleet, real Helm binaries, the upstream reference data.
+
+Tests that need `../shared` or a Helm binary skip with a reason on a user's clone, and fail in
+CI, where MPIGEN_REQUIRE_UPSTREAM=1 is set.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from generator.pipeline import CompileResult, compile_profiles
+
+REPO = Path(__file__).resolve().parent.parent
+PROFILES = REPO / "profiles"
+CHARTS = REPO / "charts"
+SHARED = REPO.parent / "shared"
+UPSTREAM = SHARED / "upstream"
+REQUIRED = os.environ.get("MPIGEN_REQUIRE_UPSTREAM") == "1"
+
+
+def need(condition: bool, reason: str) -> None:
+    """Skip on a user's machine, fail in CI."""
+    if condition:
+        return
+    if REQUIRED:
+        pytest.fail(f"{reason} (MPIGEN_REQUIRE_UPSTREAM=1: this must not be skipped)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def upstream() -> Path:
+    need(UPSTREAM.is_dir(), f"upstream reference data not found at {UPSTREAM}")
+    return UPSTREAM
+
+
+def helm_path(major: int) -> Path | None:
+    configured = os.environ.get(f"MPIGEN_HELM{major}")
+    candidates = [Path(configured)] if configured else []
+    candidates.append(REPO / ".tools" / f"helm{major}" / "helm")
+    return next((c for c in candidates if c.exists()), None)
+
+
+@pytest.fixture(scope="session", params=[3, 4], ids=["helm3", "helm4"])
+def helm(request: pytest.FixtureRequest) -> Path:
+    """A real Helm binary; the suite runs once per major version."""
+    path = helm_path(request.param)
+    need(path is not None, f"no Helm {request.param} binary (run `make helm`)")
+    return path
+
+
+def run_helm(helm: Path, *args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([str(helm), *map(str, args)], capture_output=True, text=True, timeout=120)
+    if check and result.returncode != 0:
+        raise AssertionError(f"helm {' '.join(map(str, args))} failed:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+@pytest.fixture(scope="session")
+def example() -> CompileResult:
+    """The example fleet in profiles/, compiled in memory."""
+    result = compile_profiles([PROFILES])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    return result
+
+
+@pytest.fixture
+def profiles_copy(tmp_path: Path) -> Callable[..., Path]:
+    """A copy of profiles/ in tmp, with files replaced (text), added, or removed (None)."""
+
+    def make(edits: dict[str, str | None] | None = None) -> Path:
+        root = tmp_path / "profiles"
+        if root.exists():
+            shutil.rmtree(root)
+        shutil.copytree(PROFILES, root)
+        for relpath, text in (edits or {}).items():
+            target = root / relpath
+            if text is None:
+                target.unlink()
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+        return root
+
+    return make
+
+
+def run_mpigen(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The real command line, in its own process."""
+    return subprocess.run([sys.executable, "-m", "generator", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
