@@ -42,9 +42,10 @@ def resolve(documents: list[Document]) -> Fleet:
     by_kind: dict[str, list[Document]] = {"Hardware": [], "Cluster": [], "Job": []}
     for document in documents:
         by_kind[document.kind].append(document)
-    hardware = {h.name: h for h in (_hardware(to_plain(d.data)) for d in by_kind["Hardware"])}
+    hardware_data = {d.data["name"]: to_plain(d.data) for d in by_kind["Hardware"]}
+    hardware = {name: _hardware(data) for name, data in hardware_data.items()}
     clusters = {c.name: c for c in (_cluster(d, hardware) for d in by_kind["Cluster"])}
-    jobs = [_job(d, clusters) for d in by_kind["Job"]]
+    jobs = [_job(d, clusters, hardware_data) for d in by_kind["Job"]]
     return Fleet(
         hardware=tuple(hardware[name] for name in sorted(hardware)),
         clusters=tuple(clusters[name] for name in sorted(clusters)),
@@ -106,12 +107,11 @@ def _resources(data: dict[str, str] | None) -> Resources:
     return Resources(cpu=data.get("cpu"), memory=data.get("memory"))
 
 
-def _job(document: Document, clusters: dict[str, Cluster]) -> Job:
+def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[str, dict[str, Any]]) -> Job:
     data = to_plain(document.data)
     cluster = clusters[data["cluster"]]
     pool = cluster.pool(data["pool"])
-    hardware_data = _hardware_dict(pool.hardware)
-    shape = derive.layout(data, hardware_data, pool.nodes)
+    shape = derive.layout(data, hardware_data[pool.hardware.name], pool.nodes)
     rail_names = data.get("rails", [r.name for r in cluster.rails if pool.hardware.nic(r.nic_name)])
     rails = tuple(
         RailAttachment(rail=rail, nic=pool.hardware.nic(rail.nic_name))
@@ -178,14 +178,3 @@ def _job(document: Document, clusters: dict[str, Cluster]) -> Job:
         origins=tuple(sorted(origins.items())),
     )
 
-
-def _hardware_dict(hardware: Hardware) -> dict[str, Any]:
-    """The few hardware facts `derive.layout` reads, in profile form."""
-    data: dict[str, Any] = {
-        "name": hardware.name,
-        "cpu": {"sockets": hardware.cpu.sockets, "coresPerSocket": hardware.cpu.cores_per_socket,
-                "threadsPerCore": hardware.cpu.threads_per_core},
-    }
-    if hardware.gpu:
-        data["gpu"] = {"count": hardware.gpu.count}
-    return data

@@ -13,8 +13,11 @@ def validate(documents: list[Document]) -> list[Diagnostic]:
     valid: list[Document] = []
     invalid: list[Document] = []
     for document in documents:
-        problems = check_kind(document) or check_schema(document)
+        problems = check_kind(document)
+        sound = not problems
+        if sound:
+            problems, sound = check_schema(document)
         found.extend(problems)
-        (invalid if problems else valid).append(document)
+        (valid if sound else invalid).append(document)
     found.extend(check_references(valid, invalid))
     return sort_diagnostics(found)

@@ -54,13 +54,20 @@ def check_kind(document: Document) -> list[Diagnostic]:
     return []
 
 
-def check_schema(document: Document) -> list[Diagnostic]:
+def check_schema(document: Document) -> tuple[list[Diagnostic], bool]:
+    """Schema findings, and whether the profile's shape is still sound enough for cross-checks.
+
+    Unknown keys leave every known field typed as the schema says, so references can still be
+    checked and reported in the same run; any other schema error stops the profile there.
+    """
     schema = load_schema(document.kind)
     instance = to_plain(document.data)
     found: list[Diagnostic] = []
+    sound = True
     for error in sorted(_validator(document.kind).iter_errors(instance), key=lambda e: list(e.absolute_path)):
         found.extend(_diagnose(document, error, schema))
-    return found
+        sound = sound and error.validator == "additionalProperties"
+    return found, sound
 
 
 def _subschema(schema: dict[str, Any], path: list[str | int]) -> dict[str, Any]:

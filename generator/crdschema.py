@@ -1,0 +1,247 @@
+"""Validate custom resources the way the API server would, from the CRD's own `openAPIV3Schema`.
+
+kubernetes-validate only knows built-in kinds; an MPIJob or NetworkAttachmentDefinition that the API
+server would reject (or silently prune) must be caught here instead. A CRD's structural schema is
+OpenAPI v3.0 with Kubernetes extensions, so it is translated into JSON Schema 2020-12, strictly:
+an object that lists its `properties` rejects any other field, as `kubectl apply` with
+server-side field validation (`Strict`) does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+from ruamel.yaml import YAML
+
+SchemaKey = tuple[str, str]
+"""(apiVersion, kind), e.g. ("kubeflow.org/v2beta1", "MPIJob")."""
+
+# Keywords that mean the same in OpenAPI v3.0 and JSON Schema 2020-12, copied as they are.
+_COPIED = ("enum", "pattern", "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems",
+           "uniqueItems", "minProperties", "maxProperties", "multipleOf", "required")
+_JUNCTORS = ("allOf", "anyOf", "oneOf")
+# Fields the API server handles itself on every object (ObjectMeta is validated separately).
+_RESOURCE_FIELDS: dict[str, Any] = {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                                    "metadata": {"type": "object"}}
+
+
+def convert_schema(node: Mapping[str, Any], strict: bool = True) -> dict[str, Any]:
+    """JSON Schema 2020-12 for one structural-schema node.
+
+    `strict` adds `additionalProperties: false` to objects that list `properties` and neither
+    `additionalProperties` nor `x-kubernetes-preserve-unknown-fields: true`. Branches of
+    `allOf`/`anyOf`/`oneOf`/`not` are converted non-strictly: in a structural schema they only
+    add value checks to fields the main schema already declares, they never declare fields.
+    """
+    out: dict[str, Any] = {}
+    int_or_string = bool(node.get("x-kubernetes-int-or-string"))
+    preserve = bool(node.get("x-kubernetes-preserve-unknown-fields"))
+    embedded = bool(node.get("x-kubernetes-embedded-resource"))
+
+    if int_or_string:
+        out["type"] = ["integer", "string"]
+    elif "type" in node:
+        out["type"] = node["type"]
+    elif embedded:
+        out["type"] = "object"
+
+    for key in _COPIED:
+        if key in node:
+            out[key] = node[key]
+    # OpenAPI v3.0 `exclusiveMinimum: true` qualifies `minimum`; JSON Schema 2020-12 takes a number.
+    for bound, exclusive in (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum")):
+        if node.get(exclusive) is True and bound in node:
+            out[exclusive] = out.pop(bound)
+
+    properties = {name: convert_schema(sub, strict) for name, sub in (node.get("properties") or {}).items()}
+    if embedded:
+        properties = {**_RESOURCE_FIELDS, **properties}
+    if properties:
+        out["properties"] = properties
+    if "additionalProperties" in node:
+        extra = node["additionalProperties"]
+        out["additionalProperties"] = convert_schema(extra, strict) if isinstance(extra, Mapping) else bool(extra)
+    elif strict and properties and not preserve:
+        out["additionalProperties"] = False
+    if isinstance(node.get("items"), Mapping):
+        out["items"] = convert_schema(node["items"], strict)
+
+    for junctor in _JUNCTORS:
+        if junctor in node:
+            out[junctor] = [convert_schema(branch, strict=False) for branch in node[junctor]]
+    if isinstance(node.get("not"), Mapping):
+        out["not"] = convert_schema(node["not"], strict=False)
+
+    if node.get("nullable"):
+        out = _nullable(out)
+    return out
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """`nullable: true`: null is accepted as well; junctor branches cannot see that, so wrap them."""
+    if any(key in schema for key in (*_JUNCTORS, "not")):
+        return {"anyOf": [{"type": "null"}, schema]}
+    schema = dict(schema)
+    if "type" in schema:
+        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        schema["type"] = [*types, "null"]
+    if "enum" in schema:
+        schema["enum"] = [*schema["enum"], None]
+    return schema
+
+
+def resource_schema(open_api_v3_schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The converted top-level schema, with `apiVersion`, `kind` and `metadata` always allowed.
+
+    The API server validates ObjectMeta itself, so a CRD's own `metadata` schema is only checked
+    leniently (it may only narrow `name`/`generateName`).
+    """
+    schema = convert_schema(open_api_v3_schema)
+    schema["type"] = "object"
+    properties = dict(schema.get("properties", {}))
+    for name, default in _RESOURCE_FIELDS.items():
+        given = open_api_v3_schema.get("properties", {}).get(name)
+        properties[name] = {**convert_schema(given, strict=False), "type": default["type"]} if given else default
+    schema["properties"] = properties
+    if not open_api_v3_schema.get("x-kubernetes-preserve-unknown-fields"):
+        schema["additionalProperties"] = False
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema
+
+
+def _yaml_documents(path: Path) -> Iterable[Any]:
+    yaml = YAML(typ="safe", pure=True)
+    with path.open(encoding="utf-8") as handle:
+        yield from yaml.load_all(handle)
+
+
+def crd_schemas(doc: Mapping[str, Any]) -> dict[SchemaKey, dict[str, Any]]:
+    """Converted schemas of every served version of one CRD document."""
+    spec = doc.get("spec") or {}
+    group, kind = spec.get("group", ""), (spec.get("names") or {}).get("kind", "")
+    # apiextensions.k8s.io/v1beta1 CRDs may share one schema between their versions.
+    shared = (spec.get("validation") or {}).get("openAPIV3Schema")
+    versions = spec.get("versions") or ([{"name": spec["version"], "served": True}] if spec.get("version") else [])
+    schemas: dict[SchemaKey, dict[str, Any]] = {}
+    for version in versions:
+        if not version.get("served", True):
+            continue
+        openapi = (version.get("schema") or {}).get("openAPIV3Schema") or shared
+        if openapi is None:
+            openapi = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        api_version = f"{group}/{version['name']}" if group else version["name"]
+        schemas[(api_version, kind)] = resource_schema(openapi)
+    return schemas
+
+
+_FILES: dict[tuple[str, int, int], dict[SchemaKey, dict[str, Any]]] = {}
+
+
+def _file_schemas(path: Path) -> dict[SchemaKey, dict[str, Any]]:
+    """Cached per file version: generated CRDs are large (MPIJob's is 670 KB, over a second to parse)."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _FILES:
+        schemas: dict[SchemaKey, dict[str, Any]] = {}
+        for doc in _yaml_documents(path):
+            if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
+                schemas.update(crd_schemas(doc))
+        _FILES[key] = schemas
+    return _FILES[key]
+
+
+def load_crd_schemas(paths: Iterable[Path | str]) -> dict[SchemaKey, dict[str, Any]]:
+    """Converted schemas of every served version of every CRD in the given (multi-document) files.
+
+    Documents that are not CustomResourceDefinitions are skipped, so a whole install manifest
+    (Namespace, RBAC, Deployment and CRD in one file) can be given as it is.
+    """
+    schemas: dict[SchemaKey, dict[str, Any]] = {}
+    for path in paths:
+        schemas.update(_file_schemas(Path(path)))
+    return schemas
+
+
+_VALIDATORS: dict[int, tuple[dict[str, Any], Draft202012Validator]] = {}
+
+
+def _validator(schema: dict[str, Any]) -> Draft202012Validator:
+    """One compiled validator per schema object, reused for every document of that kind."""
+    cached = _VALIDATORS.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        cached = (schema, Draft202012Validator(schema))
+        _VALIDATORS[id(schema)] = cached
+    return cached[1]
+
+
+_NULL = {"type": "null"}
+
+
+def _unwrap(schema: Mapping[str, Any] | None) -> tuple[bool, Mapping[str, Any]]:
+    """(nullable, the schema without its null alternative) of a converted node."""
+    schema = schema or {}
+    branches = schema.get("anyOf")
+    if isinstance(branches, list) and len(branches) == 2 and branches[0] == _NULL:
+        return True, branches[1]
+    types = schema.get("type")
+    return (types == "null" or (isinstance(types, list) and "null" in types)), schema
+
+
+def prune_nulls(value: Any, schema: Mapping[str, Any] | None) -> Any:
+    """A copy of `value` without null fields that the (converted) schema does not accept as null.
+
+    The API server drops such fields before validating (the upstream `pi-intel` example has a bare
+    `command:`), so they are not errors.
+    """
+    _, schema = _unwrap(schema)
+    if isinstance(value, dict):
+        properties = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        out = {}
+        for key, item in value.items():
+            sub = properties.get(key, extra if isinstance(extra, Mapping) else None)
+            if item is None and not _unwrap(sub)[0]:
+                continue
+            out[key] = prune_nulls(item, sub)
+        return out
+    if isinstance(value, list):
+        items = schema.get("items")
+        return [prune_nulls(item, items if isinstance(items, Mapping) else None) for item in value]
+    return value
+
+
+def json_path(path: Iterable[str | int]) -> str:
+    """`.spec.mpiReplicaSpecs.Worker.template.spec.containers[0].name`, like kubectl's messages."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text or "."
+
+
+def _messages(error: ValidationError) -> list[str]:
+    path = json_path(error.absolute_path)
+    if error.validator == "additionalProperties" and error.validator_value is False and isinstance(error.instance, dict):
+        known = set(error.schema.get("properties", {}))
+        prefix = "" if path == "." else path
+        return [f"{prefix}.{key}: unknown field" for key in sorted(set(error.instance) - known)]
+    if error.validator in ("anyOf", "oneOf") and error.context:
+        deepest = best_match(error.context)
+        return [f"{json_path(deepest.absolute_path)}: {deepest.message}"]
+    return [f"{path}: {error.message}"]
+
+
+def validate_custom_resource(doc: Mapping[str, Any], schemas: Mapping[SchemaKey, dict[str, Any]]) -> list[str]:
+    """Every problem the CRD's schema finds in `doc`, as `<json path>: <message>`; [] when it is valid."""
+    key = (str(doc.get("apiVersion", "")), str(doc.get("kind", "")))
+    schema = schemas.get(key)
+    if schema is None:
+        return [f".: no CRD schema for apiVersion {key[0]!r} kind {key[1]!r}"]
+    instance = prune_nulls(dict(doc), schema)
+    messages: list[str] = []
+    for error in _validator(schema).iter_errors(instance):
+        messages += _messages(error)
+    return sorted(set(messages))
