@@ -13,6 +13,7 @@ from typing import Any
 
 from generator import names, yamlio
 from generator.build import Manifest, build_infra, build_job, infra_chart_ref, job_chart_ref
+from generator.build.hostfile import hostfile_line
 from generator.build.labels import CHART_VERSION, ChartRef
 from generator.build.mpijob import RANK_COUNT_FLAG
 from generator.model import Cluster, Fleet, Job
@@ -34,7 +35,7 @@ class Chart:
 def package_fleet(fleet: Fleet) -> list[Chart]:
     charts: list[Chart] = []
     for cluster in fleet.clusters:
-        charts.append(package_infra_chart(fleet, cluster))
+        charts.append(package_infra_chart(cluster))
         charts += [package_job_chart(job) for job in fleet.jobs_of(cluster)]
     return charts
 
@@ -125,8 +126,6 @@ def _values_schema(title: str, properties: dict[str, Any]) -> str:
 
 def hostfile_printf(job: Job) -> str:
     """Go `printf` format of one hostfile line, `%d` standing for the worker index."""
-    from generator.build.hostfile import hostfile_line
-
     return hostfile_line(names.worker_host(job.name, job.namespace, "%d"), job.slots_per_worker,
                          job.mpi_implementation)
 
@@ -225,9 +224,9 @@ def _infra_notes(cluster: Cluster) -> str:
     return escape_text("\n".join(lines) + "\n")
 
 
-def package_infra_chart(fleet: Fleet, cluster: Cluster) -> Chart:
+def package_infra_chart(cluster: Cluster) -> Chart:
     ref = infra_chart_ref(cluster)
-    manifests = build_infra(fleet, cluster, ref)
+    manifests = build_infra(cluster, ref)
     files: dict[str, str] = {
         "Chart.yaml": _chart_yaml(ref, f"Namespaces and RDMA rail networks of cluster {cluster.name}", cluster.source),
         "values.yaml": _values_yaml(

@@ -1,0 +1,77 @@
+"""The profile schemas: valid draft 2020-12, helpful in editors, strict, and shipped in the wheel."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import PROFILES, REPO
+from jsonschema import Draft202012Validator
+
+from generator.load import load_paths
+from generator.schema_files import KIND_SCHEMA_FILES, load_schema
+from generator.validate.schema import to_plain
+
+KINDS = sorted(KIND_SCHEMA_FILES)
+
+
+def subschemas(schema: dict, path: str = ""):
+    yield path, schema
+    for key, sub in schema.get("properties", {}).items():
+        yield from subschemas(sub, f"{path}.{key}")
+    for key in ("items", "additionalProperties", "propertyNames"):
+        if isinstance(schema.get(key), dict):
+            yield from subschemas(schema[key], f"{path}[{key}]")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_schema_is_valid_draft_2020_12(kind):
+    schema = load_schema(kind)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    Draft202012Validator.check_schema(schema)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_property_has_title_and_description(kind):
+    """Editors (yaml-language-server) show these as help on hover and completion."""
+    missing = [path for path, sub in subschemas(load_schema(kind)) if not (sub.get("title") and sub.get("description"))]
+    assert not missing, f"{kind}: without title/description: {missing}"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_object_rejects_unknown_keys(kind):
+    loose = [path or "(root)" for path, sub in subschemas(load_schema(kind))
+             if "properties" in sub and sub.get("additionalProperties") is not False]
+    assert not loose, f"{kind}: objects accepting unknown keys: {loose}"
+
+
+def test_example_profiles_validate_against_their_schema():
+    documents = load_paths([PROFILES]).documents
+    assert {d.kind for d in documents} == set(KINDS)
+    for document in documents:
+        errors = list(Draft202012Validator(load_schema(document.kind)).iter_errors(to_plain(document.data)))
+        assert not errors, (document.path, [e.message for e in errors])
+
+
+def test_example_profiles_point_editors_at_the_schema():
+    for document in load_paths([PROFILES]).documents:
+        first = Path(document.path).read_text(encoding="utf-8").splitlines()[0]
+        expected = f"../../schemas/{KIND_SCHEMA_FILES[document.kind]}"
+        assert first == f"# yaml-language-server: $schema={expected}", document.path
+        assert (Path(document.path).parent / expected).resolve().is_file()
+
+
+def test_wheel_ships_the_schemas(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path), str(REPO)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    wheel = next(tmp_path.glob("mpigen-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for file in KIND_SCHEMA_FILES.values():
+        assert f"generator/schemas/{file}" in names
+        shipped = json.loads(zipfile.ZipFile(wheel).read(f"generator/schemas/{file}"))
+        assert shipped == json.loads((REPO / "schemas" / file).read_text(encoding="utf-8"))
