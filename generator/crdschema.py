@@ -229,8 +229,20 @@ def _messages(error: ValidationError) -> list[str]:
         prefix = "" if path == "." else path
         return [f"{prefix}.{key}: unknown field" for key in sorted(set(error.instance) - known)]
     if error.validator in ("anyOf", "oneOf") and error.context:
-        deepest = best_match(error.context)
-        return [f"{json_path(deepest.absolute_path)}: {deepest.message}"]
+        # Report the branch meant for this kind of value (a nullable field's non-null branch, say).
+        branches: dict[Any, list[ValidationError]] = {}
+        for sub in error.context:
+            branches.setdefault(sub.schema_path[0], []).append(sub)
+        fitting = [errs for errs in branches.values()
+                   if not any(e.validator == "type" and not e.relative_path for e in errs)]
+        if len(fitting) == 1:
+            return [message for sub in fitting[0] for message in _messages(sub)]
+        if not fitting:  # no branch takes this type of value: say which types would do
+            types = [t for sub in error.context if sub.validator == "type" and not sub.relative_path
+                     for t in ([sub.validator_value] if isinstance(sub.validator_value, str) else sub.validator_value)]
+            return [f"{path}: {error.instance!r} is not of type {', '.join(map(repr, dict.fromkeys(types)))}"]
+        best = best_match(error.context)
+        return [f"{path}: {error.message}; {json_path(best.absolute_path)}: {best.message}"]
     return [f"{path}: {error.message}"]
 
 

@@ -69,24 +69,39 @@ def write_tree(out_dir: Path, files: dict[str, bytes]) -> WriteReport:
         check_relative(path)
     report = WriteReport()
     out_dir.mkdir(parents=True, exist_ok=True)
+    for path in [*files, *(previous or [])]:
+        _refuse_links(out_dir, path)
     for path, data in sorted(files.items()):
         target = out_dir / path
-        if target.is_file() and not target.is_symlink() and target.read_bytes() == data:
+        if target.is_file() and target.read_bytes() == data:
             report.unchanged.append(path)
             continue
-        if target.is_symlink() or target.is_dir():
-            raise WriteRefused(f"refusing to replace {target}: it is a link or a folder")
+        if target.is_dir():
+            raise WriteRefused(f"refusing to replace {target}: it is a folder")
         _atomic_write(target, data)
         report.written.append(path)
     for path in sorted(set(previous or []) - set(files)):
         target = out_dir / path
-        if target.is_file() or target.is_symlink():
+        if target.is_file():
             target.unlink()
             report.pruned.append(path)
         _remove_empty_parents(target.parent, out_dir)
-    marker = json.dumps({"generator": "mpigen", "files": sorted(files)}, indent=2) + "\n"
-    _atomic_write(out_dir / OWNERSHIP_FILE, marker.encode())
+    marker = (json.dumps({"generator": "mpigen", "files": sorted(files)}, indent=2) + "\n").encode()
+    marker_path = out_dir / OWNERSHIP_FILE
+    if not (marker_path.is_file() and marker_path.read_bytes() == marker):
+        _atomic_write(marker_path, marker)
     return report
+
+
+def _refuse_links(out_dir: Path, path: str) -> None:
+    """Neither the file nor any folder between it and `out_dir` may be a link: a link would carry
+    writes and deletions outside the output folder."""
+    current = out_dir
+    for part in PurePosixPath(path).parts:
+        current = current / part
+        if current.is_symlink():
+            raise WriteRefused(f"refusing to write through {current}: it is a symbolic link; "
+                               "replace it with a plain folder or file")
 
 
 def _remove_empty_parents(folder: Path, stop: Path) -> None:

@@ -1,0 +1,40 @@
+"""Standard `app.kubernetes.io/*` labels, exactly as the chart's `_helpers.tpl` writes them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CHART_VERSION = "0.1.0"
+
+
+@dataclass(frozen=True)
+class ChartRef:
+    """Which chart an object belongs to and the Helm release it is rendered as."""
+
+    name: str
+    release: str
+    version: str = CHART_VERSION
+
+
+def chart_label(chart: ChartRef) -> str:
+    return f"{chart.name}-{chart.version}".replace("+", "_")[:63].rstrip("-")
+
+
+def standard_labels(chart: ChartRef) -> dict[str, str]:
+    return {
+        "helm.sh/chart": chart_label(chart),
+        "app.kubernetes.io/name": chart.name,
+        "app.kubernetes.io/instance": chart.release,
+        "app.kubernetes.io/managed-by": "Helm",
+    }
+
+
+def metadata(name: str, chart: ChartRef, namespace: str | None = None,
+             annotations: dict[str, str] | None = None) -> dict[str, object]:
+    meta: dict[str, object] = {"name": name}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    meta["labels"] = standard_labels(chart)
+    if annotations:
+        meta["annotations"] = annotations
+    return meta

@@ -1,0 +1,209 @@
+"""The `kubeflow.org/v2beta1` MPIJob, built like mpi-operator's own controller builds its pods."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from generator import names
+from generator.build.labels import ChartRef, metadata
+from generator.model import Job, MpiImplementation, Resources
+
+LAUNCHER_CONTAINER = "launcher"
+WORKER_CONTAINER = "worker"
+HOSTFILE_VOLUME = "mpigen-hostfile"
+SHM_VOLUME = "dshm"
+NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
+RANK_COUNT_FLAG = {MpiImplementation.OPENMPI: "-np", MpiImplementation.INTEL: "-n", MpiImplementation.MPICH: "-n"}
+
+
+def literal(text: str) -> str:
+    """Kubernetes expands `$(VAR)` in command, args and env values; `$$` keeps a `$` literal."""
+    return text.replace("$", "$$")
+
+
+def mpirun_command(job: Job, worker_count: int) -> list[str]:
+    """mpirun with the hostfile given explicitly and every env variable exported to the ranks.
+
+    Variables set on a worker container do not reach processes started over ssh, so they are
+    exported by name from the launcher (`-x NAME`, OpenMPI) or by value (`-genv NAME VALUE`, Hydra).
+    """
+    ranks = str(worker_count * job.slots_per_worker)
+    flag = RANK_COUNT_FLAG[job.mpi_implementation]
+    if job.mpi_implementation is MpiImplementation.OPENMPI:
+        command = ["mpirun"]
+        if job.runs_as_root:
+            command.append("--allow-run-as-root")
+        command += ["--hostfile", names.HOSTFILE_PATH, flag, ranks]
+        if job.uses_gpus:
+            command += ["--bind-to", "none", "--map-by", "slot"]
+        command += ["-x", "PATH", "-x", "LD_LIBRARY_PATH"]
+        for var in job.env:
+            command += ["-x", var.name]
+    else:
+        command = ["mpirun", "-hostfile", names.HOSTFILE_PATH, flag, ranks]
+        for var in job.env:
+            command += ["-genv", var.name, var.value]
+    command += [*job.mpirun_args, *job.program]
+    return [literal(part) for part in command]
+
+
+def launcher_command(job: Job, worker_count: int) -> list[str]:
+    if job.launcher_command is not None:
+        return [literal(part) for part in job.launcher_command]
+    return mpirun_command(job, worker_count)
+
+
+def networks_annotation(job: Job) -> str:
+    """Multus attachments with explicit interface names, in rail order (JSON form)."""
+    return json.dumps([
+        {"name": names.nad_name(r.rail.name), "namespace": job.namespace, "interface": r.interface}
+        for r in job.rails
+    ])
+
+
+def _env(job: Job) -> list[dict[str, str]]:
+    return [{"name": var.name, "value": literal(var.value)} for var in job.env]
+
+
+def _cpu_memory(resources: Resources) -> dict[str, str]:
+    return {k: v for k, v in (("cpu", resources.cpu), ("memory", resources.memory)) if v is not None}
+
+
+def _volume_mounts(job: Job) -> list[dict[str, Any]]:
+    mounts = []
+    for volume in job.volumes:
+        mount: dict[str, Any] = {"name": volume.name, "mountPath": volume.mount_path}
+        if volume.read_only:
+            mount["readOnly"] = True
+        mounts.append(mount)
+    return mounts
+
+
+def _claims(job: Job) -> list[dict[str, Any]]:
+    volumes = []
+    for volume in job.volumes:
+        claim: dict[str, Any] = {"claimName": volume.claim}
+        if volume.read_only:
+            claim["readOnly"] = True
+        volumes.append({"name": volume.name, "persistentVolumeClaim": claim})
+    return volumes
+
+
+def _security_context(job: Job, rdma: bool) -> dict[str, Any]:
+    context: dict[str, Any] = {}
+    if job.run_as_user is not None:
+        context["runAsUser"] = job.run_as_user
+    if rdma:
+        context["capabilities"] = {"add": ["IPC_LOCK"]}
+    return context
+
+
+def build_launcher_container(job: Job, worker_count: int) -> dict[str, Any]:
+    container: dict[str, Any] = {
+        "name": LAUNCHER_CONTAINER,
+        "image": job.image,
+        "command": launcher_command(job, worker_count),
+    }
+    if job.env:
+        container["env"] = _env(job)
+    resources = _cpu_memory(job.launcher_resources)
+    if resources:
+        container["resources"] = {"requests": resources, "limits": dict(resources)}
+    security = _security_context(job, rdma=False)
+    if security:
+        container["securityContext"] = security
+    container["volumeMounts"] = [
+        {"name": HOSTFILE_VOLUME, "mountPath": names.HOSTFILE_DIR, "readOnly": True},
+        *_volume_mounts(job),
+    ]
+    return container
+
+
+def build_worker_container(job: Job) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": WORKER_CONTAINER, "image": job.image}
+    if job.worker_command is not None:
+        container["command"] = [literal(part) for part in job.worker_command]
+    if job.env:
+        container["env"] = _env(job)
+    limits: dict[str, Any] = dict(_cpu_memory(job.resources))
+    requests = dict(limits)
+    if job.uses_gpus:
+        limits[job.pool.hardware.gpu.resource] = job.gpus_per_worker
+    for attachment in job.rails:
+        limits[attachment.rail.resource] = 1
+    if requests:
+        container["resources"] = {"requests": requests, "limits": limits}
+    elif limits:
+        container["resources"] = {"limits": limits}
+    security = _security_context(job, rdma=bool(job.rails))
+    if security:
+        container["securityContext"] = security
+    container["volumeMounts"] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}, *_volume_mounts(job)]
+    return container
+
+
+def build_launcher_pod_spec(job: Job, worker_count: int) -> dict[str, Any]:
+    return {
+        "automountServiceAccountToken": False,
+        "containers": [build_launcher_container(job, worker_count)],
+        "volumes": [
+            {"name": HOSTFILE_VOLUME, "configMap": {
+                "name": names.hostfile_configmap_name(job.name),
+                "items": [{"key": names.HOSTFILE_KEY, "path": names.HOSTFILE_KEY}],
+            }},
+            *_claims(job),
+        ],
+    }
+
+
+def build_worker_pod_template(job: Job) -> dict[str, Any]:
+    spec: dict[str, Any] = {"automountServiceAccountToken": False}
+    selector = dict(job.pool.node_selector)
+    if selector:
+        spec["nodeSelector"] = selector
+    spec["containers"] = [build_worker_container(job)]
+    spec["volumes"] = [
+        {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": job.shm_size}},
+        *_claims(job),
+    ]
+    template: dict[str, Any] = {}
+    if job.rails:
+        template["metadata"] = {"annotations": {NETWORKS_ANNOTATION: networks_annotation(job)}}
+    template["spec"] = spec
+    return template
+
+
+def build_run_policy(job: Job) -> dict[str, Any]:
+    policy = job.run_policy
+    out: dict[str, Any] = {"cleanPodPolicy": policy.clean_pod_policy}
+    for key, value in (("backoffLimit", policy.backoff_limit),
+                       ("activeDeadlineSeconds", policy.active_deadline_seconds),
+                       ("ttlSecondsAfterFinished", policy.ttl_seconds_after_finished)):
+        if value is not None:
+            out[key] = value
+    out["suspend"] = policy.suspend
+    return out
+
+
+def build_mpijob(job: Job, chart: ChartRef, worker_count: int | None = None) -> dict[str, Any]:
+    count = job.worker_count if worker_count is None else worker_count
+    spec: dict[str, Any] = {
+        "slotsPerWorker": job.slots_per_worker,
+        "mpiImplementation": job.mpi_implementation.value,
+        "launcherCreationPolicy": job.launcher_creation_policy,
+        "runPolicy": build_run_policy(job),
+    }
+    if job.ssh_auth_mount_path:
+        spec["sshAuthMountPath"] = job.ssh_auth_mount_path
+    spec["mpiReplicaSpecs"] = {
+        "Launcher": {"replicas": 1, "restartPolicy": "OnFailure",
+                     "template": {"spec": build_launcher_pod_spec(job, count)}},
+        "Worker": {"replicas": count, "restartPolicy": "Never", "template": build_worker_pod_template(job)},
+    }
+    return {
+        "apiVersion": "kubeflow.org/v2beta1",
+        "kind": "MPIJob",
+        "metadata": metadata(job.name, chart, job.namespace),
+        "spec": spec,
+    }

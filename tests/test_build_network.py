@@ -1,0 +1,190 @@
+"""Per-cluster network objects (DOMAIN.md section 2): a NetworkAttachmentDefinition per rail per namespace,
+and the SR-IOV network device plugin's `sriovdp-config` with one resource (one VF pool) per rail.
+
+Expected values come from profiles/clusters/dgx-lab.yaml (namespaces ml-training and hpc, rails rail0..3 on
+ib0..ib3, ranges 192.168.100-103.0/24) and profiles/hardware/dgx-1.yaml (ConnectX-4, VF 15b3:1014).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from conftest import PROFILES
+
+from generator.pipeline import CompileResult, compile_profiles
+
+RAILS = ["rail0", "rail1", "rail2", "rail3"]
+RANGES = {"rail0": "192.168.100.0/24", "rail1": "192.168.101.0/24", "rail2": "192.168.102.0/24",
+          "rail3": "192.168.103.0/24"}
+PFS = {"rail0": "ib0", "rail1": "ib1", "rail2": "ib2", "rail3": "ib3"}
+
+
+def _objects(result: CompileResult, kind: str) -> list[dict[str, Any]]:
+    return [m.obj for c in result.charts for m in c.manifests if m.obj["kind"] == kind]
+
+
+def _nads(result: CompileResult) -> dict[tuple[str, str], dict[str, Any]]:
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for nad in _objects(result, "NetworkAttachmentDefinition"):
+        key = (nad["metadata"]["namespace"], nad["metadata"]["name"])
+        assert key not in found, f"two NetworkAttachmentDefinitions {key}"
+        found[key] = nad
+    return found
+
+
+def _device_plugin_config(result: CompileResult) -> tuple[dict[str, Any], dict[str, Any]]:
+    maps = [o for o in _objects(result, "ConfigMap") if o["metadata"]["name"] == "sriovdp-config"]
+    assert len(maps) == 1
+    config_map = maps[0]
+    assert list(config_map["data"]) == ["config.json"]
+    return config_map, json.loads(config_map["data"]["config.json"])
+
+
+def _selectors(entry: dict[str, Any]) -> dict[str, Any]:
+    """The device plugin takes `selectors` as one object or as a list of them; mpigen needs exactly one."""
+    selectors = entry["selectors"]
+    if isinstance(selectors, list):
+        assert len(selectors) == 1, selectors
+        selectors = selectors[0]
+    return selectors
+
+
+def _compile(profiles_copy, edits: dict[str, str | None]) -> CompileResult:
+    result = compile_profiles([profiles_copy(edits)])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    return result
+
+
+# --- NetworkAttachmentDefinitions -------------------------------------------------------------------------
+
+
+def test_one_nad_per_rail_per_namespace(example):
+    assert set(_nads(example)) == {(ns, rail) for ns in ("ml-training", "hpc") for rail in RAILS}
+
+
+@pytest.mark.parametrize("namespace", ["ml-training", "hpc"])
+@pytest.mark.parametrize("rail", RAILS)
+def test_nad_object(example, namespace, rail):
+    nad = _nads(example)[(namespace, rail)]
+    assert nad["apiVersion"] == "k8s.cni.cncf.io/v1"
+    assert nad["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"] == f"nvidia.com/rdma_{rail}"
+    assert list(nad["spec"]) == ["config"]
+    assert isinstance(nad["spec"]["config"], str)
+
+
+@pytest.mark.parametrize("rail", RAILS)
+def test_nad_cni_conflist_ib_sriov_rdma_whereabouts(example, rail):
+    config = json.loads(_nads(example)[("ml-training", rail)]["spec"]["config"])
+    assert config["cniVersion"] == "0.3.1"
+    assert config["name"] == rail
+    assert "type" not in config, "a conflist has plugins, not a top-level type"
+    plugins = config["plugins"]
+    assert [p["type"] for p in plugins] == ["ib-sriov", "rdma"]
+    ipam = plugins[0]["ipam"]
+    assert ipam["type"] == "whereabouts"
+    assert ipam["range"] == RANGES[rail]
+    assert ipam.get("exclude", []) == []
+    assert "ipam" not in plugins[1]
+
+
+def test_nad_ipam_exclude_from_the_cluster_profile(profiles_copy):
+    cluster = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
+    old = "      range: 192.168.101.0/24\n"
+    assert old in cluster
+    edited = cluster.replace(old, old + "      exclude:\n        - 192.168.101.0/28\n        - 192.168.101.254/32\n")
+    result = _compile(profiles_copy, {"clusters/dgx-lab.yaml": edited})
+    nads = _nads(result)
+    for namespace in ("ml-training", "hpc"):
+        ipam = json.loads(nads[(namespace, "rail1")]["spec"]["config"])["plugins"][0]["ipam"]
+        assert ipam == {"type": "whereabouts", "range": "192.168.101.0/24",
+                        "exclude": ["192.168.101.0/28", "192.168.101.254/32"]}
+        other = json.loads(nads[(namespace, "rail0")]["spec"]["config"])["plugins"][0]["ipam"]
+        assert other.get("exclude", []) == []
+
+
+def test_nads_are_in_the_infra_chart_only(example):
+    for chart in example.charts:
+        kinds = {m.obj["kind"] for m in chart.manifests}
+        if "MPIJob" in kinds:
+            assert "NetworkAttachmentDefinition" not in kinds
+            assert "Namespace" not in kinds
+
+
+def test_namespaces_of_the_cluster_are_created(example):
+    assert sorted(o["metadata"]["name"] for o in _objects(example, "Namespace")) == ["hpc", "ml-training"]
+
+
+# --- sriovdp-config ----------------------------------------------------------------------------------------
+
+
+def test_device_plugin_configmap_location(example):
+    config_map, _ = _device_plugin_config(example)
+    assert config_map["apiVersion"] == "v1"
+    assert config_map["metadata"]["namespace"] == "kube-system"
+
+
+def test_device_plugin_one_resource_per_rail(example):
+    _, config = _device_plugin_config(example)
+    resources = config["resourceList"]
+    assert [r["resourceName"] for r in resources] == ["rdma_rail0", "rdma_rail1", "rdma_rail2", "rdma_rail3"]
+    for rail, entry in zip(RAILS, resources, strict=True):
+        assert entry["resourcePrefix"] == "nvidia.com"
+        selectors = _selectors(entry)
+        assert selectors["vendors"] == ["15b3"]
+        assert selectors["devices"] == ["1014"], "the device plugin hands out VFs: select the VF id, not 1013"
+        assert selectors["pfNames"] == [PFS[rail]]
+        assert selectors["linkTypes"] == ["infiniband"]
+        assert selectors["isRdma"] is True
+        assert selectors.get("drivers", ["mlx5_core"]) == ["mlx5_core"]
+
+
+def test_device_plugin_pools_never_share_a_pf(example):
+    _, config = _device_plugin_config(example)
+    seen: set[str] = set()
+    for entry in config["resourceList"]:
+        pfs = set(_selectors(entry)["pfNames"])
+        assert pfs and not pfs & seen, "one pool across PFs can hand out two VFs of the same PF"
+        seen |= pfs
+
+
+def test_nad_resources_match_device_plugin_and_job_limits(example):
+    _, config = _device_plugin_config(example)
+    offered = {f"{r['resourcePrefix']}/{r['resourceName']}" for r in config["resourceList"]}
+    annotated = {n["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"] for n in _nads(example).values()}
+    assert annotated == offered
+    mpijob = next(o for o in _objects(example, "MPIJob") if o["metadata"]["name"] == "resnet50-dgx")
+    limits = mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert {k for k in limits if "rdma" in k} == offered
+
+
+def test_roce_device_plugin_selects_ethernet_vfs(profiles_copy):
+    hardware = (PROFILES / "hardware" / "dgx-1.yaml").read_text(encoding="utf-8")
+    result = _compile(profiles_copy, {"hardware/dgx-1.yaml": hardware.replace("linkType: InfiniBand",
+                                                                              "linkType: Ethernet")})
+    _, config = _device_plugin_config(result)
+    for entry in config["resourceList"]:
+        assert _selectors(entry)["linkTypes"] == ["ether"]
+        assert _selectors(entry)["isRdma"] is True
+    for nad in _nads(result).values():
+        assert [p["type"] for p in json.loads(nad["spec"]["config"])["plugins"]] == ["sriov", "rdma"]
+
+
+def test_custom_resource_prefix_and_name(profiles_copy):
+    cluster = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
+    edited = cluster.replace("  provider: sriov-device-plugin\n",
+                             "  provider: sriov-device-plugin\n  resourcePrefix: example.com\n")
+    edited = edited.replace("  - name: rail3\n    nic: ib3\n", "  - name: rail3\n    nic: ib3\n    resourceName: fourth\n")
+    assert edited.count("example.com") == 1 and "fourth" in edited
+    result = _compile(profiles_copy, {"clusters/dgx-lab.yaml": edited})
+    _, config = _device_plugin_config(result)
+    assert [(r["resourcePrefix"], r["resourceName"]) for r in config["resourceList"]] == [
+        ("example.com", "rdma_rail0"), ("example.com", "rdma_rail1"), ("example.com", "rdma_rail2"),
+        ("example.com", "fourth")]
+    assert _nads(result)[("hpc", "rail3")]["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"] == (
+        "example.com/fourth")
+    mpijob = next(o for o in _objects(result, "MPIJob") if o["metadata"]["name"] == "resnet50-dgx")
+    limits = mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert limits["example.com/fourth"] == 1
+    assert limits["example.com/rdma_rail0"] == 1
