@@ -6,8 +6,11 @@ Nothing here knows what a profile means; it only refuses files that are not one 
 
 from __future__ import annotations
 
+import datetime
 import os
-from collections.abc import Iterable, Iterator
+import re
+import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ from generator.diagnostics import Diagnostic, Location
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_EXPANDED_NODES = 100_000
+MAX_FLOW_DEPTH = 64
 PROFILE_SUFFIXES = (".yaml", ".yml")
 
 
@@ -35,6 +39,14 @@ class Document:
     path: str
     source: str
     data: CommentedMap
+    lines: tuple[str, ...] = ()
+
+    def token(self, line: int, column: int) -> str:
+        """The source text of a scalar at (line, column): how the user wrote it, e.g. `1.30`."""
+        if not 0 < line <= len(self.lines):
+            return ""
+        rest = self.lines[line - 1][column - 1:]
+        return re.split(r"\s+#|\s*$", rest, maxsplit=1)[0].strip()
 
     @property
     def kind(self) -> Any:
@@ -45,10 +57,24 @@ class Document:
         return Location(self.path, line, column)
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """A file that could not be loaded, and the kind and name it seems to declare (or None).
+
+    Validation uses the guess to stay quiet about references to a profile whose own file is
+    already reported, instead of adding a misleading "no such profile" elsewhere.
+    """
+
+    path: str
+    identity: tuple[str | None, str | None]
+
+
 @dataclass
 class LoadResult:
     documents: list[Document] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    unreadable: list[Unreadable] = field(default_factory=list)
+    file_count: int = 0
 
 
 def position(tree: Any, keys: Iterable[str | int], at_key: bool = False) -> tuple[int, int]:
@@ -85,7 +111,11 @@ def _node_position(node: Any) -> tuple[int, int]:
 
 
 def discover(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[Diagnostic]]:
-    """Profile files under `paths`, as (file, root it was found under), sorted for determinism."""
+    """Profile files under `paths`, as (file, root it was found under), sorted for determinism.
+
+    Links are followed only while they stay inside the root; one that leads out is reported, so
+    no profile silently goes missing and nothing outside the folder is read.
+    """
     found: list[tuple[Path, Path]] = []
     problems: list[Diagnostic] = []
     for root in paths:
@@ -97,31 +127,51 @@ def discover(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[Diagn
                                        "give the profiles folder, e.g. `mpigen validate profiles`"))
             continue
         real_root = root.resolve()
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        seen: set[Path] = set()
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+            real_dir = Path(dirpath).resolve()
+            if real_dir in seen:
+                dirnames[:] = []
+                continue
+            seen.add(real_dir)
+            kept = []
+            for name in sorted(dirnames):
+                folder = Path(dirpath) / name
+                if name.startswith("."):
+                    continue
+                if not folder.resolve().is_relative_to(real_root):
+                    problems.append(_outside(folder))
+                    continue
+                kept.append(name)
+            dirnames[:] = kept
             for name in sorted(filenames):
                 if name.startswith(".") or not name.endswith(PROFILE_SUFFIXES):
                     continue
                 file = Path(dirpath) / name
                 if not file.resolve().is_relative_to(real_root):
-                    problems.append(Diagnostic(Location(str(file)),
-                                               "is a link that leads outside the profiles folder",
-                                               "copy the profile into the folder instead of linking it"))
+                    problems.append(_outside(file))
                     continue
                 found.append((file, root))
     found.sort(key=lambda pair: pair[0].as_posix())
     return found, problems
 
 
+def _outside(path: Path) -> Diagnostic:
+    return Diagnostic(Location(str(path)), "is a link that leads outside the profiles folder",
+                      "copy the profiles into the folder instead of linking to them")
+
+
 def load_paths(paths: Iterable[Path]) -> LoadResult:
     files, problems = discover(paths)
-    result = LoadResult(diagnostics=problems)
+    result = LoadResult(diagnostics=problems, file_count=len(files))
     for file, root in files:
         source = _stable_source_name(file, root)
         document, diagnostics = load_file(file, str(file), source)
         result.diagnostics.extend(diagnostics)
         if document is not None:
             result.documents.append(document)
+        elif file.is_file():
+            result.unreadable.append(Unreadable(str(file), _guess_identity(file)))
     return result
 
 
@@ -136,10 +186,59 @@ def _stable_source_name(file: Path, root: Path) -> str:
 
 def load_file(file: Path, path: str, source: str) -> tuple[Document | None, list[Diagnostic]]:
     try:
-        raw = file.read_bytes()
+        info = file.stat()
+        if not stat.S_ISREG(info.st_mode):
+            return None, [Diagnostic(Location(path), "is not a regular file", "profiles must be plain YAML files")]
+        if info.st_size > MAX_FILE_BYTES:
+            return None, [_too_big(path, info.st_size)]
+        with file.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         return None, [Diagnostic(Location(path), f"cannot read the file: {exc.strerror}")]
     return load_bytes(raw, path, source)
+
+
+def _too_big(path: str, size: int) -> Diagnostic:
+    return Diagnostic(Location(path), f"file is {size} bytes, more than the {MAX_FILE_BYTES} a profile may have",
+                      "split it: one hardware, cluster or job per file")
+
+
+_IDENTITY_LINE = re.compile(r"^(kind|name):[ \t]*['\"]?([A-Za-z0-9._-]+)['\"]?[ \t]*(?:#.*)?$", re.MULTILINE)
+
+
+def _guess_identity(file: Path) -> tuple[str | None, str | None]:
+    """Top-level `kind:` and `name:` of a file that failed to load, read line by line."""
+    try:
+        with file.open("rb") as handle:
+            text = handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None, None
+    found = dict(m.groups() for m in _IDENTITY_LINE.finditer(text))
+    return found.get("kind"), found.get("name")
+
+
+def _flow_depth(text: str) -> int:
+    """Deepest nesting of `[`/`{` outside quotes and comments: a cheap guard before the YAML parser,
+    whose scanner slows down quadratically on deep flow collections."""
+    depth = deepest = 0
+    quote = ""
+    comment = False
+    for ch in text:
+        if comment:
+            comment = ch != "\n"
+        elif quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            comment = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
 
 
 def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, list[Diagnostic]]:
@@ -147,8 +246,7 @@ def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, lis
         return None, [Diagnostic(Location(path, line, column), message, hint)]
 
     if len(raw) > MAX_FILE_BYTES:
-        return fail(f"file is {len(raw)} bytes, more than the {MAX_FILE_BYTES} a profile may have",
-                    "split it: one hardware, cluster or job per file")
+        return None, [_too_big(path, len(raw))]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -158,6 +256,8 @@ def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, lis
                     line, column)
     if text.startswith("\ufeff"):
         text = text[1:]
+    if _flow_depth(text) > MAX_FLOW_DEPTH:
+        return fail(f"brackets nest more than {MAX_FLOW_DEPTH} deep", "a profile needs no such nesting")
     yaml = YAML(typ="rt", pure=True)
     yaml.allow_duplicate_keys = False
     try:
@@ -184,7 +284,7 @@ def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, lis
     if _expanded_size(data, MAX_EXPANDED_NODES) > MAX_EXPANDED_NODES:
         return fail(f"YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes",
                     "write the values out instead of nesting anchors and aliases")
-    return Document(path=path, source=source, data=data), []
+    return Document(path=path, source=source, data=data, lines=tuple(text.splitlines())), []
 
 
 def _expanded_size(node: Any, budget: int) -> int:
@@ -221,12 +321,19 @@ def _yaml_hint(exc: MarkedYAMLError) -> str:
     return "check the indentation and quoting on this line"
 
 
-def walk(data: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], Any]]:
-    """Every (path, value) in a tree, depth first, in document order."""
-    yield path, data
+
+def to_plain(data: Any) -> Any:
+    """The YAML tree as plain JSON-like values; dates and other YAML-only types become strings."""
     if isinstance(data, dict):
-        for key, value in data.items():
-            yield from walk(value, (*path, key))
-    elif isinstance(data, list):
-        for index, value in enumerate(data):
-            yield from walk(value, (*path, index))
+        return {str(k): to_plain(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [to_plain(v) for v in data]
+    if isinstance(data, bool) or data is None:
+        return data
+    if isinstance(data, int):
+        return int(data)
+    if isinstance(data, float):
+        return float(data)
+    if isinstance(data, (datetime.date, datetime.datetime)):
+        return data.isoformat()
+    return str(data)

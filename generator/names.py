@@ -56,6 +56,15 @@ def last_worker_name_problem(job: str, worker_count: int) -> str:
     return ""
 
 
+HELM_RELEASE_MAX = 53
+
+
+def max_workers_for_name(job: str) -> int:
+    """The most workers whose last pod name `<job>-worker-<n-1>` still fits in a DNS-1035 label."""
+    room = DNS1035_MAX - len(worker_name(job, ""))
+    return 10**room if room > 0 else 0
+
+
 def nad_name(rail: str) -> str:
     return rail
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.diagnostics import Diagnostic, errors
+from generator.diagnostics import Diagnostic, errors, sort_diagnostics
 from generator.load import load_paths
 from generator.model import Fleet
 from generator.package import Chart, package_fleet
@@ -28,9 +28,8 @@ class CompileResult:
 
 def check_profiles(paths: Iterable[Path]) -> CompileResult:
     loaded = load_paths(paths)
-    diagnostics = loaded.diagnostics + validate(loaded.documents)
-    result = CompileResult(diagnostics=sorted(diagnostics, key=lambda d: (d.location, d.message)),
-                           profile_count=len(loaded.documents) + len(loaded.diagnostics))
+    diagnostics = sort_diagnostics(loaded.diagnostics + validate(loaded.documents, loaded.unreadable))
+    result = CompileResult(diagnostics=diagnostics, profile_count=loaded.file_count)
     if result.ok:
         result.fleet = resolve(loaded.documents)
     return result

@@ -1,4 +1,7 @@
-"""mpigen's own rendering of the charts' manifests: what `helm template` gives with default values."""
+"""mpigen's own rendering of the charts' manifests, straight from the built objects.
+
+The tests hold `helm template` of every chart with default values to be equal to this.
+"""
 
 from __future__ import annotations
 

@@ -243,8 +243,10 @@ def test_run_policy_every_field(profiles_copy):
                                  "ttlSecondsAfterFinished": 600, "suspend": True}
 
 
-def test_launcher_creation_policy_defaults_to_at_startup(pi):
-    assert pi["spec"].get("launcherCreationPolicy", "AtStartup") == "AtStartup"
+def test_launcher_creation_policy_defaults_to_wait_for_workers_ready(pi):
+    # DOMAIN.md section 1: WaitForWorkersReady avoids the "could not resolve hostname" race (#481, #386);
+    # mpigen makes no gang-scheduling PodGroup, so the #608 deadlock cannot arise.
+    assert pi["spec"]["launcherCreationPolicy"] == "WaitForWorkersReady"
 
 
 def test_object_names_come_from_the_name_helpers(example):

@@ -48,6 +48,16 @@ def mpirun_command(job: Job, worker_count: int) -> list[str]:
     return [literal(part) for part in command]
 
 
+def rank_count_index(job: Job) -> int | None:
+    """Where in the launcher command the rank count stands, or None when the user wrote the command.
+
+    The packager binds that argument to the chart's `workers` value.
+    """
+    if job.launcher_command is not None:
+        return None
+    return mpirun_command(job, 1).index(RANK_COUNT_FLAG[job.mpi_implementation]) + 1
+
+
 def launcher_command(job: Job, worker_count: int) -> list[str]:
     if job.launcher_command is not None:
         return [literal(part) for part in job.launcher_command]

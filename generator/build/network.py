@@ -73,4 +73,7 @@ def build_device_plugin_configmap(cluster: Cluster, chart: ChartRef) -> dict[str
 
 
 def build_namespace(namespace: str, chart: ChartRef) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata(namespace, chart)}
+    """A job namespace. Helm keeps it when the infra chart is uninstalled: deleting a namespace
+    would delete the PVCs and running jobs in it."""
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": metadata(namespace, chart, annotations={"helm.sh/resource-policy": "keep"})}

@@ -15,7 +15,7 @@ from generator import names, yamlio
 from generator.build import Manifest, build_infra, build_job, infra_chart_ref, job_chart_ref
 from generator.build.hostfile import hostfile_line
 from generator.build.labels import CHART_VERSION, ChartRef
-from generator.build.mpijob import RANK_COUNT_FLAG
+from generator.build.mpijob import rank_count_index
 from generator.model import Cluster, Fleet, Job
 from generator.package.template import Hole, escape_text, render_template
 
@@ -142,9 +142,8 @@ def _job_holes(job: Job, ref: ChartRef, manifest: Manifest) -> dict[tuple[str | 
         holes[("spec", "runPolicy", "suspend")] = Hole("{{ .Values.suspend }}")
         for replica in ("Launcher", "Worker"):
             holes[(*specs, replica, "template", "spec", "containers", 0, "image")] = Hole("{{ .Values.image | toJson }}")
-        if job.launcher_command is None:
-            command = manifest.obj["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"]
-            at = command.index(RANK_COUNT_FLAG[job.mpi_implementation]) + 1
+        at = rank_count_index(job)
+        if at is not None:
             holes[(*specs, "Launcher", "template", "spec", "containers", 0, "command", at)] = Hole(
                 f"{{{{ mul (int .Values.workers) {job.slots_per_worker} | toString | quote }}}}")
     return holes

@@ -36,13 +36,6 @@ def set_path(obj: Any, path: tuple[str | int, ...], value: Any) -> None:
     node[path[-1]] = value
 
 
-def get_path(obj: Any, path: tuple[str | int, ...]) -> Any:
-    node = obj
-    for key in path:
-        node = node[key]
-    return node
-
-
 def _marker_base(obj: Any) -> str:
     text = json.dumps(obj, sort_keys=True, ensure_ascii=False)
     n = 0

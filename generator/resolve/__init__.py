@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator import derive, names
-from generator.load import Document
+from generator.load import Document, to_plain
 from generator.model import (
     Cluster,
     Cpu,
@@ -31,11 +31,13 @@ from generator.model import (
     Volume,
 )
 from generator.resolve.nccl import derived_nccl_env
-from generator.validate.schema import to_plain
 
 DEFAULT_NETWORK = {"provider": "sriov-device-plugin", "resourcePrefix": "nvidia.com",
                    "devicePluginNamespace": "kube-system", "cniVersion": "0.3.1"}
 DEFAULT_LAUNCHER_RESOURCES = Resources(cpu="1", memory="1Gi")
+# The launcher starts once every worker is Ready: no "could not resolve hostname" race at start-up
+# (mpi-operator #481, #386). mpigen creates no gang-scheduling PodGroup, so this cannot deadlock (#608).
+DEFAULT_LAUNCHER_CREATION_POLICY = "WaitForWorkersReady"
 
 
 def resolve(documents: list[Document]) -> Fleet:
@@ -131,6 +133,7 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
     env += [EnvVar(k, v, f"{document.source}: env") for k, v in user_env.items() if k not in derived_names]
     policy = data.get("runPolicy", {})
     line = document.location
+    name_limit = names.max_workers_for_name(data["name"])
     origins = {
         "image": Origin(f"{document.source}:{line('image').line}: image"),
         "workers": Origin(f"{document.source}:{line(shape.worker_count_origin.split()[0]).line}: "
@@ -138,7 +141,8 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
         "suspend": Origin(f"{document.source}:{line('runPolicy', 'suspend').line}: runPolicy.suspend"
                           if "suspend" in policy else "default: not suspended"),
         "max_workers": Origin(f"pool '{pool.name}': {pool.nodes} nodes x {shape.workers_per_node} "
-                              f"worker(s) per node"),
+                              f"worker(s) per node" + (f"; the operator's 63-character pod names allow {name_limit}"
+                                                       if name_limit < shape.capacity else "")),
     }
     gpu_shm = f"{shape.gpus_per_worker}Gi" if uses_gpus else "1Gi"
     return Job(
@@ -149,7 +153,7 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
         namespace=data.get("namespace", cluster.namespaces[0]),
         image=data["image"],
         worker_count=shape.worker_count,
-        max_workers=shape.capacity,
+        max_workers=min(shape.capacity, name_limit),
         gpus_per_worker=shape.gpus_per_worker,
         slots_per_worker=shape.slots_per_worker,
         mpi_implementation=MpiImplementation(data.get("mpiImplementation", "OpenMPI")),
@@ -167,7 +171,7 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
         and "resources" in data["launcher"] else DEFAULT_LAUNCHER_RESOURCES,
         run_as_user=data.get("runAsUser"),
         ssh_auth_mount_path=data.get("sshAuthMountPath"),
-        launcher_creation_policy=data.get("launcherCreationPolicy", "AtStartup"),
+        launcher_creation_policy=data.get("launcherCreationPolicy", DEFAULT_LAUNCHER_CREATION_POLICY),
         run_policy=RunPolicy(
             clean_pod_policy=policy.get("cleanPodPolicy", "Running"),
             backoff_limit=policy.get("backoffLimit"),

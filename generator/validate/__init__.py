@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from generator.diagnostics import Diagnostic, sort_diagnostics
-from generator.load import Document
+from generator.load import Document, Unreadable
 from generator.validate.references import check_references
 from generator.validate.schema import check_kind, check_schema
 
 
-def validate(documents: list[Document]) -> list[Diagnostic]:
+def validate(documents: list[Document], unreadable: list[Unreadable] = ()) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     valid: list[Document] = []
     invalid: list[Document] = []
@@ -19,5 +19,5 @@ def validate(documents: list[Document]) -> list[Diagnostic]:
             problems, sound = check_schema(document)
         found.extend(problems)
         (valid if sound else invalid).append(document)
-    found.extend(check_references(valid, invalid))
+    found.extend(check_references(valid, invalid, unreadable))
     return sort_diagnostics(found)

@@ -5,15 +5,19 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from generator import derive, names
 from generator.diagnostics import Diagnostic, Severity, did_you_mean
-from generator.load import Document
-from generator.validate.schema import to_plain
+from generator.load import Document, Unreadable, to_plain
 
-RESERVED_VOLUMES = ("dshm", "mpigen-hostfile")
-RESERVED_MOUNTS = ("/dev/shm", names.HOSTFILE_DIR)
+# Volumes mpigen adds, and those mpi-operator adds to the launcher and workers (`ssh-auth` at the
+# sshAuthMountPath, `mpi-job-config` at /etc/mpi): a second volume or mount there makes the pod invalid.
+RESERVED_VOLUMES = ("dshm", "mpigen-hostfile", "ssh-auth", "mpi-job-config")
+RESERVED_MOUNTS = ("/dev/shm", names.HOSTFILE_DIR, "/etc/mpi")
+DEFAULT_SSH_PATH = "/root/.ssh"
+KINDS = ("Hardware", "Cluster", "Job")
 
 
 @dataclass
@@ -23,16 +27,26 @@ class Index:
     hardware: dict[str, Document] = field(default_factory=dict)
     clusters: dict[str, Document] = field(default_factory=dict)
     jobs: list[Document] = field(default_factory=list)
-    broken: dict[str, set[str]] = field(default_factory=lambda: {"Hardware": set(), "Cluster": set()})
+    broken: dict[str, set[str]] = field(default_factory=lambda: {kind: set() for kind in KINDS})
+
+    def mark_broken(self, kind: object, name: object) -> None:
+        """Remember a profile that is already reported, so references to it raise nothing more."""
+        if not isinstance(name, str):
+            return
+        for known in KINDS if kind not in KINDS else (kind,):
+            self.broken[known].add(name)
 
 
 
-def check_references(valid: list[Document], invalid: list[Document]) -> list[Diagnostic]:
+def check_references(valid: list[Document], invalid: list[Document],
+                     unreadable: list[Unreadable] = ()) -> list[Diagnostic]:
     index = Index()
     found: list[Diagnostic] = []
     for document in invalid:
-        if document.kind in index.broken and isinstance(document.data.get("name"), str):
-            index.broken[document.kind].add(document.data["name"])
+        kind = document.kind if isinstance(document.kind, str) else None
+        index.mark_broken(kind, document.data.get("name"))
+    for file in unreadable:
+        index.mark_broken(*file.identity)
     firsts: dict[tuple[str, str], Document] = {}
     for document in valid:
         name = document.data["name"]
@@ -80,6 +94,7 @@ def _check_hardware(document: Document) -> list[Diagnostic]:
     found = list(_duplicates(document, nics, "name", ("nics",), "NIC name"))
     found += _duplicates(document, [f"{n['hca']}:{n.get('port', 1)}" for n in nics], "", ("nics",),
                          "HCA and port")
+    found += _check_label_keys(document, data.get("nodeLabels", {}), ("nodeLabels",))
     gpus = derive.gpu_count(data)
     for i, nic in enumerate(nics):
         for j, gpu in enumerate(nic.get("gpus", [])):
@@ -88,6 +103,25 @@ def _check_hardware(document: Document) -> list[Diagnostic]:
                                         f"GPU index {gpu} does not exist: this hardware has {gpus} GPU(s)",
                                         f"use indexes 0 to {gpus - 1}" if gpus else "remove `gpus:`"))
     return found
+
+
+def _check_label_keys(document: Document, labels: dict[str, str], path: tuple[str | int, ...]) -> list[Diagnostic]:
+    found = []
+    for key in labels:
+        prefix, _, name = key.rpartition("/")
+        if len(prefix) > 253 or len(name) > 63:
+            found.append(Diagnostic(document.location(*path, key, at_key=True), f"label key '{key}' is too long",
+                                    "Kubernetes allows a prefix of 253 and a name of 63 characters"))
+    return found
+
+
+def _check_release_name(document: Document, release: str, what: str) -> list[Diagnostic]:
+    if len(release) <= names.HELM_RELEASE_MAX:
+        return []
+    room = names.HELM_RELEASE_MAX - (len(release) - len(document.data["name"]))
+    return [Diagnostic(document.location("name"),
+                       f"{what} '{release}' is {len(release)} characters; Helm release names may have "
+                       f"{names.HELM_RELEASE_MAX}", f"shorten the name to at most {room} characters")]
 
 
 def _resolve_hardware(document: Document, path: tuple[str | int, ...], name: str,
@@ -109,7 +143,16 @@ def _check_cluster(document: Document, index: Index) -> list[Diagnostic]:
     found += _duplicates(document, rails, "nic", ("rails",), "rail NIC")
     resources = [r.get("resourceName", names.default_rail_resource_name(r["name"])) for r in rails]
     found += _duplicates(document, resources, "", ("rails",), "rail resource name")
+    found += _check_release_name(document, names.infra_chart_name(data["name"]), "infra chart release")
+    prefix = data.get("network", {}).get("resourcePrefix", "")
+    if prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io") or prefix.startswith("requests."):
+        found.append(Diagnostic(document.location("network", "resourcePrefix"),
+                                f"'{prefix}' cannot prefix an extended resource: Kubernetes reserves it",
+                                "use the device plugin's own domain, e.g. nvidia.com"))
+    for i, pool in enumerate(pools):
+        found += _check_label_keys(document, pool.get("nodeLabels", {}), ("nodePools", i, "nodeLabels"))
     all_nics: set[str] = set()
+    carriers: list[tuple[dict[str, Any], dict[str, Any]]] = []
     resolvable = True
     for i, pool in enumerate(pools):
         hardware, problems = _resolve_hardware(document, ("nodePools", i, "hardware"), pool["hardware"], index)
@@ -118,17 +161,38 @@ def _check_cluster(document: Document, index: Index) -> list[Diagnostic]:
             resolvable = False
         else:
             all_nics.update(derive.nic_names(hardware))
+            carriers.append((pool, hardware))
     if resolvable:
         for i, rail in enumerate(rails):
             if rail["nic"] not in all_nics:
                 found.append(Diagnostic(document.location("rails", i, "nic"),
                                         f"rail '{rail['name']}' uses NIC '{rail['nic']}', which no node "
                                         "pool's hardware has", did_you_mean(rail["nic"], all_nics)))
-    found += _check_ipam(document, rails)
+                continue
+            found += _check_rail_carriers(document, i, rail, carriers)
+    found += _check_ipam(document, rails, carriers if resolvable else [])
     return found
 
 
-def _check_ipam(document: Document, rails: list[dict[str, Any]]) -> list[Diagnostic]:
+def _check_rail_carriers(document: Document, i: int, rail: dict[str, Any],
+                         carriers: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[Diagnostic]:
+    """One rail is one network and one device-plugin resource: its NIC must be the same kind of link
+    on every pool that carries it, or the NetworkAttachmentDefinition is wrong for some of them."""
+    link_types: dict[str, str] = {}
+    for pool, hardware in carriers:
+        for nic in hardware.get("nics", []):
+            if nic["name"] == rail["nic"]:
+                link_types.setdefault(nic["linkType"], pool["name"])
+    if len(link_types) < 2:
+        return []
+    seen = ", ".join(f"{link} on pool '{pool}'" for link, pool in sorted(link_types.items()))
+    return [Diagnostic(document.location("rails", i, "nic"),
+                       f"rail '{rail['name']}' runs over NIC '{rail['nic']}', which is {seen}",
+                       "give InfiniBand and Ethernet NICs different names and a rail each")]
+
+
+def _check_ipam(document: Document, rails: list[dict[str, Any]],
+                carriers: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     networks: list[tuple[int, ipaddress.IPv4Network]] = []
     for i, rail in enumerate(rails):
@@ -159,7 +223,29 @@ def _check_ipam(document: Document, rails: list[dict[str, Any]]) -> list[Diagnos
             if not sub.subnet_of(network):
                 found.append(Diagnostic(where, f"excluded {sub} is not inside the rail's range {network}",
                                         "exclude only addresses of this rail's range"))
+        found += _check_ipam_size(document, i, rail, network, carriers)
     return found
+
+
+def _check_ipam_size(document: Document, i: int, rail: dict[str, Any], network: ipaddress.IPv4Network,
+                     carriers: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[Diagnostic]:
+    """Every node that carries the rail must be able to run at least one pod on it."""
+    nodes = sum(int(pool["nodes"]) for pool, hardware in carriers if rail["nic"] in derive.nic_names(hardware))
+    excluded = set()
+    for text in rail["ipam"].get("exclude", []):
+        try:
+            sub = ipaddress.ip_network(text, strict=False)
+        except ValueError:
+            continue
+        if sub.subnet_of(network):
+            excluded.add(sub)
+    usable = network.num_addresses - (2 if network.prefixlen < 31 else 0)
+    usable -= sum(sub.num_addresses for sub in ipaddress.collapse_addresses(excluded))
+    if usable >= nodes:
+        return []
+    return [Diagnostic(document.location("rails", i, "ipam", "range"),
+                       f"range {network} of rail '{rail['name']}' leaves {max(usable, 0)} address(es) for the "
+                       f"{nodes} node(s) that carry it", "give the rail a larger range, or exclude less")]
 
 
 def _check_job(document: Document, index: Index) -> list[Diagnostic]:
@@ -172,11 +258,14 @@ def _check_job(document: Document, index: Index) -> list[Diagnostic]:
                                 "missing the job's size",
                                 "add `workers: N`, or `totalGpus: N` for GPU jobs" if not given else
                                 "keep one; the other follows from gpusPerWorker"))
+    found += _check_release_name(document, job["name"], "job chart release")
     commands = [k for k in ("program", "launcherCommand") if k in job]
-    if len(commands) != 1:
-        found.append(Diagnostic(document.location(commands[1]) if commands else document.location(),
-                                "give exactly one of `program` and `launcherCommand`" if commands else
-                                "missing what the job runs",
+    if len(commands) == 2:
+        found.append(Diagnostic(document.location("launcherCommand"), "give exactly one of `program` and "
+                                "`launcherCommand`", "keep `program` to have mpigen build the mpirun line, or "
+                                "`launcherCommand` to write the whole launcher command yourself"))
+    elif not commands:
+        found.append(Diagnostic(document.location(), "missing what the job runs",
                                 "add `program: [python, train.py]`; mpigen wraps it in mpirun"))
     for key in ("mpirunArgs",):
         if key in job and "launcherCommand" in job:
@@ -207,8 +296,10 @@ def _check_job(document: Document, index: Index) -> list[Diagnostic]:
     if hardware is None:
         return found
     found += _check_layout(document, job, pool, hardware)
+    found += _check_memory(document, job, pool, hardware)
     found += _check_rails(document, job, cluster, pool, hardware)
     found += _check_volumes(document, job)
+    found += _check_user(document, job)
     return found
 
 
@@ -222,13 +313,17 @@ def _check_layout(document: Document, job: dict[str, Any], pool: dict[str, Any],
             if key in job:
                 found.append(Diagnostic(document.location(key), f"`{key}` is set but {where_pool} has no GPUs",
                                         "remove it, or pick a GPU pool"))
-        cpu = job.get("resources", {}).get("cpu")
-        if cpu is not None and derive.quantity(cpu) > derive.logical_cpus(hardware):
-            found.append(Diagnostic(document.location("resources", "cpu"),
-                                    f"a worker asks for {cpu} CPUs but a node of {where_pool} has "
-                                    f"{derive.logical_cpus(hardware)}", "ask for fewer CPUs per worker"))
-            return found
-    else:
+    cpu = job.get("resources", {}).get("cpu")
+    if cpu is not None and derive.quantity(cpu) == 0:
+        found.append(Diagnostic(document.location("resources", "cpu"), "a worker asks for 0 CPUs",
+                                "ask for at least 1m, or leave `cpu` out"))
+        return found
+    if cpu is not None and derive.quantity(cpu) > derive.logical_cpus(hardware):
+        found.append(Diagnostic(document.location("resources", "cpu"),
+                                f"a worker asks for {cpu} CPUs but a node of {where_pool} has "
+                                f"{derive.logical_cpus(hardware)}", "ask for fewer CPUs per worker"))
+        return found
+    if gpus:
         per_worker = int(job.get("gpusPerWorker", gpus))
         if per_worker > gpus:
             found.append(Diagnostic(document.location("gpusPerWorker"),
@@ -237,10 +332,10 @@ def _check_layout(document: Document, job: dict[str, Any], pool: dict[str, Any],
             return found
         total = job.get("totalGpus")
         if total is not None and total % per_worker:
+            lower, upper = total - total % per_worker, total + per_worker - total % per_worker
             found.append(Diagnostic(document.location("totalGpus"),
                                     f"totalGpus {total} is not a multiple of {per_worker} GPUs per worker",
-                                    f"use {total - total % per_worker or per_worker} or "
-                                    f"{total + per_worker - total % per_worker}"))
+                                    f"use {lower} or {upper}" if lower else f"use {upper}, or fewer GPUs per worker"))
             return found
     shape = derive.layout(job, hardware, int(pool["nodes"]))
     if shape.workers_per_node == 0:
@@ -263,14 +358,38 @@ def _check_layout(document: Document, job: dict[str, Any], pool: dict[str, Any],
     return found
 
 
+def _check_memory(document: Document, job: dict[str, Any], pool: dict[str, Any],
+                  hardware: dict[str, Any]) -> list[Diagnostic]:
+    """Memory and the memory-backed /dev/shm must fit a node; shm counts against the memory limit."""
+    found: list[Diagnostic] = []
+    node = derive.quantity(f"{hardware['memoryGiB']}Gi")
+    memory = job.get("resources", {}).get("memory")
+    for path, text, what in ((("resources", "memory"), memory, "memory"), (("shmSize",), job.get("shmSize"), "/dev/shm")):
+        if text is not None and derive.quantity(text) > node:
+            found.append(Diagnostic(document.location(*path),
+                                    f"a worker's {what} of {text} is more than a node of pool '{pool['name']}' "
+                                    f"has ({hardware['memoryGiB']}Gi)", f"ask for less {what}"))
+    shm = job.get("shmSize")
+    if not found and memory is not None and shm is not None and derive.quantity(shm) >= derive.quantity(memory):
+        found.append(Diagnostic(document.location("shmSize"),
+                                f"/dev/shm of {shm} is not smaller than the worker's memory limit of {memory}; "
+                                "files in it count against that limit", "raise resources.memory or lower shmSize",
+                                Severity.WARNING))
+    return found
+
+
 def _check_rails(document: Document, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
                  hardware: dict[str, Any]) -> list[Diagnostic]:
-    if "rails" not in job:
-        return []
     found: list[Diagnostic] = []
     cluster_rails = {r["name"] for r in cluster.get("rails", [])}
     usable = {r["name"] for r in derive.pool_rails(cluster, hardware)}
-    for i, rail in enumerate(job["rails"]):
+    attached = job.get("rails", sorted(usable))
+    if attached and job.get("runAsUser", 0) != 0:
+        found.append(Diagnostic(document.location("runAsUser"),
+                                "RDMA needs IPC_LOCK, which only takes effect for root",
+                                "run as root (leave out runAsUser), or set `rails: []`; otherwise memory "
+                                "registration may fail", Severity.WARNING))
+    for i, rail in enumerate(job.get("rails", [])):
         where = document.location("rails", i)
         if rail not in cluster_rails:
             found.append(Diagnostic(where, f"cluster '{cluster['name']}' has no rail '{rail}'",
@@ -280,27 +399,35 @@ def _check_rails(document: Document, job: dict[str, Any], cluster: dict[str, Any
                                     f"'{hardware['name']}' has no NIC it runs over",
                                     "remove it" + (f"; the pool's rails are {', '.join(sorted(usable))}"
                                                    if usable else "; this pool has no rails")))
-    if job["rails"] and job.get("runAsUser", 0) != 0:
-        found.append(Diagnostic(document.location("runAsUser"),
-                                "RDMA needs IPC_LOCK, which only takes effect for root",
-                                "run as root (leave out runAsUser) or expect memory registration to fail",
-                                Severity.WARNING))
     return found
+
+
+def _check_user(document: Document, job: dict[str, Any]) -> list[Diagnostic]:
+    if job.get("runAsUser", 0) == 0 or "sshAuthMountPath" in job:
+        return []
+    return [Diagnostic(document.location("runAsUser"),
+                       f"mpi-operator mounts the ssh keys at {DEFAULT_SSH_PATH}, which a non-root user cannot use",
+                       "set sshAuthMountPath to that user's ~/.ssh, and a workerCommand that runs sshd as that "
+                       "user (see profiles/jobs/pi.yaml)", Severity.WARNING)]
 
 
 def _check_volumes(document: Document, job: dict[str, Any]) -> list[Diagnostic]:
     volumes = job.get("volumes", [])
     found = list(_duplicates(document, volumes, "name", ("volumes",), "volume name"))
     found += _duplicates(document, volumes, "mountPath", ("volumes",), "mount path")
+    reserved = (*RESERVED_MOUNTS, job.get("sshAuthMountPath", DEFAULT_SSH_PATH).rstrip("/"))
     for i, volume in enumerate(volumes):
         if volume["name"] in RESERVED_VOLUMES:
             found.append(Diagnostic(document.location("volumes", i, "name"),
-                                    f"volume name '{volume['name']}' is used by mpigen", "pick another name"))
-        path = volume["mountPath"].rstrip("/") or "/"
-        if path in RESERVED_MOUNTS or path == "/":
+                                    f"volume name '{volume['name']}' is used by mpigen or mpi-operator",
+                                    "pick another name"))
+        path = PurePosixPath(volume["mountPath"])
+        clash = next((r for r in reserved if path == PurePosixPath(r) or PurePosixPath(r).is_relative_to(path)
+                      or path.is_relative_to(r)), None)
+        if clash:
             found.append(Diagnostic(document.location("volumes", i, "mountPath"),
-                                    f"mount path '{volume['mountPath']}' is used by mpigen or the image",
-                                    "mount the claim somewhere else, e.g. /data"))
+                                    f"mount path '{volume['mountPath']}' collides with {clash}, which mpigen or "
+                                    "mpi-operator mounts", "mount the claim somewhere else, e.g. /data"))
     return found
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import re
 from functools import cache
 from typing import Any
@@ -11,28 +10,11 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from generator.diagnostics import Diagnostic, did_you_mean
-from generator.load import Document
+from generator.load import Document, to_plain
 from generator.schema_files import KIND_SCHEMA_FILES, load_schema
 
 TYPE_NAMES = {"integer": "a whole number", "string": "a string", "object": "a mapping", "array": "a list",
               "boolean": "true or false", "number": "a number"}
-
-
-def to_plain(data: Any) -> Any:
-    """The YAML tree as plain JSON-like values; dates and other YAML-only types become strings."""
-    if isinstance(data, dict):
-        return {str(k): to_plain(v) for k, v in data.items()}
-    if isinstance(data, list):
-        return [to_plain(v) for v in data]
-    if isinstance(data, bool) or data is None:
-        return data
-    if isinstance(data, int):
-        return int(data)
-    if isinstance(data, float):
-        return float(data)
-    if isinstance(data, (datetime.date, datetime.datetime)):
-        return data.isoformat()
-    return str(data)
 
 
 @cache
@@ -48,6 +30,9 @@ def check_kind(document: Document) -> list[Diagnostic]:
     if "kind" not in document.data:
         return [Diagnostic(document.location(), "missing `kind`",
                            f"add `kind:` with one of {', '.join(KIND_SCHEMA_FILES)}")]
+    if type(kind) is not str:
+        return [Diagnostic(document.location("kind"), "`kind` must be a plain string",
+                           f"write one of {', '.join(KIND_SCHEMA_FILES)}, without tags or brackets")]
     if kind not in KIND_SCHEMA_FILES:
         return [Diagnostic(document.location("kind"), f"unknown kind {_show(kind)}",
                            did_you_mean(str(kind), KIND_SCHEMA_FILES))]
@@ -117,22 +102,18 @@ def _diagnose(document: Document, error: ValidationError, schema: dict[str, Any]
                            f"unknown key '{key}' in {field}",
                            did_you_mean(str(key), allowed)) for key in extras]
     if kind == "required":
-        missing = error.validator_value
-        results = []
-        for key in missing:
-            if key in error.instance:
-                continue
-            described = sub.get("properties", {}).get(key, {}).get("description", "")
-            results.append(Diagnostic(where if path else document.location(),
-                                      f"missing required key '{key}' in {field}",
-                                      f"add `{key}:` ({described})" if described else f"add `{key}:`"))
-        return results
+        match = re.match(r"^'(.+)' is a required property$", error.message)
+        key = match.group(1) if match else str(error.validator_value)
+        described = sub.get("properties", {}).get(key, {}).get("description", "")
+        return [Diagnostic(where if path else document.location(), f"missing required key '{key}' in {field}",
+                           f"add `{key}:` ({described})" if described else f"add `{key}:`")]
     if kind == "type":
         expected = error.validator_value
         expected_text = TYPE_NAMES.get(expected, str(expected))
         hint = about
         if expected == "string" and isinstance(error.instance, (int, float)) and not isinstance(error.instance, bool):
-            hint = f'quote it: "{error.instance}"'
+            written = document.token(where.line, where.column) or str(error.instance)
+            hint = f'quote it: "{written}"'
         return [Diagnostic(where, f"{field} must be {expected_text}, not {_show(error.instance)}", hint)]
     if kind == "enum":
         options = [str(o) for o in error.validator_value]

@@ -1,0 +1,208 @@
+"""The real command line on bad input: exit code 1, `path:line:col:` on stderr, no traceback, nothing written."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from conftest import PROFILES, run_mpigen
+
+PI = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8")
+CPU_NODE = (PROFILES / "hardware" / "cpu-node.yaml").read_text(encoding="utf-8")
+DGX_LAB = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
+# Lines the tests point into: pi.yaml 7 `pool: cpu`, 10 `workers: 2`; dgx-lab.yaml 6; cpu-node.yaml 12.
+assert PI.splitlines()[6] == "pool: cpu" and PI.splitlines()[9] == "workers: 2"
+assert DGX_LAB.splitlines()[5] == 'kubernetesVersion: "1.31"'
+assert CPU_NODE.splitlines()[11] == "memoryGiB: 256"
+
+TRAIN_WITH_WARNING = """\
+apiVersion: mpigen/v1alpha1
+kind: Job
+name: train
+cluster: dgx-lab
+pool: dgx
+image: nvcr.io/nvidia/pytorch:24.03-py3
+workers: 2
+launcherCommand: [mpirun, python, train.py]
+mpirunArgs: [-x, NCCL_DEBUG]
+"""
+
+
+def tree_hashes(folder: Path) -> dict[str, str]:
+    """Every file under `folder` (hidden ones too) with a hash of its bytes."""
+    return {path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def assert_clean_failure(result, *, lines: list[str], summary: str) -> None:
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.splitlines() == [*lines, summary], result.stderr
+
+
+@pytest.fixture
+def rendered(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """The example fleet rendered into a fresh folder, and the hashes of what it holds."""
+    out = tmp_path / "charts"
+    result = run_mpigen("render", PROFILES, "-o", out)
+    assert result.returncode == 0, result.stderr
+    hashes = tree_hashes(out)
+    assert ".mpigen-owned" in hashes and any(name.endswith("Chart.yaml") for name in hashes), hashes
+    return out, hashes
+
+
+def test_validate_of_the_example_fleet_exits_0():
+    result = run_mpigen("validate", PROFILES)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    assert result.stdout == "6 profile(s) valid: 2 hardware, 1 cluster(s), 3 job(s)\n"
+
+
+BAD_EDITS = {
+    "schema": ({"jobs/pi.yaml": PI.replace("workers: 2", 'workers: "2"')},
+               ["jobs/pi.yaml:10:10: error: `workers` must be a whole number, not '2'; "
+                "Worker pods. Give this or `totalGpus`."]),
+    "reference": ({"jobs/pi.yaml": PI.replace("pool: cpu", "pool: cpus")},
+                  ["jobs/pi.yaml:7:7: error: cluster 'dgx-lab' has no node pool 'cpus'; did you mean 'cpu'?"]),
+    "yaml": ({"jobs/pi.yaml": PI.replace("workers: 2", "workers: 2: x")},
+             # Line 10: `workers: ` is 9 columns, `2` column 10, the second `:` column 11.
+             ["jobs/pi.yaml:10:11: error: not valid YAML: mapping values are not allowed here; "
+              "check the indentation and quoting on this line"]),
+}
+
+
+@pytest.mark.parametrize("case", BAD_EDITS, ids=list(BAD_EDITS))
+def test_render_of_bad_profiles_exits_1_and_leaves_the_output_untouched(profiles_copy, rendered, case):
+    out, before = rendered
+    edits, expected = BAD_EDITS[case]
+    root = profiles_copy(edits)
+    result = run_mpigen("render", root, "-o", out)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2, result.stderr
+    assert lines[0] == f"{root}/{expected[0]}", result.stderr
+    assert lines[1] == "1 error(s), 0 warning(s) in 6 profile file(s); nothing was written"
+    assert result.stdout == ""
+    assert tree_hashes(out) == before
+
+
+def test_render_of_bad_profiles_does_not_create_the_output_folder(profiles_copy, tmp_path):
+    root = profiles_copy({"jobs/pi.yaml": PI.replace("workers: 2", "workers: 0")})
+    out = tmp_path / "new-charts"
+    result = run_mpigen("render", root, "-o", out)
+    assert_clean_failure(result, lines=[f"{root}/jobs/pi.yaml:10:10: error: `workers` is 0; it must be >= 1; "
+                                        "Worker pods. Give this or `totalGpus`."],
+                         summary="1 error(s), 0 warning(s) in 6 profile file(s); nothing was written")
+    assert not out.exists()
+
+
+def test_manifests_of_bad_profiles_print_nothing(profiles_copy):
+    root = profiles_copy({"jobs/pi.yaml": PI.replace("pool: cpu", "pool: cpus")})
+    result = run_mpigen("render", root, "--manifests")
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert f"{root}/jobs/pi.yaml:7:7: error: " in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_every_error_of_every_file_in_one_run(profiles_copy):
+    root = profiles_copy({
+        "hardware/cpu-node.yaml": CPU_NODE.replace("memoryGiB: 256", "memoryGiB: -1"),
+        "clusters/dgx-lab.yaml": DGX_LAB.replace('kubernetesVersion: "1.31"', "kubernetesVersion: 1.31"),
+        "jobs/pi.yaml": PI.replace("workers: 2", 'workers: "2"'),
+    })
+    result = run_mpigen("validate", root)
+    # In file order (clusters, hardware, jobs), which is not line order (6, 12, 10).
+    assert_clean_failure(result, lines=[
+        f'{root}/clusters/dgx-lab.yaml:6:20: error: `kubernetesVersion` must be a string, not 1.31; quote it: "1.31"',
+        f"{root}/hardware/cpu-node.yaml:12:12: error: `memoryGiB` is -1; it must be >= 1; Node memory in GiB.",
+        f"{root}/jobs/pi.yaml:10:10: error: `workers` must be a whole number, not '2'; "
+        "Worker pods. Give this or `totalGpus`.",
+    ], summary="3 error(s), 0 warning(s) in 6 profile file(s); nothing was written")
+
+
+def test_load_and_validation_errors_together(profiles_copy):
+    root = profiles_copy({"hardware/zz.yaml": "kind: Hardware\nname: x\n\tcpu: 1\n",
+                          "jobs/pi.yaml": PI.replace("pool: cpu", "pool: cpus")})
+    result = run_mpigen("validate", root)
+    assert_clean_failure(result, lines=[
+        f"{root}/hardware/zz.yaml:3:1: error: a tab character is not allowed here: YAML indents with spaces; "
+        "replace the tab with spaces",
+        f"{root}/jobs/pi.yaml:7:7: error: cluster 'dgx-lab' has no node pool 'cpus'; did you mean 'cpu'?",
+    ], summary="2 error(s), 0 warning(s) in 7 profile file(s); nothing was written")
+
+
+def test_warnings_alone_exit_0(profiles_copy, tmp_path):
+    root = profiles_copy({"jobs/train.yaml": TRAIN_WITH_WARNING})
+    warning = (f"{root}/jobs/train.yaml:9:13: warning: `mpirunArgs` has no effect with `launcherCommand`; "
+               "put the arguments into launcherCommand")
+    result = run_mpigen("validate", root)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [warning]
+    assert result.stdout == "7 profile(s) valid: 2 hardware, 1 cluster(s), 4 job(s)\n"
+    out = tmp_path / "charts"
+    result = run_mpigen("render", root, "-o", out)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [warning]
+    assert (out / "dgx-lab" / "jobs" / "train" / "Chart.yaml").is_file()
+
+
+def test_warnings_are_counted_beside_errors(profiles_copy):
+    root = profiles_copy({"jobs/train.yaml": TRAIN_WITH_WARNING, "jobs/pi.yaml": PI.replace("pool: cpu", "pool: cpus")})
+    result = run_mpigen("validate", root)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == "1 error(s), 1 warning(s) in 7 profile file(s); nothing was written"
+
+
+def test_render_without_output_or_manifests_is_a_usage_error(tmp_path):
+    result = run_mpigen("render", PROFILES, cwd=tmp_path)
+    assert result.returncode == 2
+    assert "Usage: " in result.stderr
+    assert "give -o CHARTS to write charts, or --manifests to print what they render to" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_render_without_output_is_a_usage_error_even_for_bad_profiles(profiles_copy):
+    root = profiles_copy({"jobs/pi.yaml": "not: [valid\n"})
+    result = run_mpigen("render", root)
+    assert result.returncode == 2
+    assert "give -o CHARTS" in result.stderr
+    assert "pi.yaml" not in result.stderr
+
+
+def test_validate_without_paths_is_a_usage_error():
+    result = run_mpigen("validate")
+    assert result.returncode == 2
+    assert "Usage: " in result.stderr and "Missing argument" in result.stderr
+
+
+def test_missing_profiles_folder(tmp_path):
+    missing = tmp_path / "nope"
+    result = run_mpigen("validate", missing)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[0] == (f"{missing}:1:1: error: no such file or folder; "
+                                             "give the profiles folder, e.g. `mpigen validate profiles`")
+
+
+def test_alias_bomb_is_refused_without_a_traceback(profiles_copy):
+    lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for previous, name in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 9) + "]")
+    root = profiles_copy({"jobs/bomb.yaml": "\n".join(lines) + "\n"})
+    result = run_mpigen("validate", root)
+    assert_clean_failure(result, lines=[f"{root}/jobs/bomb.yaml:1:1: error: YAML aliases expand to more than 100000 "
+                                        "nodes; write the values out instead of nesting anchors and aliases"],
+                         summary="1 error(s), 0 warning(s) in 7 profile file(s); nothing was written")
+
+
+def test_kind_that_is_a_list_is_an_error_not_a_crash(profiles_copy):
+    root = profiles_copy({"jobs/pi.yaml": PI.replace("kind: Job", "kind: [Job]")})
+    result = run_mpigen("validate", root)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"{root}/jobs/pi.yaml:4:7: error: `kind` must be a plain string")

@@ -1,0 +1,281 @@
+"""Stage 1: files that are not one YAML mapping are refused with `path:line:col`, never a traceback.
+
+Expected lines and columns are counted by hand from the bytes each test writes.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import PROFILES, REPO
+
+from generator.load import MAX_FILE_BYTES, load_bytes, load_paths
+from generator.validate import validate
+
+PI = (PROFILES / "jobs" / "pi.yaml").read_bytes()
+assert PI.splitlines()[9] == b"workers: 2"
+
+
+def load_one(raw: bytes) -> list[str]:
+    """Diagnostics of one file's bytes, formatted, with the file called `f.yaml`."""
+    document, diagnostics = load_bytes(raw, "f.yaml", "profiles/f.yaml")
+    assert (document is None) == bool(diagnostics)
+    return [d.format() for d in diagnostics]
+
+
+def check_folder(root: Path) -> list[str]:
+    loaded = load_paths([root])
+    return [d.format() for d in loaded.diagnostics + validate(loaded.documents)]
+
+
+# --- not YAML -------------------------------------------------------------------------------------------------------
+
+
+def test_mapping_value_where_none_is_allowed():
+    raw = b"apiVersion: mpigen/v1alpha1\nkind: Job\nname: train\nimage: repo:tag: x\n"
+    # Line 4: `image: ` is 7 columns, `repo:tag` 8 to 15, the offending `:` column 16.
+    assert load_one(raw) == ["f.yaml:4:16: error: not valid YAML: mapping values are not allowed here; "
+                             "check the indentation and quoting on this line"]
+
+
+def test_unclosed_flow_list_points_at_the_end_of_the_file():
+    raw = b"apiVersion: mpigen/v1alpha1\nkind: Job\nname: train\nprogram: [python, train.py\n"
+    [line] = load_one(raw)
+    assert line.startswith("f.yaml:5:1: error: not valid YAML: expected ',' or ']'"), line
+
+
+def test_tab_indentation():
+    raw = b"apiVersion: mpigen/v1alpha1\nkind: Hardware\nname: box\ncpu:\n\tsockets: 2\n"
+    assert load_one(raw) == ["f.yaml:5:1: error: a tab character is not allowed here: YAML indents with spaces; "
+                             "replace the tab with spaces"]
+
+
+def test_tab_after_spaces_points_at_the_tab():
+    raw = b"cpu:\n  \tsockets: 2\n"
+    assert load_one(raw) == ["f.yaml:2:3: error: a tab character is not allowed here: YAML indents with spaces; "
+                             "replace the tab with spaces"]
+
+
+def test_duplicate_key_points_at_the_second():
+    raw = b"apiVersion: mpigen/v1alpha1\nkind: Job\nname: train\nworkers: 2\nimage: x\nworkers: 3\n"
+    assert load_one(raw) == ['f.yaml:6:1: error: found duplicate key "workers" with value "3" (original value: "2"): '
+                             "each key may appear once; remove or rename one of them"]
+
+
+def test_nested_duplicate_key_points_at_the_second():
+    raw = b"kind: Job\nresources:\n  cpu: \"1\"\n  memory: 1Gi\n  cpu: \"2\"\n"
+    [line] = load_one(raw)
+    assert line.startswith('f.yaml:5:3: error: found duplicate key "cpu"'), line
+    assert "each key may appear once" in line
+
+
+@pytest.mark.parametrize("raw", [b"", b"\n\n", b"# only a comment\n# and another\n", b"---\n", b"   \n"])
+def test_empty_file(raw):
+    assert load_one(raw) == ["f.yaml:1:1: error: file is empty; a profile needs at least apiVersion, kind and name"]
+
+
+def test_two_documents_point_at_the_second():
+    raw = b"apiVersion: mpigen/v1alpha1\nkind: Job\nname: a\n---\napiVersion: mpigen/v1alpha1\nkind: Job\nname: b\n"
+    assert load_one(raw) == ["f.yaml:5:1: error: file holds 2 YAML documents; "
+                             "put one profile in each file and remove the `---` separators"]
+
+
+def test_three_documents_are_counted():
+    [line] = load_one(b"a: 1\n---\nb: 2\n---\nc: 3\n")
+    assert line.startswith("f.yaml:3:1: error: file holds 3 YAML documents;"), line
+
+
+@pytest.mark.parametrize("raw", [b"---\n" + PI, PI + b"---\n", PI + b"...\n"])
+def test_document_markers_around_one_profile_are_fine(raw):
+    assert load_one(raw) == []
+
+
+def test_invalid_utf8_points_at_the_byte():
+    raw = b"apiVersion: mpigen/v1alpha1\nkind: Job\nname: caf\xe9\n"
+    # Line 3: `name: caf` is 9 bytes, the bad byte is column 10.
+    assert load_one(raw) == ["f.yaml:3:10: error: byte 0xe9 is not valid UTF-8; save the file as UTF-8"]
+
+
+def test_utf16_file_is_refused_at_its_first_byte():
+    raw = b"\xff\xfe" + "apiVersion: mpigen/v1alpha1\n".encode("utf-16-le")
+    assert load_one(raw) == ["f.yaml:1:1: error: byte 0xff is not valid UTF-8; save the file as UTF-8"]
+
+
+def test_utf8_byte_order_mark_is_accepted_and_does_not_shift_columns(profiles_copy):
+    root = profiles_copy()
+    (root / "jobs" / "pi.yaml").write_bytes(b"\xef\xbb\xbf" + PI.replace(b"workers: 2", b'workers: "2"'))
+    assert check_folder(root) == [f"{root}/jobs/pi.yaml:10:10: error: `workers` must be a whole number, not '2'; "
+                                  "Worker pods. Give this or `totalGpus`."]
+
+
+@pytest.mark.parametrize("raw", [b"- apiVersion: mpigen/v1alpha1\n- kind: Job\n", b"just a string\n", b"42\n"])
+def test_profile_that_is_not_a_mapping(raw):
+    assert load_one(raw) == ["f.yaml:1:1: error: a profile must be a mapping of keys to values; "
+                             "start with `apiVersion: mpigen/v1alpha1` and `kind:`"]
+
+
+# --- size, aliases, nesting -----------------------------------------------------------------------------------------
+
+
+def test_file_over_one_mebibyte():
+    raw = PI + b"#" * (MAX_FILE_BYTES + 1 - len(PI))
+    assert len(raw) == 1024 * 1024 + 1
+    assert load_one(raw) == ["f.yaml:1:1: error: file is 1048577 bytes, more than the 1048576 a profile may have; "
+                             "split it: one hardware, cluster or job per file"]
+
+
+def test_file_of_exactly_one_mebibyte_is_read():
+    raw = PI + b"#" * (MAX_FILE_BYTES - len(PI))
+    assert len(raw) == 1024 * 1024
+    assert load_one(raw) == []
+
+
+def _billion_laughs() -> bytes:
+    lines = [b'a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    previous = "a"
+    for name in "bcdefghi":
+        refs = ", ".join([f"*{previous}"] * 9)
+        lines.append(f"{name}: &{name} [{refs}]".encode())
+        previous = name
+    return b"\n".join(lines) + b"\n"
+
+
+def test_alias_bomb_is_refused_quickly():
+    raw = _billion_laughs()
+    assert len(raw) < 1000  # 9**9 strings once expanded
+    started = time.perf_counter()
+    result = load_one(raw)
+    elapsed = time.perf_counter() - started
+    assert result == ["f.yaml:1:1: error: YAML aliases expand to more than 100000 nodes; "
+                      "write the values out instead of nesting anchors and aliases"]
+    assert elapsed < 2, f"took {elapsed:.2f} s"
+
+
+def test_alias_bomb_in_a_profile_folder_is_refused_before_validation(profiles_copy):
+    root = profiles_copy()
+    (root / "jobs" / "bomb.yaml").write_bytes(b"apiVersion: mpigen/v1alpha1\nkind: Job\n" + _billion_laughs())
+    started = time.perf_counter()
+    result = check_folder(root)
+    assert time.perf_counter() - started < 5
+    assert result == [f"{root}/jobs/bomb.yaml:1:1: error: YAML aliases expand to more than 100000 nodes; "
+                      "write the values out instead of nesting anchors and aliases"]
+
+
+def test_ordinary_anchors_and_aliases_still_work(profiles_copy):
+    root = profiles_copy()
+    text = PI.replace(b'resources:\n  cpu: "1"\n  memory: 1Gi\n', b'resources: &r\n  cpu: "1"\n  memory: 1Gi\n')
+    text = text.replace(b'launcher:\n  resources:\n    cpu: "1"\n    memory: 1Gi\n', b"launcher:\n  resources: *r\n")
+    assert b"*r" in text and b"&r" in text
+    (root / "jobs" / "pi.yaml").write_bytes(text)
+    assert check_folder(root) == []
+
+
+def test_deep_nesting_is_refused():
+    started = time.perf_counter()
+    result = load_one(b"a: " + b"[" * 600 + b"\n")
+    assert time.perf_counter() - started < 5
+    assert result == ["f.yaml:1:1: error: brackets nest more than 64 deep; a profile needs no such nesting"]
+
+
+# --- which files are read -------------------------------------------------------------------------------------------
+
+
+def test_symlink_leading_outside_the_profiles_folder(profiles_copy, tmp_path):
+    root = profiles_copy()
+    outside = tmp_path / "elsewhere" / "secret.yaml"
+    outside.parent.mkdir()
+    outside.write_bytes(PI.replace(b"name: pi", b"name: secret"))
+    link = root / "jobs" / "secret.yaml"
+    link.symlink_to(outside)
+    assert check_folder(root) == [f"{link}:1:1: error: is a link that leads outside the profiles folder; "
+                                  "copy the profiles into the folder instead of linking to them"]
+
+
+def test_symlinked_folder_leading_outside_is_reported(profiles_copy, tmp_path):
+    root = profiles_copy()
+    outside = tmp_path / "shared-jobs"
+    outside.mkdir()
+    (outside / "secret.yaml").write_bytes(PI.replace(b"name: pi", b"name: secret"))
+    link = root / "shared"
+    link.symlink_to(outside, target_is_directory=True)
+    result = check_folder(root)
+    assert len(result) == 1, result
+    assert result[0].startswith(f"{link}"), result
+    assert "leads outside the profiles folder" in result[0]
+
+
+def test_dangling_symlink_inside_the_folder(profiles_copy):
+    root = profiles_copy()
+    link = root / "jobs" / "gone.yaml"
+    link.symlink_to(root / "jobs" / "missing.yaml")
+    assert check_folder(root) == [f"{link}:1:1: error: cannot read the file: No such file or directory"]
+
+
+def test_named_pipe_is_refused_instead_of_blocking(profiles_copy):
+    root = profiles_copy()
+    pipe = root / "jobs" / "pipe.yaml"
+    os.mkfifo(pipe)
+    result = subprocess.run([sys.executable, "-m", "generator", "validate", str(root)], capture_output=True,
+                            text=True, timeout=3, cwd=REPO)
+    assert result.returncode == 1
+    assert f"{pipe}:1:1: error:" in result.stderr
+
+
+def test_non_profile_files_are_ignored(profiles_copy):
+    root = profiles_copy()
+    garbage = "{{{ not: yaml: at: all\n\t- ]"
+    for name in ("README.md", "notes.txt", "jobs/pi.yaml.bak", "jobs/.pi.yaml", "jobs/pi.yaml~", "jobs/pi.json",
+                 ".drafts/job.yaml", "jobs/.cache/x.yaml"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(garbage, encoding="utf-8")
+    loaded = load_paths([root])
+    assert loaded.diagnostics == []
+    assert [d.source for d in loaded.documents] == [
+        "profiles/clusters/dgx-lab.yaml", "profiles/hardware/cpu-node.yaml", "profiles/hardware/dgx-1.yaml",
+        "profiles/jobs/pi.yaml", "profiles/jobs/resnet50-dgx.yaml", "profiles/jobs/tensorflow-benchmarks.yaml"]
+
+
+def test_yml_files_are_profiles_too(profiles_copy):
+    root = profiles_copy()
+    (root / "jobs" / "extra.yml").write_bytes(b"apiVersion: mpigen/v1alpha1\nkind: Job\nname: [\n")
+    result = check_folder(root)
+    assert len(result) == 1 and result[0].startswith(f"{root}/jobs/extra.yml:4:1: error: not valid YAML"), result
+
+
+def test_missing_path_is_reported_and_the_rest_still_read(tmp_path):
+    missing = tmp_path / "nope"
+    loaded = load_paths([missing, PROFILES])
+    assert [d.format() for d in loaded.diagnostics] == [
+        f"{missing}:1:1: error: no such file or folder; give the profiles folder, e.g. `mpigen validate profiles`"]
+    assert len(loaded.documents) == 6
+
+
+def test_a_single_file_can_be_given():
+    loaded = load_paths([PROFILES / "hardware" / "dgx-1.yaml"])
+    assert loaded.diagnostics == []
+    [document] = loaded.documents
+    assert document.source == "hardware/dgx-1.yaml"
+    assert document.path == str(PROFILES / "hardware" / "dgx-1.yaml")
+
+
+def test_files_are_read_in_path_order_and_errors_of_several_files_all_come_back(profiles_copy):
+    root = profiles_copy({"jobs/zz.yaml": "a: [\n", "clusters/aa.yaml": "", "hardware/mm.yaml": "- x\n"})
+    result = [line.split(": error: ")[0] for line in check_folder(root)]
+    assert result == [f"{root}/clusters/aa.yaml:1:1", f"{root}/hardware/mm.yaml:1:1", f"{root}/jobs/zz.yaml:2:1"]
+
+
+def test_positions_of_keys_and_values():
+    document, diagnostics = load_bytes(PI, "pi.yaml", "profiles/pi.yaml")
+    assert diagnostics == [] and document is not None
+    assert str(document.location("workers")) == "pi.yaml:10:10"
+    assert str(document.location("workers", at_key=True)) == "pi.yaml:10:1"
+    assert str(document.location("launcher", "resources", "memory")) == "pi.yaml:22:13"
+    assert str(document.location("workerCommand", 2)) == "pi.yaml:15:38"
+    # A path that does not exist stops at the deepest node that does.
+    assert str(document.location("launcher", "resources", "nope")) == "pi.yaml:21:5"
+    assert str(document.location()) == "pi.yaml:3:1"
