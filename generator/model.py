@@ -53,10 +53,6 @@ class Cpu:
     cores_per_socket: int
     threads_per_core: int
 
-    @property
-    def cores(self) -> int:
-        return self.sockets * self.cores_per_socket
-
 
 @dataclass(frozen=True)
 class Hardware:
