@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 HELM3  := .tools/helm3/helm
 HELM4  := .tools/helm4/helm
 
-.PHONY: render validate test lint helm bench clean
+.PHONY: render validate check test lint helm bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,14 @@ helm: $(HELM3) $(HELM4)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-test: $(STAMP) helm lint
+# charts/ must be what profiles/ compiles to, and must pass `mpigen check` with real Helm 4.
+check: $(STAMP) $(HELM4)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  $(BIN)/mpigen render profiles -o "$$tmp/charts" >/dev/null && \
+	  diff -r "$$tmp/charts" charts && echo "charts/ is up to date with profiles/"
+	$(BIN)/mpigen check --helm $(HELM4) charts
+
+test: $(STAMP) helm lint check
 	MPIGEN_HELM3=$(abspath $(HELM3)) MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q
 
 bench: $(STAMP) helm

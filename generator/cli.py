@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 import click
 
 from generator import __version__
+from generator.check import CheckOptions, CheckUsageError, run_check
+from generator.check.report import FORMATS
 from generator.diagnostics import Diagnostic, Severity
 from generator.package import output_files
 from generator.pipeline import CompileResult, check_profiles, compile_profiles
@@ -74,3 +77,31 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool) -> Non
         sys.exit(1)
     click.echo(f"{len(result.charts)} chart(s) in {output}: {len(report.written)} file(s) written, "
                f"{len(report.unchanged)} unchanged, {len(report.pruned)} removed")
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
+@click.option("--helm", "helm", metavar="PATH", help="Helm binary to lint and render with (default: helm on PATH).")
+@click.option("--no-helm", is_flag=True, help="Render charts mpigen compiled with mpigen itself, even if helm is there.")
+@click.option("--kube-version", metavar="1.N", help="Kubernetes version to validate built-in kinds for "
+              "(default: the chart's cluster profile, else the newest bundled).")
+@click.option("--crds", "crds", multiple=True, type=click.Path(path_type=Path, exists=True), metavar="DIR",
+              help="CRD YAML files or folders adding schemas; other objects there (e.g. NADs) count as existing.")
+@click.option("--strict", is_flag=True, help="A kind with no schema is an error, not a warning.")
+@click.option("--output", "output", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
+def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version: str | None,
+          crds: tuple[Path, ...], strict: bool, output: str) -> None:
+    """Check charts and manifests as the cluster will judge them: exit 0 clean, 1 findings, 2 usage."""
+    if kube_version is not None and not re.fullmatch(r"v?1\.[0-9]+", kube_version):
+        raise click.BadParameter("write it like 1.31", param_hint="--kube-version")
+    options = CheckOptions(helm=helm, use_helm=not no_helm, kube_version=kube_version.lstrip("v") if kube_version
+                           else None, crds=crds, strict=strict)
+    try:
+        report = run_check(list(paths), options)
+    except CheckUsageError as exc:
+        raise click.UsageError(str(exc)) from exc
+    for note in report.notes:
+        click.echo(note, err=True)
+    click.echo(FORMATS[output](report), nl=False)
+    if report.errors:
+        sys.exit(1)

@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from generator.check import CheckOptions, run_check
 from generator.package import output_files
 from generator.pipeline import compile_profiles
 from generator.write import write_tree
@@ -67,6 +68,12 @@ def main() -> None:
         again = timed(lambda: write_tree(out, files))
         rows.append((f"write {len(files)} files (first time)", first, ""))
         rows.append((f"write {len(files)} files (unchanged)", again, ""))
+        checked = []
+        seconds = timed(lambda: checked.append(run_check([out], CheckOptions(use_helm=False))), repeat=1)
+        report = checked[-1]
+        assert not report.errors, [f.format() for f in report.errors[:5]]
+        rows.append((f"check {len(report.documents)} documents (own renderer, schemas, rules)", seconds,
+                     f"{len(report.documents) / seconds:.0f} documents/s"))
         helm = os.environ.get("MPIGEN_HELM3") or shutil.which("helm")
         if helm:
             sample = result.charts[:20]

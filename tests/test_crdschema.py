@@ -395,3 +395,117 @@ def test_mutated_podgroups_fail_at_the_field(schemas: dict, key: tuple[str, str]
     mutate(doc)
     messages = validate_custom_resource(doc, schemas)
     assert any(message.startswith(expected) for message in messages), messages
+
+
+# --- GitOps consumers: Argo CD Application and Flux HelmRelease (DOMAIN.md section 5) -------------
+
+APPLICATION = ("argoproj.io/v1alpha1", "Application")
+HELMRELEASE = ("helm.toolkit.fluxcd.io/v2", "HelmRelease")
+
+
+@pytest.fixture(scope="session")
+def gitops_schemas(upstream: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    return load_crd_schemas([upstream / "gitops" / "argocd" / "application-crd.yaml",
+                             upstream / "gitops" / "flux" / "helm.toolkit.fluxcd.io_helmreleases.yaml"])
+
+
+# One Application per compiled chart, as a user would point Argo CD at mpigen's output.
+ARGO_APPLICATION = {
+    "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+    "metadata": {"name": "dgx-lab-resnet50-dgx", "namespace": "argocd",
+                 "annotations": {"argocd.argoproj.io/sync-wave": "1"}},
+    "spec": {
+        "project": "default",
+        "source": {"repoURL": "https://git.example.com/ml/fleet.git", "targetRevision": "main",
+                   "path": "charts/dgx-lab/jobs/resnet50-dgx",
+                   "helm": {"releaseName": "resnet50-dgx", "valueFiles": ["values.yaml"],
+                            "parameters": [{"name": "image", "value": "nvcr.io/nvidia/tensorflow:24.03-tf2-py3"}],
+                            "valuesObject": {"any": {"nested": ["values", 1, True]}}}},
+        "destination": {"server": "https://kubernetes.default.svc", "namespace": "ml-training"},
+        "syncPolicy": {"automated": {"prune": True, "selfHeal": True},
+                       "syncOptions": ["CreateNamespace=true", "Replace=true"],
+                       "retry": {"limit": 5, "backoff": {"duration": "5s", "factor": 2, "maxDuration": "3m"}}},
+        "ignoreDifferences": [{"group": "kubeflow.org", "kind": "MPIJob", "jsonPointers": ["/status"]}],
+    },
+}
+
+FLUX_HELMRELEASE = {
+    "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+    "metadata": {"name": "resnet50-dgx", "namespace": "flux-system"},
+    "spec": {
+        "interval": "10m",
+        "releaseName": "resnet50-dgx",
+        "targetNamespace": "ml-training",
+        "chart": {"spec": {"chart": "./charts/dgx-lab/jobs/resnet50-dgx", "reconcileStrategy": "Revision",
+                           "sourceRef": {"kind": "GitRepository", "name": "fleet", "namespace": "flux-system"}}},
+        "dependsOn": [{"name": "dgx-lab-infra"}],
+        "install": {"createNamespace": True, "remediation": {"retries": 3}},
+        "upgrade": {"remediation": {"retries": 3, "strategy": "rollback"}, "crds": "CreateReplace"},
+        "values": {"image": "nvcr.io/nvidia/tensorflow:24.03-tf2-py3", "workers": 2, "nested": {"any": [1, "x"]}},
+        "valuesFrom": [{"kind": "ConfigMap", "name": "fleet-values", "valuesKey": "values.yaml"}],
+    },
+}
+
+
+def test_gitops_examples_pass(gitops_schemas: dict) -> None:
+    assert {APPLICATION, HELMRELEASE} <= set(gitops_schemas)
+    assert validate_custom_resource(ARGO_APPLICATION, gitops_schemas) == []
+    assert validate_custom_resource(FLUX_HELMRELEASE, gitops_schemas) == []
+
+
+@pytest.mark.parametrize(("mutate", "expected"), [
+    (_set("spec/destination", "in-cluster"), ".spec.destination: 'in-cluster' is not of type 'object'"),
+    (_delete("spec/project"), ".spec: 'project' is a required property"),
+    (_delete("spec/source/repoURL"), ".spec.source: 'repoURL' is a required property"),
+    (_set("spec/source/helm/valueFile", ["values.yaml"]), ".spec.source.helm.valueFile: unknown field"),
+    (_set("spec/source/helm/values", {"workers": 2}), ".spec.source.helm.values: {'workers': 2} is not of type 'string'"),
+    (_set("spec/syncPolicy/automated/prune", "true"), ".spec.syncPolicy.automated.prune: 'true' is not of type 'boolean'"),
+    (_set("spec/syncPolicy/syncOptions", "CreateNamespace=true"),
+     ".spec.syncPolicy.syncOptions: 'CreateNamespace=true' is not of type 'array'"),
+    (_set("spec/syncPolicy/retry/limit", "5"), ".spec.syncPolicy.retry.limit: '5' is not of type 'integer'"),
+    (_set("spec/ignoreDifferences/0/jsonPointer", "/status"), ".spec.ignoreDifferences[0].jsonPointer: unknown field"),
+    (_set("spec/source/helm/parameters/0/forceString", "yes"),
+     ".spec.source.helm.parameters[0].forceString: 'yes' is not of type 'boolean'"),
+], ids=["destination-as-string", "no-project", "no-repo-url", "helm-typo", "helm-values-as-object", "prune-as-string",
+        "sync-options-as-string", "retry-limit-as-string", "ignore-differences-typo", "parameter-flag-as-string"])
+def test_mutated_argo_application_fails_at_the_field(gitops_schemas: dict, mutate: Callable, expected: str) -> None:
+    doc = copy.deepcopy(ARGO_APPLICATION)
+    mutate(doc)
+    messages = validate_custom_resource(doc, gitops_schemas)
+    assert any(message.startswith(expected) for message in messages), messages
+
+
+@pytest.mark.parametrize(("mutate", "expected"), [
+    (_set("spec/interval", "ten minutes"), ".spec.interval: 'ten minutes' does not match"),
+    (_delete("spec/interval"), ".spec: 'interval' is a required property"),
+    (_set("spec/chart/spec/reconcileStrategy", "Always"),
+     ".spec.chart.spec.reconcileStrategy: 'Always' is not one of ['ChartVersion', 'Revision']"),
+    (_set("spec/chart/spec/sourceRef/kind", "OCIRepository"),
+     ".spec.chart.spec.sourceRef.kind: 'OCIRepository' is not one of ['HelmRepository', 'GitRepository', 'Bucket']"),
+    (_delete("spec/chart/spec/sourceRef/name"), ".spec.chart.spec.sourceRef: 'name' is a required property"),
+    (_set("spec/dependsOn", ["dgx-lab-infra"]), ".spec.dependsOn[0]: 'dgx-lab-infra' is not of type 'object'"),
+    (_set("spec/install/createNamespaces", True), ".spec.install.createNamespaces: unknown field"),
+    (_set("spec/upgrade/remediation/strategy", "retry"),
+     ".spec.upgrade.remediation.strategy: 'retry' is not one of ['rollback', 'uninstall']"),
+    (_set("spec/valuesFrom/0/kind", "Secrets"), ".spec.valuesFrom[0].kind: 'Secrets' is not one of ['Secret', 'ConfigMap']"),
+    (_set("spec/valuesFrom/0/valuesKey", "values yaml"), ".spec.valuesFrom[0].valuesKey: 'values yaml' does not match"),
+    (_set("spec/chart/specs", {}), ".spec.chart.specs: unknown field"),
+], ids=["interval-pattern", "no-interval", "strategy-enum", "source-kind-enum", "source-without-name", "depends-on-strings",
+        "install-typo", "remediation-enum", "values-from-kind-enum", "values-key-pattern", "chart-typo"])
+def test_mutated_flux_helmrelease_fails_at_the_field(gitops_schemas: dict, mutate: Callable, expected: str) -> None:
+    doc = copy.deepcopy(FLUX_HELMRELEASE)
+    mutate(doc)
+    messages = validate_custom_resource(doc, gitops_schemas)
+    assert any(message.startswith(expected) for message in messages), messages
+
+
+def test_preserved_values_take_anything_but_only_there(gitops_schemas: dict) -> None:
+    """`values` (Flux) and `valuesObject` (Argo CD) keep unknown fields; their siblings do not."""
+    release = copy.deepcopy(FLUX_HELMRELEASE)
+    release["spec"]["values"] = {"deeply": {"nested": {"unknown": [{"keys": None}]}}}
+    assert validate_custom_resource(release, gitops_schemas) == []
+    application = copy.deepcopy(ARGO_APPLICATION)
+    application["spec"]["source"]["helm"]["valuesObject"] = {"x": {"y": [1, {"z": "w"}]}}
+    assert validate_custom_resource(application, gitops_schemas) == []
+    application["spec"]["source"]["helm"]["valuesObjects"] = {}
+    assert validate_custom_resource(application, gitops_schemas) == [".spec.source.helm.valuesObjects: unknown field"]

@@ -1,0 +1,94 @@
+"""What `mpigen check` works on and what it reports: rendered documents and findings, as data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.diagnostics import Severity
+
+
+@dataclass(frozen=True)
+class Document:
+    """One rendered Kubernetes object and where it came from.
+
+    `source` is the template (`charts/x/templates/mpijob.yaml`) or manifest file it was rendered
+    from; `chart` the chart folder it belongs to ('' for plain manifest files).
+    """
+
+    source: str
+    obj: dict[str, Any]
+    chart: str = ""
+
+    @property
+    def api_version(self) -> str:
+        return str(self.obj.get("apiVersion", ""))
+
+    @property
+    def kind(self) -> str:
+        return str(self.obj.get("kind", ""))
+
+    @property
+    def name(self) -> str:
+        metadata = self.obj.get("metadata") or {}
+        return str(metadata.get("name", "")) if isinstance(metadata, dict) else ""
+
+    @property
+    def namespace(self) -> str:
+        metadata = self.obj.get("metadata") or {}
+        return str(metadata.get("namespace", "") or "") if isinstance(metadata, dict) else ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind or '?'}/{self.name or '?'}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: where (file, object, JSON path), what, and which check found it."""
+
+    source: str
+    object: str
+    path: str
+    message: str
+    rule: str
+    severity: Severity = Severity.ERROR
+
+    def format(self) -> str:
+        where = ": ".join(part for part in (self.source, self.object, self.path) if part)
+        level = "" if self.severity is Severity.ERROR else f"{self.severity.value}: "
+        return f"{where}: {level}{self.message}"
+
+
+def finding(document: Document, path: str, message: str, rule: str,
+            severity: Severity = Severity.ERROR) -> Finding:
+    return Finding(document.source, document.label, path, message, rule, severity)
+
+
+@dataclass(frozen=True)
+class NodeShape:
+    """What one node of a job's pool offers: extended resources and how many (None: some, count unknown)."""
+
+    cluster: str
+    pool: str
+    resources: dict[str, int | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """Knowledge beyond the documents themselves.
+
+    `extra` are documents from outside the render (for example NetworkAttachmentDefinitions already
+    in the cluster, given as manifest files); `node_shapes` maps a chart folder to its pool's node.
+    """
+
+    extra: tuple[Document, ...] = ()
+    node_shapes: dict[str, NodeShape] = field(default_factory=dict)
+
+
+def json_path(parts: list[str | int] | tuple[str | int, ...]) -> str:
+    """`.spec.mpiReplicaSpecs.Worker.template.spec.containers[0].image` style paths."""
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text

@@ -1,0 +1,338 @@
+"""Schema check of rendered documents, the way the API server of one Kubernetes version would judge them.
+
+- Built-in kinds: kubernetes-validate's bundled strict JSON Schemas for the newest bundled Kubernetes
+  version not newer than the one asked for (as `kubernetes_validate.validate` picks it). Its
+  `validate()` reads the kind's file and the 1.3 MB `_definitions.json` on every call; here each file
+  is read once per process and each validator is compiled once per SchemaSet.
+- Custom resources mpigen emits: mpigen's own schemas in `schemas/crds/` (shipped in the wheel as
+  `generator/schemas/crds/`). Their pod templates and metadata `$ref` the Kubernetes definitions of
+  the selected version, so they are checked as strictly as built-in Pods; quantities in them are
+  int-or-string with the quantity pattern, as the API server checks them inside a CRD.
+- Any other custom resource: schemas converted from CRDs given with `--crds` (generator/crdschema);
+  these also override mpigen's own schema of the same apiVersion and kind.
+
+Custom resources have null fields pruned first, as the API server does before validating them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+from referencing import Registry, Resource
+from ruamel.yaml.error import YAMLError
+
+from generator.check.findings import Document, Finding, finding, json_path
+from generator.crdschema import SchemaKey, load_crd_schemas, prune_nulls
+from generator.diagnostics import Severity
+from generator.schema_files import schema_dir
+
+RULE = "schema"
+CRD_SUFFIXES = (".yaml", ".yml", ".json")
+
+_BUNDLE_ROOT = "kubernetes-json-schema"
+_STRICT_DIR = re.compile(r"^v(\d+)\.(\d+)\.(\d+)-local-strict$")
+_QUANTITY_DEF = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+QUANTITY_PATTERN = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+))?$"
+CRD_QUANTITY: dict[str, Any] = {"description": "A quantity in a custom resource: an integer, or a string like 500m or 16Gi.",
+                                "type": ["integer", "string"], "pattern": QUANTITY_PATTERN}
+# ... and as controller-gen writes it into CRDs (the MPIJob's and the PodGroups' own).
+_CONTROLLER_GEN_QUANTITY = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?"
+                            r"(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$")
+_GROUP_PREFIX = re.compile(r"^([^./]*)(?:\.[^/]*)?/")
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
+
+
+# --- kubernetes-validate's bundle ------------------------------------------------------------------
+
+def _bundle_files() -> Any:
+    """The bundled schema folder (an importlib Traversable), located the way kubernetes-validate does."""
+    return resources.files("kubernetes_validate").joinpath(_BUNDLE_ROOT)
+
+
+@cache
+def _strict_dirs() -> dict[tuple[int, int], str]:
+    """(major, minor) -> the folder of strict schemas, e.g. (1, 31) -> 'v1.31.0-local-strict'."""
+    found: dict[tuple[int, int], str] = {}
+    for entry in _bundle_files().iterdir():
+        match = _STRICT_DIR.match(entry.name)
+        if match:
+            found[(int(match[1]), int(match[2]))] = entry.name
+    return dict(sorted(found.items()))
+
+
+def bundled_kube_versions() -> list[str]:
+    """Kubernetes versions kubernetes-validate bundles strict schemas for, oldest first: ['1.25', ..., '1.37']."""
+    return [f"{major}.{minor}" for major, minor in _strict_dirs()]
+
+
+def select_kube_version(kube_version: str) -> str:
+    """The bundled version whose schemas judge `kube_version`: the newest one not newer than it.
+
+    '1.31', 'v1.31' and '1.31.4' all select '1.31'; a version newer than every bundled one selects
+    the newest. Raises ValueError for text that is no version, and for versions older than the bundle.
+    """
+    match = _VERSION.match(kube_version.strip())
+    if not match:
+        raise ValueError(f"{kube_version!r} is not a Kubernetes version (expected e.g. 1.31)")
+    wanted = (int(match[1]), int(match[2]))
+    fitting = [version for version in _strict_dirs() if version <= wanted]
+    if not fitting:
+        oldest = bundled_kube_versions()[0]
+        raise ValueError(f"Kubernetes {kube_version} is older than any version kubernetes-validate bundles "
+                         f"schemas for (the oldest is {oldest})")
+    major, minor = fitting[-1]
+    return f"{major}.{minor}"
+
+
+@cache
+def _bundled_json(directory: str, filename: str) -> dict[str, Any] | None:
+    """One bundled schema file, read once per process; None when the bundle has no such file."""
+    file = _bundle_files().joinpath(directory, filename)
+    if not file.is_file():
+        return None
+    return json.loads(file.read_text(encoding="utf-8"))
+
+
+@cache
+def _registry(directory: str, crd_view: bool = False) -> Registry:
+    """`_definitions.json` of one bundled version, which every built-in schema (and mpigen's own) `$ref`s.
+
+    `crd_view` is what custom resources see: a core type embedded in a CRD (an MPIJob's pod
+    template) has its quantities as int-or-string with the quantity pattern, and the API server
+    checks them; kubernetes-validate's definitions take any number or string.
+    """
+    definitions = _bundled_json(directory, "_definitions.json")
+    if definitions is None:
+        raise FileNotFoundError(f"kubernetes-validate has no {directory}/_definitions.json")
+    if crd_view:
+        definitions = {**definitions, "$defs": {**definitions["$defs"], _QUANTITY_DEF: CRD_QUANTITY}}
+    return Resource.from_contents(definitions) @ Registry()
+
+
+def _builtin_filename(api_version: str, kind: str) -> str:
+    """kubernetes-validate's file name: group prefix before the first dot, `-` for `/`; `pod-v1.json`."""
+    return kind.lower() + "-" + _GROUP_PREFIX.sub(r"\1-", api_version) + ".json"
+
+
+def _group_version(api_version: str) -> tuple[str, str]:
+    group, _, version = api_version.rpartition("/")
+    return group, version
+
+
+def _serves(schema: Mapping[str, Any], api_version: str, kind: str) -> bool:
+    """Whether a bundled schema is really for this group, version and kind.
+
+    kubernetes-validate only keeps the group's first label in its file names, so
+    `apps.example.com/v1` would otherwise be judged by the schema of `apps/v1`.
+    """
+    group, version = _group_version(api_version)
+    return any(gvk.get("group", "") == group and gvk.get("version") == version and gvk.get("kind") == kind
+               for gvk in schema.get("x-kubernetes-group-version-kind") or [])
+
+
+@cache
+def _builtin_names(directory: str) -> tuple[str, ...]:
+    return tuple(sorted(entry.name for entry in _bundle_files().joinpath(directory).iterdir()))
+
+
+def _same_group_elsewhere(directory: str, api_version: str, kind: str) -> list[str]:
+    """`apiVersion kind` of built-ins in the same API group as `api_version` whose kind matches up to case."""
+    group, _ = _group_version(api_version)
+    prefix = f"{kind.lower()}-"
+    served: list[str] = []
+    for name in _builtin_names(directory):
+        if not name.startswith(prefix):
+            continue
+        schema = _bundled_json(directory, name) or {}
+        for gvk in schema.get("x-kubernetes-group-version-kind") or []:
+            if gvk.get("group", "") == group and str(gvk.get("kind", "")).lower() == kind.lower():
+                served.append(f"{'/'.join(filter(None, (group, gvk.get('version'))))} {gvk.get('kind')}")
+    return sorted(set(served))
+
+
+# --- mpigen's own CRD schemas ----------------------------------------------------------------------
+
+def own_schema_dir() -> Path:
+    """`schemas/crds/` in a source tree, `generator/schemas/crds/` in an installed wheel."""
+    return schema_dir() / "crds"
+
+
+@cache
+def own_schemas() -> dict[SchemaKey, dict[str, Any]]:
+    """mpigen's hand-written schemas of the custom resources it emits, by (apiVersion, kind)."""
+    schemas: dict[SchemaKey, dict[str, Any]] = {}
+    for path in sorted(own_schema_dir().glob("*.json")):
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        for gvk in schema["x-kubernetes-group-version-kind"]:
+            api_version = "/".join(filter(None, (gvk["group"], gvk["version"])))
+            schemas[(api_version, gvk["kind"])] = schema
+    return schemas
+
+
+# --- messages --------------------------------------------------------------------------------------
+
+Problem = tuple[tuple[str | int, ...], str]
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit - 3]}..."
+
+
+def _problems(error: ValidationError) -> list[Problem]:
+    """(path, message) pairs for one jsonschema error; `unknown field` per undeclared key, like kubectl."""
+    path = tuple(error.absolute_path)
+    instance = error.instance
+    if error.validator == "additionalProperties" and error.validator_value is False and isinstance(instance, dict):
+        known = set(error.schema.get("properties") or {})
+        patterns = list(error.schema.get("patternProperties") or {})
+        unknown = [key for key in instance if key not in known and not any(re.search(p, str(key)) for p in patterns)]
+        return [((*path, key), "unknown field") for key in sorted(unknown, key=str)]
+    if error.validator in ("anyOf", "oneOf") and error.context:
+        # Report the branch meant for this kind of value (a nullable field's non-null branch, say).
+        branches: dict[Any, list[ValidationError]] = {}
+        for sub in error.context:
+            branches.setdefault(sub.schema_path[0], []).append(sub)
+        fitting = [errors for errors in branches.values()
+                   if not any(e.validator == "type" and not e.relative_path for e in errors)]
+        if len(fitting) == 1:
+            return [problem for sub in fitting[0] for problem in _problems(sub)]
+        if not fitting:  # no branch takes this type of value: say which types would do
+            types = [t for sub in error.context if sub.validator == "type" and not sub.relative_path
+                     for t in ([sub.validator_value] if isinstance(sub.validator_value, str) else sub.validator_value)]
+            return [(path, _type_message(instance, types))]
+        best = best_match(error.context)
+        return [(path, f"{_message(error)}; {json_path(list(best.absolute_path)) or '.'}: {_message(best)}")]
+    if error.validator == "pattern" and error.validator_value in (QUANTITY_PATTERN, _CONTROLLER_GEN_QUANTITY):
+        return [(path, f"{_short(instance)} is not a quantity (such as 8, 500m or 16Gi)")]
+    if error.validator == "type":
+        types = error.validator_value
+        return [(path, _type_message(instance, [types] if isinstance(types, str) else list(types)))]
+    return [(path, _message(error))]
+
+
+def _type_message(instance: Any, types: Iterable[str]) -> str:
+    # Nearly every bundled type also admits null; naming it helps nobody who wrote a value.
+    named = [t for t in dict.fromkeys(types) if t != "null" or instance is None]
+    return f"{_short(instance)} is not of type {', '.join(map(repr, named or ['null']))}"
+
+
+def _message(error: ValidationError) -> str:
+    """jsonschema's message, with a long instance (a whole pod spec, say) cut short."""
+    text = repr(error.instance)
+    return error.message.replace(text, _short(error.instance), 1) if len(text) > 60 else error.message
+
+
+# --- the schema set --------------------------------------------------------------------------------
+
+class SchemaSet:
+    """Every schema one `mpigen check` run judges documents of one Kubernetes version by.
+
+    `compiled_count` counts the validators this set has compiled: one per (apiVersion, kind), however
+    many documents are checked.
+    """
+
+    def __init__(self, kube_version: str, strict: bool = False) -> None:
+        self.kube_version = kube_version
+        self.bundled_version = select_kube_version(kube_version)
+        self.strict = strict
+        self.compiled_count = 0
+        self._directory = _strict_dirs()[tuple(int(part) for part in self.bundled_version.split("."))]
+        self._registry = _registry(self._directory)
+        self._crd_registry = _registry(self._directory, crd_view=True)
+        self._custom: dict[SchemaKey, dict[str, Any]] = dict(own_schemas())
+        self._validators: dict[SchemaKey, tuple[Draft202012Validator, bool] | None] = {}
+
+    def add_crds(self, paths: list[Path]) -> list[str]:
+        """Add the schemas of every CRD in these YAML files and folders (searched recursively).
+
+        They override mpigen's own schema of the same apiVersion and kind. Other documents in those
+        files are skipped (a folder may also hold cluster state such as NADs). Returns the problems,
+        each as `<path>: <what went wrong>`; the files that could be read still count.
+        """
+        problems: list[str] = []
+        for root in map(Path, paths):
+            if root.is_dir():
+                files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in CRD_SUFFIXES)
+            elif root.is_file():
+                files = [root]
+            else:
+                problems.append(f"{root}: no such file or folder")
+                continue
+            for file in files:
+                try:
+                    schemas = load_crd_schemas([file])
+                except (OSError, UnicodeDecodeError) as error:
+                    problems.append(f"{file}: cannot read: {error}")
+                    continue
+                except YAMLError as error:
+                    problems.append(f"{file}: not valid YAML: {' '.join(str(error).split())}")
+                    continue
+                except (KeyError, TypeError, AttributeError, ValueError) as error:
+                    problems.append(f"{file}: not a usable CustomResourceDefinition: {error!r}")
+                    continue
+                for key, schema in schemas.items():
+                    self._custom[key] = schema
+                    self._validators.pop(key, None)
+        return problems
+
+    def has_schema(self, api_version: str, kind: str) -> bool:
+        """Whether documents of this apiVersion and kind are checked against a schema."""
+        return self._validator((api_version, kind)) is not None
+
+    def _validator(self, key: SchemaKey) -> tuple[Draft202012Validator, bool] | None:
+        """(compiled validator, is a custom resource), or None when no schema is known."""
+        if key in self._validators:
+            return self._validators[key]
+        schema = self._custom.get(key)
+        custom = schema is not None
+        if schema is None:
+            builtin = _bundled_json(self._directory, _builtin_filename(*key))
+            schema = builtin if builtin is not None and _serves(builtin, *key) else None
+        compiled = None
+        if schema is not None:
+            registry = self._crd_registry if custom else self._registry
+            compiled = (Draft202012Validator(schema, registry=registry), custom)
+            self.compiled_count += 1
+        self._validators[key] = compiled
+        return compiled
+
+    def check(self, document: Document) -> list[Finding]:
+        """Every schema problem of one document, sorted by path; [] when it is valid."""
+        obj = document.obj
+        if not isinstance(obj, dict):
+            return [finding(document, "", f"{_short(obj)} is not a Kubernetes object (a mapping)", RULE)]
+        missing = [field for field in ("apiVersion", "kind") if not isinstance(obj.get(field), str) or not obj[field]]
+        if missing:
+            return [finding(document, "", f"{field!r} is a required property (a non-empty string)", RULE)
+                    for field in missing]
+        api_version, kind = obj["apiVersion"], obj["kind"]
+        compiled = self._validator((api_version, kind))
+        if compiled is None:
+            return [self._unknown(document, api_version, kind)]
+        validator, custom = compiled
+        instance = prune_nulls(obj, validator.schema) if custom else obj
+        try:
+            problems = [problem for error in validator.iter_errors(instance) for problem in _problems(error)]
+        except re.error as error:  # a CRD pattern in a regex dialect Python does not read
+            return [finding(document, "", f"the {api_version} {kind} schema cannot be used: pattern {error.pattern!r}: "
+                            f"{error}", RULE, Severity.WARNING)]
+        unique = sorted(set(problems), key=lambda problem: (json_path(list(problem[0])), problem[1]))
+        return [finding(document, json_path(list(path)), message, RULE) for path, message in unique]
+
+    def _unknown(self, document: Document, api_version: str, kind: str) -> Finding:
+        served = _same_group_elsewhere(self._directory, api_version, kind)
+        if served:  # a removed version (batch/v1beta1 CronJob) or a misspelt kind of a built-in group
+            return finding(document, "", f"Kubernetes {self.bundled_version} serves no {api_version} {kind}; "
+                           f"it serves {', '.join(served)}", RULE)
+        severity = Severity.ERROR if self.strict else Severity.WARNING
+        return finding(document, "", f"no schema known for {api_version} {kind}: not a built-in kind of Kubernetes "
+                       f"{self.bundled_version}, and no CRD for it was given; add its CRD with --crds DIR", RULE, severity)

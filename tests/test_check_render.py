@@ -1,0 +1,100 @@
+"""generator/check/render.py: finding targets, Helm rendering, and mpigen's own renderer."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import CHARTS
+
+from generator.check.render import discover, helm_lint, helm_template, own_render, parse_documents, read_manifest_file
+
+
+def _key(documents):
+    return sorted((d.source, d.chart, d.kind, d.namespace, d.name, repr(d.obj)) for d in documents)
+
+
+def test_discover_finds_every_chart_and_no_manifest_inside_them(tmp_path):
+    charts = shutil.copytree(CHARTS, tmp_path / "charts")
+    (charts / "extra.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", encoding="utf-8")
+    targets = discover([charts])
+    assert [c.display for c in targets.charts] == [f"{charts.as_posix()}/dgx-lab/{p}" for p in
+                                                   ("infra", "jobs/pi", "jobs/resnet50-dgx", "jobs/tensorflow-benchmarks")]
+    assert targets.manifests == [charts / "extra.yaml"]
+    assert all(c.compiled_by_mpigen for c in targets.charts)
+    assert targets.charts[0].kubernetes_version == "1.31"
+
+
+def test_chart_annotations_describe_the_pool_node():
+    resnet = next(c for c in discover([CHARTS]).charts if c.name == "resnet50-dgx")
+    shape = resnet.node_shape
+    # By hand: a DGX-1 has 8 GPUs and carries the four rails of cluster dgx-lab (VF count unknown).
+    assert (shape.cluster, shape.pool) == ("dgx-lab", "dgx")
+    assert shape.resources == {"nvidia.com/gpu": 8, "nvidia.com/rdma_rail0": None, "nvidia.com/rdma_rail1": None,
+                               "nvidia.com/rdma_rail2": None, "nvidia.com/rdma_rail3": None}
+    pi = next(c for c in discover([CHARTS]).charts if c.name == "pi")
+    assert pi.node_shape.resources == {}
+
+
+def test_own_renderer_equals_helm_for_every_chart(helm):
+    for chart in discover([CHARTS]).charts:
+        mine, problems = own_render(chart)
+        assert problems == []
+        theirs, problems = helm_template(str(helm), chart, None)
+        assert problems == []
+        assert _key(mine) == _key(theirs), chart.display
+        templates = {f"{chart.display}/templates/{t.name}" for t in (chart.path / "templates").iterdir()}
+        assert {d.source for d in mine} <= templates
+
+
+def test_own_renderer_follows_changed_values(tmp_path):
+    chart_dir = shutil.copytree(CHARTS / "dgx-lab" / "jobs" / "resnet50-dgx", tmp_path / "resnet50-dgx")
+    values = (chart_dir / "values.yaml").read_text(encoding="utf-8").replace("workers: 2", "workers: 3")
+    (chart_dir / "values.yaml").write_text(values, encoding="utf-8")
+    chart = discover([chart_dir]).charts[0]
+    documents, problems = own_render(chart)
+    assert problems == []
+    mpijob = next(d.obj for d in documents if d.kind == "MPIJob")
+    hostfile = next(d.obj for d in documents if d.kind == "ConfigMap")
+    assert mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 3
+    assert hostfile["data"]["hostfile"].splitlines()[-1] == "resnet50-dgx-worker-2.resnet50-dgx.ml-training.svc slots=8"
+    assert "24" in mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"]
+
+
+def test_own_renderer_refuses_template_code_it_does_not_write(tmp_path):
+    chart_dir = shutil.copytree(CHARTS / "dgx-lab" / "jobs" / "pi", tmp_path / "pi")
+    template = chart_dir / "templates" / "mpijob.yaml"
+    template.write_text(template.read_text(encoding="utf-8") + "# {{ .Release.Namespace }}\n", encoding="utf-8")
+    documents, problems = own_render(discover([chart_dir]).charts[0])
+    assert documents == []
+    assert [p.message for p in problems] == [
+        "cannot render without helm: template action `{{ .Release.Namespace }}`; install helm or pass --helm"]
+
+
+def test_helm_lint_reports_a_values_schema_violation(helm, tmp_path):
+    chart_dir = shutil.copytree(CHARTS / "dgx-lab" / "jobs" / "pi", tmp_path / "pi")
+    values = (chart_dir / "values.yaml").read_text(encoding="utf-8").replace("workers: 2", "workers: 0")
+    (chart_dir / "values.yaml").write_text(values, encoding="utf-8")
+    findings = helm_lint(str(helm), discover([chart_dir]).charts[0])
+    assert findings and all(f.rule == "lint" for f in findings)
+    assert any("workers" in f.message for f in findings), [f.message for f in findings]
+
+
+def test_parse_documents_names_each_template_from_helms_source_comments():
+    text = ("---\n# Source: pi/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
+            "---\n# Source: pi/templates/b.yaml\napiVersion: v1\nkind: Secret\nmetadata: {name: b}\n---\n")
+    documents, problems = parse_documents(text, "charts/pi", "charts/pi")
+    assert problems == []
+    assert [(d.source, d.label) for d in documents] == [("charts/pi/templates/a.yaml", "ConfigMap/a"),
+                                                        ("charts/pi/templates/b.yaml", "Secret/b")]
+
+
+@pytest.mark.parametrize(("text", "message"), [("- 1\n- 2\n", "a manifest must be a mapping"),
+                                               ("a: [\n", "not valid YAML")])
+def test_bad_manifest_documents_are_findings(tmp_path, text, message):
+    file = tmp_path / "m.yaml"
+    file.write_text(text, encoding="utf-8")
+    documents, problems = read_manifest_file(file)
+    assert documents == [] and len(problems) == 1 and problems[0].message.startswith(message)
+    assert problems[0].source == Path(file).as_posix()
