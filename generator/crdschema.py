@@ -114,7 +114,7 @@ def resource_schema(open_api_v3_schema: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _yaml_documents(path: Path) -> Iterable[Any]:
-    yaml = YAML(typ="safe", pure=True)
+    yaml = YAML(typ="safe")  # the C parser of ruamel.yaml.clib when installed; same results, ~10x faster
     with path.open(encoding="utf-8") as handle:
         yield from yaml.load_all(handle)
 

@@ -1,0 +1,135 @@
+"""`mpigen check` through the real command line: exit codes, formats, options."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+
+import pytest
+from conftest import CHARTS, run_mpigen
+
+BROKEN_MPIJOB = """\
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: pi
+  namespace: hpc
+spec:
+  slotsPerWorker: 1
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: launcher
+            image: mpioperator/mpi-pi:openmpi
+    Worker:
+      replicas: 1
+      template:
+        metadata:
+          annotations:
+            k8s.v1.cni.cncf.io/networks: rail9
+        spec:
+          containers:
+          - name: worker
+            image: mpioperator/mpi-pi:openmpi
+"""
+RAIL9_NAD = """\
+apiVersion: k8s.cni.cncf.io/v1
+kind: NetworkAttachmentDefinition
+metadata:
+  name: rail9
+  namespace: hpc
+spec:
+  config: '{"cniVersion": "0.3.1", "name": "rail9", "type": "macvlan"}'
+"""
+
+
+def test_the_committed_charts_pass(helm):
+    result = run_mpigen("check", "--helm", helm, CHARTS)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.endswith("0 error(s), 0 warning(s) in 17 document(s) of 4 chart(s) and 0 manifest file(s)\n")
+    assert "rendering and linting with helm v" in result.stderr
+
+
+def test_without_helm_mpigen_renders_its_own_charts():
+    result = run_mpigen("check", "--no-helm", CHARTS)
+    assert result.returncode == 0, result.stdout
+    assert "17 document(s) of 4 chart(s)" in result.stdout
+    assert "no helm found" in result.stderr
+
+
+def test_upstream_example_mpijobs_pass_clean(upstream):
+    result = run_mpigen("check", "--no-helm", "--strict", upstream / "mpi-operator" / "examples")
+    assert result.returncode == 0, result.stdout
+    assert result.stdout == "0 error(s), 0 warning(s) in 5 document(s) of 0 chart(s) and 5 manifest file(s)\n"
+
+
+def test_a_broken_mpijob_is_caught_with_the_operators_words(tmp_path):
+    (tmp_path / "job.yaml").write_text(BROKEN_MPIJOB, encoding="utf-8")
+    result = run_mpigen("check", "--no-helm", tmp_path)
+    assert result.returncode == 1
+    source = (tmp_path / "job.yaml").as_posix()
+    lines = result.stdout.splitlines()
+    assert (f"{source}: MPIJob/pi: .spec.mpiReplicaSpecs.Launcher.replicas: spec.mpiReplicaSpecs[Launcher].replicas: "
+            "Invalid value: 2: must be 1") in lines
+    assert any(line.startswith(f"{source}: MPIJob/pi: .spec.mpiReplicaSpecs.Worker.template.metadata.annotations")
+               and "no NetworkAttachmentDefinition hpc/rail9" in line for line in lines), lines
+    assert lines[-1].startswith("2 error(s)")
+    assert "Traceback" not in result.stderr
+
+
+def test_an_existing_nad_given_with_crds_satisfies_the_network_rule(tmp_path):
+    (tmp_path / "job.yaml").write_text(BROKEN_MPIJOB.replace("replicas: 2", "replicas: 1"), encoding="utf-8")
+    cluster = tmp_path / "cluster"
+    cluster.mkdir()
+    (cluster / "nad.yaml").write_text(RAIL9_NAD, encoding="utf-8")
+    result = run_mpigen("check", "--no-helm", tmp_path / "job.yaml", "--crds", cluster)
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.startswith("0 error(s)")
+
+
+def test_a_kind_without_schema_is_a_warning_or_under_strict_an_error(tmp_path):
+    (tmp_path / "w.yaml").write_text("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n", encoding="utf-8")
+    relaxed = run_mpigen("check", "--no-helm", tmp_path)
+    strict = run_mpigen("check", "--no-helm", "--strict", tmp_path)
+    assert relaxed.returncode == 0 and "warning: no schema known for example.com/v1 Widget" in relaxed.stdout
+    assert strict.returncode == 1 and "no schema known for example.com/v1 Widget" in strict.stdout
+
+
+def test_json_and_junit_outputs(tmp_path):
+    (tmp_path / "job.yaml").write_text(BROKEN_MPIJOB, encoding="utf-8")
+    as_json = run_mpigen("check", "--no-helm", "--output", "json", tmp_path)
+    data = json.loads(as_json.stdout)
+    assert as_json.returncode == 1 and data["summary"]["errors"] == 2
+    assert {f["rule"] for f in data["findings"]} == {"mpi-operator", "network"}
+    as_junit = run_mpigen("check", "--no-helm", "--output", "junit", tmp_path)
+    suite = ET.fromstring(as_junit.stdout).find("testsuite")
+    assert as_junit.returncode == 1 and (suite.get("tests"), suite.get("failures")) == ("1", "1")
+
+
+def test_a_hand_edited_chart_is_caught(helm, tmp_path):
+    chart = shutil.copytree(CHARTS / "dgx-lab" / "jobs" / "resnet50-dgx", tmp_path / "resnet50-dgx")
+    template = chart / "templates" / "mpijob.yaml"
+    template.write_text(template.read_text(encoding="utf-8").replace("restartPolicy: Never", "restartPolicy: Always"),
+                        encoding="utf-8")
+    result = run_mpigen("check", "--helm", helm, chart)
+    assert result.returncode == 1
+    assert (f"{chart.as_posix()}/templates/mpijob.yaml: MPIJob/resnet50-dgx: .spec.mpiReplicaSpecs.Worker.restartPolicy: "
+            'spec.mpiReplicaSpecs[Worker].restartPolicy: Unsupported value: "Always": supported values: "Never", '
+            '"OnFailure"') in result.stdout.splitlines()
+
+
+@pytest.mark.parametrize("args", [["--kube-version", "1.20"], ["--kube-version", "one"], ["--helm", "/no/such/helm"],
+                                  ["--output", "xml"]])
+def test_usage_errors_exit_2(args):
+    result = run_mpigen("check", *args, CHARTS)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_path_is_a_usage_error():
+    result = run_mpigen("check", "/no/such/charts")
+    assert result.returncode == 2
