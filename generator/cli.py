@@ -87,15 +87,18 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool) -> Non
               "(default: the chart's cluster profile, else the newest bundled).")
 @click.option("--crds", "crds", multiple=True, type=click.Path(path_type=Path, exists=True), metavar="DIR",
               help="CRD YAML files or folders adding schemas; other objects there (e.g. NADs) count as existing.")
+@click.option("--context", "context", multiple=True, type=click.Path(path_type=Path, exists=True), metavar="PATH",
+              help="Charts or manifests that exist beside the checked ones (e.g. the infra chart with the NADs): "
+              "rendered and counted as existing, not judged.")
 @click.option("--strict", is_flag=True, help="A kind with no schema is an error, not a warning.")
 @click.option("--output", "output", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
 def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version: str | None,
-          crds: tuple[Path, ...], strict: bool, output: str) -> None:
+          crds: tuple[Path, ...], context: tuple[Path, ...], strict: bool, output: str) -> None:
     """Check charts and manifests as the cluster will judge them: exit 0 clean, 1 findings, 2 usage."""
-    if kube_version is not None and not re.fullmatch(r"v?1\.[0-9]+", kube_version):
-        raise click.BadParameter("write it like 1.31", param_hint="--kube-version")
+    if kube_version is not None and not re.fullmatch(r"v?1\.[0-9]+(\.[0-9]+)?", kube_version):
+        raise click.BadParameter("write it like 1.31 or 1.31.4", param_hint="--kube-version")
     options = CheckOptions(helm=helm, use_helm=not no_helm, kube_version=kube_version.lstrip("v") if kube_version
-                           else None, crds=crds, strict=strict)
+                           else None, crds=crds, context=context, strict=strict)
     try:
         report = run_check(list(paths), options)
     except CheckUsageError as exc:

@@ -119,6 +119,19 @@ def _yaml_documents(path: Path) -> Iterable[Any]:
         yield from yaml.load_all(handle)
 
 
+_DOCUMENTS: dict[tuple[str, int, int], list[Any]] = {}
+
+
+def crd_documents(path: Path) -> list[Any]:
+    """Every document of a YAML file, parsed once per file version: generated CRDs are large (MPIJob's is
+    670 KB, over a second to parse without the C parser)."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _DOCUMENTS:
+        _DOCUMENTS[key] = list(_yaml_documents(path))
+    return _DOCUMENTS[key]
+
+
 def crd_schemas(doc: Mapping[str, Any]) -> dict[SchemaKey, dict[str, Any]]:
     """Converted schemas of every served version of one CRD document."""
     spec = doc.get("spec") or {}
@@ -147,7 +160,7 @@ def _file_schemas(path: Path) -> dict[SchemaKey, dict[str, Any]]:
     key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
     if key not in _FILES:
         schemas: dict[SchemaKey, dict[str, Any]] = {}
-        for doc in _yaml_documents(path):
+        for doc in crd_documents(path):
             if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
                 schemas.update(crd_schemas(doc))
         _FILES[key] = schemas

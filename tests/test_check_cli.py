@@ -58,7 +58,7 @@ def test_without_helm_mpigen_renders_its_own_charts():
     result = run_mpigen("check", "--no-helm", CHARTS)
     assert result.returncode == 0, result.stdout
     assert "17 document(s) of 4 chart(s)" in result.stdout
-    assert "no helm found" in result.stderr
+    assert "--no-helm: charts are not linted" in result.stderr
 
 
 def test_upstream_example_mpijobs_pass_clean(upstream):
@@ -133,3 +133,88 @@ def test_usage_errors_exit_2(args):
 def test_missing_path_is_a_usage_error():
     result = run_mpigen("check", "/no/such/charts")
     assert result.returncode == 2
+
+
+def test_a_program_that_is_not_helm_is_a_usage_error():
+    result = run_mpigen("check", "--helm", "/bin/true", CHARTS)
+    assert result.returncode == 2 and "does not answer `version` like Helm" in result.stderr
+
+
+def test_nothing_to_check_is_not_a_pass(tmp_path):
+    result = run_mpigen("check", "--no-helm", tmp_path)
+    assert result.returncode == 1 and "no charts or manifest files to check" in result.stdout
+
+
+def test_one_job_chart_with_the_infra_chart_as_context(helm):
+    alone = run_mpigen("check", "--helm", helm, CHARTS / "dgx-lab" / "jobs" / "resnet50-dgx")
+    assert alone.returncode == 1 and alone.stdout.count("no NetworkAttachmentDefinition ml-training/rail") == 4
+    together = run_mpigen("check", "--helm", helm, CHARTS / "dgx-lab" / "jobs" / "resnet50-dgx",
+                          "--context", CHARTS / "dgx-lab" / "infra")
+    assert together.returncode == 0, together.stdout
+    assert "2 document(s) of 1 chart(s)" in together.stdout
+
+
+def test_helm_template_errors_keep_helms_message(helm, tmp_path):
+    chart = tmp_path / "c"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n", encoding="utf-8")
+    (chart / "templates" / "cm.yaml").write_text(
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ required "set x" .Values.x }}\n', encoding="utf-8")
+    result = run_mpigen("check", "--helm", helm, chart)
+    assert result.returncode == 1
+    assert "helm template: Error: execution error at (c/templates/cm.yaml:4:11): set x" in result.stdout
+
+
+def test_a_chart_that_ships_its_crd_is_checked_against_it(helm, tmp_path):
+    chart = tmp_path / "w"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "crds").mkdir()
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: w\nversion: 0.1.0\n", encoding="utf-8")
+    (chart / "crds" / "widget.yaml").write_text("""\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+""", encoding="utf-8")
+    widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {size: %s}\n"
+    (chart / "templates" / "w.yaml").write_text(widget % "3", encoding="utf-8")
+    assert run_mpigen("check", "--strict", "--helm", helm, chart).returncode == 0
+    (chart / "templates" / "w.yaml").write_text(widget % "big", encoding="utf-8")
+    result = run_mpigen("check", "--strict", "--helm", helm, chart)
+    assert result.returncode == 1 and "Widget/w: .spec.size:" in result.stdout
+
+
+def test_a_linked_chart_folder_is_followed(tmp_path):
+    (tmp_path / "charts").mkdir()
+    (tmp_path / "charts" / "pi").symlink_to(CHARTS / "dgx-lab" / "jobs" / "pi", target_is_directory=True)
+    result = run_mpigen("check", "--no-helm", tmp_path / "charts")
+    assert result.returncode == 0 and "2 document(s) of 1 chart(s)" in result.stdout
+
+
+def test_a_broken_crd_file_is_reported_once(tmp_path):
+    crds = tmp_path / "crds"
+    crds.mkdir()
+    (crds / "bad.yaml").write_text("a: [\n", encoding="utf-8")
+    result = run_mpigen("check", "--no-helm", CHARTS, "--crds", crds)
+    assert result.returncode == 1
+    lines = [line for line in result.stdout.splitlines() if "bad.yaml" in line]
+    assert len(lines) == 1 and ": not valid YAML:" in lines[0], result.stdout
+
+
+def test_a_patch_version_is_accepted():
+    assert run_mpigen("check", "--no-helm", "--kube-version", "1.31.4", CHARTS).returncode == 0

@@ -90,11 +90,22 @@ def test_parse_documents_names_each_template_from_helms_source_comments():
                                                         ("charts/pi/templates/b.yaml", "Secret/b")]
 
 
-@pytest.mark.parametrize(("text", "message"), [("- 1\n- 2\n", "a manifest must be a mapping"),
-                                               ("a: [\n", "not valid YAML")])
-def test_bad_manifest_documents_are_findings(tmp_path, text, message):
+@pytest.mark.parametrize(("text", "messages"), [("- 1\n- 2\n", ["a manifest must be a mapping"] * 2),
+                                                ("a: [\n", ["not valid YAML"]),
+                                                ("replicas: 3\nimage: x\n", ["not a Kubernetes object"])])
+def test_bad_manifest_documents_are_findings(tmp_path, text, messages):
     file = tmp_path / "m.yaml"
     file.write_text(text, encoding="utf-8")
     documents, problems = read_manifest_file(file)
-    assert documents == [] and len(problems) == 1 and problems[0].message.startswith(message)
-    assert problems[0].source == Path(file).as_posix()
+    assert documents == []
+    assert [p.message[:len(m)] for p, m in zip(problems, messages, strict=True)] == messages
+    assert {p.source for p in problems} == {Path(file).as_posix()}
+
+
+def test_lists_and_commented_separators_are_read(tmp_path):
+    file = tmp_path / "m.yaml"
+    file.write_text("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n"
+                    "--- # the second\napiVersion: v1\nkind: Secret\nmetadata: {name: b}\n", encoding="utf-8")
+    documents, problems = read_manifest_file(file)
+    assert problems == []
+    assert [d.label for d in documents] == ["ConfigMap/a", "Secret/b"]

@@ -18,6 +18,7 @@ from generator.check import rules
 from generator.check.findings import CheckContext, Document, NodeShape
 from generator.check.rules import (
     check_capacity,
+    check_extended_resources,
     check_mpijob,
     check_networks,
     check_reserved_names,
@@ -334,7 +335,6 @@ def test_networks_annotation_that_is_not_json_is_caught():
     ('{"cniVersion": "0.3.1", "plugins": [{"type": "sriov"}, {"ipam": {}}]}', 'spec.config: plugins[1] has no CNI "type"'),
     ('{"plugins": []}', 'spec.config: "plugins" must be a non-empty list of CNI plugin configurations'),
     ('["sriov"]', "spec.config must be a JSON object (a CNI configuration or configuration list)"),
-    (None, "spec.config is missing: the NetworkAttachmentDefinition holds no CNI configuration"),
     ({"type": "sriov"}, "spec.config must be a string holding the CNI configuration as JSON"),
 ])
 def test_a_nad_without_usable_cni_config_is_caught(config, message):
@@ -369,8 +369,57 @@ def test_each_attachment_needs_its_own_device():
                           CheckContext()) == []
 
 
+MACVLAN = '{"cniVersion": "0.3.1", "name": "m", "type": "macvlan", "master": "eth1"}'
+
+
 def test_a_nad_without_resource_name_needs_no_request():
-    assert check_networks([nad("macvlan", resource=None), networked_job("macvlan", limits={})], CheckContext()) == []
+    assert check_networks([nad("macvlan", resource=None, config=MACVLAN), networked_job("macvlan", limits={})],
+                          CheckContext()) == []
+
+
+def test_an_sriov_nad_without_resource_name_is_caught():
+    findings = check_networks([nad("rail0", resource=None)], CheckContext())
+    assert [(f.path, f.severity) for f in findings] == [(".metadata.annotations", Severity.ERROR)]
+    assert findings[0].message == (
+        "a ib-sriov network needs the k8s.v1.cni.cncf.io/resourceName annotation naming the device-plugin resource of "
+        'its VFs; without it Multus fails with "VF pci addr is required"')
+
+
+def test_a_nad_without_config_is_a_warning():
+    # Multus then reads a CNI configuration file of the NAD's name from each node's configuration folder.
+    findings = check_networks([nad("rail0", config=None)], CheckContext())
+    assert [(f.path, f.severity) for f in findings] == [(".spec.config", Severity.WARNING)]
+    assert findings[0].message.startswith("spec.config is missing: Multus then looks for a CNI configuration file")
+
+
+def test_networks_made_by_the_sriov_network_operator_count_as_nads():
+    sriov_network = Document("cluster/sriov.yaml", {
+        "apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetwork",
+        "metadata": {"name": "rail0", "namespace": "sriov-network-operator"},
+        "spec": {"resourceName": "rail0", "networkNamespace": "ml", "ipam": "{}"}})
+    pod = networked_job("rail0")
+    assert check_networks([pod], CheckContext(extra=(sriov_network,))) == []
+    elsewhere = {**sriov_network.obj, "spec": {"resourceName": "rail0", "networkNamespace": "other"}}
+    assert len(check_networks([pod], CheckContext(extra=(Document("c.yaml", elsewhere),)))) == 1
+
+
+def test_eth0_is_not_an_attachment_interface():
+    findings = check_networks([nad("rail0"), networked_job("ml/rail0@eth0")], CheckContext())
+    assert len(findings) == 1 and "interface eth0 is the pod's cluster network" in findings[0].message
+
+
+@pytest.mark.parametrize(("resources", "message"), [
+    ({"limits": {"nvidia.com/gpu": "1.5"}}, 'resources.limits["nvidia.com/gpu"]: Invalid value: "1.5": must be an integer'),
+    ({"requests": {"nvidia.com/rdma_rail1": 1}},
+     'resources.requests["nvidia.com/rdma_rail1"]: Forbidden: Limit must be set for non overcommitable resources'),
+    ({"limits": {"nvidia.com/gpu": 2}, "requests": {"nvidia.com/gpu": 1}},
+     'resources.requests["nvidia.com/gpu"]: Invalid value: "1": must be equal to nvidia.com/gpu limit of 2'),
+])
+def test_extended_resources_as_the_api_server_takes_them(resources, message):
+    document = job(lambda o: worker_pod(o)["spec"]["containers"][0].update(resources=resources))
+    findings = check_extended_resources([document])
+    assert len(findings) == 1 and findings[0].rule == "resources"
+    assert findings[0].message.endswith(message), findings[0].message
 
 
 def test_plain_workload_templates_are_checked_too():

@@ -6,6 +6,8 @@ render (Helm, or mpigen's own renderer) -> schema (built-in kinds, mpigen's CRD 
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from generator.check.render import (
 from generator.check.report import CheckReport
 from generator.check.rules import run_rules
 from generator.check.schemas import SchemaSet, bundled_kube_versions, select_kube_version
+from generator.diagnostics import Severity
 
 
 @dataclass(frozen=True)
@@ -31,11 +34,12 @@ class CheckOptions:
     use_helm: bool = True
     kube_version: str | None = None
     crds: tuple[Path, ...] = ()
+    context: tuple[Path, ...] = ()
     strict: bool = False
 
 
 class CheckUsageError(Exception):
-    """The options cannot work (e.g. `--helm` names no program); exit code 2."""
+    """The options cannot work (e.g. `--helm` names no Helm); exit code 2."""
 
 
 def _crd_folder_documents(paths: tuple[Path, ...]) -> list[Document]:
@@ -52,6 +56,47 @@ def _crd_folder_documents(paths: tuple[Path, ...]) -> list[Document]:
     return documents
 
 
+@dataclass(frozen=True)
+class _Renderer:
+    helm: str | None
+
+    def __call__(self, chart: ChartInfo, version: str) -> tuple[list[Document], list[Finding]]:
+        """Lint and render one chart; run in a thread pool, one Helm process per chart at a time."""
+        if self.helm:
+            findings = helm_lint(self.helm, chart)
+            docs, problems = helm_template(self.helm, chart, f"v{version}.0" if version.count(".") == 1 else version)
+            return docs, findings + problems
+        if chart.compiled_by_mpigen:
+            return own_render(chart)
+        return [], [Finding(chart.display, "", "", "cannot render a chart mpigen did not compile without helm; "
+                            "install helm or pass --helm PATH", "render")]
+
+
+Rendered = tuple[list[Document], list[Finding]]
+
+
+def _render_all(charts: list[ChartInfo], versions: list[str], renderer: _Renderer) -> list[Rendered]:
+    if renderer.helm and len(charts) > 1:
+        with ThreadPoolExecutor(max_workers=max(os.cpu_count() or 1, 2)) as pool:
+            return list(pool.map(renderer, charts, versions))
+    return [renderer(chart, version) for chart, version in zip(charts, versions, strict=True)]
+
+
+def _context_documents(paths: tuple[Path, ...], renderer: _Renderer, version: str) -> tuple[list[Document], list[Finding]]:
+    """Charts and manifests that exist beside the checked ones (e.g. an infra chart's NADs): rendered, not judged."""
+    targets = discover(list(paths))
+    documents: list[Document] = []
+    findings = list(targets.problems)
+    for docs, problems in _render_all(targets.charts, [version] * len(targets.charts), renderer):
+        documents += docs
+        findings += [p for p in problems if p.rule == "render"]
+    for file in targets.manifests:
+        docs, problems = read_manifest_file(file)
+        documents += docs
+        findings += problems
+    return documents, findings
+
+
 def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
     report = CheckReport()
     targets = discover(paths)
@@ -61,56 +106,80 @@ def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
         helm = find_helm(options.helm)
         if options.helm and helm is None:
             raise CheckUsageError(f"--helm {options.helm}: no such program")
+    version_text = helm_version(helm) if helm else ""
+    if helm and not version_text:
+        if options.helm:
+            raise CheckUsageError(f"--helm {options.helm}: does not answer `version` like Helm")
+        helm = None
     if helm:
-        report.notes.append(f"rendering and linting with helm {helm_version(helm) or '(unknown version)'} ({helm})")
-    else:
+        report.notes.append(f"rendering and linting with helm {version_text} ({helm})")
+    elif options.use_helm:
         report.notes.append("no helm found: charts are not linted, and only charts mpigen compiled can be rendered "
                             "(by mpigen itself); install helm or pass --helm PATH")
-    default_version = options.kube_version or bundled_kube_versions()[-1]
-    for version in {options.kube_version, *(c.kubernetes_version for c in targets.charts)} - {None}:
+    else:
+        report.notes.append("--no-helm: charts are not linted; charts mpigen compiled are rendered by mpigen itself")
+    newest = bundled_kube_versions()[-1]
+    if options.kube_version:
         try:
-            select_kube_version(version)
+            select_kube_version(options.kube_version)
         except ValueError as exc:
-            raise CheckUsageError(f"{exc}; mpigen knows {bundled_kube_versions()[0]} to "
-                                  f"{bundled_kube_versions()[-1]}") from exc
-    schema_sets: dict[str, SchemaSet] = {}
-
-    def schemas(version: str) -> SchemaSet:
-        if version not in schema_sets:
-            schema_set = SchemaSet(version, strict=options.strict)
-            for problem in schema_set.add_crds(list(options.crds)):
-                report.findings.append(Finding(problem.split(":")[0], "", "", problem, "crds"))
-            schema_sets[version] = schema_set
-        return schema_sets[version]
+            raise CheckUsageError(f"{exc}; mpigen knows {bundled_kube_versions()[0]} to {newest}") from exc
 
     def version_of(chart: ChartInfo | None) -> str:
-        return options.kube_version or (chart.kubernetes_version if chart else None) or default_version
+        wanted = options.kube_version or (chart.kubernetes_version if chart else None) or newest
+        try:
+            select_kube_version(wanted)
+        except ValueError as exc:
+            report.findings.append(Finding(f"{chart.display}/Chart.yaml" if chart else "", "", "",
+                                           f"mpigen/kubernetes-version: {exc}; checking against {newest}", "chart",
+                                           Severity.WARNING))
+            return newest
+        return wanted
 
-    extra = _crd_folder_documents(options.crds)
+    renderer = _Renderer(helm)
+    versions = [version_of(chart) for chart in targets.charts]
     documents: list[tuple[Document, str]] = []
     node_shapes = {}
-    for chart in targets.charts:
+    for chart, version, (docs, problems) in zip(targets.charts, versions,
+                                                _render_all(targets.charts, versions, renderer), strict=True):
         report.charts.append(chart.display)
-        version = version_of(chart)
         if chart.node_shape is not None:
             node_shapes[chart.display] = chart.node_shape
-        if helm:
-            report.findings += helm_lint(helm, chart)
-            docs, problems = helm_template(helm, chart, f"v{version}.0" if version.count(".") == 1 else version)
-        elif chart.compiled_by_mpigen:
-            docs, problems = own_render(chart)
-        else:
-            docs, problems = [], [Finding(chart.display, "", "", "cannot render a chart mpigen did not compile "
-                                          "without helm; install helm or pass --helm PATH", "render")]
         report.findings += problems
+        if not docs and not any(p.rule == "render" for p in problems):
+            report.findings.append(Finding(chart.display, "", "", "the chart renders no objects", "render",
+                                           Severity.WARNING))
         documents += [(d, version) for d in docs]
     for file in targets.manifests:
         report.files.append(file.as_posix())
         docs, problems = read_manifest_file(file)
         report.findings += problems
         documents += [(d, version_of(None)) for d in docs]
+    if not targets.charts and not targets.manifests:
+        report.findings.append(Finding(" ".join(p.as_posix() for p in paths), "", "",
+                                       "no charts or manifest files to check", "usage"))
+
+    rendered_crds = [(d.source, d.obj) for d, _ in documents if d.kind == "CustomResourceDefinition"]
+    schema_sets: dict[str, SchemaSet] = {}
+
+    def schemas(version: str) -> SchemaSet:
+        if version not in schema_sets:
+            schema_set = SchemaSet(version, strict=options.strict)
+            problems = schema_set.add_crds(list(options.crds)) + schema_set.add_crd_objects(rendered_crds)
+            if not schema_sets:  # the same files give the same problems for every version: say them once
+                for problem in problems:
+                    where, _, what = problem.partition(": ")
+                    report.findings.append(Finding(where, "", "", what, "crds"))
+            schema_sets[version] = schema_set
+        return schema_sets[version]
+
     for document, version in documents:
         report.findings += schemas(version).check(document)
     report.documents = [d for d, _ in documents]
+    extra = _crd_folder_documents(options.crds)
+    if options.context:
+        context_docs, problems = _context_documents(options.context, renderer, newest)
+        extra += context_docs
+        report.findings += problems
     report.findings += run_rules(report.documents, CheckContext(extra=tuple(extra), node_shapes=node_shapes))
     return report

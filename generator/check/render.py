@@ -18,6 +18,7 @@ from ruamel.yaml.error import YAMLError
 from generator import yamlio
 from generator.build.labels import ChartRef, standard_labels
 from generator.check.findings import Document, Finding, NodeShape
+from generator.diagnostics import Severity
 
 HELM_TIMEOUT = 120
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -89,9 +90,14 @@ def discover(paths: list[Path]) -> Targets:
         if not root.is_dir():
             targets.problems.append(Finding(display, "", "", "no such file or folder", "usage"))
             continue
-        for folder, subfolders, files in os.walk(root):
-            subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+        seen: set[Path] = set()
+        for folder, subfolders, files in os.walk(root, followlinks=True):
             here = Path(folder)
+            if here.resolve() in seen:
+                subfolders[:] = []
+                continue
+            seen.add(here.resolve())
+            subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
             if "Chart.yaml" in files:
                 subfolders[:] = []  # a chart's own files (templates, subcharts) are Helm's to read
                 relative = here.relative_to(root).as_posix()
@@ -104,11 +110,37 @@ def discover(paths: list[Path]) -> Targets:
     return targets
 
 
+_SEPARATOR = re.compile(r"^---(?:[ \t]+#.*)?[ \t]*$", re.MULTILINE)
+
+
+def _objects(obj: Any) -> list[Any]:
+    """A document, or the items of a `kind: List` (what `kubectl get -o yaml` writes)."""
+    if isinstance(obj, dict) and str(obj.get("kind", "")).endswith("List") and isinstance(obj.get("items"), list):
+        return list(obj["items"])
+    if isinstance(obj, list):
+        return obj
+    return [obj]
+
+
+def _documents_of(obj: Any, where: str, label: str, chart: str) -> tuple[list[Document], list[Finding]]:
+    documents: list[Document] = []
+    findings: list[Finding] = []
+    for item in _objects(obj):
+        if not isinstance(item, dict):
+            findings.append(Finding(where, label, "", "a manifest must be a mapping", "yaml"))
+        elif "apiVersion" not in item and "kind" not in item:
+            findings.append(Finding(where, label, "", "not a Kubernetes object (no apiVersion or kind): skipped",
+                                    "yaml", Severity.WARNING))
+        else:
+            documents.append(Document(where, item, chart))
+    return documents, findings
+
+
 def parse_documents(text: str, source: str, chart: str = "") -> tuple[list[Document], list[Finding]]:
     """Documents of a multi-document YAML stream; Helm's `# Source:` comments name each one's template."""
     documents: list[Document] = []
     findings: list[Finding] = []
-    for number, chunk in enumerate(re.split(r"^---[ \t]*$", text, flags=re.MULTILINE)):
+    for number, chunk in enumerate(_SEPARATOR.split(text)):
         match = re.search(r"^# Source: [^/\n]+/(.+)$", chunk, flags=re.MULTILINE)
         where = f"{chart}/{match.group(1)}" if (chart and match) else source
         try:
@@ -118,10 +150,9 @@ def parse_documents(text: str, source: str, chart: str = "") -> tuple[list[Docum
             continue
         if obj is None:
             continue
-        if not isinstance(obj, dict):
-            findings.append(Finding(where, f"document {number + 1}", "", "a manifest must be a mapping", "yaml"))
-            continue
-        documents.append(Document(where, obj, chart))
+        docs, problems = _documents_of(obj, where, f"document {number + 1}", chart)
+        documents += docs
+        findings += problems
     return documents, findings
 
 
@@ -135,8 +166,7 @@ def read_manifest_file(path: Path) -> tuple[list[Document], list[Finding]]:
             obj = json.loads(text)
         except ValueError as exc:
             return [], [Finding(path.as_posix(), "", "", f"not valid JSON: {exc}", "yaml")]
-        items = obj.get("items") if isinstance(obj, dict) and obj.get("kind", "").endswith("List") else [obj]
-        return [Document(path.as_posix(), o) for o in items or [] if isinstance(o, dict)], []
+        return _documents_of(obj, path.as_posix(), "document 1", "")
     return parse_documents(text, path.as_posix())
 
 
@@ -148,34 +178,52 @@ def find_helm(explicit: str | None) -> str | None:
     return shutil.which("helm")
 
 
-def helm_version(helm: str) -> str:
+def _run(command: list[str]) -> subprocess.CompletedProcess[str] | str:
+    """The finished process, or why it could not run."""
     try:
-        out = subprocess.run([helm, "version", "--template", "{{.Version}}"], capture_output=True, text=True,
-                             timeout=HELM_TIMEOUT, check=False)
-    except OSError:
+        return subprocess.run(command, capture_output=True, text=True, timeout=HELM_TIMEOUT, check=False)
+    except subprocess.TimeoutExpired:
+        return f"did not finish within {HELM_TIMEOUT} s"
+    except OSError as exc:
+        return f"cannot run {command[0]}: {exc.strerror or exc}"
+
+
+def helm_version(helm: str) -> str:
+    """`v3.17.3`, or '' when the program does not answer like Helm."""
+    out = _run([helm, "version", "--template", "{{.Version}}"])
+    if isinstance(out, str) or out.returncode != 0:
         return ""
-    return out.stdout.strip()
+    version = out.stdout.strip()
+    return version if re.fullmatch(r"v\d+\.\d+\.\d+\S*", version) else ""
+
+
+def _error_lines(text: str) -> list[str]:
+    lines = [line.strip() for line in text.splitlines()]
+    return [line for line in lines if line.startswith(("[ERROR]", "[WARNING]", "Error:"))
+            and not re.search(r"\d+ chart\(s\) linted", line)]
 
 
 def helm_lint(helm: str, chart: ChartInfo) -> list[Finding]:
-    out = subprocess.run([helm, "lint", "--strict", str(chart.path)], capture_output=True, text=True,
-                         timeout=HELM_TIMEOUT, check=False)
+    out = _run([helm, "lint", "--strict", str(chart.path)])
+    if isinstance(out, str):
+        return [Finding(chart.display, "", "", f"helm lint --strict: {out}", "lint")]
     if out.returncode == 0:
         return []
-    lines = [line.strip() for line in (out.stdout + out.stderr).splitlines()
-             if line.strip().startswith(("[ERROR]", "[WARNING]", "Error:"))]
-    return [Finding(f"{chart.display}/Chart.yaml", "", "", f"helm lint --strict: {line}", "lint")
-            for line in lines or ["failed"]]
+    return [Finding(chart.display, "", "", f"helm lint --strict: {line}", "lint")
+            for line in _error_lines(out.stdout + "\n" + out.stderr) or ["failed"]]
 
 
 def helm_template(helm: str, chart: ChartInfo, kube_version: str | None) -> tuple[list[Document], list[Finding]]:
-    command = [helm, "template", chart.name, str(chart.path)]
+    """`helm template` as Argo CD runs it: release named after the chart, CRDs included."""
+    command = [helm, "template", chart.name, str(chart.path), "--include-crds"]
     if kube_version:
         command += ["--kube-version", kube_version]
-    out = subprocess.run(command, capture_output=True, text=True, timeout=HELM_TIMEOUT, check=False)
+    out = _run(command)
+    if isinstance(out, str):
+        return [], [Finding(chart.display, "", "", f"helm template: {out}", "render")]
     if out.returncode != 0:
-        message = out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "failed"
-        return [], [Finding(chart.display, "", "", f"helm template: {message}", "render")]
+        lines = _error_lines(out.stderr) or out.stderr.strip().splitlines()[-1:] or ["failed"]
+        return [], [Finding(chart.display, "", "", f"helm template: {line}", "render") for line in lines]
     return parse_documents(out.stdout, chart.display, chart.display)
 
 

@@ -28,11 +28,16 @@ RULE_MPI_OPERATOR = "mpi-operator"
 RULE_NETWORK = "network"
 RULE_CAPACITY = "capacity"
 RULE_NAMES = "names"
+RULE_RESOURCES = "resources"
 
 MPIJOB_API_VERSION = "kubeflow.org/v2beta1"
 NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
 RESOURCE_NAME_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName"
 NAD_KIND = "NetworkAttachmentDefinition"
+# Kinds whose operator renders a NetworkAttachmentDefinition of the same name, and the namespace it goes to
+# when spec.networkNamespace is not set ('' = the object's own): sriov-network-operator, NVIDIA network-operator.
+OPERATOR_NETWORK_KINDS = {"SriovNetwork": "", "SriovIBNetwork": "", "HostDeviceNetwork": "default",
+                          "IPoIBNetwork": "default", "MacvlanNetwork": "default"}
 
 Path = tuple[str | int, ...]
 
@@ -485,6 +490,8 @@ def parse_networks_annotation(value: str) -> tuple[list[NetworkSelection], list[
 
 
 def _interface_problem(interface: str) -> str:
+    if interface == "eth0":
+        return "interface eth0 is the pod's cluster network; name the attachment's interface otherwise"
     if len(interface) > _IFNAMSIZ - 1 or re.search(r"[\s/]", interface):
         return (f"interface name {go_quote(interface)} must be at most {_IFNAMSIZ - 1} characters without '/' "
                 "or spaces")
@@ -554,9 +561,19 @@ class _NadIndex:
         self.by_name: dict[str, list[Document]] = {}
         for document in documents:
             name = _metadata_name(document)
-            if document.kind == NAD_KIND and name:
-                self.by_key.setdefault((document.namespace, name), document)
-                self.by_name.setdefault(name, []).append(document)
+            if not name:
+                continue
+            if document.kind == NAD_KIND:
+                namespace = document.namespace
+            elif document.kind in OPERATOR_NETWORK_KINDS:
+                # The network operators render a NAD of the same name into spec.networkNamespace.
+                spec = _dict(document.obj.get("spec")) or {}
+                namespace = _str(spec.get("networkNamespace")) or OPERATOR_NETWORK_KINDS[document.kind] or \
+                    document.namespace
+            else:
+                continue
+            self.by_key.setdefault((namespace, name), document)
+            self.by_name.setdefault(name, []).append(document)
 
     def find(self, namespace: str, name: str) -> Document | None:
         """Exact match first; where a namespace is unknown (not written), a NAD of that name is taken on trust."""
@@ -581,10 +598,35 @@ def check_networks(documents: list[Document], context: CheckContext) -> list[Fin
         for template in pod_templates(document):
             findings += _check_pod_networks(template, index, to_check)
     for nad in to_check.values():
-        problem = cni_config_problem((_dict(nad.obj.get("spec")) or {}).get("config"))
+        if nad.kind != NAD_KIND:
+            continue
+        config = (_dict(nad.obj.get("spec")) or {}).get("config")
+        if config is None:
+            findings.append(finding(nad, path_of(("spec", "config")), (
+                "spec.config is missing: Multus then looks for a CNI configuration file of this name on each node; "
+                "put the configuration here to keep it in git"), RULE_NETWORK, Severity.WARNING))
+            continue
+        problem = cni_config_problem(config)
         if problem:
             findings.append(finding(nad, path_of(("spec", "config")), problem, RULE_NETWORK))
+        elif _device_plugin_type(config) and not _str(_annotations(_dict(nad.obj.get("metadata")) or {}).get(
+                RESOURCE_NAME_ANNOTATION)):
+            findings.append(finding(nad, path_of(("metadata", "annotations")), (
+                f"a {_device_plugin_type(config)} network needs the {RESOURCE_NAME_ANNOTATION} annotation naming the "
+                "device-plugin resource of its VFs; without it Multus fails with \"VF pci addr is required\""),
+                RULE_NETWORK))
     return findings
+
+
+def _device_plugin_type(config: str) -> str:
+    """`sriov` or `ib-sriov` when the main plugin of a CNI config needs a device from a device plugin."""
+    try:
+        data = json.loads(config)
+    except ValueError:
+        return ""
+    main = (data.get("plugins") or [{}])[0] if isinstance(data.get("plugins"), list) else data
+    kind = main.get("type") if isinstance(main, dict) else None
+    return kind if kind in ("sriov", "ib-sriov") else ""
 
 
 def _check_pod_networks(template: PodTemplate, index: _NadIndex, to_check: dict[int, Document]) -> list[Finding]:
@@ -747,6 +789,33 @@ def check_reserved_names(documents: list[Document], context: CheckContext | None
 
 # --- all --------------------------------------------------------------------------------------------
 
+def check_extended_resources(documents: list[Document]) -> list[Finding]:
+    """Device-plugin resources (GPUs, VFs) as the API server takes them: whole numbers, with a limit,
+    and a request equal to it (they cannot be overcommitted)."""
+    findings: list[Finding] = []
+    for document in documents:
+        for template in pod_templates(document):
+            for path, container in [*template.containers, *template.init_containers]:
+                resources = _dict(container.get("resources")) or {}
+                limits = _dict(resources.get("limits")) or {}
+                requests = _dict(resources.get("requests")) or {}
+                for section, values in (("limits", limits), ("requests", requests)):
+                    for name, value in values.items():
+                        if not isinstance(name, str) or not is_extended_resource(name):
+                            continue
+                        where = path_of((*path, "resources", section, name))
+                        if whole_quantity(value) is None:
+                            findings.append(finding(document, where, f"{where[1:]}: Invalid value: {go_quote(str(value))}: "
+                                                    "must be an integer", RULE_RESOURCES))
+                        elif section == "requests" and name not in limits:
+                            findings.append(finding(document, where, f"{where[1:]}: Forbidden: Limit must be set for "
+                                                    "non overcommitable resources", RULE_RESOURCES))
+                        elif section == "requests" and whole_quantity(limits[name]) not in (None, whole_quantity(value)):
+                            findings.append(finding(document, where, f"{where[1:]}: Invalid value: {go_quote(str(value))}: "
+                                                    f"must be equal to {name} limit of {limits[name]}", RULE_RESOURCES))
+    return findings
+
+
 def run_rules(documents: list[Document], context: CheckContext) -> list[Finding]:
     """Every rule over every document. A rule that fails on input it should have skipped is reported, not raised."""
     findings: list[Finding] = []
@@ -754,6 +823,7 @@ def run_rules(documents: list[Document], context: CheckContext) -> list[Finding]
         *((RULE_MPI_OPERATOR, (lambda d=d: check_mpijob(d))) for d in documents),
         (RULE_NETWORK, lambda: check_networks(documents, context)),
         (RULE_CAPACITY, lambda: check_capacity(documents, context)),
+        (RULE_RESOURCES, lambda: check_extended_resources(documents)),
         (RULE_NAMES, lambda: check_reserved_names(documents, context)),
     ]
     for rule, check in checks:

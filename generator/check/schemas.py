@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
+from jsonschema.exceptions import SchemaError, ValidationError, best_match
 from referencing import Registry, Resource
 from ruamel.yaml.error import YAMLError
 
 from generator.check.findings import Document, Finding, finding, json_path
-from generator.crdschema import SchemaKey, load_crd_schemas, prune_nulls
+from generator.crdschema import SchemaKey, crd_documents, crd_schemas, prune_nulls
 from generator.diagnostics import Severity
 from generator.schema_files import schema_dir
 
@@ -269,19 +269,36 @@ class SchemaSet:
                 continue
             for file in files:
                 try:
-                    schemas = load_crd_schemas([file])
+                    documents = list(crd_documents(file))
                 except (OSError, UnicodeDecodeError) as error:
                     problems.append(f"{file}: cannot read: {error}")
                     continue
                 except YAMLError as error:
                     problems.append(f"{file}: not valid YAML: {' '.join(str(error).split())}")
                     continue
-                except (KeyError, TypeError, AttributeError, ValueError) as error:
-                    problems.append(f"{file}: not a usable CustomResourceDefinition: {error!r}")
-                    continue
-                for key, schema in schemas.items():
-                    self._custom[key] = schema
-                    self._validators.pop(key, None)
+                problems += self.add_crd_objects([(str(file), doc) for doc in documents])
+        return problems
+
+    def add_crd_objects(self, documents: list[tuple[str, Any]]) -> list[str]:
+        """Add CRDs given as (where, object), e.g. the CRDs a chart renders; one bad CRD costs only itself."""
+        problems: list[str] = []
+        for where, doc in documents:
+            if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
+                continue
+            name = (doc.get("metadata") or {}).get("name", "?") if isinstance(doc.get("metadata"), dict) else "?"
+            try:
+                schemas = crd_schemas(doc)
+                for schema in schemas.values():
+                    Draft202012Validator.check_schema(schema)
+            except SchemaError as error:
+                problems.append(f"{where}: CRD {name} has a schema no validator can use: {error.message}")
+                continue
+            except (KeyError, TypeError, AttributeError, ValueError) as error:
+                problems.append(f"{where}: CRD {name} is not a usable CustomResourceDefinition: {error!r}")
+                continue
+            for key, schema in schemas.items():
+                self._custom[key] = schema
+                self._validators.pop(key, None)
         return problems
 
     def has_schema(self, api_version: str, kind: str) -> bool:
