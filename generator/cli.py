@@ -15,7 +15,7 @@ from generator.diagnostics import Diagnostic, Severity
 from generator.package import output_files
 from generator.pipeline import CompileResult, check_profiles, compile_profiles
 from generator.render import render_manifests
-from generator.write import WriteRefused, write_tree
+from generator.write import WriteRefused, compare_tree, write_tree
 
 PATHS = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 
@@ -59,7 +59,9 @@ def validate(paths: tuple[Path, ...]) -> None:
               help="Folder to write the charts into (e.g. charts).")
 @click.option("--manifests", is_flag=True,
               help="Print the manifests the charts render to with default values, write nothing.")
-def render(paths: tuple[Path, ...], output: Path | None, manifests: bool) -> None:
+@click.option("--check", "check_only", is_flag=True,
+              help="Write nothing; exit 1 and list every file of OUTPUT that is missing, stale or extra.")
+def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_only: bool) -> None:
     """Compile profiles into Helm charts under OUTPUT/<cluster>/."""
     if output is None and not manifests:
         raise click.UsageError("give -o CHARTS to write charts, or --manifests to print what they render to")
@@ -69,6 +71,16 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool) -> Non
         sys.exit(1)
     if manifests:
         click.echo(render_manifests(result.charts), nl=False)
+        return
+    if check_only:
+        diff = compare_tree(output, output_files(result.charts))
+        for label, files in (("missing", diff.missing), ("stale", diff.stale), ("extra", diff.extra)):
+            for file in files:
+                click.echo(f"{label}: {output / file}")
+        if not diff.clean:
+            click.echo(f"{output} is not what the profiles compile to: run `make render` and commit it", err=True)
+            sys.exit(1)
+        click.echo(f"{output} is up to date with the profiles")
         return
     try:
         report = write_tree(output, output_files(result.charts))

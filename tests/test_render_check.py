@@ -1,0 +1,43 @@
+"""`mpigen render --check`: CI's guard that charts/ is what the profiles compile to."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+
+from conftest import CHARTS, PROFILES, run_mpigen
+
+
+def _digest(folder):
+    return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_the_committed_charts_are_up_to_date():
+    result = run_mpigen("render", PROFILES, "-o", CHARTS, "--check")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "up to date" in result.stdout
+
+
+def test_a_hand_edited_chart_a_missing_file_and_an_extra_file_are_listed(tmp_path):
+    charts = shutil.copytree(CHARTS, tmp_path / "charts")
+    values = charts / "dgx-lab" / "jobs" / "pi" / "values.yaml"
+    values.write_text(values.read_text(encoding="utf-8").replace("workers: 2", "workers: 3"), encoding="utf-8")
+    (charts / "dgx-lab" / "jobs" / "pi" / "templates" / "NOTES.txt").unlink()
+    (charts / "dgx-lab" / "stray.yaml").write_text("x: 1\n", encoding="utf-8")
+    before = _digest(charts)
+    result = run_mpigen("render", PROFILES, "-o", charts, "--check")
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        f"missing: {charts}/dgx-lab/jobs/pi/templates/NOTES.txt",
+        f"stale: {charts}/dgx-lab/jobs/pi/values.yaml",
+        f"extra: {charts}/dgx-lab/stray.yaml",
+    ]
+    assert "run `make render`" in result.stderr
+    assert _digest(charts) == before, "--check wrote something"
+
+
+def test_an_empty_folder_lists_every_file_as_missing(tmp_path):
+    result = run_mpigen("render", PROFILES, "-o", tmp_path / "none", "--check")
+    assert result.returncode == 1
+    assert all(line.startswith("missing: ") for line in result.stdout.splitlines())
+    assert not (tmp_path / "none").exists()

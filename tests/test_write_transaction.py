@@ -1,0 +1,110 @@
+"""generator/write.py as a transaction: killed renders, recovery, and the lock between renders."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+from generator.write import STAGING_DIR, output_lock, write_tree
+
+OLD = {f"c/jobs/j{i}/values.yaml": f"workers: {i}\n".encode() for i in range(6)}
+NEW = {**{f"c/jobs/j{i}/values.yaml": f"workers: {i + 10}\n".encode() for i in range(1, 6)},
+       "c/jobs/j9/values.yaml": b"workers: 9\n"}  # j0 goes away, j1..j5 change, j9 is new
+
+
+def digest(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def run_killed(out: Path) -> int:
+    """Render NEW into `out` in a child process that SIGKILLs itself while writing its second staged file."""
+    script = textwrap.dedent(f"""
+        import os, signal
+        from pathlib import Path
+        import generator.write as w
+        calls = []
+        original = w._atomic_write
+        def dying(*args, **kwargs):
+            calls.append(1)
+            if len(calls) == 2:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return original(*args, **kwargs)
+        w._atomic_write = dying
+        w.write_tree(Path({str(out)!r}), {NEW!r})
+    """)
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60).returncode
+
+
+def test_a_render_killed_while_staging_leaves_the_folder_as_it_was(tmp_path):
+    out = tmp_path / "charts"
+    write_tree(out, OLD)
+    before = digest(out)
+    assert run_killed(out) == -9  # killed while writing its second file into staging
+    assert (out / STAGING_DIR).is_dir()
+    assert {k: v for k, v in digest(out).items() if not k.startswith(STAGING_DIR)} == before
+    report = write_tree(out, NEW)  # the next render throws the uncommitted staging away and does its own work
+    assert sorted(report.written) == sorted(NEW) and report.pruned == ["c/jobs/j0/values.yaml"]
+    assert not (out / STAGING_DIR).exists()
+    assert {k: (out / k).read_bytes() for k in NEW} == NEW and not (out / "c/jobs/j0").exists()
+
+
+def test_a_render_killed_after_committing_is_completed_by_the_next(tmp_path):
+    out = tmp_path / "charts"
+    write_tree(out, OLD)
+    script = textwrap.dedent(f"""
+        import json, os, signal
+        from pathlib import Path
+        import generator.write as w
+        def dying_apply(out_dir):  # move the first file into place, then die: past the commit point
+            staging = out_dir / w.STAGING_DIR
+            first = json.loads((staging / w.COMMITTED_PLAN).read_text())["move"][0]
+            os.replace(staging / first, out_dir / first)
+            os.kill(os.getpid(), signal.SIGKILL)
+        w._apply = dying_apply
+        w.write_tree(Path({str(out)!r}), {NEW!r})
+    """)
+    assert subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60).returncode == -9
+    assert (out / STAGING_DIR / "plan.committed.json").is_file()
+    # Mixed state: the first move of the plan (the ownership list, which sorts first) is done, the rest is not.
+    assert "c/jobs/j9/values.yaml" in (out / ".mpigen-owned").read_text(encoding="utf-8")
+    assert {p: (out / p).read_bytes() for p in OLD} == OLD
+    report = write_tree(out, NEW)  # recovers the committed render first; then nothing is left to do
+    assert report.written == [] and report.pruned == []
+    assert not (out / STAGING_DIR).exists()
+    assert {p: (out / p).read_bytes() for p in NEW} == NEW
+    assert not (out / "c/jobs/j0/values.yaml").exists()
+
+
+def test_two_renders_into_one_folder_take_turns(tmp_path):
+    out = tmp_path / "charts"
+    out.mkdir()
+    order: list[str] = []
+    with output_lock(out):
+        waiting = threading.Thread(target=lambda: (write_tree(out, OLD), order.append("second render done")))
+        waiting.start()
+        time.sleep(0.3)
+        order.append("first render done")
+        assert not (out / "c").exists(), "the second render wrote while the first held the lock"
+    waiting.join(timeout=30)
+    assert order == ["first render done", "second render done"]
+    assert digest(out).keys() >= set(OLD)
+
+
+def test_the_lock_lives_outside_the_output_folder(tmp_path):
+    out = tmp_path / "charts"
+    write_tree(out, OLD)
+    assert sorted(p.name for p in out.iterdir()) == [".mpigen-owned", "c"]
+
+
+def test_a_first_render_killed_while_staging_does_not_lock_the_folder_out(tmp_path):
+    out = tmp_path / "charts"
+    assert run_killed(out) == -9
+    assert [p.name for p in out.iterdir()] == [STAGING_DIR]
+    write_tree(out, NEW)
+    assert {p: (out / p).read_bytes() for p in NEW} == NEW and not (out / STAGING_DIR).exists()
