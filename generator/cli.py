@@ -10,8 +10,10 @@ import click
 
 from generator import __version__
 from generator.check import CheckOptions, CheckUsageError, run_check
+from generator.check.render import find_helm
 from generator.check.report import FORMATS
 from generator.diagnostics import Diagnostic, Severity
+from generator.diff import DiffError, diff_against
 from generator.package import output_files
 from generator.pipeline import CompileResult, check_profiles, compile_profiles
 from generator.render import render_manifests
@@ -119,4 +121,34 @@ def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version
         click.echo(note, err=True)
     click.echo(FORMATS[output](report), nl=False)
     if report.errors:
+        sys.exit(1)
+
+
+@main.command()
+@PATHS
+@click.option("-o", "--output", "output", type=click.Path(path_type=Path, file_okay=False), default=Path("charts"),
+              show_default=True, help="The charts folder to compare with.")
+@click.option("--against", "revision", metavar="REF", help="Compare with the charts as committed at this git revision "
+              "(e.g. origin/main) instead of as they are on disk.")
+@click.option("--helm", "helm", metavar="PATH", help="Helm for charts mpigen did not compile (default: helm on PATH).")
+@click.option("--exit-code", is_flag=True, help="Exit 1 when anything differs.")
+def diff(paths: tuple[Path, ...], output: Path, revision: str | None, helm: str | None, exit_code: bool) -> None:
+    """Show, object by object, how the profiles' manifests differ from the charts."""
+    result = compile_profiles(paths)
+    _report(result)
+    if _fail(result.diagnostics):
+        sys.exit(1)
+    try:
+        changes, problems = diff_against(output, result.charts, revision, find_helm(helm))
+    except DiffError as exc:
+        raise click.UsageError(str(exc)) from exc
+    for problem in problems:
+        click.echo(f"warning: {problem}", err=True)
+    for change in changes:
+        click.echo(f"{change.status}: {change.key}")
+        click.echo(change.diff, nl=False)
+    where = f"{output} at {revision}" if revision else str(output)
+    click.echo(f"{len(changes)} object(s) differ between {where} and the profiles" if changes
+               else f"no object differs between {where} and the profiles", err=True)
+    if exit_code and changes:
         sys.exit(1)

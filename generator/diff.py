@@ -1,0 +1,112 @@
+"""Object-by-object difference between charts as they are (on disk, or at a git revision) and what
+the profiles compile to now: what a reviewer needs, rather than a text diff of templates."""
+
+from __future__ import annotations
+
+import difflib
+import io
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator import yamlio
+from generator.check.render import discover, helm_template, own_render
+from generator.package import Chart
+
+
+class DiffError(Exception):
+    """The old side cannot be had (no git, unknown revision); the message says what to do."""
+
+
+@dataclass(frozen=True)
+class ObjectChange:
+    key: str
+    status: str  # "added", "removed" or "changed"
+    diff: str = ""
+
+
+def object_key(obj: dict[str, Any]) -> str:
+    metadata = obj.get("metadata") or {}
+    namespace = metadata.get("namespace") or ""
+    name = metadata.get("name") or "?"
+    return f"{obj.get('apiVersion', '?')} {obj.get('kind', '?')} {namespace + '/' if namespace else ''}{name}"
+
+
+def diff_objects(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[ObjectChange]:
+    before = {object_key(o): o for o in old}
+    after = {object_key(o): o for o in new}
+    changes: list[ObjectChange] = []
+    for key in sorted(before.keys() | after.keys()):
+        if key not in before:
+            changes.append(ObjectChange(key, "added", _unified("", yamlio.dump(after[key]), key)))
+        elif key not in after:
+            changes.append(ObjectChange(key, "removed", _unified(yamlio.dump(before[key]), "", key)))
+        elif before[key] != after[key]:
+            changes.append(ObjectChange(key, "changed", _unified(yamlio.dump(before[key]), yamlio.dump(after[key]), key)))
+    return changes
+
+
+def _unified(old: str, new: str, key: str) -> str:
+    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                        fromfile=f"a: {key}", tofile=f"b: {key}", n=3))
+
+
+def compiled_objects(charts: list[Chart]) -> list[dict[str, Any]]:
+    return [m.obj for chart in charts for m in chart.manifests]
+
+
+def rendered_objects(folder: Path, helm: str | None) -> tuple[list[dict[str, Any]], list[str]]:
+    """The objects of every chart under `folder`, rendered with default values (Helm for charts mpigen
+    did not compile)."""
+    if not folder.exists():
+        return [], []
+    objects: list[dict[str, Any]] = []
+    problems: list[str] = []
+    for chart in discover([folder]).charts:
+        if chart.compiled_by_mpigen:
+            docs, findings = own_render(chart)
+        elif helm:
+            docs, findings = helm_template(helm, chart, None)
+        else:
+            docs, findings = [], []
+            problems.append(f"{chart.display}: not compiled by mpigen and no helm to render it; left out")
+        objects += [d.obj for d in docs]
+        problems += [f.format() for f in findings]
+    return objects, problems
+
+
+def charts_at_revision(charts: Path, revision: str, into: Path) -> Path:
+    """Extract the `charts` folder as it was at a git revision into `into`; returns its copy there."""
+    folder = charts.resolve()
+    probe = folder if folder.exists() else folder.parent
+    top = _git(probe, "rev-parse", "--show-toplevel").decode().strip()
+    relative = folder.relative_to(Path(top)).as_posix()
+    _git(Path(top), "rev-parse", "--verify", f"{revision}^{{commit}}")
+    listed = _git(Path(top), "ls-tree", "-r", "--name-only", revision, "--", relative).decode().split()
+    if listed:
+        archive = _git(Path(top), "archive", "--format=tar", revision, "--", relative)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(into, filter="data")
+    return into / relative
+
+
+def _git(cwd: Path, *args: str) -> bytes:
+    try:
+        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=120, check=False)
+    except OSError as exc:
+        raise DiffError(f"cannot run git: {exc.strerror}") from exc
+    if out.returncode != 0:
+        raise DiffError(f"git {' '.join(args)}: {out.stderr.decode(errors='replace').strip()}")
+    return out.stdout
+
+
+def diff_against(charts: Path, compiled: list[Chart], revision: str | None,
+                 helm: str | None) -> tuple[list[ObjectChange], list[str]]:
+    """Changes from the charts (on disk, or at `revision`) to what the profiles compile to now."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = charts_at_revision(charts, revision, Path(tmp)) if revision else charts
+        old, problems = rendered_objects(folder, helm)
+    return diff_objects(old, compiled_objects(compiled)), problems
