@@ -30,12 +30,18 @@ helm: $(HELM3) $(HELM4)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
+# The Argo CD and Flux CRDs the bootstrap objects are checked against, where ../shared is beside us.
+GITOPS_CRDS := $(wildcard ../shared/upstream/gitops/argocd/application-crd.yaml \
+  ../shared/upstream/gitops/flux/source.toolkit.fluxcd.io_gitrepositories.yaml \
+  ../shared/upstream/gitops/flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml \
+  ../shared/upstream/gitops/flux/helm.toolkit.fluxcd.io_helmreleases.yaml)
+
 # charts/ must be what profiles/ compiles to, and must pass `mpigen check` with real Helm 4.
 check: $(STAMP) $(HELM4)
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	  $(BIN)/mpigen render profiles -o "$$tmp/charts" >/dev/null && \
 	  diff -r "$$tmp/charts" charts && echo "charts/ is up to date with profiles/"
-	$(BIN)/mpigen check --helm $(HELM4) charts
+	$(BIN)/mpigen check --helm $(HELM4) $(addprefix --crds ,$(GITOPS_CRDS)) charts
 
 test: $(STAMP) helm lint check
 	MPIGEN_HELM3=$(abspath $(HELM3)) MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q

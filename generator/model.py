@@ -103,6 +103,28 @@ class Network:
     cni_version: str
 
 
+class GitOpsTool(str, Enum):
+    ARGOCD = "argocd"
+    FLUX = "flux"
+
+
+@dataclass(frozen=True)
+class GitOps:
+    """How a GitOps tool pulls this cluster's charts from git (the cluster profile's `gitops` block)."""
+
+    tool: GitOpsTool
+    repo_url: str
+    revision: str
+    path: str
+    """Repository path of the charts folder, without leading or trailing `/` (`charts`)."""
+    destination: str
+    """Argo CD: API server URL of the cluster the charts are synced to."""
+    project: str
+    """Argo CD: the AppProject of every Application."""
+    namespace: str
+    """Where the Argo CD Applications, or the Flux GitRepository, Kustomization and HelmReleases, live."""
+
+
 @dataclass(frozen=True)
 class Cluster:
     name: str
@@ -112,6 +134,7 @@ class Cluster:
     network: Network
     pools: tuple[NodePool, ...]
     rails: tuple[Rail, ...]
+    gitops: GitOps | None = None
 
     def pool(self, name: str) -> NodePool:
         return next(pool for pool in self.pools if pool.name == name)

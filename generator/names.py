@@ -95,3 +95,36 @@ def infra_chart_name(cluster: str) -> str:
 
 
 DEVICE_PLUGIN_CONFIGMAP = "sriovdp-config"
+
+
+# --- GitOps delivery objects (charts/<cluster>/bootstrap/) -------------------------------------------
+
+def bootstrap_dir(cluster: str) -> str:
+    """Plain manifests (not a chart) that hand a cluster's charts to its GitOps tool."""
+    return f"{cluster}/bootstrap"
+
+
+def bootstrap_root_dir(cluster: str) -> str:
+    """What a team applies by hand, once: the root Application, or Flux's GitRepository and Kustomization."""
+    return f"{bootstrap_dir(cluster)}/root"
+
+
+def bootstrap_apps_dir(cluster: str) -> str:
+    """One Application or HelmRelease per chart; the root keeps this folder in sync (never itself)."""
+    return f"{bootstrap_dir(cluster)}/apps"
+
+
+def gitops_root_name(cluster: str) -> str:
+    """The root Application (Argo CD), or the GitRepository and Kustomization (Flux), of a cluster."""
+    return cluster
+
+
+def gitops_infra_name(cluster: str) -> str:
+    """The Application or HelmRelease of the cluster's infra chart."""
+    return infra_chart_name(cluster)
+
+
+def gitops_job_name(cluster: str, job: str) -> str:
+    """The Application or HelmRelease of a job chart: prefixed with the cluster, since one Argo CD
+    holds the Applications of every cluster it manages in one namespace."""
+    return f"{cluster}-{job}"

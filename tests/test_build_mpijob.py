@@ -236,7 +236,8 @@ def test_run_policy_every_field(profiles_copy):
         "name: policy\npool: cpu\nnamespace: hpc\nimage: example.org/app:1\nworkers: 1\nprogram: [/app]\n"
         "launcherCreationPolicy: AtStartup\n"
         "runPolicy:\n  cleanPodPolicy: All\n  backoffLimit: 0\n  activeDeadlineSeconds: 3600\n"
-        "  ttlSecondsAfterFinished: 600\n  suspend: true\n")})
+        "  ttlSecondsAfterFinished: 600\n  suspend: true\n"
+        "allowRerunAfterTtl: true\n")})  # dgx-lab is synced by Argo CD: a TTL needs the opt-in
     spec = _mpijob(_job(result, "policy"))["spec"]
     assert spec["launcherCreationPolicy"] == "AtStartup"
     assert spec["runPolicy"] == {"cleanPodPolicy": "All", "backoffLimit": 0, "activeDeadlineSeconds": 3600,

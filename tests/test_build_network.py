@@ -113,7 +113,22 @@ def test_nads_are_in_the_infra_chart_only(example):
 
 
 def test_namespaces_of_the_cluster_are_created(example):
-    assert sorted(o["metadata"]["name"] for o in _objects(example, "Namespace")) == ["hpc", "ml-training"]
+    created = {chart.directory: sorted(m.obj["metadata"]["name"] for m in chart.manifests if m.obj["kind"] == "Namespace")
+               for chart in example.charts}
+    assert created == {"dgx-lab/infra": ["hpc", "ml-training"], "cpu-lab/infra": ["mpi"], "dgx-lab/jobs/pi": [],
+                       "dgx-lab/jobs/resnet50-dgx": [], "dgx-lab/jobs/tensorflow-benchmarks": [],
+                       "cpu-lab/jobs/cpu-pi": []}
+
+
+def test_namespaces_outlive_the_infra_chart_under_helm_and_argo_cd(example):
+    for namespace in _objects(example, "Namespace"):
+        assert namespace["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep",
+                                                        "argocd.argoproj.io/sync-options": "Prune=false,Delete=false"}
+
+
+def test_nads_are_applied_by_argo_cd_even_before_their_crd_exists(example):
+    for nad in _nads(example).values():
+        assert nad["metadata"]["annotations"]["argocd.argoproj.io/sync-options"] == "SkipDryRunOnMissingResource=true"
 
 
 # --- sriovdp-config ----------------------------------------------------------------------------------------
@@ -176,7 +191,7 @@ def test_custom_resource_prefix_and_name(profiles_copy):
     edited = cluster.replace("  provider: sriov-device-plugin\n",
                              "  provider: sriov-device-plugin\n  resourcePrefix: example.com\n")
     edited = edited.replace("  - name: rail3\n    nic: ib3\n", "  - name: rail3\n    nic: ib3\n    resourceName: fourth\n")
-    assert edited.count("example.com") == 1 and "fourth" in edited
+    assert edited.count("resourcePrefix: example.com") == 1 and "fourth" in edited
     result = _compile(profiles_copy, {"clusters/dgx-lab.yaml": edited})
     _, config = _device_plugin_config(result)
     assert [(r["resourcePrefix"], r["resourceName"]) for r in config["resourceList"]] == [

@@ -19,11 +19,15 @@ def test_discover_finds_every_chart_and_no_manifest_inside_them(tmp_path):
     charts = shutil.copytree(CHARTS, tmp_path / "charts")
     (charts / "extra.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", encoding="utf-8")
     targets = discover([charts])
-    assert [c.display for c in targets.charts] == [f"{charts.as_posix()}/dgx-lab/{p}" for p in
-                                                   ("infra", "jobs/pi", "jobs/resnet50-dgx", "jobs/tensorflow-benchmarks")]
-    assert targets.manifests == [charts / "extra.yaml"]
+    assert [c.display for c in targets.charts] == [f"{charts.as_posix()}/{p}" for p in (
+        "cpu-lab/infra", "cpu-lab/jobs/cpu-pi", "dgx-lab/infra", "dgx-lab/jobs/pi", "dgx-lab/jobs/resnet50-dgx",
+        "dgx-lab/jobs/tensorflow-benchmarks")]
+    # The GitOps bootstrap folders hold plain manifests, not charts.
+    assert targets.manifests == [charts / p for p in (
+        "extra.yaml", "cpu-lab/bootstrap/apps/helmreleases.yaml", "cpu-lab/bootstrap/root/root-sync.yaml",
+        "dgx-lab/bootstrap/apps/applications.yaml", "dgx-lab/bootstrap/root/root-application.yaml")]
     assert all(c.compiled_by_mpigen for c in targets.charts)
-    assert targets.charts[0].kubernetes_version == "1.31"
+    assert [c.kubernetes_version for c in targets.charts] == ["1.32", "1.32", "1.31", "1.31", "1.31", "1.31"]
 
 
 def test_chart_annotations_describe_the_pool_node():

@@ -585,8 +585,9 @@ def example_shapes(example) -> dict[str, NodeShape]:
     """By hand, from profiles/: dgx pool nodes offer 8 GPUs and the four rails, cpu pool nodes nothing extended."""
     dgx = NodeShape("dgx-lab", "dgx", {"nvidia.com/gpu": 8, **{f"nvidia.com/rdma_rail{i}": None for i in range(4)}})
     cpu = NodeShape("dgx-lab", "cpu", {})
-    pools = {"dgx-lab/jobs/resnet50-dgx": dgx, "dgx-lab/jobs/tensorflow-benchmarks": dgx, "dgx-lab/jobs/pi": cpu}
-    assert {c.directory for c in example.charts} == {*pools, "dgx-lab/infra"}
+    pools = {"dgx-lab/jobs/resnet50-dgx": dgx, "dgx-lab/jobs/tensorflow-benchmarks": dgx, "dgx-lab/jobs/pi": cpu,
+             "cpu-lab/jobs/cpu-pi": NodeShape("cpu-lab", "cpu", {})}
+    assert {c.directory for c in example.charts} == {*pools, "dgx-lab/infra", "cpu-lab/infra"}
     return pools
 
 

@@ -854,3 +854,130 @@ def test_non_root_user_without_ssh_path_warns(diagnose):
     outcome = diagnose({"jobs/train.yaml": GPU_JOB + "rails: []\nrunAsUser: 1000\n"})
     expect(outcome, ("jobs/train.yaml", 10, 12, "mpi-operator mounts the ssh keys at /root/.ssh",
                      "set sshAuthMountPath"), severity=Severity.WARNING)
+
+
+# --- GitOps ---------------------------------------------------------------------------------------------------------
+
+# profiles/clusters/dgx-lab.yaml ends in a `gitops` block (Argo CD); CLUSTER above has none.
+assert DGX_LAB.splitlines()[35:] == ["gitops:", "  tool: argocd", "  repoURL: https://git.example.com/platform/gpu-fleet.git"]
+CPU_LAB = (PROFILES / "clusters" / "cpu-lab.yaml").read_text(encoding="utf-8")
+assert CPU_LAB.splitlines()[12:15] == ["gitops:", "  tool: flux", "  repoURL: https://git.example.com/platform/gpu-fleet.git"]
+# Lines 9 and 10 of the job below.
+TTL = "runPolicy:\n  ttlSecondsAfterFinished: 600\n"
+TTL_MESSAGE = ("runPolicy.ttlSecondsAfterFinished deletes the MPIJob 600 s after it finishes, and {tool}, which syncs "
+               "cluster '{cluster}', re-creates it from git: the job runs again; remove ttlSecondsAfterFinished and "
+               "delete the job profile once the job is done (render prunes its chart and {tool} deletes the MPIJob), "
+               "or set `runPolicy.suspend: true` to keep it in git without running it; if running it again is "
+               "intended, set `allowRerunAfterTtl: true`")
+
+
+def test_ttl_under_argo_cd_is_refused_saying_why_and_what_to_do(diagnose):
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB + TTL})
+    # Line 10 `  ttlSecondsAfterFinished: 600`: the value starts at column 28.
+    assert outcome.shown() == [f"{outcome.at('jobs/train.yaml', 10, 28)}: error: "
+                               + TTL_MESSAGE.format(tool="Argo CD", cluster="dgx-lab")]
+
+
+def test_ttl_under_flux_is_refused_too(diagnose):
+    job = GPU_JOB.replace("cluster: dgx-lab", "cluster: cpu-lab").replace("pool: dgx", "pool: cpu")
+    outcome = diagnose({"jobs/train.yaml": job + TTL})
+    assert outcome.shown() == [f"{outcome.at('jobs/train.yaml', 10, 28)}: error: "
+                               + TTL_MESSAGE.format(tool="Flux", cluster="cpu-lab")]
+
+
+def test_ttl_under_gitops_with_the_opt_in_passes(diagnose):
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB + TTL + "allowRerunAfterTtl: true\n"})
+    assert outcome.diagnostics == [], outcome.shown()
+
+
+def test_ttl_with_the_opt_in_set_to_false_is_still_refused(diagnose):
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB + TTL + "allowRerunAfterTtl: false\n"})
+    expect(outcome, ("jobs/train.yaml", 10, 28, "re-creates it from git: the job runs again", "allowRerunAfterTtl: true"))
+
+
+def test_ttl_without_gitops_passes(diagnose):
+    outcome = diagnose({"clusters/dgx-lab.yaml": CLUSTER, "jobs/train.yaml": GPU_JOB + TTL})
+    assert outcome.diagnostics == [], outcome.shown()
+
+
+def test_suspended_job_without_ttl_passes_under_gitops(diagnose):
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB + "runPolicy:\n  suspend: true\n"})
+    assert outcome.diagnostics == [], outcome.shown()
+
+
+def test_opt_in_without_ttl_warns_it_has_no_effect(diagnose):
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB + "allowRerunAfterTtl: true\n"})
+    expect(outcome, ("jobs/train.yaml", 9, 21, "`allowRerunAfterTtl` has no effect: the job has no "
+                     "runPolicy.ttlSecondsAfterFinished", "remove it"), severity=Severity.WARNING)
+
+
+def test_opt_in_without_gitops_warns_it_has_no_effect(diagnose):
+    outcome = diagnose({"clusters/dgx-lab.yaml": CLUSTER, "jobs/train.yaml": GPU_JOB + TTL + "allowRerunAfterTtl: true\n"})
+    expect(outcome, ("jobs/train.yaml", 11, 21, "`allowRerunAfterTtl` has no effect: cluster 'dgx-lab' has no "
+                     "`gitops` block", "remove it"), severity=Severity.WARNING)
+
+
+def test_opt_in_must_be_a_boolean(diagnose):
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB + TTL + "allowRerunAfterTtl: yes please\n"})
+    # Only the schema error: a profile the schema rejects is not cross-checked, so the TTL rule stays quiet.
+    expect(outcome, ("jobs/train.yaml", 11, 21, "`allowRerunAfterTtl` must be"))
+
+
+def test_job_named_infra_would_take_the_infra_application(diagnose):
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB.replace("name: train", "name: infra")})
+    expect(outcome, ("jobs/train.yaml", 3, 7, "job name 'infra' names its Application 'dgx-lab-infra', the name of the "
+                     "infra chart's Application on cluster 'dgx-lab'", "rename the job"))
+
+
+def test_job_named_like_the_infra_release_under_gitops(diagnose):
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB.replace("name: train", "name: dgx-lab-infra")})
+    expect(outcome, ("jobs/train.yaml", 3, 7, "job name 'dgx-lab-infra' is the Helm release name of the infra chart "
+                     "of cluster 'dgx-lab'", "rename the job"))
+
+
+def test_job_named_infra_without_gitops_passes(diagnose):
+    outcome = diagnose({"clusters/dgx-lab.yaml": CLUSTER, "jobs/train.yaml": GPU_JOB.replace("name: train", "name: infra")})
+    assert outcome.diagnostics == [], outcome.shown()
+
+
+def test_argo_cd_settings_under_flux_are_refused(diagnose):
+    cluster = CPU_LAB + "  destination: https://gpu.example.com:6443\n  project: gpu-fleet\n"
+    outcome = diagnose({"clusters/cpu-lab.yaml": cluster})
+    expect(outcome,
+           ("clusters/cpu-lab.yaml", 16, 3, "`gitops.destination` is for Argo CD only; Flux syncs the cluster it runs "
+            "in", "remove it"),
+           ("clusters/cpu-lab.yaml", 17, 3, "`gitops.project` is for Argo CD only; Flux has no projects", "remove it"))
+
+
+def test_every_gitops_setting_under_argo_cd_passes(diagnose):
+    cluster = DGX_LAB + ("  revision: release-2\n  path: deploy/charts\n  destination: https://gpu.example.com:6443\n"
+                         "  project: gpu-fleet\n  namespace: gitops\n")
+    assert diagnose({"clusters/dgx-lab.yaml": cluster}).diagnostics == []
+
+
+def test_gitops_without_a_repository(diagnose):
+    cluster = DGX_LAB.replace("  repoURL: https://git.example.com/platform/gpu-fleet.git\n", "")
+    outcome = diagnose({"clusters/dgx-lab.yaml": cluster})
+    # Line 37 `  tool: argocd` starts the gitops mapping.
+    expect(outcome, ("clusters/dgx-lab.yaml", 37, 3, "missing required key 'repoURL' in `gitops`", "add `repoURL:`"))
+
+
+def test_unknown_gitops_tool_with_did_you_mean(diagnose):
+    outcome = diagnose({"clusters/dgx-lab.yaml": DGX_LAB.replace("tool: argocd", "tool: argo-cd")})
+    expect(outcome, ("clusters/dgx-lab.yaml", 37, 9, "`gitops.tool` is 'argo-cd', which is not allowed",
+                     "did you mean 'argocd'?"))
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("repoURL", "git@git.example.com:platform/gpu-fleet.git"),
+    ("path", "../charts"),
+    ("path", "/charts"),
+    ("path", "charts/"),
+    ("destination", "http://kubernetes.default.svc"),
+])
+def test_gitops_values_the_tools_would_not_take(diagnose, key, value):
+    cluster = DGX_LAB + f"  {key}: {value}\n" if key != "repoURL" else DGX_LAB.replace(
+        "https://git.example.com/platform/gpu-fleet.git", value)
+    outcome = diagnose({"clusters/dgx-lab.yaml": cluster})
+    assert len(outcome.diagnostics) == 1, outcome.shown()
+    assert f"`gitops.{key}`" in outcome.diagnostics[0].message, outcome.shown()

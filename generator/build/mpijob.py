@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from generator import names
-from generator.build.labels import ChartRef, metadata
+from generator.build.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
 from generator.model import Job, MpiImplementation, Resources
 
 LAUNCHER_CONTAINER = "launcher"
@@ -214,6 +214,7 @@ def build_mpijob(job: Job, chart: ChartRef, worker_count: int | None = None) -> 
     return {
         "apiVersion": "kubeflow.org/v2beta1",
         "kind": "MPIJob",
-        "metadata": metadata(job.name, chart, job.namespace),
+        "metadata": metadata(job.name, chart, job.namespace,
+                             annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE}),
         "spec": spec,
     }

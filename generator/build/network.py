@@ -6,7 +6,13 @@ import json
 from typing import Any
 
 from generator import names
-from generator.build.labels import ChartRef, metadata
+from generator.build.labels import (
+    ARGOCD_SYNC_OPTIONS,
+    KEEP_IN_ARGOCD,
+    SKIP_DRY_RUN_ON_MISSING_RESOURCE,
+    ChartRef,
+    metadata,
+)
 from generator.model import Cluster, LinkType, Rail
 
 RESOURCE_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName"
@@ -36,7 +42,8 @@ def build_network_attachment(cluster: Cluster, rail: Rail, namespace: str, chart
         "apiVersion": "k8s.cni.cncf.io/v1",
         "kind": "NetworkAttachmentDefinition",
         "metadata": metadata(names.nad_name(rail.name), chart, namespace,
-                             annotations={RESOURCE_ANNOTATION: rail.resource}),
+                             annotations={RESOURCE_ANNOTATION: rail.resource,
+                                          ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE}),
         "spec": {"config": json.dumps(cni_config(cluster, rail), indent=2) + "\n"},
     }
 
@@ -73,7 +80,8 @@ def build_device_plugin_configmap(cluster: Cluster, chart: ChartRef) -> dict[str
 
 
 def build_namespace(namespace: str, chart: ChartRef) -> dict[str, Any]:
-    """A job namespace. Helm keeps it when the infra chart is uninstalled: deleting a namespace
-    would delete the PVCs and running jobs in it."""
+    """A job namespace. Helm keeps it when the infra chart is uninstalled, and Argo CD never prunes or
+    deletes it: deleting a namespace would delete the PVCs and running jobs in it."""
     return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": metadata(namespace, chart, annotations={"helm.sh/resource-policy": "keep"})}
+            "metadata": metadata(namespace, chart, annotations={"helm.sh/resource-policy": "keep",
+                                                                ARGOCD_SYNC_OPTIONS: KEEP_IN_ARGOCD})}

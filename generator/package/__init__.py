@@ -2,6 +2,9 @@
 
 Follows `helm create`: Chart.yaml (apiVersion v2), values.yaml with a comment on each value,
 values.schema.json, templates/_helpers.tpl with the standard labels, templates/NOTES.txt.
+
+A cluster with a GitOps tool also gets `<cluster>/bootstrap/`: plain manifests, not a chart, carried
+by its infra chart's `bootstrap` so that `output_files` writes (and prunes) them with the charts.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 
 from generator import names, yamlio
 from generator.build import Manifest, build_infra, build_job, infra_chart_ref, job_chart_ref
+from generator.build.gitops import BootstrapFile, build_bootstrap
 from generator.build.hostfile import hostfile_line
 from generator.build.labels import CHART_VERSION, ChartRef
 from generator.build.mpijob import rank_count_index
@@ -30,23 +34,36 @@ class Chart:
     ref: ChartRef
     files: tuple[tuple[str, str], ...]
     manifests: tuple[Manifest, ...]
+    bootstrap: tuple[tuple[str, str], ...] = ()
+    """Infra charts of clusters with a GitOps tool: the files of `<cluster>/bootstrap/`, keyed by their
+    path under the output folder (not the chart's: they are no part of it)."""
 
 
 def package_fleet(fleet: Fleet) -> list[Chart]:
     charts: list[Chart] = []
     for cluster in fleet.clusters:
-        charts.append(package_infra_chart(cluster))
-        charts += [package_job_chart(job) for job in fleet.jobs_of(cluster)]
+        jobs = fleet.jobs_of(cluster)
+        bootstrap = tuple((file.path, bootstrap_text(file, cluster)) for file in build_bootstrap(cluster, jobs))
+        charts.append(package_infra_chart(cluster, bootstrap))
+        charts += [package_job_chart(job) for job in jobs]
     return charts
 
 
 def output_files(charts: list[Chart]) -> dict[str, bytes]:
-    """Every file of every chart, keyed by its path under the output folder."""
+    """Every file of every chart, and the GitOps bootstrap files, keyed by their path under the output folder."""
     files: dict[str, bytes] = {}
     for chart in charts:
         for path, text in chart.files:
             files[f"{chart.directory}/{path}"] = text.encode("utf-8")
+        for path, text in chart.bootstrap:
+            files[path] = text.encode("utf-8")
     return dict(sorted(files.items()))
+
+
+def bootstrap_text(file: BootstrapFile, cluster: Cluster) -> str:
+    """A plain multi-document manifest file (no template: nothing in it is escaped or evaluated)."""
+    header = [GENERATED_NOTE.format(source=cluster.source), file.purpose]
+    return "".join(f"# {comment(line)}\n" for line in header) + yamlio.dump_all(list(file.objects))
 
 
 def comment(text: str) -> str:
@@ -242,7 +259,7 @@ def _infra_notes(cluster: Cluster) -> str:
     return escape_text("\n".join(lines) + "\n")
 
 
-def package_infra_chart(cluster: Cluster) -> Chart:
+def package_infra_chart(cluster: Cluster, bootstrap: tuple[tuple[str, str], ...] = ()) -> Chart:
     ref = infra_chart_ref(cluster)
     manifests = build_infra(cluster, ref)
     files: dict[str, str] = {
@@ -259,4 +276,5 @@ def package_infra_chart(cluster: Cluster) -> Chart:
     for template, group in _group(manifests).items():
         files[f"templates/{template}"] = _template_file(group, lambda m: {("metadata", "labels"): _labels_hole(ref)},
                                                         cluster.source)
-    return Chart(names.chart_dir_of_infra(cluster.name), ref, tuple(sorted(files.items())), tuple(manifests))
+    return Chart(names.chart_dir_of_infra(cluster.name), ref, tuple(sorted(files.items())), tuple(manifests),
+                 bootstrap)

@@ -14,6 +14,8 @@ from generator.model import (
     Cpu,
     EnvVar,
     Fleet,
+    GitOps,
+    GitOpsTool,
     Gpu,
     Hardware,
     Ipam,
@@ -35,6 +37,9 @@ from generator.resolve.nccl import derived_nccl_env
 DEFAULT_NETWORK = {"provider": "sriov-device-plugin", "resourcePrefix": "nvidia.com",
                    "devicePluginNamespace": "kube-system", "cniVersion": "0.3.1"}
 DEFAULT_LAUNCHER_RESOURCES = Resources(cpu="1", memory="1Gi")
+DEFAULT_GITOPS = {"revision": "main", "path": "charts", "destination": "https://kubernetes.default.svc",
+                  "project": "default"}
+DEFAULT_GITOPS_NAMESPACE = {GitOpsTool.ARGOCD: "argocd", GitOpsTool.FLUX: "flux-system"}
 # The launcher starts once every worker is Ready: no "could not resolve hostname" race at start-up
 # (mpi-operator #481, #386). mpigen creates no gang-scheduling PodGroup, so this cannot deadlock (#608).
 DEFAULT_LAUNCHER_CREATION_POLICY = "WaitForWorkersReady"
@@ -101,7 +106,15 @@ def _cluster(document: Document, hardware: dict[str, Hardware]) -> Cluster:
         pools=tuple(NodePool(name=p["name"], hardware=hardware[p["hardware"]], nodes=p["nodes"],
                              node_labels=_labels(p.get("nodeLabels"))) for p in data["nodePools"]),
         rails=tuple(rails),
+        gitops=_gitops(data["gitops"]) if "gitops" in data else None,
     )
+
+
+def _gitops(data: dict[str, Any]) -> GitOps:
+    tool = GitOpsTool(data["tool"])
+    given = {**DEFAULT_GITOPS, "namespace": DEFAULT_GITOPS_NAMESPACE[tool], **data}
+    return GitOps(tool=tool, repo_url=given["repoURL"], revision=given["revision"], path=given["path"],
+                  destination=given["destination"], project=given["project"], namespace=given["namespace"])
 
 
 def _resources(data: dict[str, str] | None) -> Resources:

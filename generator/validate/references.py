@@ -18,6 +18,9 @@ RESERVED_VOLUMES = ("dshm", "mpigen-hostfile", "ssh-auth", "mpi-job-config")
 RESERVED_MOUNTS = ("/dev/shm", names.HOSTFILE_DIR, "/etc/mpi")
 DEFAULT_SSH_PATH = "/root/.ssh"
 KINDS = ("Hardware", "Cluster", "Job")
+GITOPS_TOOLS = {"argocd": "Argo CD", "flux": "Flux"}
+GITOPS_OBJECTS = {"argocd": "Application", "flux": "HelmRelease"}
+ARGOCD_ONLY = {"destination": "Flux syncs the cluster it runs in", "project": "Flux has no projects"}
 
 
 @dataclass
@@ -171,7 +174,15 @@ def _check_cluster(document: Document, index: Index) -> list[Diagnostic]:
                 continue
             found += _check_rail_carriers(document, i, rail, carriers)
     found += _check_ipam(document, rails, carriers if resolvable else [])
+    found += _check_gitops(document, data.get("gitops"))
     return found
+
+
+def _check_gitops(document: Document, gitops: dict[str, Any] | None) -> list[Diagnostic]:
+    if gitops is None or gitops["tool"] == "argocd":
+        return []
+    return [Diagnostic(document.location("gitops", key, at_key=True), f"`gitops.{key}` is for Argo CD only; {why}",
+                       "remove it") for key, why in ARGOCD_ONLY.items() if key in gitops]
 
 
 def _check_rail_carriers(document: Document, i: int, rail: dict[str, Any],
@@ -285,6 +296,7 @@ def _check_job(document: Document, index: Index) -> list[Diagnostic]:
         found.append(Diagnostic(document.location("namespace"),
                                 f"cluster '{cluster_name}' has no namespace '{namespace}'",
                                 did_you_mean(namespace, namespaces) + f" (or add it to {cluster_doc.path})"))
+    found += _check_gitops_job(document, job, cluster)
     pools = {p["name"]: p for p in cluster["nodePools"]}
     pool = pools.get(job["pool"])
     if pool is None:
@@ -300,6 +312,39 @@ def _check_job(document: Document, index: Index) -> list[Diagnostic]:
     found += _check_rails(document, job, cluster, pool, hardware)
     found += _check_volumes(document, job)
     found += _check_user(document, job)
+    return found
+
+
+def _check_gitops_job(document: Document, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
+    """Under GitOps a job's MPIJob is re-created from git whenever it is missing; and its Application or
+    HelmRelease must not take the infra chart's name."""
+    found: list[Diagnostic] = []
+    gitops = cluster.get("gitops")
+    ttl = job.get("runPolicy", {}).get("ttlSecondsAfterFinished")
+    allowed = job.get("allowRerunAfterTtl", False)
+    if gitops is not None:
+        tool, kind = GITOPS_TOOLS[gitops["tool"]], GITOPS_OBJECTS[gitops["tool"]]
+        if ttl is not None and not allowed:
+            found.append(Diagnostic(
+                document.location("runPolicy", "ttlSecondsAfterFinished"),
+                f"runPolicy.ttlSecondsAfterFinished deletes the MPIJob {ttl} s after it finishes, and {tool}, which "
+                f"syncs cluster '{cluster['name']}', re-creates it from git: the job runs again",
+                "remove ttlSecondsAfterFinished and delete the job profile once the job is done (render prunes its "
+                f"chart and {tool} deletes the MPIJob), or set `runPolicy.suspend: true` to keep it in git without "
+                "running it; if running it again is intended, set `allowRerunAfterTtl: true`"))
+        infra = names.infra_chart_name(cluster["name"])
+        if job["name"] == "infra":
+            found.append(Diagnostic(document.location("name"), f"job name 'infra' names its {kind} "
+                                    f"'{names.gitops_job_name(cluster['name'], 'infra')}', the name of the infra chart's "
+                                    f"{kind} on cluster '{cluster['name']}'", "rename the job"))
+        elif job["name"] == infra:
+            found.append(Diagnostic(document.location("name"), f"job name '{infra}' is the Helm release name of "
+                                    f"the infra chart of cluster '{cluster['name']}'", "rename the job"))
+    if allowed and (gitops is None or ttl is None):
+        reason = (f"cluster '{cluster['name']}' has no `gitops` block" if gitops is None
+                  else "the job has no runPolicy.ttlSecondsAfterFinished")
+        found.append(Diagnostic(document.location("allowRerunAfterTtl"), f"`allowRerunAfterTtl` has no effect: {reason}",
+                                "remove it", Severity.WARNING))
     return found
 
 

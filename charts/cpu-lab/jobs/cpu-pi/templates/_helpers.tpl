@@ -1,0 +1,19 @@
+{{/* Chart name and version, for the helm.sh/chart label. */}}
+{{- define "cpu-pi.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Standard labels of every object of this chart. */}}
+{{- define "cpu-pi.labels" -}}
+helm.sh/chart: {{ include "cpu-pi.chart" . | quote }}
+app.kubernetes.io/name: {{ .Chart.Name | quote }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
+{{- end }}
+
+{{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}
+{{- define "cpu-pi.hostfile" -}}
+{{- range $i := until (int .Values.workers) }}
+{{ printf "cpu-pi-worker-%d.cpu-pi.mpi.svc slots=1" $i }}
+{{- end }}
+{{- end }}

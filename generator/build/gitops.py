@@ -1,0 +1,250 @@
+"""The objects that hand a cluster's charts to its GitOps tool (`charts/<cluster>/bootstrap/`).
+
+Plain manifests, not a chart: `root/` is applied by hand once, and keeps `apps/` in sync from git, so a
+new job profile becomes a new Application or HelmRelease with nothing more to apply. The root never
+points at its own folder, so it cannot loop.
+
+- Argo CD: a root Application (app of apps) over `apps/`, which holds one Application per chart, the
+  infra chart in sync wave 0 before the jobs in wave 1.
+- Flux: a GitRepository and a Kustomization over `apps/`, which holds one HelmRelease per chart, every
+  job release depending on the infra release.
+
+Every value comes from the model: no timestamps, no random names, so a re-render changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from generator import names
+from generator.model import Cluster, GitOps, GitOpsTool, Job
+
+ARGOCD_API_VERSION = "argoproj.io/v1alpha1"
+FLUX_SOURCE_API_VERSION = "source.toolkit.fluxcd.io/v1"
+FLUX_KUSTOMIZE_API_VERSION = "kustomize.toolkit.fluxcd.io/v1"
+FLUX_HELM_API_VERSION = "helm.toolkit.fluxcd.io/v2"
+
+SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+INFRA_WAVE = 0
+JOB_WAVE = 1
+# Deleting a child Application (its job profile was removed, so the root prunes it) deletes what it deployed.
+RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
+IN_CLUSTER = "https://kubernetes.default.svc"
+
+# How often Flux looks at git, and re-checks each release and the apps/ folder for drift.
+SOURCE_INTERVAL = "1m"
+RECONCILE_INTERVAL = "10m"
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One chart as the GitOps tool deploys it."""
+
+    name: str
+    """The Application or HelmRelease."""
+    chart_dir: str
+    """The chart's folder under the charts folder: `dgx-lab/jobs/pi`."""
+    release: str
+    """Helm release name: the chart's name, as `helm template <release> <chart>` in the README."""
+    namespace: str
+    """Destination (Argo CD) or target (Flux) namespace."""
+    wave: int
+    depends_on: tuple[str, ...]
+
+
+def deliveries(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> list[Delivery]:
+    """The infra chart first, then every job of the cluster, in job name order."""
+    infra = Delivery(name=names.gitops_infra_name(cluster.name), chart_dir=names.chart_dir_of_infra(cluster.name),
+                     release=names.infra_chart_name(cluster.name), namespace=cluster.namespaces[0],
+                     wave=INFRA_WAVE, depends_on=())
+    return [infra] + [
+        Delivery(name=names.gitops_job_name(cluster.name, job.name),
+                 chart_dir=names.chart_dir_of_job(cluster.name, job.name), release=job.name,
+                 namespace=job.namespace, wave=JOB_WAVE, depends_on=(infra.name,))
+        for job in sorted(jobs, key=lambda j: j.name)
+    ]
+
+
+def repo_path(gitops: GitOps, directory: str) -> str:
+    """A folder under the charts folder, as a path inside the git repository: `charts/dgx-lab/infra`."""
+    return f"{gitops.path}/{directory}"
+
+
+def _gitops(cluster: Cluster) -> GitOps:
+    if cluster.gitops is None:
+        raise ValueError(f"cluster {cluster.name} has no gitops block")
+    return cluster.gitops
+
+
+def _metadata(name: str, cluster: Cluster, annotations: dict[str, str] | None = None,
+              finalizers: list[str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": _gitops(cluster).namespace,
+        "labels": {"app.kubernetes.io/managed-by": "mpigen", "mpigen/cluster": cluster.name},
+    }
+    if annotations:
+        meta["annotations"] = annotations
+    if finalizers:
+        meta["finalizers"] = finalizers
+    return meta
+
+
+# --- Argo CD -------------------------------------------------------------------------------------
+
+def _automated_sync(create_namespace: bool) -> dict[str, Any]:
+    policy: dict[str, Any] = {"automated": {"prune": True, "selfHeal": True}}
+    if create_namespace:
+        policy["syncOptions"] = ["CreateNamespace=true"]
+    return policy
+
+
+def build_argocd_application(cluster: Cluster, delivery: Delivery) -> dict[str, Any]:
+    """One chart, rendered by Argo CD as `helm template <release> <path> --namespace <namespace>`."""
+    gitops = _gitops(cluster)
+    return {
+        "apiVersion": ARGOCD_API_VERSION,
+        "kind": "Application",
+        "metadata": _metadata(delivery.name, cluster, {SYNC_WAVE: str(delivery.wave)}, [RESOURCES_FINALIZER]),
+        "spec": {
+            "project": gitops.project,
+            "source": {
+                "repoURL": gitops.repo_url,
+                "targetRevision": gitops.revision,
+                "path": repo_path(gitops, delivery.chart_dir),
+                "helm": {"releaseName": delivery.release},
+            },
+            "destination": {"server": gitops.destination, "namespace": delivery.namespace},
+            "syncPolicy": _automated_sync(create_namespace=True),
+        },
+    }
+
+
+def build_argocd_root_application(cluster: Cluster) -> dict[str, Any]:
+    """The app of apps: syncs `bootstrap/apps/` (never its own folder) into Argo CD's own namespace.
+
+    Its destination is the cluster Argo CD runs in, whatever cluster the charts go to: Applications
+    are created where Argo CD reads them. No finalizer: deleting the root leaves the jobs running.
+    """
+    gitops = _gitops(cluster)
+    return {
+        "apiVersion": ARGOCD_API_VERSION,
+        "kind": "Application",
+        "metadata": _metadata(names.gitops_root_name(cluster.name), cluster),
+        "spec": {
+            "project": gitops.project,
+            "source": {
+                "repoURL": gitops.repo_url,
+                "targetRevision": gitops.revision,
+                "path": repo_path(gitops, names.bootstrap_apps_dir(cluster.name)),
+            },
+            "destination": {"server": IN_CLUSTER, "namespace": gitops.namespace},
+            "syncPolicy": _automated_sync(create_namespace=False),
+        },
+    }
+
+
+# --- Flux ----------------------------------------------------------------------------------------
+
+def _source_ref(cluster: Cluster) -> dict[str, str]:
+    return {"kind": "GitRepository", "name": names.gitops_root_name(cluster.name), "namespace": _gitops(cluster).namespace}
+
+
+def build_flux_git_repository(cluster: Cluster) -> dict[str, Any]:
+    """The repository, followed on one branch; the artifact holds the charts folder only."""
+    gitops = _gitops(cluster)
+    return {
+        "apiVersion": FLUX_SOURCE_API_VERSION,
+        "kind": "GitRepository",
+        "metadata": _metadata(names.gitops_root_name(cluster.name), cluster),
+        "spec": {
+            "interval": SOURCE_INTERVAL,
+            "url": gitops.repo_url,
+            "ref": {"branch": gitops.revision},
+            "ignore": f"/*\n!/{gitops.path}/\n",
+        },
+    }
+
+
+def build_flux_kustomization(cluster: Cluster) -> dict[str, Any]:
+    """Applies `bootstrap/apps/` (never its own folder); prune deletes the HelmRelease of a removed job."""
+    gitops = _gitops(cluster)
+    return {
+        "apiVersion": FLUX_KUSTOMIZE_API_VERSION,
+        "kind": "Kustomization",
+        "metadata": _metadata(names.gitops_root_name(cluster.name), cluster),
+        "spec": {
+            "interval": RECONCILE_INTERVAL,
+            "path": f"./{repo_path(gitops, names.bootstrap_apps_dir(cluster.name))}",
+            "prune": True,
+            "sourceRef": _source_ref(cluster),
+        },
+    }
+
+
+def build_flux_helm_release(cluster: Cluster, delivery: Delivery) -> dict[str, Any]:
+    """One chart from the GitRepository. `reconcileStrategy: Revision`: every chart's version stays
+    0.1.0, so with the default `ChartVersion` Flux would never pick up a change."""
+    gitops = _gitops(cluster)
+    spec: dict[str, Any] = {
+        "interval": RECONCILE_INTERVAL,
+        "releaseName": delivery.release,
+        "targetNamespace": delivery.namespace,
+        "chart": {"spec": {
+            "chart": f"./{repo_path(gitops, delivery.chart_dir)}",
+            "reconcileStrategy": "Revision",
+            "sourceRef": _source_ref(cluster),
+        }},
+    }
+    if delivery.depends_on:
+        spec["dependsOn"] = [{"name": name} for name in delivery.depends_on]
+    return {
+        "apiVersion": FLUX_HELM_API_VERSION,
+        "kind": "HelmRelease",
+        "metadata": _metadata(delivery.name, cluster),
+        "spec": spec,
+    }
+
+
+# --- files ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BootstrapFile:
+    """One manifest file under the charts folder, and what it is for (its header comment)."""
+
+    path: str
+    purpose: str
+    objects: tuple[dict[str, Any], ...]
+
+
+def build_bootstrap(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> list[BootstrapFile]:
+    """The files of `<cluster>/bootstrap/`, or none when the cluster has no GitOps tool."""
+    if cluster.gitops is None:
+        return []
+    gitops = cluster.gitops
+    charts = deliveries(cluster, jobs)
+    root_dir = repo_path(gitops, names.bootstrap_root_dir(cluster.name))
+    apps_dir = repo_path(gitops, names.bootstrap_apps_dir(cluster.name))
+    apply_once = f"Apply once, by hand: kubectl apply -f {root_dir}/"
+    if gitops.tool is GitOpsTool.ARGOCD:
+        return [
+            BootstrapFile(f"{names.bootstrap_root_dir(cluster.name)}/root-application.yaml",
+                          f"Argo CD app of apps of cluster {cluster.name}. {apply_once} (into the cluster Argo CD "
+                          f"runs in); it keeps {apps_dir}/ in sync.",
+                          (build_argocd_root_application(cluster),)),
+            BootstrapFile(f"{names.bootstrap_apps_dir(cluster.name)}/applications.yaml",
+                          f"One Argo CD Application per chart of cluster {cluster.name}, synced by the root "
+                          f"Application {names.gitops_root_name(cluster.name)}; do not apply by hand.",
+                          tuple(build_argocd_application(cluster, d) for d in charts)),
+        ]
+    return [
+        BootstrapFile(f"{names.bootstrap_root_dir(cluster.name)}/root-sync.yaml",
+                      f"Flux source and sync of cluster {cluster.name}. {apply_once} (into the cluster itself); "
+                      f"it keeps {apps_dir}/ in sync.",
+                      (build_flux_git_repository(cluster), build_flux_kustomization(cluster))),
+        BootstrapFile(f"{names.bootstrap_apps_dir(cluster.name)}/helmreleases.yaml",
+                      f"One Flux HelmRelease per chart of cluster {cluster.name}, applied by the Kustomization "
+                      f"{names.gitops_root_name(cluster.name)}; do not apply by hand.",
+                      tuple(build_flux_helm_release(cluster, d) for d in charts)),
+    ]
