@@ -235,6 +235,23 @@ def json_path(path: Iterable[str | int]) -> str:
     return text or "."
 
 
+def choose_branch(error: ValidationError) -> tuple[list[ValidationError] | None, list[str] | None]:
+    """For an anyOf/oneOf error, the errors of the one branch meant for this kind of value (a nullable
+    field's non-null branch, say), else (None, the types some branch would take) when no branch takes
+    this type of value, else (None, None) when several branches could be meant."""
+    branches: dict[Any, list[ValidationError]] = {}
+    for sub in error.context or ():
+        branches.setdefault(sub.schema_path[0], []).append(sub)
+    fitting = [errs for errs in branches.values() if not any(e.validator == "type" and not e.relative_path for e in errs)]
+    if len(fitting) == 1:
+        return fitting[0], None
+    if not fitting:
+        types = [t for sub in error.context or () if sub.validator == "type" and not sub.relative_path
+                 for t in ([sub.validator_value] if isinstance(sub.validator_value, str) else sub.validator_value)]
+        return None, types
+    return None, None
+
+
 def _messages(error: ValidationError) -> list[str]:
     path = json_path(error.absolute_path)
     if error.validator == "additionalProperties" and error.validator_value is False and isinstance(error.instance, dict):
@@ -242,17 +259,10 @@ def _messages(error: ValidationError) -> list[str]:
         prefix = "" if path == "." else path
         return [f"{prefix}.{key}: unknown field" for key in sorted(set(error.instance) - known)]
     if error.validator in ("anyOf", "oneOf") and error.context:
-        # Report the branch meant for this kind of value (a nullable field's non-null branch, say).
-        branches: dict[Any, list[ValidationError]] = {}
-        for sub in error.context:
-            branches.setdefault(sub.schema_path[0], []).append(sub)
-        fitting = [errs for errs in branches.values()
-                   if not any(e.validator == "type" and not e.relative_path for e in errs)]
-        if len(fitting) == 1:
-            return [message for sub in fitting[0] for message in _messages(sub)]
-        if not fitting:  # no branch takes this type of value: say which types would do
-            types = [t for sub in error.context if sub.validator == "type" and not sub.relative_path
-                     for t in ([sub.validator_value] if isinstance(sub.validator_value, str) else sub.validator_value)]
+        fitting, types = choose_branch(error)
+        if fitting is not None:
+            return [message for sub in fitting for message in _messages(sub)]
+        if types is not None:
             return [f"{path}: {error.instance!r} is not of type {', '.join(map(repr, dict.fromkeys(types)))}"]
         best = best_match(error.context)
         return [f"{path}: {error.message}; {json_path(best.absolute_path)}: {best.message}"]

@@ -139,6 +139,10 @@ class Cluster:
     def pool(self, name: str) -> NodePool:
         return next(pool for pool in self.pools if pool.name == name)
 
+    def rails_of(self, pool: NodePool) -> tuple[Rail, ...]:
+        """Rails a pool carries: those whose NIC its hardware has (derive.pool_rails on profile data)."""
+        return tuple(rail for rail in self.rails if pool.hardware.nic(rail.nic_name))
+
     def rail_nics(self, rail: Rail) -> tuple[tuple[NodePool, Nic], ...]:
         """Every (pool, NIC) a rail runs over: pools of different hardware may each carry it."""
         return tuple((pool, nic) for pool in self.pools if (nic := pool.hardware.nic(rail.nic_name)))

@@ -30,7 +30,7 @@ from referencing import Registry, Resource
 from ruamel.yaml.error import YAMLError
 
 from generator.check.findings import Document, Finding, finding, json_path
-from generator.crdschema import SchemaKey, crd_documents, crd_schemas, prune_nulls
+from generator.crdschema import SchemaKey, choose_branch, crd_documents, crd_schemas, prune_nulls
 from generator.diagnostics import Severity
 from generator.schema_files import schema_dir
 
@@ -197,17 +197,10 @@ def _problems(error: ValidationError) -> list[Problem]:
         unknown = [key for key in instance if key not in known and not any(re.search(p, str(key)) for p in patterns)]
         return [((*path, key), "unknown field") for key in sorted(unknown, key=str)]
     if error.validator in ("anyOf", "oneOf") and error.context:
-        # Report the branch meant for this kind of value (a nullable field's non-null branch, say).
-        branches: dict[Any, list[ValidationError]] = {}
-        for sub in error.context:
-            branches.setdefault(sub.schema_path[0], []).append(sub)
-        fitting = [errors for errors in branches.values()
-                   if not any(e.validator == "type" and not e.relative_path for e in errors)]
-        if len(fitting) == 1:
-            return [problem for sub in fitting[0] for problem in _problems(sub)]
-        if not fitting:  # no branch takes this type of value: say which types would do
-            types = [t for sub in error.context if sub.validator == "type" and not sub.relative_path
-                     for t in ([sub.validator_value] if isinstance(sub.validator_value, str) else sub.validator_value)]
+        fitting, types = choose_branch(error)
+        if fitting is not None:
+            return [problem for sub in fitting for problem in _problems(sub)]
+        if types is not None:
             return [(path, _type_message(instance, types))]
         best = best_match(error.context)
         return [(path, f"{_message(error)}; {json_path(list(best.absolute_path)) or '.'}: {_message(best)}")]

@@ -89,9 +89,8 @@ def node_resources(pool: NodePool, cluster: Cluster) -> dict[str, int | None]:
     offered: dict[str, int | None] = {}
     if pool.hardware.gpu:
         offered[pool.hardware.gpu.resource] = pool.hardware.gpu.count
-    for rail in cluster.rails:
-        if pool.hardware.nic(rail.nic_name):
-            offered[rail.resource] = None
+    for rail in cluster.rails_of(pool):
+        offered[rail.resource] = None
     return dict(sorted(offered.items()))
 
 

@@ -127,7 +127,7 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
     cluster = clusters[data["cluster"]]
     pool = cluster.pool(data["pool"])
     shape = derive.layout(data, hardware_data[pool.hardware.name], pool.nodes)
-    rail_names = data.get("rails", [r.name for r in cluster.rails if pool.hardware.nic(r.nic_name)])
+    rail_names = data.get("rails", [r.name for r in cluster.rails_of(pool)])
     rails = tuple(
         RailAttachment(rail=rail, nic=pool.hardware.nic(rail.nic_name))
         for name in rail_names
