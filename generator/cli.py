@@ -15,7 +15,7 @@ from generator.check.report import FORMATS
 from generator.diagnostics import Diagnostic, Severity
 from generator.diff import DiffError, diff_against
 from generator.package import output_files
-from generator.pipeline import CompileResult, check_profiles, compile_profiles
+from generator.pipeline import CompileResult, check_profiles, compile_profiles, delivery_path_warnings
 from generator.render import render_manifests
 from generator.write import WriteRefused, compare_tree, write_tree
 
@@ -74,6 +74,8 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
     if manifests:
         click.echo(render_manifests(result.charts), nl=False)
         return
+    for warning in delivery_path_warnings(result.fleet, output):
+        click.echo(f"warning: {warning}", err=True)
     if check_only:
         diff = compare_tree(output, output_files(result.charts))
         for label, files in (("missing", diff.missing), ("stale", diff.stale), ("extra", diff.extra)):

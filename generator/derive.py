@@ -17,6 +17,11 @@ _SUFFIX = {None: 1, "m": Decimal("0.001"), "k": 10**3, "M": 10**6, "G": 10**9, "
            "E": 10**18, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 
 
+def gitops_namespace(gitops: dict[str, Any]) -> str:
+    """Where a cluster's GitOps objects live: the profile's `namespace`, else the tool's own."""
+    return str(gitops.get("namespace", {"argocd": "argocd", "flux": "flux-system"}[gitops["tool"]]))
+
+
 def quantity(text: str) -> Decimal:
     """A Kubernetes quantity as a number (`500m` -> 0.5, `1Gi` -> 1073741824)."""
     match = _QUANTITY.match(text)

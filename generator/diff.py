@@ -24,7 +24,7 @@ class DiffError(Exception):
 @dataclass(frozen=True)
 class ObjectChange:
     key: str
-    status: str  # "added", "removed" or "changed"
+    status: str  # "added", "removed", "changed", or "replaced" (renamed: a new run of a job)
     diff: str = ""
 
 
@@ -35,12 +35,47 @@ def object_key(obj: dict[str, Any]) -> str:
     return f"{obj.get('apiVersion', '?')} {obj.get('kind', '?')} {namespace + '/' if namespace else ''}{name}"
 
 
+def _lineage(obj: dict[str, Any]) -> tuple[str, ...] | None:
+    """What a renamed object keeps: its type, namespace and the Helm release it belongs to."""
+    metadata = obj.get("metadata") or {}
+    release = (metadata.get("labels") or {}).get("app.kubernetes.io/instance")
+    if not release:
+        return None
+    return (str(obj.get("apiVersion")), str(obj.get("kind")), str(metadata.get("namespace") or ""), str(release))
+
+
+def _replacements(removed: dict[str, dict[str, Any]], added: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Removed key -> added key, where a release lost exactly one object of a kind and gained exactly one:
+    an MPIJob whose name carries the run's hash, and its hostfile ConfigMap, after a profile edit."""
+    def by_lineage(objects: dict[str, dict[str, Any]]) -> dict[tuple[str, ...], list[str]]:
+        grouped: dict[tuple[str, ...], list[str]] = {}
+        for key, obj in objects.items():
+            lineage = _lineage(obj)
+            if lineage:
+                grouped.setdefault(lineage, []).append(key)
+        return grouped
+    gone, new = by_lineage(removed), by_lineage(added)
+    return {gone[lineage][0]: new[lineage][0] for lineage in gone.keys() & new.keys()
+            if len(gone[lineage]) == 1 and len(new[lineage]) == 1}
+
+
 def diff_objects(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[ObjectChange]:
     before = {object_key(o): o for o in old}
     after = {object_key(o): o for o in new}
+    removed = {k: v for k, v in before.items() if k not in after}
+    added = {k: v for k, v in after.items() if k not in before}
+    replaced = _replacements(removed, added)
+    replacing = set(replaced.values())
     changes: list[ObjectChange] = []
     for key in sorted(before.keys() | after.keys()):
-        if key not in before:
+        if key in replaced:
+            name = (after[replaced[key]].get("metadata") or {}).get("name")
+            changes.append(ObjectChange(f"{key} -> {name}", "replaced",
+                                        _unified(yamlio.dump(before[key]), yamlio.dump(after[replaced[key]]), key,
+                                                 replaced[key])))
+        elif key in replacing:
+            continue
+        elif key not in before:
             changes.append(ObjectChange(key, "added", _unified("", yamlio.dump(after[key]), key)))
         elif key not in after:
             changes.append(ObjectChange(key, "removed", _unified(yamlio.dump(before[key]), "", key)))
@@ -49,9 +84,9 @@ def diff_objects(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[O
     return changes
 
 
-def _unified(old: str, new: str, key: str) -> str:
+def _unified(old: str, new: str, key: str, new_key: str | None = None) -> str:
     return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        fromfile=f"a: {key}", tofile=f"b: {key}", n=3))
+                                        fromfile=f"a: {key}", tofile=f"b: {new_key or key}", n=3))
 
 
 def compiled_objects(charts: list[Chart]) -> list[dict[str, Any]]:

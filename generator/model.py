@@ -16,6 +16,13 @@ class LinkType(str, Enum):
     ETHERNET = "Ethernet"
 
 
+class Naming(str, Enum):
+    """How an MPIJob is named: with a digest of its run (default) or plainly after the job."""
+
+    CONTENT_HASH = "content-hash"
+    STABLE = "stable"
+
+
 class MpiImplementation(str, Enum):
     OPENMPI = "OpenMPI"
     INTEL = "Intel"
@@ -200,6 +207,9 @@ class Origin:
 @dataclass(frozen=True)
 class Job:
     name: str
+    """The profile's name: of the chart, the Helm release and the GitOps Application. Not the MPIJob's
+    name, which the builder makes from it (`build.naming.mpijob_name`)."""
+    naming: Naming
     source: str
     cluster: Cluster
     pool: NodePool

@@ -17,6 +17,21 @@ HOSTFILE_KEY = "hostfile"
 HOSTFILE_PATH = f"{HOSTFILE_DIR}/{HOSTFILE_KEY}"
 
 
+# The short content hash an MPIJob's name carries under the default `content-hash` naming policy.
+RUN_DIGEST_LENGTH = 7
+# Stands for the digest where only the name's length matters (validation runs before anything is built).
+RUN_DIGEST_PLACEHOLDER = "0" * RUN_DIGEST_LENGTH
+
+
+def mpijob_name(job: str, digest: str | None) -> str:
+    """The MPIJob's name: `<job>-<digest>` (a new run is a new object), or `<job>` (stable naming).
+
+    Every other name of a run (workers, launcher, service, hostfile ConfigMap, host names) is made from
+    this one, never from the job's profile name.
+    """
+    return f"{job}-{digest}" if digest else job
+
+
 def worker_name(job: str, index: int | str) -> str:
     return f"{job}-worker-{index}"
 
@@ -46,22 +61,26 @@ def operator_owned_names(job: str) -> tuple[str, ...]:
     return (f"{job}-config", f"{job}-ssh", launcher_name(job))
 
 
-def last_worker_name_problem(job: str, worker_count: int) -> str:
-    """Why mpi-operator would reject this job's last worker name, or '' when it is fine."""
-    name = worker_name(job, max(worker_count - 1, 0))
+def last_worker_name_problem(job: str, worker_count: int, hashed: bool = False) -> str:
+    """Why mpi-operator would reject this job's last worker name, or '' when it is fine.
+
+    `hashed`: the MPIJob name carries the run digest, whose value is not known yet but whose length is.
+    """
+    name = worker_name(mpijob_name(job, RUN_DIGEST_PLACEHOLDER if hashed else None), max(worker_count - 1, 0))
+    shown = worker_name(mpijob_name(job, "<hash>" if hashed else None), max(worker_count - 1, 0))
     if len(name) > DNS1035_MAX:
-        return f"worker pod name '{name}' is {len(name)} characters, more than {DNS1035_MAX}"
+        return f"worker pod name '{shown}' is {len(name)} characters, more than {DNS1035_MAX}"
     if not DNS1035_LABEL.match(name):
-        return f"worker pod name '{name}' is not a DNS-1035 label"
+        return f"worker pod name '{shown}' is not a DNS-1035 label"
     return ""
 
 
 HELM_RELEASE_MAX = 53
 
 
-def max_workers_for_name(job: str) -> int:
-    """The most workers whose last pod name `<job>-worker-<n-1>` still fits in a DNS-1035 label."""
-    room = DNS1035_MAX - len(worker_name(job, ""))
+def max_workers_for_name(job: str, hashed: bool = False) -> int:
+    """The most workers whose last pod name `<mpijob>-worker-<n-1>` still fits in a DNS-1035 label."""
+    room = DNS1035_MAX - len(worker_name(mpijob_name(job, RUN_DIGEST_PLACEHOLDER if hashed else None), ""))
     return 10**room if room > 0 else 0
 
 

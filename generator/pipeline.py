@@ -40,3 +40,34 @@ def compile_profiles(paths: Iterable[Path]) -> CompileResult:
     if result.fleet is not None:
         result.charts = package_fleet(result.fleet)
     return result
+
+
+def git_top(folder: Path) -> Path | None:
+    """The work tree `folder` lies in (the nearest parent holding `.git`), or None."""
+    here = folder.resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def delivery_path_warnings(fleet: Fleet, output: Path) -> list[str]:
+    """Clusters whose GitOps objects point at another folder of the repository than the one written.
+
+    The Applications and HelmReleases name `<gitops.path>/<cluster>/...`; charts written elsewhere in the
+    same repository would leave the GitOps tool with paths that do not exist.
+    """
+    top = git_top(output)
+    if top is None:
+        return []
+    written = output.resolve().relative_to(top).as_posix()
+    warnings = []
+    for cluster in fleet.clusters:
+        if cluster.gitops is None or cluster.gitops.path == written:
+            continue
+        fix = f"set `gitops.path: {written}`, or " if written != "." else ""
+        warnings.append(
+            f"cluster '{cluster.name}' ({cluster.source}): gitops.path is '{cluster.gitops.path}', but the charts "
+            f"are written to '{written}' of the git repository {top}, so its {cluster.gitops.tool.value} objects "
+            f"point at charts that are not there; {fix}render into {top / cluster.gitops.path}")
+    return warnings

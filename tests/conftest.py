@@ -7,11 +7,13 @@ CI, where MPIGEN_REQUIRE_UPSTREAM=1 is set.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,6 +91,21 @@ def profiles_copy(tmp_path: Path) -> Callable[..., Path]:
         return root
 
     return make
+
+
+def is_run_of(name: str, job: str) -> bool:
+    """Whether `name` is an MPIJob name of job `job` under the default naming policy: `<job>-<7 hex>`.
+
+    Written out here rather than taken from generator.names, so that a change of the format fails tests.
+    """
+    return re.fullmatch(re.escape(job) + r"-[0-9a-f]{7}", name) is not None
+
+
+def run_name_of(objects: list[dict[str, Any]], job: str) -> str:
+    """The name of the one MPIJob of `job` among `objects`."""
+    found = [o["metadata"]["name"] for o in objects if o.get("kind") == "MPIJob" and is_run_of(o["metadata"]["name"], job)]
+    assert len(found) == 1, (job, found)
+    return found[0]
 
 
 def run_mpigen(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

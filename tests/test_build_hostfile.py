@@ -1,7 +1,9 @@
 """The hostfile mpigen ships must be, line for line, the one mpi-operator writes (DOMAIN.md section 1).
 
-Host names are `<job>-worker-<i>.<job>.<ns>.svc`; OpenMPI lines are `<host> slots=<n>`, Intel MPI and
-MPICH lines `<host>:<n>`. Expected lines are written out by hand below, never computed.
+Host names are `<mpijob>-worker-<i>.<mpijob>.<ns>.svc`; OpenMPI lines are `<host> slots=<n>`, Intel MPI
+and MPICH lines `<host>:<n>`. Expected lines are written out by hand below, never computed: the jobs
+here use `naming: stable`, so the MPIJob is named after the job; the default, hashed name is tested at
+the end, and in tests/test_build_naming.py.
 """
 
 from __future__ import annotations
@@ -12,11 +14,11 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import run_helm
+from conftest import is_run_of, run_helm, run_name_of
 
 from generator import names
 from generator.build import build_job, job_chart_ref
-from generator.model import Job, MpiImplementation
+from generator.model import Job, MpiImplementation, Naming
 from generator.package import output_files
 from generator.pipeline import CompileResult, compile_profiles
 from generator.write import write_tree
@@ -25,7 +27,7 @@ from generator.write import write_tree
 
 
 def _job_profile(name: str, implementation: str, workers: int, slots: int) -> str:
-    """A CPU job on the example cluster's `cpu` pool (8 nodes of 128 logical CPUs)."""
+    """A CPU job on the example cluster's `cpu` pool (8 nodes of 128 logical CPUs), named `stable`."""
     return f"""apiVersion: mpigen/v1alpha1
 kind: Job
 name: {name}
@@ -40,6 +42,7 @@ program: [/opt/app/bin/solver]
 resources:
   cpu: "{slots}"
   memory: 4Gi
+naming: stable
 """
 
 
@@ -50,7 +53,9 @@ def _compile(profiles_copy, edits: dict[str, str | None]) -> CompileResult:
 
 
 def _job(result: CompileResult, name: str) -> Job:
-    return next(job for job in result.fleet.jobs if job.name == name)
+    """The job, under stable naming so that its MPIJob is named exactly `name`."""
+    job = next(job for job in result.fleet.jobs if job.name == name)
+    return dataclasses.replace(job, naming=Naming.STABLE)
 
 
 def _built(job: Job) -> dict[str, dict[str, Any]]:
@@ -188,32 +193,40 @@ def test_name_helpers_follow_the_operator():
 
 def test_configmap_is_named_hostfile_never_the_operators_config(example):
     for job in example.fleet.jobs:
-        cm = _built(job)["ConfigMap"]
-        assert cm["metadata"]["name"] == f"{job.name}-hostfile"
-        assert cm["metadata"]["namespace"] == job.namespace
-    expected = {"pi-hostfile", "resnet50-dgx-hostfile", "tensorflow-benchmarks-hostfile"}
-    configmaps = {m.obj["metadata"]["name"] for c in example.charts for m in c.manifests if m.obj["kind"] == "ConfigMap"}
-    assert expected <= configmaps
-    all_names = {m.obj["metadata"]["name"] for c in example.charts for m in c.manifests}
-    for forbidden in ("pi-config", "resnet50-dgx-config", "tensorflow-benchmarks-config"):
-        assert forbidden not in all_names
+        built = {m.obj["kind"]: m.obj for m in build_job(job, job_chart_ref(job))}
+        run = built["MPIJob"]["metadata"]["name"]
+        assert is_run_of(run, job.name)
+        assert built["ConfigMap"]["metadata"]["name"] == f"{run}-hostfile"
+        assert built["ConfigMap"]["metadata"]["namespace"] == job.namespace
+    objects = [m.obj for c in example.charts for m in c.manifests]
+    configmaps = {o["metadata"]["name"] for o in objects if o["kind"] == "ConfigMap"}
+    all_names = {o["metadata"]["name"] for o in objects}
+    for job in ("pi", "resnet50-dgx", "tensorflow-benchmarks"):
+        run = run_name_of(objects, job)
+        assert f"{run}-hostfile" in configmaps
+        assert f"{run}-config" not in all_names and f"{job}-config" not in all_names
 
 
 def test_no_chart_file_names_the_operators_configmap(example):
+    objects = [m.obj for c in example.charts for m in c.manifests]
     for path, data in output_files(example.charts).items():
         text = data.decode()
         for job in ("pi", "resnet50-dgx", "tensorflow-benchmarks"):
-            assert f"{job}-config" not in text, f"{path} mentions {job}-config, which mpi-operator owns"
+            owned = f"{run_name_of(objects, job)}-config"
+            assert owned not in text, f"{path} mentions {owned}, which mpi-operator owns"
 
 
 @pytest.mark.parametrize("name", ["pi", "resnet50-dgx", "tensorflow-benchmarks"])
 def test_launcher_mounts_the_hostfile_at_etc_mpigen(example, name):
-    spec = _launcher(_job(example, name))
+    job = next(job for job in example.fleet.jobs if job.name == name)
+    spec = _built(job)["MPIJob"]["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
+    run = _built(job)["MPIJob"]["metadata"]["name"]
+    assert is_run_of(run, name)
     container = spec["containers"][0]
     mounts = [m for m in container["volumeMounts"] if m["mountPath"] == "/etc/mpigen"]
     assert len(mounts) == 1, container["volumeMounts"]
     volume = next(v for v in spec["volumes"] if v["name"] == mounts[0]["name"])
-    assert volume["configMap"]["name"] == f"{name}-hostfile"
+    assert volume["configMap"]["name"] == f"{run}-hostfile"
     # the key `hostfile` lands at /etc/mpigen/hostfile (no items means the same; items must not rename it)
     for item in volume["configMap"].get("items", []):
         assert item == {"key": "hostfile", "path": "hostfile"}
@@ -254,7 +267,8 @@ def _render_hostfile(helm: Path, chart_dir: Path, workers: int) -> list[str]:
 
 
 def test_helm_renders_openmpi_hostfile_for_any_worker_count(helm, profiles_copy, tmp_path):
-    result = _compile(profiles_copy, {})
+    pi = (profiles_copy() / "jobs" / "pi.yaml").read_text(encoding="utf-8") + "naming: stable\n"
+    result = _compile(profiles_copy, {"jobs/pi.yaml": pi})
     write_tree(tmp_path / "charts", output_files(result.charts))
     chart = tmp_path / "charts" / "dgx-lab" / "jobs" / "pi"
     assert _render_hostfile(helm, chart, 1) == ["pi-worker-0.pi.hpc.svc slots=1"]
@@ -304,4 +318,27 @@ def test_helm_renders_mpich_hostfile(helm, profiles_copy, tmp_path):
         "mpich-worker-0.mpich.hpc.svc:3",
         "mpich-worker-1.mpich.hpc.svc:3",
         "mpich-worker-2.mpich.hpc.svc:3",
+    ]
+
+
+# --- default naming: every host name follows the hashed MPIJob name ---------------------------------------
+
+
+def test_default_naming_host_names_follow_the_hashed_mpijob_name(example):
+    job = next(job for job in example.fleet.jobs if job.name == "resnet50-dgx")
+    built = _built(job)
+    run = built["MPIJob"]["metadata"]["name"]
+    assert is_run_of(run, "resnet50-dgx")
+    assert built["ConfigMap"]["data"]["hostfile"] == (
+        f"{run}-worker-0.{run}.ml-training.svc slots=8\n"
+        f"{run}-worker-1.{run}.ml-training.svc slots=8\n")
+
+
+def test_helm_renders_the_hashed_host_names(helm, tmp_path, example):
+    write_tree(tmp_path / "charts", output_files(example.charts))
+    run = run_name_of([m.obj for c in example.charts for m in c.manifests], "pi")
+    assert _render_hostfile(helm, tmp_path / "charts" / "dgx-lab" / "jobs" / "pi", 3) == [
+        f"{run}-worker-0.{run}.hpc.svc slots=1",
+        f"{run}-worker-1.{run}.hpc.svc slots=1",
+        f"{run}-worker-2.{run}.hpc.svc slots=1",
     ]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import PROFILES, run_helm
+from conftest import PROFILES, is_run_of, run_helm
 
 from generator import names
 from generator.build import build_job, job_chart_ref
@@ -107,8 +107,7 @@ def tfb(example) -> dict[str, Any]:
 def test_kind_name_and_namespace(resnet):
     assert resnet["apiVersion"] == "kubeflow.org/v2beta1"
     assert resnet["kind"] == "MPIJob"
-    assert resnet["metadata"]["name"] == "resnet50-dgx"
-    assert resnet["metadata"]["name"] == names.service_name("resnet50-dgx")
+    assert is_run_of(resnet["metadata"]["name"], "resnet50-dgx")  # default naming: `<job>-<hash>`
     assert resnet["metadata"]["namespace"] == "ml-training"
 
 
@@ -253,18 +252,19 @@ def test_launcher_creation_policy_defaults_to_wait_for_workers_ready(pi):
 def test_object_names_come_from_the_name_helpers(example):
     job = _job(example, "resnet50-dgx")
     objects = {m.obj["kind"]: m.obj for m in build_job(job, job_chart_ref(job))}
-    assert objects["MPIJob"]["metadata"]["name"] == names.service_name(job.name) == "resnet50-dgx"
-    assert objects["ConfigMap"]["metadata"]["name"] == names.hostfile_configmap_name(job.name) == "resnet50-dgx-hostfile"
+    run = objects["MPIJob"]["metadata"]["name"]
+    assert is_run_of(run, "resnet50-dgx")
+    assert objects["ConfigMap"]["metadata"]["name"] == names.hostfile_configmap_name(run) == f"{run}-hostfile"
     launcher_volumes = _replica(objects["MPIJob"], "Launcher")["template"]["spec"]["volumes"]
-    assert names.hostfile_configmap_name(job.name) in [v.get("configMap", {}).get("name") for v in launcher_volumes]
+    assert names.hostfile_configmap_name(run) in [v.get("configMap", {}).get("name") for v in launcher_volumes]
     annotation = json.loads(_replica(objects["MPIJob"], "Worker")["template"]["metadata"]["annotations"][
         "k8s.v1.cni.cncf.io/networks"])
     assert [a["name"] for a in annotation] == [names.nad_name(f"rail{i}") for i in range(4)]
     assert [a["interface"] for a in annotation] == [names.rail_interface(f"rail{i}") for i in range(4)]
     built = {m.obj["metadata"]["name"] for m in build_job(job, job_chart_ref(job))}
-    assert not built & set(names.operator_owned_names(job.name))
-    assert set(names.operator_owned_names(job.name)) == {"resnet50-dgx-config", "resnet50-dgx-ssh",
-                                                         "resnet50-dgx-launcher"}
+    assert not built & set(names.operator_owned_names(run))
+    assert set(names.operator_owned_names(run)) == {f"{run}-config", f"{run}-ssh", f"{run}-launcher"}
+    assert names.service_name(run) == run
 
 
 def test_rank_count_follows_a_worker_count_override(example):
@@ -470,8 +470,10 @@ def test_helm_render_scales_replicas_and_rank_count_together(helm, tmp_path):
     assert _follows(command, "-np") == ["24"]
     assert all(isinstance(part, str) for part in command), "a command item rendered as a non-string"
     hostfile = next(d for d in docs if d["kind"] == "ConfigMap")["data"]["hostfile"]
+    run = obj["metadata"]["name"]
+    assert is_run_of(run, "resnet50-dgx")
     assert hostfile == (
-        "resnet50-dgx-worker-0.resnet50-dgx.ml-training.svc slots=8\n"
-        "resnet50-dgx-worker-1.resnet50-dgx.ml-training.svc slots=8\n"
-        "resnet50-dgx-worker-2.resnet50-dgx.ml-training.svc slots=8\n"
+        f"{run}-worker-0.{run}.ml-training.svc slots=8\n"
+        f"{run}-worker-1.{run}.ml-training.svc slots=8\n"
+        f"{run}-worker-2.{run}.ml-training.svc slots=8\n"
     )

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import PROFILES
+from conftest import PROFILES, is_run_of
 
 from generator.pipeline import CompileResult, compile_profiles
 
@@ -169,7 +169,7 @@ def test_nad_resources_match_device_plugin_and_job_limits(example):
     offered = {f"{r['resourcePrefix']}/{r['resourceName']}" for r in config["resourceList"]}
     annotated = {n["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"] for n in _nads(example).values()}
     assert annotated == offered
-    mpijob = next(o for o in _objects(example, "MPIJob") if o["metadata"]["name"] == "resnet50-dgx")
+    mpijob = next(o for o in _objects(example, "MPIJob") if is_run_of(o["metadata"]["name"], "resnet50-dgx"))
     limits = mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"]["limits"]
     assert {k for k in limits if "rdma" in k} == offered
 
@@ -199,7 +199,7 @@ def test_custom_resource_prefix_and_name(profiles_copy):
         ("example.com", "fourth")]
     assert _nads(result)[("hpc", "rail3")]["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"] == (
         "example.com/fourth")
-    mpijob = next(o for o in _objects(result, "MPIJob") if o["metadata"]["name"] == "resnet50-dgx")
+    mpijob = next(o for o in _objects(result, "MPIJob") if is_run_of(o["metadata"]["name"], "resnet50-dgx"))
     limits = mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"]["limits"]
     assert limits["example.com/fourth"] == 1
     assert limits["example.com/rdma_rail0"] == 1

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHARTS, PROFILES, run_helm, run_mpigen
+from conftest import CHARTS, PROFILES, is_run_of, run_helm, run_mpigen
 from ruamel.yaml import YAML
 
 from generator.pipeline import CompileResult
@@ -73,8 +73,12 @@ def test_workers_value_drives_replicas_hostfile_and_rank_count(helm: Path) -> No
     docs = template(helm, "resnet50-dgx", RESNET, "--set", "workers=3")
     mpijob = one(docs, "MPIJob")
     assert mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 3
+    # `--set` does not rename the MPIJob: the name is the one compiled from the profile (Chart.yaml records it).
+    run = mpijob["metadata"]["name"]
+    assert is_run_of(run, "resnet50-dgx")
+    assert run == yaml_load((RESNET / "Chart.yaml").read_text(encoding="utf-8"))["annotations"]["mpigen/mpijob"]
     hostfile = one(docs, "ConfigMap")["data"]["hostfile"]
-    assert hostfile.splitlines() == [f"resnet50-dgx-worker-{i}.resnet50-dgx.ml-training.svc slots=8" for i in range(3)]
+    assert hostfile.splitlines() == [f"{run}-worker-{i}.{run}.ml-training.svc slots=8" for i in range(3)]
     command = mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"]
     assert command[command.index("-np") + 1] == "24"
 
@@ -205,7 +209,9 @@ def test_template_text_in_profiles_leaves_chart_values_and_notes_intact(helm: Pa
         'data:\n  notes: {{ tpl (.Files.Get "notes.txt") . | toJson }}\n', encoding="utf-8")
     notes = [d for d in template(helm, "other-release", copy, "--set", "suspend=true") if d["metadata"]["name"] == "notes"]
     text = notes[0]["data"]["notes"]
-    assert text.startswith("MPIJob literal in namespace hpc: 2 worker(s) x 1 slot(s), OpenMPI (suspended")
-    assert "kubectl -n hpc get mpijob literal" in text
+    run = chart["annotations"]["mpigen/mpijob"]
+    assert is_run_of(run, "literal")
+    assert text.startswith(f"MPIJob {run} in namespace hpc: 2 worker(s) x 1 slot(s), OpenMPI (suspended")
+    assert f"kubectl -n hpc get mpijob {run}\n" in text
     for path in ("Chart.yaml", "values.yaml"):  # the probe did reach the files Helm does not template
         assert RELEASE in (literal_chart / path).read_text(encoding="utf-8"), path

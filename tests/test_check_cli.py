@@ -7,6 +7,7 @@ import shutil
 import xml.etree.ElementTree as ET
 
 import pytest
+import yaml
 from conftest import CHARTS, run_mpigen
 
 BROKEN_MPIJOB = """\
@@ -139,7 +140,8 @@ def test_a_hand_edited_chart_is_caught(helm, tmp_path):
                         encoding="utf-8")
     result = run_mpigen("check", "--helm", helm, chart)
     assert result.returncode == 1
-    assert (f"{chart.as_posix()}/templates/mpijob.yaml: MPIJob/resnet50-dgx: .spec.mpiReplicaSpecs.Worker.restartPolicy: "
+    run = yaml.safe_load((chart / "Chart.yaml").read_text(encoding="utf-8"))["annotations"]["mpigen/mpijob"]
+    assert (f"{chart.as_posix()}/templates/mpijob.yaml: MPIJob/{run}: .spec.mpiReplicaSpecs.Worker.restartPolicy: "
             'spec.mpiReplicaSpecs[Worker].restartPolicy: Unsupported value: "Always": supported values: "Never", '
             '"OnFailure"') in result.stdout.splitlines()
 

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import CHARTS
+from conftest import CHARTS, is_run_of
 
 from generator.check.render import discover, helm_lint, helm_template, own_render, parse_documents, read_manifest_file
 
@@ -62,7 +62,9 @@ def test_own_renderer_follows_changed_values(tmp_path):
     mpijob = next(d.obj for d in documents if d.kind == "MPIJob")
     hostfile = next(d.obj for d in documents if d.kind == "ConfigMap")
     assert mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == 3
-    assert hostfile["data"]["hostfile"].splitlines()[-1] == "resnet50-dgx-worker-2.resnet50-dgx.ml-training.svc slots=8"
+    run = mpijob["metadata"]["name"]
+    assert is_run_of(run, "resnet50-dgx")
+    assert hostfile["data"]["hostfile"].splitlines()[-1] == f"{run}-worker-2.{run}.ml-training.svc slots=8"
     assert "24" in mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"]
 
 

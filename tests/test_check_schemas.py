@@ -21,7 +21,7 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
-from conftest import REPO
+from conftest import REPO, is_run_of
 from jsonschema import Draft202012Validator
 from kubernetes_validate.utils import ValidationError as KubernetesValidationError
 from kubernetes_validate.utils import VersionNotSupportedError
@@ -82,7 +82,8 @@ def fleet(example: CompileResult) -> list[Document]:
 
 
 def first(fleet: list[Document], kind: str, name: str | None = None) -> dict[str, Any]:
-    return copy.deepcopy(next(d.obj for d in fleet if d.kind == kind and name in (None, d.name)))
+    return copy.deepcopy(next(d.obj for d in fleet if d.kind == kind and (name is None or d.name == name
+                                                                          or is_run_of(d.name, name))))
 
 
 # --- the shipped schema files ----------------------------------------------------------------------
@@ -422,6 +423,7 @@ def test_deliberate_differences_from_the_upstream_crd(fleet: list[Document], own
 
 def test_messages_name_the_field_and_the_problem(fleet: list[Document], own: SchemaSet) -> None:
     job = first(fleet, "MPIJob", "resnet50-dgx")
+    job["metadata"]["name"] = "resnet50-dgx"
     job["spec"]["mpiReplicaSpecs"]["Launcher"]["replicas"] = "1"
     job["spec"]["mpiImplementation"] = "OpenMPI5"
     job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "lots"

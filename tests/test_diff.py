@@ -6,7 +6,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import CHARTS, PROFILES, run_mpigen
+from conftest import CHARTS, PROFILES, is_run_of, run_mpigen
 
 from generator.diff import diff_objects
 
@@ -21,6 +21,30 @@ def test_added_removed_and_changed_objects():
         ("added", "v1 ConfigMap c"), ("changed", "v1 ConfigMap ml/a"), ("removed", "v1 ConfigMap ml/b")]
     assert "-  k: \"1\"\n+  k: \"2\"\n" in changes[1].diff
     assert diff_objects([CM], [dict(CM)]) == []
+
+
+def _labelled(name: str, release: str, kind: str = "MPIJob") -> dict:
+    return {"apiVersion": "kubeflow.org/v2beta1", "kind": kind,
+            "metadata": {"name": name, "namespace": "ml", "labels": {"app.kubernetes.io/instance": release}},
+            "spec": {"slotsPerWorker": 1 if name.endswith("1") else 2}}
+
+
+def test_a_renamed_object_of_one_release_is_shown_as_replaced_with_its_diff():
+    changes = diff_objects([_labelled("job-aaaaaa1", "job"), _labelled("other-1", "other")],
+                           [_labelled("job-bbbbbb2", "job")])
+    assert [(c.status, c.key) for c in changes] == [
+        ("replaced", "kubeflow.org/v2beta1 MPIJob ml/job-aaaaaa1 -> job-bbbbbb2"),
+        ("removed", "kubeflow.org/v2beta1 MPIJob ml/other-1")]
+    assert "--- a: kubeflow.org/v2beta1 MPIJob ml/job-aaaaaa1\n+++ b: kubeflow.org/v2beta1 MPIJob ml/job-bbbbbb2\n" \
+        in changes[0].diff
+    assert "-  slotsPerWorker: 1\n+  slotsPerWorker: 2\n" in changes[0].diff
+
+
+def test_no_pairing_when_a_release_gains_or_loses_more_than_one_object_of_a_kind():
+    changes = diff_objects([_labelled("job-a", "job"), _labelled("job-b", "job")], [_labelled("job-c", "job")])
+    assert sorted(c.status for c in changes) == ["added", "removed", "removed"]
+    changes = diff_objects([_labelled("job-a", "job")], [_labelled("job-c", "job", kind="PodGroup")])
+    assert sorted(c.status for c in changes) == ["added", "removed"]
 
 
 @pytest.fixture
@@ -47,16 +71,41 @@ def test_nothing_differs_for_the_committed_fleet(repo):
     assert result.stdout == "" and "no object differs" in result.stderr
 
 
-def test_an_edited_profile_shows_the_objects_it_changes(repo):
+def _statuses(stdout: str) -> list[str]:
+    return [line for line in stdout.splitlines() if line.startswith(("changed:", "added:", "removed:", "replaced:"))]
+
+
+def test_an_edited_profile_shows_the_new_run_replacing_the_old(repo):
+    old = (repo / "charts" / "dgx-lab" / "jobs" / "pi" / "templates" / "mpijob.yaml").read_text(encoding="utf-8")
+    old_run = next(line.split(": ")[1] for line in old.splitlines() if line.startswith("  name: "))
+    assert is_run_of(old_run, "pi")
     _more_workers(repo)
     for args in ([], ["--against", "HEAD"]):
         result = run_mpigen("diff", "profiles", "-o", "charts", "--exit-code", *args, cwd=repo)
         assert result.returncode == 1
-        statuses = [line for line in result.stdout.splitlines() if line.startswith(("changed:", "added:", "removed:"))]
-        assert statuses == ["changed: kubeflow.org/v2beta1 MPIJob hpc/pi", "changed: v1 ConfigMap hpc/pi-hostfile"]
+        statuses = _statuses(result.stdout)
+        assert len(statuses) == 2, statuses
+        mpijob, configmap = statuses
+        prefix = f"replaced: kubeflow.org/v2beta1 MPIJob hpc/{old_run} -> "
+        assert mpijob.startswith(prefix)
+        new_run = mpijob[len(prefix):]
+        assert is_run_of(new_run, "pi") and new_run != old_run
+        assert configmap == f"replaced: v1 ConfigMap hpc/{old_run}-hostfile -> {new_run}-hostfile"
         assert "-      replicas: 2\n+      replicas: 3\n" in result.stdout
-        assert "+    pi-worker-2.pi.hpc.svc slots=1\n" in result.stdout
+        assert f"+    {new_run}-worker-2.{new_run}.hpc.svc slots=1\n" in result.stdout
         assert "2 object(s) differ" in result.stderr
+
+
+def test_under_stable_naming_an_edit_changes_the_objects_in_place(repo):
+    job = repo / "profiles" / "jobs" / "pi.yaml"
+    job.write_text(job.read_text(encoding="utf-8") + "naming: stable\n", encoding="utf-8")
+    assert run_mpigen("render", "profiles", "-o", "charts", cwd=repo).returncode == 0
+    _more_workers(repo)
+    result = run_mpigen("diff", "profiles", "-o", "charts", "--exit-code", cwd=repo)
+    assert result.returncode == 1
+    assert _statuses(result.stdout) == ["changed: kubeflow.org/v2beta1 MPIJob hpc/pi",
+                                        "changed: v1 ConfigMap hpc/pi-hostfile"]
+    assert "+    pi-worker-2.pi.hpc.svc slots=1\n" in result.stdout
 
 
 def test_against_a_revision_uses_the_committed_charts_not_the_folder(repo):
@@ -69,7 +118,8 @@ def test_a_removed_job_shows_its_objects_removed(repo):
     (repo / "profiles" / "jobs" / "pi.yaml").unlink()
     result = run_mpigen("diff", "profiles", "-o", "charts", cwd=repo)
     assert result.returncode == 0
-    assert "removed: kubeflow.org/v2beta1 MPIJob hpc/pi" in result.stdout.splitlines()
+    removed = [line for line in _statuses(result.stdout) if line.startswith("removed: kubeflow.org/v2beta1 MPIJob hpc/")]
+    assert len(removed) == 1 and is_run_of(removed[0].rsplit("/", 1)[1], "pi"), removed
 
 
 def test_an_unknown_revision_is_a_usage_error(repo):

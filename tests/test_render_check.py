@@ -41,3 +41,17 @@ def test_an_empty_folder_lists_every_file_as_missing(tmp_path):
     assert result.returncode == 1
     assert all(line.startswith("missing: ") for line in result.stdout.splitlines())
     assert not (tmp_path / "none").exists()
+
+
+def test_charts_written_where_the_gitops_objects_do_not_look_are_warned_about(tmp_path):
+    (tmp_path / ".git").mkdir()  # a work tree: only its top matters
+    elsewhere = run_mpigen("render", PROFILES, "-o", tmp_path / "deploy" / "charts")
+    assert elsewhere.returncode == 0, elsewhere.stderr
+    warnings = [line for line in elsewhere.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 2, elsewhere.stderr  # dgx-lab (Argo CD) and cpu-lab (Flux) both say `path: charts`
+    assert warnings[1] == (
+        "warning: cluster 'dgx-lab' (profiles/clusters/dgx-lab.yaml): gitops.path is 'charts', "
+        f"but the charts are written to 'deploy/charts' of the git repository {tmp_path}, so its argocd objects point "
+        f"at charts that are not there; set `gitops.path: deploy/charts`, or render into {tmp_path / 'charts'}")
+    where_they_look = run_mpigen("render", PROFILES, "-o", tmp_path / "charts")
+    assert where_they_look.returncode == 0 and "warning" not in where_they_look.stderr, where_they_look.stderr

@@ -463,34 +463,48 @@ def test_zero_cpu_request_is_not_called_too_big(diagnose):
 # --- names mpi-operator would reject --------------------------------------------------------------------------------
 
 
+# Default naming adds "-" and a 7-character hash to the MPIJob name, which every pod name starts with; the
+# error shows it as "-<hash>" and counts its 8 characters. Stable naming adds nothing.
+HASHED = ("", "-<hash>", 8, "shorten the job name (the MPIJob name adds 8 characters of content hash; "
+          "`naming: stable` drops them)")
+STABLE = ("naming: stable\n", "", 0, "shorten the job name")
+
+
+@pytest.mark.parametrize("policy", [HASHED, STABLE], ids=["content-hash", "stable"])
 @pytest.mark.parametrize(("length", "workers", "last", "pod_length"),
                          [(55, 10, "-worker-9", 64), (54, 11, "-worker-10", 64), (63, 1, "-worker-0", 72)])
-def test_last_worker_pod_name_longer_than_63(diagnose, length, workers, last, pod_length):
+def test_last_worker_pod_name_longer_than_63(diagnose, length, workers, last, pod_length, policy):
     # The schema allows job names of up to 63 characters; only this cross-rule sees the pod names.
-    name = "a" * length
+    line, shown, extra, hint = policy
+    name = "a" * (length - extra)
     text = GPU_JOB.replace("name: train", f"name: {name}").replace("workers: 2", f"workers: {workers}")
-    outcome = diagnose({"jobs/train.yaml": text + "gpusPerWorker: 1\n"})
-    pod = name + last
+    outcome = diagnose({"jobs/train.yaml": text + "gpusPerWorker: 1\n" + line})
+    pod = name + shown + last
     wanted = (f"mpi-operator would reject this job: worker pod name '{pod}' is {pod_length} characters, "
               "more than 63")
     operator = [d for d in outcome.diagnostics if d.message.startswith("mpi-operator")]
-    assert [(d.location.line, d.location.column, d.message, d.hint) for d in operator] == [
-        (3, 7, wanted, "shorten the job name")]
+    assert [(d.location.line, d.location.column, d.message, d.hint) for d in operator] == [(3, 7, wanted, hint)]
 
 
-def test_last_worker_pod_name_of_a_53_character_job_with_101_workers(diagnose):
-    # 53 characters is the longest Helm release name; 101 workers make the last pod `-worker-100`, 64 characters.
-    name = "b" * 53
+@pytest.mark.parametrize("policy", [HASHED, STABLE], ids=["content-hash", "stable"])
+def test_last_worker_pod_name_with_101_workers(diagnose, policy):
+    # 53 characters is the longest Helm release name; with stable naming, 101 workers make the last pod
+    # `-worker-100`, 64 characters. With the hash, 45 characters do the same.
+    line, shown, extra, hint = policy
+    name = "b" * (53 - extra)
     text = CPU_JOB.replace("name: train", f"name: {name}").replace("workers: 2", "workers: 101")
-    outcome = diagnose({"jobs/train.yaml": text + 'resources:\n  cpu: "1"\n'})
-    expect(outcome, ("jobs/train.yaml", 3, 7, f"worker pod name '{name}-worker-100' is 64 characters, more than 63",
-                     "shorten the job name"))
+    outcome = diagnose({"jobs/train.yaml": text + 'resources:\n  cpu: "1"\n' + line})
+    expect(outcome, ("jobs/train.yaml", 3, 7, f"worker pod name '{name}{shown}-worker-100' is 64 characters, "
+                     "more than 63", hint))
 
 
+@pytest.mark.parametrize("policy", [HASHED, STABLE], ids=["content-hash", "stable"])
 @pytest.mark.parametrize(("length", "workers"), [(54, 10), (53, 11), (54, 1)])
-def test_last_worker_pod_name_of_exactly_63_passes(diagnose, length, workers):
+def test_last_worker_pod_name_of_exactly_63_passes(diagnose, length, workers, policy):
+    line, _, extra, _ = policy
+    length -= extra
     text = GPU_JOB.replace("name: train", f"name: {'a' * length}").replace("workers: 2", f"workers: {workers}")
-    found = diagnose({"jobs/train.yaml": text + "gpusPerWorker: 1\n"}).diagnostics
+    found = diagnose({"jobs/train.yaml": text + "gpusPerWorker: 1\n" + line}).diagnostics
     assert [d for d in found if "mpi-operator" in d.message] == []
     # Names over 53 characters are refused for another reason: Helm's release-name limit.
     assert [d.message for d in found] == ([] if length <= 53 else [
@@ -499,7 +513,8 @@ def test_last_worker_pod_name_of_exactly_63_passes(diagnose, length, workers):
 
 def test_job_name_of_54_characters_is_too_long_for_a_helm_release(diagnose):
     name = "a" * 54
-    outcome = diagnose({"jobs/train.yaml": GPU_JOB.replace("name: train", f"name: {name}")})
+    # Stable naming: with the hash, the pod names would be refused too (tested above).
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB.replace("name: train", f"name: {name}") + "naming: stable\n"})
     expect(outcome, ("jobs/train.yaml", 3, 7, f"job chart release '{name}' is 54 characters; Helm release names may "
                      "have 53", "shorten the name to at most 53 characters"))
 
@@ -981,3 +996,33 @@ def test_gitops_values_the_tools_would_not_take(diagnose, key, value):
     outcome = diagnose({"clusters/dgx-lab.yaml": cluster})
     assert len(outcome.diagnostics) == 1, outcome.shown()
     assert f"`gitops.{key}`" in outcome.diagnostics[0].message, outcome.shown()
+
+
+# --- Argo CD Application names across clusters ----------------------------------------------------------------------
+
+# A second Argo CD cluster `dgx` beside the example's `dgx-lab` (both in Argo CD's default namespace `argocd`).
+DGX = CPU_LAB.replace("name: cpu-lab", "name: dgx").replace("tool: flux", "tool: argocd")
+assert DGX.count("name: dgx\n") == 1 and "tool: argocd" in DGX
+
+
+def test_two_clusters_whose_job_applications_share_a_name(diagnose):
+    # Cluster dgx's job `lab-pi` and cluster dgx-lab's job `pi` are both Application `dgx-lab-pi`.
+    job = CPU_JOB.replace("name: train", "name: lab-pi").replace("cluster: dgx-lab", "cluster: dgx")
+    outcome = diagnose({"clusters/dgx.yaml": DGX, "jobs/train.yaml": job.replace("namespace: ml-training\n", "")})
+    expect(outcome, ("jobs/train.yaml", 3, 7, "job 'lab-pi' of cluster 'dgx' and job 'pi' of cluster 'dgx-lab' are "
+                     "both Argo CD Application 'dgx-lab-pi' in namespace 'argocd'",
+                     f"the other is at {outcome.root / 'jobs/pi.yaml'}:5:7; rename one"))
+
+
+def test_a_job_application_named_like_another_clusters_infra(diagnose):
+    job = CPU_JOB.replace("name: train", "name: lab-infra").replace("cluster: dgx-lab", "cluster: dgx")
+    outcome = diagnose({"clusters/dgx.yaml": DGX, "jobs/train.yaml": job.replace("namespace: ml-training\n", "")})
+    expect(outcome, ("jobs/train.yaml", 3, 7, "job 'lab-infra' of cluster 'dgx' and the infra chart of cluster "
+                     "'dgx-lab' are both Argo CD Application 'dgx-lab-infra'"))
+
+
+def test_application_names_in_different_argo_cd_namespaces_do_not_clash(diagnose):
+    job = CPU_JOB.replace("name: train", "name: lab-pi").replace("cluster: dgx-lab", "cluster: dgx")
+    cluster = DGX.replace("tool: argocd\n", "tool: argocd\n  namespace: argocd-dgx\n")
+    outcome = diagnose({"clusters/dgx.yaml": cluster, "jobs/train.yaml": job.replace("namespace: ml-training\n", "")})
+    assert outcome.diagnostics == [], outcome.shown()

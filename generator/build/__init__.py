@@ -13,6 +13,7 @@ from generator import names
 from generator.build.hostfile import build_hostfile_configmap
 from generator.build.labels import ChartRef
 from generator.build.mpijob import build_mpijob
+from generator.build.naming import mpijob_name
 from generator.build.network import build_device_plugin_configmap, build_namespace, build_network_attachment
 from generator.model import Cluster, Job
 
@@ -33,9 +34,10 @@ def infra_chart_ref(cluster: Cluster, release: str | None = None) -> ChartRef:
 
 
 def build_job(job: Job, chart: ChartRef, worker_count: int | None = None) -> list[Manifest]:
+    mpijob = mpijob_name(job)
     return [
-        Manifest("hostfile-configmap.yaml", build_hostfile_configmap(job, chart, worker_count)),
-        Manifest("mpijob.yaml", build_mpijob(job, chart, worker_count)),
+        Manifest("hostfile-configmap.yaml", build_hostfile_configmap(job, chart, mpijob, worker_count)),
+        Manifest("mpijob.yaml", build_mpijob(job, chart, mpijob, worker_count)),
     ]
 
 

@@ -1,4 +1,4 @@
-"""The hostfile ConfigMap `<job>-hostfile`: one line per worker, in the operator's own format.
+"""The hostfile ConfigMap `<mpijob>-hostfile`: one line per worker, in the operator's own format.
 
 mpi-operator writes the same lines into `<job>-config` (which it owns); mpigen ships its own copy
 so that mpirun can be given `--hostfile` explicitly, which OpenMPI 5 needs (it ignores the
@@ -20,22 +20,23 @@ def hostfile_line(host: str, slots: int, implementation: MpiImplementation) -> s
     return f"{host}:{slots}"
 
 
-def hostfile_lines(job: Job, worker_count: int) -> list[str]:
+def hostfile_lines(job: Job, mpijob: str, worker_count: int) -> list[str]:
+    """`mpijob` is the MPIJob's name, which the worker pods and the service are named after."""
     return [
-        hostfile_line(names.worker_host(job.name, job.namespace, i), job.slots_per_worker, job.mpi_implementation)
+        hostfile_line(names.worker_host(mpijob, job.namespace, i), job.slots_per_worker, job.mpi_implementation)
         for i in range(worker_count)
     ]
 
 
-def hostfile_text(job: Job, worker_count: int) -> str:
-    return "".join(f"{line}\n" for line in hostfile_lines(job, worker_count))
+def hostfile_text(job: Job, mpijob: str, worker_count: int) -> str:
+    return "".join(f"{line}\n" for line in hostfile_lines(job, mpijob, worker_count))
 
 
-def build_hostfile_configmap(job: Job, chart: ChartRef, worker_count: int | None = None) -> dict[str, Any]:
+def build_hostfile_configmap(job: Job, chart: ChartRef, mpijob: str, worker_count: int | None = None) -> dict[str, Any]:
     count = job.worker_count if worker_count is None else worker_count
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": metadata(names.hostfile_configmap_name(job.name), chart, job.namespace),
-        "data": {names.HOSTFILE_KEY: hostfile_text(job, count)},
+        "metadata": metadata(names.hostfile_configmap_name(mpijob), chart, job.namespace),
+        "data": {names.HOSTFILE_KEY: hostfile_text(job, mpijob, count)},
     }

@@ -153,13 +153,13 @@ def build_worker_container(job: Job) -> dict[str, Any]:
     return container
 
 
-def build_launcher_pod_spec(job: Job, worker_count: int) -> dict[str, Any]:
+def build_launcher_pod_spec(job: Job, mpijob: str, worker_count: int) -> dict[str, Any]:
     return {
         "automountServiceAccountToken": False,
         "containers": [build_launcher_container(job, worker_count)],
         "volumes": [
             {"name": HOSTFILE_VOLUME, "configMap": {
-                "name": names.hostfile_configmap_name(job.name),
+                "name": names.hostfile_configmap_name(mpijob),
                 "items": [{"key": names.HOSTFILE_KEY, "path": names.HOSTFILE_KEY}],
             }},
             *_claims(job),
@@ -196,8 +196,8 @@ def build_run_policy(job: Job) -> dict[str, Any]:
     return out
 
 
-def build_mpijob(job: Job, chart: ChartRef, worker_count: int | None = None) -> dict[str, Any]:
-    count = job.worker_count if worker_count is None else worker_count
+def build_mpijob_spec(job: Job, mpijob: str, worker_count: int) -> dict[str, Any]:
+    """The spec of MPIJob `mpijob` (the name only reaches the hostfile ConfigMap it mounts)."""
     spec: dict[str, Any] = {
         "slotsPerWorker": job.slots_per_worker,
         "mpiImplementation": job.mpi_implementation.value,
@@ -208,13 +208,19 @@ def build_mpijob(job: Job, chart: ChartRef, worker_count: int | None = None) -> 
         spec["sshAuthMountPath"] = job.ssh_auth_mount_path
     spec["mpiReplicaSpecs"] = {
         "Launcher": {"replicas": 1, "restartPolicy": "OnFailure",
-                     "template": {"spec": build_launcher_pod_spec(job, count)}},
-        "Worker": {"replicas": count, "restartPolicy": "Never", "template": build_worker_pod_template(job)},
+                     "template": {"spec": build_launcher_pod_spec(job, mpijob, worker_count)}},
+        "Worker": {"replicas": worker_count, "restartPolicy": "Never", "template": build_worker_pod_template(job)},
     }
+    return spec
+
+
+def build_mpijob(job: Job, chart: ChartRef, mpijob: str, worker_count: int | None = None) -> dict[str, Any]:
+    """The MPIJob named `mpijob` (see `build.naming.mpijob_name`)."""
+    count = job.worker_count if worker_count is None else worker_count
     return {
         "apiVersion": "kubeflow.org/v2beta1",
         "kind": "MPIJob",
-        "metadata": metadata(job.name, chart, job.namespace,
+        "metadata": metadata(mpijob, chart, job.namespace,
                              annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE}),
-        "spec": spec,
+        "spec": build_mpijob_spec(job, mpijob, count),
     }

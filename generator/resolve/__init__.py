@@ -22,6 +22,7 @@ from generator.model import (
     Job,
     LinkType,
     MpiImplementation,
+    Naming,
     Network,
     Nic,
     NodePool,
@@ -39,7 +40,6 @@ DEFAULT_NETWORK = {"provider": "sriov-device-plugin", "resourcePrefix": "nvidia.
 DEFAULT_LAUNCHER_RESOURCES = Resources(cpu="1", memory="1Gi")
 DEFAULT_GITOPS = {"revision": "main", "path": "charts", "destination": "https://kubernetes.default.svc",
                   "project": "default"}
-DEFAULT_GITOPS_NAMESPACE = {GitOpsTool.ARGOCD: "argocd", GitOpsTool.FLUX: "flux-system"}
 # The launcher starts once every worker is Ready: no "could not resolve hostname" race at start-up
 # (mpi-operator #481, #386). mpigen creates no gang-scheduling PodGroup, so this cannot deadlock (#608).
 DEFAULT_LAUNCHER_CREATION_POLICY = "WaitForWorkersReady"
@@ -112,7 +112,7 @@ def _cluster(document: Document, hardware: dict[str, Hardware]) -> Cluster:
 
 def _gitops(data: dict[str, Any]) -> GitOps:
     tool = GitOpsTool(data["tool"])
-    given = {**DEFAULT_GITOPS, "namespace": DEFAULT_GITOPS_NAMESPACE[tool], **data}
+    given = {**DEFAULT_GITOPS, **data, "namespace": derive.gitops_namespace(data)}
     return GitOps(tool=tool, repo_url=given["repoURL"], revision=given["revision"], path=given["path"],
                   destination=given["destination"], project=given["project"], namespace=given["namespace"])
 
@@ -146,7 +146,8 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
     env += [EnvVar(k, v, f"{document.source}: env") for k, v in user_env.items() if k not in derived_names]
     policy = data.get("runPolicy", {})
     line = document.location
-    name_limit = names.max_workers_for_name(data["name"])
+    naming = Naming(data.get("naming", Naming.CONTENT_HASH.value))
+    name_limit = names.max_workers_for_name(data["name"], hashed=naming is Naming.CONTENT_HASH)
     origins = {
         "image": Origin(f"{document.source}:{line('image').line}: image"),
         "workers": Origin(f"{document.source}:{line(shape.worker_count_origin.split()[0]).line}: "
@@ -160,6 +161,7 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
     gpu_shm = f"{shape.gpus_per_worker}Gi" if uses_gpus else "1Gi"
     return Job(
         name=data["name"],
+        naming=naming,
         source=document.source,
         cluster=cluster,
         pool=pool,

@@ -74,6 +74,39 @@ def check_references(valid: list[Document], invalid: list[Document],
         found.extend(_check_cluster(document, index))
     for document in index.jobs:
         found.extend(_check_job(document, index))
+    found.extend(_check_argocd_application_names(index))
+    return found
+
+
+def _check_argocd_application_names(index: Index) -> list[Diagnostic]:
+    """One Argo CD may sync many clusters, with every Application in one namespace: cluster `a`'s job `b-x`
+    and cluster `a-b`'s job `x` would both be Application `a-b-x`, and two clusters would fight over it."""
+    found: list[Diagnostic] = []
+    claimed: dict[tuple[str, str], tuple[Document, str]] = {}
+
+    def claim(document: Document, namespace: str, name: str, what: str) -> None:
+        key = (namespace, name)
+        if key in claimed:
+            other, other_what = claimed[key]
+            found.append(Diagnostic(document.location("name"), f"{what} and {other_what} are both Argo CD Application "
+                                    f"'{name}' in namespace '{namespace}'",
+                                    f"the other is at {other.location('name')}; rename one"))
+        else:
+            claimed[key] = (document, what)
+
+    argocd = {name: doc for name, doc in index.clusters.items()
+              if (doc.data.get("gitops") or {}).get("tool") == "argocd"}
+    for name, document in argocd.items():
+        namespace = derive.gitops_namespace(document.data["gitops"])
+        claim(document, namespace, names.gitops_root_name(name), f"the root of cluster '{name}'")
+        claim(document, namespace, names.gitops_infra_name(name), f"the infra chart of cluster '{name}'")
+    for document in index.jobs:
+        cluster = argocd.get(document.data["cluster"])
+        if cluster is not None and document.data["name"] != "infra":  # reported by _check_gitops_job
+            namespace = derive.gitops_namespace(cluster.data["gitops"])
+            job, cluster_name = document.data["name"], document.data["cluster"]
+            claim(document, namespace, names.gitops_job_name(cluster_name, job),
+                  f"job '{job}' of cluster '{cluster_name}'")
     return found
 
 
@@ -396,10 +429,13 @@ def _check_layout(document: Document, job: dict[str, Any], pool: dict[str, Any],
                        f"{shape.workers_per_node} fit on a node, {shape.capacity} in all")
         found.append(Diagnostic(document.location(size_key), message,
                                 f"use at most {shape.capacity} workers, or a bigger pool"))
-    problem = names.last_worker_name_problem(job["name"], shape.worker_count)
+    hashed = job.get("naming", "content-hash") == "content-hash"
+    problem = names.last_worker_name_problem(job["name"], shape.worker_count, hashed=hashed)
     if problem:
         found.append(Diagnostic(document.location("name"), f"mpi-operator would reject this job: {problem}",
-                                "shorten the job name"))
+                                "shorten the job name" + (f" (the MPIJob name adds {names.RUN_DIGEST_LENGTH + 1} "
+                                                          "characters of content hash; `naming: stable` drops them)"
+                                                          if hashed else "")))
     return found
 
 
