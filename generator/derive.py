@@ -17,6 +17,16 @@ _SUFFIX = {None: 1, "m": Decimal("0.001"), "k": 10**3, "M": 10**6, "G": 10**9, "
            "E": 10**18, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 
 
+# Where each network provider's rail resources come from: the SR-IOV device plugin as mpigen configures it,
+# sriov-network-operator's own prefix, and rdma-shared-dev-plugin's fixed `rdma/`.
+DEFAULT_RESOURCE_PREFIX = {"sriov-device-plugin": "nvidia.com", "sriov-network-operator": "openshift.io",
+                           "rdma-shared": "rdma", "host-network": "rdma", "tcp": "nvidia.com"}
+
+
+def default_resource_prefix(provider: str) -> str:
+    return DEFAULT_RESOURCE_PREFIX[provider]
+
+
 def gitops_namespace(gitops: dict[str, Any]) -> str:
     """Where a cluster's GitOps objects live: the profile's `namespace`, else the tool's own."""
     return str(gitops.get("namespace", {"argocd": "argocd", "flux": "flux-system"}[gitops["tool"]]))
@@ -69,8 +79,10 @@ class Layout:
         return self.nodes * self.workers_per_node
 
 
-def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int) -> Layout:
+def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_node: bool = False) -> Layout:
     """Workers, GPUs and slots per worker, and how many such workers the pool can hold.
+
+    `one_per_node`: host networking, where two workers on a node would both bind sshd's port.
 
     Callers check `gpus_per_worker <= gpu_count` and divisibility of `totalGpus` themselves; here
     a job that asks for impossible numbers still gets a layout, so every problem can be reported.
@@ -96,4 +108,6 @@ def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int) -> Layout:
             default_slots = max(int(wanted), 1)
             per_node = int(Decimal(logical_cpus(hardware)) // wanted) if wanted else 0
         slots = int(job.get("slotsPerWorker", default_slots))
+    if one_per_node:
+        per_node = min(per_node, 1)
     return Layout(gpus_per_worker, worker_count, slots, per_node, nodes, origin)

@@ -87,7 +87,9 @@ class Rail:
     nic_name: str
     resource_name: str
     resource: str
-    ipam: Ipam
+    ipam: Ipam | None
+    host_interface: str | None = None
+    """The node's interface of the rail, where the profile names one (else the NIC's PF name is used)."""
 
 
 @dataclass(frozen=True)
@@ -102,12 +104,41 @@ class NodePool:
         return tuple(sorted(dict(self.hardware.node_labels + self.node_labels).items()))
 
 
+class NetworkProvider(str, Enum):
+    """How rails reach pods; each has its builder module in generator/build/providers/."""
+
+    SRIOV_DEVICE_PLUGIN = "sriov-device-plugin"
+    SRIOV_NETWORK_OPERATOR = "sriov-network-operator"
+    RDMA_SHARED = "rdma-shared"
+    HOST_NETWORK = "host-network"
+    TCP = "tcp"
+
+    @property
+    def rdma(self) -> bool:
+        """Whether rails carry RDMA (and pods need IPC_LOCK to pin memory)."""
+        return self is not NetworkProvider.TCP
+
+    @property
+    def exclusive_devices(self) -> bool:
+        """A pod sees only its own VFs, whose RDMA device names are not the PF's (SR-IOV, rdma CNI exclusive
+        mode); shared and host-network pods see every HCA of the node under its own name."""
+        return self in (NetworkProvider.SRIOV_DEVICE_PLUGIN, NetworkProvider.SRIOV_NETWORK_OPERATOR)
+
+    @property
+    def multus(self) -> bool:
+        """Rails are secondary interfaces attached by Multus (and need IPAM)."""
+        return self.rdma and self is not NetworkProvider.HOST_NETWORK
+
+
 @dataclass(frozen=True)
 class Network:
-    provider: str
+    provider: NetworkProvider
     resource_prefix: str
     device_plugin_namespace: str
     cni_version: str
+    operator_namespace: str = "sriov-network-operator"
+    num_vfs: int | None = None
+    ssh_port: int = 2222
 
 
 class GitOpsTool(str, Enum):

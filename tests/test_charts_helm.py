@@ -182,7 +182,8 @@ def test_template_text_in_profiles_renders_literally(helm: Path, literal_chart: 
     worker = specs["Worker"]["template"]["spec"]["containers"][0]
     for container in (launcher, worker):
         assert container["image"] == IMAGE
-        assert {e["name"]: e["value"] for e in container["env"]} == {"RELEASE": RELEASE, "LOOKUP": LOOKUP}
+        env = {e["name"]: e["value"] for e in container["env"] if not e["name"].startswith("OMPI_MCA_")}
+        assert env == {"RELEASE": RELEASE, "LOOKUP": LOOKUP}
         assert {m["name"]: m["mountPath"] for m in container["volumeMounts"]}["data"] == MOUNT
     assert launcher["command"][-4:] == ["/bin/echo", RELEASE, LOOKUP, TRIM]
     assert "other-release" not in json.dumps(mpijob["spec"])

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from generator.model import LinkType
+from generator.model import LinkType, MpiImplementation, NetworkProvider
 from generator.resolve.nccl import derived_nccl_env, hca_family
 
 
@@ -21,24 +21,55 @@ def _rails(example, job_name="resnet50-dgx"):
     return next(j for j in example.fleet.jobs if j.name == job_name).rails
 
 
+def _env(rails, uses_gpus=True, provider=NetworkProvider.SRIOV_DEVICE_PLUGIN,
+         implementation=MpiImplementation.OPENMPI) -> dict[str, str]:
+    return {name: value for name, value, _ in derived_nccl_env(rails, uses_gpus, provider, implementation)}
+
+
 def test_infiniband_rails(example):
-    env = {name: value for name, value, _ in derived_nccl_env(_rails(example), uses_gpus=True)}
-    assert env == {"NCCL_IB_HCA": "mlx5", "NCCL_SOCKET_IFNAME": "=rail0,rail1,rail2,rail3"}
+    # SR-IOV, exclusive mode: the pod sees only its VFs (own mlx5_N names), so the family; OpenMPI over UCX; no
+    # UCX_NET_DEVICES, which would have to name the VFs' devices, unknown until the pod starts.
+    assert _env(_rails(example)) == {"NCCL_IB_HCA": "mlx5", "NCCL_SOCKET_IFNAME": "=rail0,rail1,rail2,rail3",
+                                     "OMPI_MCA_pml": "ucx"}
+    assert _env(_rails(example), provider=NetworkProvider.SRIOV_NETWORK_OPERATOR) == _env(_rails(example))
 
 
 def test_roce_adds_the_gid_index(example):
     rails = tuple(replace(r, nic=replace(r.nic, link_type=LinkType.ETHERNET)) for r in _rails(example))
-    env = dict((name, value) for name, value, _ in derived_nccl_env(rails, uses_gpus=True))
-    assert env["NCCL_IB_GID_INDEX"] == "3"
+    assert _env(rails)["NCCL_IB_GID_INDEX"] == "3"
+    assert "NCCL_IB_GID_INDEX" not in _env(_rails(example)), "never on InfiniBand"
 
 
 def test_persistent_hca_names_leave_nccl_ib_hca_unset(example):
     rails = tuple(replace(r, nic=replace(r.nic, hca=f"ibp{i}s0")) for i, r in enumerate(_rails(example)))
-    names = [name for name, _, _ in derived_nccl_env(rails, uses_gpus=True)]
-    assert names == ["NCCL_SOCKET_IFNAME"]
+    assert [name for name in _env(rails) if name.startswith("NCCL_")] == ["NCCL_SOCKET_IFNAME"]
 
 
-def test_gpu_job_without_rails_uses_sockets_and_cpu_job_gets_nothing(example):
-    assert dict((n, v) for n, v, _ in derived_nccl_env((), uses_gpus=True)) == {
-        "NCCL_IB_DISABLE": "1", "NCCL_SOCKET_IFNAME": "eth0"}
-    assert derived_nccl_env(_rails(example), uses_gpus=False) == []
+def test_gpu_job_without_rails_uses_sockets_and_cpu_job_gets_no_nccl(example):
+    assert _env(()) == {"NCCL_IB_DISABLE": "1", "NCCL_SOCKET_IFNAME": "eth0", "OMPI_MCA_pml": "ob1",
+                        "OMPI_MCA_btl": "tcp,self", "OMPI_MCA_btl_tcp_if_include": "eth0"}
+    assert _env(_rails(example), uses_gpus=False) == {"OMPI_MCA_pml": "ucx"}
+
+
+def test_shared_devices_name_the_hcas_exactly(example):
+    # rdma-shared: the pod sees every HCA of the node under its own name, so the exact list (hca:port), for NCCL
+    # and UCX alike; the sockets are still the pod's rail interfaces (macvlan/ipoib, named after the rails).
+    env = _env(_rails(example), provider=NetworkProvider.RDMA_SHARED)
+    assert env == {"NCCL_IB_HCA": "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1",
+                   "NCCL_SOCKET_IFNAME": "=rail0,rail1,rail2,rail3", "OMPI_MCA_pml": "ucx",
+                   "UCX_NET_DEVICES": "mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1"}
+
+
+def test_host_network_names_the_nodes_interfaces(example):
+    rails = _rails(example)
+    rails = (replace(rails[0], rail=replace(rails[0].rail, host_interface="enp5s0.3091")), *rails[1:])
+    env = _env(rails, provider=NetworkProvider.HOST_NETWORK)
+    # The profile's hostInterface for rail0, the NICs' PF names (dgx-1.yaml: ib1..ib3) for the others.
+    assert env["NCCL_SOCKET_IFNAME"] == "=enp5s0.3091,ib1,ib2,ib3"
+    assert env["NCCL_IB_HCA"] == "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1"
+
+
+@pytest.mark.parametrize("implementation", [MpiImplementation.INTEL, MpiImplementation.MPICH])
+def test_openmpi_variables_only_for_openmpi(example, implementation):
+    assert not [n for n in _env(_rails(example), implementation=implementation) if n.startswith("OMPI_")]
+    assert not [n for n in _env((), implementation=implementation) if n.startswith("OMPI_")]

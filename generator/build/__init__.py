@@ -6,22 +6,15 @@ agree on what a chart holds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from generator import names
+from generator.build import providers
 from generator.build.hostfile import build_hostfile_configmap
 from generator.build.labels import ChartRef
+from generator.build.manifest import Manifest
 from generator.build.mpijob import build_mpijob
 from generator.build.naming import mpijob_name
-from generator.build.network import build_device_plugin_configmap, build_namespace, build_network_attachment
+from generator.build.network import build_namespace
 from generator.model import Cluster, Job
-
-
-@dataclass(frozen=True)
-class Manifest:
-    template: str
-    obj: dict[str, Any]
 
 
 def job_chart_ref(job: Job, release: str | None = None) -> ChartRef:
@@ -42,13 +35,7 @@ def build_job(job: Job, chart: ChartRef, worker_count: int | None = None) -> lis
 
 
 def build_infra(cluster: Cluster, chart: ChartRef) -> list[Manifest]:
-    """Namespaces jobs may run in, the device plugin config, and every rail's network in each namespace."""
+    """Namespaces jobs may run in, and what the cluster's network provider needs (device plugin config,
+    the rails' networks in each namespace)."""
     manifests = [Manifest("namespaces.yaml", build_namespace(ns, chart)) for ns in cluster.namespaces]
-    if cluster.rails:
-        manifests.append(Manifest("sriovdp-configmap.yaml", build_device_plugin_configmap(cluster, chart)))
-        manifests += [
-            Manifest("network-attachments.yaml", build_network_attachment(cluster, rail, ns, chart))
-            for ns in cluster.namespaces
-            for rail in cluster.rails
-        ]
-    return manifests
+    return manifests + providers.infra(cluster, chart)

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from generator import names
 from generator.build.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
-from generator.model import Job, MpiImplementation, Resources
+from generator.build.providers import WORKER_OF_LABEL, PodNetwork, pod_network
+from generator.model import Job, MpiImplementation, NetworkProvider, Resources
 
 LAUNCHER_CONTAINER = "launcher"
 WORKER_CONTAINER = "worker"
 HOSTFILE_VOLUME = "mpigen-hostfile"
 SHM_VOLUME = "dshm"
-NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
 RANK_COUNT_FLAG = {MpiImplementation.OPENMPI: "-np", MpiImplementation.INTEL: "-n", MpiImplementation.MPICH: "-n"}
 
 
@@ -37,6 +36,10 @@ def mpirun_command(job: Job, worker_count: int) -> list[str]:
         command += ["--hostfile", names.HOSTFILE_PATH, flag, ranks]
         if job.uses_gpus:
             command += ["--bind-to", "none", "--map-by", "slot"]
+        port = ssh_port(job)
+        if port is not None:
+            # Command line, not OMPI_MCA_plm_rsh_args: the operator appends that variable to the launcher.
+            command += ["--mca", "plm_rsh_args", f"-p {port} -o ConnectionAttempts=10"]
         command += ["-x", "PATH", "-x", "LD_LIBRARY_PATH"]
         for var in job.env:
             command += ["-x", var.name]
@@ -46,6 +49,13 @@ def mpirun_command(job: Job, worker_count: int) -> list[str]:
             command += ["-genv", var.name, var.value]
     command += [*job.mpirun_args, *job.program]
     return [literal(part) for part in command]
+
+
+def ssh_port(job: Job) -> int | None:
+    """sshd's port where it is not 22: host networking, where the node's own sshd has 22."""
+    if job.cluster.network.provider is NetworkProvider.HOST_NETWORK:
+        return job.cluster.network.ssh_port
+    return None
 
 
 def rank_count_index(job: Job) -> int | None:
@@ -62,14 +72,6 @@ def launcher_command(job: Job, worker_count: int) -> list[str]:
     if job.launcher_command is not None:
         return [literal(part) for part in job.launcher_command]
     return mpirun_command(job, worker_count)
-
-
-def networks_annotation(job: Job) -> str:
-    """Multus attachments with explicit interface names, in rail order (JSON form)."""
-    return json.dumps([
-        {"name": names.nad_name(r.rail.name), "namespace": job.namespace, "interface": r.interface}
-        for r in job.rails
-    ])
 
 
 def _env(job: Job) -> list[dict[str, str]]:
@@ -130,23 +132,25 @@ def build_launcher_container(job: Job, worker_count: int) -> dict[str, Any]:
     return container
 
 
-def build_worker_container(job: Job) -> dict[str, Any]:
+def build_worker_container(job: Job, network: PodNetwork) -> dict[str, Any]:
     container: dict[str, Any] = {"name": WORKER_CONTAINER, "image": job.image}
     if job.worker_command is not None:
         container["command"] = [literal(part) for part in job.worker_command]
+    elif network.ssh_port is not None:
+        container["command"] = ["/usr/sbin/sshd", "-De", "-p", str(network.ssh_port)]
     if job.env:
         container["env"] = _env(job)
     limits: dict[str, Any] = dict(_cpu_memory(job.resources))
     requests = dict(limits)
     if job.uses_gpus:
         limits[job.pool.hardware.gpu.resource] = job.gpus_per_worker
-    for attachment in job.rails:
-        limits[attachment.rail.resource] = 1
+    for resource, count in network.limits:
+        limits[resource] = count
     if requests:
         container["resources"] = {"requests": requests, "limits": limits}
     elif limits:
         container["resources"] = {"limits": limits}
-    security = _security_context(job, rdma=bool(job.rails))
+    security = _security_context(job, rdma=bool(job.rails) and job.cluster.network.provider.rdma)
     if security:
         container["securityContext"] = security
     container["volumeMounts"] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}, *_volume_mounts(job)]
@@ -167,19 +171,31 @@ def build_launcher_pod_spec(job: Job, mpijob: str, worker_count: int) -> dict[st
     }
 
 
-def build_worker_pod_template(job: Job) -> dict[str, Any]:
+def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
+    network = pod_network(job, mpijob)
     spec: dict[str, Any] = {"automountServiceAccountToken": False}
+    if network.host_network:
+        spec["hostNetwork"] = True
+        spec["dnsPolicy"] = "ClusterFirstWithHostNet"
+        # One worker per node: a second would find sshd's port taken.
+        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {WORKER_OF_LABEL: mpijob}}, "topologyKey": "kubernetes.io/hostname"}]}}
     selector = dict(job.pool.node_selector)
     if selector:
         spec["nodeSelector"] = selector
-    spec["containers"] = [build_worker_container(job)]
+    spec["containers"] = [build_worker_container(job, network)]
     spec["volumes"] = [
         {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": job.shm_size}},
         *_claims(job),
     ]
     template: dict[str, Any] = {}
-    if job.rails:
-        template["metadata"] = {"annotations": {NETWORKS_ANNOTATION: networks_annotation(job)}}
+    template_metadata: dict[str, Any] = {}
+    if network.host_network:
+        template_metadata["labels"] = {WORKER_OF_LABEL: mpijob}
+    if network.annotations:
+        template_metadata["annotations"] = dict(network.annotations)
+    if template_metadata:
+        template["metadata"] = template_metadata
     template["spec"] = spec
     return template
 
@@ -209,7 +225,8 @@ def build_mpijob_spec(job: Job, mpijob: str, worker_count: int) -> dict[str, Any
     spec["mpiReplicaSpecs"] = {
         "Launcher": {"replicas": 1, "restartPolicy": "OnFailure",
                      "template": {"spec": build_launcher_pod_spec(job, mpijob, worker_count)}},
-        "Worker": {"replicas": worker_count, "restartPolicy": "Never", "template": build_worker_pod_template(job)},
+        "Worker": {"replicas": worker_count, "restartPolicy": "Never",
+                   "template": build_worker_pod_template(job, mpijob)},
     }
     return spec
 

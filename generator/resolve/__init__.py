@@ -24,6 +24,7 @@ from generator.model import (
     MpiImplementation,
     Naming,
     Network,
+    NetworkProvider,
     Nic,
     NodePool,
     Origin,
@@ -35,8 +36,8 @@ from generator.model import (
 )
 from generator.resolve.nccl import derived_nccl_env
 
-DEFAULT_NETWORK = {"provider": "sriov-device-plugin", "resourcePrefix": "nvidia.com",
-                   "devicePluginNamespace": "kube-system", "cniVersion": "0.3.1"}
+DEFAULT_NETWORK = {"provider": "sriov-device-plugin", "devicePluginNamespace": "kube-system", "cniVersion": "0.3.1",
+                   "operatorNamespace": "sriov-network-operator", "sshPort": 2222}
 DEFAULT_LAUNCHER_RESOURCES = Resources(cpu="1", memory="1Gi")
 DEFAULT_GITOPS = {"revision": "main", "path": "charts", "destination": "https://kubernetes.default.svc",
                   "project": "default"}
@@ -88,21 +89,24 @@ def _hardware(data: dict[str, Any]) -> Hardware:
 def _cluster(document: Document, hardware: dict[str, Hardware]) -> Cluster:
     data = to_plain(document.data)
     network = {**DEFAULT_NETWORK, **data.get("network", {})}
-    prefix = network["resourcePrefix"]
+    provider = NetworkProvider(network["provider"])
+    prefix = network.get("resourcePrefix", derive.default_resource_prefix(provider.value))
     rails = []
     for r in data.get("rails", []):
         resource_name = r.get("resourceName", names.default_rail_resource_name(r["name"]))
+        ipam = Ipam(range=r["ipam"]["range"], exclude=tuple(r["ipam"].get("exclude", ()))) if "ipam" in r else None
         rails.append(Rail(name=r["name"], nic_name=r["nic"], resource_name=resource_name,
-                          resource=names.rail_resource(prefix, resource_name),
-                          ipam=Ipam(range=r["ipam"]["range"], exclude=tuple(r["ipam"].get("exclude", ())))))
+                          resource=names.rail_resource(prefix, resource_name), ipam=ipam,
+                          host_interface=r.get("hostInterface")))
     return Cluster(
         name=data["name"],
         source=document.source,
         kubernetes_version=data["kubernetesVersion"],
         namespaces=tuple(data["namespaces"]),
-        network=Network(provider=network["provider"], resource_prefix=prefix,
+        network=Network(provider=provider, resource_prefix=prefix,
                         device_plugin_namespace=network["devicePluginNamespace"],
-                        cni_version=network["cniVersion"]),
+                        cni_version=network["cniVersion"], operator_namespace=network["operatorNamespace"],
+                        num_vfs=network.get("numVfs"), ssh_port=network["sshPort"]),
         pools=tuple(NodePool(name=p["name"], hardware=hardware[p["hardware"]], nodes=p["nodes"],
                              node_labels=_labels(p.get("nodeLabels"))) for p in data["nodePools"]),
         rails=tuple(rails),
@@ -126,7 +130,8 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
     data = to_plain(document.data)
     cluster = clusters[data["cluster"]]
     pool = cluster.pool(data["pool"])
-    shape = derive.layout(data, hardware_data[pool.hardware.name], pool.nodes)
+    shape = derive.layout(data, hardware_data[pool.hardware.name], pool.nodes,
+                          one_per_node=cluster.network.provider is NetworkProvider.HOST_NETWORK)
     rail_names = data.get("rails", [r.name for r in cluster.rails_of(pool)])
     rails = tuple(
         RailAttachment(rail=rail, nic=pool.hardware.nic(rail.nic_name))
@@ -137,7 +142,8 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
     uses_gpus = shape.gpus_per_worker > 0
     user_env = data.get("env", {})
     env: list[EnvVar] = []
-    for name, value, why in derived_nccl_env(rails, uses_gpus):
+    implementation = MpiImplementation(data.get("mpiImplementation", "OpenMPI"))
+    for name, value, why in derived_nccl_env(rails, uses_gpus, cluster.network.provider, implementation):
         if name in user_env:
             env.append(EnvVar(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))
         else:
@@ -171,7 +177,7 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
         max_workers=min(shape.capacity, name_limit),
         gpus_per_worker=shape.gpus_per_worker,
         slots_per_worker=shape.slots_per_worker,
-        mpi_implementation=MpiImplementation(data.get("mpiImplementation", "OpenMPI")),
+        mpi_implementation=implementation,
         program=tuple(data.get("program", ())),
         mpirun_args=tuple(data.get("mpirunArgs", ())),
         launcher_command=tuple(data["launcherCommand"]) if "launcherCommand" in data else None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from generator.model import LinkType, RailAttachment
+from generator.model import LinkType, MpiImplementation, NetworkProvider, RailAttachment
 
 ROCE_GID_INDEX = "3"  # RoCEv2 over IPv4 (DOMAIN: 3 is usual); never set on InfiniBand.
 
@@ -29,22 +29,56 @@ def hca_family(hca: str) -> str | None:
     return match.group(1) if match else None
 
 
-def derived_nccl_env(rails: tuple[RailAttachment, ...], uses_gpus: bool) -> list[tuple[str, str, str]]:
-    """(name, value, why) for each NCCL variable, in a fixed order."""
-    if not uses_gpus:
-        return []
+def _exact_hcas(rails: tuple[RailAttachment, ...]) -> str:
+    return ",".join(f"{r.nic.hca}:{r.nic.port}" for r in rails)
+
+
+def rail_host_interface(rail: RailAttachment) -> str:
+    """The node's interface of a rail: the profile's `hostInterface`, else the NIC's PF."""
+    return rail.rail.host_interface or rail.nic.pf_name
+
+
+def derived_nccl_env(rails: tuple[RailAttachment, ...], uses_gpus: bool,
+                     provider: NetworkProvider = NetworkProvider.SRIOV_DEVICE_PLUGIN,
+                     implementation: MpiImplementation = MpiImplementation.OPENMPI) -> list[tuple[str, str, str]]:
+    """(name, value, why) for each NCCL, UCX and OpenMPI variable, in a fixed order."""
+    env: list[tuple[str, str, str]] = []
+    if uses_gpus:
+        env += _nccl(rails, provider)
+    if implementation is MpiImplementation.OPENMPI:
+        if rails:
+            env.append(("OMPI_MCA_pml", "ucx", "RDMA rails: OpenMPI's point-to-point over UCX"))
+        else:
+            env += [("OMPI_MCA_pml", "ob1", "no RDMA rails: OpenMPI's TCP transport"),
+                    ("OMPI_MCA_btl", "tcp,self", "no RDMA rails: TCP between nodes"),
+                    ("OMPI_MCA_btl_tcp_if_include", "eth0", "the cluster network's interface in the pod")]
+    if rails and not provider.exclusive_devices:
+        env.append(("UCX_NET_DEVICES", _exact_hcas(rails), "the attached rails' HCAs and ports: the pod sees every "
+                    "HCA of the node"))
+    return env
+
+
+def _nccl(rails: tuple[RailAttachment, ...], provider: NetworkProvider) -> list[tuple[str, str, str]]:
     if not rails:
         return [
             ("NCCL_IB_DISABLE", "1", "no RDMA rails attached: NCCL uses sockets"),
             ("NCCL_SOCKET_IFNAME", "eth0", "no rails: the cluster network (eth0) carries NCCL"),
         ]
-    families = {hca_family(r.nic.hca) for r in rails}
-    interfaces = ",".join(r.interface for r in rails)
     env = []
-    if None not in families:
-        env.append(("NCCL_IB_HCA", ",".join(sorted(families)),
-                    "the attached rails' HCA family: only their VFs are visible in the pod"))
-    env.append(("NCCL_SOCKET_IFNAME", f"={interfaces}", "the rails' interfaces in the pod, exactly"))
+    if provider.exclusive_devices:
+        families = {hca_family(r.nic.hca) for r in rails}
+        if None not in families:
+            env.append(("NCCL_IB_HCA", ",".join(sorted(families)),
+                        "the attached rails' HCA family: only their VFs are visible in the pod"))
+    else:
+        env.append(("NCCL_IB_HCA", f"={_exact_hcas(rails)}",
+                    "exactly the attached rails' HCAs and ports: the pod sees every HCA of the node"))
+    if provider is NetworkProvider.HOST_NETWORK:
+        interfaces = ",".join(rail_host_interface(r) for r in rails)
+        env.append(("NCCL_SOCKET_IFNAME", f"={interfaces}", "the rails' interfaces on the node, exactly"))
+    else:
+        interfaces = ",".join(r.interface for r in rails)
+        env.append(("NCCL_SOCKET_IFNAME", f"={interfaces}", "the rails' interfaces in the pod, exactly"))
     if any(r.nic.link_type is LinkType.ETHERNET for r in rails):
         env.append(("NCCL_IB_GID_INDEX", ROCE_GID_INDEX, "RoCEv2 over IPv4"))
     return env

@@ -207,7 +207,57 @@ def _check_cluster(document: Document, index: Index) -> list[Diagnostic]:
                 continue
             found += _check_rail_carriers(document, i, rail, carriers)
     found += _check_ipam(document, rails, carriers if resolvable else [])
+    found += _check_provider(document, data, carriers if resolvable else [])
     found += _check_gitops(document, data.get("gitops"))
+    return found
+
+
+# Network settings that only one provider reads, and who reads them.
+PROVIDER_ONLY = {"operatorNamespace": ("sriov-network-operator",), "numVfs": ("sriov-network-operator",),
+                 "sshPort": ("host-network",), "devicePluginNamespace": ("sriov-device-plugin", "rdma-shared",
+                                                                         "host-network")}
+
+
+def _check_provider(document: Document, data: dict[str, Any],
+                    carriers: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[Diagnostic]:
+    """What the cluster's network provider needs of its rails, and settings it would ignore."""
+    found: list[Diagnostic] = []
+    network = data.get("network", {})
+    provider = network.get("provider", "sriov-device-plugin")
+    rails = data.get("rails", [])
+    for key, readers in PROVIDER_ONLY.items():
+        if key in network and provider not in readers:
+            found.append(Diagnostic(document.location("network", key, at_key=True),
+                                    f"`network.{key}` has no effect under provider '{provider}'",
+                                    f"remove it (only {' and '.join(readers)} read it)", Severity.WARNING))
+    if provider == "tcp":
+        if rails:
+            found.append(Diagnostic(document.location("rails", at_key=True),
+                                    "provider 'tcp' attaches no RDMA rails: MPI and NCCL use the cluster network",
+                                    "remove `rails`, or choose an RDMA provider (sriov-device-plugin, "
+                                    "sriov-network-operator, rdma-shared, host-network)"))
+        return found
+    for i, rail in enumerate(rails):
+        if provider == "host-network":
+            if "ipam" in rail:
+                found.append(Diagnostic(document.location("rails", i, "ipam", at_key=True),
+                                        f"rail '{rail['name']}': `ipam` has no effect under host-network (pods use "
+                                        "the nodes' own addresses)", "remove it", Severity.WARNING))
+        elif "ipam" not in rail:
+            found.append(Diagnostic(document.location("rails", i),
+                                    f"rail '{rail['name']}' has no `ipam`: provider '{provider}' attaches it to "
+                                    "pods through Multus, and each attachment needs an address",
+                                    "add `ipam: {range: <IPv4 CIDR of the rail>}`"))
+        if provider in ("rdma-shared", "host-network") and "hostInterface" not in rail:
+            for pool, hardware in carriers:
+                nic = next((n for n in hardware.get("nics", []) if n["name"] == rail["nic"]), None)
+                if nic is not None and not nic.get("pfName"):
+                    found.append(Diagnostic(document.location("rails", i),
+                                            f"rail '{rail['name']}': provider '{provider}' needs the node's interface "
+                                            f"of NIC '{rail['nic']}', and hardware '{hardware['name']}' (pool "
+                                            f"'{pool['name']}') does not name its pfName",
+                                            "set `hostInterface` on the rail, or pfName on the NIC"))
+                    break
     return found
 
 
@@ -240,6 +290,8 @@ def _check_ipam(document: Document, rails: list[dict[str, Any]],
     found: list[Diagnostic] = []
     networks: list[tuple[int, ipaddress.IPv4Network]] = []
     for i, rail in enumerate(rails):
+        if "ipam" not in rail:
+            continue  # _check_provider says whether the provider needs it
         text = rail["ipam"]["range"]
         try:
             network = ipaddress.ip_network(text, strict=False)
@@ -340,7 +392,13 @@ def _check_job(document: Document, index: Index) -> list[Diagnostic]:
     hardware = to_plain(index.hardware[pool["hardware"]].data) if pool["hardware"] in index.hardware else None
     if hardware is None:
         return found
-    found += _check_layout(document, job, pool, hardware)
+    host_network = cluster.get("network", {}).get("provider") == "host-network"
+    found += _check_layout(document, job, pool, hardware, host_network)
+    if host_network and job.get("mpiImplementation", "OpenMPI") != "OpenMPI":
+        found.append(Diagnostic(document.location("mpiImplementation"),
+                                f"cluster '{cluster['name']}' uses host networking, where sshd listens on a port of its "
+                                f"own; mpigen passes that port to OpenMPI's mpirun only",
+                                "use OpenMPI, or another network provider"))
     found += _check_memory(document, job, pool, hardware)
     found += _check_rails(document, job, cluster, pool, hardware)
     found += _check_volumes(document, job)
@@ -382,7 +440,7 @@ def _check_gitops_job(document: Document, job: dict[str, Any], cluster: dict[str
 
 
 def _check_layout(document: Document, job: dict[str, Any], pool: dict[str, Any],
-                  hardware: dict[str, Any]) -> list[Diagnostic]:
+                  hardware: dict[str, Any], host_network: bool = False) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     gpus = derive.gpu_count(hardware)
     where_pool = f"pool '{pool['name']}' (hardware '{hardware['name']}')"
@@ -415,13 +473,16 @@ def _check_layout(document: Document, job: dict[str, Any], pool: dict[str, Any],
                                     f"totalGpus {total} is not a multiple of {per_worker} GPUs per worker",
                                     f"use {lower} or {upper}" if lower else f"use {upper}, or fewer GPUs per worker"))
             return found
-    shape = derive.layout(job, hardware, int(pool["nodes"]))
+    shape = derive.layout(job, hardware, int(pool["nodes"]), one_per_node=host_network)
     if shape.workers_per_node == 0:
         found.append(Diagnostic(document.location("resources", "cpu"), "a worker does not fit on one node",
                                 "ask for less"))
     elif shape.worker_count > shape.capacity:
         size_key = "workers" if "workers" in job else "totalGpus"
-        if shape.workers_per_node == 1:
+        if host_network:
+            message = (f"{shape.worker_count} workers need {shape.worker_count} nodes under host networking (one "
+                       f"worker per node: each binds the sshd port) but {where_pool} has {shape.nodes}")
+        elif shape.workers_per_node == 1:
             message = (f"{shape.worker_count} full-node workers need {shape.worker_count} nodes but "
                        f"{where_pool} has {shape.nodes}")
         else:

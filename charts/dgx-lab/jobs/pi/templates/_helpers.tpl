@@ -14,6 +14,6 @@ app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}
 {{- define "pi.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "pi-93cff04-worker-%d.pi-93cff04.hpc.svc slots=1" $i }}
+{{ printf "pi-af8fffd-worker-%d.pi-af8fffd.hpc.svc slots=1" $i }}
 {{- end }}
 {{- end }}

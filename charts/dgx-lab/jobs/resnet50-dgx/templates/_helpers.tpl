@@ -14,6 +14,6 @@ app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}
 {{- define "resnet50-dgx.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "resnet50-dgx-83c3488-worker-%d.resnet50-dgx-83c3488.ml-training.svc slots=8" $i }}
+{{ printf "resnet50-dgx-529af53-worker-%d.resnet50-dgx-529af53.ml-training.svc slots=8" $i }}
 {{- end }}
 {{- end }}

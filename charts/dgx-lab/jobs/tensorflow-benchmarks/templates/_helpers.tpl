@@ -14,6 +14,6 @@ app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}
 {{- define "tensorflow-benchmarks.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "tensorflow-benchmarks-ea80cd3-worker-%d.tensorflow-benchmarks-ea80cd3.ml-training.svc slots=1" $i }}
+{{ printf "tensorflow-benchmarks-cbf0717-worker-%d.tensorflow-benchmarks-cbf0717.ml-training.svc slots=1" $i }}
 {{- end }}
 {{- end }}

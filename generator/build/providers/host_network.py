@@ -1,0 +1,23 @@
+"""`host-network`: the NetApp way. Workers use the node's own network stack (`hostNetwork: true`), so
+there are no NADs and NCCL names the nodes' rail interfaces. Two workers on a node would both bind sshd's
+port, so there is one worker per node (required anti-affinity) and sshd listens on `sshPort`, not 22,
+which the node's own sshd has. The RDMA devices come from rdma-shared-dev-plugin (`rdma/<resource>`): a
+host-network pod without a device plugin could reach /dev/infiniband only if privileged."""
+
+from __future__ import annotations
+
+from generator.build.labels import ChartRef
+from generator.build.manifest import Manifest
+from generator.build.providers import PodNetwork, one_per_rail
+from generator.build.providers.rdma_shared import build_rdma_devices_configmap
+from generator.model import Cluster, Job
+
+
+def infra(cluster: Cluster, chart: ChartRef) -> list[Manifest]:
+    if not cluster.rails:
+        return []
+    return [Manifest("rdma-devices-configmap.yaml", build_rdma_devices_configmap(cluster, chart))]
+
+
+def pod_network(job: Job, mpijob: str) -> PodNetwork:
+    return PodNetwork(limits=one_per_rail(job), host_network=True, ssh_port=job.cluster.network.ssh_port)

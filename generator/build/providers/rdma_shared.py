@@ -1,0 +1,72 @@
+"""`rdma-shared`: NVIDIA's rdma-shared-dev-plugin gives every pod of a node access to the rail's HCA
+(`rdma/<resource>`, shared, not a VF); Multus attaches the rail as `macvlan` over the node's Ethernet
+interface or `ipoib` over its InfiniBand interface. Pods see every HCA of the node under its own name."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from generator import names
+from generator.build.labels import ChartRef, metadata
+from generator.build.manifest import Manifest
+from generator.build.network import build_network_attachment, rail_link_type, union, whereabouts
+from generator.build.providers import PodNetwork, multus_annotation, one_per_rail
+from generator.model import Cluster, Job, LinkType, Rail
+
+# How many containers of a node may share one rail's HCA (the plugin's own example uses 1000).
+RDMA_HCA_MAX = 1000
+
+
+def nad_name(rail: str, namespace: str) -> str:
+    return names.nad_name(rail)
+
+
+def host_interfaces(cluster: Cluster, rail: Rail) -> list[str]:
+    """The rail's interface on the nodes: the profile's `hostInterface`, else each carrying NIC's PF name."""
+    if rail.host_interface:
+        return [rail.host_interface]
+    return union([nic.pf_name for _, nic in cluster.rail_nics(rail)])
+
+
+def build_rdma_devices_configmap(cluster: Cluster, chart: ChartRef) -> dict[str, Any]:
+    """rdma-shared-dev-plugin's `config.json`: one shared resource per rail, selected by the PF's interface."""
+    config_list = []
+    for rail in cluster.rails:
+        nics = [nic for _, nic in cluster.rail_nics(rail)]
+        config_list.append({
+            "resourceName": rail.resource_name,
+            "rdmaHcaMax": RDMA_HCA_MAX,
+            "selectors": {"vendors": union([n.vendor_id for n in nics]),
+                          "deviceIDs": union([n.device_id for n in nics]),
+                          "ifNames": union([n.pf_name for n in nics])},
+        })
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(names.RDMA_SHARED_CONFIGMAP, chart, cluster.network.device_plugin_namespace),
+        "data": {"config.json": json.dumps({"periodicUpdateInterval": 300, "configList": config_list}, indent=2) + "\n"},
+    }
+
+
+def cni_config(cluster: Cluster, rail: Rail) -> dict[str, Any]:
+    (master, *others) = host_interfaces(cluster, rail)
+    assert not others, "validation requires one interface name per rail (set hostInterface)"
+    if rail_link_type(cluster, rail) is LinkType.INFINIBAND:
+        return {"type": "ipoib", "master": master, "ipam": whereabouts(rail)}
+    return {"type": "macvlan", "master": master, "mode": "bridge", "ipam": whereabouts(rail)}
+
+
+def infra(cluster: Cluster, chart: ChartRef) -> list[Manifest]:
+    if not cluster.rails:
+        return []
+    return [Manifest("rdma-devices-configmap.yaml", build_rdma_devices_configmap(cluster, chart))] + [
+        Manifest("network-attachments.yaml",
+                 build_network_attachment(cluster, nad_name(rail.name, ns), ns, cni_config(cluster, rail), chart))
+        for ns in cluster.namespaces
+        for rail in cluster.rails
+    ]
+
+
+def pod_network(job: Job, mpijob: str) -> PodNetwork:
+    return PodNetwork(annotations=multus_annotation(job, nad_name), limits=one_per_rail(job))
