@@ -48,6 +48,10 @@ class Document:
         rest = self.lines[line - 1][column - 1:]
         return re.split(r"\s+#|\s*$", rest, maxsplit=1)[0].strip()
 
+    def token_at(self, where: Location) -> str:
+        """The source text at a location this document gave (a merged profile's may lie in another file)."""
+        return self.token(where.line, where.column)
+
     @property
     def kind(self) -> Any:
         return self.data.get("kind")

@@ -40,14 +40,14 @@ class Gpu:
 @dataclass(frozen=True)
 class Nic:
     name: str
-    hca: str
+    hca: str | None
     port: int
-    pf_name: str
-    vendor_id: str
-    device_id: str
-    vf_device_id: str
+    pf_name: str | None
+    vendor_id: str | None
+    device_id: str | None
+    vf_device_id: str | None
     driver: str
-    link_type: LinkType
+    link_type: LinkType | None
     speed_gbps: int | None
     numa_node: int | None
     gpus: tuple[int, ...]
@@ -57,7 +57,7 @@ class Nic:
 class Cpu:
     model: str
     sockets: int
-    cores_per_socket: int
+    cores_per_socket: int | None
     threads_per_core: int
 
 

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.catalogue import expand_hardware
 from generator.diagnostics import Diagnostic, errors, sort_diagnostics
 from generator.load import load_paths
 from generator.model import Fleet
@@ -28,10 +29,12 @@ class CompileResult:
 
 def check_profiles(paths: Iterable[Path]) -> CompileResult:
     loaded = load_paths(paths)
-    diagnostics = sort_diagnostics(loaded.diagnostics + validate(loaded.documents, loaded.unreadable))
+    expanded = expand_hardware(loaded.documents, loaded.unreadable)
+    problems = validate(expanded.documents, [*loaded.unreadable, *expanded.unresolved])
+    diagnostics = sort_diagnostics(loaded.diagnostics + expanded.diagnostics + problems)
     result = CompileResult(diagnostics=diagnostics, profile_count=loaded.file_count)
     if result.ok:
-        result.fleet = resolve(loaded.documents)
+        result.fleet = resolve(expanded.documents)
     return result
 
 

@@ -73,14 +73,15 @@ def _hardware(data: dict[str, Any]) -> Hardware:
         gpu=Gpu(count=gpu["count"], model=gpu.get("model", ""), memory_gib=gpu.get("memoryGiB"),
                 resource=gpu.get("resource", derive.DEFAULT_GPU_RESOURCE)) if gpu else None,
         nics=tuple(
-            Nic(name=n["name"], hca=n["hca"], port=n.get("port", 1), pf_name=n["pfName"],
-                vendor_id=n["vendorId"], device_id=n["deviceId"], vf_device_id=n.get("vfDeviceId", n["deviceId"]),
-                driver=n.get("driver", "mlx5_core"), link_type=LinkType(n["linkType"]),
+            # Facts a profile leaves out are unknown (None); validation refuses whatever would need one.
+            Nic(name=n["name"], hca=n.get("hca"), port=n.get("port", 1), pf_name=n.get("pfName"),
+                vendor_id=n.get("vendorId"), device_id=n.get("deviceId"), vf_device_id=n.get("vfDeviceId"),
+                driver=n.get("driver", "mlx5_core"), link_type=LinkType(n["linkType"]) if "linkType" in n else None,
                 speed_gbps=n.get("speedGbps"), numa_node=n.get("numaNode"), gpus=tuple(n.get("gpus", ())))
             for n in data.get("nics", [])
         ),
         cpu=Cpu(model=data["cpu"].get("model", ""), sockets=data["cpu"]["sockets"],
-                cores_per_socket=data["cpu"]["coresPerSocket"], threads_per_core=data["cpu"].get("threadsPerCore", 1)),
+                cores_per_socket=data["cpu"].get("coresPerSocket"), threads_per_core=data["cpu"].get("threadsPerCore", 1)),
         memory_gib=data["memoryGiB"],
         node_labels=_labels(data.get("nodeLabels")),
     )

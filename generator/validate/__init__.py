@@ -20,4 +20,6 @@ def validate(documents: list[Document], unreadable: list[Unreadable] = ()) -> li
         found.extend(problems)
         (valid if sound else invalid).append(document)
     found.extend(check_references(valid, invalid, unreadable))
-    return sort_diagnostics(found)
+    # A value a profile inherits through `extends` is checked in its own file and again in every profile
+    # that extends it, at the same place with the same words: say it once.
+    return sort_diagnostics(dict.fromkeys(found))

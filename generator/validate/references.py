@@ -9,8 +9,10 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from generator import derive, names
+from generator.catalogue import builtin_names
 from generator.diagnostics import Diagnostic, Severity, did_you_mean
 from generator.load import Document, Unreadable, to_plain
+from generator.validate.facts import check_core_facts, check_rail_facts
 
 # Volumes mpigen adds, and those mpi-operator adds to the launcher and workers (`ssh-auth` at the
 # sshAuthMountPath, `mpi-job-config` at /etc/mpi): a second volume or mount there makes the pod invalid.
@@ -128,8 +130,9 @@ def _check_hardware(document: Document) -> list[Diagnostic]:
     data = to_plain(document.data)
     nics = data.get("nics", [])
     found = list(_duplicates(document, nics, "name", ("nics",), "NIC name"))
-    found += _duplicates(document, [f"{n['hca']}:{n.get('port', 1)}" for n in nics], "", ("nics",),
-                         "HCA and port")
+    # A NIC whose HCA is not known (yet) clashes with nothing: each gets a value equal to no other.
+    found += _duplicates(document, [f"{n['hca']}:{n.get('port', 1)}" if "hca" in n else object() for n in nics], "",
+                         ("nics",), "HCA and port")
     found += _check_label_keys(document, data.get("nodeLabels", {}), ("nodeLabels",))
     gpus = derive.gpu_count(data)
     for i, nic in enumerate(nics):
@@ -167,7 +170,7 @@ def _resolve_hardware(document: Document, path: tuple[str | int, ...], name: str
     if name in index.broken["Hardware"]:
         return None, []
     return None, [Diagnostic(document.location(*path), f"no hardware profile is named '{name}'",
-                             did_you_mean(name, index.hardware))]
+                             did_you_mean(name, [*index.hardware, *builtin_names()]))]
 
 
 def _check_cluster(document: Document, index: Index) -> list[Diagnostic]:
@@ -208,6 +211,7 @@ def _check_cluster(document: Document, index: Index) -> list[Diagnostic]:
             found += _check_rail_carriers(document, i, rail, carriers)
     found += _check_ipam(document, rails, carriers if resolvable else [])
     found += _check_provider(document, data, carriers if resolvable else [])
+    found += check_rail_facts(document, data, carriers if resolvable else [], index.hardware)
     found += _check_gitops(document, data.get("gitops"))
     return found
 
@@ -275,7 +279,7 @@ def _check_rail_carriers(document: Document, i: int, rail: dict[str, Any],
     link_types: dict[str, str] = {}
     for pool, hardware in carriers:
         for nic in hardware.get("nics", []):
-            if nic["name"] == rail["nic"]:
+            if nic["name"] == rail["nic"] and "linkType" in nic:  # an unknown one: check_rail_facts
                 link_types.setdefault(nic["linkType"], pool["name"])
     if len(link_types) < 2:
         return []
@@ -393,7 +397,8 @@ def _check_job(document: Document, index: Index) -> list[Diagnostic]:
     if hardware is None:
         return found
     host_network = cluster.get("network", {}).get("provider") == "host-network"
-    found += _check_layout(document, job, pool, hardware, host_network)
+    unknown = check_core_facts(document, job, pool, hardware, index.hardware.get(pool["hardware"]))
+    found += unknown or _check_layout(document, job, pool, hardware, host_network)
     if host_network and job.get("mpiImplementation", "OpenMPI") != "OpenMPI":
         found.append(Diagnostic(document.location("mpiImplementation"),
                                 f"cluster '{cluster['name']}' uses host networking, where sshd listens on a port of its "

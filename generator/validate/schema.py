@@ -104,7 +104,9 @@ def _diagnose(document: Document, error: ValidationError, schema: dict[str, Any]
     if kind == "required":
         match = re.match(r"^'(.+)' is a required property$", error.message)
         key = match.group(1) if match else str(error.validator_value)
-        described = sub.get("properties", {}).get(key, {}).get("description", "")
+        # A `required` in a conditional (hardware's `else`) has no described property beside it: look it up in place.
+        described = (sub.get("properties", {}).get(key, {}).get("description")
+                     or _subschema(schema, path).get("properties", {}).get(key, {}).get("description", ""))
         return [Diagnostic(where if path else document.location(), f"missing required key '{key}' in {field}",
                            f"add `{key}:` ({described})" if described else f"add `{key}:`")]
     if kind == "type":
@@ -112,7 +114,7 @@ def _diagnose(document: Document, error: ValidationError, schema: dict[str, Any]
         expected_text = TYPE_NAMES.get(expected, str(expected))
         hint = about
         if expected == "string" and isinstance(error.instance, (int, float)) and not isinstance(error.instance, bool):
-            written = document.token(where.line, where.column) or str(error.instance)
+            written = document.token_at(where) or str(error.instance)
             hint = f'quote it: "{written}"'
         return [Diagnostic(where, f"{field} must be {expected_text}, not {_show(error.instance)}", hint)]
     if kind == "enum":
