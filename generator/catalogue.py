@@ -23,6 +23,7 @@ BUILTIN_DIR = Path(__file__).parent / "hardware"
 BUILTIN_PREFIX = "<builtin>"
 """How diagnostics name a built-in's file (`<builtin>/dgx-a100.yaml`): the same on every machine, and plainly
 not a file of the user's."""
+KNOWN_KINDS = ("Hardware", "Cluster", "Job")
 NOT_INHERITED = ("apiVersion", "kind", "name", "extends")
 """What every profile says for itself: its identity, and (once applied) its base."""
 
@@ -102,8 +103,12 @@ class _Catalogue:
             name = document.data.get("name")
             if document.kind == "Hardware" and isinstance(name, str):
                 self.user.setdefault(name, document)
+        # Names validation already speaks of: files that could not be read, and documents of a misspelt kind
+        # (likely meant as that hardware). A built-in must not silently stand in for them.
         self.quiet = {name for kind, name in (file.identity for file in unreadable)
                       if name is not None and kind in ("Hardware", None)}
+        self.quiet |= {document.data["name"] for document in documents
+                       if document.kind not in KNOWN_KINDS and isinstance(document.data.get("name"), str)}
         self.builtins = builtin_names()
         self.loaded: dict[str, Document | None] = {}
         self.done: dict[str, Document | None] = {}

@@ -111,3 +111,39 @@ def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_no
     if one_per_node:
         per_node = min(per_node, 1)
     return Layout(gpus_per_worker, worker_count, slots, per_node, nodes, origin)
+
+
+def gpu_sockets(hardware: dict[str, Any]) -> list[int] | None:
+    """The CPU socket of each GPU (index = GPU): the NUMA node of a NIC that names it in `gpus`. None unless
+    every GPU is named by a NIC whose NUMA node is known."""
+    sockets: dict[int, int] = {}
+    for nic in hardware.get("nics", []):
+        if "numaNode" in nic:
+            for gpu in nic.get("gpus", []):
+                sockets.setdefault(gpu, nic["numaNode"])
+    count = gpu_count(hardware)
+    if not count or sorted(sockets) != list(range(count)):
+        return None
+    return [sockets[gpu] for gpu in range(count)]
+
+
+def nic_socket_problem(hardware: dict[str, Any], gpus_per_worker: int, slots_per_worker: int) -> str:
+    """Why a job's ranks cannot each be bound to the socket of its GPU's NIC, or '' when they can.
+
+    Frameworks drive GPU i from local rank i; that holds only when a worker has the whole node (with part
+    of it, the GPU device plugin chooses which GPUs it gets) and runs one rank per GPU.
+    """
+    name, gpus, sockets = hardware["name"], gpu_count(hardware), gpu_sockets(hardware)
+    if not gpus_per_worker:
+        return f"hardware '{name}' has no GPUs"
+    if sockets is None:
+        return (f"hardware '{name}' does not say, for every GPU, which NIC it sits beside (`gpus` on its NICs) "
+                "and that NIC's NUMA node (`numaNode`)")
+    if "coresPerSocket" not in hardware["cpu"]:
+        return f"hardware '{name}' does not say how many cores a socket has (cpu.coresPerSocket)"
+    if gpus_per_worker != gpus:
+        return (f"a worker has {gpus_per_worker} of a node's {gpus} GPUs, and the GPU device plugin chooses "
+                "which, so local rank i need not drive GPU i")
+    if slots_per_worker != gpus_per_worker:
+        return f"a worker runs {slots_per_worker} ranks on {gpus_per_worker} GPUs, not one rank per GPU"
+    return ""

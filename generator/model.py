@@ -29,12 +29,24 @@ class MpiImplementation(str, Enum):
     MPICH = "MPICH"
 
 
+class PciDistance(str, Enum):
+    """How far apart two PCIe devices are, in `nvidia-smi topo -m`'s words and NCCL's, nearest first."""
+
+    PIX = "PIX"  # at most one PCIe switch between them
+    PXB = "PXB"  # several PCIe switches, no host bridge
+    PHB = "PHB"  # through the CPU's PCIe host bridge
+    NODE = "NODE"  # across host bridges within one NUMA node
+    SYS = "SYS"  # across the CPU interconnect (another socket)
+
+
 @dataclass(frozen=True)
 class Gpu:
     count: int
     model: str
     memory_gib: int | None
     resource: str
+    nic_distance: PciDistance | None = None
+    """Distance from each GPU to the RDMA NIC nearest it, where the profile states it."""
 
 
 @dataclass(frozen=True)
@@ -198,6 +210,34 @@ class RailAttachment:
         return rail_interface(self.rail.name)
 
 
+class BindTo(str, Enum):
+    """How OpenMPI binds each rank (`--bind-to`), or to the socket of its GPU's NIC through a rankfile."""
+
+    GPU_NIC_SOCKET = "gpu-nic-socket"
+    NONE = "none"
+    HWTHREAD = "hwthread"
+    CORE = "core"
+    NUMA = "numa"
+    SOCKET = "socket"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where mpirun puts ranks on a worker and what it binds them to (OpenMPI)."""
+
+    map_by: str | None
+    bind_to: BindTo | None
+    """None: OpenMPI's own default (CPU jobs that say nothing)."""
+    rank_sockets: tuple[int, ...] = ()
+    """With `gpu-nic-socket`: the socket of each local rank (= its GPU), written into the rankfile."""
+    cores_per_socket: int = 0
+    origin: str = ""
+
+    @property
+    def rankfile(self) -> bool:
+        return self.bind_to is BindTo.GPU_NIC_SOCKET
+
+
 @dataclass(frozen=True)
 class EnvVar:
     name: str
@@ -251,6 +291,9 @@ class Job:
     gpus_per_worker: int
     slots_per_worker: int
     mpi_implementation: MpiImplementation
+    openmpi_version: int | None
+    """Major version of the image's OpenMPI (4 or 5; None for Intel MPI and MPICH)."""
+    placement: Placement
     program: tuple[str, ...]
     mpirun_args: tuple[str, ...]
     launcher_command: tuple[str, ...] | None

@@ -15,6 +15,8 @@ DNS1035_MAX = 63
 HOSTFILE_DIR = "/etc/mpigen"
 HOSTFILE_KEY = "hostfile"
 HOSTFILE_PATH = f"{HOSTFILE_DIR}/{HOSTFILE_KEY}"
+RANKFILE_KEY = "rankfile"
+RANKFILE_PATH = f"{HOSTFILE_DIR}/{RANKFILE_KEY}"
 
 
 # The short content hash an MPIJob's name carries under the default `content-hash` naming policy.

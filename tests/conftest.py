@@ -23,6 +23,17 @@ REPO = Path(__file__).resolve().parent.parent
 PROFILES = REPO / "profiles"
 CHARTS = REPO / "charts"
 SHARED = REPO.parent / "shared"
+
+# A GPU job on the example cluster's DGX-1 pool, sized by whatever a test adds (7 lines: additions start at 8).
+TRAIN_JOB = """\
+apiVersion: mpigen/v1alpha1
+kind: Job
+name: train
+cluster: dgx-lab
+pool: dgx
+image: nvcr.io/nvidia/pytorch:24.03-py3
+program: [python, train.py]
+"""
 UPSTREAM = SHARED / "upstream"
 REQUIRED = os.environ.get("MPIGEN_REQUIRE_UPSTREAM") == "1"
 

@@ -18,7 +18,7 @@ from conftest import is_run_of, run_helm, run_name_of
 
 from generator import names
 from generator.build import build_job, job_chart_ref
-from generator.model import Job, MpiImplementation, Naming
+from generator.model import Job, MpiImplementation, Naming, Placement
 from generator.package import output_files
 from generator.pipeline import CompileResult, compile_profiles
 from generator.write import write_tree
@@ -65,7 +65,8 @@ def _built(job: Job) -> dict[str, dict[str, Any]]:
 
 def _hostfile_lines(job: Job) -> list[str]:
     data = _built(job)["ConfigMap"]["data"]
-    assert list(data) == ["hostfile"], data
+    # A rankfile rides along where ranks are bound to their GPU's NIC socket (tests/test_build_placement.py).
+    assert list(data) == ["hostfile", "rankfile"] if job.placement.rankfile else ["hostfile"], data
     text = data["hostfile"]
     assert text.endswith("\n") and not text.endswith("\n\n"), repr(text)
     return text.split("\n")[:-1]
@@ -143,7 +144,9 @@ def test_intel_twelve_workers(profiles_copy):
 
 
 def test_intel_by_replacing_a_resolved_gpu_job(example):
-    job = dataclasses.replace(_job(example, "resnet50-dgx"), mpi_implementation=MpiImplementation.INTEL)
+    openmpi = _job(example, "resnet50-dgx")
+    job = dataclasses.replace(openmpi, mpi_implementation=MpiImplementation.INTEL, openmpi_version=None,
+                              placement=Placement(map_by=None, bind_to=None))
     assert _hostfile_lines(job) == [
         "resnet50-dgx-worker-0.resnet50-dgx.ml-training.svc:8",
         "resnet50-dgx-worker-1.resnet50-dgx.ml-training.svc:8",
@@ -227,9 +230,11 @@ def test_launcher_mounts_the_hostfile_at_etc_mpigen(example, name):
     assert len(mounts) == 1, container["volumeMounts"]
     volume = next(v for v in spec["volumes"] if v["name"] == mounts[0]["name"])
     assert volume["configMap"]["name"] == f"{run}-hostfile"
-    # the key `hostfile` lands at /etc/mpigen/hostfile (no items means the same; items must not rename it)
+    # the key `hostfile` lands at /etc/mpigen/hostfile, `rankfile` (where there is one) beside it: items
+    # must not rename them
     for item in volume["configMap"].get("items", []):
-        assert item == {"key": "hostfile", "path": "hostfile"}
+        assert item in ({"key": "hostfile", "path": "hostfile"}, {"key": "rankfile", "path": "rankfile"})
+    assert volume["configMap"]["items"][0] == {"key": "hostfile", "path": "hostfile"}
     assert all(m["mountPath"] != "/etc/mpi" for m in container["volumeMounts"]), "the operator mounts /etc/mpi"
 
 

@@ -359,8 +359,9 @@ def test_hydra_mpirun_passes_env_by_value(example, implementation):
     command = _container(obj, "Launcher")["command"]
     assert command[0] == "mpirun"
     assert _follows(command, "-hostfile") == ["/etc/mpigen/hostfile"]
+    # NCCL_NET_GDR_LEVEL: the example DGX-1 states its GPU-NIC distance, PIX (DOMAIN.md section 4).
     assert _genv(command) == {"NCCL_IB_HCA": "mlx5", "NCCL_SOCKET_IFNAME": "=rail0,rail1,rail2,rail3",
-                              "NCCL_DEBUG": "INFO"}
+                              "NCCL_NET_GDR_LEVEL": "PIX", "NCCL_DEBUG": "INFO"}
     assert "-x" not in command
     assert "--allow-run-as-root" not in command, "an OpenMPI-only flag"
     ranks = _follows(command, "-np") + _follows(command, "-n")

@@ -37,7 +37,7 @@ def _text(name: str) -> str:
 
 # Lines of the built-in files the tests below point into.
 assert _text("dgx-1").splitlines()[26] == "  count: 8"
-assert _text("dgx-1").splitlines()[33].startswith('    deviceId: "1013"')
+assert _text("dgx-1").splitlines()[34].startswith('    deviceId: "1013"')
 assert _text("dgx-1-32gb").splitlines()[12].startswith("  memoryGiB: 32")
 assert _text("dgx-a100").splitlines()[31] == '    deviceId: "101b"'
 
@@ -116,12 +116,13 @@ def _nic(name: str, **facts: Any) -> dict[str, Any]:
 def test_dgx_1_facts():
     # Row "DGX-1 (V100)": 8x V100 SXM2 16 or 32 GB, NVLink hybrid cube-mesh | 4x ConnectX-4 EDR InfiniBand 100 Gb/s
     # (PCI 15b3:1013, VF 15b3:1014), plus 2x 10 GbE | 2x Xeon E5-2698 v4 (20 cores each), 512 GB, 2 NUMA nodes.
-    # Note under the table: IB0/IB1 hang off CPU 0, IB2/IB3 off CPU 1; GPUs are requested as nvidia.com/gpu.
+    # Note under the table: every two GPUs share a PCIe switch with one IB card (GPU-NIC distance PIX); IB0/IB1
+    # hang off CPU 0, IB2/IB3 off CPU 1; GPUs are requested as nvidia.com/gpu.
     # Not published, so absent: hca (mlx5_N numbering), pfName, port, gpus per NIC, threadsPerCore, labels.
     ib = {"vendorId": "15b3", "deviceId": "1013", "vfDeviceId": "1014", "linkType": "InfiniBand", "speedGbps": 100}
     assert _facts(_builtin("dgx-1")) == {
         "apiVersion": "mpigen/v1alpha1", "kind": "Hardware", "name": "dgx-1",
-        "gpu": {"count": 8, "memoryGiB": 16, "resource": "nvidia.com/gpu"},
+        "gpu": {"count": 8, "memoryGiB": 16, "resource": "nvidia.com/gpu", "nicDistance": "PIX"},
         "nics": [_nic("ib0", **ib, numaNode=0), _nic("ib1", **ib, numaNode=0),
                  _nic("ib2", **ib, numaNode=1), _nic("ib3", **ib, numaNode=1)],
         "cpu": {"model": "Intel Xeon E5-2698 v4", "sockets": 2, "coresPerSocket": 20},
@@ -142,10 +143,10 @@ def test_dgx_1_carries_the_reviewed_profiles_facts_and_only_leaves_out_what_that
         extends: dgx-1
         gpu: {model: Tesla-V100-SXM2-16GB}
         nics:
-          - {name: ib0, hca: mlx5_0, port: 1, pfName: ib0}
-          - {name: ib1, hca: mlx5_1, port: 1, pfName: ib1}
-          - {name: ib2, hca: mlx5_2, port: 1, pfName: ib2}
-          - {name: ib3, hca: mlx5_3, port: 1, pfName: ib3}
+          - {name: ib0, hca: mlx5_0, port: 1, pfName: ib0, gpus: [0, 1]}
+          - {name: ib1, hca: mlx5_1, port: 1, pfName: ib1, gpus: [2, 3]}
+          - {name: ib2, hca: mlx5_2, port: 1, pfName: ib2, gpus: [4, 5]}
+          - {name: ib3, hca: mlx5_3, port: 1, pfName: ib3, gpus: [6, 7]}
         cpu: {threadsPerCore: 2}
         nodeLabels: {nvidia.com/gpu.product: Tesla-V100-SXM2-16GB}
         """), "hardware/assumed.yaml")
@@ -157,7 +158,7 @@ def test_dgx_1_carries_the_reviewed_profiles_facts_and_only_leaves_out_what_that
 def test_dgx_1_32gb_is_dgx_1_with_32_gb_gpus():
     # Row "DGX-1 (V100)": "8x V100 SXM2 16 or 32 GB".
     variant, base = _facts(_builtin("dgx-1-32gb")), _facts(_builtin("dgx-1"))
-    assert variant["gpu"] == {"count": 8, "memoryGiB": 32, "resource": "nvidia.com/gpu"}
+    assert variant["gpu"] == {"count": 8, "memoryGiB": 32, "resource": "nvidia.com/gpu", "nicDistance": "PIX"}
     assert variant["name"] == "dgx-1-32gb"
     assert {**variant, "gpu": base["gpu"], "name": "dgx-1"} == base
     assert "extends: dgx-1\n" in _text("dgx-1-32gb") and "nics:" not in _text("dgx-1-32gb")
@@ -167,7 +168,7 @@ def test_dgx_1_32gb_points_each_value_at_the_file_that_wrote_it():
     variant = _builtin("dgx-1-32gb")
     assert str(variant.location("gpu", "memoryGiB")) == "<builtin>/dgx-1-32gb.yaml:13:14"
     assert str(variant.location("gpu", "count")) == "<builtin>/dgx-1.yaml:27:10"
-    assert str(variant.location("nics", 0, "deviceId")) == "<builtin>/dgx-1.yaml:34:15"
+    assert str(variant.location("nics", 0, "deviceId")) == "<builtin>/dgx-1.yaml:35:15"
 
 
 def test_dgx_2_facts():
@@ -590,7 +591,7 @@ def test_a_job_asking_for_cpus_on_a_node_of_unknown_cores_is_refused(profiles_co
 def test_the_example_fleets_own_dgx_1_shadows_the_built_in(example):
     dgx = next(h for h in example.fleet.hardware if h.name == "dgx-1")
     assert [n.hca for n in dgx.nics] == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]  # profiles/hardware/dgx-1.yaml
-    assert [h.name for h in example.fleet.hardware] == ["cpu-node", "dgx-1"]
+    assert [h.name for h in example.fleet.hardware] == ["cpu-node", "dgx-1", "dgx-1-roce"]
 
 
 def test_a_user_profile_shadows_a_built_in_for_clusters_and_extends(profiles_copy):

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from generator.model import LinkType, MpiImplementation, NetworkProvider
+from generator.model import LinkType, MpiImplementation, NetworkProvider, PciDistance
 from generator.resolve.nccl import derived_nccl_env, hca_family
 
 
@@ -73,3 +73,67 @@ def test_host_network_names_the_nodes_interfaces(example):
 def test_openmpi_variables_only_for_openmpi(example, implementation):
     assert not [n for n in _env(_rails(example), implementation=implementation) if n.startswith("OMPI_")]
     assert not [n for n in _env((), implementation=implementation) if n.startswith("OMPI_")]
+
+
+# --- GPU-NIC distance ---------------------------------------------------------------------------------------
+
+
+def test_gdr_level_is_the_hardwares_gpu_nic_distance(example):
+    # DOMAIN.md section 4: on a DGX-1 every two GPUs share a PCIe switch with one IB card, distance PIX. NCCL then
+    # uses GPUDirect RDMA between a GPU and the NIC on its switch, and never across the CPU (PHB/SYS).
+    env = derived_nccl_env(_rails(example), True, nic_distance=PciDistance.PIX)
+    assert ("NCCL_NET_GDR_LEVEL", "PIX") in [(name, value) for name, value, _ in env]
+    pxb = derived_nccl_env(_rails(example), True, nic_distance=PciDistance.PXB)
+    assert dict((n, v) for n, v, _ in pxb)["NCCL_NET_GDR_LEVEL"] == "PXB"
+
+
+def test_no_gdr_level_where_the_distance_is_unknown_or_nothing_uses_it(example):
+    assert "NCCL_NET_GDR_LEVEL" not in _env(_rails(example)), "unknown: NCCL decides from the topology it detects"
+    no_rails = derived_nccl_env((), True, nic_distance=PciDistance.PIX)
+    assert "NCCL_NET_GDR_LEVEL" not in [n for n, _, _ in no_rails], "no rails, no GPUDirect RDMA"
+    cpu_job = derived_nccl_env(_rails(example), False, nic_distance=PciDistance.PIX)
+    assert not [n for n, _, _ in cpu_job if n.startswith("NCCL_")]
+
+
+def test_example_dgx_job_gets_pix_from_its_hardware(example):
+    job = next(j for j in example.fleet.jobs if j.name == "resnet50-dgx")
+    assert job.pool.hardware.gpu.nic_distance is PciDistance.PIX
+    assert {v.name: v.value for v in job.env}["NCCL_NET_GDR_LEVEL"] == "PIX"
+
+
+# --- OpenMPI 5 ----------------------------------------------------------------------------------------------
+
+
+def _openmpi(rails, version, ssh_port=None, slots=8):
+    return {name: value for name, value, _ in derived_nccl_env(
+        rails, True, openmpi_version=version, slots_per_worker=slots, ssh_port=ssh_port)}
+
+
+def test_openmpi_5_gets_the_operators_orte_settings_under_their_prte_names(example):
+    # mpi-operator #842 / kubeflow/trainer #4029: OpenMPI 5 ignores OMPI_MCA_orte_default_hostfile,
+    # orte_keep_fqdn_hostnames, orte_set_default_slots and plm_rsh_args; PRRTE reads these instead.
+    env = _openmpi(_rails(example), 5)
+    assert {n: v for n, v in env.items() if n.startswith("PRTE_")} == {
+        "PRTE_MCA_prte_default_hostfile": "/etc/mpigen/hostfile",
+        "PRTE_MCA_prte_keep_fqdn_hostnames": "true",
+        "PRTE_MCA_prte_set_default_slots": "8",
+        "PRTE_MCA_plm_ssh_args": "-o ConnectionAttempts=10",
+    }
+    assert env["OMPI_MCA_pml"] == "ucx", "the pml is OpenMPI's own, in 5 as in 4"
+    assert not [n for n in _openmpi(_rails(example), 4) if n.startswith("PRTE_")], "OpenMPI 4 reads ORTE's"
+
+
+def test_openmpi_5_under_host_networking_gives_ssh_the_port(example):
+    assert _openmpi(_rails(example), 5, ssh_port=2222)["PRTE_MCA_plm_ssh_args"] == "-p 2222 -o ConnectionAttempts=10"
+
+
+# --- Intel MPI ------------------------------------------------------------------------------------------------
+
+
+def test_intel_mpi_uses_libfabric_mlx_over_rails_and_tcp_without(example):
+    with_rails = _env(_rails(example), implementation=MpiImplementation.INTEL)
+    assert (with_rails["I_MPI_FABRICS"], with_rails["FI_PROVIDER"]) == ("shm:ofi", "mlx")
+    without = _env((), implementation=MpiImplementation.INTEL)
+    assert (without["I_MPI_FABRICS"], without["FI_PROVIDER"], without["FI_TCP_IFACE"]) == ("shm:ofi", "tcp", "eth0")
+    mpich = _env(_rails(example), implementation=MpiImplementation.MPICH)
+    assert not [n for n in mpich if n.startswith(("I_MPI_", "FI_"))], "MPICH's fabric is chosen when it is built"

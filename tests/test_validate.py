@@ -14,8 +14,10 @@ from textwrap import dedent
 import pytest
 from conftest import PROFILES
 
+from generator.catalogue import expand_hardware
 from generator.diagnostics import Diagnostic, Severity, errors
 from generator.load import load_paths
+from generator.pipeline import check_profiles
 from generator.validate import validate
 
 # A GPU job on the example cluster that validates cleanly. Lines:
@@ -66,7 +68,7 @@ DGX_LAB = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
 
 # Lines of the example files the tests below point into (see `cat -n profiles/...`).
 assert DGX_1.splitlines()[8] == "name: dgx-1"
-assert DGX_1.splitlines()[60] == "memoryGiB: 512"
+assert DGX_1.splitlines()[65] == "memoryGiB: 512"
 assert CPU_NODE.splitlines()[13] == "  node.kubernetes.io/instance-type: cpu-2s64c"
 assert PI.splitlines()[4] == "name: pi" and PI.splitlines()[9] == "workers: 2"
 assert len(PI.splitlines()) == 24 and PI.endswith("\n")
@@ -92,7 +94,9 @@ def diagnose(profiles_copy):
     def run(edits: dict[str, str | None]) -> Outcome:
         root = profiles_copy(edits)
         loaded = load_paths([root])
-        return Outcome(root, loaded.diagnostics + validate(loaded.documents, loaded.unreadable))
+        expanded = expand_hardware(loaded.documents, loaded.unreadable)  # as the pipeline does, before validate
+        return Outcome(root, loaded.diagnostics + expanded.diagnostics
+                       + validate(expanded.documents, [*loaded.unreadable, *expanded.unresolved]))
 
     return run
 
@@ -336,9 +340,9 @@ def test_rail_nic_with_did_you_mean(diagnose):
 
 
 def test_broken_hardware_is_not_also_reported_as_unknown(diagnose):
-    # dgx-1.yaml line 61 `memoryGiB: 512`; the cluster's pool and two jobs name this hardware.
+    # dgx-1.yaml line 66 `memoryGiB: 512`; the cluster's pool and two jobs name this hardware.
     outcome = diagnose({"hardware/dgx-1.yaml": DGX_1.replace("memoryGiB: 512", 'memoryGiB: "512"')})
-    expect(outcome, ("hardware/dgx-1.yaml", 61, 12, "`memoryGiB` must be a whole number, not '512'"))
+    expect(outcome, ("hardware/dgx-1.yaml", 66, 12, "`memoryGiB` must be a whole number, not '512'"))
 
 
 def test_broken_cluster_is_not_also_reported_as_unknown(diagnose):
@@ -599,27 +603,31 @@ FIFTH_NIC = (
 
 
 def _dgx_with_fifth_nic(name: str, hca: str) -> str:
-    """dgx-1.yaml with a NIC added after line 55: it starts on line 56."""
+    """dgx-1.yaml with a NIC added after line 60: it starts on line 61."""
     text = DGX_1.replace("cpu:\n", FIFTH_NIC.format(name=name, hca=hca) + "cpu:\n", 1)
-    assert text.splitlines()[55] == f"  - name: {name}"
+    assert text.splitlines()[60] == f"  - name: {name}"
     return text
 
 
+# The fleet's NetApp hardware extends dgx-1 and would repeat its errors; these tests are about dgx-1's own.
+WITHOUT_NETAPP = {"hardware/dgx-1-roce.yaml": None, "clusters/netapp-lab.yaml": None, "jobs/netapp-resnet50.yaml": None}
+
+
 def test_duplicate_nic_name(diagnose):
-    outcome = diagnose({"hardware/dgx-1.yaml": _dgx_with_fifth_nic("ib0", "mlx5_4")})
-    expect(outcome, ("hardware/dgx-1.yaml", 56, 11, "NIC name 'ib0' appears twice", "the first is at line 16"))
+    outcome = diagnose({**WITHOUT_NETAPP, "hardware/dgx-1.yaml": _dgx_with_fifth_nic("ib0", "mlx5_4")})
+    expect(outcome, ("hardware/dgx-1.yaml", 61, 11, "NIC name 'ib0' appears twice", "the first is at line 17"))
 
 
 def test_duplicate_hca_and_port(diagnose):
-    outcome = diagnose({"hardware/dgx-1.yaml": _dgx_with_fifth_nic("ib4", "mlx5_0")})
-    expect(outcome, ("hardware/dgx-1.yaml", 56, 5, "HCA and port 'mlx5_0:1' appears twice", "the first is at line 16"))
+    outcome = diagnose({**WITHOUT_NETAPP, "hardware/dgx-1.yaml": _dgx_with_fifth_nic("ib4", "mlx5_0")})
+    expect(outcome, ("hardware/dgx-1.yaml", 61, 5, "HCA and port 'mlx5_0:1' appears twice", "the first is at line 17"))
 
 
 def test_nic_names_a_gpu_the_hardware_does_not_have(diagnose):
-    text = DGX_1.replace("    numaNode: 0\n", "    numaNode: 0\n    gpus: [0, 8]\n", 1)
-    # Line 26 is the new `    gpus: [0, 8]`; the 8 sits at column 15.
+    text = DGX_1.replace("    gpus: [0, 1]\n", "    gpus: [0, 8]\n", 1)
+    # Line 27 is now `    gpus: [0, 8]`; the 8 sits at column 15.
     outcome = diagnose({"hardware/dgx-1.yaml": text})
-    expect(outcome, ("hardware/dgx-1.yaml", 26, 15, "GPU index 8 does not exist: this hardware has 8 GPU(s)",
+    expect(outcome, ("hardware/dgx-1.yaml", 27, 15, "GPU index 8 does not exist: this hardware has 8 GPU(s)",
                      "use indexes 0 to 7"))
 
 
@@ -746,14 +754,17 @@ def test_neither_program_nor_launcher_command(diagnose):
 # --- warnings -------------------------------------------------------------------------------------------------------
 
 
+ALL_RAILS = "rails: [rail0, rail1, rail2, rail3]\n"  # every GPU has its NIC: no locality warning (test_validate_topology)
+
+
 def test_non_root_user_with_rails_warns(diagnose):
-    outcome = diagnose({"jobs/train.yaml": GPU_JOB + "rails: [rail0]\nrunAsUser: 1000\nsshAuthMountPath: /home/u/.ssh\n"})
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB + ALL_RAILS + "runAsUser: 1000\nsshAuthMountPath: /home/u/.ssh\n"})
     expect(outcome, ("jobs/train.yaml", 10, 12, "RDMA needs IPC_LOCK, which only takes effect for root"),
            severity=Severity.WARNING)
     assert errors(outcome.diagnostics) == []
 
 
-@pytest.mark.parametrize("extra", ["rails: [rail0]\nrunAsUser: 0\n",
+@pytest.mark.parametrize("extra", [ALL_RAILS + "runAsUser: 0\n",
                                    "rails: []\nrunAsUser: 1000\nsshAuthMountPath: /home/u/.ssh\n"])
 def test_root_or_no_rails_does_not_warn(diagnose, extra):
     assert diagnose({"jobs/train.yaml": GPU_JOB + extra}).diagnostics == []
@@ -1026,3 +1037,37 @@ def test_application_names_in_different_argo_cd_namespaces_do_not_clash(diagnose
     cluster = DGX.replace("tool: argocd\n", "tool: argocd\n  namespace: argocd-dgx\n")
     outcome = diagnose({"clusters/dgx.yaml": cluster, "jobs/train.yaml": job.replace("namespace: ml-training\n", "")})
     assert outcome.diagnostics == [], outcome.shown()
+
+
+def test_rdma_shared_rail_whose_nic_has_two_interface_names_is_refused(tmp_path):
+    # One ipoib/macvlan NAD per rail names one `master` for every node; two pools that call the rail's NIC
+    # differently cannot share it (rendering it used to fail on an assertion).
+    files = {
+        "v100.yaml": "apiVersion: mpigen/v1alpha1\nkind: Hardware\nname: v100\nextends: dgx-1\n"
+                     "nics:\n  - {name: ib0, hca: mlx5_0, pfName: ib0}\n",
+        "a100.yaml": "apiVersion: mpigen/v1alpha1\nkind: Hardware\nname: a100\nextends: dgx-a100\n"
+                     "nics:\n  - {name: ib0, hca: mlx5_0, pfName: ibp12s0, vfDeviceId: \"101c\"}\n",
+        "mixed.yaml": dedent("""\
+            apiVersion: mpigen/v1alpha1
+            kind: Cluster
+            name: mixed
+            kubernetesVersion: "1.31"
+            namespaces: [train]
+            network: {provider: rdma-shared}
+            nodePools:
+              - {name: v100, hardware: v100, nodes: 2}
+              - {name: a100, hardware: a100, nodes: 2}
+            rails:
+              - {name: r0, nic: ib0, ipam: {range: 10.1.0.0/24}}
+            """),
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    shown = [d.format().replace(f"{tmp_path}/", "") for d in check_profiles([tmp_path]).diagnostics]
+    assert shown == [
+        "mixed.yaml:11:5: error: rail 'r0': provider 'rdma-shared' attaches it through one NetworkAttachmentDefinition "
+        "over one node interface, but NIC 'ib0' is ib0 on pool 'v100', ibp12s0 on pool 'a100'; set `hostInterface` on "
+        "the rail to a name every pool's nodes have (e.g. a udev-renamed interface), or give each pool its own rail"]
+    with_host_interface = files["mixed.yaml"].replace("nic: ib0,", "nic: ib0, hostInterface: ib-rail0,")
+    (tmp_path / "mixed.yaml").write_text(with_host_interface, encoding="utf-8")
+    assert check_profiles([tmp_path]).diagnostics == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator import names
+from generator.build.hostfile import configmap_keys
 from generator.build.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
 from generator.build.providers import WORKER_OF_LABEL, PodNetwork, pod_network
 from generator.model import Job, MpiImplementation, NetworkProvider, Resources
@@ -33,12 +34,11 @@ def mpirun_command(job: Job, worker_count: int) -> list[str]:
         command = ["mpirun"]
         if job.runs_as_root:
             command.append("--allow-run-as-root")
-        command += ["--hostfile", names.HOSTFILE_PATH, flag, ranks]
-        if job.uses_gpus:
-            command += ["--bind-to", "none", "--map-by", "slot"]
+        command += ["--hostfile", names.HOSTFILE_PATH, flag, ranks, *placement_flags(job)]
         port = ssh_port(job)
-        if port is not None:
+        if port is not None and job.openmpi_version == 4:
             # Command line, not OMPI_MCA_plm_rsh_args: the operator appends that variable to the launcher.
+            # (OpenMPI 5 takes PRTE_MCA_plm_ssh_args, which resolve derives with the port.)
             command += ["--mca", "plm_rsh_args", f"-p {port} -o ConnectionAttempts=10"]
         command += ["-x", "PATH", "-x", "LD_LIBRARY_PATH"]
         for var in job.env:
@@ -49,6 +49,21 @@ def mpirun_command(job: Job, worker_count: int) -> list[str]:
             command += ["-genv", var.name, var.value]
     command += [*job.mpirun_args, *job.program]
     return [literal(part) for part in command]
+
+
+def placement_flags(job: Job) -> list[str]:
+    """OpenMPI's mapping and binding flags; a rankfile places every rank itself."""
+    placement = job.placement
+    if placement.rankfile:
+        if job.openmpi_version == 4:
+            return ["--rankfile", names.RANKFILE_PATH]
+        return ["--map-by", f"rankfile:file={names.RANKFILE_PATH}"]  # OpenMPI 5 (PRRTE): --rankfile is deprecated
+    flags = []
+    if placement.bind_to is not None:
+        flags += ["--bind-to", placement.bind_to.value]
+    if placement.map_by is not None:
+        flags += ["--map-by", placement.map_by]
+    return flags
 
 
 def ssh_port(job: Job) -> int | None:
@@ -164,7 +179,7 @@ def build_launcher_pod_spec(job: Job, mpijob: str, worker_count: int) -> dict[st
         "volumes": [
             {"name": HOSTFILE_VOLUME, "configMap": {
                 "name": names.hostfile_configmap_name(mpijob),
-                "items": [{"key": names.HOSTFILE_KEY, "path": names.HOSTFILE_KEY}],
+                "items": [{"key": key, "path": key} for key in configmap_keys(job)],
             }},
             *_claims(job),
         ],

@@ -14,16 +14,16 @@ import hashlib
 import json
 
 from generator import names
-from generator.build.hostfile import hostfile_text
+from generator.build.hostfile import configmap_data
 from generator.build.mpijob import build_mpijob_spec
 from generator.model import Job, Naming
 
 
 def run_digest(job: Job) -> str:
-    """Short hex digest of the run: the MPIJob spec without `suspend`, its namespace and its hostfile."""
+    """Short hex digest of the run: the MPIJob spec without `suspend`, its namespace, its hostfile (and rankfile)."""
     spec = build_mpijob_spec(job, job.name, job.worker_count)
     del spec["runPolicy"]["suspend"]
-    run = {"namespace": job.namespace, "spec": spec, "hostfile": hostfile_text(job, job.name, job.worker_count)}
+    run = {"namespace": job.namespace, "spec": spec, **configmap_data(job, job.name, job.worker_count)}
     canonical = json.dumps(run, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:names.RUN_DIGEST_LENGTH]
 

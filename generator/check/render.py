@@ -235,6 +235,22 @@ class Unsupported(Exception):
 
 _ACTION = re.compile(r"\{\{(-?)\s*(\"\{\{\"|.*?)\s*(-?)\}\}", re.DOTALL)
 _HOSTFILE_FORMAT = re.compile(r'\{\{ printf ("(?:[^"\\]|\\.)*") \$i \}\}')
+_RANKFILE_FORMAT = re.compile(r'\{\{ printf ("(?:[^"\\]|\\.)*") \(add \(mul \$i (\d+)\) (\d+)\) \$i \}\}')
+
+
+def _helper_lines(name: str, helpers: str, workers: int) -> str:
+    """The lines the hostfile or rankfile helper prints for `workers` workers."""
+    if name == "hostfile":
+        found = _HOSTFILE_FORMAT.search(helpers)
+        if not found:
+            raise Unsupported("hostfile helper without the printf mpigen writes")
+        line = json.loads(found.group(1)).replace("%d", "{}")
+        return "\n".join(line.format(i) for i in range(workers))
+    formats = [(json.loads(f), int(slots), int(local)) for f, slots, local in _RANKFILE_FORMAT.findall(helpers)]
+    if not formats:
+        raise Unsupported("rankfile helper without the printf lines mpigen writes")
+    return "\n".join(f.replace("%d", "{}").format(i * slots + local, i)
+                     for i in range(workers) for f, slots, local in formats)
 
 
 def _action(expression: str, values: dict[str, Any], chart: ChartInfo, helpers: str, version: str) -> str:
@@ -249,17 +265,13 @@ def _action(expression: str, values: dict[str, Any], chart: ChartInfo, helpers: 
     match = re.fullmatch(r"mul \(int \.Values\.workers\) (\d+) \| toString \| quote", expression)
     if match:
         return json.dumps(str(int(values["workers"]) * int(match.group(1))))
-    match = re.fullmatch(r'include "[^"]+\.(labels|hostfile)" \. (\| trim )?\| nindent (\d+)', expression)
+    match = re.fullmatch(r'include "[^"]+\.(labels|hostfile|rankfile)" \. (\| trim )?\| nindent (\d+)', expression)
     if match:
         pad = " " * int(match.group(3))
         if match.group(1) == "labels":
             text = yamlio.dump(standard_labels(ChartRef(chart.name, chart.name, version))).rstrip("\n")
         else:
-            found = _HOSTFILE_FORMAT.search(helpers)
-            if not found:
-                raise Unsupported("hostfile helper without the printf mpigen writes")
-            line = json.loads(found.group(1)).replace("%d", "{}")
-            text = "\n".join(line.format(i) for i in range(int(values["workers"])))
+            text = _helper_lines(match.group(1), helpers, int(values["workers"]))
         return "\n" + "\n".join(pad + part if part else part for part in text.split("\n"))
     raise Unsupported(f"template action `{{{{ {expression} }}}}`")
 

@@ -17,7 +17,7 @@ from typing import Any
 from generator import names, yamlio
 from generator.build import Manifest, build_infra, build_job, infra_chart_ref, job_chart_ref
 from generator.build.gitops import BootstrapFile, build_bootstrap
-from generator.build.hostfile import hostfile_line
+from generator.build.hostfile import hostfile_line, rankfile_line
 from generator.build.labels import CHART_VERSION, ChartRef
 from generator.build.mpijob import rank_count_index
 from generator.build.naming import mpijob_name
@@ -164,12 +164,43 @@ def hostfile_printf(job: Job, mpijob: str) -> str:
                          job.mpi_implementation)
 
 
+def rankfile_printf(job: Job, mpijob: str, local_rank: int, socket: int) -> str:
+    """Go `printf` format of local rank `local_rank`'s rankfile line: the rank, then the worker index."""
+    return rankfile_line("%d", names.worker_host(mpijob, job.namespace, "%d"), socket, job.placement.cores_per_socket)
+
+
+def _job_helpers(job: Job, ref: ChartRef, mpijob: str) -> str:
+    """The hostfile (and rankfile) lines as named templates, so `--set workers=N` regenerates them."""
+    text = (
+        f'\n{{{{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}}}\n'
+        f'{{{{- define "{ref.name}.hostfile" -}}}}\n'
+        f"{{{{- range $i := until (int .Values.workers) }}}}\n"
+        f"{{{{ printf {json.dumps(hostfile_printf(job, mpijob))} $i }}}}\n"
+        f"{{{{- end }}}}\n"
+        f"{{{{- end }}}}\n"
+    )
+    if job.placement.rankfile:
+        slots = job.slots_per_worker
+        text += (
+            f'\n{{{{/* Rankfile lines: local rank i of worker w is rank w*{slots}+i, bound to the socket of GPU i\'s '
+            f'NIC. */}}}}\n'
+            f'{{{{- define "{ref.name}.rankfile" -}}}}\n'
+            f"{{{{- range $i := until (int .Values.workers) }}}}\n"
+            + "".join(f"{{{{ printf {json.dumps(rankfile_printf(job, mpijob, local, socket))} "
+                      f"(add (mul $i {slots}) {local}) $i }}}}\n"
+                      for local, socket in enumerate(job.placement.rank_sockets))
+            + "{{- end }}\n{{- end }}\n"
+        )
+    return text
+
+
 def _job_holes(job: Job, ref: ChartRef, manifest: Manifest) -> dict[tuple[str | int, ...], Hole]:
     holes: dict[tuple[str | int, ...], Hole] = {("metadata", "labels"): _labels_hole(ref)}
     kind = manifest.obj["kind"]
     if kind == "ConfigMap":
-        holes[("data", names.HOSTFILE_KEY)] = Hole(
-            f'|{{{{- include "{ref.name}.hostfile" . | trim | nindent {{indent}} }}}}', block=True)
+        for key in manifest.obj["data"]:
+            holes[("data", key)] = Hole(f'|{{{{- include "{ref.name}.{key}" . | trim | nindent {{indent}} }}}}',
+                                        block=True)
     elif kind == "MPIJob":
         specs = ("spec", "mpiReplicaSpecs")
         holes[(*specs, "Worker", "replicas")] = Hole("{{ int .Values.workers }}")
@@ -211,14 +242,6 @@ def package_job_chart(job: Job) -> Chart:
     ref = job_chart_ref(job)
     manifests = build_job(job, ref)
     mpijob = mpijob_name(job)
-    hostfile_helper = (
-        f'\n{{{{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}}}\n'
-        f'{{{{- define "{ref.name}.hostfile" -}}}}\n'
-        f"{{{{- range $i := until (int .Values.workers) }}}}\n"
-        f"{{{{ printf {json.dumps(hostfile_printf(job, mpijob))} $i }}}}\n"
-        f"{{{{- end }}}}\n"
-        f"{{{{- end }}}}\n"
-    )
     files: dict[str, str] = {
         "Chart.yaml": _chart_yaml(ref, f"MPI job {job.name} on cluster {job.cluster.name}, node pool "
                                   f"{job.pool.name}", job.source, {
@@ -246,7 +269,7 @@ def package_job_chart(job: Job) -> Chart:
                         "description": f"Worker pods; at most {job.max_workers} fit pool {job.pool.name}."},
             "suspend": {"type": "boolean", "description": "Create the MPIJob suspended."},
         }),
-        "templates/_helpers.tpl": _helpers(ref, hostfile_helper),
+        "templates/_helpers.tpl": _helpers(ref, _job_helpers(job, ref, mpijob)),
         "templates/NOTES.txt": _job_notes(job, mpijob),
     }
     for template, group in _group(manifests).items():

@@ -28,6 +28,7 @@ from generator.model import (
     Nic,
     NodePool,
     Origin,
+    PciDistance,
     Rail,
     RailAttachment,
     Resources,
@@ -35,6 +36,7 @@ from generator.model import (
     Volume,
 )
 from generator.resolve.nccl import derived_nccl_env
+from generator.resolve.placement import resolve_placement
 
 DEFAULT_NETWORK = {"provider": "sriov-device-plugin", "devicePluginNamespace": "kube-system", "cniVersion": "0.3.1",
                    "operatorNamespace": "sriov-network-operator", "sshPort": 2222}
@@ -71,7 +73,8 @@ def _hardware(data: dict[str, Any]) -> Hardware:
         name=data["name"],
         description=data.get("description", ""),
         gpu=Gpu(count=gpu["count"], model=gpu.get("model", ""), memory_gib=gpu.get("memoryGiB"),
-                resource=gpu.get("resource", derive.DEFAULT_GPU_RESOURCE)) if gpu else None,
+                resource=gpu.get("resource", derive.DEFAULT_GPU_RESOURCE),
+                nic_distance=PciDistance(gpu["nicDistance"]) if "nicDistance" in gpu else None) if gpu else None,
         nics=tuple(
             # Facts a profile leaves out are unknown (None); validation refuses whatever would need one.
             Nic(name=n["name"], hca=n.get("hca"), port=n.get("port", 1), pf_name=n.get("pfName"),
@@ -144,7 +147,13 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
     user_env = data.get("env", {})
     env: list[EnvVar] = []
     implementation = MpiImplementation(data.get("mpiImplementation", "OpenMPI"))
-    for name, value, why in derived_nccl_env(rails, uses_gpus, cluster.network.provider, implementation):
+    openmpi_version = int(data.get("openMPIVersion", 4)) if implementation is MpiImplementation.OPENMPI else None
+    host_network = cluster.network.provider is NetworkProvider.HOST_NETWORK
+    derived = derived_nccl_env(rails, uses_gpus, cluster.network.provider, implementation,
+                               nic_distance=pool.hardware.gpu.nic_distance if uses_gpus and rails else None,
+                               openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
+                               ssh_port=cluster.network.ssh_port if host_network else None)
+    for name, value, why in derived:
         if name in user_env:
             env.append(EnvVar(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))
         else:
@@ -179,6 +188,9 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
         gpus_per_worker=shape.gpus_per_worker,
         slots_per_worker=shape.slots_per_worker,
         mpi_implementation=implementation,
+        openmpi_version=openmpi_version,
+        placement=resolve_placement(data, hardware_data[pool.hardware.name], implementation, shape.gpus_per_worker,
+                                    shape.slots_per_worker),
         program=tuple(data.get("program", ())),
         mpirun_args=tuple(data.get("mpirunArgs", ())),
         launcher_command=tuple(data["launcherCommand"]) if "launcherCommand" in data else None,

@@ -1,4 +1,4 @@
-"""NCCL settings that follow from the rails a job's workers attach.
+"""NCCL, UCX and MPI settings that follow from the rails a job's workers attach (DOMAIN.md section 3).
 
 Under the SR-IOV device plugin with the `rdma` CNI in exclusive mode, a pod sees only the RDMA
 devices of the VFs it was given, and those VFs carry their own `mlx5_N` names, not the PF's
@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import re
 
-from generator.model import LinkType, MpiImplementation, NetworkProvider, RailAttachment
+from generator import names
+from generator.model import LinkType, MpiImplementation, NetworkProvider, PciDistance, RailAttachment
 
 ROCE_GID_INDEX = "3"  # RoCEv2 over IPv4 (DOMAIN: 3 is usual); never set on InfiniBand.
+# mpi-operator's own ssh options for OpenMPI (`OMPI_MCA_plm_rsh_args`), repeated wherever mpigen sets them.
+SSH_ARGS = "-o ConnectionAttempts=10"
 
 
 _NUMBERED_HCA = re.compile(r"^([a-z][a-z0-9]*)_[0-9]+$")
@@ -40,25 +43,62 @@ def rail_host_interface(rail: RailAttachment) -> str:
 
 def derived_nccl_env(rails: tuple[RailAttachment, ...], uses_gpus: bool,
                      provider: NetworkProvider = NetworkProvider.SRIOV_DEVICE_PLUGIN,
-                     implementation: MpiImplementation = MpiImplementation.OPENMPI) -> list[tuple[str, str, str]]:
-    """(name, value, why) for each NCCL, UCX and OpenMPI variable, in a fixed order."""
+                     implementation: MpiImplementation = MpiImplementation.OPENMPI, *,
+                     nic_distance: PciDistance | None = None, openmpi_version: int = 4, slots_per_worker: int = 1,
+                     ssh_port: int | None = None) -> list[tuple[str, str, str]]:
+    """(name, value, why) for each NCCL, UCX and MPI variable, in a fixed order.
+
+    `ssh_port`: sshd's port on the workers where it is not 22 (host networking).
+    """
     env: list[tuple[str, str, str]] = []
     if uses_gpus:
-        env += _nccl(rails, provider)
+        env += _nccl(rails, provider, nic_distance)
     if implementation is MpiImplementation.OPENMPI:
-        if rails:
-            env.append(("OMPI_MCA_pml", "ucx", "RDMA rails: OpenMPI's point-to-point over UCX"))
-        else:
-            env += [("OMPI_MCA_pml", "ob1", "no RDMA rails: OpenMPI's TCP transport"),
-                    ("OMPI_MCA_btl", "tcp,self", "no RDMA rails: TCP between nodes"),
-                    ("OMPI_MCA_btl_tcp_if_include", "eth0", "the cluster network's interface in the pod")]
+        env += _openmpi(rails, openmpi_version, slots_per_worker, ssh_port)
+    elif implementation is MpiImplementation.INTEL:
+        env += _intel_mpi(rails)
     if rails and not provider.exclusive_devices:
         env.append(("UCX_NET_DEVICES", _exact_hcas(rails), "the attached rails' HCAs and ports: the pod sees every "
                     "HCA of the node"))
     return env
 
 
-def _nccl(rails: tuple[RailAttachment, ...], provider: NetworkProvider) -> list[tuple[str, str, str]]:
+def _openmpi(rails: tuple[RailAttachment, ...], version: int, slots: int,
+             ssh_port: int | None) -> list[tuple[str, str, str]]:
+    if rails:
+        env = [("OMPI_MCA_pml", "ucx", "RDMA rails: OpenMPI's point-to-point over UCX")]
+    else:
+        env = [("OMPI_MCA_pml", "ob1", "no RDMA rails: OpenMPI's TCP transport"),
+               ("OMPI_MCA_btl", "tcp,self", "no RDMA rails: TCP between nodes"),
+               ("OMPI_MCA_btl_tcp_if_include", "eth0", "the cluster network's interface in the pod")]
+    if version >= 5:
+        # OpenMPI 5 runs on PRRTE and ignores the OMPI_MCA_orte_* variables mpi-operator sets (mpi-operator
+        # #842): the same settings under their PRTE names (kubeflow/trainer #4029).
+        ssh = f"-p {ssh_port} {SSH_ARGS}" if ssh_port is not None else SSH_ARGS
+        env += [("PRTE_MCA_prte_default_hostfile", names.HOSTFILE_PATH,
+                 "OpenMPI 5 ignores OMPI_MCA_orte_default_hostfile: the hostfile under its PRTE name"),
+                ("PRTE_MCA_prte_keep_fqdn_hostnames", "true", "OpenMPI 5: the hostfile's names are the workers' "
+                 "DNS names, kept whole (OMPI_MCA_orte_keep_fqdn_hostnames under its PRTE name)"),
+                ("PRTE_MCA_prte_set_default_slots", str(slots), "OpenMPI 5: slots per worker "
+                 "(OMPI_MCA_orte_set_default_slots under its PRTE name)"),
+                ("PRTE_MCA_plm_ssh_args", ssh, "OpenMPI 5: ssh options (OMPI_MCA_plm_rsh_args under its PRTE name)"
+                 + (f"; sshd listens on port {ssh_port}" if ssh_port is not None else ""))]
+    return env
+
+
+def _intel_mpi(rails: tuple[RailAttachment, ...]) -> list[tuple[str, str, str]]:
+    """Intel MPI 2019 and later: shared memory within a node, libfabric between nodes."""
+    env = [("I_MPI_FABRICS", "shm:ofi", "Intel MPI: shared memory within a worker, libfabric between workers")]
+    if rails:
+        env.append(("FI_PROVIDER", "mlx", "RDMA rails: libfabric's mlx provider (InfiniBand and RoCE through UCX)"))
+    else:
+        env += [("FI_PROVIDER", "tcp", "no RDMA rails: libfabric over TCP"),
+                ("FI_TCP_IFACE", "eth0", "the cluster network's interface in the pod")]
+    return env
+
+
+def _nccl(rails: tuple[RailAttachment, ...], provider: NetworkProvider,
+          nic_distance: PciDistance | None) -> list[tuple[str, str, str]]:
     if not rails:
         return [
             ("NCCL_IB_DISABLE", "1", "no RDMA rails attached: NCCL uses sockets"),
@@ -81,4 +121,7 @@ def _nccl(rails: tuple[RailAttachment, ...], provider: NetworkProvider) -> list[
         env.append(("NCCL_SOCKET_IFNAME", f"={interfaces}", "the rails' interfaces in the pod, exactly"))
     if any(r.nic.link_type is LinkType.ETHERNET for r in rails):
         env.append(("NCCL_IB_GID_INDEX", ROCE_GID_INDEX, "RoCEv2 over IPv4"))
+    if nic_distance is not None:
+        env.append(("NCCL_NET_GDR_LEVEL", nic_distance.value, "GPUDirect RDMA between each GPU and the NIC beside "
+                    f"it (the hardware's GPU-NIC distance, {nic_distance.value}), never farther"))
     return env

@@ -13,6 +13,7 @@ from generator.catalogue import builtin_names
 from generator.diagnostics import Diagnostic, Severity, did_you_mean
 from generator.load import Document, Unreadable, to_plain
 from generator.validate.facts import check_core_facts, check_rail_facts
+from generator.validate.topology import check_hardware_topology, check_job_topology
 
 # Volumes mpigen adds, and those mpi-operator adds to the launcher and workers (`ssh-auth` at the
 # sshAuthMountPath, `mpi-job-config` at /etc/mpi): a second volume or mount there makes the pod invalid.
@@ -119,9 +120,10 @@ def _duplicates(document: Document, items: list[Any], key: str, list_path: tuple
         value = item[key] if key else item
         path = (*list_path, i, key) if key else (*list_path, i)
         if value in seen:
-            first = document.location(*list_path, seen[value], *((key,) if key else ()))
-            yield Diagnostic(document.location(*path), f"{what} '{value}' appears twice",
-                             f"the first is at line {first.line}; remove or rename one")
+            first, here = document.location(*list_path, seen[value], *((key,) if key else ())), document.location(*path)
+            # In a profile merged through `extends`, the first may stand in another file.
+            at = f"line {first.line}" if first.path == here.path else f"{first.path}:{first.line}"
+            yield Diagnostic(here, f"{what} '{value}' appears twice", f"the first is at {at}; remove or rename one")
         else:
             seen[value] = i
 
@@ -141,7 +143,7 @@ def _check_hardware(document: Document) -> list[Diagnostic]:
                 found.append(Diagnostic(document.location("nics", i, "gpus", j),
                                         f"GPU index {gpu} does not exist: this hardware has {gpus} GPU(s)",
                                         f"use indexes 0 to {gpus - 1}" if gpus else "remove `gpus:`"))
-    return found
+    return found + check_hardware_topology(document, data)
 
 
 def _check_label_keys(document: Document, labels: dict[str, str], path: tuple[str | int, ...]) -> list[Diagnostic]:
@@ -262,6 +264,20 @@ def _check_provider(document: Document, data: dict[str, Any],
                                             f"'{pool['name']}') does not name its pfName",
                                             "set `hostInterface` on the rail, or pfName on the NIC"))
                     break
+            names_seen: dict[str, str] = {}
+            for pool, hardware in carriers:
+                nic = next((n for n in hardware.get("nics", []) if n["name"] == rail["nic"]), None)
+                if nic is not None and nic.get("pfName"):
+                    names_seen.setdefault(nic["pfName"], pool["name"])
+            if provider == "rdma-shared" and len(names_seen) > 1:
+                # One NAD per rail and namespace names one `master` interface for every node.
+                shown = ", ".join(f"{name} on pool '{pool}'" for name, pool in names_seen.items())
+                found.append(Diagnostic(document.location("rails", i),
+                                        f"rail '{rail['name']}': provider 'rdma-shared' attaches it through one "
+                                        f"NetworkAttachmentDefinition over one node interface, but NIC '{rail['nic']}' "
+                                        f"is {shown}",
+                                        "set `hostInterface` on the rail to a name every pool's nodes have (e.g. a "
+                                        "udev-renamed interface), or give each pool its own rail"))
     return found
 
 
@@ -398,7 +414,11 @@ def _check_job(document: Document, index: Index) -> list[Diagnostic]:
         return found
     host_network = cluster.get("network", {}).get("provider") == "host-network"
     unknown = check_core_facts(document, job, pool, hardware, index.hardware.get(pool["hardware"]))
-    found += unknown or _check_layout(document, job, pool, hardware, host_network)
+    layout_problems = unknown or _check_layout(document, job, pool, hardware, host_network)
+    found += layout_problems
+    if not any(d.severity is Severity.ERROR for d in layout_problems):
+        shape = derive.layout(job, hardware, pool["nodes"], one_per_node=host_network)
+        found += check_job_topology(document, job, cluster, pool, hardware, shape)
     if host_network and job.get("mpiImplementation", "OpenMPI") != "OpenMPI":
         found.append(Diagnostic(document.location("mpiImplementation"),
                                 f"cluster '{cluster['name']}' uses host networking, where sshd listens on a port of its "

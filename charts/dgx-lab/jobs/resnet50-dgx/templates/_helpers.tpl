@@ -14,6 +14,20 @@ app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}
 {{- define "resnet50-dgx.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "resnet50-dgx-529af53-worker-%d.resnet50-dgx-529af53.ml-training.svc slots=8" $i }}
+{{ printf "resnet50-dgx-435a6d0-worker-%d.resnet50-dgx-435a6d0.ml-training.svc slots=8" $i }}
+{{- end }}
+{{- end }}
+
+{{/* Rankfile lines: local rank i of worker w is rank w*8+i, bound to the socket of GPU i's NIC. */}}
+{{- define "resnet50-dgx.rankfile" -}}
+{{- range $i := until (int .Values.workers) }}
+{{ printf "rank %d=resnet50-dgx-435a6d0-worker-%d.resnet50-dgx-435a6d0.ml-training.svc slot=0:0-19" (add (mul $i 8) 0) $i }}
+{{ printf "rank %d=resnet50-dgx-435a6d0-worker-%d.resnet50-dgx-435a6d0.ml-training.svc slot=0:0-19" (add (mul $i 8) 1) $i }}
+{{ printf "rank %d=resnet50-dgx-435a6d0-worker-%d.resnet50-dgx-435a6d0.ml-training.svc slot=0:0-19" (add (mul $i 8) 2) $i }}
+{{ printf "rank %d=resnet50-dgx-435a6d0-worker-%d.resnet50-dgx-435a6d0.ml-training.svc slot=0:0-19" (add (mul $i 8) 3) $i }}
+{{ printf "rank %d=resnet50-dgx-435a6d0-worker-%d.resnet50-dgx-435a6d0.ml-training.svc slot=1:0-19" (add (mul $i 8) 4) $i }}
+{{ printf "rank %d=resnet50-dgx-435a6d0-worker-%d.resnet50-dgx-435a6d0.ml-training.svc slot=1:0-19" (add (mul $i 8) 5) $i }}
+{{ printf "rank %d=resnet50-dgx-435a6d0-worker-%d.resnet50-dgx-435a6d0.ml-training.svc slot=1:0-19" (add (mul $i 8) 6) $i }}
+{{ printf "rank %d=resnet50-dgx-435a6d0-worker-%d.resnet50-dgx-435a6d0.ml-training.svc slot=1:0-19" (add (mul $i 8) 7) $i }}
 {{- end }}
 {{- end }}

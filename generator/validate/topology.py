@@ -1,0 +1,108 @@
+"""GPU-NIC topology: rank placement a job asks for, and rails that may not sit beside a worker's GPUs.
+
+Kubernetes' device plugins hand out GPUs and rail devices independently: a worker with part of a node
+gets whichever GPUs are free, with no regard to which NIC sits beside them. mpigen therefore attaches every
+rail of the pool by default (NCCL then finds the NIC beside whichever GPUs the worker got) and warns where a
+job's own choice of rails leaves GPUs without one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator import derive
+from generator.diagnostics import Diagnostic, Severity
+from generator.load import Document
+
+
+def check_hardware_topology(document: Document, hardware: dict[str, Any]) -> list[Diagnostic]:
+    """A NIC's NUMA node is one of the node's sockets, and a GPU beside two NICs has one socket."""
+    found: list[Diagnostic] = []
+    sockets = hardware.get("cpu", {}).get("sockets")
+    socket_of: dict[int, tuple[int, str]] = {}
+    for i, nic in enumerate(hardware.get("nics", [])):
+        numa = nic.get("numaNode")
+        if numa is None:
+            continue
+        if sockets is not None and numa >= sockets:
+            found.append(Diagnostic(document.location("nics", i, "numaNode"),
+                                    f"NIC '{nic['name']}' is on NUMA node {numa}, but the node has {sockets} socket(s)",
+                                    f"use 0 to {sockets - 1} (`cat /sys/class/infiniband/<hca>/device/numa_node`)"))
+        for j, gpu in enumerate(nic.get("gpus", [])):
+            earlier = socket_of.setdefault(gpu, (numa, nic["name"]))
+            if earlier[0] != numa:
+                found.append(Diagnostic(document.location("nics", i, "gpus", j),
+                                        f"GPU {gpu} is beside NIC '{earlier[1]}' on NUMA node {earlier[0]} and beside "
+                                        f"NIC '{nic['name']}' on NUMA node {numa}",
+                                        "a GPU hangs off one socket: correct `gpus` or `numaNode` from "
+                                        "`nvidia-smi topo -m`"))
+    return found
+
+
+def check_job_topology(document: Document, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
+                       hardware: dict[str, Any], shape: derive.Layout) -> list[Diagnostic]:
+    found = _check_mpi_options(document, job, hardware, shape)
+    found += _check_locality(document, job, cluster, pool, hardware, shape)
+    return found
+
+
+def _check_mpi_options(document: Document, job: dict[str, Any], hardware: dict[str, Any],
+                       shape: derive.Layout) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    implementation = job.get("mpiImplementation", "OpenMPI")
+    if implementation != "OpenMPI":
+        for key, hint in (("openMPIVersion", "remove it"),
+                          ("placement", "remove it; Intel MPI pins ranks with I_MPI_PIN_DOMAIN in `env`, MPICH with "
+                           "mpirunArgs such as `-bind-to`")):
+            if key in job:
+                found.append(Diagnostic(document.location(key, at_key=True),
+                                        f"`{key}` is for OpenMPI, and this job uses {implementation}", hint))
+        return found
+    placement = job.get("placement", {})
+    if placement.get("bindTo") != "gpu-nic-socket":
+        return found
+    if "mapBy" in placement:
+        found.append(Diagnostic(document.location("placement", "mapBy", at_key=True),
+                                "`mapBy` has no effect with `bindTo: gpu-nic-socket`: the rankfile places every rank",
+                                "remove mapBy"))
+    problem = derive.nic_socket_problem(hardware, shape.gpus_per_worker, shape.slots_per_worker)
+    if problem:
+        found.append(Diagnostic(document.location("placement", "bindTo"),
+                                f"ranks cannot be bound to their GPU's NIC socket: {problem}",
+                                "state it in the hardware profile, or choose another bindTo (e.g. `none`)"))
+    return found
+
+
+def _check_locality(document: Document, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
+                    hardware: dict[str, Any], shape: derive.Layout) -> list[Diagnostic]:
+    """Warn where a job's own rail choice leaves a worker's GPUs without the NIC beside them."""
+    if "rails" not in job or not shape.gpus_per_worker:
+        return []
+    usable = derive.pool_rails(cluster, hardware)
+    chosen = set(job["rails"])
+    if not chosen <= {rail["name"] for rail in usable}:
+        return []  # an unknown rail is an error of its own
+    left_out = [rail["name"] for rail in usable if rail["name"] not in chosen]
+    if not chosen or not left_out:
+        return []
+    gpus = derive.gpu_count(hardware)
+    nics = {nic["name"]: nic for nic in hardware.get("nics", [])}
+    attached_nics = [nics[rail["nic"]] for rail in usable if rail["name"] in chosen]
+    beside = {gpu for nic in attached_nics for gpu in nic.get("gpus", [])}
+    where = document.location("rails", at_key=True)
+    if shape.gpus_per_worker < gpus:
+        return [Diagnostic(where, f"a worker gets {shape.gpus_per_worker} of a node's {gpus} GPUs, chosen by the GPU "
+                           f"device plugin without regard to rails, so they may sit away from the NICs of "
+                           f"{', '.join(sorted(chosen))}; traffic between them then crosses the CPU's host bridge or "
+                           f"socket link",
+                           f"leave `rails` out to attach every rail of pool '{pool['name']}' (NCCL then uses the NIC "
+                           "beside whichever GPUs a worker gets), or run with the kubelet's Topology Manager policy "
+                           "`single-numa-node`", Severity.WARNING)]
+    if not any("gpus" in nic for nic in hardware.get("nics", [])):
+        return []
+    far = sorted(set(range(gpus)) - beside)
+    if not far:
+        return []
+    return [Diagnostic(where, f"GPU(s) {', '.join(map(str, far))} have no attached rail beside them (rails "
+                       f"{', '.join(left_out)} are left out): their traffic crosses the CPU's host bridge or socket link",
+                       f"leave `rails` out to attach every rail of pool '{pool['name']}'", Severity.WARNING)]

@@ -1,0 +1,168 @@
+"""Golden: the example DGX-1 job over all four InfiniBand rails (profiles/jobs/resnet50-dgx.yaml on
+profiles/clusters/dgx-lab.yaml), and the same job with the four ports in Ethernet mode (RoCE).
+
+Every expected value below is written by hand, each with the fact it follows from (DOMAIN.md section and
+the seeds), never produced by the code under test. A change to any of them is a change of what mpigen tells
+the cluster: review it against those facts, then edit the value here on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from conftest import PROFILES
+
+from generator.pipeline import CompileResult, compile_profiles
+
+DGX_1 = (PROFILES / "hardware" / "dgx-1.yaml").read_text(encoding="utf-8")
+assert DGX_1.count("    linkType: InfiniBand\n") == 4
+
+
+def _objects(result: CompileResult) -> list[dict[str, Any]]:
+    return [m.obj for chart in result.charts for m in chart.manifests]
+
+
+def _resnet(result: CompileResult) -> dict[str, Any]:
+    (mpijob,) = [o for o in _objects(result) if o["kind"] == "MPIJob" and o["metadata"]["name"].startswith("resnet50-dgx-")]
+    return mpijob
+
+
+def _worker(mpijob: dict[str, Any]) -> dict[str, Any]:
+    return mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]
+
+
+def _env(container: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(e["name"], e["value"]) for e in container["env"]]
+
+
+@pytest.fixture(scope="module")
+def roce(tmp_path_factory) -> CompileResult:
+    root = tmp_path_factory.mktemp("roce") / "profiles"
+    import shutil
+    shutil.copytree(PROFILES, root)
+    (root / "hardware" / "dgx-1.yaml").write_text(DGX_1.replace("linkType: InfiniBand", "linkType: Ethernet"),
+                                                  encoding="utf-8")
+    result = compile_profiles([root])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    return result
+
+
+# NCCL and MPI settings of the InfiniBand job, in the order mpigen writes them.
+IB_ENV = [
+    # DOMAIN 2-3: under the SR-IOV device plugin with the rdma CNI in exclusive mode a pod sees only its own VFs,
+    # named mlx5_N by the kernel, not mlx5_0..3 of the PFs: the family prefix, as in the NetApp seed (mlx5).
+    ("NCCL_IB_HCA", "mlx5"),
+    # DOMAIN 2-3: under Multus eth0 is the cluster network; the rails are the pod's rail0..rail3 interfaces
+    # (the networks annotation names them), `=` for an exact match.
+    ("NCCL_SOCKET_IFNAME", "=rail0,rail1,rail2,rail3"),
+    # DOMAIN 4: every two DGX-1 GPUs share a PCIe switch with one IB card, distance PIX.
+    ("NCCL_NET_GDR_LEVEL", "PIX"),
+    # DOMAIN 3: OpenMPI over UCX for IB/RoCE (profiles/jobs/resnet50-dgx.yaml uses OpenMPI, 4 by default).
+    ("OMPI_MCA_pml", "ucx"),
+    # The job profile's own env.
+    ("NCCL_DEBUG", "INFO"),
+]
+# No NCCL_IB_GID_INDEX on InfiniBand (DOMAIN 3: RoCE only); no NCCL_IB_DISABLE (there are rails).
+
+# The worker's resources: the job's cpu and memory, 8 GPUs (a whole DGX-1: totalGpus 16 / 8 per node) as
+# nvidia.com/gpu (DOMAIN 4), and one VF of each rail (DOMAIN 2: one resource per rail, so each pod gets one VF
+# from each PF), prefix nvidia.com for mpigen's sriov-device-plugin config.
+LIMITS = {"cpu": "32", "memory": "256Gi", "nvidia.com/gpu": 8, "nvidia.com/rdma_rail0": 1,
+          "nvidia.com/rdma_rail1": 1, "nvidia.com/rdma_rail2": 1, "nvidia.com/rdma_rail3": 1}
+REQUESTS = {"cpu": "32", "memory": "256Gi"}  # extended resources need no request: it defaults to the limit
+
+# DOMAIN 2: the JSON form of k8s.v1.cni.cncf.io/networks, each NAD in the job's namespace, with an explicit
+# interface name (else net1..net4), in rail order.
+NETWORKS = [{"name": f"rail{i}", "namespace": "ml-training", "interface": f"rail{i}"} for i in range(4)]
+
+RESNET_PROGRAM = ["python", "/workspace/nvidia-examples/cnn/resnet.py", "--batch_size=256", "--num_iter=500",
+                  "--precision=fp16"]
+
+
+def _mpirun(env: list[tuple[str, str]]) -> list[str]:
+    return [
+        "mpirun",
+        "--allow-run-as-root",  # the image runs as root (needed for IPC_LOCK, DOMAIN 2)
+        "--hostfile", "/etc/mpigen/hostfile",  # mpigen's own copy, given explicitly (OpenMPI 5 ignores ORTE's variable)
+        "-np", "16",  # 2 workers x 8 slots (a rank per GPU)
+        # Each rank bound to its GPU's NIC socket: profiles/hardware/dgx-1.yaml names the GPUs beside each NIC
+        # and the NICs' NUMA nodes (DOMAIN 4: IB0/IB1 on CPU 0, IB2/IB3 on CPU 1).
+        "--rankfile", "/etc/mpigen/rankfile",
+        # Container env does not reach ranks started over ssh: mpirun exports each variable by name.
+        "-x", "PATH", "-x", "LD_LIBRARY_PATH", *[part for name, _ in env for part in ("-x", name)],
+        *RESNET_PROGRAM,
+    ]
+
+
+def test_infiniband_job(example):
+    mpijob = _resnet(example)
+    worker = _worker(mpijob)
+    container = worker["spec"]["containers"][0]
+    assert _env(container) == IB_ENV
+    assert container["resources"] == {"requests": REQUESTS, "limits": LIMITS}
+    # DOMAIN 2: RDMA pods need IPC_LOCK, not privileged.
+    assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+    assert json.loads(worker["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]) == NETWORKS
+    launcher = mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
+    assert launcher["command"] == _mpirun(IB_ENV)
+    assert _env(launcher) == IB_ENV, "the launcher exports what it has: the same env"
+    # DOMAIN 2: a memory-backed /dev/shm, sized by the job (64 MiB breaks NCCL).
+    assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}} in worker["spec"]["volumes"]
+
+
+def test_infiniband_rail_networks(example):
+    nads = {o["metadata"]["name"]: o for o in _objects(example)
+            if o["kind"] == "NetworkAttachmentDefinition" and o["metadata"]["namespace"] == "ml-training"}
+    assert sorted(nads) == ["rail0", "rail1", "rail2", "rail3"]
+    for i in range(4):
+        config = json.loads(nads[f"rail{i}"]["spec"]["config"])
+        # DOMAIN 2: InfiniBand VFs use ib-sriov, chained with rdma; whereabouts for cross-node addresses.
+        assert [p["type"] for p in config["plugins"]] == ["ib-sriov", "rdma"]
+        assert config["plugins"][0]["ipam"] == {"type": "whereabouts", "range": f"192.168.10{i}.0/24"}
+        # DOMAIN 2: the NAD names the resource the worker requests, or Multus fails with "VF pci addr is required".
+        assert nads[f"rail{i}"]["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"] == \
+            f"nvidia.com/rdma_rail{i}"
+
+
+ROCE_ENV = [
+    ("NCCL_IB_HCA", "mlx5"),
+    ("NCCL_SOCKET_IFNAME", "=rail0,rail1,rail2,rail3"),
+    # DOMAIN 3 and the NetApp seed (RoCE DGX-1s): GID index 3 for RoCEv2 over IPv4.
+    ("NCCL_IB_GID_INDEX", "3"),
+    ("NCCL_NET_GDR_LEVEL", "PIX"),
+    ("OMPI_MCA_pml", "ucx"),
+    ("NCCL_DEBUG", "INFO"),
+]
+
+
+def test_roce_job(roce):
+    mpijob = _resnet(roce)
+    worker = _worker(mpijob)
+    container = worker["spec"]["containers"][0]
+    assert _env(container) == ROCE_ENV
+    # The link type changes nothing the pod asks for: the same VFs of the same four PFs.
+    assert container["resources"] == {"requests": REQUESTS, "limits": LIMITS}
+    assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+    assert json.loads(worker["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]) == NETWORKS
+    launcher = mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
+    assert launcher["command"] == _mpirun(ROCE_ENV)
+    assert mpijob["metadata"]["name"] != _resnet_name_of_ib_job(), "a new run (DOMAIN 5): the env differs"
+
+
+def _resnet_name_of_ib_job() -> str:
+    return _resnet(compile_profiles([PROFILES]))["metadata"]["name"]
+
+
+def test_roce_rail_networks_and_device_plugin(roce):
+    objects = _objects(roce)
+    nad = next(o for o in objects if o["kind"] == "NetworkAttachmentDefinition" and o["metadata"]["name"] == "rail0"
+               and o["metadata"]["namespace"] == "ml-training")
+    # DOMAIN 2: Ethernet (RoCE) VFs use the sriov CNI, chained with rdma.
+    assert [p["type"] for p in json.loads(nad["spec"]["config"])["plugins"]] == ["sriov", "rdma"]
+    config = next(o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "sriovdp-config")
+    selectors = json.loads(config["data"]["config.json"])["resourceList"][0]["selectors"]
+    # DOMAIN 2/4: ConnectX-4 VFs (15b3:1014) of PF ib0, RDMA-capable, Ethernet link.
+    assert selectors == {"vendors": ["15b3"], "devices": ["1014"], "drivers": ["mlx5_core"], "pfNames": ["ib0"],
+                         "linkTypes": ["ether"], "isRdma": True}
