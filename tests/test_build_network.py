@@ -117,7 +117,8 @@ def test_namespaces_of_the_cluster_are_created(example):
                for chart in example.charts}
     assert created == {"dgx-lab/infra": ["hpc", "ml-training"], "cpu-lab/infra": ["mpi"], "dgx-lab/jobs/pi": [],
                        "dgx-lab/jobs/resnet50-dgx": [], "dgx-lab/jobs/tensorflow-benchmarks": [],
-                       "cpu-lab/jobs/cpu-pi": []}
+                       "cpu-lab/jobs/cpu-pi": [],
+                       "netapp-lab/infra": ["ai-training"], "netapp-lab/jobs/netapp-resnet50": []}
 
 
 def test_namespaces_outlive_the_infra_chart_under_helm_and_argo_cd(example):

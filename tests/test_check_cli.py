@@ -57,7 +57,7 @@ def test_the_committed_charts_pass(helm):
     result = run_mpigen("check", "--helm", helm, CHARTS)
     assert result.returncode == 0, result.stdout + result.stderr
     *warnings, summary = result.stdout.splitlines()
-    assert summary == "0 error(s), 9 warning(s) in 29 document(s) of 6 chart(s) and 4 manifest file(s)"
+    assert summary == "0 error(s), 9 warning(s) in 33 document(s) of 8 chart(s) and 4 manifest file(s)"
     kinds: dict[str, int] = {}
     for line in warnings:
         source, what, message = line.split(": ", 2)
@@ -74,13 +74,13 @@ def test_the_committed_charts_pass_strictly_with_the_gitops_crds(helm, upstream)
         "helm.toolkit.fluxcd.io_helmreleases"))]  # the others there (ApplicationSet: 1.4 MB) add 15 s
     result = run_mpigen("check", "--helm", helm, "--strict", *(arg for crd in crds for arg in ("--crds", crd)), CHARTS)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout == "0 error(s), 0 warning(s) in 29 document(s) of 6 chart(s) and 4 manifest file(s)\n"
+    assert result.stdout == "0 error(s), 0 warning(s) in 33 document(s) of 8 chart(s) and 4 manifest file(s)\n"
 
 
 def test_without_helm_mpigen_renders_its_own_charts():
     result = run_mpigen("check", "--no-helm", CHARTS)
     assert result.returncode == 0, result.stdout
-    assert "29 document(s) of 6 chart(s) and 4 manifest file(s)" in result.stdout
+    assert "33 document(s) of 8 chart(s) and 4 manifest file(s)" in result.stdout
     assert "--no-helm: charts are not linted" in result.stderr
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import PROFILES, REPO
 
+from generator.catalogue import expand_hardware
 from generator.load import MAX_FILE_BYTES, load_bytes, load_paths
 from generator.validate import validate
 
@@ -30,7 +31,9 @@ def load_one(raw: bytes) -> list[str]:
 
 def check_folder(root: Path) -> list[str]:
     loaded = load_paths([root])
-    return [d.format() for d in loaded.diagnostics + validate(loaded.documents)]
+    expanded = expand_hardware(loaded.documents, loaded.unreadable)  # as the pipeline does, before validate
+    return [d.format() for d in loaded.diagnostics + expanded.diagnostics
+            + validate(expanded.documents, [*loaded.unreadable, *expanded.unresolved])]
 
 
 # --- not YAML -------------------------------------------------------------------------------------------------------
@@ -236,8 +239,9 @@ def test_non_profile_files_are_ignored(profiles_copy):
     loaded = load_paths([root])
     assert loaded.diagnostics == []
     assert [d.source for d in loaded.documents] == [
-        "profiles/clusters/cpu-lab.yaml", "profiles/clusters/dgx-lab.yaml", "profiles/hardware/cpu-node.yaml",
-        "profiles/hardware/dgx-1.yaml", "profiles/jobs/cpu-pi.yaml", "profiles/jobs/pi.yaml",
+        "profiles/clusters/cpu-lab.yaml", "profiles/clusters/dgx-lab.yaml", "profiles/clusters/netapp-lab.yaml",
+        "profiles/hardware/cpu-node.yaml", "profiles/hardware/dgx-1-roce.yaml", "profiles/hardware/dgx-1.yaml",
+        "profiles/jobs/cpu-pi.yaml", "profiles/jobs/netapp-resnet50.yaml", "profiles/jobs/pi.yaml",
         "profiles/jobs/resnet50-dgx.yaml", "profiles/jobs/tensorflow-benchmarks.yaml"]
 
 
@@ -253,7 +257,7 @@ def test_missing_path_is_reported_and_the_rest_still_read(tmp_path):
     loaded = load_paths([missing, PROFILES])
     assert [d.format() for d in loaded.diagnostics] == [
         f"{missing}:1:1: error: no such file or folder; give the profiles folder, e.g. `mpigen validate profiles`"]
-    assert len(loaded.documents) == 8
+    assert len(loaded.documents) == 11
 
 
 def test_a_single_file_can_be_given():

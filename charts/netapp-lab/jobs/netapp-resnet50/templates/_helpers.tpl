@@ -1,0 +1,19 @@
+{{/* Chart name and version, for the helm.sh/chart label. */}}
+{{- define "netapp-resnet50.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Standard labels of every object of this chart. */}}
+{{- define "netapp-resnet50.labels" -}}
+helm.sh/chart: {{ include "netapp-resnet50.chart" . | quote }}
+app.kubernetes.io/name: {{ .Chart.Name | quote }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
+{{- end }}
+
+{{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}
+{{- define "netapp-resnet50.hostfile" -}}
+{{- range $i := until (int .Values.workers) }}
+{{ printf "netapp-resnet50-41bb128-worker-%d.netapp-resnet50-41bb128.ai-training.svc slots=8" $i }}
+{{- end }}
+{{- end }}
