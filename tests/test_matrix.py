@@ -219,12 +219,20 @@ def cluster_yaml(provider: str, hw: str, index: int, bare: bool = False) -> str:
 
 
 IMAGES = {"OpenMPI": "openmpi", "Intel": "intel", "MPICH": "mpich"}
+# OpenMPI 5 (PRTE variables, `--map-by rankfile:file=`) on half the hardware, OpenMPI 4 on the rest.
+OPENMPI_5 = ("dgx-2", "dgx-a100", "cpu-node")  # dgx-2: its site profile places ranks by rankfile
+
+
+def openmpi_version(hw: str, mpi: str) -> int | None:
+    return None if mpi != "OpenMPI" else 5 if hw in OPENMPI_5 else 4
 
 
 def job_yaml(hw: str, provider: str, mpi: str) -> str:
     cluster, pool, namespace, job = placement(hw, provider, mpi)
     head = (f"{API}kind: Job\nname: {job}\ncluster: {cluster}\npool: {pool}\nnamespace: {namespace}\n"
             f"mpiImplementation: {mpi}\n")
+    if openmpi_version(hw, mpi) == 5:
+        head += "openMPIVersion: 5\n"
     if hw == "cpu-node":
         return head + (f"image: mpioperator/mpi-pi:{IMAGES[mpi]}\nworkers: {WORKERS}\nprogram: [/home/mpiuser/pi]\n"
                        "resources: {cpu: \"8\", memory: 16Gi}\n")
@@ -310,6 +318,15 @@ def test_every_combination_has_a_chart_with_its_mpijob(matrix, compiled):
         assert mpijob["metadata"]["namespace"] == namespace and mpijob["spec"]["mpiImplementation"] == combination[2]
         template = (charts / directory / "templates" / "mpijob.yaml").read_text(encoding="utf-8")
         assert f"\n  name: {name}\n" in template and f"\n  mpiImplementation: {combination[2]}\n" in template
+        launcher = mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
+        prte = {e["name"] for e in launcher.get("env", []) if e["name"].startswith("PRTE_MCA_")}
+        if openmpi_version(combination[0], combination[2]) == 5:  # mpi-operator #842: ORTE's variables are ignored
+            assert "PRTE_MCA_prte_default_hostfile" in prte and "PRTE_MCA_plm_ssh_args" in prte, combination
+            assert "--rankfile" not in launcher["command"], combination  # deprecated in 5: --map-by rankfile:file=
+            if combination[0] == "dgx-2":
+                assert "rankfile:file=/etc/mpigen/rankfile" in launcher["command"], combination
+        else:
+            assert not prte, combination
     infra = {str(p.parent.relative_to(charts)) for p in charts.glob("*/infra/Chart.yaml")}
     assert len(infra) == len(PROVIDERS) * len(GPU_HARDWARE) + 1  # + tcp-cpu
 
