@@ -127,11 +127,14 @@ def gpu_sockets(hardware: dict[str, Any]) -> list[int] | None:
     return [sockets[gpu] for gpu in range(count)]
 
 
-def nic_socket_problem(hardware: dict[str, Any], gpus_per_worker: int, slots_per_worker: int) -> str:
+def nic_socket_problem(hardware: dict[str, Any], gpus_per_worker: int, slots_per_worker: int,
+                       worker_cpu: str | None = None, cpu_manager_policy: str = "none") -> str:
     """Why a job's ranks cannot each be bound to the socket of its GPU's NIC, or '' when they can.
 
     Frameworks drive GPU i from local rank i; that holds only when a worker has the whole node (with part
-    of it, the GPU device plugin chooses which GPUs it gets) and runs one rank per GPU.
+    of it, the GPU device plugin chooses which GPUs it gets) and runs one rank per GPU. The rankfile names
+    every core of a socket, so the worker must be free to run on all of them: under the kubelet's static CPU
+    manager a worker that asks for CPUs is confined to the cores it was given, which no profile knows.
     """
     name, gpus, sockets = hardware["name"], gpu_count(hardware), gpu_sockets(hardware)
     if not gpus_per_worker:
@@ -146,4 +149,7 @@ def nic_socket_problem(hardware: dict[str, Any], gpus_per_worker: int, slots_per
                 "which, so local rank i need not drive GPU i")
     if slots_per_worker != gpus_per_worker:
         return f"a worker runs {slots_per_worker} ranks on {gpus_per_worker} GPUs, not one rank per GPU"
+    if cpu_manager_policy == "static" and worker_cpu is not None:
+        return (f"under the kubelet's static CPU manager a worker that asks for {worker_cpu} CPUs runs on the cores "
+                "it is given, which a rankfile naming a socket's cores cannot know")
     return ""

@@ -185,6 +185,8 @@ class Cluster:
     pools: tuple[NodePool, ...]
     rails: tuple[Rail, ...]
     gitops: GitOps | None = None
+    cpu_manager_policy: str = "none"
+    """The kubelets' CPU manager policy: `static` confines a Guaranteed pod to the cores it was given."""
 
     def pool(self, name: str) -> NodePool:
         return next(pool for pool in self.pools if pool.name == name)

@@ -4,7 +4,7 @@ socket of their GPU's NIC, and what every other job gets."""
 from __future__ import annotations
 
 import pytest
-from conftest import TRAIN_JOB
+from conftest import PROFILES, TRAIN_JOB
 
 from generator import derive
 from generator.model import BindTo, Job
@@ -85,3 +85,18 @@ def test_gpu_sockets_need_every_gpu_named_by_a_nic_with_a_numa_node():
     assert "cpu.coresPerSocket" in derive.nic_socket_problem({**full, "cpu": {"sockets": 2}}, 4, 4)
     assert "2 of a node's 4 GPUs" in derive.nic_socket_problem(full, 2, 2)
     assert "not one rank per GPU" in derive.nic_socket_problem(full, 4, 8)
+
+
+def test_static_cpu_manager_confines_a_worker_that_asks_for_cpus_so_no_rankfile(profiles_copy):
+    # Under the static policy a Guaranteed pod with whole CPUs runs on exactly the cores it got: a rankfile naming
+    # socket 0's cores 0-19 could name cores the container does not have, and OpenMPI would refuse to start.
+    cluster = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
+    static = cluster.replace('kubernetesVersion: "1.31"\n', 'kubernetesVersion: "1.31"\ncpuManagerPolicy: static\n')
+    assert static != cluster
+    confined = _job(profiles_copy, "workers: 2\nresources: {cpu: \"32\", memory: 64Gi}\n",
+                    edits={"clusters/dgx-lab.yaml": static})
+    assert (confined.placement.bind_to, confined.placement.map_by) == (BindTo.NONE, "slot")
+    free = _job(profiles_copy, "workers: 2\nresources: {memory: 64Gi}\n", edits={"clusters/dgx-lab.yaml": static})
+    assert free.placement.rankfile, "no CPU request: the worker may run on every core"
+    default_policy = _job(profiles_copy, "workers: 2\nresources: {cpu: \"32\", memory: 64Gi}\n")
+    assert default_policy.placement.rankfile, "policy none (the kubelet's default): CPU quota, every core"

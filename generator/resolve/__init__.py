@@ -115,6 +115,7 @@ def _cluster(document: Document, hardware: dict[str, Hardware]) -> Cluster:
                              node_labels=_labels(p.get("nodeLabels"))) for p in data["nodePools"]),
         rails=tuple(rails),
         gitops=_gitops(data["gitops"]) if "gitops" in data else None,
+        cpu_manager_policy=data.get("cpuManagerPolicy", "none"),
     )
 
 
@@ -190,7 +191,7 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
         mpi_implementation=implementation,
         openmpi_version=openmpi_version,
         placement=resolve_placement(data, hardware_data[pool.hardware.name], implementation, shape.gpus_per_worker,
-                                    shape.slots_per_worker),
+                                    shape.slots_per_worker, cluster.cpu_manager_policy),
         program=tuple(data.get("program", ())),
         mpirun_args=tuple(data.get("mpirunArgs", ())),
         launcher_command=tuple(data["launcherCommand"]) if "launcherCommand" in data else None,

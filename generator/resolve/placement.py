@@ -18,7 +18,7 @@ DEFAULT_GPU_MAP_BY = "slot"
 
 
 def resolve_placement(job: dict[str, Any], hardware: dict[str, Any], implementation: MpiImplementation,
-                      gpus_per_worker: int, slots_per_worker: int) -> Placement:
+                      gpus_per_worker: int, slots_per_worker: int, cpu_manager_policy: str = "none") -> Placement:
     """The job's placement (plain profile data in); validation has refused a `placement` this cannot honour."""
     if implementation is not MpiImplementation.OPENMPI:
         return Placement(map_by=None, bind_to=None, origin="Intel MPI and MPICH place ranks themselves")
@@ -26,8 +26,8 @@ def resolve_placement(job: dict[str, Any], hardware: dict[str, Any], implementat
     map_by = given.get("mapBy")
     if "bindTo" in given:
         bind_to, origin = BindTo(given["bindTo"]), "the job's placement.bindTo"
-    elif gpus_per_worker and map_by is None and not derive.nic_socket_problem(hardware, gpus_per_worker,
-                                                                               slots_per_worker):
+    elif gpus_per_worker and map_by is None and not derive.nic_socket_problem(
+            hardware, gpus_per_worker, slots_per_worker, job.get("resources", {}).get("cpu"), cpu_manager_policy):
         bind_to, origin = BindTo.GPU_NIC_SOCKET, "each GPU's NIC and its NUMA node, from the hardware"
     elif gpus_per_worker:
         bind_to, origin = BindTo.NONE, "GPU job: ranks fill a worker in order and are not bound"

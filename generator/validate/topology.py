@@ -41,12 +41,12 @@ def check_hardware_topology(document: Document, hardware: dict[str, Any]) -> lis
 
 def check_job_topology(document: Document, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
                        hardware: dict[str, Any], shape: derive.Layout) -> list[Diagnostic]:
-    found = _check_mpi_options(document, job, hardware, shape)
+    found = _check_mpi_options(document, job, cluster, hardware, shape)
     found += _check_locality(document, job, cluster, pool, hardware, shape)
     return found
 
 
-def _check_mpi_options(document: Document, job: dict[str, Any], hardware: dict[str, Any],
+def _check_mpi_options(document: Document, job: dict[str, Any], cluster: dict[str, Any], hardware: dict[str, Any],
                        shape: derive.Layout) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     implementation = job.get("mpiImplementation", "OpenMPI")
@@ -65,7 +65,8 @@ def _check_mpi_options(document: Document, job: dict[str, Any], hardware: dict[s
         found.append(Diagnostic(document.location("placement", "mapBy", at_key=True),
                                 "`mapBy` has no effect with `bindTo: gpu-nic-socket`: the rankfile places every rank",
                                 "remove mapBy"))
-    problem = derive.nic_socket_problem(hardware, shape.gpus_per_worker, shape.slots_per_worker)
+    problem = derive.nic_socket_problem(hardware, shape.gpus_per_worker, shape.slots_per_worker,
+                                        job.get("resources", {}).get("cpu"), cluster.get("cpuManagerPolicy", "none"))
     if problem:
         found.append(Diagnostic(document.location("placement", "bindTo"),
                                 f"ranks cannot be bound to their GPU's NIC socket: {problem}",
