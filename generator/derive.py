@@ -23,6 +23,10 @@ DEFAULT_RESOURCE_PREFIX = {"sriov-device-plugin": "nvidia.com", "sriov-network-o
                            "rdma-shared": "rdma", "host-network": "rdma", "tcp": "nvidia.com"}
 
 
+# mpi-operator's own ssh options for OpenMPI (its `OMPI_MCA_plm_rsh_args`), repeated wherever mpigen sets them.
+OPERATOR_SSH_ARGS = "-o ConnectionAttempts=10"
+
+
 def default_resource_prefix(provider: str) -> str:
     return DEFAULT_RESOURCE_PREFIX[provider]
 
@@ -113,14 +117,19 @@ def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_no
     return Layout(gpus_per_worker, worker_count, slots, per_node, nodes, origin)
 
 
+def socket_of_numa_node(hardware: dict[str, Any], numa_node: int) -> int:
+    """NUMA nodes are numbered socket by socket: node n is on socket n // numaNodesPerSocket."""
+    return numa_node // int(hardware.get("cpu", {}).get("numaNodesPerSocket", 1))
+
+
 def gpu_sockets(hardware: dict[str, Any]) -> list[int] | None:
-    """The CPU socket of each GPU (index = GPU): the NUMA node of a NIC that names it in `gpus`. None unless
-    every GPU is named by a NIC whose NUMA node is known."""
+    """The CPU socket of each GPU (index = GPU): that of the NUMA node of a NIC that names it in `gpus`. None
+    unless every GPU is named by a NIC whose NUMA node is known."""
     sockets: dict[int, int] = {}
     for nic in hardware.get("nics", []):
         if "numaNode" in nic:
             for gpu in nic.get("gpus", []):
-                sockets.setdefault(gpu, nic["numaNode"])
+                sockets.setdefault(gpu, socket_of_numa_node(hardware, nic["numaNode"]))
     count = gpu_count(hardware)
     if not count or sorted(sockets) != list(range(count)):
         return None
@@ -128,13 +137,14 @@ def gpu_sockets(hardware: dict[str, Any]) -> list[int] | None:
 
 
 def nic_socket_problem(hardware: dict[str, Any], gpus_per_worker: int, slots_per_worker: int,
-                       worker_cpu: str | None = None, cpu_manager_policy: str = "none") -> str:
+                       worker_cpu: str | None = None, cpu_manager_policy: str | None = None) -> str:
     """Why a job's ranks cannot each be bound to the socket of its GPU's NIC, or '' when they can.
 
     Frameworks drive GPU i from local rank i; that holds only when a worker has the whole node (with part
     of it, the GPU device plugin chooses which GPUs it gets) and runs one rank per GPU. The rankfile names
     every core of a socket, so the worker must be free to run on all of them: under the kubelet's static CPU
-    manager a worker that asks for CPUs is confined to the cores it was given, which no profile knows.
+    manager a worker that asks for CPUs is confined to the cores it was given, which no profile knows, so a
+    worker that asks for CPUs gets a rankfile only where the cluster says its policy is `none`.
     """
     name, gpus, sockets = hardware["name"], gpu_count(hardware), gpu_sockets(hardware)
     if not gpus_per_worker:
@@ -149,7 +159,9 @@ def nic_socket_problem(hardware: dict[str, Any], gpus_per_worker: int, slots_per
                 "which, so local rank i need not drive GPU i")
     if slots_per_worker != gpus_per_worker:
         return f"a worker runs {slots_per_worker} ranks on {gpus_per_worker} GPUs, not one rank per GPU"
-    if cpu_manager_policy == "static" and worker_cpu is not None:
-        return (f"under the kubelet's static CPU manager a worker that asks for {worker_cpu} CPUs runs on the cores "
-                "it is given, which a rankfile naming a socket's cores cannot know")
+    if worker_cpu is not None and cpu_manager_policy != "none":
+        said = ("the cluster's kubelets use the static CPU manager" if cpu_manager_policy == "static"
+                else "the cluster profile does not say its kubelets' CPU manager policy is `none`")
+        return (f"a worker asks for {worker_cpu} CPUs and {said}: under `static` it runs on the cores it is given, "
+                "which a rankfile naming a socket's cores cannot know")
     return ""

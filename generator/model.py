@@ -185,8 +185,9 @@ class Cluster:
     pools: tuple[NodePool, ...]
     rails: tuple[Rail, ...]
     gitops: GitOps | None = None
-    cpu_manager_policy: str = "none"
-    """The kubelets' CPU manager policy: `static` confines a Guaranteed pod to the cores it was given."""
+    cpu_manager_policy: str | None = None
+    """The kubelets' CPU manager policy, where the profile says it: `static` confines a Guaranteed pod to the
+    cores it was given."""
 
     def pool(self, name: str) -> NodePool:
         return next(pool for pool in self.pools if pool.name == name)
@@ -233,7 +234,6 @@ class Placement:
     rank_sockets: tuple[int, ...] = ()
     """With `gpu-nic-socket`: the socket of each local rank (= its GPU), written into the rankfile."""
     cores_per_socket: int = 0
-    origin: str = ""
 
     @property
     def rankfile(self) -> bool:

@@ -213,7 +213,7 @@ def cluster_yaml(provider: str, hw: str, index: int, bare: bool = False) -> str:
         pools += f"  - {{name: cpu, hardware: {hardware('cpu-node')}, nodes: {NODES}}}\n"
     tool = GITOPS[provider]
     return (f"{API}kind: Cluster\nname: {name}\nkubernetesVersion: \"{KUBERNETES[provider]}\"\n"
-            f"namespaces: [{GPU_NAMESPACE}, {CPU_NAMESPACE}]\nnetwork:\n  provider: {provider}\n"
+            f"namespaces: [{GPU_NAMESPACE}, {CPU_NAMESPACE}]\ncpuManagerPolicy: none\nnetwork:\n  provider: {provider}\n"
             f"nodePools:\n{pools}{rails_yaml(provider, hw, index)}"
             f"gitops:\n  tool: {tool}\n  repoURL: https://git.example.com/platform/{tool}-fleet.git\n")
 

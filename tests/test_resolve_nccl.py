@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from generator.model import LinkType, MpiImplementation, NetworkProvider, PciDistance
-from generator.resolve.nccl import derived_nccl_env, hca_family
+from generator.resolve.nccl import derived_env, hca_family
 
 
 @pytest.mark.parametrize(("hca", "family"), [("mlx5_0", "mlx5"), ("mlx5_17", "mlx5"), ("bnxt_re0", None),
@@ -23,7 +23,7 @@ def _rails(example, job_name="resnet50-dgx"):
 
 def _env(rails, uses_gpus=True, provider=NetworkProvider.SRIOV_DEVICE_PLUGIN,
          implementation=MpiImplementation.OPENMPI) -> dict[str, str]:
-    return {name: value for name, value, _ in derived_nccl_env(rails, uses_gpus, provider, implementation)}
+    return {name: value for name, value, _ in derived_env(rails, uses_gpus, provider, implementation)}
 
 
 def test_infiniband_rails(example):
@@ -81,17 +81,17 @@ def test_openmpi_variables_only_for_openmpi(example, implementation):
 def test_gdr_level_is_the_hardwares_gpu_nic_distance(example):
     # DOMAIN.md section 4: on a DGX-1 every two GPUs share a PCIe switch with one IB card, distance PIX. NCCL then
     # uses GPUDirect RDMA between a GPU and the NIC on its switch, and never across the CPU (PHB/SYS).
-    env = derived_nccl_env(_rails(example), True, nic_distance=PciDistance.PIX)
+    env = derived_env(_rails(example), True, nic_distance=PciDistance.PIX)
     assert ("NCCL_NET_GDR_LEVEL", "PIX") in [(name, value) for name, value, _ in env]
-    pxb = derived_nccl_env(_rails(example), True, nic_distance=PciDistance.PXB)
+    pxb = derived_env(_rails(example), True, nic_distance=PciDistance.PXB)
     assert dict((n, v) for n, v, _ in pxb)["NCCL_NET_GDR_LEVEL"] == "PXB"
 
 
 def test_no_gdr_level_where_the_distance_is_unknown_or_nothing_uses_it(example):
     assert "NCCL_NET_GDR_LEVEL" not in _env(_rails(example)), "unknown: NCCL decides from the topology it detects"
-    no_rails = derived_nccl_env((), True, nic_distance=PciDistance.PIX)
+    no_rails = derived_env((), True, nic_distance=PciDistance.PIX)
     assert "NCCL_NET_GDR_LEVEL" not in [n for n, _, _ in no_rails], "no rails, no GPUDirect RDMA"
-    cpu_job = derived_nccl_env(_rails(example), False, nic_distance=PciDistance.PIX)
+    cpu_job = derived_env(_rails(example), False, nic_distance=PciDistance.PIX)
     assert not [n for n, _, _ in cpu_job if n.startswith("NCCL_")]
 
 
@@ -105,7 +105,7 @@ def test_example_dgx_job_gets_pix_from_its_hardware(example):
 
 
 def _openmpi(rails, version, ssh_port=None, slots=8):
-    return {name: value for name, value, _ in derived_nccl_env(
+    return {name: value for name, value, _ in derived_env(
         rails, True, openmpi_version=version, slots_per_worker=slots, ssh_port=ssh_port)}
 
 
@@ -137,3 +137,11 @@ def test_intel_mpi_uses_libfabric_mlx_over_rails_and_tcp_without(example):
     assert (without["I_MPI_FABRICS"], without["FI_PROVIDER"], without["FI_TCP_IFACE"]) == ("shm:ofi", "tcp", "eth0")
     mpich = _env(_rails(example), implementation=MpiImplementation.MPICH)
     assert not [n for n in mpich if n.startswith(("I_MPI_", "FI_"))], "MPICH's fabric is chosen when it is built"
+
+
+@pytest.mark.parametrize("distance", [PciDistance.PHB, PciDistance.NODE, PciDistance.SYS])
+def test_no_gdr_level_where_the_nearest_nic_is_across_the_cpu(example, distance):
+    # Setting the level to PHB or SYS would turn GPUDirect RDMA on through the CPU, which NCCL's own default (PXB)
+    # avoids; NODE is not a level NCCL reads at all.
+    env = derived_env(_rails(example), True, nic_distance=distance)
+    assert "NCCL_NET_GDR_LEVEL" not in [name for name, _, _ in env]

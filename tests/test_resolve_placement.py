@@ -3,6 +3,8 @@ socket of their GPU's NIC, and what every other job gets."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import PROFILES, TRAIN_JOB
 
@@ -87,16 +89,17 @@ def test_gpu_sockets_need_every_gpu_named_by_a_nic_with_a_numa_node():
     assert "not one rank per GPU" in derive.nic_socket_problem(full, 4, 8)
 
 
-def test_static_cpu_manager_confines_a_worker_that_asks_for_cpus_so_no_rankfile(profiles_copy):
+def test_a_worker_asking_for_cpus_gets_a_rankfile_only_where_the_cluster_says_policy_none(profiles_copy):
     # Under the static policy a Guaranteed pod with whole CPUs runs on exactly the cores it got: a rankfile naming
     # socket 0's cores 0-19 could name cores the container does not have, and OpenMPI would refuse to start.
     cluster = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
-    static = cluster.replace('kubernetesVersion: "1.31"\n', 'kubernetesVersion: "1.31"\ncpuManagerPolicy: static\n')
-    assert static != cluster
-    confined = _job(profiles_copy, "workers: 2\nresources: {cpu: \"32\", memory: 64Gi}\n",
-                    edits={"clusters/dgx-lab.yaml": static})
-    assert (confined.placement.bind_to, confined.placement.map_by) == (BindTo.NONE, "slot")
-    free = _job(profiles_copy, "workers: 2\nresources: {memory: 64Gi}\n", edits={"clusters/dgx-lab.yaml": static})
-    assert free.placement.rankfile, "no CPU request: the worker may run on every core"
-    default_policy = _job(profiles_copy, "workers: 2\nresources: {cpu: \"32\", memory: 64Gi}\n")
-    assert default_policy.placement.rankfile, "policy none (the kubelet's default): CPU quota, every core"
+    assert "cpuManagerPolicy: none" in cluster
+    asks = "workers: 2\nresources: {cpu: \"32\", memory: 64Gi}\n"
+    for policy in ("cpuManagerPolicy: static", ""):  # static, and not stated
+        edited = re.sub(r"cpuManagerPolicy: none[^\n]*\n", policy + ("\n" if policy else ""), cluster)
+        assert edited != cluster
+        confined = _job(profiles_copy, asks, edits={"clusters/dgx-lab.yaml": edited})
+        assert (confined.placement.bind_to, confined.placement.map_by) == (BindTo.NONE, "slot"), policy
+        free = _job(profiles_copy, "workers: 2\nresources: {memory: 64Gi}\n", edits={"clusters/dgx-lab.yaml": edited})
+        assert free.placement.rankfile, "no CPU request: the worker may run on every core"
+    assert _job(profiles_copy, asks).placement.rankfile, "policy none, stated: CPU quota only, every core"

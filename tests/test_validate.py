@@ -885,7 +885,7 @@ def test_non_root_user_without_ssh_path_warns(diagnose):
 # --- GitOps ---------------------------------------------------------------------------------------------------------
 
 # profiles/clusters/dgx-lab.yaml ends in a `gitops` block (Argo CD); CLUSTER above has none.
-assert DGX_LAB.splitlines()[35:] == ["gitops:", "  tool: argocd", "  repoURL: https://git.example.com/platform/gpu-fleet.git"]
+assert DGX_LAB.splitlines()[36:] == ["gitops:", "  tool: argocd", "  repoURL: https://git.example.com/platform/gpu-fleet.git"]
 CPU_LAB = (PROFILES / "clusters" / "cpu-lab.yaml").read_text(encoding="utf-8")
 assert CPU_LAB.splitlines()[12:15] == ["gitops:", "  tool: flux", "  repoURL: https://git.example.com/platform/gpu-fleet.git"]
 # Lines 9 and 10 of the job below.
@@ -985,12 +985,12 @@ def test_gitops_without_a_repository(diagnose):
     cluster = DGX_LAB.replace("  repoURL: https://git.example.com/platform/gpu-fleet.git\n", "")
     outcome = diagnose({"clusters/dgx-lab.yaml": cluster})
     # Line 37 `  tool: argocd` starts the gitops mapping.
-    expect(outcome, ("clusters/dgx-lab.yaml", 37, 3, "missing required key 'repoURL' in `gitops`", "add `repoURL:`"))
+    expect(outcome, ("clusters/dgx-lab.yaml", 38, 3, "missing required key 'repoURL' in `gitops`", "add `repoURL:`"))
 
 
 def test_unknown_gitops_tool_with_did_you_mean(diagnose):
     outcome = diagnose({"clusters/dgx-lab.yaml": DGX_LAB.replace("tool: argocd", "tool: argo-cd")})
-    expect(outcome, ("clusters/dgx-lab.yaml", 37, 9, "`gitops.tool` is 'argo-cd', which is not allowed",
+    expect(outcome, ("clusters/dgx-lab.yaml", 38, 9, "`gitops.tool` is 'argo-cd', which is not allowed",
                      "did you mean 'argocd'?"))
 
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import PROFILES, TRAIN_JOB
 
 from generator.diagnostics import Diagnostic, Severity
-from generator.pipeline import check_profiles
+from generator.pipeline import check_profiles, compile_profiles
 
 TRAIN = TRAIN_JOB
 DGX_1 = (PROFILES / "hardware" / "dgx-1.yaml").read_text(encoding="utf-8")
@@ -79,8 +79,19 @@ def test_openmpi_options_on_another_mpi_are_refused(profiles_copy, key):
 def test_a_nic_on_a_numa_node_the_node_does_not_have(profiles_copy):
     root, found = _diagnostics(profiles_copy, {"hardware/dgx-1.yaml": DGX_1.replace("    numaNode: 0\n",
                                                                                      "    numaNode: 2\n", 1)})
-    assert "hardware/dgx-1.yaml:26:15: error: NIC 'ib0' is on NUMA node 2, but the node has 2 socket(s); use 0 to 1" \
-        in "\n".join(_shown(root, found))
+    assert ("hardware/dgx-1.yaml:26:15: error: NIC 'ib0' is on NUMA node 2, but the node has 2 NUMA node(s): 2 "
+            "socket(s) of cpu.numaNodesPerSocket 1; use 0 to 1") in "\n".join(_shown(root, found))
+
+
+def test_numa_nodes_per_socket_map_a_nics_numa_node_to_its_socket(profiles_copy):
+    # AMD EPYC with NPS2: NUMA nodes 0-1 on socket 0, 2-3 on socket 1. GPUs 4-7 (NICs on NUMA node 3) bind to 1.
+    text = DGX_1.replace("  sockets: 2\n", "  sockets: 2\n  numaNodesPerSocket: 2\n").replace(
+        "    numaNode: 1\n", "    numaNode: 3\n")
+    root, found = _diagnostics(profiles_copy, {"hardware/dgx-1.yaml": text})
+    assert found == [], _shown(root, found)
+    result = compile_profiles([root])
+    job = next(j for j in result.fleet.jobs if j.name == "resnet50-dgx")
+    assert job.placement.rank_sockets == (0, 0, 0, 0, 1, 1, 1, 1)
 
 
 def test_a_gpu_beside_nics_on_two_sockets(profiles_copy):
@@ -88,5 +99,14 @@ def test_a_gpu_beside_nics_on_two_sockets(profiles_copy):
     text = DGX_1.replace("    gpus: [4, 5]\n", "    gpus: [4, 5, 0]\n")
     root, found = _diagnostics(profiles_copy, {"hardware/dgx-1.yaml": text})
     line = text.splitlines().index("    gpus: [4, 5, 0]") + 1
-    assert (f"hardware/dgx-1.yaml:{line}:18: error: GPU 0 is beside NIC 'ib0' on NUMA node 0 and beside NIC 'ib2' on "
-            "NUMA node 1; a GPU hangs off one socket") in "\n".join(_shown(root, found))
+    assert (f"hardware/dgx-1.yaml:{line}:18: error: GPU 0 is beside NIC 'ib0' on socket 0 and beside NIC 'ib2' on "
+            "socket 1; a GPU hangs off one socket") in "\n".join(_shown(root, found))
+
+
+@pytest.mark.parametrize("flag", ["--map-by", "-bind-to", "--rankfile"])
+def test_placement_flags_in_mpirun_args_are_refused(profiles_copy, flag):
+    root, found = _diagnostics(profiles_copy, {"jobs/train.yaml": TRAIN + f"workers: 2\nmpirunArgs: [{flag}, x]\n"})
+    assert _shown(root, found) == [f"jobs/train.yaml:9:14: error: `{flag}` in mpirunArgs clashes with the placement "
+                                   "flags mpigen gives mpirun; use the job's `placement` (bindTo, mapBy) instead"]
+    _, other = _diagnostics(profiles_copy, {"jobs/train.yaml": TRAIN + "workers: 2\nmpirunArgs: [-mca, pml, ob1]\n"})
+    assert other == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import names
+from generator import derive, names
 from generator.build.hostfile import configmap_keys
 from generator.build.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
 from generator.build.providers import WORKER_OF_LABEL, PodNetwork, pod_network
@@ -39,7 +39,7 @@ def mpirun_command(job: Job, worker_count: int) -> list[str]:
         if port is not None and job.openmpi_version == 4:
             # Command line, not OMPI_MCA_plm_rsh_args: the operator appends that variable to the launcher.
             # (OpenMPI 5 takes PRTE_MCA_plm_ssh_args, which resolve derives with the port.)
-            command += ["--mca", "plm_rsh_args", f"-p {port} -o ConnectionAttempts=10"]
+            command += ["--mca", "plm_rsh_args", f"-p {port} {derive.OPERATOR_SSH_ARGS}"]
         command += ["-x", "PATH", "-x", "LD_LIBRARY_PATH"]
         for var in job.env:
             command += ["-x", var.name]

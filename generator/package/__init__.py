@@ -164,8 +164,8 @@ def hostfile_printf(job: Job, mpijob: str) -> str:
                          job.mpi_implementation)
 
 
-def rankfile_printf(job: Job, mpijob: str, local_rank: int, socket: int) -> str:
-    """Go `printf` format of local rank `local_rank`'s rankfile line: the rank, then the worker index."""
+def rankfile_printf(job: Job, mpijob: str, socket: int) -> str:
+    """Go `printf` format of a rankfile line binding to `socket`: the rank, then the worker index."""
     return rankfile_line("%d", names.worker_host(mpijob, job.namespace, "%d"), socket, job.placement.cores_per_socket)
 
 
@@ -186,7 +186,7 @@ def _job_helpers(job: Job, ref: ChartRef, mpijob: str) -> str:
             f'NIC. */}}}}\n'
             f'{{{{- define "{ref.name}.rankfile" -}}}}\n'
             f"{{{{- range $i := until (int .Values.workers) }}}}\n"
-            + "".join(f"{{{{ printf {json.dumps(rankfile_printf(job, mpijob, local, socket))} "
+            + "".join(f"{{{{ printf {json.dumps(rankfile_printf(job, mpijob, socket))} "
                       f"(add (mul $i {slots}) {local}) $i }}}}\n"
                       for local, socket in enumerate(job.placement.rank_sockets))
             + "{{- end }}\n{{- end }}\n"

@@ -35,7 +35,7 @@ from generator.model import (
     RunPolicy,
     Volume,
 )
-from generator.resolve.nccl import derived_nccl_env
+from generator.resolve.nccl import derived_env
 from generator.resolve.placement import resolve_placement
 
 DEFAULT_NETWORK = {"provider": "sriov-device-plugin", "devicePluginNamespace": "kube-system", "cniVersion": "0.3.1",
@@ -115,7 +115,7 @@ def _cluster(document: Document, hardware: dict[str, Hardware]) -> Cluster:
                              node_labels=_labels(p.get("nodeLabels"))) for p in data["nodePools"]),
         rails=tuple(rails),
         gitops=_gitops(data["gitops"]) if "gitops" in data else None,
-        cpu_manager_policy=data.get("cpuManagerPolicy", "none"),
+        cpu_manager_policy=data.get("cpuManagerPolicy"),
     )
 
 
@@ -150,7 +150,7 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
     implementation = MpiImplementation(data.get("mpiImplementation", "OpenMPI"))
     openmpi_version = int(data.get("openMPIVersion", 4)) if implementation is MpiImplementation.OPENMPI else None
     host_network = cluster.network.provider is NetworkProvider.HOST_NETWORK
-    derived = derived_nccl_env(rails, uses_gpus, cluster.network.provider, implementation,
+    derived = derived_env(rails, uses_gpus, cluster.network.provider, implementation,
                                nic_distance=pool.hardware.gpu.nic_distance if uses_gpus and rails else None,
                                openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
                                ssh_port=cluster.network.ssh_port if host_network else None)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 
-from generator import names
+from generator import derive, names
 from generator.model import LinkType, MpiImplementation, NetworkProvider, PciDistance, RailAttachment
 
 ROCE_GID_INDEX = "3"  # RoCEv2 over IPv4 (DOMAIN: 3 is usual); never set on InfiniBand.
-# mpi-operator's own ssh options for OpenMPI (`OMPI_MCA_plm_rsh_args`), repeated wherever mpigen sets them.
-SSH_ARGS = "-o ConnectionAttempts=10"
+# GPU-NIC distances at which mpigen sets NCCL_NET_GDR_LEVEL to the distance. Farther than PXB, GPUDirect RDMA
+# would cross the CPU (PHB, NODE, SYS), which NCCL's own default (PXB) already avoids; and NODE is no level
+# NCCL reads.
+GDR_LEVELS = (PciDistance.PIX, PciDistance.PXB)
 
 
 _NUMBERED_HCA = re.compile(r"^([a-z][a-z0-9]*)_[0-9]+$")
@@ -41,7 +43,7 @@ def rail_host_interface(rail: RailAttachment) -> str:
     return rail.rail.host_interface or rail.nic.pf_name
 
 
-def derived_nccl_env(rails: tuple[RailAttachment, ...], uses_gpus: bool,
+def derived_env(rails: tuple[RailAttachment, ...], uses_gpus: bool,
                      provider: NetworkProvider = NetworkProvider.SRIOV_DEVICE_PLUGIN,
                      implementation: MpiImplementation = MpiImplementation.OPENMPI, *,
                      nic_distance: PciDistance | None = None, openmpi_version: int = 4, slots_per_worker: int = 1,
@@ -74,7 +76,7 @@ def _openmpi(rails: tuple[RailAttachment, ...], version: int, slots: int,
     if version >= 5:
         # OpenMPI 5 runs on PRRTE and ignores the OMPI_MCA_orte_* variables mpi-operator sets (mpi-operator
         # #842): the same settings under their PRTE names (kubeflow/trainer #4029).
-        ssh = f"-p {ssh_port} {SSH_ARGS}" if ssh_port is not None else SSH_ARGS
+        ssh = f"-p {ssh_port} {derive.OPERATOR_SSH_ARGS}" if ssh_port is not None else derive.OPERATOR_SSH_ARGS
         env += [("PRTE_MCA_prte_default_hostfile", names.HOSTFILE_PATH,
                  "OpenMPI 5 ignores OMPI_MCA_orte_default_hostfile: the hostfile under its PRTE name"),
                 ("PRTE_MCA_prte_keep_fqdn_hostnames", "true", "OpenMPI 5: the hostfile's names are the workers' "
@@ -121,7 +123,7 @@ def _nccl(rails: tuple[RailAttachment, ...], provider: NetworkProvider,
         env.append(("NCCL_SOCKET_IFNAME", f"={interfaces}", "the rails' interfaces in the pod, exactly"))
     if any(r.nic.link_type is LinkType.ETHERNET for r in rails):
         env.append(("NCCL_IB_GID_INDEX", ROCE_GID_INDEX, "RoCEv2 over IPv4"))
-    if nic_distance is not None:
+    if nic_distance in GDR_LEVELS:
         env.append(("NCCL_NET_GDR_LEVEL", nic_distance.value, "GPUDirect RDMA between each GPU and the NIC beside "
                     f"it (the hardware's GPU-NIC distance, {nic_distance.value}), never farther"))
     return env

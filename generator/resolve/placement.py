@@ -18,23 +18,22 @@ DEFAULT_GPU_MAP_BY = "slot"
 
 
 def resolve_placement(job: dict[str, Any], hardware: dict[str, Any], implementation: MpiImplementation,
-                      gpus_per_worker: int, slots_per_worker: int, cpu_manager_policy: str = "none") -> Placement:
+                      gpus_per_worker: int, slots_per_worker: int, cpu_manager_policy: str | None = None) -> Placement:
     """The job's placement (plain profile data in); validation has refused a `placement` this cannot honour."""
     if implementation is not MpiImplementation.OPENMPI:
-        return Placement(map_by=None, bind_to=None, origin="Intel MPI and MPICH place ranks themselves")
+        return Placement(map_by=None, bind_to=None)  # Intel MPI and MPICH place ranks themselves
     given = job.get("placement", {})
     map_by = given.get("mapBy")
     if "bindTo" in given:
-        bind_to, origin = BindTo(given["bindTo"]), "the job's placement.bindTo"
+        bind_to = BindTo(given["bindTo"])
     elif gpus_per_worker and map_by is None and not derive.nic_socket_problem(
             hardware, gpus_per_worker, slots_per_worker, job.get("resources", {}).get("cpu"), cpu_manager_policy):
-        bind_to, origin = BindTo.GPU_NIC_SOCKET, "each GPU's NIC and its NUMA node, from the hardware"
+        bind_to = BindTo.GPU_NIC_SOCKET
     elif gpus_per_worker:
-        bind_to, origin = BindTo.NONE, "GPU job: ranks fill a worker in order and are not bound"
+        bind_to = BindTo.NONE  # ranks fill a worker in order (local rank i on GPU i) and are not bound
     else:
-        return Placement(map_by=map_by, bind_to=None, origin="CPU job: OpenMPI's own binding")
+        return Placement(map_by=map_by, bind_to=None)  # CPU job: OpenMPI's own binding
     if bind_to is BindTo.GPU_NIC_SOCKET:
         return Placement(map_by=None, bind_to=bind_to, rank_sockets=tuple(derive.gpu_sockets(hardware) or ()),
-                         cores_per_socket=int(hardware["cpu"]["coresPerSocket"]), origin=origin)
-    return Placement(map_by=(map_by or DEFAULT_GPU_MAP_BY) if gpus_per_worker else map_by, bind_to=bind_to,
-                     origin=origin)
+                         cores_per_socket=int(hardware["cpu"]["coresPerSocket"]))
+    return Placement(map_by=(map_by or DEFAULT_GPU_MAP_BY) if gpus_per_worker else map_by, bind_to=bind_to)

@@ -14,26 +14,34 @@ from generator import derive
 from generator.diagnostics import Diagnostic, Severity
 from generator.load import Document
 
+# OpenMPI's mapping and binding options, which mpigen derives from `placement`.
+PLACEMENT_FLAGS = ("--map-by", "-map-by", "--bind-to", "-bind-to", "--rankfile", "-rf", "--rank-by", "-rank-by")
+
 
 def check_hardware_topology(document: Document, hardware: dict[str, Any]) -> list[Diagnostic]:
     """A NIC's NUMA node is one of the node's sockets, and a GPU beside two NICs has one socket."""
     found: list[Diagnostic] = []
     sockets = hardware.get("cpu", {}).get("sockets")
+    numa_nodes = sockets * int(hardware["cpu"].get("numaNodesPerSocket", 1)) if sockets is not None else None
     socket_of: dict[int, tuple[int, str]] = {}
     for i, nic in enumerate(hardware.get("nics", [])):
         numa = nic.get("numaNode")
         if numa is None:
             continue
-        if sockets is not None and numa >= sockets:
+        if numa_nodes is not None and numa >= numa_nodes:
             found.append(Diagnostic(document.location("nics", i, "numaNode"),
-                                    f"NIC '{nic['name']}' is on NUMA node {numa}, but the node has {sockets} socket(s)",
-                                    f"use 0 to {sockets - 1} (`cat /sys/class/infiniband/<hca>/device/numa_node`)"))
+                                    f"NIC '{nic['name']}' is on NUMA node {numa}, but the node has {numa_nodes} NUMA "
+                                    f"node(s): {sockets} socket(s) of cpu.numaNodesPerSocket "
+                                    f"{hardware['cpu'].get('numaNodesPerSocket', 1)}",
+                                    f"use 0 to {numa_nodes - 1} (`cat /sys/class/infiniband/<hca>/device/numa_node`), "
+                                    "or set cpu.numaNodesPerSocket (`lscpu`)"))
         for j, gpu in enumerate(nic.get("gpus", [])):
-            earlier = socket_of.setdefault(gpu, (numa, nic["name"]))
-            if earlier[0] != numa:
+            socket = derive.socket_of_numa_node(hardware, numa)
+            earlier = socket_of.setdefault(gpu, (socket, nic["name"]))
+            if earlier[0] != socket:
                 found.append(Diagnostic(document.location("nics", i, "gpus", j),
-                                        f"GPU {gpu} is beside NIC '{earlier[1]}' on NUMA node {earlier[0]} and beside "
-                                        f"NIC '{nic['name']}' on NUMA node {numa}",
+                                        f"GPU {gpu} is beside NIC '{earlier[1]}' on socket {earlier[0]} and beside "
+                                        f"NIC '{nic['name']}' on socket {socket}",
                                         "a GPU hangs off one socket: correct `gpus` or `numaNode` from "
                                         "`nvidia-smi topo -m`"))
     return found
@@ -58,6 +66,12 @@ def _check_mpi_options(document: Document, job: dict[str, Any], cluster: dict[st
                 found.append(Diagnostic(document.location(key, at_key=True),
                                         f"`{key}` is for OpenMPI, and this job uses {implementation}", hint))
         return found
+    for i, arg in enumerate(job.get("mpirunArgs", [])):
+        flag = arg.split("=", 1)[0]
+        if flag in PLACEMENT_FLAGS and "launcherCommand" not in job:
+            found.append(Diagnostic(document.location("mpirunArgs", i),
+                                    f"`{flag}` in mpirunArgs clashes with the placement flags mpigen gives mpirun",
+                                    "use the job's `placement` (bindTo, mapBy) instead"))
     placement = job.get("placement", {})
     if placement.get("bindTo") != "gpu-nic-socket":
         return found
@@ -66,7 +80,7 @@ def _check_mpi_options(document: Document, job: dict[str, Any], cluster: dict[st
                                 "`mapBy` has no effect with `bindTo: gpu-nic-socket`: the rankfile places every rank",
                                 "remove mapBy"))
     problem = derive.nic_socket_problem(hardware, shape.gpus_per_worker, shape.slots_per_worker,
-                                        job.get("resources", {}).get("cpu"), cluster.get("cpuManagerPolicy", "none"))
+                                        job.get("resources", {}).get("cpu"), cluster.get("cpuManagerPolicy"))
     if problem:
         found.append(Diagnostic(document.location("placement", "bindTo"),
                                 f"ranks cannot be bound to their GPU's NIC socket: {problem}",
