@@ -152,6 +152,11 @@ class Network:
     num_vfs: int | None = None
     ssh_port: int = 2222
 
+    @property
+    def worker_ssh_port(self) -> int | None:
+        """sshd's port on the workers where it is not 22: host networking, where the node's own sshd has 22."""
+        return self.ssh_port if self.provider is NetworkProvider.HOST_NETWORK else None
+
 
 class GitOpsTool(str, Enum):
     ARGOCD = "argocd"

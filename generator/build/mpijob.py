@@ -8,7 +8,7 @@ from generator import derive, names
 from generator.build.hostfile import configmap_keys
 from generator.build.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
 from generator.build.providers import WORKER_OF_LABEL, PodNetwork, pod_network
-from generator.model import Job, MpiImplementation, NetworkProvider, Resources
+from generator.model import Job, MpiImplementation, Resources
 
 LAUNCHER_CONTAINER = "launcher"
 WORKER_CONTAINER = "worker"
@@ -35,7 +35,7 @@ def mpirun_command(job: Job, worker_count: int) -> list[str]:
         if job.runs_as_root:
             command.append("--allow-run-as-root")
         command += ["--hostfile", names.HOSTFILE_PATH, flag, ranks, *placement_flags(job)]
-        port = ssh_port(job)
+        port = job.cluster.network.worker_ssh_port
         if port is not None and job.openmpi_version == 4:
             # Command line, not OMPI_MCA_plm_rsh_args: the operator appends that variable to the launcher.
             # (OpenMPI 5 takes PRTE_MCA_plm_ssh_args, which resolve derives with the port.)
@@ -64,13 +64,6 @@ def placement_flags(job: Job) -> list[str]:
     if placement.map_by is not None:
         flags += ["--map-by", placement.map_by]
     return flags
-
-
-def ssh_port(job: Job) -> int | None:
-    """sshd's port where it is not 22: host networking, where the node's own sshd has 22."""
-    if job.cluster.network.provider is NetworkProvider.HOST_NETWORK:
-        return job.cluster.network.ssh_port
-    return None
 
 
 def rank_count_index(job: Job) -> int | None:

@@ -149,11 +149,10 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
     env: list[EnvVar] = []
     implementation = MpiImplementation(data.get("mpiImplementation", "OpenMPI"))
     openmpi_version = int(data.get("openMPIVersion", 4)) if implementation is MpiImplementation.OPENMPI else None
-    host_network = cluster.network.provider is NetworkProvider.HOST_NETWORK
     derived = derived_env(rails, uses_gpus, cluster.network.provider, implementation,
-                               nic_distance=pool.hardware.gpu.nic_distance if uses_gpus and rails else None,
-                               openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
-                               ssh_port=cluster.network.ssh_port if host_network else None)
+                          nic_distance=pool.hardware.gpu.nic_distance if uses_gpus and rails else None,
+                          openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
+                          ssh_port=cluster.network.worker_ssh_port)
     for name, value, why in derived:
         if name in user_env:
             env.append(EnvVar(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))

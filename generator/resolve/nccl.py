@@ -44,10 +44,10 @@ def rail_host_interface(rail: RailAttachment) -> str:
 
 
 def derived_env(rails: tuple[RailAttachment, ...], uses_gpus: bool,
-                     provider: NetworkProvider = NetworkProvider.SRIOV_DEVICE_PLUGIN,
-                     implementation: MpiImplementation = MpiImplementation.OPENMPI, *,
-                     nic_distance: PciDistance | None = None, openmpi_version: int = 4, slots_per_worker: int = 1,
-                     ssh_port: int | None = None) -> list[tuple[str, str, str]]:
+                provider: NetworkProvider = NetworkProvider.SRIOV_DEVICE_PLUGIN,
+                implementation: MpiImplementation = MpiImplementation.OPENMPI, *,
+                nic_distance: PciDistance | None = None, openmpi_version: int = 4, slots_per_worker: int = 1,
+                ssh_port: int | None = None) -> list[tuple[str, str, str]]:
     """(name, value, why) for each NCCL, UCX and MPI variable, in a fixed order.
 
     `ssh_port`: sshd's port on the workers where it is not 22 (host networking).
