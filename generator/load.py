@@ -18,6 +18,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.reader import ReaderError
 
 from generator.diagnostics import Diagnostic, Location
 
@@ -270,8 +271,16 @@ def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, lis
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         return fail(_yaml_message(exc), _yaml_hint(exc), line, column)
+    except ReaderError as exc:  # a character YAML does not allow anywhere, e.g. NUL: its position, no mark
+        where = min(max(int(exc.position), 0), len(text))
+        line = text.count("\n", 0, where) + 1
+        column = where - (text.rfind("\n", 0, where) + 1) + 1
+        code = int(exc.character)
+        escape = f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+        return fail(f"character U+{code:04X} is not allowed in YAML",
+                    f'delete it, or write it as the escape "{escape}" inside a double-quoted string', line, column)
     except YAMLError as exc:
-        return fail(f"not valid YAML: {exc}")
+        return fail(f"not valid YAML: {' '.join(str(exc).split())}")
     except RecursionError:
         return fail("YAML nesting is too deep")
     documents = [d for d in documents if d is not None]

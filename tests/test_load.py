@@ -104,6 +104,17 @@ def test_invalid_utf8_points_at_the_byte():
     assert load_one(raw) == ["f.yaml:3:10: error: byte 0xe9 is not valid UTF-8; save the file as UTF-8"]
 
 
+@pytest.mark.parametrize(("raw", "where", "code", "escape"), [
+    (b"\x00" + PI, "1:1", "0000", "\\x00"),
+    (PI.replace(b"workers: 2", b"workers: \x1b2"), "10:10", "001B", "\\x1b"),
+    (PI.replace(b"image: ", b'image: "\xef\xbf\xbe'), "9:9", "FFFE", "\\ufffe"),
+])
+def test_a_character_yaml_forbids_is_pointed_at_on_one_line(raw, where, code, escape):
+    # The reader refuses these before any mark exists: its position is counted into line and column here.
+    assert load_one(raw) == [f"f.yaml:{where}: error: character U+{code} is not allowed in YAML; delete it, or write "
+                             f'it as the escape "{escape}" inside a double-quoted string']
+
+
 def test_utf16_file_is_refused_at_its_first_byte():
     raw = b"\xff\xfe" + "apiVersion: mpigen/v1alpha1\n".encode("utf-16-le")
     assert load_one(raw) == ["f.yaml:1:1: error: byte 0xff is not valid UTF-8; save the file as UTF-8"]
