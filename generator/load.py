@@ -144,8 +144,9 @@ def discover(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[Diagn
                 folder = Path(dirpath) / name
                 if name.startswith("."):
                     continue
-                if not folder.resolve().is_relative_to(real_root):
-                    problems.append(_outside(folder))
+                problem = _leaves(folder, real_root)
+                if problem:
+                    problems.append(problem)
                     continue
                 kept.append(name)
             dirnames[:] = kept
@@ -153,15 +154,24 @@ def discover(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[Diagn
                 if name.startswith(".") or not name.endswith(PROFILE_SUFFIXES):
                     continue
                 file = Path(dirpath) / name
-                if not file.resolve().is_relative_to(real_root):
-                    problems.append(_outside(file))
+                problem = _leaves(file, real_root)
+                if problem:
+                    problems.append(problem)
                     continue
                 found.append((file, root))
     found.sort(key=lambda pair: pair[0].as_posix())
     return found, problems
 
 
-def _outside(path: Path) -> Diagnostic:
+def _leaves(path: Path, real_root: Path) -> Diagnostic | None:
+    """Why `path` may not be read as part of the folder at `real_root`: a link out of it, or round in a circle."""
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError):  # Python < 3.13 raises RuntimeError on a loop of links
+        return Diagnostic(Location(str(path)), "is a link that leads round in a circle (to itself, or through links "
+                          "that point at each other)", "point the link at a profile, or remove it")
+    if real.is_relative_to(real_root):
+        return None
     return Diagnostic(Location(str(path)), "is a link that leads outside the profiles folder",
                       "copy the profiles into the folder instead of linking to them")
 
@@ -199,6 +209,9 @@ def load_file(file: Path, path: str, source: str) -> tuple[Document | None, list
         with file.open("rb") as handle:
             raw = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
+        if file.is_symlink() and not file.exists():
+            return None, [Diagnostic(Location(path), f"is a link to '{os.readlink(file)}', which does not exist",
+                                     "point the link at a profile, or remove it")]
         return None, [Diagnostic(Location(path), f"cannot read the file: {exc.strerror}")]
     return load_bytes(raw, path, source)
 

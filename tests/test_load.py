@@ -227,7 +227,18 @@ def test_dangling_symlink_inside_the_folder(profiles_copy):
     root = profiles_copy()
     link = root / "jobs" / "gone.yaml"
     link.symlink_to(root / "jobs" / "missing.yaml")
-    assert check_folder(root) == [f"{link}:1:1: error: cannot read the file: No such file or directory"]
+    assert check_folder(root) == [f"{link}:1:1: error: is a link to '{root}/jobs/missing.yaml', which does not exist; "
+                                  "point the link at a profile, or remove it"]
+
+
+def test_links_that_point_at_each_other_are_reported_not_a_crash(profiles_copy):
+    root = profiles_copy()
+    (root / "jobs" / "a.yaml").symlink_to("b.yaml")
+    (root / "jobs" / "b.yaml").symlink_to("a.yaml")
+    (root / "jobs" / "self.yaml").symlink_to("self.yaml")
+    circle = "is a link that leads round in a circle (to itself, or through links that point at each other); " \
+             "point the link at a profile, or remove it"
+    assert check_folder(root) == [f"{root}/jobs/{name}.yaml:1:1: error: {circle}" for name in ("a", "b", "self")]
 
 
 def test_named_pipe_is_refused_instead_of_blocking(profiles_copy):
