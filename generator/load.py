@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedMap, CommentedOrderedMap, CommentedSeq, CommentedSet, TaggedScalar
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.reader import ReaderError
 
@@ -93,8 +93,12 @@ def position(tree: Any, keys: Iterable[str | int], at_key: bool = False) -> tupl
     line, column = _node_position(tree)
     for depth, key in enumerate(keys):
         last = depth == len(keys) - 1
+        if isinstance(node, CommentedMap) and key not in node:
+            # A key the YAML wrote as a number or `true` is a string by now (`to_plain`): find it as written.
+            key = next((k for k in node if not isinstance(k, str) and to_plain(k) == key), key)
         if isinstance(node, CommentedMap) and key in node:
-            pos = node.lc.key(key) if (last and at_key) else node.lc.value(key)
+            # An empty value (`image:`) has no position of its own (ruamel gives the next token's): use its key's.
+            pos = node.lc.key(key) if (last and at_key) or node[key] is None else node.lc.value(key)
             if pos is not None and pos[0] is not None:
                 line, column = pos[0] + 1, pos[1] + 1
             node = node[key]
@@ -310,6 +314,10 @@ def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, lis
     if _expanded_size(data, MAX_EXPANDED_NODES) > MAX_EXPANDED_NODES:
         return fail(f"YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes",
                     "write the values out instead of nesting anchors and aliases")
+    odd = _first_odd_node(data)
+    if odd is not None:
+        (line, column), message, hint = odd
+        return fail(message, hint, line, column)
     return Document(path=path, source=source, data=data, lines=tuple(text.splitlines())), []
 
 
@@ -327,6 +335,54 @@ def _expanded_size(node: Any, budget: int) -> int:
         elif isinstance(current, list):
             stack.extend(current)
     return count
+
+
+def _tag_of(node: Any) -> str | None:
+    """The tag written on `node` (`!secret`, `!!python/object/apply:os.system`), or None for a plain node."""
+    if isinstance(node, TaggedScalar) or (isinstance(node, (CommentedMap, CommentedSeq)) and node.tag.value):
+        return str(node.tag.value).replace("tag:yaml.org,2002:", "!!")
+    if isinstance(node, bytes):
+        return "!!binary"
+    if isinstance(node, CommentedSet):
+        return "!!set"
+    if isinstance(node, CommentedOrderedMap):
+        return "!!omap"
+    return None
+
+
+def _first_odd_node(data: CommentedMap) -> tuple[tuple[int, int], str, str] | None:
+    """Where the tree holds what no profile needs and JSON cannot say: a tagged value or a key that is a
+    list or mapping. A tag is otherwise dropped without a word (`image: !secret x` is just `x`), and a
+    Python tag is a request to run code; mpigen's loader runs none, and refuses the file instead."""
+    stack: list[Any] = [data]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, CommentedMap):
+            for key, value in node.items():
+                if not isinstance(key, (str, int, float, datetime.date)) and key is not None:
+                    return (_one_based(node.lc.key(key)), "a key must be a plain name, not a list, mapping or "
+                            "tagged value", "write the key as a word, e.g. `workers:`")
+                tag = _tag_of(value)
+                if tag is not None:
+                    return (_one_based(node.lc.value(key)), f"YAML tag `{tag}` is not allowed in a profile",
+                            "remove the tag; quote the value if it must be a string")
+                stack.append(value)
+        elif isinstance(node, CommentedSeq):
+            for i, item in enumerate(node):
+                tag = _tag_of(item)
+                if tag is not None:
+                    return (_one_based(node.lc.item(i)), f"YAML tag `{tag}` is not allowed in a profile",
+                            "remove the tag; quote the value if it must be a string")
+                stack.append(item)
+    return None
+
+
+def _one_based(pos: Any) -> tuple[int, int]:
+    return (pos[0] + 1, pos[1] + 1) if pos is not None and pos[0] is not None else (1, 1)
 
 
 def _yaml_message(exc: MarkedYAMLError) -> str:

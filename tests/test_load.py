@@ -133,6 +133,43 @@ def test_profile_that_is_not_a_mapping(raw):
                              "start with `apiVersion: mpigen/v1alpha1` and `kind:`"]
 
 
+@pytest.mark.parametrize(("raw", "line"), [
+    (b"kind: Job\nimage: !secret nvcr.io/x\n", "f.yaml:2:8: error: YAML tag `!secret` is not allowed in a profile"),
+    (b"kind: Job\nprogram: !!python/object/apply:os.system [\"touch pwned\"]\n",
+     "f.yaml:2:10: error: YAML tag `!!python/object/apply:os.system` is not allowed in a profile"),
+    (b"kind: Job\nprogram: [a, !!binary aGVsbG8=]\n", "f.yaml:2:14: error: YAML tag `!!binary` is not allowed in a profile"),
+    (b"kind: Job\nenv:\n  A: !!str 2\n", "f.yaml:3:6: error: YAML tag `!!str` is not allowed in a profile"),
+    (b"kind: Job\nenv: !!set {a}\n", "f.yaml:2:6: error: YAML tag `!!set` is not allowed in a profile"),
+])
+def test_tagged_values_are_refused_where_they_stand(raw, line):
+    assert load_one(raw) == [f"{line}; remove the tag; quote the value if it must be a string"]
+
+
+def test_core_tags_that_give_plain_values_are_fine():
+    document, diagnostics = load_bytes(b"a: !!int '3'\nb: !!map {c: !!float '1.5'}\n", "f.yaml", "f.yaml")
+    assert diagnostics == [] and document is not None and document.data == {"a": 3, "b": {"c": 1.5}}
+
+
+@pytest.mark.parametrize(("raw", "where"), [(b"kind: Job\n? [workers, totalGpus]\n: 2\n", "2:3"),
+                                           (b"kind: Job\nenv: {? {a: 1}: 2}\n", "2:9")])
+def test_a_key_that_is_a_list_or_mapping_is_refused_at_the_key(raw, where):
+    # `? [` puts the key's `[` at column 3; in `env: {? {a: 1}: 2}` the key's `{` is column 9.
+    assert load_one(raw) == [f"f.yaml:{where}: error: a key must be a plain name, not a list, mapping or tagged value; "
+                             "write the key as a word, e.g. `workers:`"]
+
+
+def test_an_empty_value_is_located_at_its_key():
+    document, _ = load_bytes(b"kind: Job\nimage:\nworkers: 2\nenv:\n  A:\n", "f.yaml", "f.yaml")
+    assert str(document.location("image")) == "f.yaml:2:1"
+    assert str(document.location("env", "A")) == "f.yaml:5:3"
+    assert str(document.location("workers")) == "f.yaml:3:10"
+
+
+def test_a_key_written_as_a_number_is_found_by_its_string():
+    document, _ = load_bytes(b"env:\n  1: x\n  B: y\n", "f.yaml", "f.yaml")
+    assert str(document.location("env", "1", at_key=True)) == "f.yaml:2:3"
+
+
 # --- size, aliases, nesting -----------------------------------------------------------------------------------------
 
 
