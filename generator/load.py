@@ -24,7 +24,7 @@ from generator.diagnostics import Diagnostic, Location
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_EXPANDED_NODES = 100_000
-MAX_FLOW_DEPTH = 64
+MAX_NESTING = 64
 PROFILE_SUFFIXES = (".yaml", ".yml")
 
 
@@ -239,28 +239,51 @@ def _guess_identity(file: Path) -> tuple[str | None, str | None]:
     return found.get("kind"), found.get("name")
 
 
-def _flow_depth(text: str) -> int:
-    """Deepest nesting of `[`/`{` outside quotes and comments: a cheap guard before the YAML parser,
-    whose scanner slows down quadratically on deep flow collections."""
-    depth = deepest = 0
+def _too_deep(text: str) -> tuple[str, int, int] | None:
+    """Where lists and mappings first nest deeper than a profile ever needs, before the YAML parser sees
+    them: its scanner slows down quadratically on deep flow collections (`[[[[...`), and its composer
+    recurses once per level of block nesting (`- - - - x`, or ever deeper indentation) until Python's
+    stack runs out. Returns what nests (brackets or blocks), and the line and column where it goes too deep.
+
+    Counts outside quotes and comments: brackets; and per line, the indentations still open above it plus
+    one level for each compact `- ` entry.
+    """
+    depth = 0
     quote = ""
-    comment = False
-    for ch in text:
-        if comment:
-            comment = ch != "\n"
-        elif quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#":
-            comment = True
-        elif ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch in "]}":
-            depth = max(depth - 1, 0)
-    return deepest
+    indents: list[int] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not depth and not quote:
+            content = line.lstrip(" ")
+            column = len(line) - len(content)
+            if content and not content.startswith("#"):
+                while indents and indents[-1] > column:
+                    indents.pop()
+                if not indents or indents[-1] < column:
+                    indents.append(column)
+                while len(indents) <= MAX_NESTING and content.startswith(("- ", "-\t")):
+                    rest = content[1:].lstrip(" \t")
+                    column += len(content) - len(rest)
+                    content = rest
+                    indents.append(column)
+                if len(indents) > MAX_NESTING:
+                    return "lists and mappings", number, column + 1
+        previous = " "
+        for column, ch in enumerate(line, start=1):
+            if quote:
+                if ch == quote:
+                    quote = ""
+            elif ch in "'\"" and previous in " \t:-[{,?":
+                quote = ch
+            elif ch == "#" and previous in " \t":
+                break
+            elif ch in "[{":
+                depth += 1
+                if depth > MAX_NESTING:
+                    return "brackets", number, column
+            elif ch in "]}":
+                depth = max(depth - 1, 0)
+            previous = ch
+    return None
 
 
 def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, list[Diagnostic]]:
@@ -278,16 +301,18 @@ def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, lis
                     line, column)
     if text.startswith("\ufeff"):
         text = text[1:]
-    if _flow_depth(text) > MAX_FLOW_DEPTH:
-        return fail(f"brackets nest more than {MAX_FLOW_DEPTH} deep", "a profile needs no such nesting")
+    too_deep = _too_deep(text)
+    if too_deep is not None:
+        what, line, column = too_deep
+        return fail(f"{what} nest more than {MAX_NESTING} deep", "a profile needs no such nesting", line, column)
     yaml = YAML(typ="rt", pure=True)
     yaml.allow_duplicate_keys = False
     try:
         documents = list(yaml.load_all(text))
     except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
+        mark, message, hint = _yaml_problem(exc)
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        return fail(_yaml_message(exc), _yaml_hint(exc), line, column)
+        return fail(message, hint, line, column)
     except ReaderError as exc:  # a character YAML does not allow anywhere, e.g. NUL: its position, no mark
         where = min(max(int(exc.position), 0), len(text))
         line = text.count("\n", 0, where) + 1
@@ -298,8 +323,8 @@ def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, lis
                     f'delete it, or write it as the escape "{escape}" inside a double-quoted string', line, column)
     except YAMLError as exc:
         return fail(f"not valid YAML: {' '.join(str(exc).split())}")
-    except RecursionError:
-        return fail("YAML nesting is too deep")
+    except RecursionError:  # deeper than _too_deep counts (e.g. nesting within one flow item): no position
+        return fail("lists and mappings nest too deep", "a profile needs no such nesting")
     documents = [d for d in documents if d is not None]
     if not documents:
         return fail("file is empty", "a profile needs at least apiVersion, kind and name")
@@ -311,9 +336,13 @@ def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, lis
     if not isinstance(data, CommentedMap):
         return fail("a profile must be a mapping of keys to values",
                     "start with `apiVersion: mpigen/v1alpha1` and `kind:`")
-    if _expanded_size(data, MAX_EXPANDED_NODES) > MAX_EXPANDED_NODES:
-        return fail(f"YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes",
-                    "write the values out instead of nesting anchors and aliases")
+    count = 1
+    for key, value in data.items():  # key by key, to point at the one whose value blows the budget
+        count += 1 + _expanded_size(value, MAX_EXPANDED_NODES - count)
+        if count > MAX_EXPANDED_NODES:
+            line, column = _one_based(data.lc.value(key))
+            return fail(f"YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes",
+                        "write the values out instead of nesting anchors and aliases", line, column)
     odd = _first_odd_node(data)
     if odd is not None:
         (line, column), message, hint = odd
@@ -385,22 +414,32 @@ def _one_based(pos: Any) -> tuple[int, int]:
     return (pos[0] + 1, pos[1] + 1) if pos is not None and pos[0] is not None else (1, 1)
 
 
-def _yaml_message(exc: MarkedYAMLError) -> str:
-    problem = (exc.problem or exc.context or "not valid YAML").strip()
-    if "\\t" in problem or "'\\t'" in problem or "tab" in problem:
-        return "a tab character is not allowed here: YAML indents with spaces"
+def _yaml_problem(exc: MarkedYAMLError) -> tuple[Any, str, str]:
+    """Where the parser's complaint should point, what it means in words, and how to fix it."""
+    problem = (exc.problem or "").strip()
+    context = (exc.context or "").strip()
+    mark, opened = exc.problem_mark or exc.context_mark, exc.context_mark
+    if "\\t" in problem or "tab" in problem or "\\t" in context:
+        return mark, "a tab character is not allowed here: YAML indents with spaces", "replace the tab with spaces"
     if "duplicate key" in problem:
-        return f"{problem}: each key may appear once"
-    return f"not valid YAML: {problem}"
-
-
-def _yaml_hint(exc: MarkedYAMLError) -> str:
-    problem = (exc.problem or "") + (exc.context or "")
-    if "duplicate key" in problem:
-        return "remove or rename one of them"
-    if "\\t" in problem or "tab" in problem:
-        return "replace the tab with spaces"
-    return "check the indentation and quoting on this line"
+        return mark, f"{problem}: each key may appear once", "remove or rename one of them"
+    if context == "while scanning a quoted scalar" and "end of stream" in problem and opened is not None:
+        return opened, "not valid YAML: this quote is never closed", "add the closing quote"
+    if context.startswith("while parsing a flow ") and opened is not None:
+        bracket, closer = ("[", "]") if "sequence" in context else ("{", "}")
+        if "<stream end>" in problem:
+            return opened, f"not valid YAML: this `{bracket}` is never closed", f"close it with `{closer}`"
+        return mark, f"not valid YAML: {problem}", (f"close the `{bracket}` of line {opened.line + 1}, column "
+                                                    f"{opened.column + 1} with `{closer}` before this, or quote the "
+                                                    "value if it holds `:`, `,` or brackets")
+    if problem.startswith("expected <block end>"):
+        return mark, "not valid YAML: this line is indented differently from the lines before it", \
+            "indent the keys of one mapping, and the `-` of one list, by the same number of spaces"
+    if problem.startswith("found undefined alias"):
+        return mark, f"not valid YAML: {problem}", "define the anchor (`&name`) on a value before the alias, " \
+            "or write the value out"
+    return mark, f"not valid YAML: {problem or context or 'cannot be read'}", \
+        "check the indentation and quoting on this line"
 
 
 

@@ -46,10 +46,38 @@ def test_mapping_value_where_none_is_allowed():
                              "check the indentation and quoting on this line"]
 
 
-def test_unclosed_flow_list_points_at_the_end_of_the_file():
+def test_unclosed_flow_list_points_at_its_bracket():
     raw = b"apiVersion: mpigen/v1alpha1\nkind: Job\nname: train\nprogram: [python, train.py\n"
-    [line] = load_one(raw)
-    assert line.startswith("f.yaml:5:1: error: not valid YAML: expected ',' or ']'"), line
+    # Line 4: `program: ` is 9 columns, the `[` column 10; the parser only notices at the end of the file.
+    assert load_one(raw) == ["f.yaml:4:10: error: not valid YAML: this `[` is never closed; close it with `]`"]
+
+
+def test_flow_list_left_open_before_the_next_key_names_where_it_opened():
+    raw = b"kind: Job\nprogram: [python, train.py\nworkers: 3\n"
+    # `train.py workers` is one plain scalar; its `:` (line 3, column 8) cannot follow it inside the list.
+    assert load_one(raw) == ["f.yaml:3:8: error: not valid YAML: expected ',' or ']', but got ':'; close the `[` of "
+                             "line 2, column 10 with `]` before this, or quote the value if it holds `:`, `,` or "
+                             "brackets"]
+
+
+@pytest.mark.parametrize("quote", [b'"', b"'"])
+def test_unclosed_quote_points_at_the_quote(quote):
+    raw = b"kind: Job\nimage: " + quote + b"nvcr.io/x\nworkers: 2\n"
+    assert load_one(raw) == ["f.yaml:2:8: error: not valid YAML: this quote is never closed; add the closing quote"]
+
+
+def test_indentation_that_matches_no_block_is_said_in_words():
+    raw = b"nodePools:\n  - name: cpu\n   hardware: x\n"
+    # Line 3's key is indented 3, the item's keys 4: the parser's "expected <block end>" at column 4.
+    assert load_one(raw) == ["f.yaml:3:4: error: not valid YAML: this line is indented differently from the lines "
+                             "before it; indent the keys of one mapping, and the `-` of one list, by the same number "
+                             "of spaces"]
+
+
+def test_undefined_alias():
+    assert load_one(b"kind: Job\nprogram: *cmd\n") == [
+        "f.yaml:2:10: error: not valid YAML: found undefined alias 'cmd'; define the anchor (`&name`) on a value "
+        "before the alias, or write the value out"]
 
 
 def test_tab_indentation():
@@ -202,7 +230,8 @@ def test_alias_bomb_is_refused_quickly():
     started = time.perf_counter()
     result = load_one(raw)
     elapsed = time.perf_counter() - started
-    assert result == ["f.yaml:1:1: error: YAML aliases expand to more than 100000 nodes; "
+    # At the first key whose value passes the budget: `f` (line 6), its anchor `&f` at column 4.
+    assert result == ["f.yaml:6:4: error: YAML aliases expand to more than 100000 nodes; "
                       "write the values out instead of nesting anchors and aliases"]
     assert elapsed < 2, f"took {elapsed:.2f} s"
 
@@ -213,7 +242,7 @@ def test_alias_bomb_in_a_profile_folder_is_refused_before_validation(profiles_co
     started = time.perf_counter()
     result = check_folder(root)
     assert time.perf_counter() - started < 5
-    assert result == [f"{root}/jobs/bomb.yaml:1:1: error: YAML aliases expand to more than 100000 nodes; "
+    assert result == [f"{root}/jobs/bomb.yaml:8:4: error: YAML aliases expand to more than 100000 nodes; "
                       "write the values out instead of nesting anchors and aliases"]
 
 
@@ -230,7 +259,25 @@ def test_deep_nesting_is_refused():
     started = time.perf_counter()
     result = load_one(b"a: " + b"[" * 600 + b"\n")
     assert time.perf_counter() - started < 5
-    assert result == ["f.yaml:1:1: error: brackets nest more than 64 deep; a profile needs no such nesting"]
+    # `a: ` is 3 columns: the 65th `[` is column 68.
+    assert result == ["f.yaml:1:68: error: brackets nest more than 64 deep; a profile needs no such nesting"]
+
+
+@pytest.mark.parametrize(("raw", "where"), [
+    (b"program:\n  " + b"- " * 5000 + b"x\n", "2:129"),  # `program` 1 level, the item's indentation 1, 63 `- ` more
+    (b"".join(b" " * i + b"k%d:\n" % i for i in range(300)), "65:65"),  # each key one space deeper
+])
+def test_deep_block_nesting_is_refused_before_the_parser_runs_out_of_stack(raw, where):
+    started = time.perf_counter()
+    result = load_one(raw)
+    assert time.perf_counter() - started < 5
+    assert result == [f"f.yaml:{where}: error: lists and mappings nest more than 64 deep; "
+                      "a profile needs no such nesting"]
+
+
+def test_brackets_and_hashes_inside_quotes_and_comments_do_not_count():
+    raw = b"kind: Job\nprogram: ['" + b"[" * 100 + b"', \"" + b"{" * 100 + b"\"]  # " + b"[" * 100 + b"\n"
+    assert load_one(raw) == []
 
 
 # --- which files are read -------------------------------------------------------------------------------------------
