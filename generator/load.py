@@ -286,6 +286,18 @@ def _too_deep(text: str) -> tuple[str, int, int] | None:
     return None
 
 
+_LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+
+
+def _line_column(text: str, index: int) -> tuple[int, int]:
+    """Line and column (1-based, in characters) of `text[index]`, counting line breaks as YAML and its marks
+    do: a lone CR, NEL and the Unicode line and paragraph separators end a line too."""
+    index = min(max(index, 0), len(text))
+    breaks = list(_LINE_BREAK.finditer(text, 0, index))
+    start = breaks[-1].end() if breaks else 0
+    return len(breaks) + 1, index - start + 1
+
+
 def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, list[Diagnostic]]:
     def fail(message: str, hint: str = "", line: int = 1, column: int = 1):
         return None, [Diagnostic(Location(path, line, column), message, hint)]
@@ -295,8 +307,8 @@ def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, lis
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        prefix = raw[:exc.start].decode("utf-8")  # valid: the decoder stopped after it
+        line, column = _line_column(prefix, len(prefix))
         return fail(f"byte 0x{raw[exc.start]:02x} is not valid UTF-8", "save the file as UTF-8",
                     line, column)
     if text.startswith("\ufeff"):
@@ -314,9 +326,7 @@ def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, lis
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         return fail(message, hint, line, column)
     except ReaderError as exc:  # a character YAML does not allow anywhere, e.g. NUL: its position, no mark
-        where = min(max(int(exc.position), 0), len(text))
-        line = text.count("\n", 0, where) + 1
-        column = where - (text.rfind("\n", 0, where) + 1) + 1
+        line, column = _line_column(text, int(exc.position))
         code = int(exc.character)
         escape = f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
         return fail(f"character U+{code:04X} is not allowed in YAML",
