@@ -43,11 +43,14 @@ class Document:
     lines: tuple[str, ...] = ()
 
     def token(self, line: int, column: int) -> str:
-        """The source text of a scalar at (line, column): how the user wrote it, e.g. `1.30`."""
+        """The source text of a plain scalar at (line, column): how the user wrote a number, e.g. `1.30`.
+
+        Ends where a comment, the line or a flow collection (`,`, `]`, `}`) would end it: `16` of `[-np, 16]`.
+        """
         if not 0 < line <= len(self.lines):
             return ""
         rest = self.lines[line - 1][column - 1:]
-        return re.split(r"\s+#|\s*$", rest, maxsplit=1)[0].strip()
+        return re.split(r"\s+#|\s*$|\s*[,\]}]", rest, maxsplit=1)[0].strip()
 
     def token_at(self, where: Location) -> str:
         """The source text at a location this document gave (a merged profile's may lie in another file)."""

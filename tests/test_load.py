@@ -389,6 +389,12 @@ def test_files_are_read_in_path_order_and_errors_of_several_files_all_come_back(
     assert result == [f"{root}/clusters/aa.yaml:1:1", f"{root}/hardware/mm.yaml:1:1", f"{root}/jobs/zz.yaml:2:1"]
 
 
+def test_token_is_the_number_as_written_also_inside_a_flow_list():
+    document, _ = load_bytes(b"a: [-np, 16]\nb: {x: 1.30}\nc: 1.30  # minor\n", "f.yaml", "f.yaml")
+    assert [document.token_at(document.location(*path)) for path in (("a", 1), ("b", "x"), ("c",))] == [
+        "16", "1.30", "1.30"]
+
+
 def test_positions_of_keys_and_values():
     document, diagnostics = load_bytes(PI, "pi.yaml", "profiles/pi.yaml")
     assert diagnostics == [] and document is not None
