@@ -193,6 +193,8 @@ class Cluster:
     cpu_manager_policy: str | None = None
     """The kubelets' CPU manager policy, where the profile says it: `static` confines a Guaranteed pod to the
     cores it was given."""
+    pod_security: tuple[tuple[str, str], ...] = ()
+    """(namespace, least Pod Security level) the profile asks for beyond what the jobs need."""
 
     def pool(self, name: str) -> NodePool:
         return next(pool for pool in self.pools if pool.name == name)
@@ -250,14 +252,24 @@ class EnvVar:
     name: str
     value: str
     origin: str
+    secret: SecretKey | None = None
+    """Where the value comes from instead of `value` (then ''): a key of a Secret in the job's namespace."""
+
+
+@dataclass(frozen=True)
+class SecretKey:
+    name: str
+    key: str
 
 
 @dataclass(frozen=True)
 class Volume:
     name: str
-    claim: str
+    claim: str | None
     mount_path: str
     read_only: bool
+    host_path: str | None = None
+    """A folder of the node, mounted instead of a claim: only where the profile asks."""
 
 
 @dataclass(frozen=True)
@@ -312,6 +324,8 @@ class Job:
     resources: Resources
     launcher_resources: Resources
     run_as_user: int | None
+    privileged_reason: str | None
+    """Why the workers run privileged; None (the default) keeps them unprivileged."""
     ssh_auth_mount_path: str | None
     launcher_creation_policy: str
     run_policy: RunPolicy

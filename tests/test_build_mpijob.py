@@ -387,8 +387,16 @@ def test_cpu_job_has_no_gpu_rails_or_ipc_lock(pi):
         "annotations", {})
     for role in ("Launcher", "Worker"):
         security = _container(pi, role).get("securityContext", {})
-        assert "capabilities" not in security
+        assert "add" not in security.get("capabilities", {})
         assert not [k for k in _env(_container(pi, role)) if k.startswith("NCCL_")]
+
+
+def test_a_job_run_as_a_user_meets_pod_security_restricted(pi):
+    """pi runs as uid 1000: sshd and the ranks can do without every capability, setuid and unconfined syscalls."""
+    for role in ("Launcher", "Worker"):
+        assert _container(pi, role)["securityContext"] == {
+            "runAsUser": 1000, "runAsNonRoot": True, "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"}}
 
 
 def test_cpu_job_slots_ranks_and_user(pi):
@@ -481,3 +489,66 @@ def test_helm_render_scales_replicas_and_rank_count_together(helm, tmp_path):
         f"{run}-worker-1.{run}.ml-training.svc slots=8\n"
         f"{run}-worker-2.{run}.ml-training.svc slots=8\n"
     )
+
+
+# --- privilege only where asked: privileged with a reason, hostPath, Secrets -------------------------------------
+
+PRIVILEGED_REASON = "the nvidia-fs driver of GPUDirect Storage needs /dev/nvidia-fs*"
+
+
+def test_privileged_workers_only_with_a_reason_written_beside_them(profiles_copy):
+    profile = (PROFILES / "jobs" / "resnet50-dgx.yaml").read_text(encoding="utf-8")
+    result = _compile(profiles_copy, {"jobs/resnet50-dgx.yaml": profile + f"privileged:\n  reason: {PRIVILEGED_REASON}\n"})
+    mpijob = _mpijob(_job(result, "resnet50-dgx"))
+    assert _container(mpijob, "Worker")["securityContext"] == {"privileged": True}  # every capability: no IPC_LOCK list
+    assert "securityContext" not in _container(mpijob, "Launcher")  # mpirun needs no privilege
+    assert mpijob["metadata"]["annotations"]["mpigen/privileged-reason"] == PRIVILEGED_REASON
+    assert _replica(mpijob, "Worker")["template"]["metadata"]["annotations"]["mpigen/privileged-reason"] == \
+        PRIVILEGED_REASON
+    assert "annotations" not in _replica(mpijob, "Launcher")["template"].get("metadata", {})
+
+
+def test_no_job_of_the_examples_is_privileged_or_mounts_the_host(example):
+    for job in example.fleet.jobs:
+        mpijob = _mpijob(job)
+        assert "mpigen/privileged-reason" not in mpijob["metadata"]["annotations"]
+        for path, node in _walk(mpijob):
+            assert not (path and path[-1] in ("privileged", "hostPath", "hostPID", "hostIPC")), (job.name, path, node)
+
+
+def test_a_host_path_volume_only_where_asked_and_never_created_on_the_node(profiles_copy):
+    profile = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8")
+    assert "volumes:" not in profile
+    profile += "volumes:\n  - {name: raid, hostPath: /raid/datasets, mountPath: /data, readOnly: true}\n"
+    mpijob = _mpijob(_job(_compile(profiles_copy, {"jobs/pi.yaml": profile}), "pi"))
+    for role in ("Launcher", "Worker"):
+        volumes = _replica(mpijob, role)["template"]["spec"]["volumes"]
+        assert volumes[-1] == {"name": "raid", "hostPath": {"path": "/raid/datasets", "type": "Directory"}}
+        assert _container(mpijob, role)["volumeMounts"][-1] == {"name": "raid", "mountPath": "/data", "readOnly": True}
+
+
+SECRET_ENV = """env:
+  HF_TOKEN: {secretKeyRef: {name: hugging-face, key: token}}
+  NCCL_DEBUG: INFO
+"""
+
+
+@pytest.mark.parametrize("implementation", ["OpenMPI", "Intel"])
+def test_a_secret_env_value_comes_from_the_secret_and_never_stands_in_the_command(profiles_copy, implementation):
+    profile = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8")
+    assert "env:" not in profile and "mpiImplementation" not in profile
+    if implementation == "Intel":
+        profile = profile.replace("image: mpioperator/mpi-pi:openmpi", "image: mpioperator/mpi-pi:intel")
+        profile += "mpiImplementation: Intel\n"
+    mpijob = _mpijob(_job(_compile(profiles_copy, {"jobs/pi.yaml": profile + SECRET_ENV}), "pi"))
+    for role in ("Launcher", "Worker"):
+        env = _container(mpijob, role)["env"]
+        assert {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hugging-face", "key": "token"}}} in env
+        assert {"name": "NCCL_DEBUG", "value": "INFO"} in env
+    command = _container(mpijob, "Launcher")["command"]
+    assert command.count("HF_TOKEN") == 1
+    if implementation == "OpenMPI":  # every variable by name
+        assert {"HF_TOKEN", "NCCL_DEBUG"} <= set(_follows(command, "-x"))
+    else:  # Hydra: literal values by value, the Secret's by name
+        assert _genv(command)["NCCL_DEBUG"] == "INFO" and "HF_TOKEN" not in _genv(command)
+        assert _follows(command, "-genvlist") == ["HF_TOKEN"]

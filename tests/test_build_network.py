@@ -123,8 +123,54 @@ def test_namespaces_of_the_cluster_are_created(example):
 
 def test_namespaces_outlive_the_infra_chart_under_helm_and_argo_cd(example):
     for namespace in _objects(example, "Namespace"):
-        assert namespace["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep",
-                                                        "argocd.argoproj.io/sync-options": "Prune=false,Delete=false"}
+        annotations = namespace["metadata"]["annotations"]
+        assert annotations["helm.sh/resource-policy"] == "keep"
+        assert annotations["argocd.argoproj.io/sync-options"] == "Prune=false,Delete=false"
+
+
+# Pod Security levels, by hand: resnet50-dgx's workers add IPC_LOCK (RDMA), netapp-resnet50's also use the host's
+# network; pi and cpu-pi run as uid 1000, so mpigen gives them the restricted settings.
+NAMESPACE_LEVELS = {
+    "ml-training": ("privileged", "v1.31", "job resnet50-dgx: container worker adds capability IPC_LOCK"),
+    "hpc": ("restricted", "v1.31", None),
+    "mpi": ("restricted", "v1.32", None),
+    "ai-training": ("privileged", "v1.31", "job netapp-resnet50: hostNetwork: true; "
+                    "job netapp-resnet50: container worker adds capability IPC_LOCK"),
+}
+
+
+def test_namespaces_enforce_the_pod_security_level_their_jobs_need(example):
+    found = {}
+    for namespace in _objects(example, "Namespace"):
+        labels, annotations = namespace["metadata"]["labels"], namespace["metadata"]["annotations"]
+        found[namespace["metadata"]["name"]] = (labels["pod-security.kubernetes.io/enforce"],
+                                                labels["pod-security.kubernetes.io/enforce-version"],
+                                                annotations.get("mpigen/pod-security-reason"))
+    assert found == NAMESPACE_LEVELS
+
+
+def test_a_namespace_without_jobs_is_restricted_unless_the_cluster_asks_for_more(profiles_copy):
+    cluster = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
+    assert "  - hpc\n" in cluster
+    cluster = cluster.replace("  - hpc\n", "  - hpc\n  - empty\n  - shared\n")
+    cluster += "podSecurity:\n  shared: baseline\n  ml-training: baseline\n"
+    result = _compile(profiles_copy, {"clusters/dgx-lab.yaml": cluster})
+    labels = {n["metadata"]["name"]: (n["metadata"]["labels"]["pod-security.kubernetes.io/enforce"],
+                                      n["metadata"]["annotations"].get("mpigen/pod-security-reason"))
+              for n in _objects(result, "Namespace")}
+    assert labels["empty"] == ("restricted", None)
+    assert labels["shared"] == ("baseline", "cluster dgx-lab asks for baseline")
+    # A floor below what the jobs need does not lower it.
+    assert labels["ml-training"] == ("privileged", "job resnet50-dgx: container worker adds capability IPC_LOCK")
+
+
+def test_a_privileged_job_raises_its_namespace_and_says_why(profiles_copy):
+    pi = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8")
+    pi += "privileged:\n  reason: the nvidia-fs driver needs /dev/nvidia-fs*\n"
+    result = _compile(profiles_copy, {"jobs/pi.yaml": pi})
+    hpc = next(n for n in _objects(result, "Namespace") if n["metadata"]["name"] == "hpc")
+    assert hpc["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    assert hpc["metadata"]["annotations"]["mpigen/pod-security-reason"] == "job pi: container worker is privileged"
 
 
 def test_nads_are_applied_by_argo_cd_even_before_their_crd_exists(example):

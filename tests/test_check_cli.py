@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 import yaml
@@ -53,10 +55,44 @@ spec:
 BOOTSTRAP_KINDS = {"Application": 5, "GitRepository": 1, "Kustomization": 1, "HelmRelease": 2}
 
 
+def findings(stdout: str) -> list[str]:
+    """The report's lines without its Pod Security lines (one per workload, `pod security <level>: ...`)."""
+    return [line for line in stdout.splitlines() if not line.startswith("pod security ")]
+
+
+# Pod Security levels of the committed charts' workloads, by hand (see test_build_network.NAMESPACE_LEVELS).
+COMMITTED_LEVELS = {
+    ("cpu-lab/jobs/cpu-pi", "mpi"): ("restricted", ""),
+    ("dgx-lab/jobs/pi", "hpc"): ("restricted", ""),
+    ("dgx-lab/jobs/resnet50-dgx", "ml-training"): ("privileged", "container worker adds capability IPC_LOCK"),
+    ("dgx-lab/jobs/tensorflow-benchmarks", "ml-training"): (
+        "baseline", "container launcher lacks allowPrivilegeEscalation: false, runAsNonRoot: true, seccompProfile "
+        "RuntimeDefault, capabilities drop ALL; container worker lacks allowPrivilegeEscalation: false, runAsNonRoot: "
+        "true, seccompProfile RuntimeDefault, capabilities drop ALL"),
+    ("netapp-lab/jobs/netapp-resnet50", "ai-training"): (
+        "privileged", "hostNetwork: true; container worker adds capability IPC_LOCK"),
+}
+POD_SECURITY_LINE = re.compile(
+    r"pod security (\w+): (\S+)/templates/mpijob\.yaml: MPIJob/\S+ in namespace ([a-z-]+)(?:: (.*))?")
+
+
+def test_check_reports_the_pod_security_level_of_every_workload(helm):
+    result = run_mpigen("check", "--helm", helm, CHARTS)
+    levels = {}
+    for line in result.stdout.splitlines():
+        if line.startswith("pod security "):
+            level, chart, namespace, why = POD_SECURITY_LINE.fullmatch(line).groups()
+            levels[(Path(chart).relative_to(CHARTS).as_posix(), namespace)] = (level, why or "")
+    assert levels == COMMITTED_LEVELS
+    data = json.loads(run_mpigen("check", "--helm", helm, "--output", "json", CHARTS).stdout)
+    assert sorted((Path(w["source"]).parent.parent.relative_to(CHARTS).as_posix(), w["namespace"], w["level"])
+                  for w in data["podSecurity"]) == sorted((c, n, lv) for (c, n), (lv, _) in COMMITTED_LEVELS.items())
+
+
 def test_the_committed_charts_pass(helm):
     result = run_mpigen("check", "--helm", helm, CHARTS)
     assert result.returncode == 0, result.stdout + result.stderr
-    *warnings, summary = result.stdout.splitlines()
+    *warnings, summary = findings(result.stdout)
     assert summary == "0 error(s), 9 warning(s) in 33 document(s) of 8 chart(s) and 4 manifest file(s)"
     kinds: dict[str, int] = {}
     for line in warnings:
@@ -74,7 +110,7 @@ def test_the_committed_charts_pass_strictly_with_the_gitops_crds(helm, upstream)
         "helm.toolkit.fluxcd.io_helmreleases"))]  # the others there (ApplicationSet: 1.4 MB) add 15 s
     result = run_mpigen("check", "--helm", helm, "--strict", *(arg for crd in crds for arg in ("--crds", crd)), CHARTS)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout == "0 error(s), 0 warning(s) in 33 document(s) of 8 chart(s) and 4 manifest file(s)\n"
+    assert findings(result.stdout) == ["0 error(s), 0 warning(s) in 33 document(s) of 8 chart(s) and 4 manifest file(s)"]
 
 
 def test_without_helm_mpigen_renders_its_own_charts():
@@ -87,7 +123,7 @@ def test_without_helm_mpigen_renders_its_own_charts():
 def test_upstream_example_mpijobs_pass_clean(upstream):
     result = run_mpigen("check", "--no-helm", "--strict", upstream / "mpi-operator" / "examples")
     assert result.returncode == 0, result.stdout
-    assert result.stdout == "0 error(s), 0 warning(s) in 5 document(s) of 0 chart(s) and 5 manifest file(s)\n"
+    assert findings(result.stdout) == ["0 error(s), 0 warning(s) in 5 document(s) of 0 chart(s) and 5 manifest file(s)"]
 
 
 def test_a_broken_mpijob_is_caught_with_the_operators_words(tmp_path):
@@ -111,7 +147,7 @@ def test_an_existing_nad_given_with_crds_satisfies_the_network_rule(tmp_path):
     (cluster / "nad.yaml").write_text(RAIL9_NAD, encoding="utf-8")
     result = run_mpigen("check", "--no-helm", tmp_path / "job.yaml", "--crds", cluster)
     assert result.returncode == 0, result.stdout
-    assert result.stdout.startswith("0 error(s)")
+    assert findings(result.stdout)[0].startswith("0 error(s)")
 
 
 def test_a_kind_without_schema_is_a_warning_or_under_strict_an_error(tmp_path):

@@ -608,3 +608,66 @@ def test_the_example_fleet_breaks_when_its_infra_is_missing(example):
     findings = run_rules(documents, CheckContext(node_shapes=example_shapes(example)))
     assert sorted({f.message.split(" (")[0] for f in findings}) == [
         f"no NetworkAttachmentDefinition ml-training/rail{i}" for i in range(4)]
+
+
+# --- pod-security: Pod Security admission refuses pods above the namespace's enforce level -------------------------
+
+
+def namespace(name: str, level: str | None) -> Document:
+    labels = {"pod-security.kubernetes.io/enforce": level} if level is not None else {}
+    return Document("charts/lab/infra/templates/namespaces.yaml",
+                    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}})
+
+
+def rdma_job() -> Document:
+    obj = base_job()
+    worker = obj["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+    worker["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}
+    return Document(SOURCE, obj, CHART)
+
+
+def test_a_workload_above_its_namespace_level_is_refused():
+    findings = rules.check_pod_security([rdma_job(), namespace("ml", "baseline")], CheckContext())
+    assert [f.format() for f in findings] == [
+        f"{SOURCE}: MPIJob/x: namespace ml enforces Pod Security level baseline, but these pods need privileged "
+        "(container w adds capability IPC_LOCK): the API server will refuse to create them and the job never starts; "
+        "raise the namespace's pod-security.kubernetes.io/enforce label to privileged (the infra chart mpigen "
+        "compiles for the cluster does), or ask for less"]
+    assert findings[0].rule == "pod-security" and findings[0].severity is Severity.ERROR
+
+
+@pytest.mark.parametrize("level", ["privileged", None])
+def test_a_namespace_that_allows_it_or_says_nothing_passes(level):
+    assert rules.check_pod_security([rdma_job(), namespace("ml", level)], CheckContext()) == []
+
+
+def test_the_namespace_may_come_from_the_context_charts():
+    assert len(rules.check_pod_security([rdma_job()], CheckContext(extra=(namespace("ml", "restricted"),)))) == 1
+    assert rules.check_pod_security([rdma_job()], CheckContext(extra=(namespace("other", "restricted"),))) == []
+
+
+def test_an_unknown_level_on_a_namespace_is_refused():
+    findings = rules.check_pod_security([namespace("ml", "Privileged")], CheckContext())
+    assert [f.format() for f in findings] == [
+        "charts/lab/infra/templates/namespaces.yaml: Namespace/ml: .metadata.labels[\"pod-security.kubernetes.io/"
+        "enforce\"]: 'Privileged' is not a Pod Security level; the API server refuses it: write one of restricted, "
+        "baseline, privileged"]
+
+
+def test_run_rules_includes_pod_security():
+    found = run_rules([rdma_job(), namespace("ml", "restricted")], CheckContext())
+    assert [f.rule for f in found] == ["pod-security"]
+
+
+def test_namespaces_of_one_name_in_two_clusters_are_two():
+    """`mpigen check charts/` sees every cluster's infra chart: cluster a's `ml` must not judge cluster b's jobs."""
+    job = Document(SOURCE, rdma_job().obj, "charts/b/jobs/x")
+    ns_a = Document("charts/a/infra/templates/namespaces.yaml", namespace("ml", "baseline").obj, "charts/a/infra")
+    ns_b = Document("charts/b/infra/templates/namespaces.yaml", namespace("ml", "privileged").obj, "charts/b/infra")
+    clusters = {"charts/a/infra": "a", "charts/b/infra": "b", "charts/b/jobs/x": "b"}
+    assert rules.check_pod_security([job, ns_b, ns_a], CheckContext(chart_clusters=clusters)) == []
+    assert len(rules.check_pod_security([job, ns_a], CheckContext(chart_clusters=clusters))) == 0  # b's ml: unknown
+    only_b = {**clusters, "charts/b/infra": "a"}  # now both namespaces are cluster a's: b's job has none
+    assert rules.check_pod_security([job, ns_a], CheckContext(chart_clusters=only_b)) == []
+    unscoped = Document("cluster/ns.yaml", namespace("ml", "baseline").obj)  # a manifest file: any cluster's
+    assert len(rules.check_pod_security([job, unscoped], CheckContext(chart_clusters=clusters))) == 1

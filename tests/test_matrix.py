@@ -533,3 +533,56 @@ def test_host_network_refuses_intel_and_mpich(hydra, hw, mpi):
     assert f"cluster '{cluster}' uses host networking" in mine["message"] and "OpenMPI" in mine["message"], \
         EXCLUDED[("host-network", mpi)]
     assert path.read_text(encoding="utf-8").splitlines()[int(mine["line"]) - 1] == f"mpiImplementation: {mpi}"
+
+
+# --- least privilege, in every combination ------------------------------------------------------------------------
+
+
+def test_every_pod_asks_for_the_least_privilege_its_combination_needs(compiled):
+    """IPC_LOCK only for RDMA rails, hostNetwork only under host-network, never privileged, hostPath, hostPID or
+    hostIPC, and no service account token: mpi-operator's pods never talk to the API server."""
+    seen = 0
+    for chart in compiled.charts:
+        for manifest in chart.manifests:
+            if manifest.obj["kind"] != "MPIJob":
+                continue
+            job = next(j for j in compiled.fleet.jobs if chart.directory.endswith(f"/jobs/{j.name}")
+                       and chart.directory.startswith(f"{j.cluster.name}/"))
+            provider = job.cluster.network.provider.value
+            replicas = manifest.obj["spec"]["mpiReplicaSpecs"]
+            for role, replica in replicas.items():
+                spec = replica["template"]["spec"]
+                assert spec["automountServiceAccountToken"] is False
+                assert not {"hostPID", "hostIPC"} & set(spec)
+                assert all("hostPath" not in volume for volume in spec["volumes"])
+                host_network = role == "Worker" and provider == "host-network"
+                assert spec.get("hostNetwork", False) is host_network, (chart.directory, role)
+                (container,) = spec["containers"]
+                security = container.get("securityContext", {})
+                assert "privileged" not in security
+                rdma = role == "Worker" and provider in RDMA and bool(job.rails)
+                assert security.get("capabilities", {}).get("add", []) == (["IPC_LOCK"] if rdma else []), \
+                    (chart.directory, role)
+            seen += 1
+    assert seen == len(compiled.fleet.jobs) == len(COMBINATIONS)
+
+
+def test_every_namespace_enforces_the_level_its_jobs_need(compiled):
+    """By hand: RDMA rails (IPC_LOCK) or the host's network need privileged; the matrix's jobs run as root, which
+    `restricted` forbids, so every other namespace is baseline."""
+    for chart in compiled.charts:
+        if not chart.directory.endswith("/infra"):
+            continue
+        cluster = next(c for c in compiled.fleet.clusters if chart.directory == f"{c.name}/infra")
+        jobs = [j for j in compiled.fleet.jobs if j.cluster.name == cluster.name]
+        for manifest in chart.manifests:
+            if manifest.obj["kind"] != "Namespace":
+                continue
+            name = manifest.obj["metadata"]["name"]
+            here = [j for j in jobs if j.namespace == name]
+            provider = cluster.network.provider.value
+            needs_privileged = any(provider == "host-network" or (provider in RDMA and j.rails) for j in here)
+            expected = "privileged" if needs_privileged else "baseline" if here else "restricted"
+            labels = manifest.obj["metadata"]["labels"]
+            assert labels["pod-security.kubernetes.io/enforce"] == expected, (chart.directory, name)
+            assert labels["pod-security.kubernetes.io/enforce-version"] == f"v{cluster.kubernetes_version}"

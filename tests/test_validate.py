@@ -244,7 +244,7 @@ def test_env_variable_name_must_be_valid(diagnose, variable):
 
 def test_env_value_must_be_a_string(diagnose):
     outcome = diagnose({"jobs/train.yaml": GPU_JOB + "env:\n  NCCL_IB_DISABLE: 1\n"})
-    expect(outcome, ("jobs/train.yaml", 10, 20, "`env.NCCL_IB_DISABLE` must be a string, not 1", 'quote it: "1"'))
+    expect(outcome, ("jobs/train.yaml", 10, 20, "`env.NCCL_IB_DISABLE` must be a string or a mapping, not 1", 'quote it: "1"'))
 
 
 @pytest.mark.parametrize("key", ["Node.Kubernetes.io/type", "-type", "a/b/c", "x" * 64])
@@ -1071,3 +1071,40 @@ def test_rdma_shared_rail_whose_nic_has_two_interface_names_is_refused(tmp_path)
     with_host_interface = files["mixed.yaml"].replace("nic: ib0,", "nic: ib0, hostInterface: ib-rail0,")
     (tmp_path / "mixed.yaml").write_text(with_host_interface, encoding="utf-8")
     assert check_profiles([tmp_path]).diagnostics == []
+
+
+# --- privilege: privileged needs a reason, a volume mounts one thing, podSecurity names known namespaces ---------
+
+
+def test_privileged_true_is_refused_asking_for_a_reason(diagnose):
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB + "privileged: true\n"})
+    expect(outcome, ("jobs/train.yaml", 9, 13, "`privileged` must be a mapping, not true",
+                     'Write `privileged: {reason: "..."}`'))
+
+
+def test_privileged_with_an_empty_or_short_reason_is_refused(diagnose):
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB + "privileged: {reason: needed}\n"})
+    expect(outcome, ("jobs/train.yaml", 9, 22, "`privileged.reason` is 6 characters; it must be at least 10"))
+
+
+def test_a_volume_mounts_a_claim_or_a_host_path_not_both_not_neither(diagnose):
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB + dedent("""\
+        volumes:
+          - {name: data, mountPath: /data}
+          - {name: raid, mountPath: /raid, claim: raid, hostPath: /raid}
+        """)})
+    expect(outcome, ("jobs/train.yaml", 10, 5, "volume 'data' mounts nothing", "give one: `claim:`"),
+           ("jobs/train.yaml", 11, 59, "volume 'raid' gives both `claim` and `hostPath`", "keep one"))
+
+
+def test_pod_security_names_only_namespaces_of_the_cluster(diagnose):
+    outcome = diagnose({"clusters/dgx-lab.yaml": DGX_LAB + "podSecurity:\n  hcp: baseline\n  ml-training: privileged\n"})
+    line = len(DGX_LAB.splitlines()) + 2
+    expect(outcome, ("clusters/dgx-lab.yaml", line, 3, "`podSecurity` names namespace 'hcp', which is not in "
+                     "`namespaces`", "did you mean 'hpc'?"))
+
+
+def test_pod_security_levels_are_the_three_of_kubernetes(diagnose):
+    outcome = diagnose({"clusters/dgx-lab.yaml": DGX_LAB + "podSecurity:\n  hpc: privilegd\n"})
+    expect(outcome, ("clusters/dgx-lab.yaml", len(DGX_LAB.splitlines()) + 2, 8,
+                     "`podSecurity.hpc` is 'privilegd', which is not allowed", "did you mean 'privileged'?"))

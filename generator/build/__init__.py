@@ -15,6 +15,7 @@ from generator.build.mpijob import build_mpijob
 from generator.build.naming import mpijob_name
 from generator.build.network import build_namespace
 from generator.model import Cluster, Job
+from generator.podsecurity import Level, PodSecurity, combine, evaluate
 
 
 def job_chart_ref(job: Job, release: str | None = None) -> ChartRef:
@@ -34,8 +35,38 @@ def build_job(job: Job, chart: ChartRef, worker_count: int | None = None) -> lis
     ]
 
 
-def build_infra(cluster: Cluster, chart: ChartRef) -> list[Manifest]:
-    """Namespaces jobs may run in, and what the cluster's network provider needs (device plugin config,
-    the rails' networks in each namespace)."""
-    manifests = [Manifest("namespaces.yaml", build_namespace(ns, chart)) for ns in cluster.namespaces]
+def job_pod_security(job: Job) -> PodSecurity:
+    """The Pod Security level the pods of `job` need: of its launcher and its workers, the higher."""
+    replicas = build_mpijob(job, job_chart_ref(job), mpijob_name(job))["spec"]["mpiReplicaSpecs"]
+    return combine(evaluate(replica["template"]["spec"]) for replica in replicas.values())
+
+
+def namespace_pod_security(cluster: Cluster, jobs: tuple[Job, ...]) -> dict[str, PodSecurity]:
+    """The Pod Security level each namespace must allow: the most any of its jobs' pods needs, and at least
+    what the cluster profile asks for. The reasons name the job and the control that needs the level."""
+    floors = dict(cluster.pod_security)
+    levels: dict[str, PodSecurity] = {}
+    for namespace in cluster.namespaces:
+        floor = Level[floors.get(namespace, "restricted").upper()]
+        reasons = [f"cluster {cluster.name} asks for {floor.label}"] if floor > Level.RESTRICTED else []
+        level = floor
+        for job in jobs:
+            if job.namespace != namespace:
+                continue
+            needed = job_pod_security(job)
+            if needed.level < level:
+                continue
+            if needed.level > level:
+                level, reasons = needed.level, []
+            reasons += [f"job {job.name}: {reason}" for reason in needed.reasons]
+        levels[namespace] = PodSecurity(level, tuple(reasons))
+    return levels
+
+
+def build_infra(cluster: Cluster, chart: ChartRef, jobs: tuple[Job, ...] = ()) -> list[Manifest]:
+    """Namespaces jobs may run in, labelled with the Pod Security level their jobs need, and what the
+    cluster's network provider needs (device plugin config, the rails' networks in each namespace)."""
+    levels = namespace_pod_security(cluster, jobs)
+    manifests = [Manifest("namespaces.yaml", build_namespace(ns, chart, levels[ns], cluster.kubernetes_version))
+                 for ns in cluster.namespaces]
     return manifests + providers.infra(cluster, chart)

@@ -38,6 +38,9 @@ def standard_labels(chart: ChartRef) -> dict[str, str]:
     }
 
 
+STANDARD_LABEL_KEYS = frozenset(standard_labels(ChartRef("chart", "release")))
+
+
 def metadata(name: str, chart: ChartRef, namespace: str | None = None,
              annotations: dict[str, str] | None = None) -> dict[str, object]:
     meta: dict[str, object] = {"name": name}

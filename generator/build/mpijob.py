@@ -14,6 +14,7 @@ LAUNCHER_CONTAINER = "launcher"
 WORKER_CONTAINER = "worker"
 HOSTFILE_VOLUME = "mpigen-hostfile"
 SHM_VOLUME = "dshm"
+PRIVILEGED_REASON = "mpigen/privileged-reason"
 RANK_COUNT_FLAG = {MpiImplementation.OPENMPI: "-np", MpiImplementation.INTEL: "-n", MpiImplementation.MPICH: "-n"}
 
 
@@ -46,7 +47,11 @@ def mpirun_command(job: Job, worker_count: int) -> list[str]:
     else:
         command = ["mpirun", "-hostfile", names.HOSTFILE_PATH, flag, ranks]
         for var in job.env:
-            command += ["-genv", var.name, var.value]
+            if var.secret is None:
+                command += ["-genv", var.name, var.value]
+        secrets = [var.name for var in job.env if var.secret is not None]
+        if secrets:  # by name: a Secret's value must not stand in the command line
+            command += ["-genvlist", ",".join(secrets)]
     command += [*job.mpirun_args, *job.program]
     return [literal(part) for part in command]
 
@@ -82,8 +87,9 @@ def launcher_command(job: Job, worker_count: int) -> list[str]:
     return mpirun_command(job, worker_count)
 
 
-def _env(job: Job) -> list[dict[str, str]]:
-    return [{"name": var.name, "value": literal(var.value)} for var in job.env]
+def _env(job: Job) -> list[dict[str, Any]]:
+    return [{"name": var.name, "valueFrom": {"secretKeyRef": {"name": var.secret.name, "key": var.secret.key}}}
+            if var.secret is not None else {"name": var.name, "value": literal(var.value)} for var in job.env]
 
 
 def _cpu_memory(resources: Resources) -> dict[str, str]:
@@ -103,6 +109,9 @@ def _volume_mounts(job: Job) -> list[dict[str, Any]]:
 def _claims(job: Job) -> list[dict[str, Any]]:
     volumes = []
     for volume in job.volumes:
+        if volume.host_path is not None:  # asked for in the profile; `Directory`: never create folders on the node
+            volumes.append({"name": volume.name, "hostPath": {"path": volume.host_path, "type": "Directory"}})
+            continue
         claim: dict[str, Any] = {"claimName": volume.claim}
         if volume.read_only:
             claim["readOnly"] = True
@@ -110,11 +119,23 @@ def _claims(job: Job) -> list[dict[str, Any]]:
     return volumes
 
 
-def _security_context(job: Job, rdma: bool) -> dict[str, Any]:
+def _security_context(job: Job, rdma: bool, worker: bool) -> dict[str, Any]:
+    """What the container needs and no more: IPC_LOCK to pin memory for RDMA; privileged only where the
+    profile asks for it, with a reason (then it holds every capability, IPC_LOCK included)."""
     context: dict[str, Any] = {}
     if job.run_as_user is not None:
         context["runAsUser"] = job.run_as_user
-    if rdma:
+    if worker and job.privileged_reason is not None:
+        context["privileged"] = True
+        return context
+    if not job.runs_as_root:
+        # sshd and the ranks run as this user: no capability, setuid program or unconfined syscall is of use to
+        # them, so the pod meets Pod Security `restricted` unless RDMA's IPC_LOCK is needed.
+        context["runAsNonRoot"] = True
+        context["allowPrivilegeEscalation"] = False
+        context["capabilities"] = {"drop": ["ALL"], **({"add": ["IPC_LOCK"]} if rdma else {})}
+        context["seccompProfile"] = {"type": "RuntimeDefault"}
+    elif rdma:
         context["capabilities"] = {"add": ["IPC_LOCK"]}
     return context
 
@@ -130,7 +151,7 @@ def build_launcher_container(job: Job, worker_count: int) -> dict[str, Any]:
     resources = _cpu_memory(job.launcher_resources)
     if resources:
         container["resources"] = {"requests": resources, "limits": dict(resources)}
-    security = _security_context(job, rdma=False)
+    security = _security_context(job, rdma=False, worker=False)
     if security:
         container["securityContext"] = security
     container["volumeMounts"] = [
@@ -158,7 +179,7 @@ def build_worker_container(job: Job, network: PodNetwork) -> dict[str, Any]:
         container["resources"] = {"requests": requests, "limits": limits}
     elif limits:
         container["resources"] = {"limits": limits}
-    security = _security_context(job, rdma=bool(job.rails) and job.cluster.network.provider.rdma)
+    security = _security_context(job, rdma=bool(job.rails) and job.cluster.network.provider.rdma, worker=True)
     if security:
         container["securityContext"] = security
     container["volumeMounts"] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}, *_volume_mounts(job)]
@@ -200,12 +221,18 @@ def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
     template_metadata: dict[str, Any] = {}
     if network.host_network:
         template_metadata["labels"] = {WORKER_OF_LABEL: mpijob}
-    if network.annotations:
-        template_metadata["annotations"] = dict(network.annotations)
+    annotations = {**dict(network.annotations), **_privileged_annotation(job)}
+    if annotations:
+        template_metadata["annotations"] = annotations
     if template_metadata:
         template["metadata"] = template_metadata
     template["spec"] = spec
     return template
+
+
+def _privileged_annotation(job: Job) -> dict[str, str]:
+    """The profile's reason for privileged workers, where reviewers of the chart and of the pods see it."""
+    return {PRIVILEGED_REASON: job.privileged_reason} if job.privileged_reason is not None else {}
 
 
 def build_run_policy(job: Job) -> dict[str, Any]:
@@ -246,6 +273,7 @@ def build_mpijob(job: Job, chart: ChartRef, mpijob: str, worker_count: int | Non
         "apiVersion": "kubeflow.org/v2beta1",
         "kind": "MPIJob",
         "metadata": metadata(mpijob, chart, job.namespace,
-                             annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE}),
+                             annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE,
+                                          **_privileged_annotation(job)}),
         "spec": build_mpijob_spec(job, mpijob, count),
     }

@@ -13,6 +13,7 @@ from generator.build.labels import (
     metadata,
 )
 from generator.model import Cluster, LinkType, Rail
+from generator.podsecurity import ENFORCE_LABEL, ENFORCE_VERSION_LABEL, POD_SECURITY_REASON, PodSecurity
 
 RESOURCE_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName"
 LINK_TYPE_SELECTOR = {LinkType.INFINIBAND: "infiniband", LinkType.ETHERNET: "ether"}
@@ -50,9 +51,18 @@ def union(values: list[str]) -> list[str]:
     return sorted(set(values))
 
 
-def build_namespace(namespace: str, chart: ChartRef) -> dict[str, Any]:
+def build_namespace(namespace: str, chart: ChartRef, security: PodSecurity,
+                    kubernetes_version: str) -> dict[str, Any]:
     """A job namespace. Helm keeps it when the infra chart is uninstalled, and Argo CD never prunes or
-    deletes it: deleting a namespace would delete the PVCs and running jobs in it."""
-    return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": metadata(namespace, chart, annotations={"helm.sh/resource-policy": "keep",
-                                                                ARGOCD_SYNC_OPTIONS: KEEP_IN_ARGOCD})}
+    deletes it: deleting a namespace would delete the PVCs and running jobs in it.
+
+    Pod Security admission enforces the least level its jobs need, under the rules of the cluster's own
+    Kubernetes version (pinned, so a cluster upgrade cannot tighten them under running jobs).
+    """
+    annotations = {"helm.sh/resource-policy": "keep", ARGOCD_SYNC_OPTIONS: KEEP_IN_ARGOCD}
+    if security.reasons:
+        annotations[POD_SECURITY_REASON] = "; ".join(security.reasons)
+    obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata(namespace, chart, annotations=annotations)}
+    obj["metadata"]["labels"] = {**obj["metadata"]["labels"], ENFORCE_LABEL: security.level.label,
+                                 ENFORCE_VERSION_LABEL: f"v{kubernetes_version}"}
+    return obj

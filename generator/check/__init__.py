@@ -22,8 +22,8 @@ from generator.check.render import (
     own_render,
     read_manifest_file,
 )
-from generator.check.report import CheckReport
-from generator.check.rules import run_rules
+from generator.check.report import CheckReport, WorkloadSecurity
+from generator.check.rules import run_rules, workload_pod_security
 from generator.check.schemas import SchemaSet, bundled_kube_versions, select_kube_version
 from generator.diagnostics import Severity
 
@@ -82,9 +82,15 @@ def _render_all(charts: list[ChartInfo], versions: list[str], renderer: _Rendere
     return [renderer(chart, version) for chart, version in zip(charts, versions, strict=True)]
 
 
-def _context_documents(paths: tuple[Path, ...], renderer: _Renderer, version: str) -> tuple[list[Document], list[Finding]]:
+def _chart_clusters(charts: list[ChartInfo]) -> dict[str, str]:
+    return {chart.display: chart.annotations["mpigen/cluster"] for chart in charts if "mpigen/cluster" in chart.annotations}
+
+
+def _context_documents(paths: tuple[Path, ...], renderer: _Renderer, version: str,
+                       clusters: dict[str, str]) -> tuple[list[Document], list[Finding]]:
     """Charts and manifests that exist beside the checked ones (e.g. an infra chart's NADs): rendered, not judged."""
     targets = discover(list(paths))
+    clusters.update(_chart_clusters(targets.charts))
     documents: list[Document] = []
     findings = list(targets.problems)
     for docs, problems in _render_all(targets.charts, [version] * len(targets.charts), renderer):
@@ -177,9 +183,16 @@ def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
         report.findings += schemas(version).check(document)
     report.documents = [d for d, _ in documents]
     extra = _crd_folder_documents(options.crds)
+    clusters = _chart_clusters(targets.charts)
     if options.context:
-        context_docs, problems = _context_documents(options.context, renderer, newest)
+        context_docs, problems = _context_documents(options.context, renderer, newest, clusters)
         extra += context_docs
         report.findings += problems
-    report.findings += run_rules(report.documents, CheckContext(extra=tuple(extra), node_shapes=node_shapes))
+    report.findings += run_rules(report.documents, CheckContext(extra=tuple(extra), node_shapes=node_shapes,
+                                                                chart_clusters=clusters))
+    for document in report.documents:
+        security = workload_pod_security(document)
+        if security is not None:
+            report.pod_security.append(WorkloadSecurity(document.source, document.label, document.namespace,
+                                                        security.level.label, security.reasons))
     return report

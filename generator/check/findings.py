@@ -79,11 +79,17 @@ class CheckContext:
     """Knowledge beyond the documents themselves.
 
     `extra` are documents from outside the render (for example NetworkAttachmentDefinitions already
-    in the cluster, given as manifest files); `node_shapes` maps a chart folder to its pool's node.
+    in the cluster, given as manifest files); `node_shapes` maps a chart folder to its pool's node,
+    `chart_clusters` to its cluster.
     """
 
     extra: tuple[Document, ...] = ()
     node_shapes: dict[str, NodeShape] = field(default_factory=dict)
+    chart_clusters: dict[str, str] = field(default_factory=dict)
+    """Chart folder -> the cluster mpigen compiled it for: namespaces of one name in two clusters are two."""
+
+    def cluster_of(self, document: Document) -> str:
+        return self.chart_clusters.get(document.chart, "")
 
 
 def json_path(parts: list[str | int] | tuple[str | int, ...]) -> str:

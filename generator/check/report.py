@@ -9,6 +9,25 @@ from dataclasses import dataclass, field
 from generator.check.findings import Document, Finding
 from generator.diagnostics import Severity
 
+POD_SECURITY_PREFIX = "pod security "
+
+
+@dataclass(frozen=True)
+class WorkloadSecurity:
+    """The Pod Security level one rendered workload needs, and why no lower level would do."""
+
+    source: str
+    object: str
+    namespace: str
+    level: str
+    reasons: tuple[str, ...]
+
+    def format(self) -> str:
+        """`pod security <level>: <where>: <why>`: one line per workload, easy to grep or filter out."""
+        where = f"{self.source}: {self.object}" + (f" in namespace {self.namespace}" if self.namespace else "")
+        why = f": {'; '.join(self.reasons)}" if self.reasons else ""
+        return f"{POD_SECURITY_PREFIX}{self.level}: {where}{why}"
+
 
 @dataclass
 class CheckReport:
@@ -17,6 +36,7 @@ class CheckReport:
     documents: list[Document] = field(default_factory=list)
     charts: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    pod_security: list[WorkloadSecurity] = field(default_factory=list)
 
     @property
     def errors(self) -> list[Finding]:
@@ -32,7 +52,8 @@ class CheckReport:
 
 
 def as_text(report: CheckReport) -> str:
-    return "".join(f"{f.format()}\n" for f in report.findings) + report.summary() + "\n"
+    return ("".join(f"{f.format()}\n" for f in report.findings)
+            + "".join(f"{w.format()}\n" for w in report.pod_security) + report.summary() + "\n")
 
 
 def as_json(report: CheckReport) -> str:
@@ -40,6 +61,8 @@ def as_json(report: CheckReport) -> str:
         "findings": [{"source": f.source, "object": f.object, "path": f.path, "message": f.message,
                       "rule": f.rule, "severity": f.severity.value} for f in report.findings],
         "notes": report.notes,
+        "podSecurity": [{"source": w.source, "object": w.object, "namespace": w.namespace, "level": w.level,
+                         "reasons": list(w.reasons)} for w in report.pod_security],
         "summary": {"errors": len(report.errors), "warnings": len(report.warnings),
                     "documents": len(report.documents), "charts": report.charts, "files": report.files},
     }, indent=2) + "\n"

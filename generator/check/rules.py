@@ -9,6 +9,7 @@ whatever they cannot read.
   readable, and the pod requests the device-plugin resource each NAD needs.
 - "capacity": the extended resources a worker requests fit one node of the pool its chart targets.
 - "names": nothing beside an MPIJob takes a name the operator creates for it.
+- "pod-security": no workload needs a higher Pod Security level than its namespace enforces.
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ from typing import Any
 from generator import names
 from generator.check.findings import CheckContext, Document, Finding, finding, json_path
 from generator.diagnostics import Severity
+from generator.podsecurity import ENFORCE_LABEL, Level, PodSecurity, combine, evaluate
 
 RULE_MPI_OPERATOR = "mpi-operator"
 RULE_NETWORK = "network"
 RULE_CAPACITY = "capacity"
 RULE_NAMES = "names"
 RULE_RESOURCES = "resources"
+RULE_POD_SECURITY = "pod-security"
 
 MPIJOB_API_VERSION = "kubeflow.org/v2beta1"
 NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
@@ -816,6 +819,49 @@ def check_extended_resources(documents: list[Document]) -> list[Finding]:
     return findings
 
 
+def workload_pod_security(document: Document) -> PodSecurity | None:
+    """The Pod Security level the pods of a workload need; None for objects that make no pods."""
+    templates = pod_templates(document)
+    if not templates:
+        return None
+    return combine(evaluate(template.spec) for template in templates)
+
+
+def check_pod_security(documents: list[Document], context: CheckContext) -> list[Finding]:
+    """Pod Security admission refuses a pod that needs more than its namespace's `enforce` label allows.
+
+    The MPIJob itself is accepted: only the operator's pods are refused, so the job just never starts.
+    """
+    findings: list[Finding] = []
+    enforced: dict[tuple[str, str], Level] = {}  # (cluster or '', namespace)
+    levels = [level.label for level in Level]
+    for document in (*documents, *context.extra):
+        if document.kind != "Namespace" or document.api_version != "v1":
+            continue
+        labels = _dict((_dict(document.obj.get("metadata")) or {}).get("labels")) or {}
+        if ENFORCE_LABEL not in labels:
+            continue
+        value = labels[ENFORCE_LABEL]
+        if value not in levels:
+            if document in documents:
+                findings.append(finding(document, path_of(("metadata", "labels", ENFORCE_LABEL)),
+                                        f"{value!r} is not a Pod Security level; the API server refuses it: "
+                                        f"write one of {', '.join(levels)}", RULE_POD_SECURITY))
+            continue
+        enforced[(context.cluster_of(document), document.name)] = Level[value.upper()]
+    for document in documents:
+        security = workload_pod_security(document)
+        allowed = enforced.get((context.cluster_of(document), document.namespace), enforced.get(("", document.namespace)))
+        if security is None or allowed is None or security.level <= allowed:
+            continue
+        findings.append(finding(
+            document, "", f"namespace {document.namespace} enforces Pod Security level {allowed.label}, but these "
+            f"pods need {security.level.label} ({'; '.join(security.reasons)}): the API server will refuse to create "
+            f"them and the job never starts; raise the namespace's {ENFORCE_LABEL} label to {security.level.label} "
+            "(the infra chart mpigen compiles for the cluster does), or ask for less", RULE_POD_SECURITY))
+    return findings
+
+
 def run_rules(documents: list[Document], context: CheckContext) -> list[Finding]:
     """Every rule over every document. A rule that fails on input it should have skipped is reported, not raised."""
     findings: list[Finding] = []
@@ -825,6 +871,7 @@ def run_rules(documents: list[Document], context: CheckContext) -> list[Finding]
         (RULE_CAPACITY, lambda: check_capacity(documents, context)),
         (RULE_RESOURCES, lambda: check_extended_resources(documents)),
         (RULE_NAMES, lambda: check_reserved_names(documents, context)),
+        (RULE_POD_SECURITY, lambda: check_pod_security(documents, context)),
     ]
     for rule, check in checks:
         try:

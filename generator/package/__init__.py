@@ -18,7 +18,7 @@ from generator import names, yamlio
 from generator.build import Manifest, build_infra, build_job, infra_chart_ref, job_chart_ref
 from generator.build.gitops import BootstrapFile, build_bootstrap
 from generator.build.hostfile import hostfile_line, rankfile_line
-from generator.build.labels import CHART_VERSION, ChartRef
+from generator.build.labels import CHART_VERSION, STANDARD_LABEL_KEYS, ChartRef
 from generator.build.mpijob import rank_count_index
 from generator.build.naming import mpijob_name
 from generator.model import Cluster, Fleet, Job, Naming, NetworkProvider, NodePool
@@ -45,7 +45,7 @@ def package_fleet(fleet: Fleet) -> list[Chart]:
     for cluster in fleet.clusters:
         jobs = fleet.jobs_of(cluster)
         bootstrap = tuple((file.path, bootstrap_text(file, cluster)) for file in build_bootstrap(cluster, jobs))
-        charts.append(package_infra_chart(cluster, bootstrap))
+        charts.append(package_infra_chart(cluster, bootstrap, jobs))
         charts += [package_job_chart(job) for job in jobs]
     return charts
 
@@ -116,8 +116,17 @@ app.kubernetes.io/managed-by: {{{{ .Release.Service | quote }}}}
 {extra}'''
 
 
-def _labels_hole(ref: ChartRef) -> Hole:
-    return Hole(f'{{{{- include "{ref.name}.labels" . | nindent {{indent}} }}}}', block=True)
+LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+
+
+def _labels_hole(ref: ChartRef, manifest: Manifest | None = None) -> Hole:
+    """The standard labels from `_helpers.tpl`, then any other labels the object was built with (constants
+    mpigen chose, such as a namespace's Pod Security level: never profile text, which must not become code)."""
+    labels = manifest.obj["metadata"].get("labels", {}) if manifest else {}
+    extra = {k: v for k, v in labels.items() if k not in STANDARD_LABEL_KEYS}
+    assert all(LABEL_VALUE.fullmatch(v) for v in extra.values()), f"not a label value: {extra}"
+    lines = "".join(f"\n{{pad}}{key}: {json.dumps(value)}" for key, value in extra.items())
+    return Hole(f'{{{{- include "{ref.name}.labels" . | nindent {{indent}} }}}}{lines}', block=True)
 
 
 def _template_file(manifests: list[Manifest], holes_of: Any, source: str) -> str:
@@ -307,9 +316,10 @@ def _infra_notes(cluster: Cluster) -> str:
     return escape_text("\n".join(lines) + "\n")
 
 
-def package_infra_chart(cluster: Cluster, bootstrap: tuple[tuple[str, str], ...] = ()) -> Chart:
+def package_infra_chart(cluster: Cluster, bootstrap: tuple[tuple[str, str], ...] = (),
+                        jobs: tuple[Job, ...] = ()) -> Chart:
     ref = infra_chart_ref(cluster)
-    manifests = build_infra(cluster, ref)
+    manifests = build_infra(cluster, ref, jobs)
     files: dict[str, str] = {
         "Chart.yaml": _chart_yaml(ref, f"Namespaces and RDMA rail networks of cluster {cluster.name}", cluster.source,
                                   _cluster_annotations(cluster)),
@@ -322,7 +332,7 @@ def package_infra_chart(cluster: Cluster, bootstrap: tuple[tuple[str, str], ...]
         "templates/NOTES.txt": _infra_notes(cluster),
     }
     for template, group in _group(manifests).items():
-        files[f"templates/{template}"] = _template_file(group, lambda m: {("metadata", "labels"): _labels_hole(ref)},
+        files[f"templates/{template}"] = _template_file(group, lambda m: {("metadata", "labels"): _labels_hole(ref, m)},
                                                         cluster.source)
     return Chart(names.chart_dir_of_infra(cluster.name), ref, tuple(sorted(files.items())), tuple(manifests),
                  bootstrap)

@@ -22,7 +22,8 @@ class Hole:
 
     `inline` actions replace a scalar (`{{ int .Values.workers }}`); `block` actions replace a
     whole mapping or block scalar and are given the indentation of the line they sit on, as
-    `{indent}` in the text (`{{- include "x.labels" . | nindent {indent} }}`).
+    `{indent}` in the text (`{{- include "x.labels" . | nindent {indent} }}`); lines a block action
+    adds after its own start with `{pad}`, the spaces of that indentation.
     """
 
     action: str
@@ -61,7 +62,8 @@ def render_template(obj: dict[str, Any], holes: dict[tuple[str | int, ...], Hole
                 continue
             indent = len(line) - len(line.lstrip(" "))
             is_item = line.lstrip(" ").startswith("- ")
-            action = hole.action.replace("{indent}", str(indent + 2 if not is_item else indent + 4))
+            width = indent + 2 if not is_item else indent + 4
+            action = hole.action.replace("{indent}", str(width)).replace("{pad}", " " * width)
             lines[i] = line.replace(marker, action)
             break
         else:  # pragma: no cover - every hole was placed on a scalar of the dump

@@ -33,6 +33,7 @@ from generator.model import (
     RailAttachment,
     Resources,
     RunPolicy,
+    SecretKey,
     Volume,
 )
 from generator.resolve.nccl import derived_env
@@ -116,7 +117,16 @@ def _cluster(document: Document, hardware: dict[str, Hardware]) -> Cluster:
         rails=tuple(rails),
         gitops=_gitops(data["gitops"]) if "gitops" in data else None,
         cpu_manager_policy=data.get("cpuManagerPolicy"),
+        pod_security=tuple(sorted(data.get("podSecurity", {}).items())),
     )
+
+
+def _env_var(name: str, value: str | dict[str, Any], origin: str) -> EnvVar:
+    """A variable the profile sets: a literal, or a key of a Secret (`{secretKeyRef: {name, key}}`)."""
+    if isinstance(value, dict):
+        ref = value["secretKeyRef"]
+        return EnvVar(name, "", origin, SecretKey(ref["name"], ref["key"]))
+    return EnvVar(name, value, origin)
 
 
 def _gitops(data: dict[str, Any]) -> GitOps:
@@ -155,11 +165,11 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
                           ssh_port=cluster.network.worker_ssh_port)
     for name, value, why in derived:
         if name in user_env:
-            env.append(EnvVar(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))
+            env.append(_env_var(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))
         else:
             env.append(EnvVar(name, value, why))
     derived_names = {e.name for e in env}
-    env += [EnvVar(k, v, f"{document.source}: env") for k, v in user_env.items() if k not in derived_names]
+    env += [_env_var(k, v, f"{document.source}: env") for k, v in user_env.items() if k not in derived_names]
     policy = data.get("runPolicy", {})
     line = document.location
     naming = Naming(data.get("naming", Naming.CONTENT_HASH.value))
@@ -197,13 +207,14 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
         worker_command=tuple(data["workerCommand"]) if "workerCommand" in data else None,
         rails=rails,
         env=tuple(env),
-        volumes=tuple(Volume(v["name"], v["claim"], v["mountPath"], v.get("readOnly", False))
+        volumes=tuple(Volume(v["name"], v.get("claim"), v["mountPath"], v.get("readOnly", False), v.get("hostPath"))
                       for v in data.get("volumes", [])),
         shm_size=data.get("shmSize", gpu_shm),
         resources=_resources(data.get("resources")),
         launcher_resources=_resources(data.get("launcher", {}).get("resources")) if "launcher" in data
         and "resources" in data["launcher"] else DEFAULT_LAUNCHER_RESOURCES,
         run_as_user=data.get("runAsUser"),
+        privileged_reason=data["privileged"]["reason"] if "privileged" in data else None,
         ssh_auth_mount_path=data.get("sshAuthMountPath"),
         launcher_creation_policy=data.get("launcherCreationPolicy", DEFAULT_LAUNCHER_CREATION_POLICY),
         run_policy=RunPolicy(

@@ -6,6 +6,7 @@ from generator.diagnostics import Diagnostic, sort_diagnostics
 from generator.load import Document, Unreadable
 from generator.validate.references import check_references
 from generator.validate.schema import check_kind, check_schema
+from generator.validate.secrets import check_secrets
 
 
 def validate(documents: list[Document], unreadable: list[Unreadable] = ()) -> list[Diagnostic]:
@@ -18,6 +19,7 @@ def validate(documents: list[Document], unreadable: list[Unreadable] = ()) -> li
         if sound:
             problems, sound = check_schema(document)
         found.extend(problems)
+        found.extend(check_secrets(document))  # whatever else is wrong with the profile
         (valid if sound else invalid).append(document)
     found.extend(check_references(valid, invalid, unreadable))
     # A value a profile inherits through `extends` is checked in its own file and again in every profile

@@ -185,6 +185,11 @@ def _check_cluster(document: Document, index: Index) -> list[Diagnostic]:
     resources = [r.get("resourceName", names.default_rail_resource_name(r["name"])) for r in rails]
     found += _duplicates(document, resources, "", ("rails",), "rail resource name")
     found += _check_release_name(document, names.infra_chart_name(data["name"]), "infra chart release")
+    for namespace in data.get("podSecurity", {}):
+        if namespace not in data["namespaces"]:
+            found.append(Diagnostic(document.location("podSecurity", namespace, at_key=True),
+                                    f"`podSecurity` names namespace '{namespace}', which is not in `namespaces`",
+                                    did_you_mean(namespace, data["namespaces"])))
     prefix = data.get("network", {}).get("resourcePrefix", "")
     if prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io") or prefix.startswith("requests."):
         found.append(Diagnostic(document.location("network", "resourcePrefix"),
@@ -584,6 +589,14 @@ def _check_volumes(document: Document, job: dict[str, Any]) -> list[Diagnostic]:
     found += _duplicates(document, volumes, "mountPath", ("volumes",), "mount path")
     reserved = (*RESERVED_MOUNTS, job.get("sshAuthMountPath", DEFAULT_SSH_PATH).rstrip("/"))
     for i, volume in enumerate(volumes):
+        sources = [key for key in ("claim", "hostPath") if key in volume]
+        if len(sources) != 1:
+            found.append(Diagnostic(document.location("volumes", i, *sources[1:]),
+                                    f"volume '{volume['name']}' gives both `claim` and `hostPath`" if sources else
+                                    f"volume '{volume['name']}' mounts nothing",
+                                    "keep one: `claim` (preferred) or `hostPath`" if sources else
+                                    "give one: `claim:` a PersistentVolumeClaim (preferred), or `hostPath:` a folder "
+                                    "of the node"))
         if volume["name"] in RESERVED_VOLUMES:
             found.append(Diagnostic(document.location("volumes", i, "name"),
                                     f"volume name '{volume['name']}' is used by mpigen or mpi-operator",

@@ -110,10 +110,10 @@ def _diagnose(document: Document, error: ValidationError, schema: dict[str, Any]
         return [Diagnostic(where if path else document.location(), f"missing required key '{key}' in {field}",
                            f"add `{key}:` ({described})" if described else f"add `{key}:`")]
     if kind == "type":
-        expected = error.validator_value
-        expected_text = TYPE_NAMES.get(expected, str(expected))
+        expected = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        expected_text = " or ".join(TYPE_NAMES.get(e, str(e)) for e in expected)
         hint = about
-        if expected == "string" and isinstance(error.instance, (int, float)) and not isinstance(error.instance, bool):
+        if "string" in expected and isinstance(error.instance, (int, float)) and not isinstance(error.instance, bool):
             written = document.token_at(where) or str(error.instance)
             hint = f'quote it: "{written}"'
         return [Diagnostic(where, f"{field} must be {expected_text}, not {_show(error.instance)}", hint)]

@@ -14,6 +14,6 @@ app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}
 {{- define "pi.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "pi-af8fffd-worker-%d.pi-af8fffd.hpc.svc slots=1" $i }}
+{{ printf "pi-f949d33-worker-%d.pi-f949d33.hpc.svc slots=1" $i }}
 {{- end }}
 {{- end }}
