@@ -142,6 +142,8 @@ FAIL = '{{ fail "x" }}'
 TRIM = "--tag={{- /* c */ -}}x"
 IMAGE = "registry.example/{{.Release.Name}}:1"
 MOUNT = f"/data/{RELEASE}"
+HOST_PATH = f"/raid/{LOOKUP}"
+REASON = f"driver for {RELEASE} needs it"
 SOURCE = f"jobs/literal-{RELEASE}.yaml"
 LITERAL_JOB = f"""\
 apiVersion: mpigen/v1alpha1
@@ -162,6 +164,11 @@ volumes:
   - name: data
     claim: data
     mountPath: '{MOUNT}'
+  - name: raid
+    hostPath: '{HOST_PATH}'
+    mountPath: /raid
+privileged:
+  reason: '{REASON}'
 """
 
 
@@ -186,7 +193,17 @@ def test_template_text_in_profiles_renders_literally(helm: Path, literal_chart: 
         assert env == {"RELEASE": RELEASE, "LOOKUP": LOOKUP}
         assert {m["name"]: m["mountPath"] for m in container["volumeMounts"]}["data"] == MOUNT
     assert launcher["command"][-4:] == ["/bin/echo", RELEASE, LOOKUP, TRIM]
+    assert mpijob["metadata"]["annotations"]["mpigen/privileged-reason"] == REASON
+    assert specs["Worker"]["template"]["metadata"]["annotations"]["mpigen/privileged-reason"] == REASON
+    for role in ("Launcher", "Worker"):
+        volumes = {v["name"]: v for v in specs[role]["template"]["spec"]["volumes"]}
+        assert volumes["raid"]["hostPath"] == {"path": HOST_PATH, "type": "Directory"}
     assert "other-release" not in json.dumps(mpijob["spec"])
+    infra = template(helm, "other-release", literal_chart.parent.parent / "infra")
+    hpc = next(d for d in infra if d["kind"] == "Namespace" and d["metadata"]["name"] == "hpc")
+    assert hpc["metadata"]["annotations"]["mpigen/pod-security-reason"] == (
+        f"job literal: hostPath volume raid ({HOST_PATH}); job literal: container worker is privileged")
+    assert hpc["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
     assert mpijob["metadata"]["labels"]["app.kubernetes.io/instance"] == "other-release"
     assert len(one(docs, "ConfigMap")["data"]["hostfile"].splitlines()) == 2
 
