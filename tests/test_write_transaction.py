@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -108,3 +109,52 @@ def test_a_first_render_killed_while_staging_does_not_lock_the_folder_out(tmp_pa
     assert [p.name for p in out.iterdir()] == [STAGING_DIR]
     write_tree(out, NEW)
     assert {p: (out / p).read_bytes() for p in NEW} == NEW and not (out / STAGING_DIR).exists()
+
+
+# --- the real command line, killed from outside at many moments -----------------------------------------------------
+
+KILL_DELAYS = [0.0, 0.3, 0.6, 0.8, 1.0, 1.2, 1.5, 2.0]  # from before startup to (usually) after the render
+
+
+def test_mpigen_render_killed_at_any_moment_leaves_the_old_charts_or_a_committed_plan(tmp_path):
+    """SIGKILL `mpigen render` after each delay: the folder holds the old charts (besides staging), or the new
+    ones, or, past the commit point, a committed plan that the next render completes. Never anything else."""
+    import os
+    import shutil
+    import signal
+
+    from conftest import PROFILES, run_mpigen
+
+    new_profiles = tmp_path / "profiles"
+    shutil.copytree(PROFILES, new_profiles)
+    for job in (new_profiles / "jobs").glob("*.yaml"):  # a new image tag: every job chart changes
+        text = job.read_text(encoding="utf-8")
+        job.write_text(re.sub(r"(?m)^image: (\S+)$", r"image: \1-r2", text), encoding="utf-8")
+    old = tmp_path / "old"
+    assert run_mpigen("render", PROFILES, "-o", old).returncode == 0
+    expected_new = tmp_path / "new"
+    assert run_mpigen("render", new_profiles, "-o", expected_new).returncode == 0
+    old_state, new_state = digest(old), digest(expected_new)
+    assert old_state != new_state
+    outcomes = []
+    for delay in KILL_DELAYS:
+        out = tmp_path / f"out-{delay}"
+        shutil.copytree(old, out)
+        process = subprocess.Popen([sys.executable, "-m", "generator", "render", str(new_profiles), "-o", str(out)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(delay)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=60)
+        state = {k: v for k, v in digest(out).items() if not k.startswith(STAGING_DIR)}
+        committed = (out / STAGING_DIR / "plan.committed.json").is_file()
+        if state == old_state:
+            outcomes.append("old")
+        elif state == new_state:
+            outcomes.append("new")
+        else:
+            assert committed, f"killed after {delay} s: neither the old charts nor a committed plan"
+            outcomes.append("committed")
+        assert run_mpigen("render", new_profiles, "-o", out).returncode == 0
+        final = digest(out)
+        assert final == new_state, (delay, [k for k in set(final) | set(new_state) if final.get(k) != new_state.get(k)])
+    assert outcomes[0] == "old", outcomes  # killed before it could start: nothing may have changed
