@@ -289,12 +289,12 @@ def _too_deep(text: str) -> tuple[str, int, int] | None:
     return None
 
 
-_LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+_LINE_BREAK = re.compile("\r\n?|\n")
 
 
 def _line_column(text: str, index: int) -> tuple[int, int]:
-    """Line and column (1-based, in characters) of `text[index]`, counting line breaks as YAML and its marks
-    do: a lone CR, NEL and the Unicode line and paragraph separators end a line too."""
+    """Line and column (1-based, in characters) of `text[index]`, counting line breaks as the parser's marks
+    do: CR LF, LF, and a lone CR (YAML 1.2 has no others: NEL and U+2028 are characters of the line)."""
     index = min(max(index, 0), len(text))
     breaks = list(_LINE_BREAK.finditer(text, 0, index))
     start = breaks[-1].end() if breaks else 0

@@ -144,12 +144,16 @@ def test_a_character_yaml_forbids_is_pointed_at_on_one_line(raw, where, code, es
 
 
 def test_lines_end_where_yaml_ends_them_and_columns_count_characters():
-    # A lone CR ends a line for YAML (and for the positions of every other diagnostic), `é` is one column.
+    # A lone CR ends a line for YAML (and for the positions the parser gives), `é` is one column.
     assert load_one(b"a: b\rc: \"\x00\"\n") == [
         'f.yaml:2:5: error: character U+0000 is not allowed in YAML; delete it, or write it as the escape "\\x00" '
         "inside a double-quoted string"]
     assert load_one("a: b\r\nc: d\re: café".encode() + b"\xff\n") == [
         "f.yaml:3:8: error: byte 0xff is not valid UTF-8; save the file as UTF-8"]
+    # YAML 1.2 ends no line at NEL or U+2028: the parser's marks count them as characters of the line.
+    assert load_one("a: 'b\u2028c\x85d'\x00".encode()) == [
+        'f.yaml:1:11: error: character U+0000 is not allowed in YAML; delete it, or write it as the escape "\\x00" '
+        "inside a double-quoted string"]
 
 
 def test_utf16_file_is_refused_at_its_first_byte():
