@@ -147,14 +147,66 @@ def test_unknown_key_alone_and_reference_errors_in_the_same_run(diagnose):
            ("jobs/train.yaml", 9, 1, "unknown key 'descripton' in the profile", "did you mean 'description'?"))
 
 
-def test_unknown_nested_key_and_the_missing_key_it_replaced(diagnose):
+def test_a_misspelt_required_key_is_one_error_not_two(diagnose):
     cluster = CLUSTER.replace("    nodes: 4", "    nodez: 4")
     outcome = diagnose({"clusters/dgx-lab.yaml": cluster})
-    # Line 7 `  - name: dgx` starts the pool mapping at column 5; line 9 holds the misspelt key.
+    # Line 9 holds the misspelt key. That `nodes` is then missing is the same mistake: its did-you-mean says so.
     # The three example jobs name this (now invalid) cluster and must stay quiet.
+    expect(outcome, ("clusters/dgx-lab.yaml", 9, 5, "unknown key 'nodez' in `nodePools[0]`", "did you mean 'nodes'?"))
+
+
+def test_a_missing_required_key_beside_an_unrelated_unknown_key_is_still_reported(diagnose):
+    cluster = CLUSTER.replace("    nodes: 4", "    colour: blue")
+    outcome = diagnose({"clusters/dgx-lab.yaml": cluster})
+    # Line 7 `  - name: dgx` starts the pool mapping at column 5.
     expect(outcome,
            ("clusters/dgx-lab.yaml", 7, 5, "missing required key 'nodes' in `nodePools[0]`", "add `nodes:`"),
-           ("clusters/dgx-lab.yaml", 9, 5, "unknown key 'nodez' in `nodePools[0]`", "did you mean 'nodes'?"))
+           ("clusters/dgx-lab.yaml", 9, 5, "unknown key 'colour' in `nodePools[0]`", "expected one of"))
+
+
+@pytest.mark.parametrize(("name", "shown", "why"), [
+    ("tr\u0430in", "tr\u0430in", "character 3 is U+0430 CYRILLIC SMALL LETTER A, which is not ASCII"),
+    ("tra\u200bin", "tra\\u200bin", "character 4 is U+200B ZERO WIDTH SPACE, which is not ASCII"),
+    ("train\u202eyek", "train\\u202eyek", "character 6 is U+202E RIGHT-TO-LEFT OVERRIDE, which is not ASCII"),
+    ("tra\\x07in", "tra\\x07in", "character 4 is U+0007, a control character"),
+    ("../../x", "../../x", "a DNS-1035 label has only lower-case letters, digits and `-`, starts with a letter and "
+                           "ends with a letter or digit"),
+    ("{{ .Release.Name }}", "{{ .Release.Name }}", "Helm template text (`{{ ... }}`) is not allowed in it"),
+])
+def test_a_name_that_is_not_valid_says_which_character_is_wrong(diagnose, name, shown, why):
+    # Written double-quoted, so the escape `\x07` reaches the name as the character itself.
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB.replace("name: train", f'name: "{name}"')})
+    # Characters one cannot see are shown as escapes; a look-alike is named.
+    expect(outcome, ("jobs/train.yaml", 3, 7, f"`name` '{shown}' is not valid: {why}", "Name of the job"))
+
+
+def test_white_space_where_there_may_be_none_is_named_even_around_template_text(diagnose):
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB.replace("image: nvcr.io/nvidia/pytorch:24.03-py3",
+                                                           "image: 'nvcr.io/{{ .Release.Name }}'")})
+    # Template text itself is fine in an image (it is written literally); the space after `{{` is not.
+    expect(outcome, ("jobs/train.yaml", 6, 8, "`image` 'nvcr.io/{{ .Release.Name }}' is not valid: character 11 is a "
+                                              "space, and there may be none", "Container image"))
+
+
+def test_one_value_failing_two_checks_is_one_error(diagnose):
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB.replace("workers: 2", "workers: .inf"),
+                        "clusters/dgx-lab.yaml": CLUSTER.replace("- name: rail0", "- name: Rail0-InfiniBand")})
+    # `.inf` is not a whole number (that it is also above the maximum is noise), shown as written; the rail name
+    # (line 14 `  - name: `, column 11) breaks its pattern (that it is also too long is noise).
+    expect(outcome,
+           ("clusters/dgx-lab.yaml", 14, 11, "`rails[0].name` 'Rail0-InfiniBand' is not valid: a DNS-1035 label"),
+           ("jobs/train.yaml", 7, 10, "`workers` must be a whole number, not .inf"))
+
+
+def test_a_number_is_shown_as_written(diagnose):
+    outcome = diagnose({"clusters/dgx-lab.yaml": CLUSTER.replace('kubernetesVersion: "1.31"', "kubernetesVersion: 1.30")})
+    expect(outcome, ("clusters/dgx-lab.yaml", 4, 20, "`kubernetesVersion` must be a string, not 1.30", 'quote it: "1.30"'))
+
+
+def test_extends_outside_hardware_says_only_hardware_extends(diagnose):
+    outcome = diagnose({"clusters/dgx-lab.yaml": CLUSTER.replace("kind: Cluster\n", "kind: Cluster\nextends: lab\n")})
+    expect(outcome, ("clusters/dgx-lab.yaml", 3, 1, "unknown key 'extends' in the profile",
+                     "only a hardware profile can extend another; write this one out in full"))
 
 
 def test_missing_required_key_points_at_the_profile_start(diagnose):
@@ -244,7 +296,8 @@ def test_env_variable_name_must_be_valid(diagnose, variable):
 
 def test_env_value_must_be_a_string(diagnose):
     outcome = diagnose({"jobs/train.yaml": GPU_JOB + "env:\n  NCCL_IB_DISABLE: 1\n"})
-    expect(outcome, ("jobs/train.yaml", 10, 20, "`env.NCCL_IB_DISABLE` must be a string or a mapping, not 1", 'quote it: "1"'))
+    expect(outcome, ("jobs/train.yaml", 10, 20, "`env.NCCL_IB_DISABLE` must be a string or a mapping, not 1",
+                     'quote it: "1"'))
 
 
 @pytest.mark.parametrize("key", ["Node.Kubernetes.io/type", "-type", "a/b/c", "x" * 64])

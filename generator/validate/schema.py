@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import re
+import unicodedata
 from functools import cache
 from typing import Any
 
@@ -15,6 +17,17 @@ from generator.schema_files import KIND_SCHEMA_FILES, load_schema
 
 TYPE_NAMES = {"integer": "a whole number", "string": "a string", "object": "a mapping", "array": "a list",
               "boolean": "true or false", "number": "a number"}
+# What the name patterns of the schemas allow, in words.
+PATTERN_RULES = {
+    "^[a-z]([-a-z0-9]*[a-z0-9])?$": "a DNS-1035 label has only lower-case letters, digits and `-`, starts with a "
+                                    "letter and ends with a letter or digit",
+    "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$": "a DNS-1123 label has only lower-case letters, digits and `-`, and starts "
+                                       "and ends with a letter or digit",
+}
+# Checks of one value; where several fail on the same value, only the first of this order is reported
+# (`.inf` as a count is not a whole number; that it is also too large is noise).
+VALUE_CHECKS = ("type", "const", "enum", "pattern", "minLength", "maxLength", "minimum", "maximum",
+                "exclusiveMinimum", "exclusiveMaximum")
 
 
 @cache
@@ -49,10 +62,40 @@ def check_schema(document: Document) -> tuple[list[Diagnostic], bool]:
     instance = to_plain(document.data)
     found: list[Diagnostic] = []
     sound = True
-    for error in sorted(_validator(document.kind).iter_errors(instance), key=lambda e: list(e.absolute_path)):
-        found.extend(_diagnose(document, error, schema))
+    errors = sorted(_validator(document.kind).iter_errors(instance), key=lambda e: list(e.absolute_path))
+    first_check: dict[tuple[Any, ...], int] = {}
+    for error in errors:
+        if error.validator in VALUE_CHECKS:
+            path = tuple(error.absolute_path)
+            first_check[path] = min(first_check.get(path, len(VALUE_CHECKS)), VALUE_CHECKS.index(error.validator))
+    meant = _meant_keys(errors)
+    for error in errors:
         sound = sound and error.validator == "additionalProperties"
+        if error.validator in VALUE_CHECKS and VALUE_CHECKS.index(error.validator) > first_check[
+                tuple(error.absolute_path)]:
+            continue
+        if error.validator == "required" and (tuple(error.absolute_path), _required_key(error)) in meant:
+            continue  # the misspelt key is reported, with this one as its did-you-mean
+        found.extend(_diagnose(document, error, schema))
     return found, sound
+
+
+def _required_key(error: ValidationError) -> str:
+    match = re.match(r"^'(.+)' is a required property$", error.message)
+    return match.group(1) if match else str(error.validator_value)
+
+
+def _meant_keys(errors: list[ValidationError]) -> set[tuple[tuple[Any, ...], str]]:
+    """(path, key) for each unknown key's did-you-mean: a typo of a required key is one mistake, not two."""
+    meant = set()
+    for error in errors:
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            allowed = list(error.schema.get("properties", {})) if isinstance(error.schema, dict) else []
+            for key in error.instance:
+                if key not in allowed:
+                    meant.update((tuple(error.absolute_path), m) for m in difflib.get_close_matches(str(key), allowed,
+                                                                                                    n=1, cutoff=0.6))
+    return meant
 
 
 def _subschema(schema: dict[str, Any], path: list[str | int]) -> dict[str, Any]:
@@ -78,7 +121,7 @@ def _field(path: list[str | int]) -> str:
 
 def _show(value: Any) -> str:
     if isinstance(value, str):
-        return f"'{value}'"
+        return f"'{''.join(ch if ch.isprintable() else _escape(ch) for ch in value)}'"
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
@@ -86,6 +129,34 @@ def _show(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return "a mapping" if isinstance(value, dict) else "a list"
     return str(value)
+
+
+def _escape(ch: str) -> str:
+    """A character one cannot see (a control character, a zero-width space, a direction mark) as an escape."""
+    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+
+
+def _why_not(value: str, pattern: str) -> str:
+    """What in `value` breaks `pattern`, in words: a character that is not ASCII (a look-alike, an invisible
+    one), white space where there may be none, template text, or else the rule the pattern stands for."""
+    for i, ch in enumerate(value, start=1):
+        if not (ch.isascii() and ch.isprintable()):
+            name = unicodedata.name(ch, "")
+            what = f"U+{ord(ch):04X} {name}" if name else f"U+{ord(ch):04X}, a control character"
+            return f"character {i} is {what}" + ("" if ch.isascii() else ", which is not ASCII")
+    space = re.search(r"\s", value)
+    if space and re.fullmatch(pattern, re.sub(r"\s", "", value)):
+        return f"character {space.start() + 1} is a space, and there may be none"
+    if "{{" in value:
+        return "Helm template text (`{{ ... }}`) is not allowed in it"
+    return PATTERN_RULES.get(pattern, "")
+
+
+def _written(document: Document, where: Any, value: Any) -> str:
+    """A number as the profile wrote it (`1.30`, `.inf`), else as `_show` puts it."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return document.token_at(where) or _show(value)
+    return _show(value)
 
 
 def _diagnose(document: Document, error: ValidationError, schema: dict[str, Any]) -> list[Diagnostic]:
@@ -99,11 +170,11 @@ def _diagnose(document: Document, error: ValidationError, schema: dict[str, Any]
         allowed = list(sub.get("properties", {}))
         extras = [k for k in error.instance if k not in allowed]
         return [Diagnostic(document.location(*path, key, at_key=True),
-                           f"unknown key '{key}' in {field}",
-                           did_you_mean(str(key), allowed)) for key in extras]
+                           f"unknown key {_show(str(key))} in {field}",
+                           "only a hardware profile can extend another; write this one out in full"
+                           if key == "extends" and not path else did_you_mean(str(key), allowed)) for key in extras]
     if kind == "required":
-        match = re.match(r"^'(.+)' is a required property$", error.message)
-        key = match.group(1) if match else str(error.validator_value)
+        key = _required_key(error)
         # A `required` in a conditional (hardware's `else`) has no described property beside it: look it up in place.
         described = (sub.get("properties", {}).get(key, {}).get("description")
                      or _subschema(schema, path).get("properties", {}).get(key, {}).get("description", ""))
@@ -113,10 +184,10 @@ def _diagnose(document: Document, error: ValidationError, schema: dict[str, Any]
         expected = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
         expected_text = " or ".join(TYPE_NAMES.get(e, str(e)) for e in expected)
         hint = about
+        written = _written(document, where, error.instance)
         if "string" in expected and isinstance(error.instance, (int, float)) and not isinstance(error.instance, bool):
-            written = document.token_at(where) or str(error.instance)
             hint = f'quote it: "{written}"'
-        return [Diagnostic(where, f"{field} must be {expected_text}, not {_show(error.instance)}", hint)]
+        return [Diagnostic(where, f"{field} must be {expected_text}, not {written}", hint)]
     if kind == "enum":
         options = [str(o) for o in error.validator_value]
         return [Diagnostic(where, f"{field} is {_show(error.instance)}, which is not allowed",
@@ -124,13 +195,13 @@ def _diagnose(document: Document, error: ValidationError, schema: dict[str, Any]
     if kind == "const":
         return [Diagnostic(where, f"{field} is {_show(error.instance)}",
                            f"it must be `{error.validator_value}`")]
-    if kind == "pattern" and "propertyNames" in error.schema_path:
-        return [Diagnostic(document.location(*path, error.instance, at_key=True),
-                           f"key {_show(error.instance)} in {field} is not valid", about or
-                           f"it must match {error.validator_value}")]
     if kind == "pattern":
-        return [Diagnostic(where, f"{field} {_show(error.instance)} is not valid", about or
-                           f"it must match {error.validator_value}")]
+        why = _why_not(str(error.instance), str(error.validator_value))
+        what = f"{field} {_show(error.instance)}"
+        if "propertyNames" in error.schema_path:
+            where, what = document.location(*path, error.instance, at_key=True), f"key {_show(error.instance)} in {field}"
+        return [Diagnostic(where, f"{what} is not valid" + (f": {why}" if why else ""),
+                           about or f"it must match {error.validator_value}")]
     if kind in ("maxLength", "minLength"):
         limit = error.validator_value
         word = "at most" if kind == "maxLength" else "at least"
@@ -138,7 +209,8 @@ def _diagnose(document: Document, error: ValidationError, schema: dict[str, Any]
                            about)]
     if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         op = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[kind]
-        return [Diagnostic(where, f"{field} is {error.instance}; it must be {op} {error.validator_value}", about)]
+        return [Diagnostic(where, f"{field} is {_written(document, where, error.instance)}; it must be {op} "
+                           f"{error.validator_value}", about)]
     if kind == "minItems":
         return [Diagnostic(where, f"{field} needs at least {error.validator_value} item(s)", about)]
     if kind == "uniqueItems":
