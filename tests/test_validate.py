@@ -133,10 +133,20 @@ def test_base_texts_of_this_module_are_clean(diagnose):
 
 def test_unknown_key_points_at_the_key_with_did_you_mean(diagnose):
     outcome = diagnose({"jobs/train.yaml": GPU_JOB.replace("workers: 2", "wokers: 2")})
-    # An unknown key does not stop the cross-checks, and without `workers` the job has no size.
-    expect(outcome,
-           ("jobs/train.yaml", 1, 1, "missing the job's size"),
-           ("jobs/train.yaml", 7, 1, "unknown key 'wokers' in the profile", "did you mean 'workers'?"))
+    # An unknown key does not stop the cross-checks; that the job then has no `workers` is the same mistake,
+    # which the did-you-mean already names, so "missing the job's size" is not said as well.
+    expect(outcome, ("jobs/train.yaml", 7, 1, "unknown key 'wokers' in the profile", "did you mean 'workers'?"))
+
+
+def test_misspelt_program_is_one_error(diagnose):
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB.replace("program: [", "programm: [")})
+    expect(outcome, ("jobs/train.yaml", 8, 1, "unknown key 'programm' in the profile", "did you mean 'program'?"))
+
+
+def test_a_job_without_size_beside_an_unrelated_unknown_key_is_still_told(diagnose):
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB.replace("workers: 2", "colour: blue")})
+    expect(outcome, ("jobs/train.yaml", 1, 1, "missing the job's size"),
+           ("jobs/train.yaml", 7, 1, "unknown key 'colour' in the profile"))
 
 
 def test_unknown_key_alone_and_reference_errors_in_the_same_run(diagnose):
@@ -387,6 +397,25 @@ def test_rail_nic_that_no_pool_hardware_has(diagnose):
                      "expected one of 'ib0', 'ib1', 'ib2', 'ib3'"))
 
 
+def test_rail_on_a_cluster_whose_hardware_has_no_nics(diagnose):
+    cluster = dedent("""\
+        apiVersion: mpigen/v1alpha1
+        kind: Cluster
+        name: lab
+        kubernetesVersion: "1.31"
+        namespaces: [jobs]
+        nodePools:
+          - {name: cpu, hardware: cpu-node, nodes: 2}
+        rails:
+          - {name: rail0, nic: ib0, ipam: {range: 10.0.0.0/24}}
+        """)
+    outcome = diagnose({"clusters/lab.yaml": cluster})
+    # Line 9: `  - {name: rail0, nic: ` is 23 characters, `ib0` column 24.
+    expect(outcome, ("clusters/lab.yaml", 9, 24, "rail 'rail0' uses NIC 'ib0', which no node pool's hardware has",
+                     "the hardware of this cluster's pools has no NICs at all: add it to `nics` of the hardware "
+                     "profile, or remove the rail"))
+
+
 def test_rail_nic_with_did_you_mean(diagnose):
     outcome = diagnose({"clusters/dgx-lab.yaml": CLUSTER.replace("nic: ib1", "nic: ib-1")})
     expect(outcome, ("clusters/dgx-lab.yaml", 19, 10, "uses NIC 'ib-1'", "did you mean 'ib1'?"))
@@ -521,10 +550,10 @@ def test_zero_cpu_request_is_not_called_too_big(diagnose):
 
 
 # Default naming adds "-" and a 7-character hash to the MPIJob name, which every pod name starts with; the
-# error shows it as "-<hash>" and counts its 8 characters. Stable naming adds nothing.
-HASHED = ("", "-<hash>", 8, "shorten the job name (the MPIJob name adds 8 characters of content hash; "
-          "`naming: stable` drops them)")
-STABLE = ("naming: stable\n", "", 0, "shorten the job name")
+# error shows it as "-<hash>" and counts its 8 characters. Stable naming adds nothing. The hint says how short
+# the name must be: 63 less what the pod name adds to it.
+HASHED = ("", "-<hash>", 8, " (the MPIJob name adds 8 characters of content hash; `naming: stable` drops them)")
+STABLE = ("naming: stable\n", "", 0, "")
 
 
 @pytest.mark.parametrize("policy", [HASHED, STABLE], ids=["content-hash", "stable"])
@@ -532,8 +561,9 @@ STABLE = ("naming: stable\n", "", 0, "shorten the job name")
                          [(55, 10, "-worker-9", 64), (54, 11, "-worker-10", 64), (63, 1, "-worker-0", 72)])
 def test_last_worker_pod_name_longer_than_63(diagnose, length, workers, last, pod_length, policy):
     # The schema allows job names of up to 63 characters; only this cross-rule sees the pod names.
-    line, shown, extra, hint = policy
+    line, shown, extra, why = policy
     name = "a" * (length - extra)
+    hint = f"shorten the job name to at most {63 - (pod_length - len(name))} characters{why}"
     text = GPU_JOB.replace("name: train", f"name: {name}").replace("workers: 2", f"workers: {workers}")
     outcome = diagnose({"jobs/train.yaml": text + "gpusPerWorker: 1\n" + line})
     pod = name + shown + last
@@ -547,8 +577,9 @@ def test_last_worker_pod_name_longer_than_63(diagnose, length, workers, last, po
 def test_last_worker_pod_name_with_101_workers(diagnose, policy):
     # 53 characters is the longest Helm release name; with stable naming, 101 workers make the last pod
     # `-worker-100`, 64 characters. With the hash, 45 characters do the same.
-    line, shown, extra, hint = policy
+    line, shown, extra, why = policy
     name = "b" * (53 - extra)
+    hint = f"shorten the job name to at most {52 - extra} characters{why}"  # one less: the pod name is 64
     text = CPU_JOB.replace("name: train", f"name: {name}").replace("workers: 2", "workers: 101")
     outcome = diagnose({"jobs/train.yaml": text + 'resources:\n  cpu: "1"\n' + line})
     expect(outcome, ("jobs/train.yaml", 3, 7, f"worker pod name '{name}{shown}-worker-100' is 64 characters, "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from generator import derive, names
 from generator.catalogue import builtin_names
 from generator.diagnostics import Diagnostic, Severity, did_you_mean
 from generator.load import Document, Unreadable, to_plain
+from generator.schema_files import load_schema
 from generator.validate.facts import check_core_facts, check_rail_facts
 from generator.validate.topology import check_hardware_topology, check_job_topology
 
@@ -213,7 +215,9 @@ def _check_cluster(document: Document, index: Index) -> list[Diagnostic]:
             if rail["nic"] not in all_nics:
                 found.append(Diagnostic(document.location("rails", i, "nic"),
                                         f"rail '{rail['name']}' uses NIC '{rail['nic']}', which no node "
-                                        "pool's hardware has", did_you_mean(rail["nic"], all_nics)))
+                                        "pool's hardware has", did_you_mean(rail["nic"], all_nics) if all_nics else
+                                        "the hardware of this cluster's pools has no NICs at all: add it to `nics` "
+                                        "of the hardware profile, or remove the rail"))
                 continue
             found += _check_rail_carriers(document, i, rail, carriers)
     found += _check_ipam(document, rails, carriers if resolvable else [])
@@ -369,11 +373,20 @@ def _check_ipam_size(document: Document, i: int, rail: dict[str, Any], network: 
                        f"{nodes} node(s) that carry it", "give the rail a larger range, or exclude less")]
 
 
+def _misspelt(job: dict[str, Any]) -> set[str]:
+    """Keys of the job schema that unknown keys of `job` look like misspellings of: each is reported already
+    (an unknown key with its did-you-mean), so that the key itself is missing is not a second error."""
+    known = list(load_schema("Job")["properties"])
+    return {match for key in job if key not in known
+            for match in difflib.get_close_matches(key, known, n=1, cutoff=0.6)}
+
+
 def _check_job(document: Document, index: Index) -> list[Diagnostic]:
     job = to_plain(document.data)
     found: list[Diagnostic] = []
     given = [k for k in ("workers", "totalGpus") if k in job]
-    if len(given) != 1:
+    misspelt = _misspelt(job)
+    if len(given) > 1 or (not given and not misspelt & {"workers", "totalGpus"}):
         found.append(Diagnostic(document.location(given[1]) if given else document.location(),
                                 "give exactly one of `workers` and `totalGpus`" if given else
                                 "missing the job's size",
@@ -385,7 +398,7 @@ def _check_job(document: Document, index: Index) -> list[Diagnostic]:
         found.append(Diagnostic(document.location("launcherCommand"), "give exactly one of `program` and "
                                 "`launcherCommand`", "keep `program` to have mpigen build the mpirun line, or "
                                 "`launcherCommand` to write the whole launcher command yourself"))
-    elif not commands:
+    elif not commands and not misspelt & {"program", "launcherCommand"}:
         found.append(Diagnostic(document.location(), "missing what the job runs",
                                 "add `program: [python, train.py]`; mpigen wraps it in mpirun"))
     for key in ("mpirunArgs",):
@@ -523,10 +536,14 @@ def _check_layout(document: Document, job: dict[str, Any], pool: dict[str, Any],
     hashed = job.get("naming", "content-hash") == "content-hash"
     problem = names.last_worker_name_problem(job["name"], shape.worker_count, hashed=hashed)
     if problem:
+        last = names.worker_name(names.mpijob_name(job["name"], names.RUN_DIGEST_PLACEHOLDER if hashed else None),
+                                 max(shape.worker_count - 1, 0))
+        room = names.DNS1035_MAX - (len(last) - len(job["name"]))
         found.append(Diagnostic(document.location("name"), f"mpi-operator would reject this job: {problem}",
-                                "shorten the job name" + (f" (the MPIJob name adds {names.RUN_DIGEST_LENGTH + 1} "
-                                                          "characters of content hash; `naming: stable` drops them)"
-                                                          if hashed else "")))
+                                (f"shorten the job name to at most {room} characters" if len(last) >
+                                 names.DNS1035_MAX else "shorten the job name")
+                                + (f" (the MPIJob name adds {names.RUN_DIGEST_LENGTH + 1} characters of content "
+                                   "hash; `naming: stable` drops them)" if hashed else "")))
     return found
 
 
