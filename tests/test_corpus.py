@@ -23,7 +23,8 @@ Cases named `literal-*` are the opposite: Helm template text planted in free-tex
 
     literal:
       - file: dgx-lab/jobs/train     # a chart folder under charts/ (rendered by helm), or a plain YAML file
-        kind: MPIJob                 # the one object of this kind there (or add `name:`, its metadata.name)
+        kind: MPIJob                 # the one object of this kind there (add `name:`, its metadata.name, where
+                                     # there are several; leave `kind` out for a file of one document)
         at: spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].env[name=GREETING].value
         is: '{{ .Release.Name }}'
 
@@ -312,6 +313,6 @@ def test_template_text_in_free_text_comes_out_literally(name, scratch, monkeypat
     rendered: dict[str, list[dict[str, Any]]] = {}
     for spec in read_case(name)["literal"]:
         docs = rendered.setdefault(spec["file"], manifests(scratch, spec["file"], helm))
-        [doc] = [d for d in docs if d["kind"] == spec["kind"] and spec.get("name", d["metadata"]["name"]) ==
-                 d["metadata"]["name"]]
+        [doc] = [d for d in docs if "kind" not in spec or (d["kind"] == spec["kind"] and spec.get(
+                 "name", d["metadata"]["name"]) == d["metadata"]["name"])]
         assert follow(doc, spec["at"]) == spec["is"], (spec["file"], spec["at"])
