@@ -1192,3 +1192,20 @@ def test_pod_security_levels_are_the_three_of_kubernetes(diagnose):
     outcome = diagnose({"clusters/dgx-lab.yaml": DGX_LAB + "podSecurity:\n  hpc: privilegd\n"})
     expect(outcome, ("clusters/dgx-lab.yaml", len(DGX_LAB.splitlines()) + 2, 8,
                      "`podSecurity.hpc` is 'privilegd', which is not allowed", "did you mean 'privileged'?"))
+
+
+@pytest.mark.parametrize(("added", "field", "maximum"), [
+    ("slotsPerWorker: 2147483648", "slotsPerWorker", 2147483647),  # MPIJob spec.slotsPerWorker: int32
+    ("runAsUser: 2147483648", "runAsUser", 2147483647),  # Kubernetes refuses UIDs above 2^31-1
+    ("runPolicy: {backoffLimit: 2147483648}", "runPolicy.backoffLimit", 2147483647),  # int32
+    ("runPolicy: {ttlSecondsAfterFinished: 2147483648}", "runPolicy.ttlSecondsAfterFinished", 2147483647),  # int32
+    ("runPolicy: {activeDeadlineSeconds: 9223372036854775808}", "runPolicy.activeDeadlineSeconds",
+     9223372036854775807),  # int64
+])
+def test_a_number_kubernetes_cannot_hold_is_refused(diagnose, added, field, maximum):
+    # The API server stores a custom resource whose int32 field overflows (it does not check the format), and then
+    # mpi-operator cannot decode the MPIJob; a pod's UID above 2^31-1 is refused only when the operator creates it.
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB + added + "\n"})
+    value = added.rsplit(" ", 1)[1].rstrip("}")
+    column = added.index(value) + 1
+    expect(outcome, ("jobs/train.yaml", 9, column, f"`{field}` is {value}; it must be <= {maximum}"))
