@@ -6,7 +6,8 @@ Each example copies profiles/ and mutates it, at one of two levels:
 - tree level (most examples): the profiles' YAML is loaded and 1-3 mutations are applied (delete a key,
   replace a value by one of another type or a hostile string, duplicate or drop a list item, rename a key to a
   near-miss, point a reference at another profile's name, add an unknown key, delete a file, copy a file under
-  another name), then dumped back to YAML;
+  another name, plant a template in a string, set an optional feature the examples leave out, put a number at
+  the edge of int32 or int64), then dumped back to YAML;
 - text level: 1-3 byte-level edits of one file (bytes inserted, deleted or replaced, a tab, truncation, `---`,
   anchors and aliases, bytes that are not UTF-8).
 
@@ -16,8 +17,9 @@ Then `mpigen render` runs in-process into a folder already holding the example f
 - when it fails, every line it prints is `path:line:col: severity: message` with a path of the profile set (or a
   built-in) and a line and column inside that file, and the output folder is byte-for-byte as it was;
 - when it succeeds, the folder holds exactly what the profiles compile to, and `mpigen check` (real Helm, the
-  GitOps CRDs of ../shared, --strict) finds no error in it; what Helm renders is exactly what mpigen built, so
-  a planted `{{ .Release.Name }}` comes out as that text, not as the release name.
+  upstream CRDs of ../shared, --strict) finds no error in it; what Helm renders is exactly what mpigen built, so
+  a planted `{{ .Release.Name }}` comes out as that text, not as the release name; and every integer fits the
+  int32 or int64 its Kubernetes schema declares (which JSON Schema, and so `check`, leaves unchecked).
 
 Only charts whose bytes are new are given to Helm: renders are cached by chart content.
 
@@ -53,6 +55,7 @@ from conftest import PROFILES, REQUIRED, UPSTREAM, helm_path, need
 from hypothesis import HealthCheck, event, example, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
+from jsonschema import FormatChecker
 from ruamel.yaml import YAML
 
 import generator.check as check_module
@@ -63,15 +66,20 @@ from generator.cli import main
 from generator.package import output_files
 from generator.pipeline import compile_profiles
 
-CI_EXAMPLES = 250  # about 50 s on a 2-core machine
+CI_EXAMPLES = 200  # about 45 s on a 2-core machine
 CI_SEED = 20_260_611
 LONG = "MPIGEN_FUZZ_EXAMPLES" in os.environ
 EXAMPLES = int(os.environ.get("MPIGEN_FUZZ_EXAMPLES", CI_EXAMPLES))
 SEED = int(os.environ.get("MPIGEN_FUZZ_SEED") or CI_SEED)
-GITOPS_CRDS = (UPSTREAM / "gitops" / "argocd" / "application-crd.yaml",
-               *(UPSTREAM / "gitops" / "flux" / f"{name}.yaml" for name in (
-                   "source.toolkit.fluxcd.io_gitrepositories", "kustomize.toolkit.fluxcd.io_kustomizations",
-                   "helm.toolkit.fluxcd.io_helmreleases")))
+# The upstream CRDs of every custom kind a mutated fleet may render (check --strict refuses a kind without one).
+CRDS = (UPSTREAM / "gitops" / "argocd" / "application-crd.yaml",
+        *(UPSTREAM / "gitops" / "flux" / f"{name}.yaml" for name in (
+            "source.toolkit.fluxcd.io_gitrepositories", "kustomize.toolkit.fluxcd.io_kustomizations",
+            "helm.toolkit.fluxcd.io_helmreleases")),
+        *(UPSTREAM / "network" / "sriov-network-operator" / f"config__crd__bases__sriovnetwork.openshift.io_{name}.yaml"
+          for name in ("sriovnetworknodepolicies", "sriovnetworks", "sriovibnetworks")),
+        UPSTREAM / "mpi-operator" / "kubeflow.org_mpijobs.yaml",
+        UPSTREAM / "network" / "nad-client" / "artifacts__networks-crd.yaml")
 
 # --- the example fleet, as trees and as bytes -----------------------------------------------------------------------
 
@@ -139,6 +147,8 @@ HOSTILE_STRINGS = (
     "http://", "https://a b", "1Gi", "-1Gi", "0Gi", "1.5", "999999999999Gi", "1e400", "Ki", "InfiniBand",
     "Ethernet", "OpenMPI", "none", "static", *TEMPLATES,
 )
+BOUNDARIES = (0, -1, 1, 2**31 - 1, 2**31, 2**32, 2**53 + 1, 2**63 - 1, 2**63, 10**30)
+"""Integers at the edges of what Kubernetes decodes (int32, int64) and of what a float64 holds exactly."""
 SPECIAL_NUMBERS = (0, -1, 1, 2, 3, 7, 8, 9, 16, 63, 64, 65, 100, 255, 256, 1023, 65535, 65536, 2**31 - 1, 2**31,
                    2**53 + 1, 2**63 - 1, 2**63, 2**64, 10**30, -(2**63), 0.0, -0.0, 0.5, 1.5, 1e300, -1e-300,
                    math.inf, -math.inf, math.nan, True, False, None)
@@ -212,10 +222,52 @@ def _plant(case: Case, value: Any) -> None:
             case.planted.append(node)
 
 
+# Optional settings the example profiles leave out, in shapes validation may accept, some with planted templates:
+# mutations that only break things never reach these features' code.
+FEATURES: dict[str, tuple[tuple[str, Any], ...]] = {
+    "Job": (
+        ("privileged", {"reason": "needs the node's devices for the benchmark"}),
+        ("privileged", {"reason": f"vendor tool {RELEASE_NAME} pokes /dev"}),
+        ("volumes", [{"name": "host", "hostPath": "/data/{{ .Release.Name }}", "mountPath": "/data"}]),
+        ("volumes", [{"name": "scratch", "hostPath": "/scratch", "mountPath": "/scratch", "readOnly": True}]),
+        ("volumes", [{"name": "imagenet", "claim": "imagenet", "mountPath": "/etc/mpigen"}]),
+        ("naming", "stable"), ("mpiImplementation", "Intel"), ("mpiImplementation", "MPICH"), ("openMPIVersion", 5),
+        ("placement", {"bindTo": "core", "mapBy": "numa"}), ("placement", {"bindTo": "gpu-nic-socket"}),
+        ("launcherCommand", ["sh", "-c", f"echo {RELEASE_NAME} && mpirun hostname"]),
+        ("allowRerunAfterTtl", True), ("runPolicy", {"ttlSecondsAfterFinished": 60}), ("runPolicy", {"suspend": True}),
+        ("runPolicy", {"backoffLimit": 0, "activeDeadlineSeconds": 3600, "ttlSecondsAfterFinished": 0}),
+        ("rails", ["rail0"]), ("rails", ["rail3", "rail0"]), ("workers", 1), ("workers", 4), ("totalGpus", 8),
+        ("gpusPerWorker", 4), ("slotsPerWorker", 3), ("shmSize", "1Gi"), ("runAsUser", 0), ("namespace", "hpc"),
+        ("env", {"NCCL_DEBUG": RELEASE_NAME, "MY_FLAG": LOOKUP, "OMPI_MCA_btl": "^openib"}),
+        ("env", {"DB_PASSWORD": "hunter2", "AWS_SECRET_ACCESS_KEY": "AKIAxxxxxxxxxxxxxxxx"}),
+        ("mpirunArgs", ["-x", RELEASE_NAME]), ("description", LOOKUP), ("sshAuthMountPath", "/root/.ssh"),
+        ("resources", {"cpu": "500m", "memory": "512Mi"}), ("launcher", {"resources": {"cpu": "2"}}),
+        ("launcherCreationPolicy", "AtStartup"),
+        *(("*", {"cluster": cluster, "pool": pool, "namespace": namespace}) for cluster, pool, namespace in (
+            ("dgx-lab", "dgx", "ml-training"), ("dgx-lab", "cpu", "hpc"), ("cpu-lab", "cpu", "mpi"),
+            ("netapp-lab", "dgx", "ai-training"))),  # the job moved, as a whole, to another pool of the fleet
+    ),
+    "Cluster": (
+        ("podSecurity", {"hpc": "privileged"}), ("podSecurity", {"mpi": "baseline", "ml-training": "restricted"}),
+        ("cpuManagerPolicy", "static"), ("network", {"provider": "sriov-network-operator"}),
+        ("network", {"provider": "rdma-shared"}), ("network", {"provider": "tcp"}),
+        ("network", {"provider": "host-network", "sshPort": 2222}),
+        ("gitops", {"tool": "flux", "repoURL": "https://git.example.com/{{ .Release.Name }}.git", "path": "charts"}),
+        ("gitops", {"tool": "argocd", "repoURL": "ssh://git@git.example.com/org/repo.git", "revision": "release/1.0",
+                    "project": "ml", "namespace": "gitops", "destination": "https://10.0.0.1:6443"}),
+        ("kubernetesVersion", "1.29"), ("kubernetesVersion", "1.33"), ("namespaces", ["mpi", "hpc", "ml-training"]),
+        ("description", RELEASE_NAME),
+    ),
+    "Hardware": (
+        ("extends", "dgx-a100"), ("extends", "dgx-h100"), ("gpu", {"count": 4, "model": "A100"}),
+        ("nodeLabels", {"example.com/rack": "r1"}), ("memoryGiB", 1), ("description", LOOKUP),
+        ("cpu", {"sockets": 1, "coresPerSocket": 1, "threadsPerCore": 1}),
+    ),
+}
 FREE_TEXT = {"program", "env", "mpirunArgs", "workerCommand", "description", "model"}
 """Keys of strings that validation lets through as they are: where a template would reach the charts."""
 TREE_MUTATIONS = ("replace", "delete_key", "rename_key", "add_key", "duplicate_item", "drop_item", "reference",
-                  "delete_file", "copy_file", "template")
+                  "delete_file", "copy_file", "template", "feature", "number")
 
 
 @st.composite
@@ -297,6 +349,30 @@ def tree_cases(draw: st.DrawFn) -> Case:
             new = draw(st.sampled_from((old + template, template + old, f"{old} {template}", template)))
             get(tree, path[:-1])[path[-1]] = new
             _plant(case, new)
+            case.steps.append(f"{name}: {list(path)} = {new!r}")
+        elif kind == "feature":
+            features = FEATURES.get(str(tree.get("kind")) if isinstance(tree, dict) else "", ())
+            if not features:
+                case.steps.append(f"{name}: (no feature for its kind)")
+                continue
+            key, value = copy.deepcopy(draw(st.sampled_from(features)))
+            if key == "*":
+                tree.update(value)
+            elif isinstance(tree.get(key), list) and isinstance(value, list) and draw(st.booleans()):
+                value = tree[key] + value
+            if key != "*":
+                tree[key] = value
+            _plant(case, value)
+            case.steps.append(f"{name}: [{key!r}] = {value!r}")
+        elif kind == "number":  # a number at an edge, where the profile has a number
+            numbers = [(path, node) for path, node in everything
+                       if path and isinstance(node, int) and not isinstance(node, bool)]
+            if not numbers:
+                case.steps.append(f"{name}: (no number)")
+                continue
+            path, old = draw(st.sampled_from(numbers))
+            new = draw(st.sampled_from((*BOUNDARIES, old + 1, old - 1, old * 2, float(old), old + 0.5)))
+            get(tree, path[:-1])[path[-1]] = new
             case.steps.append(f"{name}: {list(path)} = {new!r}")
         elif kind == "delete_file":
             deleted.add(name)
@@ -446,6 +522,12 @@ class SchemaSets:
             self.made[(version, strict)] = made
         return self.made[(version, strict)]
 
+    def formats(self) -> Any:
+        """Built-in and mpigen's own schemas, which keep the `format` of integers (CRDs converted by check lose it)."""
+        if not hasattr(self, "_formats"):
+            self._formats = self.real(check_module.bundled_kube_versions()[-1])
+        return self._formats
+
 
 @dataclass(repr=False)
 class Fixture:
@@ -497,9 +579,9 @@ def fuzz(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
     helm3 = helm_path(3) if LONG else None
     if LONG:
         need(helm3 is not None, "no Helm 3 binary (run `make helm`): the long fuzz compares Helm 3 and Helm 4")
-    crds = tuple(p for p in GITOPS_CRDS if p.is_file())
+    crds = tuple(p for p in CRDS if p.is_file())
     if REQUIRED:
-        need(len(crds) == len(GITOPS_CRDS), f"the GitOps CRDs under {UPSTREAM}")
+        need(len(crds) == len(CRDS), f"the upstream CRDs under {UPSTREAM}")
     root = tmp_path_factory.mktemp("fuzz").resolve()
     fixture = Fixture(root, {}, CheckOptions(helm=str(helm4), crds=crds, strict=bool(crds)),
                       Renders(compare_with=str(helm3) if helm3 else None), SchemaSets())
@@ -588,6 +670,25 @@ def evaluated(planted: list[str], text: str) -> str | None:
     return None
 
 
+INTEGER_FORMATS = FormatChecker(formats=())
+"""The integer formats of Kubernetes schemas, which the API server's typed decoding enforces (an MPIJob with
+`backoffLimit: 2147483648` is stored, then mpi-operator cannot decode it) and JSON Schema leaves unchecked."""
+INTEGER_FORMATS.checks("int32")(lambda v: not isinstance(v, int) or isinstance(v, bool) or -(2**31) <= v < 2**31)
+INTEGER_FORMATS.checks("int64")(lambda v: not isinstance(v, int) or isinstance(v, bool) or -(2**63) <= v < 2**63)
+
+
+def integer_overflows(schema_set: Any, document: Any) -> list[str]:
+    """Integers of a rendered object beyond what its schema's int32/int64 format, or any int64, can hold."""
+    found = {tuple(path): "int64" for path, value in nodes(document.obj)
+             if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63}
+    compiled = schema_set._validator((document.api_version, document.kind))
+    if compiled is not None:
+        validator = compiled[0].evolve(format_checker=INTEGER_FORMATS)
+        found |= {tuple(e.absolute_path): e.validator_value for e in validator.iter_errors(document.obj)
+                  if e.validator == "format"}
+    return [f"{document.label}: {list(path)}: {get(document.obj, path)} is beyond {fmt}" for path, fmt in found.items()]
+
+
 def run_case(fixture: Fixture, case: Case) -> None:
     write_files(fixture.profiles, case.files)
     write_files(fixture.out, fixture.baseline)
@@ -615,6 +716,9 @@ def run_case(fixture: Fixture, case: Case) -> None:
     assert not fixture.renders.disagreements, "\n".join(fixture.renders.disagreements)
     errors = [f for f in report.findings if f.severity.value == "error"]
     assert not errors, "mpigen check:\n" + "\n".join(f.format() for f in errors)
+    schema_set = fixture.schema_sets.formats()
+    overflows = [problem for document in report.documents for problem in integer_overflows(schema_set, document)]
+    assert not overflows, "numbers Kubernetes cannot decode:\n" + "\n".join(overflows)
     by_chart: dict[str, list[dict[str, Any]]] = {}
     for document in report.documents:
         by_chart.setdefault(document.chart, []).append(document.obj)
