@@ -1209,3 +1209,19 @@ def test_a_number_kubernetes_cannot_hold_is_refused(diagnose, added, field, maxi
     value = added.rsplit(" ", 1)[1].rstrip("}")
     column = added.index(value) + 1
     expect(outcome, ("jobs/train.yaml", 9, column, f"`{field}` is {value}; it must be <= {maximum}"))
+
+
+def test_a_name_ending_in_a_newline_is_refused(diagnose):
+    # JSON Schema's `$` is the end of the string; Python's also matches before a final newline, so these passed,
+    # and a cluster named "dgx-lab\n" got a charts folder with a newline in its name.
+    outcome = diagnose({"clusters/dgx-lab.yaml": CLUSTER.replace("name: dgx-lab", 'name: "dgx-lab\\n"'),
+                        "jobs/train.yaml": GPU_JOB.replace("cluster: dgx-lab", "cluster: cpu-lab").replace(
+                            "pool: dgx", "pool: cpu") + 'env: {"NCCL_DEBUG\\n": INFO}\n'})
+    unknown = ("no cluster profile is named 'dgx-lab'", "expected one of 'cpu-lab', 'netapp-lab'")
+    expect(outcome,
+           ("clusters/dgx-lab.yaml", 3, 7, "`name` 'dgx-lab\\x0a' is not valid: character 8 is U+000A, a control "
+            "character"),
+           ("jobs/pi.yaml", 6, 10, *unknown),
+           ("jobs/resnet50-dgx.yaml", 7, 10, *unknown),
+           ("jobs/tensorflow-benchmarks.yaml", 7, 10, *unknown),
+           ("jobs/train.yaml", 9, 7, "key 'NCCL_DEBUG\\x0a' in `env` is not valid: character 11 is U+000A"))

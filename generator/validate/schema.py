@@ -10,6 +10,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
+from jsonschema.validators import extend
 
 from generator.diagnostics import Diagnostic, did_you_mean
 from generator.load import Document, to_plain
@@ -30,11 +31,21 @@ VALUE_CHECKS = ("type", "const", "enum", "pattern", "minLength", "maxLength", "m
                 "exclusiveMinimum", "exclusiveMaximum")
 
 
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    """`pattern` as JSON Schema means it (ECMA-262): `$` is the end of the string. Python's `$` also matches
+    before a final newline, so `name: "dgx-lab\\n"` passed `^[a-z]...$` and reached the charts."""
+    if validator.is_type(instance, "string") and not re.search(re.sub(r"(?<!\\)\$$", r"\\Z", pattern), instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+_Validator = extend(Draft202012Validator, {"pattern": _pattern})
+
+
 @cache
 def _validator(kind: str) -> Draft202012Validator:
     schema = load_schema(kind)
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    return _Validator(schema)
 
 
 def check_kind(document: Document) -> list[Diagnostic]:
