@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
@@ -33,8 +34,18 @@ class Diagnostic:
     severity: Severity = Severity.ERROR
 
     def format(self) -> str:
+        """One line, whatever the profile text quoted in it holds (a newline in a name, a file name)."""
         text = f"{self.location}: {self.severity.value}: {self.message}"
-        return f"{text}; {self.hint}" if self.hint else text
+        return one_line(f"{text}; {self.hint}" if self.hint else text)
+
+
+_LINE_BREAKING = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """`text` with every control character but tab written as an escape (`\\x0a`), so it stays one line."""
+    return _LINE_BREAKING.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                              else f"\\u{ord(m.group()):04x}", text)
 
 
 def errors(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:

@@ -1,0 +1,18 @@
+"""Diagnostics as the CLI prints them: one line each, `path:line:col: severity: message; hint`."""
+
+from __future__ import annotations
+
+from generator.diagnostics import Diagnostic, Location, Severity, did_you_mean
+
+
+def test_a_diagnostic_is_one_line_whatever_the_text_it_quotes():
+    # Names the profiles wrote, quoted in a message or a hint (did-you-mean choices), and file names may hold line
+    # breaks; printed raw, one diagnostic became two lines and the second was no `path:line:col` at all.
+    diagnostic = Diagnostic(Location("profiles/a\nb.yaml", 6, 10), "no cluster profile is named 'cpu-lab'",
+                            did_you_mean("cpu-lab", ["a\n", "b\r\u2028", "c\x85"]), Severity.WARNING)
+    assert diagnostic.format() == ("profiles/a\\x0ab.yaml:6:10: warning: no cluster profile is named 'cpu-lab'; "
+                                   "expected one of 'a\\x0a', 'b\\x0d\\u2028', 'c\\x85'")
+
+
+def test_tabs_and_other_text_are_printed_as_they_are():
+    assert Diagnostic(Location("f.yaml"), "a\tb 'ü' {{ x }}").format() == "f.yaml:1:1: error: a\tb 'ü' {{ x }}"
