@@ -266,6 +266,9 @@ FEATURES: dict[str, tuple[tuple[str, Any], ...]] = {
 }
 FREE_TEXT = {"program", "env", "mpirunArgs", "workerCommand", "description", "model"}
 """Keys of strings that validation lets through as they are: where a template would reach the charts."""
+COPY_NAMES = ("copy-of-{base}", "{stem}.yml", "{{{{ .Release.Name }}}}-{base}", "a b {base}", "ü-{base}", "#{base}",
+              "-{base}", ".hidden-{base}", "{base}.bak", "sub/dir/{base}", "{stem}'\"%.yaml")
+"""Names a copied file gets: odd but possible file names (some are not profile files: hidden, .bak)."""
 TREE_MUTATIONS = ("replace", "delete_key", "rename_key", "add_key", "duplicate_item", "drop_item", "reference",
                   "delete_file", "copy_file", "template", "feature", "number")
 
@@ -380,7 +383,8 @@ def tree_cases(draw: st.DrawFn) -> Case:
             continue
         else:  # copy_file
             folder = draw(st.sampled_from(("hardware", "clusters", "jobs", name.rsplit("/", 1)[0])))
-            target = f"{folder}/copy-of-{name.rsplit('/', 1)[1]}"
+            base = name.rsplit("/", 1)[1]
+            target = folder + "/" + draw(st.sampled_from(COPY_NAMES)).format(base=base, stem=base[:-5])
             trees[target] = copy.deepcopy(tree)
             dirty.add(target)
             case.steps.append(f"copy {name} to {target}")
