@@ -10,6 +10,7 @@ import datetime
 import os
 import re
 import stat
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedOrderedMap, CommentedSeq, CommentedSet, TaggedScalar
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.error import MantissaNoDotYAML1_1Warning, MarkedYAMLError, YAMLError, YAMLWarning
 from ruamel.yaml.reader import ReaderError
 
 from generator.diagnostics import Diagnostic, Location
@@ -323,7 +324,9 @@ def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, lis
     yaml = YAML(typ="rt", pure=True)
     yaml.allow_duplicate_keys = False
     try:
-        documents = list(yaml.load_all(text))
+        with warnings.catch_warnings(record=True) as caught:  # the parser's warnings are the file's problems
+            warnings.simplefilter("always", YAMLWarning)
+            documents = list(yaml.load_all(text))
     except MarkedYAMLError as exc:
         mark, message, hint = _yaml_problem(exc)
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -338,6 +341,13 @@ def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, lis
         return fail(f"not valid YAML: {' '.join(str(exc).split())}")
     except RecursionError:  # deeper than _too_deep counts (e.g. nesting within one flow item): no position
         return fail("lists and mappings nest too deep", "a profile needs no such nesting")
+    for warning in caught:  # anything else (a library's DeprecationWarning) is not ours to judge: pass it on
+        if not issubclass(warning.category, YAMLWarning):
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    yaml_warnings = [w.message for w in caught if issubclass(w.category, YAMLWarning)]
+    if yaml_warnings:
+        line, column, message, hint = _yaml_warning(yaml_warnings[0])
+        return fail(message, hint, line, column)
     documents = [d for d in documents if d is not None]
     if not documents:
         return fail("file is empty", "a profile needs at least apiVersion, kind and name")
@@ -361,6 +371,27 @@ def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, lis
         (line, column), message, hint = odd
         return fail(message, hint, line, column)
     return Document(path=path, source=source, data=data, lines=tuple(text.splitlines())), []
+
+
+_REUSED_ANCHOR = re.compile(r"found duplicate anchor (?P<name>.+?)\s+first occurrence\s+in .*?, line (?P<first>\d+), "
+                            r"column \d+.*?second occurrence\s+in .*?, line (?P<line>\d+), column (?P<column>\d+)",
+                            re.DOTALL)
+
+
+def _yaml_warning(warning: Warning | str) -> tuple[int, int, str, str]:
+    """Line, column, message and hint for a warning of the YAML parser, which would otherwise be printed raw,
+    over several lines, beside the diagnostics (and the profile read anyway)."""
+    if isinstance(warning, MantissaNoDotYAML1_1Warning):
+        line, column = _one_based((warning.node.start_mark.line, warning.node.start_mark.column))
+        return (line, column, f"the number {warning.flt} has no `.` in its mantissa, which YAML 1.1 requires",
+                "write it with a dot (e.g. 1.0e3), or remove the `%YAML 1.1` line")
+    text = str(warning)
+    found = _REUSED_ANCHOR.search(text)  # ruamel gives only text: the anchor's repr and both marks
+    if found:
+        return (int(found["line"]), int(found["column"]),
+                f"anchor &{found['name'][1:-1]} is defined a second time (first on line {found['first']})",
+                "give each anchor its own name")
+    return 1, 1, f"not valid YAML: {' '.join(text.split())}", "check the anchors and aliases, tags and directives"
 
 
 def _expanded_size(node: Any, budget: int) -> int:

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -257,6 +258,22 @@ def test_alias_bomb_in_a_profile_folder_is_refused_before_validation(profiles_co
     assert time.perf_counter() - started < 5
     assert result == [f"{root}/jobs/bomb.yaml:8:4: error: YAML aliases expand to more than 100000 nodes; "
                       "write the values out instead of nesting anchors and aliases"]
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    (PI + b"description: &cmd a\nlauncherCommand: &cmd [b]\n",
+     "f.yaml:26:18: error: anchor &cmd is defined a second time (first on line 25); give each anchor its own name"),
+    (b"%YAML 1.1\n---\n" + PI.replace(b"workers: 2", b"workers: 2e0"),
+     "f.yaml:12:10: error: the number 2e0 has no `.` in its mantissa, which YAML 1.1 requires; write it with a dot "
+     "(e.g. 1.0e3), or remove the `%YAML 1.1` line"),
+])
+def test_what_the_parser_only_warns_about_is_a_diagnostic_not_a_printed_warning(raw, expected):
+    # Found by the fuzzer: ruamel warns (a Python warning, printed raw over several lines beside the diagnostics by
+    # the real command) and reads the file anyway; the alias then means the last anchor of that name.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert load_one(raw) == [expected]
+    assert [str(w.message) for w in caught] == []
 
 
 def test_ordinary_anchors_and_aliases_still_work(profiles_copy):
