@@ -13,7 +13,7 @@ Each example copies profiles/ and mutates it, at one of two levels:
 
 Then `mpigen render` runs in-process into a folder already holding the example fleet's charts, and:
 
-- no exception may escape it;
+- no exception may escape it, and it may raise no Python warning (the real command would print it raw);
 - when it fails, every line it prints is `path:line:col: severity: message` with a path of the profile set (or a
   built-in) and a line and column inside that file, and the output folder is byte-for-byte as it was;
 - when it succeeds, the folder holds exactly what the profiles compile to, and `mpigen check` (real Helm, the
@@ -41,6 +41,7 @@ import re
 import shutil
 import threading
 import traceback
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -573,7 +574,14 @@ def write_files(folder: Path, files: dict[str, bytes]) -> None:
 
 
 def render(profiles: Path, out: Path) -> Any:
-    return CliRunner().invoke(main, ["render", str(profiles), "-o", str(out)], catch_exceptions=True)
+    """`mpigen render` in-process; a Python warning it raises (which the real command prints to stderr, beside the
+    diagnostics) fails the example."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = CliRunner().invoke(main, ["render", str(profiles), "-o", str(out)], catch_exceptions=True)
+    shown = [f"{w.category.__name__}: {w.message}" for w in caught]
+    assert not shown, "render raised Python warnings, printed raw to stderr:\n" + "\n".join(shown)
+    return result
 
 
 @pytest.fixture(scope="module")
