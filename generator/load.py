@@ -22,10 +22,11 @@ from ruamel.yaml.error import MantissaNoDotYAML1_1Warning, MarkedYAMLError, YAML
 from ruamel.yaml.reader import ReaderError
 
 from generator.diagnostics import Diagnostic, Location
+from generator.yamllimits import MAX_EXPANDED_NODES, MAX_FILE_BYTES, MAX_NESTING
+from generator.yamllimits import expanded_size as _expanded_size
+from generator.yamllimits import line_column as _line_column
+from generator.yamllimits import too_deep as _too_deep
 
-MAX_FILE_BYTES = 1024 * 1024
-MAX_EXPANDED_NODES = 100_000
-MAX_NESTING = 64
 PROFILE_SUFFIXES = (".yaml", ".yml")
 
 
@@ -243,65 +244,6 @@ def _guess_identity(file: Path) -> tuple[str | None, str | None]:
     return found.get("kind"), found.get("name")
 
 
-def _too_deep(text: str) -> tuple[str, int, int] | None:
-    """Where lists and mappings first nest deeper than a profile ever needs, before the YAML parser sees
-    them: its scanner slows down quadratically on deep flow collections (`[[[[...`), and its composer
-    recurses once per level of block nesting (`- - - - x`, or ever deeper indentation) until Python's
-    stack runs out. Returns what nests (brackets or blocks), and the line and column where it goes too deep.
-
-    Counts outside quotes and comments: brackets; and per line, the indentations still open above it plus
-    one level for each compact `- ` entry.
-    """
-    depth = 0
-    quote = ""
-    indents: list[int] = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not depth and not quote:
-            content = line.lstrip(" ")
-            column = len(line) - len(content)
-            if content and not content.startswith("#"):
-                while indents and indents[-1] > column:
-                    indents.pop()
-                if not indents or indents[-1] < column:
-                    indents.append(column)
-                while len(indents) <= MAX_NESTING and content.startswith(("- ", "-\t")):
-                    rest = content[1:].lstrip(" \t")
-                    column += len(content) - len(rest)
-                    content = rest
-                    indents.append(column)
-                if len(indents) > MAX_NESTING:
-                    return "lists and mappings", number, column + 1
-        previous = " "
-        for column, ch in enumerate(line, start=1):
-            if quote:
-                if ch == quote:
-                    quote = ""
-            elif ch in "'\"" and previous in " \t:-[{,?":
-                quote = ch
-            elif ch == "#" and previous in " \t":
-                break
-            elif ch in "[{":
-                depth += 1
-                if depth > MAX_NESTING:
-                    return "brackets", number, column
-            elif ch in "]}":
-                depth = max(depth - 1, 0)
-            previous = ch
-    return None
-
-
-_LINE_BREAK = re.compile("\r\n?|\n")
-
-
-def _line_column(text: str, index: int) -> tuple[int, int]:
-    """Line and column (1-based, in characters) of `text[index]`, counting line breaks as the parser's marks
-    do: CR LF, LF, and a lone CR (YAML 1.2 has no others: NEL and U+2028 are characters of the line)."""
-    index = min(max(index, 0), len(text))
-    breaks = list(_LINE_BREAK.finditer(text, 0, index))
-    start = breaks[-1].end() if breaks else 0
-    return len(breaks) + 1, index - start + 1
-
-
 def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, list[Diagnostic]]:
     def fail(message: str, hint: str = "", line: int = 1, column: int = 1):
         return None, [Diagnostic(Location(path, line, column), message, hint)]
@@ -394,22 +336,6 @@ def _yaml_warning(warning: Warning | str) -> tuple[int, int, str, str]:
     return 1, 1, f"not valid YAML: {' '.join(text.split())}", "check the anchors and aliases, tags and directives"
 
 
-def _expanded_size(node: Any, budget: int) -> int:
-    """Nodes the tree has once aliases are expanded, counting stops just past `budget`."""
-    count = 0
-    stack: list[Any] = [node]
-    while stack:
-        current = stack.pop()
-        count += 1
-        if count > budget:
-            return count
-        if isinstance(current, dict):
-            stack.extend(current.values())
-        elif isinstance(current, list):
-            stack.extend(current)
-    return count
-
-
 def _tag_of(node: Any) -> str | None:
     """The tag written on `node` (`!secret`, `!!python/object/apply:os.system`), or None for a plain node."""
     if isinstance(node, TaggedScalar) or (isinstance(node, (CommentedMap, CommentedSeq)) and node.tag.value):
@@ -484,7 +410,6 @@ def _yaml_problem(exc: MarkedYAMLError) -> tuple[Any, str, str]:
             "or write the value out"
     return mark, f"not valid YAML: {problem or context or 'cannot be read'}", \
         "check the indentation and quoting on this line"
-
 
 
 def to_plain(data: Any) -> Any:
