@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from generator import yamlio
-from generator.check.render import discover, helm_template, own_render
+from generator.check.render import chart_name_findings, discover, helm_template, own_render
 from generator.package import Chart
 
 
@@ -100,13 +100,21 @@ def rendered_objects(folder: Path, helm: str | None) -> tuple[list[dict[str, Any
         return [], []
     objects: list[dict[str, Any]] = []
     problems: list[str] = []
-    for chart in discover([folder]).charts:
-        if chart.compiled_by_mpigen:
-            docs, findings = own_render(chart)
-        elif helm:
-            docs, findings = helm_template(helm, chart, None)
-        else:
-            docs, findings = [], []
+    targets = discover([folder])
+    problems += [f.format() for f in targets.problems]
+    for chart in targets.charts:
+        findings = chart_name_findings(chart)
+        docs: list[Any] = []
+        rendered = False
+        if chart.compiled_by_mpigen:  # mpigen's own renderer refuses any chart it would render otherwise than Helm
+            docs, own = own_render(chart)
+            rendered = not own or bool(docs)
+            if rendered or not helm:
+                findings += own
+        if not rendered and helm:
+            docs, problems_of_helm = helm_template(helm, chart, None)
+            findings += problems_of_helm
+        elif not rendered and not chart.compiled_by_mpigen:
             problems.append(f"{chart.display}: not compiled by mpigen and no helm to render it; left out")
         objects += [d.obj for d in docs]
         problems += [f.format() for f in findings]
@@ -123,8 +131,11 @@ def charts_at_revision(charts: Path, revision: str, into: Path) -> Path:
     listed = _git(Path(top), "ls-tree", "-r", "--name-only", revision, "--", relative).decode().split()
     if listed:
         archive = _git(Path(top), "archive", "--format=tar", revision, "--", relative)
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(into, filter="data")
+        try:
+            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+                tar.extractall(into, filter="data")
+        except (tarfile.TarError, OSError) as exc:  # e.g. a committed link out of the charts folder
+            raise DiffError(f"cannot extract {relative} at {revision}: {exc}") from exc
     return into / relative
 
 
@@ -141,6 +152,11 @@ def _git(cwd: Path, *args: str) -> bytes:
 def diff_against(charts: Path, compiled: list[Chart], revision: str | None,
                  helm: str | None) -> tuple[list[ObjectChange], list[str]]:
     """Changes from the charts (on disk, or at `revision`) to what the profiles compile to now."""
+    if revision is not None and not revision.strip():
+        raise DiffError("--against needs a git revision (e.g. origin/main); leave it out to compare with the "
+                        "charts on disk")
+    if revision is not None and revision.startswith("-"):
+        raise DiffError(f"--against {revision}: a git revision does not start with '-'")
     with tempfile.TemporaryDirectory() as tmp:
         folder = charts_at_revision(charts, revision, Path(tmp)) if revision else charts
         old, problems = rendered_objects(folder, helm)

@@ -259,11 +259,23 @@ spec:
     assert result.returncode == 1 and "Widget/w: .spec.size:" in result.stdout
 
 
-def test_a_linked_chart_folder_is_followed(tmp_path):
-    (tmp_path / "charts").mkdir()
-    (tmp_path / "charts" / "pi").symlink_to(CHARTS / "dgx-lab" / "jobs" / "pi", target_is_directory=True)
+def test_a_linked_chart_folder_inside_the_checked_folder_is_followed_once(tmp_path):
+    shutil.copytree(CHARTS / "dgx-lab" / "jobs" / "pi", tmp_path / "charts" / "real" / "pi")
+    (tmp_path / "charts" / "alias").symlink_to(tmp_path / "charts" / "real", target_is_directory=True)
     result = run_mpigen("check", "--no-helm", tmp_path / "charts")
     assert result.returncode == 0 and "2 document(s) of 1 chart(s)" in result.stdout
+
+
+def test_a_link_out_of_the_checked_folder_is_a_finding_not_followed(tmp_path):
+    (tmp_path / "charts").mkdir()
+    (tmp_path / "charts" / "pi").symlink_to(CHARTS / "dgx-lab" / "jobs" / "pi", target_is_directory=True)
+    (tmp_path / "charts" / "passwd.yaml").symlink_to("/etc/passwd")
+    result = run_mpigen("check", "--no-helm", tmp_path / "charts")
+    assert result.returncode == 1
+    shown = (tmp_path / "charts").as_posix()
+    assert f"{shown}/passwd.yaml: is a link to '/etc/passwd', outside {shown}: not checked." in result.stdout
+    assert f"{shown}/pi: is a link to '{CHARTS / 'dgx-lab' / 'jobs' / 'pi'}', outside {shown}" in result.stdout
+    assert "root:" not in result.stdout and "0 document(s) of 0 chart(s)" in result.stdout
 
 
 def test_a_broken_crd_file_is_reported_once(tmp_path):

@@ -14,11 +14,13 @@ from pathlib import Path
 from generator.check.findings import CheckContext, Document, Finding
 from generator.check.render import (
     ChartInfo,
+    chart_name_findings,
     discover,
     find_helm,
     helm_lint,
     helm_template,
     helm_version,
+    manifest_files,
     own_render,
     read_manifest_file,
 )
@@ -49,7 +51,7 @@ def _crd_folder_documents(paths: tuple[Path, ...]) -> list[Document]:
     """
     documents: list[Document] = []
     for root in paths:
-        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+        files, _ = manifest_files(root)
         for file in files:
             docs, _ = read_manifest_file(file)
             documents += [d for d in docs if d.kind != "CustomResourceDefinition"]
@@ -61,15 +63,20 @@ class _Renderer:
     helm: str | None
 
     def __call__(self, chart: ChartInfo, version: str) -> tuple[list[Document], list[Finding]]:
-        """Lint and render one chart; run in a thread pool, one Helm process per chart at a time."""
+        """Lint and render one chart; run in a thread pool, one Helm process per chart at a time.
+
+        A chart whose name Helm would not take is still rendered (as Helm's placeholder release), so its
+        objects are judged beside the finding on its name."""
+        named = chart_name_findings(chart)
         if self.helm:
             findings = helm_lint(self.helm, chart)
             docs, problems = helm_template(self.helm, chart, f"v{version}.0" if version.count(".") == 1 else version)
-            return docs, findings + problems
+            return docs, named + findings + problems
         if chart.compiled_by_mpigen:
-            return own_render(chart)
-        return [], [Finding(chart.display, "", "", "cannot render a chart mpigen did not compile without helm; "
-                            "install helm or pass --helm PATH", "render")]
+            docs, problems = own_render(chart)
+            return docs, named + problems
+        return [], [*named, Finding(chart.display, "", "", "cannot render a chart mpigen did not compile without "
+                                    "helm; install helm or pass --helm PATH", "render")]
 
 
 Rendered = tuple[list[Document], list[Finding]]
@@ -95,7 +102,7 @@ def _context_documents(paths: tuple[Path, ...], renderer: _Renderer, version: st
     findings = list(targets.problems)
     for docs, problems in _render_all(targets.charts, [version] * len(targets.charts), renderer):
         documents += docs
-        findings += [p for p in problems if p.rule == "render"]
+        findings += [p for p in problems if p.rule in ("render", "chart")]
     for file in targets.manifests:
         docs, problems = read_manifest_file(file)
         documents += docs

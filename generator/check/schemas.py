@@ -29,8 +29,12 @@ from jsonschema.exceptions import SchemaError, ValidationError, best_match
 from referencing import Registry, Resource
 from ruamel.yaml.error import YAMLError
 
+from generator.check import kubeyaml
 from generator.check.findings import Document, Finding, finding, json_path
-from generator.crdschema import SchemaKey, choose_branch, crd_documents, crd_schemas, prune_nulls
+from generator.check.inputs import InputError, read_text
+from generator.check.kubeyaml import KubeYAMLError
+from generator.check.render import manifest_files
+from generator.crdschema import SchemaKey, choose_branch, crd_schemas, prune_nulls
 from generator.diagnostics import Severity
 from generator.schema_files import schema_dir
 
@@ -254,7 +258,9 @@ class SchemaSet:
         problems: list[str] = []
         for root in map(Path, paths):
             if root.is_dir():
-                files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in CRD_SUFFIXES)
+                found, refused = manifest_files(root)
+                files = [p for p in found if p.suffix in CRD_SUFFIXES]
+                problems += [f"{p.source}: {p.message}" for p in refused]
             elif root.is_file():
                 files = [root]
             else:
@@ -262,9 +268,12 @@ class SchemaSet:
                 continue
             for file in files:
                 try:
-                    documents = list(crd_documents(file))
-                except (OSError, UnicodeDecodeError) as error:
-                    problems.append(f"{file}: cannot read: {error}")
+                    documents = kubeyaml.load_all(read_text(file))
+                except InputError as error:
+                    problems.append(f"{file}: {error}")
+                    continue
+                except KubeYAMLError as error:
+                    problems.append(f"{file}: line {error.line}: {error.message}")
                     continue
                 except YAMLError as error:
                     problems.append(f"{file}: not valid YAML: {' '.join(str(error).split())}")
