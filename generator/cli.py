@@ -1,4 +1,7 @@
-"""Command line: a thin layer that runs the pipeline and reports its results."""
+"""Command line: a thin layer that runs the pipeline and reports its results.
+
+The `mpigen` command starts in generator/__main__.py, which takes charge of Ctrl-C and SIGTERM before this
+module (and click, jinja2, jsonschema) is imported."""
 
 from __future__ import annotations
 
@@ -12,12 +15,12 @@ from generator import __version__
 from generator.check import CheckOptions, CheckUsageError, run_check
 from generator.check.render import find_helm
 from generator.check.report import FORMATS
-from generator.diagnostics import Diagnostic, Severity
+from generator.diagnostics import Diagnostic, Severity, one_line
 from generator.diff import DiffError, diff_against
 from generator.package import output_files
 from generator.pipeline import CompileResult, check_profiles, compile_profiles, delivery_path_warnings
 from generator.render import render_manifests
-from generator.write import WriteRefused, compare_tree, write_tree
+from generator.write import WriteError, compare_tree, write_tree
 
 PATHS = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 
@@ -34,6 +37,24 @@ def _report(result: CompileResult) -> None:
 
 def _fail(diagnostics: list[Diagnostic]) -> bool:
     return any(d.severity is Severity.ERROR for d in diagnostics)
+
+
+def _refuse_output_beside_profiles(paths: tuple[Path, ...], output: Path) -> None:
+    """The output folder may not be, hold, or sit inside a profiles path: charts written there would be read
+    back as profiles by the next run (and profiles could be overwritten or reported as extra)."""
+    where = output.resolve()
+    for path in paths:
+        profiles = path.resolve()
+        if where == profiles or where.is_relative_to(profiles) or profiles.is_relative_to(where):
+            relation = ("is" if where == profiles else "is inside" if where.is_relative_to(profiles)
+                        else "holds")
+            raise click.UsageError(f"the output folder {output} {relation} the profiles path {path}: the charts "
+                                   "would be read back as profiles; write them beside the profiles, e.g. -o charts")
+
+
+def _error(message: str) -> None:
+    click.echo(f"error: {one_line(message)}", err=True)
+    sys.exit(1)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -67,6 +88,8 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
     """Compile profiles into Helm charts under OUTPUT/<cluster>/."""
     if output is None and not manifests:
         raise click.UsageError("give -o CHARTS to write charts, or --manifests to print what they render to")
+    if output is not None and not manifests:
+        _refuse_output_beside_profiles(paths, output)
     result = compile_profiles(paths)
     _report(result)
     if _fail(result.diagnostics):
@@ -77,7 +100,10 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
     for warning in delivery_path_warnings(result.fleet, output):
         click.echo(f"warning: {warning}", err=True)
     if check_only:
-        diff = compare_tree(output, output_files(result.charts))
+        try:
+            diff = compare_tree(output, output_files(result.charts))
+        except WriteError as exc:
+            _error(str(exc))
         for label, files in (("missing", diff.missing), ("stale", diff.stale), ("extra", diff.extra)):
             for file in files:
                 click.echo(f"{label}: {output / file}")
@@ -88,9 +114,8 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
         return
     try:
         report = write_tree(output, output_files(result.charts))
-    except WriteRefused as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
+    except WriteError as exc:
+        _error(str(exc))
     click.echo(f"{len(result.charts)} chart(s) in {output}: {len(report.written)} file(s) written, "
                f"{len(report.unchanged)} unchanged, {len(report.pruned)} removed")
 
@@ -136,6 +161,7 @@ def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version
 @click.option("--exit-code", is_flag=True, help="Exit 1 when anything differs.")
 def diff(paths: tuple[Path, ...], output: Path, revision: str | None, helm: str | None, exit_code: bool) -> None:
     """Show, object by object, how the profiles' manifests differ from the charts."""
+    _refuse_output_beside_profiles(paths, output)
     result = compile_profiles(paths)
     _report(result)
     if _fail(result.diagnostics):

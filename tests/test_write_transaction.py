@@ -30,13 +30,13 @@ def run_killed(out: Path) -> int:
         from pathlib import Path
         import generator.write as w
         calls = []
-        original = w._atomic_write
+        original = w._Folder.create
         def dying(*args, **kwargs):
             calls.append(1)
             if len(calls) == 2:
                 os.kill(os.getpid(), signal.SIGKILL)
             return original(*args, **kwargs)
-        w._atomic_write = dying
+        w._Folder.create = dying
         w.write_tree(Path({str(out)!r}), {NEW!r})
     """)
     return subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60).returncode
@@ -62,7 +62,8 @@ def test_a_render_killed_after_committing_is_completed_by_the_next(tmp_path):
         import json, os, signal
         from pathlib import Path
         import generator.write as w
-        def dying_apply(out_dir):  # move the first file into place, then die: past the commit point
+        def dying_apply(folder, plan):  # move the first file into place, then die: past the commit point
+            out_dir = folder.shown
             staging = out_dir / w.STAGING_DIR
             first = json.loads((staging / w.COMMITTED_PLAN).read_text())["move"][0]
             os.replace(staging / first, out_dir / first)
