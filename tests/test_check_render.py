@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import CHARTS, is_run_of
 
-from generator.check.render import discover, helm_lint, helm_template, own_render, parse_documents, read_manifest_file
+from generator.check.render import (
+    _error_lines,
+    _Helpers,
+    _parse_helpers,
+    discover,
+    helm_lint,
+    helm_template,
+    own_render,
+    parse_documents,
+    read_manifest_file,
+    render_template_text,
+    split_documents,
+    template_actions,
+)
 
 
 def _key(documents):
@@ -116,3 +132,72 @@ def test_lists_and_commented_separators_are_read(tmp_path):
     documents, problems = read_manifest_file(file)
     assert problems == []
     assert [d.label for d in documents] == ["ConfigMap/a", "Secret/b"]
+
+
+# --- Linear scanners: every one that reads chart or manifest text, on adversarial input of 1 MiB ---------
+
+MIB = 1024 * 1024
+
+
+def _bounded(seconds: float, work: Callable[..., object], *args: object) -> None:
+    """Run `work` and require it to end within `seconds` (a backtracking scan of this input takes minutes).
+    Refusing the input is fine: only the time is judged here."""
+    started = time.monotonic()
+    with contextlib.suppress(Exception):
+        work(*args)
+    assert time.monotonic() - started < seconds, work
+
+
+@pytest.mark.parametrize("text", ["{{" * (MIB // 2), "{{ " * (MIB // 3), '{{ "{{"' * (MIB // 7),
+                                  "{{- " + "}" * (MIB - 4), "{{ x }}" * (MIB // 7)])
+def test_template_actions_are_scanned_in_linear_time(text):
+    _bounded(5, template_actions, text)
+    chart = discover([CHARTS / "dgx-lab" / "jobs" / "pi"]).charts[0]
+    _bounded(5, render_template_text, text, {"workers": 1}, chart, _Helpers(), "0.1.0")
+
+
+def test_template_actions_follow_gos_trim_markers():
+    actions = template_actions('a {{- "{{" -}} b {{-3}} {{ .Values.suspend }}')
+    assert [(trim_before, expression, trim_after) for _, _, trim_before, expression, trim_after in actions] == [
+        (True, '"{{"', True), (False, "-3", False), (False, ".Values.suspend", False)]
+
+
+@pytest.mark.parametrize("text", ["---" + " " * (MIB - 4) + "x", ("--- \t" * 50 + "x\n") * (MIB // 256),
+                                  "# Source: " + "a" * MIB, ("# Source: " + "a" * 100 + "\n") * (MIB // 111),
+                                  "---\n" * (MIB // 4)])
+def test_documents_are_split_in_linear_time(text):
+    _bounded(5, split_documents, text)
+    _bounded(5, parse_documents, text, "m.yaml", "chart")
+
+
+@pytest.mark.parametrize("text", ["Error: " + "1" * MIB, "[ERROR] " + "1 chart(s) linte" * (MIB // 16),
+                                  ("Error: " + "9" * 1000 + "\n") * 1000])
+def test_helm_error_lines_are_read_in_linear_time(text):
+    _bounded(5, _error_lines, text)
+
+
+def test_helm_lint_summary_is_not_an_error_line():
+    assert _error_lines("Error: 1 chart(s) linted, 1 chart(s) failed\nError: x chart(s) linted\n[ERROR] a\n") == [
+        "Error: x chart(s) linted", "[ERROR] a"]
+
+
+@pytest.mark.parametrize("tail", ['\n{{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. '
+                                  '*/}}\n{{- define "pi.hostfile" -}}\n{{- range $i := until (int .Values.workers) '
+                                  '}}\n{{ printf "' + "\\a" * (MIB // 2), "\n" * MIB, "{{ printf " * (MIB // 10)])
+def test_helpers_are_matched_in_linear_time(tail):
+    from generator.build.labels import ChartRef
+    from generator.package import _helpers
+    _bounded(5, _parse_helpers, _helpers(ChartRef("pi", "pi")) + tail, "pi")
+
+
+@pytest.mark.parametrize("text", ["[" * MIB, "{a: " * (MIB // 4), "- " * (MIB // 2), "a: &a [" * (MIB // 7),
+                                  "x: " + "'" * MIB, "".join(f"{' ' * i}a:\n" for i in range(1400))])
+def test_manifests_are_parsed_in_linear_time_within_the_nesting_limit(text):
+    _bounded(5, parse_documents, text, "m.yaml")
+    documents, problems = parse_documents(text, "m.yaml")
+    assert documents == [] and problems
+
+
+def test_documents_split_where_kubernetes_yaml_reader_splits():
+    text = "a: 1\n---\r\nb: 2\n---#c\nc: 3\n--- # d\nd: 4\n----\ne: 5\n"
+    assert [chunk.strip() for chunk, _ in split_documents(text)] == ["a: 1", "b: 2", "c: 3", "d: 4\n----\ne: 5"]

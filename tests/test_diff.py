@@ -125,3 +125,28 @@ def test_a_removed_job_shows_its_objects_removed(repo):
 def test_an_unknown_revision_is_a_usage_error(repo):
     result = run_mpigen("diff", "profiles", "-o", "charts", "--against", "no-such-ref", cwd=repo)
     assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("revision", ["", "  ", "--output=/tmp/x"])
+def test_an_empty_or_flag_like_revision_is_a_usage_error_not_the_disk(repo, revision):
+    result = run_mpigen("diff", "profiles", "-o", "charts", "--against", revision, cwd=repo)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert ("--against needs a git revision (e.g. origin/main); leave it out to compare with the charts on disk"
+            if not revision.startswith("-") else "a git revision does not start with '-'") in result.stderr
+    assert "differ" not in result.stderr
+
+
+def test_a_chart_claiming_mpigen_with_a_template_it_does_not_render_is_rendered_by_helm(repo, helm):
+    """`diff` renders charts claiming `mpigen/source` itself: one holding a template mpigen's renderer would
+    skip (here `.yml`) must be rendered by Helm, so its extra object shows."""
+    extra = repo / "charts" / "dgx-lab" / "jobs" / "pi" / "templates" / "extra.yml"
+    extra.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra, namespace: hpc}\n", encoding="utf-8")
+    result = run_mpigen("diff", "profiles", "-o", "charts", "--helm", helm, "--exit-code", cwd=repo)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert _statuses(result.stdout) == ["removed: v1 ConfigMap hpc/extra"]
+    extra.unlink()
+    (extra.parent / "sub").mkdir()
+    (extra.parent / "sub" / "extra.yaml").write_text("apiVersion: v1\nkind: ConfigMap\n"
+                                                     "metadata: {name: extra2, namespace: hpc}\n", encoding="utf-8")
+    result = run_mpigen("diff", "profiles", "-o", "charts", "--helm", helm, "--exit-code", cwd=repo)
+    assert _statuses(result.stdout) == ["removed: v1 ConfigMap hpc/extra2"]

@@ -39,11 +39,13 @@ def read_bytes(path: Path, limit: int) -> bytes:
         if path.is_symlink() and not path.exists():
             raise InputError(f"is a link to '{os.readlink(path)}', which does not exist") from exc
         raise InputError(f"cannot read: {exc.strerror or exc}") from exc
+    info = os.fstat(descriptor)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(descriptor)
+        raise InputError("is a folder, not a file" if stat.S_ISDIR(info.st_mode) else
+                         "is not a regular file (a device, FIFO or socket, or a link to one); check reads only "
+                         "plain files")
     with os.fdopen(descriptor, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise InputError("is not a regular file (a device, FIFO or socket, or a link to one); "
-                             "check reads only plain files")
         if info.st_size > limit:
             raise InputError(f"file is {info.st_size} bytes, more than the {limit} check reads")
         data = handle.read(limit + 1)

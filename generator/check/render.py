@@ -180,7 +180,7 @@ def discover(paths: list[Path]) -> Targets:
     targets = Targets()
     for root in paths:
         display = root.as_posix().rstrip("/") or "."
-        if root.is_file():
+        if root.exists() and not root.is_dir():  # a FIFO or device too: reading it says why it is refused
             targets.manifests.append(root)
             continue
         if not root.is_dir():
@@ -197,12 +197,12 @@ def discover(paths: list[Path]) -> Targets:
 
 
 def _is_separator(line: str) -> bool:
-    """`---` alone, or followed by a comment: where `kubectl` and Helm split a stream into documents."""
+    """`---` alone, or followed by a comment: where Kubernetes' YAMLReader (kubectl, Argo CD) splits a stream
+    into documents (it refuses any other text after the `---`; the YAML parser then judges this one)."""
     if not line.startswith("---"):
         return False
-    rest = line[3:]
-    stripped = rest.lstrip(" \t")
-    return not stripped or (stripped.startswith("#") and len(stripped) < len(rest))
+    rest = line[3:].strip()
+    return not rest or rest.startswith("#")
 
 
 def split_documents(text: str) -> list[tuple[str, str | None]]:
