@@ -251,12 +251,19 @@ def _documents_of(obj: Any, where: str, label: str, chart: str) -> tuple[list[Do
     return documents, findings
 
 
+def _holds_nothing(chunk: str) -> bool:
+    """Blank lines and comments only (Helm's output between templates): nothing to hand the parser."""
+    return all(not line.strip() or line.lstrip().startswith("#") for line in chunk.split("\n"))
+
+
 def parse_documents(text: str, source: str, chart: str = "") -> tuple[list[Document], list[Finding]]:
     """Documents of a multi-document YAML stream, read as Kubernetes reads them; Helm's `# Source:`
     comments name each one's template."""
     documents: list[Document] = []
     findings: list[Finding] = []
     for number, (chunk, template) in enumerate(split_documents(text)):
+        if _holds_nothing(chunk):
+            continue
         where = f"{chart}/{template}" if (chart and template) else source
         label = f"document {number + 1}"
         if len(chunk) > MAX_DOCUMENT_BYTES and len(chunk.encode("utf-8")) > MAX_DOCUMENT_BYTES:
