@@ -237,3 +237,21 @@ def test_yaml_1_1_booleans_are_judged_as_kubernetes_reads_them(tmp_path):
     assert "Traceback" not in result.stderr
     assert (f"pod security privileged: {manifest.as_posix()}: Pod/p in namespace default: hostNetwork: true; "
             "container x is privileged") in result.stdout, result.stdout
+
+
+# --- A chart's CRD pattern cannot make check backtrack ---------------------------------------------
+
+def test_a_catastrophic_crd_pattern_is_judged_in_linear_time(tmp_path):
+    crd = ("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: rs.x.io}\n"
+           "spec:\n  group: x.io\n  names: {kind: R, plural: rs}\n  scope: Namespaced\n  versions:\n"
+           "    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n"
+           "          type: object\n          properties:\n            spec:\n              type: object\n"
+           "              properties:\n                v: {type: string, pattern: '^(a+)+$'}\n")
+    (tmp_path / "crd.yaml").write_text(crd, encoding="utf-8")
+    (tmp_path / "r.yaml").write_text("apiVersion: x.io/v1\nkind: R\nmetadata: {name: r, namespace: default}\n"
+                                     f"spec: {{v: {'a' * 100_000}!}}\n", encoding="utf-8")
+    started = time.monotonic()
+    result = mpigen("check", "--no-helm", tmp_path, timeout=60)
+    assert time.monotonic() - started < 20
+    refused(result, f"{(tmp_path / 'r.yaml').as_posix()}: R/r: .spec.v: 'aaaa")
+    assert "does not match '^(a+)+$'" in result.stdout

@@ -24,12 +24,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import SchemaError, ValidationError, best_match
 from referencing import Registry, Resource
 from ruamel.yaml.error import YAMLError
 
-from generator.check import kubeyaml
+from generator.check import kubeyaml, linregex
 from generator.check.findings import Document, Finding, finding, json_path
 from generator.check.inputs import InputError, read_text
 from generator.check.kubeyaml import KubeYAMLError
@@ -52,6 +52,61 @@ _CONTROLLER_GEN_QUANTITY = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]
                             r"(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$")
 _GROUP_PREFIX = re.compile(r"^([^./]*)(?:\.[^/]*)?/")
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
+
+
+# --- patterns in linear time ---------------------------------------------------------------------
+# A CRD's `pattern` comes from the chart under review; Python's `re` backtracks (`^(a+)+$` runs for hours on
+# forty characters), Kubernetes checks with Go's RE2, which does not. Every keyword that runs a pattern uses
+# linregex instead; `unevaluatedProperties`, which Kubernetes' CRD schemas do not have, is not judged.
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterable[ValidationError]:
+    if validator.is_type(instance, "string") and not linregex.search(pattern, instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: Any
+                        ) -> Iterable[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if linregex.search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _extra_keys(instance: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    properties = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    return [key for key in instance
+            if key not in properties and not any(linregex.search(pattern, key) for pattern in patterns)]
+
+
+def _additional_properties(validator: Any, allowed: Any, instance: Any, schema: Any) -> Iterable[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    extras = set(_extra_keys(instance, schema))
+    if validator.is_type(allowed, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], allowed, path=extra)
+    elif not allowed and extras:
+        if "patternProperties" in schema:
+            verb = "does" if len(extras) == 1 else "do"
+            joined = ", ".join(repr(each) for each in sorted(extras))
+            patterns = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+            yield ValidationError(f"{joined} {verb} not match any of the regexes: {patterns}")
+        else:
+            listed = sorted(extras, key=str)
+            yield ValidationError(f"Additional properties are not allowed ({', '.join(map(repr, listed))} "
+                                  f"{'was' if len(listed) == 1 else 'were'} unexpected)")
+
+
+def _not_judged(validator: Any, value: Any, instance: Any, schema: Any) -> Iterable[ValidationError]:
+    return iter(())
+
+
+LinearValidator = validators.extend(Draft202012Validator, {
+    "pattern": _pattern, "patternProperties": _pattern_properties,
+    "additionalProperties": _additional_properties, "unevaluatedProperties": _not_judged})
 
 
 # --- kubernetes-validate's bundle ------------------------------------------------------------------
@@ -198,7 +253,8 @@ def _problems(error: ValidationError) -> list[Problem]:
     if error.validator == "additionalProperties" and error.validator_value is False and isinstance(instance, dict):
         known = set(error.schema.get("properties") or {})
         patterns = list(error.schema.get("patternProperties") or {})
-        unknown = [key for key in instance if key not in known and not any(re.search(p, str(key)) for p in patterns)]
+        unknown = [key for key in instance
+                   if key not in known and not any(linregex.search(p, str(key)) for p in patterns)]
         return [((*path, key), "unknown field") for key in sorted(unknown, key=str)]
     if error.validator in ("anyOf", "oneOf") and error.context:
         fitting, types = choose_branch(error)
@@ -319,7 +375,7 @@ class SchemaSet:
         compiled = None
         if schema is not None:
             registry = self._crd_registry if custom else self._registry
-            compiled = (Draft202012Validator(schema, registry=registry), custom)
+            compiled = (LinearValidator(schema, registry=registry), custom)
             self.compiled_count += 1
         self._validators[key] = compiled
         return compiled
@@ -341,9 +397,9 @@ class SchemaSet:
         instance = prune_nulls(obj, validator.schema) if custom else obj
         try:
             problems = [problem for error in validator.iter_errors(instance) for problem in _problems(error)]
-        except re.error as error:  # a CRD pattern in a regex dialect Python does not read
-            return [finding(document, "", f"the {api_version} {kind} schema cannot be used: pattern {error.pattern!r}: "
-                            f"{error}", RULE, Severity.WARNING)]
+        except linregex.Unsupported as error:  # a CRD pattern outside the syntax RE2 and ECMA-262 share
+            return [finding(document, "", f"the {api_version} {kind} schema cannot be used: a pattern: {error}",
+                            RULE, Severity.WARNING)]
         unique = sorted(set(problems), key=lambda problem: (json_path(list(problem[0])), problem[1]))
         return [finding(document, json_path(list(path)), message, RULE) for path, message in unique]
 
