@@ -10,7 +10,7 @@ from conftest import PROFILES, TRAIN_JOB
 
 from generator.diagnostics import Severity
 from generator.pipeline import compile_profiles
-from generator.validate.secrets import secret_name, secret_shape
+from generator.validate.secrets import secret_name, secret_shape, written_secret
 
 SECRET_HINT = ("put it in a Secret in {ns} (`kubectl create secret generic <name> --from-literal=<key>=...`) "
                "and write `{var}: {{secretKeyRef: {{name: <name>, key: <key>}}}}`")
@@ -47,13 +47,19 @@ def test_ordinary_profile_strings_are_not_credentials(text):
 
 
 @pytest.mark.parametrize("name", ["HF_TOKEN", "DB_PASSWORD", "WANDB_API_KEY", "AWS_SECRET_ACCESS_KEY", "MY_SECRET",
-                                  "GITHUB_TOKEN", "S3_ACCESS_KEY", "password", "SERVICE_CREDENTIALS", "APIKEY"])
+                                  "GITHUB_TOKEN", "S3_ACCESS_KEY", "password", "SERVICE_CREDENTIALS", "APIKEY",
+                                  # a secret word inside a part, or an abbreviation beside another part
+                                  "PGPASSWORD", "MYSQL_PWD", "DB_PASS", "SMTP_PW", "HFTOKEN", "OAUTH_CLIENTSECRET",
+                                  "REDIS_PASSWD", "KEY_PASSPHRASE", "pgpassword"])
 def test_names_that_hold_a_secret(name):
     assert secret_name(name)
 
 
 @pytest.mark.parametrize("name", ["TOKENIZERS_PARALLELISM", "MAX_TOKENS", "PASSWORD_FILE", "AWS_ACCESS_KEY_ID",
-                                  "SECRET_PATH", "NCCL_IB_HCA", "KEY", "OMPI_MCA_pml", "TOKEN_URL", "SSH_KEY_DIR"])
+                                  "SECRET_PATH", "NCCL_IB_HCA", "KEY", "OMPI_MCA_pml", "TOKEN_URL", "SSH_KEY_DIR",
+                                  # false alarms considered: the shell's PWD, passes, bypasses, timeouts, tokenizers
+                                  "PWD", "OLDPWD", "NUM_PASSES", "BYPASS_CACHE", "NCCL_IB_TIMEOUT", "PGPASSFILE",
+                                  "HF_HUB_DISABLE_TOKEN_FILE", "PGPASSWORD_FILE", "DETOKENIZE", "PASS"])
 def test_names_that_do_not(name):
     assert not secret_name(name)
 
@@ -99,7 +105,57 @@ def test_a_password_in_the_gitops_repository_url_is_refused(profiles_copy):
         f"{ELSEWHERE_HINT}"]
 
 
-@pytest.mark.parametrize("value", ['""', '"0"', '"true"', "/run/secrets/token", "off"])
+@pytest.mark.parametrize("arguments, written", [
+    (["-x", "DB_PASSWORD=hunter2"], [(1, "DB_PASSWORD")]),
+    (["--password=hunter2"], [(0, "--password")]),
+    (["--password", "hunter2"], [(1, "--password")]),
+    (["--db-password='hunter2'"], [(0, "--db-password")]),
+    (["--hub-token", "abc123"], [(1, "--hub-token")]),
+    (["-genv", "PGPASSWORD", "hunter2"], [(2, "PGPASSWORD")]),
+    (["bash", "-c", "export HF_TOKEN=abc && mpirun python x.py"], [(2, "HF_TOKEN")]),
+    (["--password=/etc/db-pass"], [(0, "--password")]),
+])
+def test_a_command_line_that_writes_out_a_secret(arguments, written):
+    assert written_secret(arguments) == written
+
+
+@pytest.mark.parametrize("arguments", [
+    ["-x", "HF_TOKEN", "python", "train.py"],  # exported by name: the value comes from secretKeyRef
+    ["--password=$DB_PASSWORD"], ['--password="${DB_PASSWORD}"'], ["--password", "$(DB_PASSWORD)"],
+    ["--passwordless", "train.py"], ["--password-file", "/run/secrets/db"], ["--token-limit", "4096"],
+    ["-p", "2222"],  # sshd's port: `-p` is not taken for a password
+    ["TOKENIZERS_PARALLELISM=false", "python"], ["NCCL_IB_TIMEOUT=22"], ["-genv", "NCCL_DEBUG", "INFO"],
+    ["--max-tokens", "512"], ["--lr=0.1"],
+])
+def test_a_command_line_that_does_not(arguments):
+    assert written_secret(arguments) == []
+
+
+def test_a_secret_written_into_mpirun_args_is_refused_at_the_argument(profiles_copy):
+    job = JOB + "mpirunArgs: [-x, DB_PASSWORD=hunter2]\n"
+    assert errors_of(profiles_copy, {"jobs/train.yaml": job}) == [
+        f"jobs/train.yaml:9:18: error: `mpirunArgs[1]` writes out the value of DB_PASSWORD, which is named like a "
+        f"secret: {STORED}; give the job the secret through `env` with `{{secretKeyRef: {{name: <Secret>, key: "
+        "<key>}}` and refer to the variable (`$NAME` in a shell script, `-x NAME` for mpirun)"]
+
+
+def test_a_token_shaped_mapping_key_is_refused_at_the_key(profiles_copy):
+    token = SAMPLES["a GitHub token"]
+    job = JOB + f"env:\n  {token}: x\n"
+    found = errors_of(profiles_copy, {"jobs/train.yaml": job})
+    assert f"jobs/train.yaml:10:3: error: key `env.{token}` looks like a GitHub token: {STORED}; {ELSEWHERE_HINT}" \
+        in found
+
+
+def test_a_path_under_a_secret_name_is_refused_and_told_about_file(profiles_copy):
+    job = JOB + "env:\n  DB_PASSWORD: /hunter2\n"
+    assert errors_of(profiles_copy, {"jobs/train.yaml": job}) == [
+        f"jobs/train.yaml:10:16: error: `env.DB_PASSWORD` is named like a secret and written out: {STORED}; "
+        + SECRET_HINT.format(ns="the job's namespace", var="DB_PASSWORD")
+        + "; if it is the path of a file that holds the secret, name the variable DB_PASSWORD_FILE"]
+
+
+@pytest.mark.parametrize("value", ['""', '"0"', '"true"', "off", "$HF_TOKEN_FROM_VAULT"])
 def test_values_that_cannot_be_a_secret_pass_under_a_secret_name(profiles_copy, value):
     job = JOB + f"env:\n  HF_TOKEN: {value}\n"
     assert errors_of(profiles_copy, {"jobs/train.yaml": job}) == []
