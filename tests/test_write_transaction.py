@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
 from pathlib import Path
 
-from generator.write import STAGING_DIR, output_lock, write_tree
+import pytest
+
+from generator.write import STAGING_DIR, WriteRefused, output_lock, write_tree
 
 OLD = {f"c/jobs/j{i}/values.yaml": f"workers: {i}\n".encode() for i in range(6)}
 NEW = {**{f"c/jobs/j{i}/values.yaml": f"workers: {i + 10}\n".encode() for i in range(1, 6)},
@@ -98,10 +102,24 @@ def test_two_renders_into_one_folder_take_turns(tmp_path):
     assert digest(out).keys() >= set(OLD)
 
 
-def test_the_lock_lives_outside_the_output_folder(tmp_path):
+def test_the_lock_leaves_no_file_inside_or_outside_the_output_folder(tmp_path, monkeypatch):
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmpdir))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
     out = tmp_path / "charts"
     write_tree(out, OLD)
     assert sorted(p.name for p in out.iterdir()) == [".mpigen-owned", "c"]
+    assert list(tmpdir.iterdir()) == []
+
+
+def test_the_lock_is_the_same_for_every_spelling_of_the_folder(tmp_path, monkeypatch):
+    """A relative path and an absolute one meet the same lock (it is on the folder, not on a name)."""
+    out = tmp_path / "charts"
+    out.mkdir()
+    monkeypatch.chdir(tmp_path)
+    with output_lock(out), pytest.raises(WriteRefused, match="another mpigen render"):
+        output_lock(Path("charts"), timeout=0.2).__enter__()
 
 
 def test_a_first_render_killed_while_staging_does_not_lock_the_folder_out(tmp_path):
@@ -159,3 +177,51 @@ def test_mpigen_render_killed_at_any_moment_leaves_the_old_charts_or_a_committed
         final = digest(out)
         assert final == new_state, (delay, [k for k in set(final) | set(new_state) if final.get(k) != new_state.get(k)])
     assert outcomes[0] == "old", outcomes  # killed before it could start: nothing may have changed
+
+
+# --- the lock belongs to the output folder ----------------------------------------------------------------------------
+
+LOCK_ROUNDS = 15
+
+
+def test_concurrent_renders_with_different_tmpdirs_never_interleave(tmp_path):
+    """Two real `mpigen render` processes into one folder, each with its own TMPDIR and its own profiles: afterwards
+    the folder is exactly one of the two compiled outputs, every round, and nothing is left in either TMPDIR."""
+    import shutil
+
+    from conftest import PROFILES, run_mpigen
+
+    sets, expected = [], []
+    for name in ("a", "b"):
+        profiles = tmp_path / f"profiles-{name}"
+        shutil.copytree(PROFILES, profiles)
+        for job in (profiles / "jobs").glob("*.yaml"):
+            text = job.read_text(encoding="utf-8")
+            job.write_text(re.sub(r"(?m)^image: (\S+)$", rf"image: \1-{name}", text), encoding="utf-8")
+        compiled = tmp_path / f"expected-{name}"
+        assert run_mpigen("render", profiles, "-o", compiled).returncode == 0
+        sets.append(profiles)
+        expected.append(digest(compiled))
+    assert expected[0] != expected[1]
+    out = tmp_path / "charts"
+    assert run_mpigen("render", PROFILES, "-o", out).returncode == 0
+    outcomes = []
+    for round_ in range(LOCK_ROUNDS):
+        order = sets if round_ % 2 == 0 else sets[::-1]
+        processes = []
+        for index, profiles in enumerate(order):
+            tmpdir = tmp_path / f"tmp-{round_}-{index}"
+            tmpdir.mkdir()
+            env = {**os.environ, "TMPDIR": str(tmpdir)}
+            processes.append((tmpdir, subprocess.Popen([sys.executable, "-m", "generator", "render", str(profiles),
+                                                        "-o", str(out)], env=env, stdout=subprocess.DEVNULL,
+                                                       stderr=subprocess.PIPE, text=True)))
+        for _, process in processes:
+            _, stderr = process.communicate(timeout=120)
+            assert process.returncode == 0, stderr
+        state = digest(out)
+        assert state in expected, f"round {round_}: the charts match neither profile set"
+        outcomes.append(expected.index(state))
+        for tmpdir, _ in processes:
+            assert list(tmpdir.iterdir()) == [], "the lock left a file in TMPDIR"
+    assert sorted(p.name for p in out.iterdir()) == [".mpigen-owned", "cpu-lab", "dgx-lab", "netapp-lab"]
