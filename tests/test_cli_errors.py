@@ -206,3 +206,33 @@ def test_kind_that_is_a_list_is_an_error_not_a_crash(profiles_copy):
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode == 1
     assert result.stderr.startswith(f"{root}/jobs/pi.yaml:4:7: error: `kind` must be a plain string")
+
+
+OVERLAPS = {  # output folder, relative to the profiles copy's parent -> what the message says
+    "inside": ("profiles/charts", "is inside the profiles path"),
+    "equal": ("profiles", "is the profiles path"),
+    "holding": (".", "holds the profiles path"),
+}
+
+
+@pytest.mark.parametrize("command", [["render"], ["render", "--check"], ["diff"]], ids=["render", "check", "diff"])
+@pytest.mark.parametrize("case", OVERLAPS, ids=list(OVERLAPS))
+def test_an_output_folder_overlapping_the_profiles_is_refused_before_anything_is_written(profiles_copy, case, command):
+    """`-o profiles/charts` would work once; then every render reads its own charts back as profiles."""
+    root = profiles_copy()
+    folder, says = OVERLAPS[case]
+    output = (root.parent / folder).resolve()
+    before = tree_hashes(root.parent)
+    result = run_mpigen(*command, root, "-o", output)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"Error: the output folder {output} {says} {root}: the charts would be read back as profiles; " \
+           "write them beside the profiles, e.g. -o charts" in result.stderr, result.stderr
+    assert tree_hashes(root.parent) == before
+    assert not (root / "charts").exists()
+
+
+def test_an_output_folder_beside_the_profiles_is_fine(profiles_copy):
+    root = profiles_copy()
+    result = run_mpigen("render", root, "-o", root.parent / "profiles-charts")
+    assert result.returncode == 0, result.stderr
