@@ -8,9 +8,7 @@ a render defer the signal until they are done (generator/write.py), so the chart
 the new ones. Only this module may be imported before the handler is in place: keep it small.
 """
 
-from __future__ import annotations
-
-import signal
+import _signal as signal  # the built-in C module: `signal` itself imports enum, a few ms more without handling
 import sys
 
 
@@ -33,7 +31,7 @@ def _stop(signum: int, _frame: object) -> None:
     raise Stopped(signum)
 
 
-def _swallowed(unraisable: sys.UnraisableHookArgs) -> None:
+def _swallowed(unraisable: "sys.UnraisableHookArgs") -> None:
     """`Stopped` raised inside a finalizer is swallowed by Python with a traceback; say nothing, exit below."""
     if not isinstance(unraisable.exc_value, Stopped):
         sys.__unraisablehook__(unraisable)
