@@ -86,8 +86,10 @@ def _secret_option(name: str) -> bool:
 
 
 def harmless(value: str) -> bool:
-    """Whether a value cannot be a secret (see _HARMLESS_VALUE); shell quotes around it do not count."""
-    return bool(_HARMLESS_VALUE.fullmatch(value.strip("'\"")))
+    """Whether a value cannot be a secret (see _HARMLESS_VALUE, or no letter or digit at all: `{{` of template
+    text split off at a space, `***`); shell quotes around it do not count."""
+    value = value.strip("'\"")
+    return bool(_HARMLESS_VALUE.fullmatch(value)) or not any(ch.isalnum() for ch in value)
 
 
 def written_secret(arguments: list[str]) -> list[tuple[int, str]]:
