@@ -270,6 +270,8 @@ class Volume:
     read_only: bool
     host_path: str | None = None
     """A folder of the node, mounted instead of a claim: only where the profile asks."""
+    host_path_reason: str | None = None
+    """Why the job needs that folder (required for folders that give the node away), for the chart's reviewers."""
 
 
 @dataclass(frozen=True)

@@ -552,3 +552,19 @@ def test_a_secret_env_value_comes_from_the_secret_and_never_stands_in_the_comman
     else:  # Hydra: literal values by value, the Secret's by name
         assert _genv(command)["NCCL_DEBUG"] == "INFO" and "HF_TOKEN" not in _genv(command)
         assert _follows(command, "-genvlist") == ["HF_TOKEN"]
+
+
+HOST_PATH_REASON = "the job builds its images with the node's docker"
+
+
+def test_a_host_folder_given_with_a_reason_shows_the_reason_to_reviewers(profiles_copy):
+    profile = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8")
+    profile += ("volumes:\n  - name: docker\n    hostPath: {path: /var/run/docker.sock, reason: " + HOST_PATH_REASON
+                + "}\n    mountPath: /var/run/docker.sock\n  - {name: raid, hostPath: /raid, mountPath: /raid}\n")
+    mpijob = _mpijob(_job(_compile(profiles_copy, {"jobs/pi.yaml": profile}), "pi"))
+    shown = f"hostPath volume docker (/var/run/docker.sock): {HOST_PATH_REASON}"  # /raid needs none, has none
+    assert mpijob["metadata"]["annotations"]["mpigen/host-path-reason"] == shown
+    for role in ("Launcher", "Worker"):  # both mount it
+        assert _replica(mpijob, role)["template"]["metadata"]["annotations"]["mpigen/host-path-reason"] == shown
+        volumes = _replica(mpijob, role)["template"]["spec"]["volumes"]
+        assert volumes[-2] == {"name": "docker", "hostPath": {"path": "/var/run/docker.sock", "type": "Directory"}}

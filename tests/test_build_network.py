@@ -250,3 +250,14 @@ def test_custom_resource_prefix_and_name(profiles_copy):
     limits = mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"]["limits"]
     assert limits["example.com/fourth"] == 1
     assert limits["example.com/rdma_rail0"] == 1
+
+
+def test_a_host_folder_with_a_reason_raises_its_namespace_and_gives_the_reason(profiles_copy):
+    pi = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8")
+    pi += ("volumes:\n  - name: root\n    hostPath: {path: /, reason: the node audit reads every file}\n"
+           "    mountPath: /host\n    readOnly: true\n")
+    result = _compile(profiles_copy, {"jobs/pi.yaml": pi})
+    hpc = next(n for n in _objects(result, "Namespace") if n["metadata"]["name"] == "hpc")
+    assert hpc["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    assert hpc["metadata"]["annotations"]["mpigen/pod-security-reason"] == (
+        "job pi: hostPath volume root (/) (reason: the node audit reads every file)")

@@ -11,7 +11,7 @@ from generator.build import providers
 from generator.build.hostfile import build_hostfile_configmap
 from generator.build.labels import ChartRef
 from generator.build.manifest import Manifest
-from generator.build.mpijob import build_mpijob
+from generator.build.mpijob import build_mpijob, host_path_reasons
 from generator.build.naming import mpijob_name
 from generator.build.network import build_namespace
 from generator.model import Cluster, Job
@@ -41,6 +41,14 @@ def job_pod_security(job: Job) -> PodSecurity:
     return combine(evaluate(replica["template"]["spec"]) for replica in replicas.values())
 
 
+def _with_profile_reasons(job: Job, security: PodSecurity) -> PodSecurity:
+    """Pod Security's reasons with the profile's own words beside the host folders it gave one for, so the
+    namespace's `mpigen/pod-security-reason` tells a reviewer why."""
+    given = host_path_reasons(job)
+    return PodSecurity(security.level, tuple(f"{reason} (reason: {given[reason]})" if reason in given else reason
+                                             for reason in security.reasons))
+
+
 def namespace_pod_security(cluster: Cluster, jobs: tuple[Job, ...]) -> dict[str, PodSecurity]:
     """The Pod Security level each namespace must allow: the most any of its jobs' pods needs, and at least
     what the cluster profile asks for. The reasons name the job and the control that needs the level."""
@@ -53,7 +61,7 @@ def namespace_pod_security(cluster: Cluster, jobs: tuple[Job, ...]) -> dict[str,
         for job in jobs:
             if job.namespace != namespace:
                 continue
-            needed = job_pod_security(job)
+            needed = _with_profile_reasons(job, job_pod_security(job))
             if needed.level < level:
                 continue
             if needed.level > level:

@@ -15,6 +15,7 @@ WORKER_CONTAINER = "worker"
 HOSTFILE_VOLUME = "mpigen-hostfile"
 SHM_VOLUME = "dshm"
 PRIVILEGED_REASON = "mpigen/privileged-reason"
+HOST_PATH_REASON = "mpigen/host-path-reason"
 RANK_COUNT_FLAG = {MpiImplementation.OPENMPI: "-np", MpiImplementation.INTEL: "-n", MpiImplementation.MPICH: "-n"}
 
 
@@ -221,7 +222,7 @@ def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
     template_metadata: dict[str, Any] = {}
     if network.host_network:
         template_metadata["labels"] = {WORKER_OF_LABEL: mpijob}
-    annotations = {**dict(network.annotations), **_privileged_annotation(job)}
+    annotations = {**dict(network.annotations), **_privileged_annotation(job), **_host_path_annotation(job)}
     if annotations:
         template_metadata["annotations"] = annotations
     if template_metadata:
@@ -233,6 +234,19 @@ def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
 def _privileged_annotation(job: Job) -> dict[str, str]:
     """The profile's reason for privileged workers, where reviewers of the chart and of the pods see it."""
     return {PRIVILEGED_REASON: job.privileged_reason} if job.privileged_reason is not None else {}
+
+
+def host_path_reasons(job: Job) -> dict[str, str]:
+    """`hostPath volume <name> (<path>)`, as Pod Security names the volume, -> the profile's reason for it."""
+    return {f"hostPath volume {volume.name} ({volume.host_path})": volume.host_path_reason for volume in job.volumes
+            if volume.host_path is not None and volume.host_path_reason is not None}
+
+
+def _host_path_annotation(job: Job) -> dict[str, str]:
+    """The profile's reasons for host folders, where reviewers of the chart and of the pods see them: every
+    pod that mounts them (launcher and workers) and the MPIJob."""
+    reasons = [f"{volume}: {reason}" for volume, reason in host_path_reasons(job).items()]
+    return {HOST_PATH_REASON: "; ".join(reasons)} if reasons else {}
 
 
 def build_run_policy(job: Job) -> dict[str, Any]:
@@ -259,7 +273,9 @@ def build_mpijob_spec(job: Job, mpijob: str, worker_count: int) -> dict[str, Any
         spec["sshAuthMountPath"] = job.ssh_auth_mount_path
     spec["mpiReplicaSpecs"] = {
         "Launcher": {"replicas": 1, "restartPolicy": "OnFailure",
-                     "template": {"spec": build_launcher_pod_spec(job, mpijob, worker_count)}},
+                     "template": {**({"metadata": {"annotations": _host_path_annotation(job)}}
+                                     if _host_path_annotation(job) else {}),
+                                  "spec": build_launcher_pod_spec(job, mpijob, worker_count)}},
         "Worker": {"replicas": worker_count, "restartPolicy": "Never",
                    "template": build_worker_pod_template(job, mpijob)},
     }
@@ -274,6 +290,6 @@ def build_mpijob(job: Job, chart: ChartRef, mpijob: str, worker_count: int | Non
         "kind": "MPIJob",
         "metadata": metadata(mpijob, chart, job.namespace,
                              annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE,
-                                          **_privileged_annotation(job)}),
+                                          **_privileged_annotation(job), **_host_path_annotation(job)}),
         "spec": build_mpijob_spec(job, mpijob, count),
     }

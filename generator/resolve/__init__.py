@@ -207,8 +207,7 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
         worker_command=tuple(data["workerCommand"]) if "workerCommand" in data else None,
         rails=rails,
         env=tuple(env),
-        volumes=tuple(Volume(v["name"], v.get("claim"), v["mountPath"], v.get("readOnly", False), v.get("hostPath"))
-                      for v in data.get("volumes", [])),
+        volumes=tuple(_volume(v) for v in data.get("volumes", [])),
         shm_size=data.get("shmSize", gpu_shm),
         resources=_resources(data.get("resources")),
         launcher_resources=_resources(data.get("launcher", {}).get("resources")) if "launcher" in data
@@ -227,3 +226,10 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
         origins=tuple(sorted(origins.items())),
     )
 
+
+
+def _volume(data: dict[str, Any]) -> Volume:
+    """`hostPath` is a path, or `{path, reason}` where the folder needs a reason."""
+    host = data.get("hostPath")
+    path, reason = (host["path"], host["reason"]) if isinstance(host, dict) else (host, None)
+    return Volume(data["name"], data.get("claim"), data["mountPath"], data.get("readOnly", False), path, reason)

@@ -7,6 +7,7 @@ from generator.load import Document, Unreadable
 from generator.validate.references import check_references
 from generator.validate.schema import check_kind, check_schema
 from generator.validate.secrets import check_secrets
+from generator.validate.security import check_job_security
 
 
 def validate(documents: list[Document], unreadable: list[Unreadable] = ()) -> list[Diagnostic]:
@@ -18,6 +19,8 @@ def validate(documents: list[Document], unreadable: list[Unreadable] = ()) -> li
         sound = not problems
         if sound:
             problems, sound = check_schema(document)
+        if sound:
+            problems += check_job_security(document)
         found.extend(problems)
         found.extend(check_secrets(document))  # whatever else is wrong with the profile
         (valid if sound else invalid).append(document)
