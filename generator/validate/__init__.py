@@ -8,6 +8,7 @@ from generator.validate.references import check_references
 from generator.validate.schema import check_kind, check_schema
 from generator.validate.secrets import check_secrets
 from generator.validate.security import check_job_security
+from generator.validate.text import check_characters
 
 
 def validate(documents: list[Document], unreadable: list[Unreadable] = ()) -> list[Diagnostic]:
@@ -21,6 +22,10 @@ def validate(documents: list[Document], unreadable: list[Unreadable] = ()) -> li
             problems, sound = check_schema(document)
         if sound:
             problems += check_job_security(document)
+        # A character no manifest may carry, in any string; where the schema already refused the value (a name
+        # says which character breaks its pattern), once.
+        taken = {problem.location for problem in problems}
+        problems += [problem for problem in check_characters(document) if problem.location not in taken]
         found.extend(problems)
         found.extend(check_secrets(document))  # whatever else is wrong with the profile
         (valid if sound else invalid).append(document)
