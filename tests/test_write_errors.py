@@ -106,3 +106,19 @@ def test_a_new_output_folder_that_cannot_be_written_is_not_left_behind(tmp_path)
     result = run_limited(["render", PROFILES, "-o", out], tiny_disk)
     assert_one_error_line(result, says="File too large")
     assert not out.exists()
+
+
+def test_an_unreadable_ownership_list_stops_the_render_and_prunes_nothing(tmp_path):
+    """Read errors of render's own are errors, never an empty list that would prune (or skip pruning) silently."""
+    out = tmp_path / "charts"
+    assert run_mpigen("render", PROFILES, "-o", out).returncode == 0
+    new = retagged_profiles(tmp_path / "profiles", "-r2")
+    (new / "jobs" / "pi.yaml").unlink()  # its chart would be pruned
+    (out / ".mpigen-owned").chmod(0o000)
+    try:
+        before = snapshot(out)
+        result = run_limited(["render", new, "-o", out], _without_root_privileges)
+        assert_one_error_line(result, says="Permission denied")
+        assert snapshot(out) == before
+    finally:
+        (out / ".mpigen-owned").chmod(0o644)
