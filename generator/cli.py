@@ -42,13 +42,17 @@ def _fail(diagnostics: list[Diagnostic]) -> bool:
 def _refuse_output_beside_profiles(paths: tuple[Path, ...], output: Path) -> None:
     """The output folder may not be, hold, or sit inside a profiles path: charts written there would be read
     back as profiles by the next run (and profiles could be overwritten or reported as extra)."""
-    where = output.resolve()
-    for path in paths:
-        profiles = path.resolve()
+    try:
+        where = output.resolve()
+        resolved = [(path, path.resolve()) for path in paths]
+    except (OSError, RuntimeError):  # a link loop: load and the writer report it where it is
+        return
+    for path, profiles in resolved:
         if where == profiles or where.is_relative_to(profiles) or profiles.is_relative_to(where):
             relation = ("is" if where == profiles else "is inside" if where.is_relative_to(profiles)
                         else "holds")
-            raise click.UsageError(f"the output folder {output} {relation} the profiles path {path}: the charts "
+            raise click.UsageError(f"the output folder {one_line(str(output))} {relation} the profiles path "
+                                   f"{one_line(str(path))}: the charts "
                                    "would be read back as profiles; write them beside the profiles, e.g. -o charts")
 
 
