@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedOrderedMap, CommentedSeq, CommentedSet, TaggedScalar
+from ruamel.yaml.comments import (
+    CommentedMap,
+    CommentedOrderedMap,
+    CommentedSeq,
+    CommentedSet,
+    TaggedScalar,
+    merge_attrib,
+)
+from ruamel.yaml.constructor import RoundTripConstructor
 from ruamel.yaml.error import MantissaNoDotYAML1_1Warning, MarkedYAMLError, YAMLError, YAMLWarning
 from ruamel.yaml.reader import ReaderError
 
@@ -52,7 +60,11 @@ class Document:
         if not 0 < line <= len(self.lines):
             return ""
         rest = self.lines[line - 1][column - 1:]
-        return re.split(r"\s+#|\s*$|\s*[,\]}]", rest, maxsplit=1)[0].strip()
+        # One pass (a regex such as `\s+#|\s*$` retries from every space: quadratic on a line of spaces).
+        for index, char in enumerate(rest):
+            if char in ",]}" or (char == "#" and index and rest[index - 1].isspace()):
+                return rest[:index].strip()
+        return rest.strip()
 
     def token_at(self, where: Location) -> str:
         """The source text at a location this document gave (a merged profile's may lie in another file)."""
@@ -103,9 +115,11 @@ def position(tree: Any, keys: Iterable[str | int], at_key: bool = False) -> tupl
             key = next((k for k in node if not isinstance(k, str) and to_plain(k) == key), key)
         if isinstance(node, CommentedMap) and key in node:
             # An empty value (`image:`) has no position of its own (ruamel gives the next token's): use its key's.
-            pos = node.lc.key(key) if (last and at_key) or node[key] is None else node.lc.value(key)
-            if pos is not None and pos[0] is not None:
-                line, column = pos[0] + 1, pos[1] + 1
+            owner = _written_in(node, key)
+            if owner is not None:
+                pos = owner.lc.key(key) if (last and at_key) or node[key] is None else owner.lc.value(key)
+                if pos is not None and pos[0] is not None:
+                    line, column = pos[0] + 1, pos[1] + 1
             node = node[key]
         elif isinstance(node, CommentedSeq) and isinstance(key, int) and 0 <= key < len(node):
             pos = node.lc.item(key)
@@ -115,6 +129,19 @@ def position(tree: Any, keys: Iterable[str | int], at_key: bool = False) -> tupl
         else:
             break
     return line, column
+
+
+def _written_in(node: CommentedMap, key: Any, depth: int = 0) -> CommentedMap | None:
+    """The mapping whose text holds `key`: `node` itself, or for a key brought in by a merge (`<<: *base`),
+    the merged mapping it was written in, so positions point where the value was written."""
+    if key in node.lc.data:
+        return node
+    for merged in getattr(node, merge_attrib, ()) if depth < MAX_NESTING else ():
+        if isinstance(merged, CommentedMap) and key in merged:
+            found = _written_in(merged, key, depth + 1)
+            if found is not None:
+                return found
+    return None
 
 
 def _node_position(node: Any) -> tuple[int, int]:
@@ -142,7 +169,8 @@ def discover(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[Diagn
             continue
         real_root = root.resolve()
         seen: set[Path] = set()
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        unlisted: list[OSError] = []
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=True, onerror=unlisted.append):
             real_dir = Path(dirpath).resolve()
             if real_dir in seen:
                 dirnames[:] = []
@@ -168,6 +196,11 @@ def discover(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[Diagn
                     problems.append(problem)
                     continue
                 found.append((file, root))
+        # A folder that cannot be listed is not an empty one: skipping it would prune the charts of its profiles.
+        problems += [Diagnostic(Location(str(error.filename or root)),
+                                f"cannot read the folder: {error.strerror or error}",
+                                "make it readable (or remove it from the profiles); nothing was compiled without it")
+                     for error in unlisted]
     found.sort(key=lambda pair: pair[0].as_posix())
     return found, problems
 
@@ -244,6 +277,17 @@ def _guess_identity(file: Path) -> tuple[str | None, str | None]:
     return found.get("kind"), found.get("name")
 
 
+class _TextTimestamps(RoundTripConstructor):
+    """Dates and times stay the text the user wrote: no profile field is a timestamp, and turning
+    `2024-01-01 10:00:00` into a datetime would come out as `2024-01-01T10:00:00` in an env value or an image."""
+
+    def construct_yaml_timestamp(self, node: Any, values: Any = None) -> Any:
+        return self.construct_scalar(node)
+
+
+_TextTimestamps.add_constructor("tag:yaml.org,2002:timestamp", _TextTimestamps.construct_yaml_timestamp)
+
+
 def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, list[Diagnostic]]:
     def fail(message: str, hint: str = "", line: int = 1, column: int = 1):
         return None, [Diagnostic(Location(path, line, column), message, hint)]
@@ -264,6 +308,7 @@ def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, lis
         what, line, column = too_deep
         return fail(f"{what} nest more than {MAX_NESTING} deep", "a profile needs no such nesting", line, column)
     yaml = YAML(typ="rt", pure=True)
+    yaml.Constructor = _TextTimestamps
     yaml.allow_duplicate_keys = False
     try:
         with warnings.catch_warnings(record=True) as caught:  # the parser's warnings are the file's problems
@@ -315,9 +360,20 @@ def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, lis
     return Document(path=path, source=source, data=data, lines=tuple(text.splitlines())), []
 
 
-_REUSED_ANCHOR = re.compile(r"found duplicate anchor (?P<name>.+?)\s+first occurrence\s+in .*?, line (?P<first>\d+), "
-                            r"column \d+.*?second occurrence\s+in .*?, line (?P<line>\d+), column (?P<column>\d+)",
-                            re.DOTALL)
+_MARK = re.compile(r", line (\d+), column (\d+)")
+
+
+def _reused_anchor(text: str) -> tuple[str, int, int, int] | None:
+    """Name, first line, and line and column of the second definition, from ruamel's duplicate-anchor warning
+    (text only: the anchor's repr and both marks). Split on the fixed phrases, then one mark search in each
+    part: a pattern spanning the whole message would backtrack over every character of a long anchor."""
+    _, found, rest = text.partition("found duplicate anchor ")
+    name, found_first, rest = rest.partition("first occurrence") if found else ("", "", "")
+    first_part, found_second, second_part = rest.partition("second occurrence") if found_first else ("", "", "")
+    first, second = _MARK.search(first_part), _MARK.search(second_part)
+    if not (found_second and first and second):
+        return None
+    return name.strip(), int(first[1]), int(second[1]), int(second[2])
 
 
 def _yaml_warning(warning: Warning | str) -> tuple[int, int, str, str]:
@@ -328,10 +384,10 @@ def _yaml_warning(warning: Warning | str) -> tuple[int, int, str, str]:
         return (line, column, f"the number {warning.flt} has no `.` in its mantissa, which YAML 1.1 requires",
                 "write it with a dot (e.g. 1.0e3), or remove the `%YAML 1.1` line")
     text = str(warning)
-    found = _REUSED_ANCHOR.search(text)  # ruamel gives only text: the anchor's repr and both marks
+    found = _reused_anchor(text)
     if found:
-        return (int(found["line"]), int(found["column"]),
-                f"anchor &{found['name'][1:-1]} is defined a second time (first on line {found['first']})",
+        name, first, line, column = found
+        return (line, column, f"anchor &{name[1:-1]} is defined a second time (first on line {first})",
                 "give each anchor its own name")
     return 1, 1, f"not valid YAML: {' '.join(text.split())}", "check the anchors and aliases, tags and directives"
 

@@ -48,10 +48,7 @@ ALPHABET = "a0A_-./:@ \t\n#=,{}[]()$'\"*+?!~%&;<>\\|^`\x00\x7f\u00e9\u0430"
 
 # Patterns in modules other owners are still fixing: (file, line) -> who. Each is xfail(strict=True), so a
 # fix makes the test fail until the mark is removed.
-KNOWN_QUADRATIC: dict[tuple[str, int], str] = {
-    ("generator/load.py", 55): "the owner of generator/load.py (Document.token: `\\s+#` from each of many spaces)",
-    ("generator/load.py", 318): "the owner of generator/load.py (_REUSED_ANCHOR: lazy `.+?`, `.*?` over an anchor)",
-}
+KNOWN_QUADRATIC: dict[tuple[str, int], str] = {}
 
 
 @dataclass(frozen=True)

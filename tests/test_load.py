@@ -426,3 +426,40 @@ def test_positions_of_keys_and_values():
     # A path that does not exist stops at the deepest node that does.
     assert str(document.location("launcher", "resources", "nope")) == "pi.yaml:21:5"
     assert str(document.location()) == "pi.yaml:3:1"
+
+
+# --- merge keys and implicit typing ---------------------------------------------------------------
+
+MERGED_JOB = """\
+apiVersion: mpigen/v1alpha1
+kind: Job
+name: merged
+<<: {cluster: dgx-lab, pool: dgx, workers: -1}
+env:
+  <<: {NCCL_DEBUG: INFO}
+  STAMP: 2024-01-01 10:00:00
+"""
+
+
+def test_a_merged_key_is_located_where_its_value_was_written():
+    document, diagnostics = load_bytes(MERGED_JOB.encode(), "job.yaml", "profiles/job.yaml")
+    assert not diagnostics and document is not None
+    assert document.data["workers"] == -1
+    assert (document.location("workers").line, document.location("workers").column) == (4, 44)  # the -1 inside the merged mapping, not 1:1 nor a KeyError
+    assert (document.location("env", "NCCL_DEBUG").line, document.location("env", "NCCL_DEBUG").column) == (6, 20)
+
+
+def test_a_timestamp_keeps_the_text_the_user_wrote():
+    document, _ = load_bytes(MERGED_JOB.encode(), "job.yaml", "profiles/job.yaml")
+    assert document is not None
+    assert document.data["env"]["STAMP"] == "2024-01-01 10:00:00"  # was datetime -> "2024-01-01T10:00:00"
+
+
+def test_token_of_a_line_of_spaces_is_linear():
+    """`Document.token` once split with `\\s+#|\\s*$`, retried from each space: quadratic on a long line."""
+    line = "x" + " " * 1_000_000 + "y"
+    document, _ = load_bytes(b"a: 1\n", "f.yaml", "p/f.yaml")
+    assert document is not None
+    hostile = type(document)(document.path, document.source, document.data, (line,))
+    assert hostile.token(1, 1) == line
+    assert hostile.token(1, 1 + 1) == "y"
