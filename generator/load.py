@@ -6,7 +6,7 @@ Nothing here knows what a profile means; it only refuses files that are not one 
 
 from __future__ import annotations
 
-import datetime
+import math
 import os
 import re
 import stat
@@ -25,9 +25,11 @@ from ruamel.yaml.comments import (
     TaggedScalar,
     merge_attrib,
 )
-from ruamel.yaml.constructor import RoundTripConstructor
+from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
 from ruamel.yaml.error import MantissaNoDotYAML1_1Warning, MarkedYAMLError, YAMLError, YAMLWarning
+from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
+from ruamel.yaml.scalarbool import ScalarBoolean
 
 from generator.diagnostics import Diagnostic, Location
 from generator.yamllimits import MAX_EXPANDED_NODES, MAX_FILE_BYTES, MAX_NESTING
@@ -56,10 +58,17 @@ class Document:
         """The source text of a plain scalar at (line, column): how the user wrote a number, e.g. `1.30`.
 
         Ends where a comment, the line or a flow collection (`,`, `]`, `}`) would end it: `16` of `[-np, 16]`.
+        An anchor or tag before it (`&v 1.30`) is not part of it; an alias (`*v`) or a quoted scalar has no
+        plain text here, so the answer is "" (the caller shows the value instead).
         """
         if not 0 < line <= len(self.lines):
             return ""
         rest = self.lines[line - 1][column - 1:]
+        while rest[:1] in ("&", "!"):  # node properties, in either order: up to the next white space
+            end = next((i for i, char in enumerate(rest) if char in " \t"), len(rest))
+            rest = rest[end:].lstrip(" \t")
+        if rest[:1] in ("*", "'", '"', ""):
+            return ""
         # One pass (a regex such as `\s+#|\s*$` retries from every space: quadratic on a line of spaces).
         for index, char in enumerate(rest):
             if char in ",]}" or (char == "#" and index and rest[index - 1].isspace()):
@@ -110,9 +119,6 @@ def position(tree: Any, keys: Iterable[str | int], at_key: bool = False) -> tupl
     line, column = _node_position(tree)
     for depth, key in enumerate(keys):
         last = depth == len(keys) - 1
-        if isinstance(node, CommentedMap) and key not in node:
-            # A key the YAML wrote as a number or `true` is a string by now (`to_plain`): find it as written.
-            key = next((k for k in node if not isinstance(k, str) and to_plain(k) == key), key)
         if isinstance(node, CommentedMap) and key in node:
             # An empty value (`image:`) has no position of its own (ruamel gives the next token's): use its key's.
             owner = _written_in(node, key)
@@ -277,15 +283,54 @@ def _guess_identity(file: Path) -> tuple[str | None, str | None]:
     return found.get("kind"), found.get("name")
 
 
-class _TextTimestamps(RoundTripConstructor):
-    """Dates and times stay the text the user wrote: no profile field is a timestamp, and turning
-    `2024-01-01 10:00:00` into a datetime would come out as `2024-01-01T10:00:00` in an env value or an image."""
+MERGE_TAG = "tag:yaml.org,2002:merge"
+NOT_MERGEABLE = "merge value is not a mapping"
+_IMPLICIT_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("bool", "int", "float", "null", "timestamp"))
+"""Tags YAML gives a plain scalar by its look (`true`, `0x1F`, `1e3`, `~`, `2024-01-01`), not by what it means."""
 
-    def construct_yaml_timestamp(self, node: Any, values: Any = None) -> Any:
+
+class _ProfileConstructor(RoundTripConstructor):
+    """ruamel's round-trip constructor, minus YAML's implicit rewrites of text no profile field wants rewritten.
+
+    - Keys stay the text written: every key of a profile is a name (an env variable, a label, a field), and
+      `true:` would otherwise come out as `True`, `1e3:` as `1000.0`, `null:` as `None`.
+    - Dates and times stay text: no profile field is a timestamp, and `2024-01-01 10:00:00` in an env value or
+      an image would otherwise come out as `2024-01-01T10:00:00`.
+    - A plain `=` or `<<` that is a value is that text (YAML 1.2 has no `=` type; `<<` merges only as a key).
+    Numbers, booleans and null stay typed: where a string belongs, the schema refuses them with the written
+    text and a hint to quote it, so nothing is silently reformatted either way.
+    """
+
+    def construct_mapping(self, node: Any, maptyp: Any, deep: bool = False) -> Any:
+        node.value = [(_as_text(key) if isinstance(key, ScalarNode) and key.tag in _IMPLICIT_TAGS else key, value)
+                      for key, value in node.value]
+        for key, value in node.value:
+            merged = value.value if isinstance(value, SequenceNode) else [value]
+            if key.tag == MERGE_TAG and not all(isinstance(item, MappingNode) for item in merged):
+                # ruamel would point at the merged value, which for an alias is its anchor's: say it at the `<<`.
+                raise ConstructorError(problem=NOT_MERGEABLE, problem_mark=key.start_mark)
+        keys = [key for key, _ in node.value]
+        merge_at = next((i for i, key in enumerate(keys) if key.tag == MERGE_TAG), None)
+        constructed = super().construct_mapping(node, maptyp, deep=deep)
+        if merge_at is not None:  # merged keys stand where `<<` was written, as if written out there (env order)
+            own = list(maptyp)[:len(keys) - 1]
+            order = [*own[:merge_at], *list(maptyp)[len(keys) - 1:], *own[merge_at:]]
+            for key in order:
+                maptyp.move_to_end(key)
+        return constructed
+
+    def construct_written_text(self, node: Any, values: Any = None) -> Any:
         return self.construct_scalar(node)
 
 
-_TextTimestamps.add_constructor("tag:yaml.org,2002:timestamp", _TextTimestamps.construct_yaml_timestamp)
+def _as_text(node: ScalarNode) -> ScalarNode:
+    """The same scalar, as the string it was written as."""
+    return ScalarNode("tag:yaml.org,2002:str", node.value, node.start_mark, node.end_mark, style=node.style,
+                      anchor=node.anchor)
+
+
+for _tag in ("timestamp", "value", "merge"):
+    _ProfileConstructor.add_constructor(f"tag:yaml.org,2002:{_tag}", _ProfileConstructor.construct_written_text)
 
 
 def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, list[Diagnostic]]:
@@ -308,7 +353,7 @@ def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, lis
         what, line, column = too_deep
         return fail(f"{what} nest more than {MAX_NESTING} deep", "a profile needs no such nesting", line, column)
     yaml = YAML(typ="rt", pure=True)
-    yaml.Constructor = _TextTimestamps
+    yaml.Constructor = _ProfileConstructor
     yaml.allow_duplicate_keys = False
     try:
         with warnings.catch_warnings(record=True) as caught:  # the parser's warnings are the file's problems
@@ -418,7 +463,7 @@ def _first_odd_node(data: CommentedMap) -> tuple[tuple[int, int], str, str] | No
         seen.add(id(node))
         if isinstance(node, CommentedMap):
             for key, value in node.items():
-                if not isinstance(key, (str, int, float, datetime.date)) and key is not None:
+                if not isinstance(key, str):
                     return (_one_based(node.lc.key(key)), "a key must be a plain name, not a list, mapping or "
                             "tagged value", "write the key as a word, e.g. `workers:`")
                 tag = _tag_of(value)
@@ -447,6 +492,11 @@ def _yaml_problem(exc: MarkedYAMLError) -> tuple[Any, str, str]:
     mark, opened = exc.problem_mark or exc.context_mark, exc.context_mark
     if "\\t" in problem or "tab" in problem or "\\t" in context:
         return mark, "a tab character is not allowed here: YAML indents with spaces", "replace the tab with spaces"
+    if problem == NOT_MERGEABLE:  # `<<: 5`, `<<: [1]`, `<<: *list`
+        return mark, "`<<` merges mappings into this one, but its value is not a mapping or a list of mappings", \
+            "write `<<: *name` or `<<: [*a, *b]` where each anchor names a mapping, or quote `\"<<\"` for a plain key"
+    if "duplicate merge key" in problem:
+        return mark, "`<<` appears twice in this mapping", "merge several mappings with one `<<: [*a, *b]`"
     if "duplicate key" in problem:
         return mark, f"{problem}: each key may appear once", "remove or rename one of them"
     if context == "while scanning a quoted scalar" and "end of stream" in problem and opened is not None:
@@ -468,18 +518,28 @@ def _yaml_problem(exc: MarkedYAMLError) -> tuple[Any, str, str]:
         "check the indentation and quoting on this line"
 
 
+EXACT_FLOAT_INTEGERS = 2**53
+"""Beyond this a float no longer holds every whole number: `1e300` stays a float (and schema maxima refuse it)."""
+
+
 def to_plain(data: Any) -> Any:
-    """The YAML tree as plain JSON-like values; dates and other YAML-only types become strings."""
+    """The YAML tree as plain JSON-like values (keys are text already: see `_ProfileConstructor`).
+
+    A whole number written as a float (`4.0`, `1e3`) is that integer: it means the same in JSON, and a chart
+    must not say `replicas: 1000.0`, which Kubernetes refuses for an integer field. A boolean with an anchor
+    (`&ro true`) is ruamel's int subclass: it is a bool here.
+    """
     if isinstance(data, dict):
         return {str(k): to_plain(v) for k, v in data.items()}
     if isinstance(data, list):
         return [to_plain(v) for v in data]
-    if isinstance(data, bool) or data is None:
-        return data
+    if isinstance(data, (bool, ScalarBoolean)):
+        return bool(data)
+    if data is None:
+        return None
     if isinstance(data, int):
         return int(data)
     if isinstance(data, float):
-        return float(data)
-    if isinstance(data, (datetime.date, datetime.datetime)):
-        return data.isoformat()
+        whole = math.isfinite(data) and data.is_integer() and abs(data) <= EXACT_FLOAT_INTEGERS
+        return int(data) if whole else float(data)
     return str(data)
