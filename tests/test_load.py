@@ -445,8 +445,10 @@ def test_a_merged_key_is_located_where_its_value_was_written():
     document, diagnostics = load_bytes(MERGED_JOB.encode(), "job.yaml", "profiles/job.yaml")
     assert not diagnostics and document is not None
     assert document.data["workers"] == -1
-    assert (document.location("workers").line, document.location("workers").column) == (4, 44)  # the -1 inside the merged mapping, not 1:1 nor a KeyError
-    assert (document.location("env", "NCCL_DEBUG").line, document.location("env", "NCCL_DEBUG").column) == (6, 20)
+    workers = document.location("workers")
+    assert (workers.line, workers.column) == (4, 44)  # the -1 inside the merged mapping, not 1:1 nor a KeyError
+    debug = document.location("env", "NCCL_DEBUG")
+    assert (debug.line, debug.column) == (6, 20)
 
 
 def test_a_timestamp_keeps_the_text_the_user_wrote():
