@@ -170,7 +170,8 @@ def discover(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[Diagn
             found.append((root, root.parent))
             continue
         if not root.is_dir():
-            problems.append(Diagnostic(Location(str(root)), "no such file or folder",
+            what = "is a FIFO, socket or device, not a file or folder" if root.exists() else "no such file or folder"
+            problems.append(Diagnostic(Location(str(root)), what,
                                        "give the profiles folder, e.g. `mpigen validate profiles`"))
             continue
         real_root = root.resolve()
@@ -194,9 +195,14 @@ def discover(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[Diagn
                 kept.append(name)
             dirnames[:] = kept
             for name in sorted(filenames):
-                if name.startswith(".") or not name.endswith(PROFILE_SUFFIXES):
-                    continue
                 file = Path(dirpath) / name
+                if name.startswith("."):
+                    continue
+                if not name.endswith(PROFILE_SUFFIXES):
+                    problem = _not_plainly_ignorable(file, real_root)
+                    if problem:
+                        problems.append(problem)
+                    continue
                 problem = _leaves(file, real_root)
                 if problem:
                     problems.append(problem)
@@ -209,6 +215,29 @@ def discover(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[Diagn
                      for error in unlisted]
     found.sort(key=lambda pair: pair[0].as_posix())
     return found, problems
+
+
+def _not_plainly_ignorable(path: Path, real_root: Path) -> Diagnostic | None:
+    """Why an entry that is not named like a profile may not be skipped: what it is cannot be known (a link to
+    nothing, or round in a circle), or it is no file at all (a FIFO, socket or device). Any of these may stand
+    where a folder of profiles was (`profiles/jobs`), and skipping it would prune the charts of its profiles.
+    A plain file, or a link to one, is skipped as ever (README.md, notes)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return _dangling(path, str(path)) if path.is_symlink() else None  # else gone since it was listed: a file, skipped
+    except OSError:
+        return _leaves(path, real_root) or Diagnostic(Location(str(path)), "cannot be read",
+                                                      "make it readable, or remove it")
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return Diagnostic(Location(str(path)), "is a FIFO, socket or device, not a file or folder",
+                      "remove it: the profiles folder holds YAML files and folders of them")
+
+
+def _dangling(link: Path, shown: str) -> Diagnostic:
+    return Diagnostic(Location(shown), f"is a link to '{os.readlink(link)}', which does not exist",
+                      "point the link at a profile, or remove it")
 
 
 def _leaves(path: Path, real_root: Path) -> Diagnostic | None:
@@ -258,8 +287,7 @@ def load_file(file: Path, path: str, source: str) -> tuple[Document | None, list
             raw = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         if file.is_symlink() and not file.exists():
-            return None, [Diagnostic(Location(path), f"is a link to '{os.readlink(file)}', which does not exist",
-                                     "point the link at a profile, or remove it")]
+            return None, [_dangling(file, path)]
         return None, [Diagnostic(Location(path), f"cannot read the file: {exc.strerror}")]
     return load_bytes(raw, path, source)
 
