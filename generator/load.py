@@ -140,7 +140,7 @@ def position(tree: Any, keys: Iterable[str | int], at_key: bool = False) -> tupl
 def _written_in(node: CommentedMap, key: Any, depth: int = 0) -> CommentedMap | None:
     """The mapping whose text holds `key`: `node` itself, or for a key brought in by a merge (`<<: *base`),
     the merged mapping it was written in, so positions point where the value was written."""
-    if key in node.lc.data:
+    if key in (node.lc.data or {}):  # None in a mapping of merged keys only
         return node
     for merged in getattr(node, merge_attrib, ()) if depth < MAX_NESTING else ():
         if isinstance(merged, CommentedMap) and key in merged:
