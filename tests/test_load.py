@@ -5,6 +5,7 @@ Expected lines and columns are counted by hand from the bytes each test writes.
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -13,10 +14,12 @@ import warnings
 from pathlib import Path
 
 import pytest
-from conftest import PROFILES, REPO
+from conftest import PROFILES, REPO, run_helm, run_mpigen
+from test_write_hostile import snapshot
 
 from generator.catalogue import expand_hardware
-from generator.load import MAX_FILE_BYTES, load_bytes, load_paths
+from generator.check.kubeyaml import load_all as kube_load_all
+from generator.load import MAX_FILE_BYTES, load_bytes, load_paths, to_plain
 from generator.validate import validate
 
 PI = (PROFILES / "jobs" / "pi.yaml").read_bytes()
@@ -465,3 +468,77 @@ def test_token_of_a_line_of_spaces_is_linear():
     hostile = type(document)(document.path, document.source, document.data, (line,))
     assert hostile.token(1, 1) == line
     assert hostile.token(1, 1 + 1) == "y"
+
+
+# --- YAML's implicit types: the text a string field was given is the text the cluster gets ---------------------
+
+KEPT_ENV = {"STAMP": "2024-01-01 10:00:00", "DAY": "2001-12-14", "ZONED": "2001-12-14t21:59:43.10-05:00",
+            "SPACED": "2001-12-14 21:59:43.10 -5", "EQUALS": "=", "ARROWS": "<<", "true": "yes"}
+
+
+def test_values_yaml_types_by_their_look_reach_the_cluster_as_written(helm, profiles_copy, tmp_path):
+    """Unquoted timestamps, `=` and `<<` where a string belongs, and a key that looks like a boolean, through the
+    real render and real Helm, read back the way Kubernetes reads manifests (go-yaml, timestamps as strings)."""
+    pi = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8")
+    env = "".join(f"  {name}: {value}\n" for name, value in KEPT_ENV.items())
+    pi = pi.replace("program: [/home/mpiuser/pi]", "program: [/home/mpiuser/pi, 2024-01-01 10:00:00, 2001-12-14]")
+    root = profiles_copy({"jobs/pi.yaml": pi + "env:\n" + env})
+    out = tmp_path / "charts"
+    result = run_mpigen("render", root, "-o", out)
+    assert result.returncode == 0, result.stderr
+    rendered = run_helm(helm, "template", "pi", out / "dgx-lab" / "jobs" / "pi", "--namespace", "hpc").stdout
+    mpijob = next(d for d in kube_load_all(rendered) if d and d["kind"] == "MPIJob")
+    launcher = mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
+    given = {e["name"]: e.get("value") for e in launcher["env"] if e["name"] in KEPT_ENV}
+    assert given == KEPT_ENV  # was 2024-01-01T10:00:00, 2001-12-14T21:59:43.100000-05:00, ..., and "True"
+    assert launcher["command"][-3:] == ["/home/mpiuser/pi", "2024-01-01 10:00:00", "2001-12-14"]
+
+
+def test_keys_are_the_text_written():
+    raw = b"env:\n  true: a\n  1e3: b\n  ~: c\n  0x1F: d\n  2024-01-01: e\n  null: f\n  1_000: g\n  'q': h\n"
+    document, diagnostics = load_bytes(raw, "f.yaml", "p/f.yaml")
+    assert diagnostics == [] and document is not None
+    assert list(to_plain(document.data)["env"]) == ["true", "1e3", "~", "0x1F", "2024-01-01", "null", "1_000", "q"]
+    assert str(document.location("env", "1e3", at_key=True)) == "f.yaml:3:3"
+
+
+def test_yaml_1_1_keys_are_the_text_written_too():
+    document, diagnostics = load_bytes(b"%YAML 1.1\n---\nlabels: {yes: 1, on: 2, 0777: 3}\n", "f.yaml", "p/f.yaml")
+    assert diagnostics == [] and document is not None
+    assert list(document.data["labels"]) == ["yes", "on", "0777"]  # were True, True (a duplicate) and 511
+
+
+@pytest.mark.parametrize(("written", "plain"), [
+    ("&ro true", True),  # ruamel's ScalarBoolean, an int: was 1, which the schema refused as not a boolean
+    ("4.0", 4), ("1e3", 1000), ("-2.0e1", -20), ("2.5", 2.5), ("1e300", 1e300), (".inf", math.inf), ("0x1F", 31),
+    ("0o17", 15), ("1_000", 1000), ("+5", 5),
+])
+def test_numbers_and_booleans_are_plain_json_values(written, plain):
+    """A whole number written as a float is that integer (the charts would say `4.0`, which Kubernetes refuses
+    for an integer); one too large for a float to hold exactly stays a float, for the schema's maximum."""
+    document, diagnostics = load_bytes(f"v: {written}\n".encode(), "f.yaml", "p/f.yaml")
+    assert diagnostics == [] and document is not None
+    value = to_plain(document.data)["v"]
+    assert value == plain and type(value) is type(plain)
+
+
+def test_a_whole_float_in_a_count_gives_the_charts_of_the_integer(profiles_copy, tmp_path):
+    cluster = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
+    assert cluster.count("nodes: 4\n") == 1
+    root = profiles_copy({"clusters/dgx-lab.yaml": cluster.replace("nodes: 4\n", "nodes: 4.0\n")})
+    written, floated = tmp_path / "written", tmp_path / "floated"
+    assert run_mpigen("render", PROFILES, "-o", written).returncode == 0
+    assert run_mpigen("render", root, "-o", floated).returncode == 0
+    assert snapshot(floated) == snapshot(written)  # was `maximum: 4.0` and "at most 4.0" in resnet50-dgx's chart
+
+
+@pytest.mark.parametrize(("line", "token"), [
+    ("v: &n 1.10", "1.10"), ("v: !!float 1.10  # c", "1.10"), ("v: &n !!float 1.10", "1.10"),
+    ("v: !!float &n 1.10", "1.10"), ("v: [&n 1.10, 2]", "1.10"), ("v: *n", ""), ('v: "1.10"', ""), ("v: ", ""),
+])
+def test_token_is_the_plain_text_without_anchor_or_tag(line, token):
+    """The schema's hint `quote it: "..."` quotes this: `&n 1.10` would have it quote the anchor too."""
+    document, _ = load_bytes(b"a: 1\n", "f.yaml", "p/f.yaml")
+    assert document is not None
+    column = line.index(" ") + 2 if "[" not in line else line.index("[") + 2
+    assert type(document)(document.path, document.source, document.data, (line,)).token(1, column) == token
