@@ -63,17 +63,29 @@ class Document:
         """
         if not 0 < line <= len(self.lines):
             return ""
-        rest = self.lines[line - 1][column - 1:]
-        while rest[:1] in ("&", "!"):  # node properties, in either order: up to the next white space
-            end = next((i for i, char in enumerate(rest) if char in " \t"), len(rest))
-            rest = rest[end:].lstrip(" \t")
-        if rest[:1] in ("*", "'", '"', ""):
+        text = self.lines[line - 1]
+        start = column - 1
+        # One pass over the line, never a slice per step (a regex such as `\s+#|\s*$` retries from every space,
+        # and cutting off one `&a ` at a time copies the rest each time: both quadratic on a hostile line).
+        in_property = False
+        for index in range(start, len(text)):
+            char = text[index]
+            if in_property:  # node properties (`&anchor`, `!tag`), in either order, end at white space
+                in_property = char not in " \t"
+            elif char in "&!":
+                in_property = True
+            elif char not in " \t":
+                start = index
+                break
+        else:
             return ""
-        # One pass (a regex such as `\s+#|\s*$` retries from every space: quadratic on a line of spaces).
-        for index, char in enumerate(rest):
-            if char in ",]}" or (char == "#" and index and rest[index - 1].isspace()):
-                return rest[:index].strip()
-        return rest.strip()
+        if text[start] in "*'\"":
+            return ""
+        for index in range(start, len(text)):
+            char = text[index]
+            if char in ",]}" or (char == "#" and text[index - 1].isspace()):
+                return text[start:index].strip()
+        return text[start:].strip()
 
     def token_at(self, where: Location) -> str:
         """The source text at a location this document gave (a merged profile's may lie in another file)."""
@@ -137,17 +149,30 @@ def position(tree: Any, keys: Iterable[str | int], at_key: bool = False) -> tupl
     return line, column
 
 
-def _written_in(node: CommentedMap, key: Any, depth: int = 0) -> CommentedMap | None:
+def _written_in(node: CommentedMap, key: Any) -> CommentedMap | None:
     """The mapping whose text holds `key`: `node` itself, or for a key brought in by a merge (`<<: *base`),
     the merged mapping it was written in, so positions point where the value was written."""
     if key in (node.lc.data or {}):  # None in a mapping of merged keys only
         return node
-    for merged in getattr(node, merge_attrib, ()) if depth < MAX_NESTING else ():
-        if isinstance(merged, CommentedMap) and key in merged:
-            found = _written_in(merged, key, depth + 1)
-            if found is not None:
-                return found
-    return None
+    return getattr(node, _MERGED_FROM, {}).get(key)
+
+
+_MERGED_FROM = "_mpigen_merged_from"
+"""Attribute of a mapping with merge keys: each merged key -> the mapping it was written in, built once as the
+mapping is read; looking through the merged mappings on each call was quadratic with many merges and errors."""
+
+
+def _index_merged_keys(mapping: CommentedMap) -> None:
+    """Record where each merged key of `mapping` was written. The merged mappings were read first, so their own
+    records are complete; the first mapping that has a key wins, as in YAML's merge."""
+    own = mapping.lc.data or {}
+    merged_from: dict[Any, CommentedMap] = {}
+    for merged in getattr(mapping, merge_attrib, ()):
+        inner = getattr(merged, _MERGED_FROM, {})
+        for key in merged:
+            if key not in own and key not in merged_from:
+                merged_from[key] = inner.get(key, merged)
+    setattr(mapping, _MERGED_FROM, merged_from)
 
 
 def _node_position(node: Any) -> tuple[int, int]:
@@ -313,6 +338,8 @@ def _guess_identity(file: Path) -> tuple[str | None, str | None]:
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
 NOT_MERGEABLE = "merge value is not a mapping"
+MERGES_ITSELF = "merge value contains the mapping"
+INSIDE_ITSELF = "alias inside its own anchor"
 _IMPLICIT_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("bool", "int", "float", "null", "timestamp"))
 """Tags YAML gives a plain scalar by its look (`true`, `0x1F`, `1e3`, `~`, `2024-01-01`), not by what it means."""
 
@@ -337,6 +364,9 @@ class _ProfileConstructor(RoundTripConstructor):
             if key.tag == MERGE_TAG and not all(isinstance(item, MappingNode) for item in merged):
                 # ruamel would point at the merged value, which for an alias is its anchor's: say it at the `<<`.
                 raise ConstructorError(problem=NOT_MERGEABLE, problem_mark=key.start_mark)
+            if key.tag == MERGE_TAG and any(item in self.recursive_objects for item in merged):
+                # The mapping itself, or one it sits in (`a: &a {<<: *a}`): still being read, nothing to merge yet.
+                raise ConstructorError(problem=MERGES_ITSELF, problem_mark=key.start_mark)
         keys = [key for key, _ in node.value]
         merge_at = next((i for i, key in enumerate(keys) if key.tag == MERGE_TAG), None)
         constructed = super().construct_mapping(node, maptyp, deep=deep)
@@ -345,7 +375,14 @@ class _ProfileConstructor(RoundTripConstructor):
             order = [*own[:merge_at], *list(maptyp)[len(keys) - 1:], *own[merge_at:]]
             for key in order:
                 maptyp.move_to_end(key)
+            _index_merged_keys(maptyp)
         return constructed
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        if node in self.recursive_objects and node not in self.constructed_objects:
+            # An alias inside its own anchor's value (`a: &a [*a]`): ruamel makes it None, without a word.
+            raise ConstructorError(problem=INSIDE_ITSELF, problem_mark=node.start_mark)
+        return super().construct_object(node, deep=deep)
 
     def construct_written_text(self, node: Any, values: Any = None) -> Any:
         return self.construct_scalar(node)
@@ -523,6 +560,12 @@ def _yaml_problem(exc: MarkedYAMLError) -> tuple[Any, str, str]:
     if problem == NOT_MERGEABLE:  # `<<: 5`, `<<: [1]`, `<<: *list`
         return mark, "`<<` merges mappings into this one, but its value is not a mapping or a list of mappings", \
             "write `<<: *name` or `<<: [*a, *b]` where each anchor names a mapping, or quote `\"<<\"` for a plain key"
+    if problem == MERGES_ITSELF:
+        return mark, "`<<` merges a mapping into itself: the alias names this mapping, or one it is part of", \
+            "merge a mapping defined outside this one"
+    if problem == INSIDE_ITSELF:
+        return mark, "this anchor's value holds an alias of itself, so it would never end", \
+            "write the value out, or move the alias out of the anchored value"
     if "duplicate merge key" in problem:
         return mark, "`<<` appears twice in this mapping", "merge several mappings with one `<<: [*a, *b]`"
     if "duplicate key" in problem:

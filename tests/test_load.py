@@ -19,7 +19,7 @@ from test_write_hostile import snapshot
 
 from generator.catalogue import expand_hardware
 from generator.check.kubeyaml import load_all as kube_load_all
-from generator.load import MAX_FILE_BYTES, load_bytes, load_paths, to_plain
+from generator.load import MAX_FILE_BYTES, _guess_identity, _reused_anchor, load_bytes, load_paths, to_plain
 from generator.validate import validate
 
 PI = (PROFILES / "jobs" / "pi.yaml").read_bytes()
@@ -542,3 +542,81 @@ def test_token_is_the_plain_text_without_anchor_or_tag(line, token):
     assert document is not None
     column = line.index(" ") + 2 if "[" not in line else line.index("[") + 2
     assert type(document)(document.path, document.source, document.data, (line,)).token(1, column) == token
+
+
+# --- anchors that hold themselves -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    (b"a: &a [*a]\n", "f.yaml:1:4: error: this anchor's value holds an alias of itself, so it would never end; write "
+                      "the value out, or move the alias out of the anchored value"),
+    (b"x: 1\na: &a\n  b: [1, {c: *a}]\n", "f.yaml:2:4: error: this anchor's value holds an alias of itself, so it "
+                                          "would never end; write the value out, or move the alias out of the anchored "
+                                          "value"),
+    (b"a: &a {b: 1, <<: *a}\n", "f.yaml:1:14: error: `<<` merges a mapping into itself: the alias names this "
+                                "mapping, or one it is part of; merge a mapping defined outside this one"),
+    (b"a: &a\n  b: 1\n  c: [{<<: [{x: 1}, *a]}]\n", "f.yaml:3:8: error: `<<` merges a mapping into itself: the "
+                                                   "alias names this mapping, or one it is part of; merge a mapping "
+                                                   "defined outside this one"),
+])
+def test_an_alias_inside_its_own_anchor_is_refused(raw, expected):
+    """ruamel made the alias None without a word (`[*a]` -> `[None]`), and a merge of it an AttributeError."""
+    assert load_one(raw) == [expected]
+
+
+# --- linear time on hostile text of the largest size a profile may have ------------------------------------------
+
+
+def seconds(work) -> float:
+    started = time.perf_counter()
+    work()
+    return time.perf_counter() - started
+
+
+def test_token_after_a_line_of_anchors_is_linear():
+    """Cutting one `&a ` off at a time copies the rest of the line each time: quadratic (minutes at 1 MiB)."""
+    line = "&a " * (MAX_FILE_BYTES // 3) + "1.10"
+    document, _ = load_bytes(b"a: 1\n", "f.yaml", "p/f.yaml")
+    assert document is not None
+    hostile = type(document)(document.path, document.source, document.data, (line, " " * MAX_FILE_BYTES + "#"))
+    assert seconds(lambda: (hostile.token(1, 1), hostile.token(2, 1))) < 2
+    assert hostile.token(1, 1) == "1.10" and hostile.token(2, 1) == ""
+
+
+def test_positions_of_many_merged_keys_are_linear():
+    """Each position looked through every merged mapping of its mapping: with 30,000 merged mappings that each bring
+    a key the schema refuses, 30,000 errors x 30,000 mappings (about 90 s; 6 s already at 8,000)."""
+    count = 30_000  # 3 nodes per alias: within the 100,000 that aliases may add
+    anchors = b", ".join(b"&a%d {k%d: 1}" % (i, i) for i in range(count))
+    aliases = b", ".join(b"*a%d" % i for i in range(count))
+    raw = b"junk: [" + anchors + b"]\nresources: {<<: [" + aliases + b"]}\n"
+    assert len(raw) <= MAX_FILE_BYTES
+    document, diagnostics = load_bytes(raw, "f.yaml", "p/f.yaml")
+    assert diagnostics == [] and document is not None
+    keys = list(document.data["resources"])
+    assert len(keys) == count
+    assert seconds(lambda: [document.location("resources", key, at_key=True) for key in keys]) < 5
+    last = keys[-1]
+    assert str(document.location("resources", last, at_key=True)) == f"f.yaml:1:{raw.index(last.encode()) + 1}"
+
+
+def test_the_duplicate_anchor_message_is_read_in_linear_time():
+    """The warning quotes the anchor; a pattern spanning the whole message backtracked over it."""
+    hostile = ["found duplicate anchor " + "first occurrence" * (MAX_FILE_BYTES // 16),
+               "found duplicate anchor 'x'" + " " * MAX_FILE_BYTES + "first occurrence, line 1, column 1",
+               "found duplicate anchor 'x' first occurrence" + ", line 1" * (MAX_FILE_BYTES // 8) + "second occurrence",
+               "found duplicate anchor " * (MAX_FILE_BYTES // 23)]
+    assert seconds(lambda: [_reused_anchor(text) for text in hostile]) < 2
+    assert [_reused_anchor(text) for text in hostile] == [None] * 4
+    name = "n" * (MAX_FILE_BYTES // 2 - 20)
+    raw = f"a: &{name} 1\nb: &{name} 2\n".encode()
+    assert len(raw) <= MAX_FILE_BYTES
+    assert load_one(raw) == [f"f.yaml:2:4: error: anchor &{name} is defined a second time (first on line 1); "
+                             "give each anchor its own name"]
+
+
+@pytest.mark.parametrize("line", ["kind:" + " " * 200 + "a" * 200 + "\x00", "name: '" + "a" * 400 + "'b"])
+def test_the_identity_of_an_unreadable_file_is_guessed_in_linear_time(tmp_path, line):
+    hostile = tmp_path / "f.yaml"
+    hostile.write_bytes(((line + "\n") * (MAX_FILE_BYTES // (len(line) + 1))).encode())
+    assert seconds(lambda: _guess_identity(hostile)) < 2
