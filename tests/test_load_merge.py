@@ -23,8 +23,8 @@ MERGES: list[tuple[str, str, str]] = [
      'resources:\n  cpu: "1"\n  memory: 1Gi\nlauncher:\n  resources:\n    cpu: "1"\n    memory: 1Gi\n',
      'resources: &small\n  cpu: "1"\n  memory: 1Gi\nlauncher:\n  resources:\n    <<: *small\n'),
     ("jobs/pi.yaml",
-     "cluster: dgx-lab\npool: cpu\nnamespace: hpc\n",
-     "<<: {cluster: dgx-lab, pool: cpu}\nnamespace: hpc\n"),
+     "cluster: dgx-lab\npool: cpu\nnamespace: hpc\nimage: mpioperator/mpi-pi:openmpi\nworkers: 2\n",
+     "<<: {cluster: dgx-lab, pool: cpu, workers: 2}\nnamespace: hpc\nimage: mpioperator/mpi-pi:openmpi\n"),
     ("jobs/netapp-resnet50.yaml",
      '  NCCL_DEBUG: INFO\n  NCCL_NET_GDR_READ: "1"\n  NCCL_IB_SL: "3"\n',
      '  NCCL_DEBUG: INFO\n  <<: &gdr {NCCL_NET_GDR_READ: "1", NCCL_IB_SL: "3"}\n'),
@@ -86,7 +86,12 @@ def test_merged_profiles_compile_to_the_charts_of_the_written_out_ones(tmp_path:
             if a != b:
                 assert a.lstrip().startswith("#") and SOURCE_LINE.sub(r"\1:N", a) == SOURCE_LINE.sub(r"\1:N", b), \
                     (name, a, b)
-    assert len(differing) <= 3, differing  # the values.yaml of pi, and of the jobs whose profiles moved lines
+    assert differing == ["dgx-lab/jobs/pi/values.yaml"]  # the one job whose lines moved before its comments' values
+    # Line 6 of the merged pi.yaml is the `<<` mapping that sets `workers`; its `image` moved up to line 8.
+    comments = [line for line in compiled[differing[0]].decode().splitlines() if line.startswith("# From")]
+    assert comments[:2] == ["# From profiles/jobs/pi.yaml:8: image.",
+                            "# From profiles/jobs/pi.yaml:6: workers. At most 1024: pool 'cpu': 8 nodes x 128 "
+                            "worker(s) per node."], comments
 
 
 def test_a_value_brought_in_by_a_merge_is_reported_where_it_was_written(tmp_path: Path) -> None:
