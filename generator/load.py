@@ -1,7 +1,13 @@
 """Stage 1: read profile files into YAML trees that remember line and column of every node.
 
 Nothing here knows what a profile means; it only refuses files that are not one YAML mapping
-(bad encoding, bad YAML, duplicate keys, several documents, alias bombs, oversized files).
+(bad encoding, bad YAML, duplicate keys, several documents, alias bombs, oversized files), and
+paths it cannot read: a folder that cannot be listed is never taken for an empty one, since its
+profiles' charts would then be pruned.
+
+What YAML decides by a scalar's look stays the text written where no profile wants a type: keys,
+timestamps, `=`. Merge keys (`<<: *base`) work, and a merged value is located where it was written.
+Every scan of the text is linear in its size (files are at most 1 MiB of hostile text).
 """
 
 from __future__ import annotations
@@ -186,7 +192,9 @@ def discover(paths: Iterable[Path]) -> tuple[list[tuple[Path, Path]], list[Diagn
     """Profile files under `paths`, as (file, root it was found under), sorted for determinism.
 
     Links are followed only while they stay inside the root; one that leads out is reported, so
-    no profile silently goes missing and nothing outside the folder is read.
+    no profile silently goes missing and nothing outside the folder is read. For the same reason a
+    folder that cannot be listed, and an entry that might have been a folder (a link to nothing or in a
+    circle, a FIFO), are errors: skipping them would compile, and prune, as if their profiles were gone.
     """
     found: list[tuple[Path, Path]] = []
     problems: list[Diagnostic] = []
