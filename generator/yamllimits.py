@@ -21,8 +21,8 @@ def too_deep(text: str) -> tuple[str, int, int] | None:
     recurses once per level of block nesting (`- - - - x`, or ever deeper indentation) until Python's
     stack runs out. Returns what nests (brackets or blocks), and the line and column where it goes too deep.
 
-    Counts outside quotes and comments: brackets; and per line, the indentations still open above it plus
-    one level for each compact `- ` entry.
+    Counts outside quotes (with their escapes, `\\"` and `''`) and comments: brackets; and per line, the
+    indentations still open above it plus one level for each compact `- ` entry.
     """
     depth = 0
     quote = ""
@@ -44,10 +44,16 @@ def too_deep(text: str) -> tuple[str, int, int] | None:
                 if len(indents) > MAX_NESTING:
                     return "lists and mappings", number, column + 1
         previous = " "
+        escaped = False  # the character after `\\` in double quotes, or after the first `'` of `''` in single
         for column, ch in enumerate(line, start=1):
-            if quote:
-                if ch == quote:
-                    quote = ""
+            if escaped:
+                escaped = False
+            elif quote:
+                if quote == '"' and ch == "\\":
+                    escaped = True
+                elif ch == quote:
+                    escaped = quote == "'" and line.startswith("'", column)
+                    quote = quote if escaped else ""
             elif ch in "'\"" and previous in " \t:-[{,?":
                 quote = ch
             elif ch == "#" and previous in " \t":

@@ -313,6 +313,22 @@ def test_brackets_and_hashes_inside_quotes_and_comments_do_not_count():
     assert load_one(raw) == []
 
 
+@pytest.mark.parametrize("raw", [
+    b'a: "\\"' + b"[" * 100 + b'"\n',  # an escaped double quote does not end the string
+    b"a: 'it''s " + b"{" * 100 + b"'\n",  # nor does a doubled single quote
+    b'a: "x\\\n  \\"' + b"[" * 100 + b'"\n',  # a string continued on the next line
+])
+def test_escaped_quotes_do_not_end_a_string_for_the_nesting_count(raw):
+    """Once counted as the end of the string, what follows an escaped quote was counted as brackets: a valid
+    profile string of `{{\\"` repeated was refused as nesting too deep."""
+    assert load_one(b"kind: Job\n" + raw) == []
+
+
+def test_an_escaped_backslash_does_not_escape_the_quote_after_it():
+    assert load_one(b'a: "\\\\"\nb: ' + b"[" * 100 + b"\n") == [
+        "f.yaml:2:68: error: brackets nest more than 64 deep; a profile needs no such nesting"]
+
+
 # --- which files are read -------------------------------------------------------------------------------------------
 
 
