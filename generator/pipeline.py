@@ -10,7 +10,7 @@ from generator.catalogue import expand_hardware
 from generator.diagnostics import Diagnostic, errors, sort_diagnostics
 from generator.load import load_paths
 from generator.model import Fleet
-from generator.package import Chart, package_fleet
+from generator.package import Chart, oversized_files, package_fleet
 from generator.resolve import resolve
 from generator.validate import validate
 
@@ -21,6 +21,8 @@ class CompileResult:
     fleet: Fleet | None = None
     charts: list[Chart] = field(default_factory=list)
     profile_count: int = 0
+    paths: dict[str, str] = field(default_factory=dict)
+    """Each profile's path as the user gave it, by its `source` (the name the model and the charts use)."""
 
     @property
     def ok(self) -> bool:
@@ -32,7 +34,8 @@ def check_profiles(paths: Iterable[Path]) -> CompileResult:
     expanded = expand_hardware(loaded.documents, loaded.unreadable)
     problems = validate(expanded.documents, [*loaded.unreadable, *expanded.unresolved])
     diagnostics = sort_diagnostics(loaded.diagnostics + expanded.diagnostics + problems)
-    result = CompileResult(diagnostics=diagnostics, profile_count=loaded.file_count)
+    result = CompileResult(diagnostics=diagnostics, profile_count=loaded.file_count,
+                           paths={document.source: document.path for document in expanded.documents})
     if result.ok:
         result.fleet = resolve(expanded.documents)
     return result
@@ -41,7 +44,9 @@ def check_profiles(paths: Iterable[Path]) -> CompileResult:
 def compile_profiles(paths: Iterable[Path]) -> CompileResult:
     result = check_profiles(paths)
     if result.fleet is not None:
-        result.charts = package_fleet(result.fleet)
+        charts = package_fleet(result.fleet)
+        result.diagnostics += oversized_files(charts, result.paths)
+        result.charts = charts if result.ok else []
     return result
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CHARTS, is_run_of
+from conftest import CHARTS, is_run_of, run_mpigen
 
 from generator.check.render import (
     _error_lines,
@@ -67,6 +68,30 @@ def test_own_renderer_equals_helm_for_every_chart(helm):
         assert _key(mine) == _key(theirs), chart.display
         templates = {f"{chart.display}/templates/{t.name}" for t in (chart.path / "templates").iterdir()}
         assert {d.source for d in mine} <= templates
+
+
+def test_own_renderer_equals_helm_for_braces_in_every_escape_form(helm, profiles_copy, tmp_path):
+    """Lines of data holding `{{` are Go string literals: raw (`{{ `...` }}`), quoted where the line has a
+    backtick (`{{ "..." }}`), and brace by brace on a line with a hole. mpigen's renderer must read each as
+    Helm does, `}}` inside the literal included."""
+    pi = (CHARTS.parent / "profiles" / "jobs" / "pi.yaml").read_text(encoding="utf-8")
+    env = {"RAW": "{{ .Values.x }} }}", "TICK": "`{{ x }}` \\ \"q\"", "CLOSE": "` }}{{ `", "SLASH_R": "a\\r{{"}
+    root = profiles_copy({"jobs/pi.yaml": pi + "env:\n" + "".join(f"  {k}: {json.dumps(v)}\n" for k, v in env.items())
+                          + "mpirunArgs: ['{{-', '-}}']\n"})
+    out = tmp_path / "charts"
+    assert run_mpigen("render", root, "-o", out).returncode == 0
+    chart = discover([out / "dgx-lab" / "jobs" / "pi"]).charts[0]
+    template = (chart.path / "templates" / "mpijob.yaml").read_text(encoding="utf-8")
+    assert "{{ `" in template and '{{ "' in template
+    mine, problems = own_render(chart)
+    assert problems == []
+    theirs, problems = helm_template(str(helm), chart, None)
+    assert problems == []
+    assert _key(mine) == _key(theirs)
+    launcher = next(d.obj for d in mine if d.kind == "MPIJob")["spec"]["mpiReplicaSpecs"]["Launcher"]
+    container = launcher["template"]["spec"]["containers"][0]
+    assert {e["name"]: e["value"] for e in container["env"] if e["name"] in env} == env
+    assert {"{{-", "-}}"} <= set(container["command"])
 
 
 def test_own_renderer_follows_changed_values(tmp_path):

@@ -18,6 +18,7 @@ import importlib
 import json
 import multiprocessing
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -369,5 +370,53 @@ VALIDATE_CHILD = dedent("""\
     document, _ = load_bytes(sys.stdin.buffer.read(), "job.yaml", "job.yaml")
     start = time.perf_counter()
     validate([document])
+    print(time.perf_counter() - start)
+""")
+
+
+def _marker_lookalikes(size: int) -> str:
+    text, n, length = [], 0, 0
+    while length < size - 32:
+        text.append(f"mpigenhole{n}x")
+        length += len(text[-1])
+        n += 1
+    return "".join(text)
+
+
+@pytest.mark.parametrize("field", ["env-value", "program", "description"])
+@pytest.mark.parametrize("unit", ["{{", "`{{", '{{"\\', "markers"])
+def test_compile_is_linear_on_a_profile_of_the_largest_size(field: str, unit: str, tmp_path):
+    """Build and package (template escaping, hole markers chosen to occur nowhere in the data) on one big
+    hostile string: the hole markers were found by one search of the whole data per candidate, quadratic in
+    a string of `mpigenhole0x mpigenhole1x ...`."""
+    size = FULL_SIZE - 4096
+    written = len(json.dumps(unit, ensure_ascii=False)[1:-1])  # characters of one unit in the file
+    text = _marker_lookalikes(size) if unit == "markers" else unit * (size // written)
+    quoted = json.dumps(text, ensure_ascii=False)
+    extra = {"env-value": f"env: {{BIG: {quoted}}}\n", "program": f"program: [/bin/true, {quoted}]\n",
+             "description": f"description: {quoted}\n"}[field]
+    job = "\n".join(line for line in (REPO / "profiles" / "jobs" / "pi.yaml").read_text().split("\n")
+                    if not line.startswith("program:")) + ("" if field == "program" else "program: [/bin/true]\n")
+    profiles = tmp_path / "profiles"
+    (profiles / "jobs").mkdir(parents=True)
+    for folder in ("hardware", "clusters"):
+        shutil.copytree(REPO / "profiles" / folder, profiles / folder)
+    (profiles / "jobs" / "pi.yaml").write_bytes((job + extra).encode())
+    assert FULL_SIZE - 8192 < (profiles / "jobs" / "pi.yaml").stat().st_size <= FULL_SIZE
+    child = subprocess.run([sys.executable, "-c", COMPILE_CHILD, str(profiles)], capture_output=True, cwd=REPO,
+                           timeout=BOUND_SECONDS * 8)
+    assert child.returncode == 0, child.stderr.decode()
+    assert float(child.stdout) < BOUND_SECONDS * 2
+
+
+COMPILE_CHILD = dedent("""\
+    import sys, time
+    from pathlib import Path
+    from generator.load import load_paths
+    from generator.pipeline import compile_profiles
+    load_paths([Path(sys.argv[1])])  # the loader is bounded on its own; this times the stages after it
+    start = time.perf_counter()
+    result = compile_profiles([Path(sys.argv[1])])
+    assert result.ok, [d.format()[:300] for d in result.diagnostics]
     print(time.perf_counter() - start)
 """)

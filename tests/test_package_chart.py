@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import PROFILES, run_helm, run_mpigen
 
+from generator.check.kubeyaml import load_all as kube_load_all
 from generator.pipeline import compile_profiles
 
 
@@ -54,3 +56,54 @@ def test_namespaces_survive_uninstalling_the_infra_chart(example):
     assert namespaces, "the infra chart has Namespace objects"
     for namespace in namespaces:
         assert namespace["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+
+
+# --- Helm's limit of 5 MiB per chart file ----------------------------------------------------------
+
+PI = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8")
+
+
+def _launcher_env(helm, chart) -> dict[str, str]:
+    rendered = run_helm(helm, "template", "pi", chart, "--namespace", "hpc").stdout
+    mpijob = next(d for d in kube_load_all(rendered) if d and d["kind"] == "MPIJob")
+    launcher = mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
+    return {e["name"]: e.get("value") for e in launcher["env"]}
+
+
+def test_a_profile_string_of_braces_near_one_mebibyte_gives_a_chart_helm_loads(helm, profiles_copy, tmp_path):
+    """Escaped brace by brace, this env value (in the launcher and in the workers) made a 10 MB template,
+    which Helm refused to load after render had exited 0."""
+    braces = "{{ `" * 250_000  # 1,000,000 characters, under the 1 MiB profile limit with the rest of the file
+    root = profiles_copy({"jobs/pi.yaml": PI + f"env:\n  BRACES: '{braces}'\n"})
+    out = tmp_path / "charts"
+    result = run_mpigen("render", root, "-o", out)
+    assert result.returncode == 0, result.stderr
+    assert (out / "dgx-lab/jobs/pi/templates/mpijob.yaml").stat().st_size < 2 * (2 * len(braces)) + 100_000
+    assert _launcher_env(helm, out / "dgx-lab" / "jobs" / "pi")["BRACES"] == braces
+
+
+def test_a_chart_file_over_helms_limit_is_an_error_at_its_profile(profiles_copy, tmp_path):
+    """A soft hyphen is written `\\u00ad` (6 bytes for 2), in the launcher and the workers: 3 MiB each."""
+    root = profiles_copy({"jobs/pi.yaml": PI + "env:\n  HYPHENS: " + "\u00ad" * 500_000 + "\n"})
+    out = tmp_path / "charts"
+    out.mkdir()
+    result = run_mpigen("render", root, "-o", out)
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        f"{root / 'jobs' / 'pi.yaml'}:1:1: error: chart file dgx-lab/jobs/pi/templates/mpijob.yaml would be "), \
+        result.stderr
+    assert "over Helm's limit of 5,242,880 bytes per chart file" in result.stderr
+    assert "Traceback" not in result.stderr and list(out.iterdir()) == []
+
+
+def test_oversized_files_counts_bytes_not_characters():
+    from generator.package import HELM_MAX_FILE_BYTES, Chart, oversized_files
+
+    def chart(text: str) -> Chart:
+        return Chart("c/jobs/j", None, (("templates/a.yaml", text),), (), source="p/jobs/j.yaml")  # type: ignore[arg-type]
+
+    assert HELM_MAX_FILE_BYTES == 5_242_880  # Helm's MaxDecompressedFileSize, 5 MiB
+    assert oversized_files([chart("x" * HELM_MAX_FILE_BYTES)], {}) == []
+    assert oversized_files([chart("é" * (HELM_MAX_FILE_BYTES // 2))], {}) == []
+    found = oversized_files([chart("é" * (HELM_MAX_FILE_BYTES // 2) + "x")], {"p/jobs/j.yaml": "/r/p/jobs/j.yaml"})
+    assert [str(d.location) for d in found] == ["/r/p/jobs/j.yaml:1:1"]

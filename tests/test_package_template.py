@@ -7,6 +7,7 @@ PyYAML is a YAML 1.1 parser like the one inside Helm and kubectl (sigs.k8s.io/ya
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -19,11 +20,23 @@ from generator.package.template import ESCAPED_OPEN, Hole, escape_text, render_t
 # --- template.py: escaping ------------------------------------------------------------------------------
 
 
+_GO_LITERAL_ACTION = re.compile(r'\{\{ (`[^`\n]*`|"(?:[^"\\\n]|\\.)*") \}\}')
+
+
+def _go_literal(literal: str) -> str:
+    """The text of a Go string literal, per the Go spec: raw strings as they are (carriage returns dropped),
+    quoted ones with their escapes read (only those of a backslash, a quote and CR are expected here)."""
+    if literal.startswith("`"):
+        return literal[1:-1].replace("\r", "")
+    escapes = {"\\\\": "\\", '\\"': '"', "\\r": "\r"}
+    return re.sub(r"\\.", lambda m: escapes[m.group(0)], literal[1:-1])
+
+
 def _as_helm_prints(text: str) -> str:
-    """What Helm makes of the escape action `{{ "{{" }}`; fails if any other action is left."""
-    rest = text.replace(ESCAPED_OPEN, "")
-    assert "{{" not in rest, f"template code left in the output:\n{text}"
-    return text.replace(ESCAPED_OPEN, "{{")
+    """What Helm makes of string-literal actions; fails if any other action is left."""
+    printed = _GO_LITERAL_ACTION.sub(lambda m: _go_literal(m.group(1)).replace("{{", "\0"), text)
+    assert "{{" not in printed, f"template code left in the output:\n{text}"
+    return printed.replace("\0", "{{")
 
 
 TRICKY = {
@@ -36,6 +49,9 @@ TRICKY = {
     "escape-looking": '{{ "{{" }}',
     "multi": "line one {{ .x }}\nline two\n",
     "tab": "x\t{{ y }}",
+    "backtick": "`{{ .Values.secret }}`",
+    "backslashes": "\\{{ \\\" }}\\",
+    "raw-close": "` }}{{ `",
 }
 
 
@@ -46,7 +62,7 @@ def test_escaped_open_is_the_go_template_for_a_literal():
 def test_curly_braces_in_data_are_escaped():
     obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": dict(TRICKY)}
     text = render_template(obj, {})
-    assert ESCAPED_OPEN in text
+    assert "{{ `  action:" in text and '{{ "  backtick: ' in text
     assert yaml.safe_load(_as_helm_prints(text)) == obj
 
 
@@ -58,8 +74,18 @@ def test_curly_braces_in_keys_are_escaped():
 
 def test_escape_text():
     assert escape_text("plain") == "plain"
-    assert escape_text("a {{ b }} c") == 'a {{ "{{" }} b }} c'
-    assert escape_text("{{{{") == '{{ "{{" }}{{ "{{" }}'
+    assert escape_text("a {{ b }} c\nplain") == "{{ `a {{ b }} c` }}\nplain"
+    assert escape_text("{{{{") == "{{ `{{{{` }}"
+    assert escape_text('`{{` "\\') == '{{ "`{{` \\"\\\\" }}'
+
+
+@pytest.mark.parametrize("line", ["{{" * 1000, "`{{" * 1000, '"{{\\' * 1000, "{{`\\\"" * 1000])
+def test_a_line_of_braces_costs_at_most_twice_its_length(line):
+    """Each `{{` escaped alone (`{{ "{{" }}`) made a line five times longer: a 1 MiB profile string, in the
+    launcher and in the workers, gave a template over Helm's 5 MiB limit per chart file."""
+    text = escape_text(line)
+    assert len(text) <= 2 * len(line) + 10
+    assert _as_helm_prints(text) == line
 
 
 # --- template.py: holes ---------------------------------------------------------------------------------
@@ -104,7 +130,13 @@ def test_holes_are_not_escaped_but_data_is():
     obj = {"a": "{{ data }}", "b": "placeholder"}
     text = render_template(obj, {("b",): Hole("{{ .Values.b }}")})
     assert "b: {{ .Values.b }}" in text.splitlines()
-    assert ESCAPED_OPEN + " data }}" in text
+    assert "{{ `a: \"{{ data }}\"` }}" in text.splitlines()
+
+
+def test_a_line_with_a_hole_and_braces_escapes_each_brace():
+    """A line holding a hole cannot be one string literal: its data braces are escaped one by one."""
+    text = render_template({"{{ k }}": "placeholder"}, {("{{ k }}",): Hole("{{ .Values.k }}")})
+    assert text.splitlines() == ['"' + ESCAPED_OPEN + ' k }}": {{ .Values.k }}']
 
 
 def test_render_does_not_modify_its_input():
@@ -133,6 +165,13 @@ def test_marker_text_in_data_survives_and_holes_still_land(collision):
         "  replicas: {{ int .Values.workers }}",
         "  size: {{ .Values.size }}",
     ]
+
+
+def test_many_marker_lookalikes_cost_one_pass():
+    """Every `mpigenhole<n>x` of a profile string is skipped in one pass (a search per n was quadratic)."""
+    taken = "".join(f"mpigenhole{n}x" for n in range(20_000))
+    lines = render_template({"data": taken, "spec": 1}, {("spec",): Hole("{{ 1 }}")}).splitlines()
+    assert lines == [f"data: {taken}", "spec: {{ 1 }}"]
 
 
 def test_marker_collision_in_a_key():

@@ -524,8 +524,9 @@ _MUL = re.compile(r"mul \(int \.Values\.workers\) ([0-9]{1,6}) \| toString \| qu
 
 
 def _action(expression: str, values: dict[str, Any], chart: ChartInfo, helpers: _Helpers, version: str) -> str:
-    if expression == '"{{"':
-        return "{{"
+    literal = _go_string(expression)
+    if literal is not None:
+        return literal
     if expression == "int .Values.workers":
         return str(values["workers"])
     if expression == ".Values.suspend":
@@ -549,16 +550,30 @@ def _action(expression: str, values: dict[str, Any], chart: ChartInfo, helpers: 
 _GO_SPACE = " \t\r\n"
 
 
+_GO_QUOTED = re.compile(r'"(?:[^"\\\n]|\\["\\r])*"')
+_GO_UNQUOTE = re.compile(r'\\(["\\r])')
+
+
+def _go_string(expression: str) -> str | None:
+    """The text of a Go string literal of the forms mpigen writes (a raw string, or a quoted one whose only
+    escapes are of a backslash, a double quote and a carriage return), or None when `expression` is not one."""
+    if len(expression) >= 2 and expression[0] == expression[-1] == "`" and "`" not in expression[1:-1]:
+        return expression[1:-1].replace("\r", "")
+    if _GO_QUOTED.fullmatch(expression):
+        return _GO_UNQUOTE.sub(lambda m: "\r" if m.group(1) == "r" else m.group(1), expression[1:-1])
+    return None
+
+
 def template_actions(text: str) -> list[tuple[int, int, bool, str, bool]]:
     """Each `{{ ... }}` of a Go template: start, end, trim before, expression, trim after. One pass with
-    `str.find`: an action ends at the first `}}` after its `{{` (a `}}` inside a string literal would end it
-    later in Go, but no action mpigen writes has one, so such text is Unsupported either way). Go's trim
-    markers are `{{- ` and ` -}}`, with the space."""
+    `str.find`: an action ends at the first `}}` after its `{{` and past a string literal it starts with (Go
+    reads a `}}` inside a string as part of it; mpigen's literal lines are such actions). Go's trim markers
+    are `{{- ` and ` -}}`, with the space."""
     actions: list[tuple[int, int, bool, str, bool]] = []
     position = 0
     while (start := text.find("{{", position)) != -1:
         inner = start + 2
-        close = text.find("}}", _after_quoted_braces(text, inner))
+        close = text.find("}}", _after_string(text, inner))
         if close == -1:
             raise Unsupported("a template action that never closes")
         body = text[inner:close]
@@ -570,12 +585,21 @@ def template_actions(text: str) -> list[tuple[int, int, bool, str, bool]]:
     return actions
 
 
-def _after_quoted_braces(text: str, inner: int) -> int:
-    """Where to look for an action's `}}`: past a leading `"{{"` (mpigen's escaped braces), else at once."""
+def _after_string(text: str, inner: int) -> int:
+    """Where to look for an action's `}}`: past the string literal it starts with (mpigen's escaped braces
+    and literal lines), else at once. A string that does not end on its line is no action mpigen writes."""
     at = inner + 2 if text.startswith("- ", inner) else inner
     while at < len(text) and text[at] in _GO_SPACE and at - inner < 8:
         at += 1
-    return at + 4 if text.startswith('"{{"', at) else inner
+    if at >= len(text) or text[at] not in "`\"":
+        return inner
+    line_end = text.find("\n", at)
+    line_end = len(text) if line_end == -1 else line_end
+    if text[at] == "`":
+        end = text.find("`", at + 1, line_end)
+        return inner if end == -1 else end + 1
+    quoted = _GO_QUOTED.match(text, at, line_end)
+    return inner if quoted is None else quoted.end()
 
 
 def render_template_text(text: str, values: dict[str, Any], chart: ChartInfo, helpers: _Helpers,

@@ -21,6 +21,7 @@ from generator.build.hostfile import hostfile_line, rankfile_line
 from generator.build.labels import CHART_VERSION, STANDARD_LABEL_KEYS, ChartRef
 from generator.build.mpijob import rank_count_index
 from generator.build.naming import mpijob_name
+from generator.diagnostics import Diagnostic, Location
 from generator.model import Cluster, Fleet, Job, Naming, NetworkProvider, NodePool
 from generator.package.template import Hole, escape_text, render_template
 
@@ -38,6 +39,33 @@ class Chart:
     bootstrap: tuple[tuple[str, str], ...] = ()
     """Infra charts of clusters with a GitOps tool: the files of `<cluster>/bootstrap/`, keyed by their
     path under the output folder (not the chart's: they are no part of it)."""
+    source: str = ""
+    """The profile the chart is compiled from (the job's, or the cluster's for an infra chart)."""
+
+
+HELM_MAX_FILE_BYTES = 5 * 1024 * 1024
+"""Helm 3 and 4 refuse to load a chart holding a file larger than this (`chart file "x" is larger than the
+maximum file size 5242880`), so such a chart must never be written."""
+
+
+def oversized_files(charts: list[Chart], paths: dict[str, str]) -> list[Diagnostic]:
+    """A chart file Helm would refuse to load, as an error at the profile it comes from (`paths`: each
+    profile's path as the user gave it, by its `source`). Profile strings
+    reach a template once per container and at most twice their length (see `template`), so only a
+    profile near its 1 MiB limit, copied into many places, comes close."""
+    found = []
+    for chart in charts:
+        for path, text in chart.files:
+            if len(text) * 4 <= HELM_MAX_FILE_BYTES:  # a character is at most 4 bytes
+                continue
+            size = len(text.encode("utf-8"))
+            if size > HELM_MAX_FILE_BYTES:
+                where = Location(paths.get(chart.source, chart.source))
+                found.append(Diagnostic(
+                    where, f"chart file {chart.directory}/{path} would be {size:,} bytes, over Helm's limit of "
+                    f"{HELM_MAX_FILE_BYTES:,} bytes per chart file, so Helm could not load the chart",
+                    "shorten the long strings of this profile (env values, program, mpirunArgs)"))
+    return found
 
 
 def package_fleet(fleet: Fleet) -> list[Chart]:
@@ -284,7 +312,7 @@ def package_job_chart(job: Job) -> Chart:
     for template, group in _group(manifests).items():
         files[f"templates/{template}"] = _template_file(group, lambda m: _job_holes(job, ref, m), job.source)
     return Chart(names.chart_dir_of_job(job.cluster.name, job.name), ref, tuple(sorted(files.items())),
-                 tuple(manifests))
+                 tuple(manifests), source=job.source)
 
 
 # --- infra chart ---------------------------------------------------------------------------------
@@ -335,4 +363,4 @@ def package_infra_chart(cluster: Cluster, bootstrap: tuple[tuple[str, str], ...]
         files[f"templates/{template}"] = _template_file(group, lambda m: {("metadata", "labels"): _labels_hole(ref, m)},
                                                         cluster.source)
     return Chart(names.chart_dir_of_infra(cluster.name), ref, tuple(sorted(files.items())), tuple(manifests),
-                 bootstrap)
+                 bootstrap, cluster.source)
