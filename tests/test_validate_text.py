@@ -23,6 +23,7 @@ def errors_of(profiles_copy, edits: dict[str, str]) -> list[str]:
     ("\\x85", "U+0085, a control character"), ("\\u202e", "U+202E RIGHT-TO-LEFT OVERRIDE"),
     ("\\u2066", "U+2066 LEFT-TO-RIGHT ISOLATE"), ("\\u200f", "U+200F RIGHT-TO-LEFT MARK"),
     ("\\u061c", "U+061C ARABIC LETTER MARK"), ("\\u2028", "U+2028 LINE SEPARATOR"),
+    ("\\ud800", "U+D800, half of a UTF-16 surrogate pair, not a character"),  # was a UnicodeEncodeError
 ])
 def test_a_control_character_in_a_value_is_named_at_its_place(profiles_copy, escape, shown):
     job = JOB.replace("program: [python, train.py]", f'program: [python, "train{escape}.py"]')

@@ -3,7 +3,8 @@
 Control characters reach the charts from YAML escapes (`"\\x7f"`, `"\\0"`): a DEL or NUL in an image
 makes a chart Helm cannot render, a C1 character (NEL) breaks a line in some readers, and bidi controls
 (U+202E RIGHT-TO-LEFT OVERRIDE...) make a reviewer read `program` or a reason differently from what
-runs. A value may hold a tab or a newline (a script in `launcherCommand`, a description); a key may not.
+runs. A lone surrogate (`"\\ud800"`) cannot even be written out as UTF-8. A value may hold a tab or a
+newline (a script in `launcherCommand`, a description); a key may not.
 """
 
 from __future__ import annotations
@@ -23,13 +24,16 @@ BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u206
 LINE_SEPARATORS = frozenset("\u2028\u2029")  # line breaks to YAML 1.1 readers (Helm's), characters to YAML 1.2
 
 
-_OTHERS = "\x7f-\x9f" + "".join(sorted(BIDI_CONTROLS | LINE_SEPARATORS))
+SURROGATES = "\ud800-\udfff"  # halves of UTF-16 pairs, from escapes like `"\\ud800"`: no UTF-8 text holds one
+_OTHERS = "\x7f-\x9f" + "".join(sorted(BIDI_CONTROLS | LINE_SEPARATORS)) + SURROGATES
 FORBIDDEN_IN_VALUES = re.compile(f"[\x00-\x08\x0b-\x1f{_OTHERS}]")
 FORBIDDEN_IN_KEYS = re.compile(f"[\x00-\x1f{_OTHERS}]")
 
 
 def describe(ch: str) -> str:
     """`U+202E RIGHT-TO-LEFT OVERRIDE`, or `U+007F, a control character` where Unicode gives no name."""
+    if "\ud800" <= ch <= "\udfff":
+        return f"U+{ord(ch):04X}, half of a UTF-16 surrogate pair, not a character"
     name = unicodedata.name(ch, "")
     return f"U+{ord(ch):04X} {name}" if name else f"U+{ord(ch):04X}, a control character"
 
