@@ -71,9 +71,9 @@ def _launcher_env(helm, chart) -> dict[str, str]:
 
 
 def test_a_profile_string_of_braces_near_one_mebibyte_gives_a_chart_helm_loads(helm, profiles_copy, tmp_path):
-    """Escaped brace by brace, this env value (in the launcher and in the workers) made a 10 MB template,
-    which Helm refused to load after render had exited 0."""
-    braces = "{{ `" * 250_000  # 1,000,000 characters, under the 1 MiB profile limit with the rest of the file
+    """Escaped brace by brace, this env value (in the launcher and in the workers) made a 6 MB template,
+    which Helm refused to load after render had exited 0. (A million characters make an MPIJob etcd refuses.)"""
+    braces = "{{ `" * 150_000  # 600,000 characters
     root = profiles_copy({"jobs/pi.yaml": PI + f"env:\n  BRACES: '{braces}'\n"})
     out = tmp_path / "charts"
     result = run_mpigen("render", root, "-o", out)
@@ -107,3 +107,20 @@ def test_oversized_files_counts_bytes_not_characters():
     assert oversized_files([chart("é" * (HELM_MAX_FILE_BYTES // 2))], {}) == []
     found = oversized_files([chart("é" * (HELM_MAX_FILE_BYTES // 2) + "x")], {"p/jobs/j.yaml": "/r/p/jobs/j.yaml"})
     assert [str(d.location) for d in found] == ["/r/p/jobs/j.yaml:1:1"]
+
+
+def test_an_object_over_etcds_default_limit_is_an_error_at_its_profile(profiles_copy, tmp_path):
+    """800,000 characters in an env value, in the launcher and the workers: an MPIJob of 1.6 MB, which a cluster
+    with etcd's default `--max-request-bytes` (1.5 MiB) refuses to store; 600,000 (1.2 MB) is stored."""
+    from generator.package import ETCD_MAX_REQUEST_BYTES
+
+    assert ETCD_MAX_REQUEST_BYTES == 1_572_864
+    root = profiles_copy({"jobs/pi.yaml": PI + "env:\n  BIG: " + "x" * 800_000 + "\n"})
+    result = run_mpigen("render", root, "-o", tmp_path / "charts")
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"{root / 'jobs' / 'pi.yaml'}:1:1: error: MPIJob pi-"), result.stderr
+    assert " of chart dgx-lab/jobs/pi would be 1,60" in result.stderr  # 2 x 800,000 and the rest
+    assert "more than etcd stores in one object by default (1,572,864 bytes)" in result.stderr
+    assert not (tmp_path / "charts").exists()
+    root = profiles_copy({"jobs/pi.yaml": PI + "env:\n  BIG: " + "x" * 600_000 + "\n"})
+    assert run_mpigen("render", root, "-o", tmp_path / "charts").returncode == 0

@@ -12,11 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.yamllimits import MAX_NESTING
+from generator.yamllimits import MAX_DOCUMENT_BYTES, MAX_NESTING
 
-MAX_DOCUMENT_BYTES = 3 * 1024 * 1024
-"""One object: the Kubernetes API server refuses a request body over 3 MiB, so no real object is larger
-(the largest upstream CRD, Argo CD's ApplicationSet, is 1.4 MB)."""
+__all__ = ["MAX_DOCUMENT_BYTES"]  # one object: where check reads it, beside the limits of its own
 MAX_MANIFEST_FILE_BYTES = 16 * 1024 * 1024
 """One manifest file or one chart's `helm template` output: several objects, each within its own limit."""
 MAX_CHART_FILES = 10_000

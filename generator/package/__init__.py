@@ -49,23 +49,40 @@ maximum file size 5242880`), so such a chart must never be written."""
 
 
 def oversized_files(charts: list[Chart], paths: dict[str, str]) -> list[Diagnostic]:
-    """A chart file Helm would refuse to load, as an error at the profile it comes from (`paths`: each
-    profile's path as the user gave it, by its `source`). Profile strings
-    reach a template once per container and at most twice their length (see `template`), so only a
-    profile near its 1 MiB limit, copied into many places, comes close."""
+    """A chart file Helm would refuse to load, or an object a cluster would refuse to store, as an
+    error at the profile it comes from (`paths`: each profile's path as the user gave it, by its `source`).
+    Profile strings reach a template once per container and at most twice their length (see `template`),
+    so only a profile near its 1 MiB limit, copied into several containers, comes close."""
     found = []
     for chart in charts:
+        where = Location(paths.get(chart.source, chart.source))
         for path, text in chart.files:
             if len(text) * 4 <= HELM_MAX_FILE_BYTES:  # a character is at most 4 bytes
                 continue
             size = len(text.encode("utf-8"))
             if size > HELM_MAX_FILE_BYTES:
-                where = Location(paths.get(chart.source, chart.source))
                 found.append(Diagnostic(
                     where, f"chart file {chart.directory}/{path} would be {size:,} bytes, over Helm's limit of "
-                    f"{HELM_MAX_FILE_BYTES:,} bytes per chart file, so Helm could not load the chart",
-                    "shorten the long strings of this profile (env values, program, mpirunArgs)"))
+                    f"{HELM_MAX_FILE_BYTES:,} bytes per chart file, so Helm could not load the chart", _SHORTEN))
+        if sum(len(text) for path, text in chart.files if path.startswith("templates/")) * 4 <= _OBJECT_BOUND:
+            continue  # an object is rendered from its template's text, which is no shorter than the object
+        for manifest in chart.manifests:
+            size = len(yamlio.dump(manifest.obj).encode("utf-8"))
+            if size > _OBJECT_BOUND:
+                obj = manifest.obj
+                found.append(Diagnostic(
+                    where, f"{obj['kind']} {obj['metadata']['name']} of chart {chart.directory} would be {size:,} "
+                    f"bytes, more than etcd stores in one object by default ({ETCD_MAX_REQUEST_BYTES:,} bytes), so "
+                    "applying it would fail with `etcdserver: request is too large`", _SHORTEN))
     return found
+
+
+ETCD_MAX_REQUEST_BYTES = 1536 * 1024
+"""etcd's default `--max-request-bytes`, which most clusters keep: a larger object is refused when the API
+server stores it (the API server's own limit, which `check` applies, is 3 MiB)."""
+_OBJECT_BOUND = ETCD_MAX_REQUEST_BYTES - 64 * 1024
+"""An object's YAML before Helm adds what the template includes (the standard labels: well under 64 KiB)."""
+_SHORTEN = "shorten the long strings of this profile (env values, program, mpirunArgs)"
 
 
 def package_fleet(fleet: Fleet) -> list[Chart]:
