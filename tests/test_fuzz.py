@@ -11,6 +11,22 @@ Each example copies profiles/ and mutates it, at one of two levels:
 - text level: 1-3 byte-level edits of one file (bytes inserted, deleted or replaced, a tab, truncation, `---`,
   anchors and aliases, bytes that are not UTF-8).
 
+Four classes of YAML that neither level writes have a test each, written as text into one job file:
+
+- merge keys: `<<` into `env` (a mapping, a list of them, anchored and aliased, nested, with keys written beside
+  it) and at the top of a job (spelling out the job's own values, or overridden by them), whose result is known,
+  and forms YAML or the schema refuse (not a mapping, twice, an undefined or self-referring alias, in a list);
+- implicit types: a plain scalar whose type YAML reads from its look (timestamps, booleans, numbers in every
+  base, `=`, `<<`, `~`), in a string field, under YAML 1.2 or a `%YAML 1.1` directive;
+- control characters through YAML's escapes (C0, DEL, C1 and NEL, bidi controls, line and paragraph
+  separators, zero-width and byte order marks, a lone surrogate) in values and keys;
+- long strings: one string of 64 KiB up to just past the 1 MiB profile limit, of what scanners, escapes and
+  hole markers trip on (`{{`, `` `{{ ``, `a:`, `[`, `&a `, URLs with a password, `mpigenhole0x...`).
+
+Where such a case compiles, what it wrote must reach the cluster as written (an env value, a command argument,
+an image), merges must give the objects their spelled-out form gives, and a character the README refuses must
+have been refused; a long string's render must end within 30 s (a linear one takes about a second).
+
 Then `mpigen render` runs in-process into a folder already holding the example fleet's charts, and:
 
 - no exception may escape it, and it may raise no Python warning (the real command would print it raw);
@@ -24,7 +40,8 @@ Then `mpigen render` runs in-process into a folder already holding the example f
 Only charts whose bytes are new are given to Helm: renders are cached by chart content.
 
 CI runs a fixed number of examples from a fixed seed without an example database, so every run tries the same
-mutations. `make fuzz` runs many more from a random seed (printed, so a failure can be replayed with
+mutations (200 of the tree and text levels, 50 of each class, 8 long strings; `make fuzz` runs N, N/4 of each
+class and N/20 long strings). `make fuzz` runs many more from a random seed (printed, so a failure can be replayed with
 MPIGEN_FUZZ_SEED), and renders every new chart with Helm 3 and Helm 4, which must agree.
 
     MPIGEN_FUZZ_EXAMPLES=N   number of examples; setting it is the long mode (both Helm versions, example database)
@@ -35,11 +52,13 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import math
 import os
 import re
 import shutil
 import threading
+import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
@@ -209,6 +228,16 @@ class Case:
     files: dict[str, bytes]
     steps: list[str] = field(default_factory=list)
     planted: list[str] = field(default_factory=list)
+    classes: list[str] = field(default_factory=list)
+    """The hostile classes the case belongs to (for the statistics of `make fuzz`)."""
+    kept: list[Kept] = field(default_factory=list)
+    """Texts a compiled fleet must carry as written."""
+    same_as_example: list[str] = field(default_factory=list)
+    """Job files whose charts must render to the same objects as the example's (merge keys spelling them out)."""
+    must_refuse: str = ""
+    """Why the case must not compile, if it must not."""
+    kinds: list[str] = field(default_factory=list)
+    """Which shapes of its class the case has, for the statistics."""
 
     def __repr__(self) -> str:
         return "Case(" + "; ".join(self.steps) + ")"
@@ -436,6 +465,220 @@ def text_cases(draw: st.DrawFn) -> Case:
     return case
 
 
+# --- YAML the tree mutations cannot write: merge keys, implicit types, escapes, long strings ------------------------
+#
+# Each is written as text into one job file, through a top-level key the job gets anew (its old block removed):
+# `env`, `program`, `mpirunArgs`, `image` or `description`. What the text must become, if the profile compiles, is
+# recorded with the case (`Kept`), and checked in what Helm renders.
+
+JOB_FILES = sorted(name for name in EXAMPLE_FILES if name.startswith("jobs/"))
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What a compiled fleet must hold: `text` as the value of env variable `name` in every container of the job
+    that sets it (`where` "env"), as an element of a container's command or args ("command"), or as an image."""
+
+    job: str
+    where: str
+    text: str
+    name: str = ""
+
+    def __repr__(self) -> str:
+        shown = self.text if len(self.text) < 60 else f"{self.text[:30]!r}...({len(self.text)} characters)"
+        return f"Kept({self.job} {self.where}, {self.name or ''}{'=' if self.name else ''}{shown!r})"
+
+
+def without_keys(text: str, *keys: str) -> str:
+    """The file's text without the top-level `keys` and the block under each."""
+    out, skipping = [], False
+    for line in text.split("\n"):
+        if skipping and (line.startswith((" ", "-", "\t")) or not line.strip()):
+            continue
+        skipping = any(line.startswith(f"{key}:") for key in keys)
+        if not skipping:
+            out.append(line)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def flow(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+IMPLICIT = ("2024-01-01 10:00:00", "2001-12-14", "2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.10 -5",
+            "=", "<<", "~", "null", "Null", "yes", "No", "on", "OFF", "y", "n", "true", "False", "1e3", "12e03",
+            "0x1F", "0o17", "012", "0b101", "1_000", "1__0", "1:20", "190:20:30", ".inf", "-.Inf", ".nan", "+1",
+            "-0", "1.10", "0.", ".5", "1.0", "4.0", "0xZZ", "2024-13-45", "2024-1-1")
+"""Plain scalars YAML 1.1 or 1.2 may read as something other than the text: a string field keeps the text or is
+refused."""
+CONTROL_ESCAPES = {"\\0": "\x00", "\\a": "\x07", "\\e": "\x1b", "\\x7f": "\x7f", "\\x85": "\x85", "\\N": "\x85",
+                   "\\x9b": "\x9b", "\\u202e": "\u202e", "\\u2066": "\u2066", "\\u200f": "\u200f",
+                   "\\u061c": "\u061c", "\\L": "\u2028", "\\P": "\u2029", "\\r": "\r", "\\v": "\x0b",
+                   "\\t": "\t", "\\n": "\n", "\\u200b": "\u200b", "\\ufeff": "\ufeff", "\\_": "\u00a0",
+                   "\\u00ad": "\u00ad", "\\U0001F600": "\U0001f600", "\\ud800": "\ud800"}
+"""YAML escapes of control, format and separator characters, and what each stands for."""
+FORBIDDEN_IN_VALUES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
+                                 "\u2028\u2029\ud800-\udfff]")
+"""What no profile value may hold (a tab and a newline may stand in a value, not in a key): written here from
+the Security section of the README rather than imported, so that a change of the rule fails this test."""
+FORBIDDEN_IN_KEYS = re.compile(f"[\t\n{FORBIDDEN_IN_VALUES.pattern[1:-1]}]")
+TARGETS = ("env-value", "env-key", "program", "mpirunArgs", "image", "description")
+
+
+def _string_field(job: str, target: str, written: str, text: str | None, case: Case) -> None:
+    """Put the YAML scalar `written` (standing for `text`, or for what the loader makes of it when None) at
+    `target` of `job`, recording what a compile must keep."""
+    tree = EXAMPLE_TREES[job]
+    raw = EXAMPLE_FILES[job].decode("utf-8")
+    if target in ("env-value", "env-key"):
+        env = {str(k): str(v) for k, v in (tree.get("env") or {}).items()}
+        body = "".join(f"  {flow(k)}: {flow(v)}\n" for k, v in env.items())
+        line = f"  FUZZED: {written}\n" if target == "env-value" else f"  {written}: fuzzed\n"
+        raw = without_keys(raw, "env") + "env:\n" + body + line
+        if text is not None:
+            case.kept.append(Kept(job, "env", text, "FUZZED") if target == "env-value"
+                             else Kept(job, "env", "fuzzed", text))
+    elif target in ("program", "mpirunArgs"):
+        items = [str(v) for v in tree.get(target) or (["/bin/true"] if target == "program" else [])]
+        raw = without_keys(raw, target) + f"{target}:\n" + "".join(f"  - {flow(v)}\n" for v in items) + \
+            f"  - {written}\n"
+        if text is not None:
+            case.kept.append(Kept(job, "command", text))
+    elif target == "image":
+        raw = without_keys(raw, "image") + f"image: {written}\n"
+        if text is not None:
+            case.kept.append(Kept(job, "image", text))
+    else:
+        raw = without_keys(raw, "description") + f"description: {written}\n"
+    case.files[job] = raw.encode("utf-8")
+
+
+@st.composite
+def merge_key_cases(draw: st.DrawFn) -> Case:
+    """`<<` in its valid forms (a mapping, a list of them, anchored and aliased, nested), with a known result,
+    and in forms YAML refuses (not a mapping, twice, an undefined alias, inside a list)."""
+    job = draw(st.sampled_from(JOB_FILES))
+    case = Case(dict(EXAMPLE_FILES), [f"{job}: merge keys"], classes=["merge keys"])
+    raw = EXAMPLE_FILES[job].decode("utf-8")
+    tree = EXAMPLE_TREES[job]
+    form = draw(st.sampled_from(("env", "env", "top", "top-override", "hostile")))
+    names = st.sampled_from(("A", "B", "C", "NCCL_DEBUG"))
+    texts = st.sampled_from(("1", "x", "", "{{ .Release.Name }}", "2024-01-01 10:00:00", "a b"))
+    if form == "env":
+        sources = draw(st.lists(st.dictionaries(names, texts, min_size=1, max_size=3), min_size=1, max_size=3))
+        explicit = draw(st.dictionaries(names, texts, max_size=2))
+        style = draw(st.sampled_from(("flow", "list", "block", "anchored", "nested")))
+        if len(sources) < 2 and style in ("list", "anchored", "nested"):
+            style = "flow"
+        sources = sources[:1] if style in ("flow", "block") else sources[:2] if style == "nested" else sources
+        merged: dict[str, str] = {}
+        for source in reversed(sources):  # the first mapping of a list wins, and the explicit keys over all
+            merged.update(source)
+        merged.update(explicit)
+        text = {"flow": f"  <<: {flow(sources[0])}\n",
+                "list": f"  <<: [{', '.join(map(flow, sources))}]\n",
+                "block": "  <<:\n" + "".join(f"    {k}: {flow(v)}\n" for k, v in sources[0].items()),
+                "anchored": f"  <<: [&first {flow(sources[0])}, *first, {', '.join(map(flow, sources[1:]))}]\n",
+                "nested": f"  <<: {{<<: {flow(sources[-1])}, {flow(sources[0])[1:-1]}}}\n"}[style]
+        kept_env = {str(k): str(v) for k, v in (tree.get("env") or {}).items() if k not in merged}
+        old = "".join(f"  {flow(k)}: {flow(v)}\n" for k, v in kept_env.items())
+        body = "".join(f"  {k}: {flow(v)}\n" for k, v in explicit.items())
+        raw = without_keys(raw, "env") + "env:\n" + old + text + body
+        case.kept += [Kept(job, "env", v, k) for k, v in merged.items()]
+        case.steps.append(f"env {style}: {text.strip()} {body.strip()}")
+        case.kinds.append(f"merge into env, {style}")
+    elif form in ("top", "top-override"):
+        keys = [k for k in ("namespace", "image", "workers", "slotsPerWorker", "shmSize") if k in tree]
+        moved = draw(st.lists(st.sampled_from(keys), min_size=1, max_size=len(keys), unique=True))
+        if form == "top":
+            raw = without_keys(raw, *moved) + f"<<: {flow({k: tree[k] for k in moved})}\n"
+        else:  # the key is written too, with its own value: the written one wins
+            raw = raw + f"<<: {flow({k: 'merged-and-overridden' for k in moved})}\n"
+        case.same_as_example.append(job)
+        case.steps.append(f"top-level {form}: {moved}")
+        case.kinds.append(f"merge at the top, {form}")
+    else:
+        hostile = draw(st.sampled_from((
+            "<<: 3\n", '<<: "text"\n', "<<: [1]\n", "<<: *nowhere\n", "<<: ~\n", "<<: []\n", "<<: {}\n",
+            "<<: {workers: 1}\n<<: {workers: 2}\n", "<<: [{workers: 1}, 5]\n", "<<: &self {<<: *self}\n",
+            "program: [{<<: {a: b}}]\n", "env:\n  <<: {A: [x]}\n", '"<<": {workers: 1}\n', "<<: !!map {}\n",
+            "env: &e\n  A: x\nlauncher:\n  <<: *e\n", "? <<\n: {workers: 1}\n")))
+        raw = (without_keys(raw, "program", "env") + ("program: [/bin/true]\n" if "program" in hostile else "")
+               + hostile)
+        case.steps.append(f"hostile {hostile!r}")
+        case.kinds.append("merge in a form YAML or the schema refuses")
+    case.files[job] = raw.encode("utf-8")
+    return case
+
+
+@st.composite
+def implicit_type_cases(draw: st.DrawFn) -> Case:
+    """A plain scalar whose YAML type depends on its look (timestamps, booleans, numbers, `=`, `<<`), where a
+    string belongs, under YAML 1.2 or a `%YAML 1.1` directive: the text written, or refused."""
+    job = draw(st.sampled_from(JOB_FILES))
+    written = draw(st.sampled_from(IMPLICIT))
+    target = draw(st.sampled_from(TARGETS))
+    case = Case(dict(EXAMPLE_FILES), [f"{job}: {target} = {written} (plain)"], classes=["implicit types"])
+    _string_field(job, target, written, written, case)
+    version = draw(st.sampled_from(("1.2", "1.1")))
+    if version == "1.1":
+        case.files[job] = b"%YAML 1.1\n---\n" + case.files[job]
+        case.steps.append("under %YAML 1.1")
+    case.kinds.append(f"implicit type in {target}, YAML {version}")
+    return case
+
+
+@st.composite
+def control_character_cases(draw: st.DrawFn) -> Case:
+    """Control, bidi, separator, zero-width and surrogate characters through YAML's escapes, in values and keys:
+    refused where the README says so, else kept as written."""
+    job = draw(st.sampled_from(JOB_FILES))
+    escape = draw(st.sampled_from(sorted(CONTROL_ESCAPES)))
+    target = draw(st.sampled_from(TARGETS))
+    before, after = draw(st.sampled_from((("", ""), ("a", "b"), ("/bin/x", " --flag"), ("", "x"))))
+    written = '"' + before + escape + after.replace('"', '\\"') + '"'
+    text = before + CONTROL_ESCAPES[escape] + after
+    case = Case(dict(EXAMPLE_FILES), [f"{job}: {target} = {written}"], classes=["control characters"])
+    _string_field(job, target, written, text, case)
+    forbidden = FORBIDDEN_IN_KEYS if target == "env-key" else FORBIDDEN_IN_VALUES
+    if forbidden.search(text):
+        case.must_refuse = f"{CONTROL_ESCAPES[escape]!r} in {target}"
+    case.kinds.append(f"{'forbidden' if case.must_refuse else 'allowed'} character in {target}")
+    return case
+
+
+LONG_UNITS = ("{{", "`{{", '{{"\\', "}}{{-", "a:", "a: ", "[", "{", "&a ", "*a ", "x", "://a:b@", "--password=",
+              "é", "😀", "\u00ad", "\\", "'", "- ", " #", "${", "$(", "\u200b", "-eyJ", "hf_", "markers")
+LONG_SIZES = (64 * 1024, 256 * 1024, 1024 * 1024 - 8192, 1024 * 1024 + 1)
+
+
+@st.composite
+def long_string_cases(draw: st.DrawFn) -> Case:
+    """One string of 64 KiB up to just past the 1 MiB profile limit, repeating what scanners, escapes and
+    template markers trip on: compiled with the text kept, or refused, and in time either way."""
+    job = draw(st.sampled_from(JOB_FILES))
+    unit = draw(st.sampled_from(LONG_UNITS))
+    size = draw(st.sampled_from(LONG_SIZES))
+    target = draw(st.sampled_from(("env-value", "env-value", "program", "description", "env-key", "image")))
+    style = draw(st.sampled_from(("double", "single")))
+    if unit == "markers":
+        parts, n, length = [], 0, 0
+        while length < size:
+            parts.append(f"mpigenhole{n}x")
+            length += len(parts[-1])
+            n += 1
+        text = "".join(parts)
+    else:
+        text = unit * max(size // len(unit.encode("utf-8")), 1)
+    written = flow(text) if style == "double" else "'" + text.replace("'", "''") + "'"
+    case = Case(dict(EXAMPLE_FILES), [f"{job}: {target} = {style}-quoted {unit!r} x {len(text)}"],
+                classes=["long strings"])
+    _string_field(job, target, written, text, case)
+    band = {LONG_SIZES[0]: "64 KiB", LONG_SIZES[1]: "256 KiB", LONG_SIZES[2]: "just under 1 MiB"}.get(size, "over 1 MiB")
+    case.kinds.append(f"{band} string in {target}")
+    return case
+
+
 cases = st.one_of(tree_cases(), tree_cases(), tree_cases(), text_cases())
 
 # --- running it -----------------------------------------------------------------------------------------------------
@@ -541,6 +784,8 @@ class Fixture:
     options: CheckOptions
     renders: Renders
     schema_sets: SchemaSets
+    example: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """The example fleet's objects, by chart folder."""
 
     def __repr__(self) -> str:
         return f"Fixture({self.root})"
@@ -601,6 +846,8 @@ def fuzz(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
     result = render(fixture.profiles, fixture.out)
     assert result.exit_code == 0, result.output
     fixture.baseline = snapshot(fixture.out)
+    fixture.example = {chart.directory: sorted((m.obj for m in chart.manifests), key=identity)
+                       for chart in compile_profiles([fixture.profiles]).charts}
     with fixture.cached_check():
         report = run_check([fixture.out], fixture.options)
     assert not report.errors and not fixture.renders.disagreements, (
@@ -701,10 +948,71 @@ def integer_overflows(schema_set: Any, document: Any) -> list[str]:
     return [f"{document.label}: {list(path)}: {get(document.obj, path)} is beyond {fmt}" for path, fmt in found.items()]
 
 
-def run_case(fixture: Fixture, case: Case) -> None:
+def containers(obj: Any) -> Iterator[dict[str, Any]]:
+    """Every container of every pod template in a rendered object."""
+    for _, node in nodes(obj):
+        if isinstance(node, dict):
+            for key in ("containers", "initContainers"):
+                if isinstance(node.get(key), list):
+                    yield from (c for c in node[key] if isinstance(c, dict))
+
+
+def kube_expanded(text: str) -> str:
+    """What a container gets from an env value, command or argument: Kubernetes expands `$(VAR)` references
+    and reads `$$` as `$` (k8s.io/kubernetes third_party/forked/golang/expansion; no variable is defined here,
+    so a reference stays as written)."""
+    out, position = [], 0
+    while position < len(text):
+        ch = text[position]
+        if ch != "$" or position + 1 == len(text):
+            out.append(ch)
+            position += 1
+            continue
+        after = text[position + 1]
+        if after == "$":
+            out.append("$")
+            position += 2
+        elif after == "(" and (close := text.find(")", position + 2)) != -1:
+            out.append(text[position:close + 1])
+            position = close + 1
+        else:  # `$x`, or `$(` never closed: kept, and the scan goes on after the `$`'s next character
+            out.append("$" + after)
+            position += 2
+    return "".join(out)
+
+
+def kept_problems(kept: list[Kept], documents: list[Any], charts: dict[str, str]) -> list[str]:
+    """The texts a case wrote that a compiled fleet does not carry as written (`charts`: the folder of each
+    job file's chart, as check names it), once Kubernetes has expanded env values and commands."""
+    problems = []
+    for want in kept:
+        every = [c for document in documents if document.chart == charts.get(want.job)
+                 for c in containers(document.obj)]
+        if want.where == "env":
+            given = [kube_expanded(e.get("value", "")) for c in every for e in c.get("env") or []
+                     if e.get("name") == want.name]
+            ok = bool(given) and all(value == want.text for value in given)
+        elif want.where == "command":
+            given = [[kube_expanded(part) for part in c.get("command", []) + c.get("args", [])] for c in every]
+            ok = any(want.text in line for line in given)
+        else:
+            given = [c.get("image") for c in every]
+            ok = want.text in given
+        if not ok:
+            shown = [repr(g)[:200] for g in given]
+            problems.append(f"{want!r} is not what the cluster gets: {shown}")
+    return problems
+
+
+def run_case(fixture: Fixture, case: Case, seconds: float | None = None) -> None:
+    """Render `case` into a copy of the example charts, and hold it to the promises of the module docstring;
+    `seconds` bounds the render's wall time (a linear render of 1 MiB takes about one)."""
     write_files(fixture.profiles, case.files)
     write_files(fixture.out, fixture.baseline)
+    started = time.perf_counter()
     result = render(fixture.profiles, fixture.out)
+    elapsed = time.perf_counter() - started
+    assert seconds is None or elapsed < seconds, f"render took {elapsed:.1f} s"
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         trace = "".join(traceback.format_exception(*result.exc_info))
         pytest.fail(f"render raised {type(result.exception).__name__}:\n{trace}")
@@ -715,11 +1023,20 @@ def run_case(fixture: Fixture, case: Case) -> None:
     event("refused with diagnostics" if failed else "compiled")
     if not failed and case.planted:
         event("compiled with a template planted")
+    for name in case.classes:
+        event(f"class {name}: {'refused' if failed else 'compiled'}")
+    for kind in case.kinds:
+        event(kind)
     if failed:
         assert snapshot(fixture.out) == fixture.baseline, "a failed render changed the output folder"
         return
+    assert not case.must_refuse, f"compiled although it must be refused: {case.must_refuse}"
     compiled = compile_profiles([fixture.profiles])
     assert compiled.ok
+    for job in case.same_as_example:
+        chart = next(c for c in compiled.charts if c.source.endswith("/" + job))
+        assert sorted((m.obj for m in chart.manifests), key=identity) == fixture.example[chart.directory], (
+            f"{job}: merge keys spelling out the example's own values give other objects")
     assert snapshot(fixture.out) == {**output_files(compiled.charts), ".mpigen-owned": snapshot(fixture.out)[
         ".mpigen-owned"]}, "the output folder is not what the profiles compile to"
     fixture.renders.disagreements.clear()
@@ -741,6 +1058,10 @@ def run_case(fixture: Fixture, case: Case) -> None:
     for text in (s for document in report.documents for s in _strings(document.obj)):
         rendering = evaluated(case.planted, text)
         assert rendering is None, f"a planted template was evaluated: {rendering!r} in {text!r}"
+    charts = {job: f"{fixture.out.as_posix()}/{chart.directory}" for chart in compiled.charts
+              for job in {want.job for want in case.kept} if chart.source.endswith("/" + job)}
+    problems = kept_problems(case.kept, report.documents, charts)
+    assert not problems, "\n".join(problems)
 
 
 def _settings() -> Callable[[Any], Any]:
@@ -755,3 +1076,46 @@ def _settings() -> Callable[[Any], Any]:
 @example(case=Case(dict(EXAMPLE_FILES), ["the example fleet as it is"]))
 def test_a_mutated_fleet_compiles_and_checks_clean_or_fails_cleanly(fuzz: Fixture, case: Case) -> None:
     run_case(fuzz, case)
+
+
+CLASS_EXAMPLES = max(EXAMPLES // 4, 50) if LONG else 50
+
+
+@seed(SEED)
+@settings(_settings(), max_examples=CLASS_EXAMPLES)
+@given(case=merge_key_cases())
+def test_merge_keys_compile_as_spelled_out_or_fail_cleanly(fuzz: Fixture, case: Case) -> None:
+    run_case(fuzz, case)
+
+
+@seed(SEED)
+@settings(_settings(), max_examples=CLASS_EXAMPLES)
+@given(case=implicit_type_cases())
+def test_implicitly_typed_scalars_in_string_fields_keep_their_text_or_fail_cleanly(fuzz: Fixture, case: Case) -> None:
+    run_case(fuzz, case)
+
+
+@seed(SEED)
+@settings(_settings(), max_examples=CLASS_EXAMPLES)
+@given(case=control_character_cases())
+def test_control_characters_are_refused_or_kept_as_written(fuzz: Fixture, case: Case) -> None:
+    run_case(fuzz, case)
+
+
+LONG_EXAMPLES = max(EXAMPLES // 20, 8) if LONG else 8  # each renders and checks up to 1 MiB of profile: seconds
+
+
+@seed(SEED)
+@settings(_settings(), max_examples=LONG_EXAMPLES)
+@given(case=long_string_cases())
+def test_a_long_adversarial_string_compiles_kept_or_fails_cleanly_in_time(fuzz: Fixture, case: Case) -> None:
+    run_case(fuzz, case, seconds=30)
+
+
+@pytest.mark.parametrize(("written", "container_gets"), [
+    ("$$(VAR)", "$(VAR)"), ("$(VAR)", "$(VAR)"), ("$$", "$"), ("$$$$", "$$"), ("$", "$"), ("a$b", "a$b"),
+    ("$(open", "$(open"), ("$$${x}", "$${x}"), ("$(a)$$(b)", "$(a)$(b)"),
+])
+def test_kube_expanded_reads_dollars_as_kubernetes_does(written, container_gets):
+    """From Kubernetes' expansion rules (pkg third_party/forked/golang/expansion), with no variable defined."""
+    assert kube_expanded(written) == container_gets
