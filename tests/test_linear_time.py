@@ -417,6 +417,8 @@ COMPILE_CHILD = dedent("""\
     load_paths([Path(sys.argv[1])])  # the loader is bounded on its own; this times the stages after it
     start = time.perf_counter()
     result = compile_profiles([Path(sys.argv[1])])
-    assert result.ok, [d.format()[:300] for d in result.diagnostics]
+    # Packaged whole: only the size of what it made may be refused (an env value is in two containers).
+    refused = [d.format()[:300] for d in result.diagnostics if "more than etcd stores" not in d.message]
+    assert not refused, refused
     print(time.perf_counter() - start)
 """)
