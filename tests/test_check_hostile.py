@@ -255,3 +255,19 @@ def test_a_catastrophic_crd_pattern_is_judged_in_linear_time(tmp_path):
     assert time.monotonic() - started < 20
     refused(result, f"{(tmp_path / 'r.yaml').as_posix()}: R/r: .spec.v: 'aaaa")
     assert "does not match '^(a+)+$'" in result.stdout
+
+
+# --- Every file kubectl and Argo CD apply is judged, hidden ones too --------------------------------
+
+@pytest.mark.parametrize("where", [".pod.yaml", ".hidden/pod.yaml", "sub/.pod.yml"])
+def test_a_hidden_manifest_is_judged(tmp_path, where):
+    """kubectl applies `.pod.yaml` in a folder it is given (and walks hidden folders under -R): found by the
+    hostile-chart fuzzer, check skipped them and exited 0 past a privileged Pod."""
+    (tmp_path / where).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / where).write_text(PRIVILEGED_POD % ("hidden", ""), encoding="utf-8")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "pod.yaml").write_text("not: [a manifest", encoding="utf-8")  # git's own folder is not
+    result = mpigen("check", "--no-helm", tmp_path)
+    assert result.returncode == 0, result.stdout
+    assert (f"pod security privileged: {(tmp_path / where).as_posix()}: Pod/hidden in namespace default: "
+            "hostPID: true; container x is privileged") in result.stdout, result.stdout

@@ -125,8 +125,9 @@ def chart_name_findings(chart: ChartInfo) -> list[Finding]:
 
 def _walk(root: Path, display: str, charts: bool) -> tuple[list[Path], list[Path], list[Finding]]:
     """Chart folders (when `charts`), manifest files and refused links under `root`, in a stable order:
-    a folder's files before its subfolders'. Hidden entries are skipped; links are followed only while
-    they stay inside `root`, and each folder is read once."""
+    a folder's files before its subfolders'. Hidden files and folders are read too (kubectl applies a
+    `.pod.yaml`, and `apply -R` walks hidden folders), all but `.git`; links are followed only while they
+    stay inside `root`, and each folder is read once."""
     base = root.resolve()
     chart_folders: list[Path] = []
     files: list[Path] = []
@@ -140,7 +141,7 @@ def _walk(root: Path, display: str, charts: bool) -> tuple[list[Path], list[Path
             continue
         seen.add(real)
         try:
-            entries = sorted((e for e in os.scandir(here) if not e.name.startswith(".")), key=lambda e: e.name)
+            entries = sorted((e for e in os.scandir(here) if e.name != ".git"), key=lambda e: e.name)
         except OSError as exc:
             problems.append(Finding(_shown(here, root, display), "", "", f"cannot list: {exc.strerror}", "input"))
             continue
