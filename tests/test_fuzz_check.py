@@ -138,7 +138,8 @@ def placements(draw: st.DrawFn, case: Hostile, index: int) -> None:
         else ["file", "yml", "json", "subfolder", "list", "comments", "hidden", "link"]))
     stem = f"w{index}"
     if where == "mpijob":  # mpigen's own file names, with other objects in them
-        case.files["templates/mpijob.yaml"] = text
+        planted = "workload in mpijob" in case.parts
+        case.files["templates/mpijob.yaml"] = (case.files["templates/mpijob.yaml"] + "---\n" if planted else "") + text
     elif where == "appended":
         case.files["templates/hostfile-configmap.yaml"] += f"---\n{text}"
     elif where in ("template", "file"):
