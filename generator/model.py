@@ -117,7 +117,7 @@ class NodePool:
 
 
 class NetworkProvider(str, Enum):
-    """How rails reach pods; each has its builder module in generator/build/providers/."""
+    """How rails reach pods; each has its builder module in generator/manifests/providers/."""
 
     SRIOV_DEVICE_PLUGIN = "sriov-device-plugin"
     SRIOV_NETWORK_OPERATOR = "sriov-network-operator"
@@ -300,7 +300,7 @@ class Origin:
 class Job:
     name: str
     """The profile's name: of the chart, the Helm release and the GitOps Application. Not the MPIJob's
-    name, which the builder makes from it (`build.naming.mpijob_name`)."""
+    name, which the builder makes from it (`manifests.run_name.mpijob_name`)."""
     naming: Naming
     source: str
     cluster: Cluster

@@ -60,7 +60,7 @@ def findings(stdout: str) -> list[str]:
     return [line for line in stdout.splitlines() if not line.startswith("pod security ")]
 
 
-# Pod Security levels of the committed charts' workloads, by hand (see test_build_network.NAMESPACE_LEVELS).
+# Pod Security levels of the committed charts' workloads, by hand (see test_manifests_network.NAMESPACE_LEVELS).
 COMMITTED_LEVELS = {
     ("cpu-lab/jobs/cpu-pi", "mpi"): ("restricted", ""),
     ("dgx-lab/jobs/pi", "hpc"): ("restricted", ""),

@@ -16,7 +16,6 @@ from typing import Any
 from ruamel.yaml.error import YAMLError
 
 from generator import yamlio
-from generator.build.labels import ChartRef, standard_labels
 from generator.check import kubeyaml
 from generator.check.findings import Document, Finding, NodeShape
 from generator.check.inputs import (
@@ -30,6 +29,7 @@ from generator.check.inputs import (
 )
 from generator.check.kubeyaml import MAX_MANIFEST_NESTING, KubeYAMLError
 from generator.diagnostics import Severity
+from generator.manifests.labels import ChartRef, standard_labels
 from generator.package import _helpers as package_helpers
 
 HELM_TIMEOUT = 120

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator import names, yamlio
-from generator.build import Manifest, build_infra, build_job, infra_chart_ref, job_chart_ref
-from generator.build.gitops import BootstrapFile, build_bootstrap
-from generator.build.hostfile import hostfile_line, rankfile_line
-from generator.build.labels import CHART_VERSION, STANDARD_LABEL_KEYS, ChartRef
-from generator.build.mpijob import rank_count_index
-from generator.build.naming import mpijob_name
 from generator.diagnostics import Diagnostic, Location
+from generator.manifests import Manifest, build_infra, build_job, infra_chart_ref, job_chart_ref
+from generator.manifests.gitops import BootstrapFile, build_bootstrap
+from generator.manifests.hostfile import hostfile_line, rankfile_line
+from generator.manifests.labels import CHART_VERSION, STANDARD_LABEL_KEYS, ChartRef
+from generator.manifests.mpijob import rank_count_index
+from generator.manifests.run_name import mpijob_name
 from generator.model import Cluster, Fleet, Job, Naming, NetworkProvider, NodePool
 from generator.package.template import Hole, escape_text, render_template
 

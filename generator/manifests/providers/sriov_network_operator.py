@@ -9,10 +9,10 @@ import json
 from typing import Any
 
 from generator import names
-from generator.build.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
-from generator.build.manifest import Manifest
-from generator.build.network import rail_link_type, whereabouts
-from generator.build.providers import PodNetwork, multus_annotation, one_per_rail
+from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
+from generator.manifests.manifest import Manifest
+from generator.manifests.network import rail_link_type, whereabouts
+from generator.manifests.providers import PodNetwork, multus_annotation, one_per_rail
 from generator.model import Cluster, Job, LinkType, NodePool, Rail
 
 API_VERSION = "sriovnetwork.openshift.io/v1"

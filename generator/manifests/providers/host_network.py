@@ -6,10 +6,10 @@ host-network pod without a device plugin could reach /dev/infiniband only if pri
 
 from __future__ import annotations
 
-from generator.build.labels import ChartRef
-from generator.build.manifest import Manifest
-from generator.build.providers import PodNetwork, one_per_rail
-from generator.build.providers.rdma_shared import build_rdma_devices_configmap
+from generator.manifests.labels import ChartRef
+from generator.manifests.manifest import Manifest
+from generator.manifests.providers import PodNetwork, one_per_rail
+from generator.manifests.providers.rdma_shared import build_rdma_devices_configmap
 from generator.model import Cluster, Job
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from generator import derive, names
-from generator.build.hostfile import configmap_keys
-from generator.build.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
-from generator.build.providers import WORKER_OF_LABEL, PodNetwork, pod_network
+from generator.manifests.hostfile import configmap_keys
+from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
+from generator.manifests.providers import WORKER_OF_LABEL, PodNetwork, pod_network
 from generator.model import Job, MpiImplementation, Resources
 
 LAUNCHER_CONTAINER = "launcher"
@@ -283,7 +283,7 @@ def build_mpijob_spec(job: Job, mpijob: str, worker_count: int) -> dict[str, Any
 
 
 def build_mpijob(job: Job, chart: ChartRef, mpijob: str, worker_count: int | None = None) -> dict[str, Any]:
-    """The MPIJob named `mpijob` (see `build.naming.mpijob_name`)."""
+    """The MPIJob named `mpijob` (see `manifests.run_name.mpijob_name`)."""
     count = job.worker_count if worker_count is None else worker_count
     return {
         "apiVersion": "kubeflow.org/v2beta1",

@@ -8,10 +8,10 @@ import json
 from typing import Any
 
 from generator import names
-from generator.build.labels import ChartRef, metadata
-from generator.build.manifest import Manifest
-from generator.build.network import build_network_attachment, rail_link_type, union, whereabouts
-from generator.build.providers import PodNetwork, multus_annotation, one_per_rail
+from generator.manifests.labels import ChartRef, metadata
+from generator.manifests.manifest import Manifest
+from generator.manifests.network import build_network_attachment, rail_link_type, union, whereabouts
+from generator.manifests.providers import PodNetwork, multus_annotation, one_per_rail
 from generator.model import Cluster, Job, LinkType, Rail
 
 # How many containers of a node may share one rail's HCA (the plugin's own example uses 1000).

@@ -16,7 +16,7 @@ import yaml
 from conftest import PROFILES, is_run_of, run_helm
 
 from generator import names
-from generator.build import build_job, job_chart_ref
+from generator.manifests import build_job, job_chart_ref
 from generator.model import EnvVar, Job, MpiImplementation
 from generator.package import output_files
 from generator.pipeline import CompileResult, compile_profiles

@@ -1,4 +1,4 @@
-"""GitOps delivery (generator/build/gitops.py): the bootstrap manifests under charts/<cluster>/bootstrap/.
+"""GitOps delivery (generator/manifests/gitops.py): the bootstrap manifests under charts/<cluster>/bootstrap/.
 
 The example fleet has one cluster of each tool: dgx-lab (Argo CD, every default) and cpu-lab (Flux, every
 default). The objects are checked against the upstream Argo CD and Flux CRDs, every chart they point at is
@@ -17,9 +17,9 @@ import pytest
 from conftest import PROFILES, run_helm
 from ruamel.yaml import YAML
 
-from generator.build.gitops import build_bootstrap
 from generator.check.findings import Document
 from generator.check.schemas import SchemaSet
+from generator.manifests.gitops import build_bootstrap
 from generator.package import output_files
 from generator.pipeline import CompileResult, compile_profiles
 

@@ -1,4 +1,4 @@
-"""Network providers (generator/build/providers/): for every provider x MPI implementation that makes sense, the
+"""Network providers (generator/manifests/providers/): for every provider x MPI implementation that makes sense, the
 example fleet compiles, renders with real Helm 3 and 4, and passes `mpigen check --strict` with the upstream CRDs
 of the objects it writes (sriov-network-operator's, Argo CD's and Flux's).
 """
@@ -172,6 +172,6 @@ def test_multus_providers_need_ipam(profiles_copy):
 def test_the_provider_modules_are_the_schema_enum():
     schema = json.loads((PROFILES.parent / "schemas" / "cluster.schema.json").read_text(encoding="utf-8"))
     enum = schema["properties"]["network"]["properties"]["provider"]["enum"]
-    modules = sorted(p.stem.replace("_", "-") for p in (PROFILES.parent / "generator" / "build" / "providers").glob("*.py")
-                     if p.stem != "__init__")
+    folder = PROFILES.parent / "generator" / "manifests" / "providers"
+    modules = sorted(p.stem.replace("_", "-") for p in folder.glob("*.py") if p.stem != "__init__")
     assert sorted(enum) == modules

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator import names
-from generator.build.labels import ChartRef, metadata
+from generator.manifests.labels import ChartRef, metadata
 from generator.model import Job, MpiImplementation
 
 

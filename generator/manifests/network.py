@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.build.labels import (
+from generator.manifests.labels import (
     ARGOCD_SYNC_OPTIONS,
     KEEP_IN_ARGOCD,
     SKIP_DRY_RUN_ON_MISSING_RESOURCE,

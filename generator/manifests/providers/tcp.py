@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from generator.build.labels import ChartRef
-from generator.build.manifest import Manifest
-from generator.build.providers import PodNetwork
+from generator.manifests.labels import ChartRef
+from generator.manifests.manifest import Manifest
+from generator.manifests.providers import PodNetwork
 from generator.model import Cluster, Job
 
 

@@ -14,8 +14,8 @@ import hashlib
 import json
 
 from generator import names
-from generator.build.hostfile import configmap_data
-from generator.build.mpijob import build_mpijob_spec
+from generator.manifests.hostfile import configmap_data
+from generator.manifests.mpijob import build_mpijob_spec
 from generator.model import Job, Naming
 
 

@@ -1,4 +1,4 @@
-"""Naming policy (generator/build/naming.py): an edited run is a new MPIJob, and everything follows its name.
+"""Naming policy (generator/manifests/naming.py): an edited run is a new MPIJob, and everything follows its name.
 
 mpi-operator never applies a spec edit to an MPIJob that already started (DOMAIN.md section 5). Under the
 default `content-hash` policy the MPIJob is `<job>-<7 hex>`; the tests here say which edits must rename

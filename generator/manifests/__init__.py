@@ -7,13 +7,13 @@ agree on what a chart holds.
 from __future__ import annotations
 
 from generator import names
-from generator.build import providers
-from generator.build.hostfile import build_hostfile_configmap
-from generator.build.labels import ChartRef
-from generator.build.manifest import Manifest
-from generator.build.mpijob import build_mpijob, host_path_reasons
-from generator.build.naming import mpijob_name
-from generator.build.network import build_namespace
+from generator.manifests import providers
+from generator.manifests.hostfile import build_hostfile_configmap
+from generator.manifests.labels import ChartRef
+from generator.manifests.manifest import Manifest
+from generator.manifests.mpijob import build_mpijob, host_path_reasons
+from generator.manifests.network import build_namespace
+from generator.manifests.run_name import mpijob_name
 from generator.model import Cluster, Job
 from generator.podsecurity import Level, PodSecurity, combine, evaluate
 

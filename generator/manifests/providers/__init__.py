@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
-from generator.build.labels import ChartRef
-from generator.build.manifest import Manifest
+from generator.manifests.labels import ChartRef
+from generator.manifests.manifest import Manifest
 from generator.model import Cluster, Job, NetworkProvider
 
 NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
@@ -50,7 +50,7 @@ def one_per_rail(job: Job) -> tuple[tuple[str, int], ...]:
 
 
 def _modules() -> dict[NetworkProvider, ModuleType]:
-    from generator.build.providers import host_network, rdma_shared, sriov_device_plugin, sriov_network_operator, tcp
+    from generator.manifests.providers import host_network, rdma_shared, sriov_device_plugin, sriov_network_operator, tcp
     return {
         NetworkProvider.SRIOV_DEVICE_PLUGIN: sriov_device_plugin,
         NetworkProvider.SRIOV_NETWORK_OPERATOR: sriov_network_operator,

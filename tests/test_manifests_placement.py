@@ -1,4 +1,4 @@
-"""The rankfile and mpirun's placement flags (generator/build/hostfile.py, build/mpijob.py), as built and as real
+"""The rankfile and mpirun's placement flags (generator/manifests/hostfile.py, build/mpijob.py), as built and as real
 Helm 3 and 4 render them with other worker counts.
 
 OpenMPI's rankfile line is `rank <n>=<host> slot=<socket>:<cores>` (logical numbering): `slot=1:0-19` is
@@ -14,7 +14,7 @@ import pytest
 import yaml
 from conftest import TRAIN_JOB, run_helm
 
-from generator.build import build_job, job_chart_ref
+from generator.manifests import build_job, job_chart_ref
 from generator.model import Job, Naming
 from generator.package import output_files
 from generator.pipeline import compile_profiles
@@ -92,7 +92,7 @@ def test_without_a_rankfile_the_flags_are_the_placements(profiles_copy):
 
 
 def test_the_hash_of_the_run_covers_the_rankfile(profiles_copy):
-    from generator.build.naming import run_digest
+    from generator.manifests.run_name import run_digest
     job = dataclasses.replace(_job(profiles_copy), naming=Naming.CONTENT_HASH)
     moved = dataclasses.replace(job, placement=dataclasses.replace(job.placement, rank_sockets=(1,) * 8))
     assert run_digest(moved) != run_digest(job)

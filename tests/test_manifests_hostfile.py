@@ -3,7 +3,7 @@
 Host names are `<mpijob>-worker-<i>.<mpijob>.<ns>.svc`; OpenMPI lines are `<host> slots=<n>`, Intel MPI
 and MPICH lines `<host>:<n>`. Expected lines are written out by hand below, never computed: the jobs
 here use `naming: stable`, so the MPIJob is named after the job; the default, hashed name is tested at
-the end, and in tests/test_build_naming.py.
+the end, and in tests/test_manifests_run_name.py.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import yaml
 from conftest import is_run_of, run_helm, run_name_of
 
 from generator import names
-from generator.build import build_job, job_chart_ref
+from generator.manifests import build_job, job_chart_ref
 from generator.model import Job, MpiImplementation, Naming, Placement
 from generator.package import output_files
 from generator.pipeline import CompileResult, compile_profiles
@@ -65,7 +65,7 @@ def _built(job: Job) -> dict[str, dict[str, Any]]:
 
 def _hostfile_lines(job: Job) -> list[str]:
     data = _built(job)["ConfigMap"]["data"]
-    # A rankfile rides along where ranks are bound to their GPU's NIC socket (tests/test_build_placement.py).
+    # A rankfile rides along where ranks are bound to their GPU's NIC socket (tests/test_manifests_placement.py).
     assert list(data) == ["hostfile", "rankfile"] if job.placement.rankfile else ["hostfile"], data
     text = data["hostfile"]
     assert text.endswith("\n") and not text.endswith("\n\n"), repr(text)
