@@ -25,6 +25,7 @@ from generator import names
 from generator.check.findings import CheckContext, Document, Finding, finding, json_path
 from generator.diagnostics import Severity
 from generator.podsecurity import ENFORCE_LABEL, Level, PodSecurity, combine, evaluate
+from generator.vocabulary import mpi_operator
 
 RULE_MPI_OPERATOR = "mpi-operator"
 RULE_NETWORK = "network"
@@ -33,7 +34,6 @@ RULE_NAMES = "names"
 RULE_RESOURCES = "resources"
 RULE_POD_SECURITY = "pod-security"
 
-MPIJOB_API_VERSION = "kubeflow.org/v2beta1"
 NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
 RESOURCE_NAME_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName"
 NAD_KIND = "NetworkAttachmentDefinition"
@@ -108,12 +108,6 @@ def _metadata_name(document: Document) -> str:
 # was unmerged at the v0.8.2 snapshot). The operator does not validate launcherCreationPolicy (any value but
 # AtStartup waits for the workers); mpigen reports an unknown one itself, like slotsPerWorker 0.
 
-_VALID_CLEAN_POLICIES = ("All", "None", "Running")
-_VALID_MPI_IMPLEMENTATIONS = ("Intel", "MPICH", "OpenMPI")
-_VALID_RESTART_POLICIES = ("Never", "OnFailure")
-_VALID_MANAGED_BY = ("kubeflow.org/mpi-operator", "kueue.x-k8s.io/multikueue")
-_LAUNCHER, _WORKER = "Launcher", "Worker"
-_DEFAULTS = {_LAUNCHER: ("OnFailure", 1), _WORKER: ("Never", 0)}  # restartPolicy, replicas
 
 _DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 _DNS1035_ERR = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
@@ -181,7 +175,7 @@ def dns1035_label_problems(value: str) -> list[str]:
 
 def check_mpijob(document: Document) -> list[Finding]:
     """mpi-operator v0.8's ValidateMPIJob over the defaulted MPIJob, plus mpigen's own two MPIJob rules."""
-    if document.kind != "MPIJob" or document.api_version != MPIJOB_API_VERSION:
+    if document.kind != mpi_operator.KIND or document.api_version != mpi_operator.API_VERSION:
         return []
     findings: list[Finding] = []
 
@@ -200,7 +194,7 @@ def check_mpijob(document: Document) -> list[Finding]:
     name = _metadata_name(document)
     if name:
         replicas = 1
-        worker = _dict(readable_specs.get(_WORKER))
+        worker = _dict(readable_specs.get(mpi_operator.WORKER))
         if worker is not None:
             count = _int(worker.get("replicas"))
             if count is not None and count > 0:
@@ -217,7 +211,7 @@ def check_mpijob(document: Document) -> list[Finding]:
     if replica_specs is None:
         report(("spec", "mpiReplicaSpecs"), field_required("spec.mpiReplicaSpecs", "must have replica specs"))
     elif isinstance(replica_specs, dict):
-        for role in (_LAUNCHER, _WORKER):
+        for role in (mpi_operator.LAUNCHER, mpi_operator.WORKER):
             _check_replica_spec(replica_specs, role, report)
 
     # validateMPIJobSpec. slotsPerWorker, runPolicy.cleanPodPolicy and sshAuthMountPath are defaulted before
@@ -238,10 +232,10 @@ def check_mpijob(document: Document) -> list[Finding]:
         _check_run_policy(run_policy, report)
 
     implementation = spec.get("mpiImplementation")
-    implementation = "OpenMPI" if implementation in (None, "") else _str(implementation)
-    if implementation is not None and implementation not in _VALID_MPI_IMPLEMENTATIONS:
+    implementation = mpi_operator.DEFAULT_MPI_IMPLEMENTATION if implementation in (None, "") else _str(implementation)
+    if implementation is not None and implementation not in mpi_operator.MPI_IMPLEMENTATIONS:
         report(("spec", "mpiImplementation"), field_not_supported(
-            "spec.mpiImplementation", go_json_string(implementation), _VALID_MPI_IMPLEMENTATIONS))
+            "spec.mpiImplementation", go_json_string(implementation), mpi_operator.MPI_IMPLEMENTATIONS))
 
     # launcherCreationPolicy is not validated by the operator (any value but "AtStartup" acts as
     # "WaitForWorkersReady"); mpigen's own MPIJob schema holds it to its two values instead.
@@ -253,28 +247,28 @@ def _check_replica_spec(replica_specs: dict[str, Any], role: str, report: Callab
     base: Path = ("spec", "mpiReplicaSpecs", role)
     spec = replica_specs.get(role)
     if spec is None:
-        if role == _LAUNCHER:
+        if role == mpi_operator.LAUNCHER:
             report(base, field_required(field, f"must have {role} replica spec"))
         return
     if not isinstance(spec, dict):
         return
-    default_restart, default_replicas = _DEFAULTS[role]
+    default_restart, default_replicas = mpi_operator.DEFAULT_RESTART_POLICY[role], mpi_operator.DEFAULT_REPLICAS[role]
     replicas = spec.get("replicas")
     replicas = default_replicas if replicas is None else _int(replicas)
     restart = spec.get("restartPolicy")
     restart = default_restart if restart in (None, "") else _str(restart)
-    if restart is not None and restart not in _VALID_RESTART_POLICIES:
+    if restart is not None and restart not in mpi_operator.RESTART_POLICIES:
         report((*base, "restartPolicy"), field_not_supported(
-            f"{field}.restartPolicy", go_json_string(restart), _VALID_RESTART_POLICIES))
+            f"{field}.restartPolicy", go_json_string(restart), mpi_operator.RESTART_POLICIES))
     containers = _containers_of_template(spec.get("template"))
     if containers is not None and len(containers) == 0:
         report((*base, "template", "spec", "containers"),
                field_required(f"{field}.template.spec.containers", "must define at least one container"))
     if replicas is None:
         return
-    if role == _LAUNCHER and replicas != 1:
+    if role == mpi_operator.LAUNCHER and replicas != 1:
         report((*base, "replicas"), field_invalid(f"{field}.replicas", str(replicas), "must be 1"))
-    if role == _WORKER and replicas <= 0:
+    if role == mpi_operator.WORKER and replicas <= 0:
         report((*base, "replicas"), field_invalid(f"{field}.replicas", str(replicas),
                                                   "must be greater than or equal to 1"))
 
@@ -298,18 +292,18 @@ def _containers_of_template(template: Any) -> list[Any] | None:
 
 def _check_run_policy(policy: dict[str, Any], report: Callable[..., None]) -> None:
     clean = policy.get("cleanPodPolicy")
-    clean = "None" if clean is None else _str(clean)
-    if clean is not None and clean not in _VALID_CLEAN_POLICIES:
+    clean = mpi_operator.DEFAULT_CLEAN_POD_POLICY if clean is None else _str(clean)
+    if clean is not None and clean not in mpi_operator.CLEAN_POD_POLICIES:
         report(("spec", "runPolicy", "cleanPodPolicy"), field_not_supported(
-            "spec.runPolicy.cleanPodPolicy", go_json_string(clean), _VALID_CLEAN_POLICIES))
+            "spec.runPolicy.cleanPodPolicy", go_json_string(clean), mpi_operator.CLEAN_POD_POLICIES))
     for key in ("ttlSecondsAfterFinished", "activeDeadlineSeconds", "backoffLimit"):
         value = _int(policy.get(key))
         if value is not None and value < 0:
             report(("spec", "runPolicy", key), field_invalid(f"spec.runPolicy.{key}", str(value), _NONNEGATIVE))
     managed_by = _str(policy.get("managedBy"))
-    if managed_by is not None and managed_by not in _VALID_MANAGED_BY:
+    if managed_by is not None and managed_by not in mpi_operator.MANAGED_BY:
         report(("spec", "runPolicy", "managedBy"), field_not_supported(
-            "spec.runPolicy.managedBy", go_quote(managed_by), _VALID_MANAGED_BY))
+            "spec.runPolicy.managedBy", go_quote(managed_by), mpi_operator.MANAGED_BY))
 
 
 # --- pod templates -----------------------------------------------------------------------------------
@@ -356,7 +350,7 @@ def pod_templates(document: Document) -> list[PodTemplate]:
     """The pod templates of an MPIJob (per replica type) or of a built-in workload kind."""
     obj = document.obj
     found: list[tuple[str, Path, Any]] = []
-    if document.kind == "MPIJob":
+    if document.kind == mpi_operator.KIND:
         spec = _dict(obj.get("spec")) or {}
         for role, replica in (_dict(spec.get("mpiReplicaSpecs")) or {}).items():
             if isinstance(role, str) and isinstance(replica, dict):
@@ -687,12 +681,12 @@ def check_capacity(documents: list[Document], context: CheckContext) -> list[Fin
     findings: list[Finding] = []
     for document in documents:
         shape = context.node_shapes.get(document.chart) if document.chart else None
-        if shape is None or document.kind != "MPIJob":
+        if shape is None or document.kind != mpi_operator.KIND:
             continue
         offered = shape.resources if isinstance(shape.resources, dict) else {}
         node = _node_words(shape.cluster, shape.pool)
         for template in pod_templates(document):
-            if template.role != _WORKER:
+            if template.role != mpi_operator.WORKER:
                 continue
             for resource, asked in sorted(pod_requests(template).items()):
                 if not is_extended_resource(resource):
@@ -767,7 +761,7 @@ def check_reserved_names(documents: list[Document], context: CheckContext | None
     """No object beside MPIJob `<job>` is named `<job>-config`, `-ssh`, `-launcher`, `-worker-<N>` (or Service `<job>`)."""
     extra = context.extra if context is not None else ()
     jobs = {(d.namespace, _metadata_name(d)) for d in [*documents, *extra]
-            if d.kind == "MPIJob" and _metadata_name(d)}
+            if d.kind == mpi_operator.KIND and _metadata_name(d)}
     findings: list[Finding] = []
     for document in documents:
         name = _metadata_name(document)

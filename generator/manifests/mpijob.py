@@ -1,4 +1,4 @@
-"""The `kubeflow.org/v2beta1` MPIJob, built like mpi-operator's own controller builds its pods."""
+"""mpi-operator's MPIJob (`generator.vocabulary.mpi_operator`), built like mpi-operator's own controller builds its pods."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from generator.manifests.hostfile import configmap_keys
 from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
 from generator.manifests.providers import WORKER_OF_LABEL, PodNetwork, pod_network
 from generator.model import Job, MpiImplementation, Resources
+from generator.vocabulary import mpi_operator
 
 LAUNCHER_CONTAINER = "launcher"
 WORKER_CONTAINER = "worker"
@@ -271,13 +272,14 @@ def build_mpijob_spec(job: Job, mpijob: str, worker_count: int) -> dict[str, Any
     }
     if job.ssh_auth_mount_path:
         spec["sshAuthMountPath"] = job.ssh_auth_mount_path
+    launcher, worker = mpi_operator.LAUNCHER, mpi_operator.WORKER
     spec["mpiReplicaSpecs"] = {
-        "Launcher": {"replicas": 1, "restartPolicy": "OnFailure",
-                     "template": {**({"metadata": {"annotations": _host_path_annotation(job)}}
-                                     if _host_path_annotation(job) else {}),
-                                  "spec": build_launcher_pod_spec(job, mpijob, worker_count)}},
-        "Worker": {"replicas": worker_count, "restartPolicy": "Never",
-                   "template": build_worker_pod_template(job, mpijob)},
+        launcher: {"replicas": 1, "restartPolicy": mpi_operator.DEFAULT_RESTART_POLICY[launcher],
+                   "template": {**({"metadata": {"annotations": _host_path_annotation(job)}}
+                                   if _host_path_annotation(job) else {}),
+                                "spec": build_launcher_pod_spec(job, mpijob, worker_count)}},
+        worker: {"replicas": worker_count, "restartPolicy": mpi_operator.DEFAULT_RESTART_POLICY[worker],
+                 "template": build_worker_pod_template(job, mpijob)},
     }
     return spec
 
@@ -286,8 +288,8 @@ def build_mpijob(job: Job, chart: ChartRef, mpijob: str, worker_count: int | Non
     """The MPIJob named `mpijob` (see `manifests.run_name.mpijob_name`)."""
     count = job.worker_count if worker_count is None else worker_count
     return {
-        "apiVersion": "kubeflow.org/v2beta1",
-        "kind": "MPIJob",
+        "apiVersion": mpi_operator.API_VERSION,
+        "kind": mpi_operator.KIND,
         "metadata": metadata(mpijob, chart, job.namespace,
                              annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE,
                                           **_privileged_annotation(job), **_host_path_annotation(job)}),

@@ -38,6 +38,7 @@ from generator.model import (
 )
 from generator.resolve.nccl import derived_env
 from generator.resolve.placement import resolve_placement
+from generator.vocabulary import mpi_operator
 
 DEFAULT_NETWORK = {"provider": "sriov-device-plugin", "devicePluginNamespace": "kube-system", "cniVersion": "0.3.1",
                    "operatorNamespace": "sriov-network-operator", "sshPort": 2222}
@@ -157,7 +158,7 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
     uses_gpus = shape.gpus_per_worker > 0
     user_env = data.get("env", {})
     env: list[EnvVar] = []
-    implementation = MpiImplementation(data.get("mpiImplementation", "OpenMPI"))
+    implementation = MpiImplementation(data.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION))
     openmpi_version = int(data.get("openMPIVersion", 4)) if implementation is MpiImplementation.OPENMPI else None
     derived = derived_env(rails, uses_gpus, cluster.network.provider, implementation,
                           nic_distance=pool.hardware.gpu.nic_distance if uses_gpus and rails else None,

@@ -16,12 +16,12 @@ from generator.load import Document, Unreadable, to_plain
 from generator.schema_files import load_schema
 from generator.validate.facts import check_core_facts, check_rail_facts
 from generator.validate.topology import check_hardware_topology, check_job_topology
+from generator.vocabulary import mpi_operator
 
-# Volumes mpigen adds, and those mpi-operator adds to the launcher and workers (`ssh-auth` at the
-# sshAuthMountPath, `mpi-job-config` at /etc/mpi): a second volume or mount there makes the pod invalid.
-RESERVED_VOLUMES = ("dshm", "mpigen-hostfile", "ssh-auth", "mpi-job-config")
-RESERVED_MOUNTS = ("/dev/shm", names.HOSTFILE_DIR, "/etc/mpi")
-DEFAULT_SSH_PATH = "/root/.ssh"
+# Volumes mpigen adds, and those mpi-operator adds to the launcher and workers (at the sshAuthMountPath and
+# /etc/mpi): a second volume or mount there makes the pod invalid.
+RESERVED_VOLUMES = ("dshm", "mpigen-hostfile", mpi_operator.SSH_AUTH_VOLUME, mpi_operator.CONFIG_VOLUME)
+RESERVED_MOUNTS = ("/dev/shm", names.HOSTFILE_DIR, mpi_operator.CONFIG_MOUNT_PATH)
 KINDS = ("Hardware", "Cluster", "Job")
 GITOPS_TOOLS = {"argocd": "Argo CD", "flux": "Flux"}
 GITOPS_OBJECTS = {"argocd": "Application", "flux": "HelmRelease"}
@@ -437,7 +437,7 @@ def _check_job(document: Document, index: Index) -> list[Diagnostic]:
     if not any(d.severity is Severity.ERROR for d in layout_problems):
         shape = derive.layout(job, hardware, pool["nodes"], one_per_node=host_network)
         found += check_job_topology(document, job, cluster, pool, hardware, shape)
-    if host_network and job.get("mpiImplementation", "OpenMPI") != "OpenMPI":
+    if host_network and job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION) != "OpenMPI":
         found.append(Diagnostic(document.location("mpiImplementation"),
                                 f"cluster '{cluster['name']}' uses host networking, where sshd listens on a port of its "
                                 f"own; mpigen passes that port to OpenMPI's mpirun only",
@@ -595,7 +595,8 @@ def _check_user(document: Document, job: dict[str, Any]) -> list[Diagnostic]:
     if job.get("runAsUser", 0) == 0 or "sshAuthMountPath" in job:
         return []
     return [Diagnostic(document.location("runAsUser"),
-                       f"mpi-operator mounts the ssh keys at {DEFAULT_SSH_PATH}, which a non-root user cannot use",
+                       f"mpi-operator mounts the ssh keys at {mpi_operator.DEFAULT_SSH_AUTH_MOUNT_PATH}, which a "
+                       "non-root user cannot use",
                        "set sshAuthMountPath to that user's ~/.ssh, and a workerCommand that runs sshd as that "
                        "user (see profiles/jobs/pi.yaml)", Severity.WARNING)]
 
@@ -604,7 +605,7 @@ def _check_volumes(document: Document, job: dict[str, Any]) -> list[Diagnostic]:
     volumes = job.get("volumes", [])
     found = list(_duplicates(document, volumes, "name", ("volumes",), "volume name"))
     found += _duplicates(document, volumes, "mountPath", ("volumes",), "mount path")
-    reserved = (*RESERVED_MOUNTS, job.get("sshAuthMountPath", DEFAULT_SSH_PATH).rstrip("/"))
+    reserved = (*RESERVED_MOUNTS, job.get("sshAuthMountPath", mpi_operator.DEFAULT_SSH_AUTH_MOUNT_PATH).rstrip("/"))
     for i, volume in enumerate(volumes):
         sources = [key for key in ("claim", "hostPath") if key in volume]
         if len(sources) != 1:

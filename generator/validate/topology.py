@@ -13,6 +13,7 @@ from typing import Any
 from generator import derive
 from generator.diagnostics import Diagnostic, Severity
 from generator.load import Document
+from generator.vocabulary import mpi_operator
 
 # OpenMPI's mapping and binding options, which mpigen derives from `placement`.
 PLACEMENT_FLAGS = ("--map-by", "-map-by", "--bind-to", "-bind-to", "--rankfile", "-rf", "--rank-by", "-rank-by")
@@ -57,7 +58,7 @@ def check_job_topology(document: Document, job: dict[str, Any], cluster: dict[st
 def _check_mpi_options(document: Document, job: dict[str, Any], cluster: dict[str, Any], hardware: dict[str, Any],
                        shape: derive.Layout) -> list[Diagnostic]:
     found: list[Diagnostic] = []
-    implementation = job.get("mpiImplementation", "OpenMPI")
+    implementation = job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION)
     if implementation != "OpenMPI":
         for key, hint in (("openMPIVersion", "remove it"),
                           ("placement", "remove it; Intel MPI pins ranks with I_MPI_PIN_DOMAIN in `env`, MPICH with "
