@@ -13,7 +13,7 @@ import click
 
 from generator import __version__
 from generator.check import CheckOptions, CheckUsageError, run_check
-from generator.check.render import find_helm
+from generator.check.helm import find_helm
 from generator.check.report import FORMATS
 from generator.diagnostics import Diagnostic, Severity, one_line
 from generator.diff import DiffError, diff_against

@@ -1,4 +1,4 @@
-"""generator/check/render.py: finding targets, Helm rendering, and mpigen's own renderer."""
+"""generator/check/{discover,documents,helm,own_renderer}.py: finding targets, Helm rendering, mpigen's own renderer."""
 
 from __future__ import annotations
 
@@ -12,20 +12,10 @@ from pathlib import Path
 import pytest
 from conftest import CHARTS, is_run_of, run_mpigen
 
-from generator.check.render import (
-    _error_lines,
-    _Helpers,
-    _parse_helpers,
-    discover,
-    helm_lint,
-    helm_template,
-    own_render,
-    parse_documents,
-    read_manifest_file,
-    render_template_text,
-    split_documents,
-    template_actions,
-)
+from generator.check.discover import discover
+from generator.check.documents import parse_documents, read_manifest_file, split_documents
+from generator.check.helm import _error_lines, helm_lint, helm_template
+from generator.check.own_renderer import _Helpers, _parse_helpers, own_render, render_template_text, template_actions
 
 
 def _key(documents):

@@ -1,4 +1,4 @@
-"""generator/check/rules.py: mpi-operator's validation, Multus networks, node capacity, reserved names.
+"""generator/check/rules/: mpi-operator's validation, Multus networks, node capacity, reserved names.
 
 Expected messages are written out by hand from the upstream sources the rules cite (mpi-operator's
 validation.go and k8s.io/apimachinery's field errors), never copied from the rules' own output.

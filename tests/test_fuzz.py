@@ -81,7 +81,7 @@ from ruamel.yaml import YAML
 import generator.check as check_module
 from generator.catalogue import BUILTIN_DIR, BUILTIN_PREFIX
 from generator.check import CheckOptions, run_check
-from generator.check.render import ChartInfo
+from generator.check.discover import ChartInfo
 from generator.cli import main
 from generator.package import output_files
 from generator.pipeline import compile_profiles

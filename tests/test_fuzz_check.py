@@ -45,7 +45,7 @@ from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from generator.check import kubeyaml
-from generator.check.render import MAX_RELEASE_NAME, ChartInfo
+from generator.check.discover import MAX_RELEASE_NAME, ChartInfo
 
 REPO = Path(__file__).resolve().parent.parent
 MPIGEN = REPO / ".venv" / "bin" / "mpigen"

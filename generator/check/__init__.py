@@ -11,19 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.check.discover import ChartInfo, chart_name_findings, discover, manifest_files
+from generator.check.documents import read_manifest_file
 from generator.check.findings import CheckContext, Document, Finding
-from generator.check.render import (
-    ChartInfo,
-    chart_name_findings,
-    discover,
-    find_helm,
-    helm_lint,
-    helm_template,
-    helm_version,
-    manifest_files,
-    own_render,
-    read_manifest_file,
-)
+from generator.check.helm import find_helm, helm_lint, helm_template, helm_version
+from generator.check.own_renderer import own_render
 from generator.check.report import CheckReport, WorkloadSecurity
 from generator.check.rules import run_rules, workload_pod_security
 from generator.check.schemas import SchemaSet, bundled_kube_versions, select_kube_version

@@ -30,10 +30,10 @@ from referencing import Registry, Resource
 from ruamel.yaml.error import YAMLError
 
 from generator.check import kubeyaml, linregex
+from generator.check.discover import manifest_files
 from generator.check.findings import Document, Finding, finding, json_path
 from generator.check.inputs import InputError, read_text
 from generator.check.kubeyaml import KubeYAMLError
-from generator.check.render import manifest_files
 from generator.crdschema import SchemaKey, choose_branch, crd_schemas, prune_nulls
 from generator.diagnostics import Severity
 from generator.schema_files import schema_dir
