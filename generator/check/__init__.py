@@ -1,7 +1,8 @@
 """`mpigen check`: judge charts and manifests the way the cluster will, before Argo CD does.
 
-render (Helm, or mpigen's own renderer) -> schema (built-in kinds, mpigen's CRD schemas, --crds)
--> rules (mpi-operator's validation, networks, capacity, reserved names) -> report.
+discover (chart folders, manifest files) -> render (helm.py, or own_renderer.py for charts mpigen compiled;
+documents.py reads the output) -> schemas (built-in kinds, mpigen's CRD schemas, --crds) -> rules/ (mpi-operator's
+validation, networks, capacity, resources, reserved names, Pod Security) -> report.
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ def _context_documents(paths: tuple[Path, ...], renderer: _Renderer, version: st
 
 
 def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
+    """Judge the charts and manifest files under `paths`; raises CheckUsageError when the options cannot work."""
     report = CheckReport()
     targets = discover(paths)
     report.findings += targets.problems
