@@ -17,6 +17,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 from ruamel.yaml import YAML
 
+from generator.vocabulary.kubernetes import json_path
+
 SchemaKey = tuple[str, str]
 """(apiVersion, kind), e.g. ("kubeflow.org/v2beta1", "MPIJob")."""
 
@@ -227,14 +229,6 @@ def prune_nulls(value: Any, schema: Mapping[str, Any] | None) -> Any:
     return value
 
 
-def json_path(path: Iterable[str | int]) -> str:
-    """`.spec.mpiReplicaSpecs.Worker.template.spec.containers[0].name`, like kubectl's messages."""
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return text or "."
-
-
 def choose_branch(error: ValidationError) -> tuple[list[ValidationError] | None, list[str] | None]:
     """For an anyOf/oneOf error, the errors of the one branch meant for this kind of value (a nullable
     field's non-null branch, say), else (None, the types some branch would take) when no branch takes
@@ -253,7 +247,7 @@ def choose_branch(error: ValidationError) -> tuple[list[ValidationError] | None,
 
 
 def _messages(error: ValidationError) -> list[str]:
-    path = json_path(error.absolute_path)
+    path = json_path(error.absolute_path) or "."
     if error.validator == "additionalProperties" and error.validator_value is False and isinstance(error.instance, dict):
         known = set(error.schema.get("properties", {}))
         prefix = "" if path == "." else path
@@ -265,7 +259,7 @@ def _messages(error: ValidationError) -> list[str]:
         if types is not None:
             return [f"{path}: {error.instance!r} is not of type {', '.join(map(repr, dict.fromkeys(types)))}"]
         best = best_match(error.context)
-        return [f"{path}: {error.message}; {json_path(best.absolute_path)}: {best.message}"]
+        return [f"{path}: {error.message}; {json_path(best.absolute_path) or '.'}: {best.message}"]
     return [f"{path}: {error.message}"]
 
 

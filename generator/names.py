@@ -7,10 +7,7 @@ when the caller builds a Helm `printf` format instead of a concrete name.
 
 from __future__ import annotations
 
-import re
-
-DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-DNS1035_MAX = 63
+from generator.vocabulary.kubernetes import DNS1035_LABEL, DNS1035_MAX
 
 HOSTFILE_DIR = "/etc/mpigen"
 HOSTFILE_KEY = "hostfile"

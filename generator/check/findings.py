@@ -92,9 +92,3 @@ class CheckContext:
         return self.chart_clusters.get(document.chart, "")
 
 
-def json_path(parts: list[str | int] | tuple[str | int, ...]) -> str:
-    """`.spec.mpiReplicaSpecs.Worker.template.spec.containers[0].image` style paths."""
-    text = ""
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return text

@@ -14,8 +14,8 @@ from generator.manifests.labels import (
 )
 from generator.model import Cluster, LinkType, Rail
 from generator.podsecurity import ENFORCE_LABEL, ENFORCE_VERSION_LABEL, POD_SECURITY_REASON, PodSecurity
+from generator.vocabulary.multus import RESOURCE_NAME_ANNOTATION
 
-RESOURCE_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName"
 LINK_TYPE_SELECTOR = {LinkType.INFINIBAND: "infiniband", LinkType.ETHERNET: "ether"}
 
 
@@ -36,7 +36,7 @@ def whereabouts(rail: Rail) -> dict[str, Any]:
 def build_network_attachment(cluster: Cluster, name: str, namespace: str, config: dict[str, Any], chart: ChartRef,
                              resource: str | None = None) -> dict[str, Any]:
     """A NetworkAttachmentDefinition holding `config`; `resource` ties it to a device-plugin resource."""
-    annotations = {RESOURCE_ANNOTATION: resource} if resource else {}
+    annotations = {RESOURCE_NAME_ANNOTATION: resource} if resource else {}
     annotations[ARGOCD_SYNC_OPTIONS] = SKIP_DRY_RUN_ON_MISSING_RESOURCE
     return {
         "apiVersion": "k8s.cni.cncf.io/v1",

@@ -7,11 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator import names
-
-_DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
-_DNS1035_ERR = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-                "alphabetic character, and end with an alphanumeric character")
 NONNEGATIVE = "must be greater than or equal to 0"
 
 
@@ -63,11 +58,3 @@ def field_not_supported(field: str, shown_value: str, valid: Iterable[str]) -> s
     return f"{field}: Unsupported value: {shown_value}: supported values: {supported}"
 
 
-def dns1035_label_problems(value: str) -> list[str]:
-    """k8s.io/apimachinery IsDNS1035Label, message for message."""
-    problems = []
-    if len(value) > names.DNS1035_MAX:
-        problems.append(f"must be no more than {names.DNS1035_MAX} characters")
-    if not names.DNS1035_LABEL.match(value):
-        problems.append(f"{_DNS1035_ERR} (e.g. 'my-name',  or 'abc-123', regex used for validation is '{_DNS1035_FMT}')")
-    return problems

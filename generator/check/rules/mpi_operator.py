@@ -42,7 +42,6 @@ from generator import names
 from generator.check.findings import CheckContext, Document, Finding, finding
 from generator.check.rules.goerrors import (
     NONNEGATIVE,
-    dns1035_label_problems,
     field_invalid,
     field_not_supported,
     field_required,
@@ -52,6 +51,7 @@ from generator.check.rules.goerrors import (
 from generator.check.rules.reading import Path, as_dict, as_int, as_str, metadata_name, path_of
 from generator.diagnostics import Severity
 from generator.vocabulary import mpi_operator
+from generator.vocabulary.kubernetes import dns1035_label_problems
 
 RULE_MPI_OPERATOR = "mpi-operator"
 

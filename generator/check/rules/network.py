@@ -16,12 +16,11 @@ from generator.check.rules.goerrors import go_quote
 from generator.check.rules.pods import PodTemplate, pod_requests, pod_templates
 from generator.check.rules.reading import as_dict, as_str, metadata_name, path_of
 from generator.diagnostics import Severity
+from generator.vocabulary.multus import NETWORKS_ANNOTATION, RESOURCE_NAME_ANNOTATION
 
 RULE_NETWORK = "network"
 
 
-NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
-RESOURCE_NAME_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName"
 NAD_KIND = "NetworkAttachmentDefinition"
 # Kinds whose operator renders a NetworkAttachmentDefinition of the same name, and the namespace it goes to
 # when spec.networkNamespace is not set ('' = the object's own): sriov-network-operator, NVIDIA network-operator.

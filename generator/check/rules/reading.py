@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable
 from typing import Any
 
-from generator.check.findings import Document, json_path
+from generator.check.findings import Document
+from generator.vocabulary.kubernetes import json_path
 
 Path = tuple[str | int, ...]
 
-_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
 def path_of(parts: Iterable[str | int]) -> str:
     """`json_path`, with keys such as `nvidia.com/gpu` written `["nvidia.com/gpu"]` instead of split at dots."""
-    text = ""
-    for part in parts:
-        text += f"[{json.dumps(part)}]" if isinstance(part, str) and not _PLAIN_KEY.match(part) else json_path([part])
-    return text
+    return json_path(parts, quote_keys=True)
 
 
 def as_dict(value: Any) -> dict[str, Any] | None:

@@ -17,8 +17,8 @@ from types import ModuleType
 from generator.manifests.labels import ChartRef
 from generator.manifests.manifest import Manifest
 from generator.model import Cluster, Job, NetworkProvider
+from generator.vocabulary.multus import NETWORKS_ANNOTATION
 
-NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
 # Worker pods of one MPIJob carry it, so host-network jobs can keep them one per node.
 WORKER_OF_LABEL = "mpigen/worker-of"
 
