@@ -114,4 +114,3 @@ def _leaves(path: Path, real_root: Path) -> Diagnostic | None:
         return None
     return Diagnostic(Location(str(path)), "is a link that leads outside the profiles folder",
                       "copy the profiles into the folder instead of linking to them")
-

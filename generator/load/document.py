@@ -154,6 +154,5 @@ def node_position(node: Any) -> tuple[int, int]:
     return 1, 1
 
 
-
 def one_based(pos: Any) -> tuple[int, int]:
     return (pos[0] + 1, pos[1] + 1) if pos is not None and pos[0] is not None else (1, 1)

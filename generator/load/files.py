@@ -54,7 +54,6 @@ def load_file(file: Path, path: str, source: str) -> tuple[Document | None, list
     return load_bytes(raw, path, source)
 
 
-
 _IDENTITY_LINE = re.compile(r"^(kind|name):[ \t]*['\"]?([A-Za-z0-9._-]+)['\"]?[ \t]*(?:#.*)?$", re.MULTILINE)
 
 
@@ -67,4 +66,3 @@ def _guess_identity(file: Path) -> tuple[str | None, str | None]:
         return None, None
     found = dict(m.groups() for m in _IDENTITY_LINE.finditer(text))
     return found.get("kind"), found.get("name")
-

@@ -27,7 +27,6 @@ def _reused_anchor(text: str) -> tuple[str, int, int, int] | None:
     return name.strip(), int(first[1]), int(second[1]), int(second[2])
 
 
-
 def yaml_warning(warning: Warning | str) -> tuple[int, int, str, str]:
     """Line, column, message and hint for a warning of the YAML parser, which would otherwise be printed raw,
     over several lines, beside the diagnostics (and the profile read anyway)."""
@@ -86,7 +85,6 @@ def first_odd_node(data: CommentedMap) -> tuple[tuple[int, int], str, str] | Non
                             "remove the tag; quote the value if it must be a string")
                 stack.append(item)
     return None
-
 
 
 def yaml_problem(exc: MarkedYAMLError) -> tuple[Any, str, str]:

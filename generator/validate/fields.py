@@ -25,7 +25,6 @@ def duplicates(document: Document, items: list[Any], key: str, list_path: tuple[
             seen[value] = i
 
 
-
 def check_label_keys(document: Document, labels: dict[str, str], path: tuple[str | int, ...]) -> list[Diagnostic]:
     found = []
     for key in labels:

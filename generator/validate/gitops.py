@@ -22,7 +22,6 @@ def check_cluster_gitops(document: Document, gitops: dict[str, Any] | None) -> l
                        "remove it") for key, why in ARGOCD_ONLY.items() if key in gitops]
 
 
-
 def check_gitops_job(document: Document, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
     """Under GitOps a job's MPIJob is re-created from git whenever it is missing; and its Application or
     HelmRelease must not take the infra chart's name."""
@@ -54,7 +53,6 @@ def check_gitops_job(document: Document, job: dict[str, Any], cluster: dict[str,
         found.append(Diagnostic(document.location("allowRerunAfterTtl"), f"`allowRerunAfterTtl` has no effect: {reason}",
                                 "remove it", Severity.WARNING))
     return found
-
 
 
 def check_argocd_application_names(index: Index) -> list[Diagnostic]:
