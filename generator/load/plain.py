@@ -12,7 +12,7 @@ EXACT_FLOAT_INTEGERS = 2**53
 
 
 def to_plain(data: Any) -> Any:
-    """The YAML tree as plain JSON-like values (keys are text already: see `_ProfileConstructor`).
+    """The YAML tree as plain JSON-like values (keys are text already: see `ProfileConstructor`).
 
     A whole number written as a float (`4.0`, `1e3`) is that integer: it means the same in JSON, and a chart
     must not say `replicas: 1000.0`, which Kubernetes refuses for an integer field. A boolean with an anchor
