@@ -148,44 +148,12 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
     pool = cluster.pool(data["pool"])
     shape = derive.layout(data, hardware_data[pool.hardware.name], pool.nodes,
                           one_per_node=cluster.network.provider is NetworkProvider.HOST_NETWORK)
-    rail_names = data.get("rails", [r.name for r in cluster.rails_of(pool)])
-    rails = tuple(
-        RailAttachment(rail=rail, nic=pool.hardware.nic(rail.nic_name))
-        for name in rail_names
-        for rail in cluster.rails
-        if rail.name == name
-    )
-    uses_gpus = shape.gpus_per_worker > 0
-    user_env = data.get("env", {})
-    env: list[EnvVar] = []
+    rails = _rail_attachments(data, cluster, pool)
     implementation = MpiImplementation(data.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION))
     openmpi_version = int(data.get("openMPIVersion", 4)) if implementation is MpiImplementation.OPENMPI else None
-    derived = derived_env(rails, uses_gpus, cluster.network.provider, implementation,
-                          nic_distance=pool.hardware.gpu.nic_distance if uses_gpus and rails else None,
-                          openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
-                          ssh_port=cluster.network.worker_ssh_port)
-    for name, value, why in derived:
-        if name in user_env:
-            env.append(_env_var(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))
-        else:
-            env.append(EnvVar(name, value, why))
-    derived_names = {e.name for e in env}
-    env += [_env_var(k, v, f"{document.source}: env") for k, v in user_env.items() if k not in derived_names]
-    policy = data.get("runPolicy", {})
-    line = document.location
     naming = Naming(data.get("naming", Naming.CONTENT_HASH.value))
     name_limit = names.max_workers_for_name(data["name"], hashed=naming is Naming.CONTENT_HASH)
-    origins = {
-        "image": Origin(f"{document.source}:{line('image').line}: image"),
-        "workers": Origin(f"{document.source}:{line(shape.worker_count_origin.split()[0]).line}: "
-                          f"{shape.worker_count_origin}"),
-        "suspend": Origin(f"{document.source}:{line('runPolicy', 'suspend').line}: runPolicy.suspend"
-                          if "suspend" in policy else "default: not suspended"),
-        "max_workers": Origin(f"pool '{pool.name}': {pool.nodes} nodes x {shape.workers_per_node} "
-                              f"worker(s) per node" + (f"; the operator's 63-character pod names allow {name_limit}"
-                                                       if name_limit < shape.capacity else "")),
-    }
-    gpu_shm = f"{shape.gpus_per_worker}Gi" if uses_gpus else "1Gi"
+    gpu_shm = f"{shape.gpus_per_worker}Gi" if shape.gpus_per_worker > 0 else "1Gi"
     return Job(
         name=data["name"],
         naming=naming,
@@ -207,7 +175,7 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
         launcher_command=tuple(data["launcherCommand"]) if "launcherCommand" in data else None,
         worker_command=tuple(data["workerCommand"]) if "workerCommand" in data else None,
         rails=rails,
-        env=tuple(env),
+        env=_env(document, data, rails, shape, cluster, pool, implementation, openmpi_version),
         volumes=tuple(_volume(v) for v in data.get("volumes", [])),
         shm_size=data.get("shmSize", gpu_shm),
         resources=_resources(data.get("resources")),
@@ -217,16 +185,69 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
         privileged_reason=data["privileged"]["reason"] if "privileged" in data else None,
         ssh_auth_mount_path=data.get("sshAuthMountPath"),
         launcher_creation_policy=data.get("launcherCreationPolicy", DEFAULT_LAUNCHER_CREATION_POLICY),
-        run_policy=RunPolicy(
-            clean_pod_policy=policy.get("cleanPodPolicy", "Running"),
-            backoff_limit=policy.get("backoffLimit"),
-            active_deadline_seconds=policy.get("activeDeadlineSeconds"),
-            ttl_seconds_after_finished=policy.get("ttlSecondsAfterFinished"),
-            suspend=bool(policy.get("suspend", False)),
-        ),
-        origins=tuple(sorted(origins.items())),
+        run_policy=_run_policy(data.get("runPolicy", {})),
+        origins=_origins(document, data, pool, shape, name_limit),
     )
 
+
+def _rail_attachments(data: dict[str, Any], cluster: Cluster, pool: NodePool) -> tuple[RailAttachment, ...]:
+    """The rails the job names (all of its pool's by default), each with the NIC it runs over on that pool."""
+    rail_names = data.get("rails", [r.name for r in cluster.rails_of(pool)])
+    return tuple(
+        RailAttachment(rail=rail, nic=pool.hardware.nic(rail.nic_name))
+        for name in rail_names
+        for rail in cluster.rails
+        if rail.name == name
+    )
+
+
+def _env(document: Document, data: dict[str, Any], rails: tuple[RailAttachment, ...], shape: derive.Layout,
+         cluster: Cluster, pool: NodePool, implementation: MpiImplementation,
+         openmpi_version: int | None) -> tuple[EnvVar, ...]:
+    """The derived variables first (the profile's value where it sets one), then the profile's own."""
+    uses_gpus = shape.gpus_per_worker > 0
+    user_env = data.get("env", {})
+    env: list[EnvVar] = []
+    derived = derived_env(rails, uses_gpus, cluster.network.provider, implementation,
+                          nic_distance=pool.hardware.gpu.nic_distance if uses_gpus and rails else None,
+                          openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
+                          ssh_port=cluster.network.worker_ssh_port)
+    for name, value, why in derived:
+        if name in user_env:
+            env.append(_env_var(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))
+        else:
+            env.append(EnvVar(name, value, why))
+    derived_names = {e.name for e in env}
+    env += [_env_var(k, v, f"{document.source}: env") for k, v in user_env.items() if k not in derived_names]
+    return tuple(env)
+
+
+def _origins(document: Document, data: dict[str, Any], pool: NodePool, shape: derive.Layout,
+             name_limit: int) -> tuple[tuple[str, Origin], ...]:
+    """Where the values a reader may wonder about come from, for the chart's comments."""
+    policy = data.get("runPolicy", {})
+    line = document.location
+    origins = {
+        "image": Origin(f"{document.source}:{line('image').line}: image"),
+        "workers": Origin(f"{document.source}:{line(shape.worker_count_origin.split()[0]).line}: "
+                          f"{shape.worker_count_origin}"),
+        "suspend": Origin(f"{document.source}:{line('runPolicy', 'suspend').line}: runPolicy.suspend"
+                          if "suspend" in policy else "default: not suspended"),
+        "max_workers": Origin(f"pool '{pool.name}': {pool.nodes} nodes x {shape.workers_per_node} "
+                              f"worker(s) per node" + (f"; the operator's 63-character pod names allow {name_limit}"
+                                                       if name_limit < shape.capacity else "")),
+    }
+    return tuple(sorted(origins.items()))
+
+
+def _run_policy(policy: dict[str, Any]) -> RunPolicy:
+    return RunPolicy(
+        clean_pod_policy=policy.get("cleanPodPolicy", "Running"),
+        backoff_limit=policy.get("backoffLimit"),
+        active_deadline_seconds=policy.get("activeDeadlineSeconds"),
+        ttl_seconds_after_finished=policy.get("ttlSecondsAfterFinished"),
+        suspend=bool(policy.get("suspend", False)),
+    )
 
 
 def _volume(data: dict[str, Any]) -> Volume:

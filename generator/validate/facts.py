@@ -48,7 +48,7 @@ def check_rail_facts(document: Document, cluster: dict[str, Any], carriers: list
             seen.add(data["name"])
             missing = [fact for fact in NIC_FACTS.get(provider, ()) if nic.get(fact) is None]
             if provider in ("rdma-shared", "host-network") and "hostInterface" not in rail:
-                missing = [fact for fact in missing if fact != "pfName"]  # `_check_provider` asks for it
+                missing = [fact for fact in missing if fact != "pfName"]  # `check_provider` (network.py) asks for it
             if missing:
                 found.append(Diagnostic(
                     document.location("rails", i, "nic"),
