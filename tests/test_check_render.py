@@ -200,8 +200,8 @@ def test_helm_lint_summary_is_not_an_error_line():
                                   '*/}}\n{{- define "pi.hostfile" -}}\n{{- range $i := until (int .Values.workers) '
                                   '}}\n{{ printf "' + "\\a" * (MIB // 2), "\n" * MIB, "{{ printf " * (MIB // 10)])
 def test_helpers_are_matched_in_linear_time(tail):
+    from generator.chartfiles import helpers_tpl as _helpers
     from generator.manifests.labels import ChartRef
-    from generator.package import _helpers
     _bounded(5, _parse_helpers, _helpers(ChartRef("pi", "pi")) + tail, "pi")
 
 

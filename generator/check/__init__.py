@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator import chartfiles
 from generator.check.discover import ChartInfo, Targets, chart_name_findings, discover, manifest_files
 from generator.check.documents import read_manifest_file
 from generator.check.findings import CheckContext, Document, Finding
@@ -83,7 +84,8 @@ def _render_all(charts: list[ChartInfo], versions: list[str], renderer: _Rendere
 
 
 def _chart_clusters(charts: list[ChartInfo]) -> dict[str, str]:
-    return {chart.display: chart.annotations["mpigen/cluster"] for chart in charts if "mpigen/cluster" in chart.annotations}
+    return {chart.display: chart.annotations[chartfiles.CLUSTER] for chart in charts
+            if chartfiles.CLUSTER in chart.annotations}
 
 
 def _context_documents(paths: tuple[Path, ...], renderer: _Renderer, version: str,
@@ -164,8 +166,8 @@ class _KubeVersions:
         try:
             select_kube_version(wanted)
         except ValueError as exc:
-            self.report.findings.append(Finding(f"{chart.display}/Chart.yaml" if chart else "", "", "",
-                                                f"mpigen/kubernetes-version: {exc}; checking against {self.newest}",
+            self.report.findings.append(Finding(f"{chart.display}/{chartfiles.CHART_YAML}" if chart else "", "", "",
+                                                f"{chartfiles.KUBERNETES_VERSION}: {exc}; checking against {self.newest}",
                                                 "chart", Severity.WARNING))
             return self.newest
         return wanted

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator import chartfiles
 from generator.check.documents import load_yaml_file
 from generator.check.findings import Finding, NodeShape
 from generator.check.inputs import InputError, chart_refusals, inside
@@ -45,22 +46,22 @@ class ChartInfo:
 
     @property
     def compiled_by_mpigen(self) -> bool:
-        return "mpigen/source" in self.annotations
+        return chartfiles.SOURCE in self.annotations
 
     @property
     def kubernetes_version(self) -> str | None:
-        return self.annotations.get("mpigen/kubernetes-version")
+        return self.annotations.get(chartfiles.KUBERNETES_VERSION)
 
     @property
     def node_shape(self) -> NodeShape | None:
-        raw = self.annotations.get("mpigen/node-resources")
+        raw = self.annotations.get(chartfiles.NODE_RESOURCES)
         if raw is None:
             return None
         try:
             resources = json.loads(raw)
         except ValueError:
             return None
-        return NodeShape(self.annotations.get("mpigen/cluster", ""), self.annotations.get("mpigen/pool", ""),
+        return NodeShape(self.annotations.get(chartfiles.CLUSTER, ""), self.annotations.get(chartfiles.POOL, ""),
                          {str(k): v for k, v in resources.items()} if isinstance(resources, dict) else {})
 
 
@@ -73,11 +74,11 @@ class Targets:
 
 def read_chart(path: Path, display: str) -> ChartInfo | Finding:
     try:
-        meta = load_yaml_file(path / "Chart.yaml")
+        meta = load_yaml_file(path / chartfiles.CHART_YAML)
     except InputError as exc:
-        return Finding(f"{display}/Chart.yaml", "", "", f"cannot read Chart.yaml: {exc}", "chart")
+        return Finding(f"{display}/{chartfiles.CHART_YAML}", "", "", f"cannot read {chartfiles.CHART_YAML}: {exc}", "chart")
     if not isinstance(meta, dict):
-        return Finding(f"{display}/Chart.yaml", "", "", "Chart.yaml is not a mapping", "chart")
+        return Finding(f"{display}/{chartfiles.CHART_YAML}", "", "", f"{chartfiles.CHART_YAML} is not a mapping", "chart")
     annotations = meta.get("annotations") or {}
     name = meta.get("name", path.name)
     return ChartInfo(path, display, name if isinstance(name, str) else str(name),
@@ -89,7 +90,7 @@ def chart_name_findings(chart: ChartInfo) -> list[Finding]:
     if chart.has_valid_name:
         return []
     shown = json.dumps(chart.name[:80])
-    return [Finding(f"{chart.display}/Chart.yaml", "", "", f"name {shown} is not a valid Helm release name "
+    return [Finding(f"{chart.display}/{chartfiles.CHART_YAML}", "", "", f"name {shown} is not a valid Helm release name "
                     f"(lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most "
                     f"{MAX_RELEASE_NAME} characters); rename the chart. Checked as release `{PLACEHOLDER_RELEASE}`",
                     "chart")]
@@ -117,7 +118,7 @@ def _walk(root: Path, display: str, charts: bool) -> tuple[list[Path], list[Path
         except OSError as exc:
             problems.append(Finding(_shown(here, root, display), "", "", f"cannot list: {exc.strerror}", "input"))
             continue
-        if charts and any(e.name == "Chart.yaml" for e in entries):
+        if charts and any(e.name == chartfiles.CHART_YAML for e in entries):
             chart_folders.append(here)  # a chart's own files (templates, subcharts) are Helm's to read
             continue
         folders: list[Path] = []

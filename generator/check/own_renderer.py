@@ -12,37 +12,28 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from generator import yamlio
+from generator import chartfiles, yamlio
 from generator.check.discover import ChartInfo, chart_refusal_findings
 from generator.check.documents import load_yaml_file, parse_documents
 from generator.check.findings import Document, Finding
 from generator.check.inputs import MAX_DOCUMENT_BYTES, InputError, read_text
 from generator.manifests.labels import ChartRef, standard_labels
-from generator.package import _helpers as package_helpers
 
 
 class Unsupported(Exception):
     """Something mpigen never writes: only Helm can render this chart as Argo CD will."""
 
 
-_TEMPLATE_ALLOWED = ("_helpers.tpl", "NOTES.txt")
-_CHART_ALLOWED = {"Chart.yaml": False, "values.yaml": False, "values.schema.json": False, "templates": True}
 _SEMVER = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+")
 _PRINTF = r'"(?:[^"\\\n]|\\.)*"'
-_HOSTFILE_DEFINE = re.compile(
-    r'\n\{\{/\* Hostfile lines, one per worker, exactly as mpi-operator names its workers\. \*/\}\}\n'
-    r'\{\{- define "(?P<name>[^"\n]+)\.hostfile" -\}\}\n'
-    r"\{\{- range \$i := until \(int \.Values\.workers\) \}\}\n"
-    rf"\{{\{{ printf (?P<format>{_PRINTF}) \$i \}}\}}\n"
-    r"\{\{- end \}\}\n\{\{- end \}\}\n")
-_RANKFILE_DEFINE = re.compile(
-    r"\n\{\{/\* Rankfile lines: local rank i of worker w is rank w\*(?P<slots>[0-9]+)\+i, bound to the socket of "
-    r"GPU i's NIC\. \*/\}\}\n"
-    r'\{\{- define "(?P<name>[^"\n]+)\.rankfile" -\}\}\n'
-    r"\{\{- range \$i := until \(int \.Values\.workers\) \}\}\n"
-    rf"(?P<lines>(?:\{{\{{ printf {_PRINTF} \(add \(mul \$i [0-9]+\) [0-9]+\) \$i \}}\}}\n)+)"
-    r"\{\{- end \}\}\n\{\{- end \}\}\n")
-_RANKFILE_LINE = re.compile(rf"\{{\{{ printf ({_PRINTF}) \(add \(mul \$i ([0-9]+)\) ([0-9]+)\) \$i \}}\}}\n")
+_HOSTFILE_DEFINE = re.compile(chartfiles.form_pattern(chartfiles.HOSTFILE_DEFINE_FORM, name=r'[^"\n]+',
+                                                      format=_PRINTF))
+_RANKFILE_LINE = re.compile(chartfiles.form_pattern(chartfiles.RANKFILE_LINE_FORM, format=_PRINTF, slots="[0-9]+",
+                                                    local="[0-9]+"))
+_RANKFILE_DEFINE = re.compile(chartfiles.form_pattern(
+    chartfiles.RANKFILE_DEFINE_FORM, name=r'[^"\n]+', slots="[0-9]+",
+    lines="(?:" + chartfiles.form_pattern(chartfiles.RANKFILE_LINE_FORM, named=False, format=_PRINTF,
+                                          slots="[0-9]+", local="[0-9]+") + ")+"))
 
 
 def _go_format(literal: str, verbs: int) -> str:
@@ -68,7 +59,7 @@ class _Helpers:
 def _parse_helpers(text: str, name: str) -> _Helpers:
     """The helpers of a chart named `name`, if the file is exactly what mpigen writes; Unsupported otherwise
     (a helper of another shape renders another thing under Helm, e.g. extra objects from `labels`)."""
-    prefix = package_helpers(ChartRef(name, name))
+    prefix = chartfiles.helpers_tpl(ChartRef(name, name))
     if not text.startswith(prefix):
         raise Unsupported("_helpers.tpl is not the one mpigen writes")
     rest = text[len(prefix):]
@@ -91,7 +82,7 @@ def _parse_helpers(text: str, name: str) -> _Helpers:
 
 def _helper_lines(which: str, helpers: _Helpers, workers: int) -> str:
     """The lines the hostfile or rankfile helper prints for `workers` workers."""
-    if which == "hostfile":
+    if which == chartfiles.HOSTFILE_HELPER:
         if helpers.hostfile is None:
             raise Unsupported("include of a hostfile helper the chart does not define")
         return "\n".join(helpers.hostfile.format(i) for i in range(workers))
@@ -100,31 +91,34 @@ def _helper_lines(which: str, helpers: _Helpers, workers: int) -> str:
     return "\n".join(f.format(i * slots + local, i) for i in range(workers) for f, slots, local in helpers.rankfile)
 
 
-_INCLUDE = re.compile(r'include "(?P<name>[^"]+)\.(?P<helper>labels|hostfile|rankfile)" \. (?P<trim>\| trim )?'
-                      r"\| nindent (?P<indent>[0-9]{1,3})")
-_MUL = re.compile(r"mul \(int \.Values\.workers\) ([0-9]{1,6}) \| toString \| quote")
+_INCLUDE = re.compile(chartfiles.form_pattern(chartfiles.INCLUDE_FORM, name='[^"]+',
+                                             helper="|".join(chartfiles.INCLUDED_HELPERS),
+                                             trim=f"(?:{re.escape(chartfiles.TRIM)})?", indent="[0-9]{1,3}"))
+_MUL = re.compile(chartfiles.form_pattern(chartfiles.RANK_COUNT_FORM, slots="[0-9]{1,6}"))
+_VALUE_ACTIONS = {
+    chartfiles.WORKERS_EXPRESSION: lambda values: str(values[chartfiles.WORKERS]),
+    chartfiles.SUSPEND_EXPRESSION: lambda values: "true" if values[chartfiles.SUSPEND] else "false",
+    chartfiles.IMAGE_EXPRESSION: lambda values: json.dumps(values[chartfiles.IMAGE]),
+}
+"""The actions standing for a chart value, and what each prints."""
 
 
 def _action(expression: str, values: dict[str, Any], chart: ChartInfo, helpers: _Helpers, version: str) -> str:
     literal = _go_string(expression)
     if literal is not None:
         return literal
-    if expression == "int .Values.workers":
-        return str(values["workers"])
-    if expression == ".Values.suspend":
-        return "true" if values["suspend"] else "false"
-    if expression == ".Values.image | toJson":
-        return json.dumps(values["image"])
+    if expression in _VALUE_ACTIONS:
+        return _VALUE_ACTIONS[expression](values)
     match = _MUL.fullmatch(expression)
     if match:
-        return json.dumps(str(values["workers"] * int(match.group(1))))
+        return json.dumps(str(values[chartfiles.WORKERS] * int(match.group("slots"))))
     match = _INCLUDE.fullmatch(expression)
     if match and match.group("name") == chart.name:
         pad = " " * int(match.group("indent"))
-        if match.group("helper") == "labels":
+        if match.group("helper") == chartfiles.LABELS_HELPER:
             text = yamlio.dump(standard_labels(ChartRef(chart.name, chart.name, version))).rstrip("\n")
         else:
-            text = _helper_lines(match.group("helper"), helpers, values["workers"])
+            text = _helper_lines(match.group("helper"), helpers, values[chartfiles.WORKERS])
         return "\n" + "\n".join(pad + part if part else part for part in text.split("\n"))
     raise Unsupported(f"template action `{{{{ {expression[:80]} }}}}`")
 
@@ -211,20 +205,21 @@ def _own_layout(chart: ChartInfo) -> list[str]:
     in charts/, and crds/: a chart holding more than mpigen's own renderer reads is Helm's to render."""
     try:
         entries = {e.name: e for e in os.scandir(chart.path)}
+        allowed = chartfiles.CHART_ENTRIES
         for name, entry in entries.items():
-            if name not in _CHART_ALLOWED or entry.is_symlink() or entry.is_dir() != _CHART_ALLOWED[name]:
+            if name not in allowed or entry.is_symlink() or entry.is_dir() != allowed[name]:
                 raise Unsupported(f"`{name[:80]}` is not a file mpigen writes in a chart")
-        for required in ("Chart.yaml", "values.yaml", "templates"):
+        for required in (chartfiles.CHART_YAML, chartfiles.VALUES_YAML, chartfiles.TEMPLATES):
             if required not in entries:
                 raise Unsupported(f"no {required}")
         templates: list[str] = []
-        for entry in os.scandir(chart.path / "templates"):
+        for entry in os.scandir(chart.path / chartfiles.TEMPLATES):
             if entry.is_symlink() or not entry.is_file():
-                raise Unsupported(f"`templates/{entry.name[:80]}` is not a file mpigen writes")
-            if entry.name in _TEMPLATE_ALLOWED:
+                raise Unsupported(f"`{chartfiles.template_path(entry.name[:80])}` is not a file mpigen writes")
+            if entry.name in chartfiles.TEMPLATE_SUPPORT_FILES:
                 continue
             if not entry.name.endswith(".yaml") or entry.name.startswith(("_", ".")):
-                raise Unsupported(f"`templates/{entry.name[:80]}` is not a file mpigen writes")
+                raise Unsupported(f"`{chartfiles.template_path(entry.name[:80])}` is not a file mpigen writes")
             templates.append(entry.name)
     except OSError as exc:
         raise Unsupported(f"cannot list the chart: {exc.strerror}") from exc
@@ -234,17 +229,17 @@ def _own_layout(chart: ChartInfo) -> list[str]:
 def _own_values(chart: ChartInfo) -> tuple[dict[str, Any], str]:
     """values.yaml and the chart version, if they hold what mpigen writes (values of other types would
     print otherwise under Go's template functions than under Python's)."""
-    meta = load_yaml_file(chart.path / "Chart.yaml")
+    meta = load_yaml_file(chart.path / chartfiles.CHART_YAML)
     if not isinstance(meta, dict) or meta.get("apiVersion") != "v2" or "dependencies" in meta:
         raise Unsupported("Chart.yaml is not the one mpigen writes (apiVersion v2, no dependencies)")
     version = meta.get("version")
     if not isinstance(version, str) or not _SEMVER.fullmatch(version):
         raise Unsupported("Chart.yaml's version is not the MAJOR.MINOR.PATCH mpigen writes")
-    values = load_yaml_file(chart.path / "values.yaml") or {}
+    values = load_yaml_file(chart.path / chartfiles.VALUES_YAML) or {}
     if not isinstance(values, dict):
         raise Unsupported("values.yaml is not a mapping")
-    checks = {"workers": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 10_000,
-              "suspend": lambda v: isinstance(v, bool), "image": lambda v: isinstance(v, str)}
+    checks = {chartfiles.WORKERS: lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 10_000,
+              chartfiles.SUSPEND: lambda v: isinstance(v, bool), chartfiles.IMAGE: lambda v: isinstance(v, str)}
     for key, check in checks.items():
         if key in values and not check(values[key]):
             raise Unsupported(f"values.yaml: {key} is not of the type mpigen writes")
@@ -262,15 +257,15 @@ def own_render(chart: ChartInfo) -> tuple[list[Document], list[Finding]]:
             raise Unsupported("a chart name mpigen does not write")
         templates = _own_layout(chart)
         values, version = _own_values(chart)
-        helpers_file = chart.path / "templates" / "_helpers.tpl"
+        helpers_file = chart.path / chartfiles.TEMPLATES / chartfiles.HELPERS
         helpers = _parse_helpers(read_text(helpers_file, MAX_DOCUMENT_BYTES), chart.name) \
             if helpers_file.exists() else _Helpers()
         documents: list[Document] = []
         findings: list[Finding] = []
         for template in templates:
-            text = render_template_text(read_text(chart.path / "templates" / template, MAX_DOCUMENT_BYTES), values,
-                                        chart, helpers, version)
-            source = f"{chart.display}/templates/{template}"
+            text = render_template_text(read_text(chart.path / chartfiles.TEMPLATES / template, MAX_DOCUMENT_BYTES),
+                                        values, chart, helpers, version)
+            source = f"{chart.display}/{chartfiles.template_path(template)}"
             docs, problems = parse_documents(text, source, chart.display)
             documents += [Document(source, d.obj, chart.display) for d in docs]
             findings += problems

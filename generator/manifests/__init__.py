@@ -6,7 +6,7 @@ agree on what a chart holds.
 
 from __future__ import annotations
 
-from generator import names
+from generator import chartfiles, names
 from generator.manifests import providers
 from generator.manifests.hostfile import build_hostfile_configmap
 from generator.manifests.labels import ChartRef
@@ -30,8 +30,8 @@ def infra_chart_ref(cluster: Cluster, release: str | None = None) -> ChartRef:
 def build_job(job: Job, chart: ChartRef, worker_count: int | None = None) -> list[Manifest]:
     mpijob = mpijob_name(job)
     return [
-        Manifest("hostfile-configmap.yaml", build_hostfile_configmap(job, chart, mpijob, worker_count)),
-        Manifest("mpijob.yaml", build_mpijob(job, chart, mpijob, worker_count)),
+        Manifest(chartfiles.HOSTFILE_TEMPLATE, build_hostfile_configmap(job, chart, mpijob, worker_count)),
+        Manifest(chartfiles.MPIJOB_TEMPLATE, build_mpijob(job, chart, mpijob, worker_count)),
     ]
 
 
@@ -75,6 +75,6 @@ def build_infra(cluster: Cluster, chart: ChartRef, jobs: tuple[Job, ...] = ()) -
     """Namespaces jobs may run in, labelled with the Pod Security level their jobs need, and what the
     cluster's network provider needs (device plugin config, the rails' networks in each namespace)."""
     levels = namespace_pod_security(cluster, jobs)
-    manifests = [Manifest("namespaces.yaml", build_namespace(ns, chart, levels[ns], cluster.kubernetes_version))
+    manifests = [Manifest(chartfiles.NAMESPACES_TEMPLATE, build_namespace(ns, chart, levels[ns], cluster.kubernetes_version))
                  for ns in cluster.namespaces]
     return manifests + providers.infra(cluster, chart)

@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from generator import names, yamlio
+from generator import chartfiles, names, yamlio
+from generator.chartfiles import action, helpers_tpl, include, template_path, trimmed_action
 from generator.diagnostics import Diagnostic, Location
 from generator.manifests import Manifest, build_infra, build_job, infra_chart_ref, job_chart_ref
 from generator.manifests.gitops import BootstrapFile, build_bootstrap
@@ -64,7 +65,7 @@ def oversized_files(charts: list[Chart], paths: dict[str, str]) -> list[Diagnost
                 found.append(Diagnostic(
                     where, f"chart file {chart.directory}/{path} would be {size:,} bytes, over Helm's limit of "
                     f"{HELM_MAX_FILE_BYTES:,} bytes per chart file, so Helm could not load the chart", _SHORTEN))
-        if sum(len(text) for path, text in chart.files if path.startswith("templates/")) * 4 <= _OBJECT_BOUND:
+        if sum(len(text) for path, text in chart.files if path.startswith(chartfiles.TEMPLATES + "/")) * 4 <= _OBJECT_BOUND:
             continue  # an object is rendered from its template's text, which is no shorter than the object
         for manifest in chart.manifests:
             size = len(yamlio.dump(manifest.obj).encode("utf-8"))
@@ -125,7 +126,7 @@ def _chart_yaml(ref: ChartRef, description: str, source: str, annotations: dict[
         "description": description,
         "type": "application",
         "version": CHART_VERSION,
-        "annotations": {"mpigen/source": source, **annotations},
+        "annotations": {chartfiles.SOURCE: source, **annotations},
     })
 
 
@@ -141,24 +142,7 @@ def node_resources(pool: NodePool, cluster: Cluster) -> dict[str, int | None]:
 
 
 def _cluster_annotations(cluster: Cluster) -> dict[str, str]:
-    return {"mpigen/cluster": cluster.name, "mpigen/kubernetes-version": cluster.kubernetes_version}
-
-
-def _helpers(ref: ChartRef, extra: str = "") -> str:
-    n = ref.name
-    return f'''{{{{/* Chart name and version, for the helm.sh/chart label. */}}}}
-{{{{- define "{n}.chart" -}}}}
-{{{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}}}
-{{{{- end }}}}
-
-{{{{/* Standard labels of every object of this chart. */}}}}
-{{{{- define "{n}.labels" -}}}}
-helm.sh/chart: {{{{ include "{n}.chart" . | quote }}}}
-app.kubernetes.io/name: {{{{ .Chart.Name | quote }}}}
-app.kubernetes.io/instance: {{{{ .Release.Name | quote }}}}
-app.kubernetes.io/managed-by: {{{{ .Release.Service | quote }}}}
-{{{{- end }}}}
-{extra}'''
+    return {chartfiles.CLUSTER: cluster.name, chartfiles.KUBERNETES_VERSION: cluster.kubernetes_version}
 
 
 LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
@@ -171,7 +155,7 @@ def _labels_hole(ref: ChartRef, manifest: Manifest | None = None) -> Hole:
     extra = {k: v for k, v in labels.items() if k not in STANDARD_LABEL_KEYS}
     assert all(LABEL_VALUE.fullmatch(v) for v in extra.values()), f"not a label value: {extra}"
     lines = "".join(f"\n{{pad}}{key}: {json.dumps(value)}" for key, value in extra.items())
-    return Hole(f'{{{{- include "{ref.name}.labels" . | nindent {{indent}} }}}}{lines}', block=True)
+    return Hole(trimmed_action(include(ref.name, chartfiles.LABELS_HELPER, "{indent}")) + lines, block=True)
 
 
 def _template_file(manifests: list[Manifest], holes_of: Any, source: str) -> str:
@@ -225,26 +209,13 @@ def rankfile_printf(job: Job, mpijob: str, socket: int) -> str:
 
 def _job_helpers(job: Job, ref: ChartRef, mpijob: str) -> str:
     """The hostfile (and rankfile) lines as named templates, so `--set workers=N` regenerates them."""
-    text = (
-        f'\n{{{{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}}}\n'
-        f'{{{{- define "{ref.name}.hostfile" -}}}}\n'
-        f"{{{{- range $i := until (int .Values.workers) }}}}\n"
-        f"{{{{ printf {json.dumps(hostfile_printf(job, mpijob))} $i }}}}\n"
-        f"{{{{- end }}}}\n"
-        f"{{{{- end }}}}\n"
-    )
+    text = chartfiles.HOSTFILE_DEFINE_FORM.format(name=ref.name, format=json.dumps(hostfile_printf(job, mpijob)))
     if job.placement.rankfile:
         slots = job.slots_per_worker
-        text += (
-            f'\n{{{{/* Rankfile lines: local rank i of worker w is rank w*{slots}+i, bound to the socket of GPU i\'s '
-            f'NIC. */}}}}\n'
-            f'{{{{- define "{ref.name}.rankfile" -}}}}\n'
-            f"{{{{- range $i := until (int .Values.workers) }}}}\n"
-            + "".join(f"{{{{ printf {json.dumps(rankfile_printf(job, mpijob, socket))} "
-                      f"(add (mul $i {slots}) {local}) $i }}}}\n"
-                      for local, socket in enumerate(job.placement.rank_sockets))
-            + "{{- end }}\n{{- end }}\n"
-        )
+        text += chartfiles.RANKFILE_DEFINE_FORM.format(name=ref.name, slots=slots, lines="".join(
+            chartfiles.RANKFILE_LINE_FORM.format(format=json.dumps(rankfile_printf(job, mpijob, socket)), slots=slots,
+                                                 local=local)
+            for local, socket in enumerate(job.placement.rank_sockets)))
     return text
 
 
@@ -253,18 +224,18 @@ def _job_holes(job: Job, ref: ChartRef, manifest: Manifest) -> dict[tuple[str | 
     kind = manifest.obj["kind"]
     if kind == "ConfigMap":
         for key in manifest.obj["data"]:
-            holes[("data", key)] = Hole(f'|{{{{- include "{ref.name}.{key}" . | trim | nindent {{indent}} }}}}',
-                                        block=True)
+            holes[("data", key)] = Hole("|" + trimmed_action(include(ref.name, key, "{indent}", trim=True)), block=True)
     elif kind == "MPIJob":
         specs = ("spec", "mpiReplicaSpecs")
-        holes[(*specs, "Worker", "replicas")] = Hole("{{ int .Values.workers }}")
-        holes[("spec", "runPolicy", "suspend")] = Hole("{{ .Values.suspend }}")
+        holes[(*specs, "Worker", "replicas")] = Hole(action(chartfiles.WORKERS_EXPRESSION))
+        holes[("spec", "runPolicy", "suspend")] = Hole(action(chartfiles.SUSPEND_EXPRESSION))
         for replica in ("Launcher", "Worker"):
-            holes[(*specs, replica, "template", "spec", "containers", 0, "image")] = Hole("{{ .Values.image | toJson }}")
+            holes[(*specs, replica, "template", "spec", "containers", 0, "image")] = Hole(
+                action(chartfiles.IMAGE_EXPRESSION))
         at = rank_count_index(job)
         if at is not None:
             holes[(*specs, "Launcher", "template", "spec", "containers", 0, "command", at)] = Hole(
-                f"{{{{ mul (int .Values.workers) {job.slots_per_worker} | toString | quote }}}}")
+                action(chartfiles.RANK_COUNT_FORM.format(slots=job.slots_per_worker)))
     return holes
 
 
@@ -280,9 +251,9 @@ def _job_notes(job: Job, mpijob: str) -> str:
     ns, name = job.namespace, mpijob
     return escape_text(
         f"MPIJob {name} in namespace {ns}: "
-    ) + "{{ int .Values.workers }}" + escape_text(
+    ) + action(chartfiles.WORKERS_EXPRESSION) + escape_text(
         f" worker(s) x {job.slots_per_worker} slot(s), {job.mpi_implementation.value}"
-    ) + "{{ if .Values.suspend }} (suspended: set suspend=false to start it){{ end }}.\n" + escape_text(
+    ) + chartfiles.SUSPENDED_NOTE + ".\n" + escape_text(
         f"Hostfile: ConfigMap {names.hostfile_configmap_name(name)}, mounted in the launcher at "
         f"{names.HOSTFILE_PATH}.\n\n"
         f"  kubectl -n {ns} get mpijob {name}\n"
@@ -297,37 +268,37 @@ def package_job_chart(job: Job) -> Chart:
     manifests = build_job(job, ref)
     mpijob = mpijob_name(job)
     files: dict[str, str] = {
-        "Chart.yaml": _chart_yaml(ref, f"MPI job {job.name} on cluster {job.cluster.name}, node pool "
+        chartfiles.CHART_YAML: _chart_yaml(ref, f"MPI job {job.name} on cluster {job.cluster.name}, node pool "
                                   f"{job.pool.name}", job.source, {
-                                      **_cluster_annotations(job.cluster), "mpigen/pool": job.pool.name,
-                                      "mpigen/node-resources": json.dumps(node_resources(job.pool, job.cluster)),
-                                      "mpigen/mpijob": mpijob, "mpigen/naming": job.naming.value}),
-        "values.yaml": _values_yaml(
+                                      **_cluster_annotations(job.cluster), chartfiles.POOL: job.pool.name,
+                                      chartfiles.NODE_RESOURCES: json.dumps(node_resources(job.pool, job.cluster)),
+                                      chartfiles.MPIJOB: mpijob, chartfiles.NAMING: job.naming.value}),
+        chartfiles.VALUES_YAML: _values_yaml(
             [f"Values of job {job.name} (namespace {job.namespace}, cluster {job.cluster.name}).",
              GENERATED_NOTE.format(source=job.source) + " `--set` is for one-off renders.",
              _naming_note(job, mpijob)],
             [
-                ("image", job.image, ["Container image of the launcher and every worker.",
+                (chartfiles.IMAGE, job.image, ["Container image of the launcher and every worker.",
                                       f"From {job.origin('image')}."]),
-                ("workers", job.worker_count, [
+                (chartfiles.WORKERS, job.worker_count, [
                     "Worker pods: the MPIJob's Worker replicas, the hostfile and mpirun's rank count follow it.",
                     f"From {job.origin('workers')}. At most {job.max_workers}: {job.origin('max_workers')}."]),
-                ("suspend", job.run_policy.suspend, [
+                (chartfiles.SUSPEND, job.run_policy.suspend, [
                     "Create the MPIJob suspended (runPolicy.suspend): no pods until it is set to false.",
                     f"From {job.origin('suspend')}."]),
             ]),
-        "values.schema.json": _values_schema(f"Values of MPI job {job.name}", {
-            "image": {"type": "string", "minLength": 1, "pattern": "^[^\\s]+$",
+        chartfiles.VALUES_SCHEMA: _values_schema(f"Values of MPI job {job.name}", {
+            chartfiles.IMAGE: {"type": "string", "minLength": 1, "pattern": "^[^\\s]+$",
                       "description": "Container image of the launcher and every worker."},
-            "workers": {"type": "integer", "minimum": 1, "maximum": job.max_workers,
+            chartfiles.WORKERS: {"type": "integer", "minimum": 1, "maximum": job.max_workers,
                         "description": f"Worker pods; at most {job.max_workers} fit pool {job.pool.name}."},
-            "suspend": {"type": "boolean", "description": "Create the MPIJob suspended."},
+            chartfiles.SUSPEND: {"type": "boolean", "description": "Create the MPIJob suspended."},
         }),
-        "templates/_helpers.tpl": _helpers(ref, _job_helpers(job, ref, mpijob)),
-        "templates/NOTES.txt": _job_notes(job, mpijob),
+        template_path(chartfiles.HELPERS): helpers_tpl(ref, _job_helpers(job, ref, mpijob)),
+        template_path(chartfiles.NOTES): _job_notes(job, mpijob),
     }
     for template, group in _group(manifests).items():
-        files[f"templates/{template}"] = _template_file(group, lambda m: _job_holes(job, ref, m), job.source)
+        files[template_path(template)] = _template_file(group, lambda m: _job_holes(job, ref, m), job.source)
     return Chart(names.chart_dir_of_job(job.cluster.name, job.name), ref, tuple(sorted(files.items())),
                  tuple(manifests), source=job.source)
 
@@ -366,18 +337,18 @@ def package_infra_chart(cluster: Cluster, bootstrap: tuple[tuple[str, str], ...]
     ref = infra_chart_ref(cluster)
     manifests = build_infra(cluster, ref, jobs)
     files: dict[str, str] = {
-        "Chart.yaml": _chart_yaml(ref, f"Namespaces and RDMA rail networks of cluster {cluster.name}", cluster.source,
-                                  _cluster_annotations(cluster)),
-        "values.yaml": _values_yaml(
+        chartfiles.CHART_YAML: _chart_yaml(ref, f"Namespaces and RDMA rail networks of cluster {cluster.name}",
+                                           cluster.source, _cluster_annotations(cluster)),
+        chartfiles.VALUES_YAML: _values_yaml(
             [f"Values of the infra chart of cluster {cluster.name}.",
              GENERATED_NOTE.format(source=cluster.source), "Everything here follows from the profiles; "
              "there is nothing to set."], []),
-        "values.schema.json": _values_schema(f"Values of the infra chart of cluster {cluster.name}", {}),
-        "templates/_helpers.tpl": _helpers(ref),
-        "templates/NOTES.txt": _infra_notes(cluster),
+        chartfiles.VALUES_SCHEMA: _values_schema(f"Values of the infra chart of cluster {cluster.name}", {}),
+        template_path(chartfiles.HELPERS): helpers_tpl(ref),
+        template_path(chartfiles.NOTES): _infra_notes(cluster),
     }
     for template, group in _group(manifests).items():
-        files[f"templates/{template}"] = _template_file(group, lambda m: {("metadata", "labels"): _labels_hole(ref, m)},
+        files[template_path(template)] = _template_file(group, lambda m: {("metadata", "labels"): _labels_hole(ref, m)},
                                                         cluster.source)
     return Chart(names.chart_dir_of_infra(cluster.name), ref, tuple(sorted(files.items())), tuple(manifests),
                  bootstrap, cluster.source)
