@@ -75,6 +75,8 @@ def trimmed_action(expression: str) -> str:
 WORKERS_EXPRESSION = f"int .Values.{WORKERS}"
 SUSPEND_EXPRESSION = f".Values.{SUSPEND}"
 IMAGE_EXPRESSION = f".Values.{IMAGE} | toJson"
+VALUE_EXPRESSIONS = {WORKERS: WORKERS_EXPRESSION, SUSPEND: SUSPEND_EXPRESSION, IMAGE: IMAGE_EXPRESSION}
+"""The action standing for each value where the object holds it as it is."""
 RANK_COUNT_FORM = WORKERS_EXPRESSION.join(("mul (", ") {slots} | toString | quote"))
 """mpirun's rank count: the workers times the slots of each, as a string."""
 INCLUDE_FORM = 'include "{name}.{helper}" .{trim} | nindent {indent}'

@@ -95,12 +95,13 @@ _INCLUDE = re.compile(chartfiles.form_pattern(chartfiles.INCLUDE_FORM, name='[^"
                                              helper="|".join(chartfiles.INCLUDED_HELPERS),
                                              trim=f"(?:{re.escape(chartfiles.TRIM)})?", indent="[0-9]{1,3}"))
 _MUL = re.compile(chartfiles.form_pattern(chartfiles.RANK_COUNT_FORM, slots="[0-9]{1,6}"))
-_VALUE_ACTIONS = {
-    chartfiles.WORKERS_EXPRESSION: lambda values: str(values[chartfiles.WORKERS]),
-    chartfiles.SUSPEND_EXPRESSION: lambda values: "true" if values[chartfiles.SUSPEND] else "false",
-    chartfiles.IMAGE_EXPRESSION: lambda values: json.dumps(values[chartfiles.IMAGE]),
+_PRINTED = {
+    chartfiles.WORKERS: str,
+    chartfiles.SUSPEND: lambda suspend: "true" if suspend else "false",
+    chartfiles.IMAGE: json.dumps,
 }
-"""The actions standing for a chart value, and what each prints."""
+_VALUE_ACTIONS = {expression: (key, _PRINTED[key]) for key, expression in chartfiles.VALUE_EXPRESSIONS.items()}
+"""The actions standing for a chart value: the value, and how the action prints it."""
 
 
 def _action(expression: str, values: dict[str, Any], chart: ChartInfo, helpers: _Helpers, version: str) -> str:
@@ -108,7 +109,8 @@ def _action(expression: str, values: dict[str, Any], chart: ChartInfo, helpers: 
     if literal is not None:
         return literal
     if expression in _VALUE_ACTIONS:
-        return _VALUE_ACTIONS[expression](values)
+        key, printed = _VALUE_ACTIONS[expression]
+        return printed(values[key])
     match = _MUL.fullmatch(expression)
     if match:
         return json.dumps(str(values[chartfiles.WORKERS] * int(match.group("slots"))))

@@ -10,8 +10,8 @@ from generator import chartfiles, names
 from generator.manifests import providers
 from generator.manifests.hostfile import build_hostfile_configmap
 from generator.manifests.labels import ChartRef
-from generator.manifests.manifest import Manifest
-from generator.manifests.mpijob import build_mpijob, host_path_reasons
+from generator.manifests.manifest import Manifest, Variable, plain
+from generator.manifests.mpijob import build_marked_mpijob, build_mpijob, host_path_reasons, workers_variable
 from generator.manifests.network import build_namespace
 from generator.manifests.run_name import mpijob_name
 from generator.model import Cluster, Job
@@ -28,10 +28,17 @@ def infra_chart_ref(cluster: Cluster, release: str | None = None) -> ChartRef:
 
 
 def build_job(job: Job, chart: ChartRef, worker_count: int | None = None) -> list[Manifest]:
+    """The job's objects (see `build_marked_job`), plain."""
+    return [Manifest(m.template, plain(m.obj)) for m in build_marked_job(job, chart, workers_variable(job, worker_count))]
+
+
+def build_marked_job(job: Job, chart: ChartRef, workers: Variable | None = None) -> list[Manifest]:
+    """The hostfile ConfigMap and the MPIJob of `job`, the values a chart value sets marked as Variables."""
+    workers = workers or workers_variable(job)
     mpijob = mpijob_name(job)
     return [
-        Manifest(chartfiles.HOSTFILE_TEMPLATE, build_hostfile_configmap(job, chart, mpijob, worker_count)),
-        Manifest(chartfiles.MPIJOB_TEMPLATE, build_mpijob(job, chart, mpijob, worker_count)),
+        Manifest(chartfiles.HOSTFILE_TEMPLATE, build_hostfile_configmap(job, chart, mpijob, workers.value)),
+        Manifest(chartfiles.MPIJOB_TEMPLATE, build_marked_mpijob(job, chart, mpijob, workers)),
     ]
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import derive, names
+from generator import chartfiles, derive, names
 from generator.manifests.hostfile import configmap_keys
 from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
+from generator.manifests.manifest import Variable, plain
 from generator.manifests.providers import WORKER_OF_LABEL, PodNetwork, pod_network
 from generator.model import Job, MpiImplementation, Resources
 from generator.vocabulary import mpi_operator
@@ -25,14 +26,16 @@ def literal(text: str) -> str:
     return text.replace("$", "$$")
 
 
-def mpirun_command(job: Job, worker_count: int) -> list[str]:
-    """mpirun with the hostfile given explicitly and every env variable exported to the ranks.
+def mpirun_command(job: Job, workers: Variable) -> list[str | Variable]:
+    """mpirun with the hostfile given explicitly and every env variable exported to the ranks; the rank
+    count follows the `workers` value.
 
     Variables set on a worker container do not reach processes started over ssh, so they are
     exported by name from the launcher (`-x NAME`, OpenMPI) or by value (`-genv NAME VALUE`, Hydra).
     """
-    ranks = str(worker_count * job.slots_per_worker)
+    ranks = workers.scaled(job.slots_per_worker)
     flag = RANK_COUNT_FLAG[job.mpi_implementation]
+    command: list[str | Variable]
     if job.mpi_implementation is MpiImplementation.OPENMPI:
         command = ["mpirun"]
         if job.runs_as_root:
@@ -55,7 +58,7 @@ def mpirun_command(job: Job, worker_count: int) -> list[str]:
         if secrets:  # by name: a Secret's value must not stand in the command line
             command += ["-genvlist", ",".join(secrets)]
     command += [*job.mpirun_args, *job.program]
-    return [literal(part) for part in command]
+    return [part if isinstance(part, Variable) else literal(part) for part in command]
 
 
 def placement_flags(job: Job) -> list[str]:
@@ -73,20 +76,10 @@ def placement_flags(job: Job) -> list[str]:
     return flags
 
 
-def rank_count_index(job: Job) -> int | None:
-    """Where in the launcher command the rank count stands, or None when the user wrote the command.
-
-    The packager binds that argument to the chart's `workers` value.
-    """
-    if job.launcher_command is not None:
-        return None
-    return mpirun_command(job, 1).index(RANK_COUNT_FLAG[job.mpi_implementation]) + 1
-
-
-def launcher_command(job: Job, worker_count: int) -> list[str]:
+def launcher_command(job: Job, workers: Variable) -> list[str | Variable]:
     if job.launcher_command is not None:
         return [literal(part) for part in job.launcher_command]
-    return mpirun_command(job, worker_count)
+    return mpirun_command(job, workers)
 
 
 def _env(job: Job) -> list[dict[str, Any]]:
@@ -142,11 +135,15 @@ def _security_context(job: Job, rdma: bool, worker: bool) -> dict[str, Any]:
     return context
 
 
-def build_launcher_container(job: Job, worker_count: int) -> dict[str, Any]:
+def _image(job: Job) -> Variable:
+    return Variable(chartfiles.IMAGE, job.image)
+
+
+def build_launcher_container(job: Job, workers: Variable) -> dict[str, Any]:
     container: dict[str, Any] = {
         "name": LAUNCHER_CONTAINER,
-        "image": job.image,
-        "command": launcher_command(job, worker_count),
+        "image": _image(job),
+        "command": launcher_command(job, workers),
     }
     if job.env:
         container["env"] = _env(job)
@@ -164,7 +161,7 @@ def build_launcher_container(job: Job, worker_count: int) -> dict[str, Any]:
 
 
 def build_worker_container(job: Job, network: PodNetwork) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": WORKER_CONTAINER, "image": job.image}
+    container: dict[str, Any] = {"name": WORKER_CONTAINER, "image": _image(job)}
     if job.worker_command is not None:
         container["command"] = [literal(part) for part in job.worker_command]
     elif network.ssh_port is not None:
@@ -188,10 +185,10 @@ def build_worker_container(job: Job, network: PodNetwork) -> dict[str, Any]:
     return container
 
 
-def build_launcher_pod_spec(job: Job, mpijob: str, worker_count: int) -> dict[str, Any]:
+def build_launcher_pod_spec(job: Job, mpijob: str, workers: Variable) -> dict[str, Any]:
     return {
         "automountServiceAccountToken": False,
-        "containers": [build_launcher_container(job, worker_count)],
+        "containers": [build_launcher_container(job, workers)],
         "volumes": [
             {"name": HOSTFILE_VOLUME, "configMap": {
                 "name": names.hostfile_configmap_name(mpijob),
@@ -258,12 +255,13 @@ def build_run_policy(job: Job) -> dict[str, Any]:
                        ("ttlSecondsAfterFinished", policy.ttl_seconds_after_finished)):
         if value is not None:
             out[key] = value
-    out["suspend"] = policy.suspend
+    out["suspend"] = Variable(chartfiles.SUSPEND, policy.suspend)
     return out
 
 
-def build_mpijob_spec(job: Job, mpijob: str, worker_count: int) -> dict[str, Any]:
-    """The spec of MPIJob `mpijob` (the name only reaches the hostfile ConfigMap it mounts)."""
+def build_mpijob_spec(job: Job, mpijob: str, workers: Variable) -> dict[str, Any]:
+    """The spec of MPIJob `mpijob` (the name only reaches the hostfile ConfigMap it mounts), with the values
+    a chart value sets (the workers, and what follows them; the image; suspend) marked as Variables."""
     spec: dict[str, Any] = {
         "slotsPerWorker": job.slots_per_worker,
         "mpiImplementation": job.mpi_implementation.value,
@@ -277,21 +275,30 @@ def build_mpijob_spec(job: Job, mpijob: str, worker_count: int) -> dict[str, Any
         launcher: {"replicas": 1, "restartPolicy": mpi_operator.DEFAULT_RESTART_POLICY[launcher],
                    "template": {**({"metadata": {"annotations": _host_path_annotation(job)}}
                                    if _host_path_annotation(job) else {}),
-                                "spec": build_launcher_pod_spec(job, mpijob, worker_count)}},
-        worker: {"replicas": worker_count, "restartPolicy": mpi_operator.DEFAULT_RESTART_POLICY[worker],
+                                "spec": build_launcher_pod_spec(job, mpijob, workers)}},
+        worker: {"replicas": workers, "restartPolicy": mpi_operator.DEFAULT_RESTART_POLICY[worker],
                  "template": build_worker_pod_template(job, mpijob)},
     }
     return spec
 
 
+def workers_variable(job: Job, worker_count: int | None = None) -> Variable:
+    """The `workers` value: the profile's worker count, or `worker_count`."""
+    return Variable(chartfiles.WORKERS, job.worker_count if worker_count is None else worker_count)
+
+
 def build_mpijob(job: Job, chart: ChartRef, mpijob: str, worker_count: int | None = None) -> dict[str, Any]:
-    """The MPIJob named `mpijob` (see `manifests.run_name.mpijob_name`)."""
-    count = job.worker_count if worker_count is None else worker_count
+    """The MPIJob named `mpijob` (see `manifests.run_name.mpijob_name`), plain."""
+    return plain(build_marked_mpijob(job, chart, mpijob, workers_variable(job, worker_count)))
+
+
+def build_marked_mpijob(job: Job, chart: ChartRef, mpijob: str, workers: Variable) -> dict[str, Any]:
+    """The MPIJob named `mpijob`, its chart values marked (see `build_mpijob_spec`)."""
     return {
         "apiVersion": mpi_operator.API_VERSION,
         "kind": mpi_operator.KIND,
         "metadata": metadata(mpijob, chart, job.namespace,
                              annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE,
                                           **_privileged_annotation(job), **_host_path_annotation(job)}),
-        "spec": build_mpijob_spec(job, mpijob, count),
+        "spec": build_mpijob_spec(job, mpijob, workers),
     }

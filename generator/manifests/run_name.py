@@ -15,13 +15,14 @@ import json
 
 from generator import names
 from generator.manifests.hostfile import configmap_data
-from generator.manifests.mpijob import build_mpijob_spec
+from generator.manifests.manifest import plain
+from generator.manifests.mpijob import build_mpijob_spec, workers_variable
 from generator.model import Job, Naming
 
 
 def run_digest(job: Job) -> str:
     """Short hex digest of the run: the MPIJob spec without `suspend`, its namespace, its hostfile (and rankfile)."""
-    spec = build_mpijob_spec(job, job.name, job.worker_count)
+    spec = plain(build_mpijob_spec(job, job.name, workers_variable(job)))
     del spec["runPolicy"]["suspend"]
     run = {"namespace": job.namespace, "spec": spec, **configmap_data(job, job.name, job.worker_count)}
     canonical = json.dumps(run, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -17,11 +17,11 @@ from typing import Any
 from generator import chartfiles, names, yamlio
 from generator.chartfiles import action, helpers_tpl, include, template_path, trimmed_action
 from generator.diagnostics import Diagnostic, Location
-from generator.manifests import Manifest, build_infra, build_job, infra_chart_ref, job_chart_ref
+from generator.manifests import Manifest, build_infra, build_marked_job, infra_chart_ref, job_chart_ref
 from generator.manifests.gitops import BootstrapFile, build_bootstrap
 from generator.manifests.hostfile import hostfile_line, rankfile_line
 from generator.manifests.labels import CHART_VERSION, STANDARD_LABEL_KEYS, ChartRef
-from generator.manifests.mpijob import rank_count_index
+from generator.manifests.manifest import Variable, plain
 from generator.manifests.run_name import mpijob_name
 from generator.model import Cluster, Fleet, Job, Naming, NetworkProvider, NodePool
 from generator.package.template import Hole, escape_text, render_template
@@ -160,7 +160,7 @@ def _labels_hole(ref: ChartRef, manifest: Manifest | None = None) -> Hole:
 
 def _template_file(manifests: list[Manifest], holes_of: Any, source: str) -> str:
     header = f"# {escape_text(comment(GENERATED_NOTE.format(source=source)))}\n"
-    parts = [render_template(m.obj, holes_of(m)) for m in manifests]
+    parts = [render_template(plain(m.obj), holes_of(m)) for m in manifests]
     return header + "---\n".join(parts)
 
 
@@ -219,24 +219,30 @@ def _job_helpers(job: Job, ref: ChartRef, mpijob: str) -> str:
     return text
 
 
-def _job_holes(job: Job, ref: ChartRef, manifest: Manifest) -> dict[tuple[str | int, ...], Hole]:
+def _variables(obj: Any, path: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], Variable]]:
+    """Where the builder marked a value a chart value sets, and the mark."""
+    if isinstance(obj, Variable):
+        return [(path, obj)]
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    return [found for key, value in items for found in _variables(value, (*path, key))]
+
+
+def _variable_hole(variable: Variable) -> Hole:
+    if variable.times is None:
+        return Hole(action(chartfiles.VALUE_EXPRESSIONS[variable.name]))
+    assert variable.name == chartfiles.WORKERS, f"no action for {variable}"
+    return Hole(action(chartfiles.RANK_COUNT_FORM.format(slots=variable.times)))
+
+
+def _job_holes(ref: ChartRef, manifest: Manifest) -> dict[tuple[str | int, ...], Hole]:
+    """The holes of a job chart's object: the labels, the hostfile helpers, and each value the builder marked."""
     holes: dict[tuple[str | int, ...], Hole] = {("metadata", "labels"): _labels_hole(ref)}
-    kind = manifest.obj["kind"]
-    if kind == "ConfigMap":
+    if manifest.obj["kind"] == "ConfigMap":
         for key in manifest.obj["data"]:
             holes[("data", key)] = Hole("|" + trimmed_action(include(ref.name, key, "{indent}", trim=True)), block=True)
-    elif kind == "MPIJob":
-        specs = ("spec", "mpiReplicaSpecs")
-        holes[(*specs, "Worker", "replicas")] = Hole(action(chartfiles.WORKERS_EXPRESSION))
-        holes[("spec", "runPolicy", "suspend")] = Hole(action(chartfiles.SUSPEND_EXPRESSION))
-        for replica in ("Launcher", "Worker"):
-            holes[(*specs, replica, "template", "spec", "containers", 0, "image")] = Hole(
-                action(chartfiles.IMAGE_EXPRESSION))
-        at = rank_count_index(job)
-        if at is not None:
-            holes[(*specs, "Launcher", "template", "spec", "containers", 0, "command", at)] = Hole(
-                action(chartfiles.RANK_COUNT_FORM.format(slots=job.slots_per_worker)))
+    holes.update((path, _variable_hole(variable)) for path, variable in _variables(manifest.obj))
     return holes
+
 
 
 def _naming_note(job: Job, mpijob: str) -> str:
@@ -265,7 +271,7 @@ def _job_notes(job: Job, mpijob: str) -> str:
 
 def package_job_chart(job: Job) -> Chart:
     ref = job_chart_ref(job)
-    manifests = build_job(job, ref)
+    marked = build_marked_job(job, ref)
     mpijob = mpijob_name(job)
     files: dict[str, str] = {
         chartfiles.CHART_YAML: _chart_yaml(ref, f"MPI job {job.name} on cluster {job.cluster.name}, node pool "
@@ -297,10 +303,10 @@ def package_job_chart(job: Job) -> Chart:
         template_path(chartfiles.HELPERS): helpers_tpl(ref, _job_helpers(job, ref, mpijob)),
         template_path(chartfiles.NOTES): _job_notes(job, mpijob),
     }
-    for template, group in _group(manifests).items():
-        files[template_path(template)] = _template_file(group, lambda m: _job_holes(job, ref, m), job.source)
+    for template, group in _group(marked).items():
+        files[template_path(template)] = _template_file(group, lambda m: _job_holes(ref, m), job.source)
     return Chart(names.chart_dir_of_job(job.cluster.name, job.name), ref, tuple(sorted(files.items())),
-                 tuple(manifests), source=job.source)
+                 tuple(Manifest(m.template, plain(m.obj)) for m in marked), source=job.source)
 
 
 # --- infra chart ---------------------------------------------------------------------------------
