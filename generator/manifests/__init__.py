@@ -6,6 +6,9 @@ agree on what a chart holds.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from generator import chartfiles, names
 from generator.manifests import providers
 from generator.manifests.hostfile import build_hostfile_configmap
@@ -42,9 +45,12 @@ def build_marked_job(job: Job, chart: ChartRef, workers: Variable | None = None)
     ]
 
 
-def job_pod_security(job: Job) -> PodSecurity:
-    """The Pod Security level the pods of `job` need: of its launcher and its workers, the higher."""
-    replicas = build_mpijob(job, job_chart_ref(job), mpijob_name(job))["spec"]["mpiReplicaSpecs"]
+def job_pod_security(job: Job, mpijob: dict[str, Any] | None = None) -> PodSecurity:
+    """The Pod Security level the pods of `job` need: of its launcher and its workers, the higher.
+    `mpijob`: the job's MPIJob, plain, where it is built already."""
+    if mpijob is None:
+        mpijob = build_mpijob(job, job_chart_ref(job), mpijob_name(job))
+    replicas = mpijob["spec"]["mpiReplicaSpecs"]
     return combine(evaluate(replica["template"]["spec"]) for replica in replicas.values())
 
 
@@ -56,9 +62,12 @@ def _with_profile_reasons(job: Job, security: PodSecurity) -> PodSecurity:
                                              for reason in security.reasons))
 
 
-def namespace_pod_security(cluster: Cluster, jobs: tuple[Job, ...]) -> dict[str, PodSecurity]:
+def namespace_pod_security(cluster: Cluster, jobs: tuple[Job, ...],
+                           mpijobs: Mapping[str, dict[str, Any]] | None = None) -> dict[str, PodSecurity]:
     """The Pod Security level each namespace must allow: the most any of its jobs' pods needs, and at least
-    what the cluster profile asks for. The reasons name the job and the control that needs the level."""
+    what the cluster profile asks for. The reasons name the job and the control that needs the level.
+    `mpijobs`: the jobs' MPIJobs, plain, by job name, where they are built already."""
+    built = mpijobs or {}
     floors = dict(cluster.pod_security)
     levels: dict[str, PodSecurity] = {}
     for namespace in cluster.namespaces:
@@ -68,7 +77,7 @@ def namespace_pod_security(cluster: Cluster, jobs: tuple[Job, ...]) -> dict[str,
         for job in jobs:
             if job.namespace != namespace:
                 continue
-            needed = _with_profile_reasons(job, job_pod_security(job))
+            needed = _with_profile_reasons(job, job_pod_security(job, built.get(job.name)))
             if needed.level < level:
                 continue
             if needed.level > level:
@@ -78,10 +87,12 @@ def namespace_pod_security(cluster: Cluster, jobs: tuple[Job, ...]) -> dict[str,
     return levels
 
 
-def build_infra(cluster: Cluster, chart: ChartRef, jobs: tuple[Job, ...] = ()) -> list[Manifest]:
+def build_infra(cluster: Cluster, chart: ChartRef, jobs: tuple[Job, ...] = (),
+                mpijobs: Mapping[str, dict[str, Any]] | None = None) -> list[Manifest]:
     """Namespaces jobs may run in, labelled with the Pod Security level their jobs need, and what the
-    cluster's network provider needs (device plugin config, the rails' networks in each namespace)."""
-    levels = namespace_pod_security(cluster, jobs)
+    cluster's network provider needs (device plugin config, the rails' networks in each namespace).
+    `mpijobs`: as for `namespace_pod_security`."""
+    levels = namespace_pod_security(cluster, jobs, mpijobs)
     manifests = [Manifest(chartfiles.NAMESPACES_TEMPLATE, build_namespace(ns, chart, levels[ns], cluster.kubernetes_version))
                  for ns in cluster.namespaces]
     return manifests + providers.infra(cluster, chart)

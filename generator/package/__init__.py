@@ -22,7 +22,6 @@ from generator.manifests.gitops import BootstrapFile, build_bootstrap
 from generator.manifests.hostfile import hostfile_line, rankfile_line
 from generator.manifests.labels import CHART_VERSION, STANDARD_LABEL_KEYS, ChartRef
 from generator.manifests.manifest import Variable, plain
-from generator.manifests.run_name import mpijob_name
 from generator.model import Cluster, Fleet, Job, Naming, NetworkProvider, NodePool
 from generator.package.template import Hole, escape_text, render_template
 
@@ -90,9 +89,11 @@ def package_fleet(fleet: Fleet) -> list[Chart]:
     charts: list[Chart] = []
     for cluster in fleet.clusters:
         jobs = fleet.jobs_of(cluster)
+        built = {job.name: build_marked_job(job, job_chart_ref(job)) for job in jobs}  # each job's MPIJob, once
+        mpijobs = {name: plain(_mpijob_of(manifests).obj) for name, manifests in built.items()}
         bootstrap = tuple((file.path, bootstrap_text(file, cluster)) for file in build_bootstrap(cluster, jobs))
-        charts.append(package_infra_chart(cluster, bootstrap, jobs))
-        charts += [package_job_chart(job) for job in jobs]
+        charts.append(package_infra_chart(cluster, bootstrap, jobs, mpijobs))
+        charts += [package_job_chart(job, built[job.name]) for job in jobs]
     return charts
 
 
@@ -244,6 +245,9 @@ def _job_holes(ref: ChartRef, manifest: Manifest) -> dict[tuple[str | int, ...],
     return holes
 
 
+def _mpijob_of(manifests: list[Manifest]) -> Manifest:
+    return next(m for m in manifests if m.template == chartfiles.MPIJOB_TEMPLATE)
+
 
 def _naming_note(job: Job, mpijob: str) -> str:
     if job.naming is Naming.STABLE:
@@ -269,10 +273,11 @@ def _job_notes(job: Job, mpijob: str) -> str:
     )
 
 
-def package_job_chart(job: Job) -> Chart:
+def package_job_chart(job: Job, marked: list[Manifest] | None = None) -> Chart:
+    """`marked`: the job's objects as `build_marked_job` gives them, where they are built already."""
     ref = job_chart_ref(job)
-    marked = build_marked_job(job, ref)
-    mpijob = mpijob_name(job)
+    marked = marked if marked is not None else build_marked_job(job, ref)
+    mpijob = _mpijob_of(marked).obj["metadata"]["name"]
     files: dict[str, str] = {
         chartfiles.CHART_YAML: _chart_yaml(ref, f"MPI job {job.name} on cluster {job.cluster.name}, node pool "
                                   f"{job.pool.name}", job.source, {
@@ -339,9 +344,10 @@ def _infra_notes(cluster: Cluster) -> str:
 
 
 def package_infra_chart(cluster: Cluster, bootstrap: tuple[tuple[str, str], ...] = (),
-                        jobs: tuple[Job, ...] = ()) -> Chart:
+                        jobs: tuple[Job, ...] = (), mpijobs: dict[str, dict[str, Any]] | None = None) -> Chart:
+    """`mpijobs`: the jobs' MPIJobs, plain, by job name, where they are built already."""
     ref = infra_chart_ref(cluster)
-    manifests = build_infra(cluster, ref, jobs)
+    manifests = build_infra(cluster, ref, jobs, mpijobs)
     files: dict[str, str] = {
         chartfiles.CHART_YAML: _chart_yaml(ref, f"Namespaces and RDMA rail networks of cluster {cluster.name}",
                                            cluster.source, _cluster_annotations(cluster)),
