@@ -14,9 +14,9 @@ from generator.manifests import providers
 from generator.manifests.hostfile import build_hostfile_configmap
 from generator.manifests.labels import ChartRef
 from generator.manifests.manifest import Manifest, Variable, plain
-from generator.manifests.mpijob import build_marked_mpijob, build_mpijob, host_path_reasons, workers_variable
+from generator.manifests.mpijob import host_path_reasons, mpijob_object, workers_variable
 from generator.manifests.network import build_namespace
-from generator.manifests.run_name import mpijob_name
+from generator.manifests.run_name import named_spec
 from generator.model import Cluster, Job
 from generator.podsecurity import Level, PodSecurity, combine, evaluate
 
@@ -38,10 +38,10 @@ def build_job(job: Job, chart: ChartRef, worker_count: int | None = None) -> lis
 def build_marked_job(job: Job, chart: ChartRef, workers: Variable | None = None) -> list[Manifest]:
     """The hostfile ConfigMap and the MPIJob of `job`, the values a chart value sets marked as Variables."""
     workers = workers or workers_variable(job)
-    mpijob = mpijob_name(job)
+    mpijob, spec = named_spec(job, workers)
     return [
         Manifest(chartfiles.HOSTFILE_TEMPLATE, build_hostfile_configmap(job, chart, mpijob, workers.value)),
-        Manifest(chartfiles.MPIJOB_TEMPLATE, build_marked_mpijob(job, chart, mpijob, workers)),
+        Manifest(chartfiles.MPIJOB_TEMPLATE, mpijob_object(job, chart, mpijob, spec)),
     ]
 
 
@@ -49,7 +49,7 @@ def job_pod_security(job: Job, mpijob: dict[str, Any] | None = None) -> PodSecur
     """The Pod Security level the pods of `job` need: of its launcher and its workers, the higher.
     `mpijob`: the job's MPIJob, plain, where it is built already."""
     if mpijob is None:
-        mpijob = build_mpijob(job, job_chart_ref(job), mpijob_name(job))
+        mpijob = next(m.obj for m in build_job(job, job_chart_ref(job)) if m.template == chartfiles.MPIJOB_TEMPLATE)
     replicas = mpijob["spec"]["mpiReplicaSpecs"]
     return combine(evaluate(replica["template"]["spec"]) for replica in replicas.values())
 

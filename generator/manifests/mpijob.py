@@ -294,11 +294,16 @@ def build_mpijob(job: Job, chart: ChartRef, mpijob: str, worker_count: int | Non
 
 def build_marked_mpijob(job: Job, chart: ChartRef, mpijob: str, workers: Variable) -> dict[str, Any]:
     """The MPIJob named `mpijob`, its chart values marked (see `build_mpijob_spec`)."""
+    return mpijob_object(job, chart, mpijob, build_mpijob_spec(job, mpijob, workers))
+
+
+def mpijob_object(job: Job, chart: ChartRef, mpijob: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """The MPIJob named `mpijob` around its `spec`, built under that name."""
     return {
         "apiVersion": mpi_operator.API_VERSION,
         "kind": mpi_operator.KIND,
         "metadata": metadata(mpijob, chart, job.namespace,
                              annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE,
                                           **_privileged_annotation(job), **_host_path_annotation(job)}),
-        "spec": build_mpijob_spec(job, mpijob, workers),
+        "spec": spec,
     }

@@ -12,17 +12,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from typing import Any
 
 from generator import names
 from generator.manifests.hostfile import configmap_data
-from generator.manifests.manifest import plain
+from generator.manifests.manifest import Variable, plain
 from generator.manifests.mpijob import build_mpijob_spec, workers_variable
 from generator.model import Job, Naming
 
 
 def run_digest(job: Job) -> str:
     """Short hex digest of the run: the MPIJob spec without `suspend`, its namespace, its hostfile (and rankfile)."""
-    spec = plain(build_mpijob_spec(job, job.name, workers_variable(job)))
+    return _digest(job, build_mpijob_spec(job, job.name, workers_variable(job)))
+
+
+def _digest(job: Job, spec: dict[str, Any]) -> str:
+    """`run_digest` of the MPIJob `spec`, built under the plain job name with the profile's worker count."""
+    spec = plain(spec)
     del spec["runPolicy"]["suspend"]
     run = {"namespace": job.namespace, "spec": spec, **configmap_data(job, job.name, job.worker_count)}
     canonical = json.dumps(run, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -32,3 +39,41 @@ def run_digest(job: Job) -> str:
 def mpijob_name(job: Job) -> str:
     """`<job>-<digest>`, or `<job>` under the `stable` policy."""
     return names.mpijob_name(job.name, run_digest(job) if job.naming is Naming.CONTENT_HASH else None)
+
+
+def named_spec(job: Job, workers: Variable) -> tuple[str, dict[str, Any]]:
+    """The MPIJob's name and its spec (marked, see `build_mpijob_spec`), the spec built once: under a
+    stand-in for the name, which the run digest takes as the plain job name and the spec as the MPIJob's."""
+    stand_in = _stand_in(job)
+    spec = build_mpijob_spec(job, stand_in, workers)
+    if job.naming is Naming.STABLE:
+        name = names.mpijob_name(job.name, None)
+    elif workers.value == job.worker_count:
+        name = names.mpijob_name(job.name, _digest(job, _renamed(spec, stand_in, job.name)))
+    else:  # the run is the profile's, whatever workers the objects are built for
+        name = mpijob_name(job)
+    return name, _renamed(spec, stand_in, name)
+
+
+_STAND_INS = re.compile(r"mpigenrun([0-9]+)x")
+
+
+def _stand_in(job: Job) -> str:
+    """`mpigenrun<n>x` for the smallest n that nothing of the job holds (its profile's strings are all in its
+    repr), so that putting the name in its place gives what building under the name gives."""
+    taken = {int(n) for n in _STAND_INS.findall(repr(job)) if len(n) < 8}
+    n = 0
+    while n in taken:
+        n += 1
+    return f"mpigenrun{n}x"
+
+
+def _renamed(obj: Any, stand_in: str, name: str) -> Any:
+    """A copy of `obj` with `name` in place of `stand_in` in every string (keys too); Variables are kept."""
+    if isinstance(obj, str):
+        return obj.replace(stand_in, name)
+    if isinstance(obj, dict):
+        return {_renamed(key, stand_in, name): _renamed(value, stand_in, name) for key, value in obj.items()}
+    if isinstance(obj, list):
+        return [_renamed(value, stand_in, name) for value in obj]
+    return obj
