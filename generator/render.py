@@ -6,6 +6,7 @@ The tests hold `helm template` of every chart with default values to be equal to
 from __future__ import annotations
 
 from generator import yamlio
+from generator.chartfiles import template_path
 from generator.package import Chart
 
 
@@ -14,5 +15,5 @@ def render_manifests(charts: list[Chart]) -> str:
     parts = []
     for chart in charts:
         for manifest in chart.manifests:
-            parts.append(f"---\n# Source: {chart.directory}/templates/{manifest.template}\n{yamlio.dump(manifest.obj)}")
+            parts.append(f"---\n# Source: {chart.directory}/{template_path(manifest.template)}\n{yamlio.dump(manifest.obj)}")
     return "".join(parts)
