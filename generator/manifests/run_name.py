@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from typing import Any
 
 from generator import names
@@ -55,17 +54,10 @@ def named_spec(job: Job, workers: Variable) -> tuple[str, dict[str, Any]]:
     return name, _renamed(spec, stand_in, name)
 
 
-_STAND_INS = re.compile(r"mpigenrun([0-9]+)x")
-
-
 def _stand_in(job: Job) -> str:
     """`mpigenrun<n>x` for the smallest n that nothing of the job holds (its profile's strings are all in its
     repr), so that putting the name in its place gives what building under the name gives."""
-    taken = {int(n) for n in _STAND_INS.findall(repr(job)) if len(n) < 8}
-    n = 0
-    while n in taken:
-        n += 1
-    return f"mpigenrun{n}x"
+    return names.unused_mark("mpigenrun", repr(job))
 
 
 def _renamed(obj: Any, stand_in: str, name: str) -> Any:
