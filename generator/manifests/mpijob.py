@@ -7,7 +7,7 @@ from typing import Any
 from generator import chartfiles, derive, names
 from generator.manifests.hostfile import configmap_keys
 from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
-from generator.manifests.manifest import Variable, plain
+from generator.manifests.manifest import Variable
 from generator.manifests.providers import WORKER_OF_LABEL, PodNetwork, pod_network
 from generator.model import Job, MpiImplementation, Resources
 from generator.vocabulary import mpi_operator
@@ -287,18 +287,8 @@ def workers_variable(job: Job, worker_count: int | None = None) -> Variable:
     return Variable(chartfiles.WORKERS, job.worker_count if worker_count is None else worker_count)
 
 
-def build_mpijob(job: Job, chart: ChartRef, mpijob: str, worker_count: int | None = None) -> dict[str, Any]:
-    """The MPIJob named `mpijob` (see `manifests.run_name.mpijob_name`), plain."""
-    return plain(build_marked_mpijob(job, chart, mpijob, workers_variable(job, worker_count)))
-
-
-def build_marked_mpijob(job: Job, chart: ChartRef, mpijob: str, workers: Variable) -> dict[str, Any]:
-    """The MPIJob named `mpijob`, its chart values marked (see `build_mpijob_spec`)."""
-    return mpijob_object(job, chart, mpijob, build_mpijob_spec(job, mpijob, workers))
-
-
 def mpijob_object(job: Job, chart: ChartRef, mpijob: str, spec: dict[str, Any]) -> dict[str, Any]:
-    """The MPIJob named `mpijob` around its `spec`, built under that name."""
+    """The MPIJob named `mpijob` (see `manifests.run_name.named_spec`) around its `spec`, built under that name."""
     return {
         "apiVersion": mpi_operator.API_VERSION,
         "kind": mpi_operator.KIND,

@@ -6,6 +6,9 @@ job is a new MPIJob, and the GitOps tool prunes the old one. The digest is taken
 the run is made of, built under the plain job name, so whatever a future builder adds to them is
 covered without a list to keep up to date. Only `runPolicy.suspend` is left out: suspending and
 resuming from git must act on the same MPIJob.
+
+A compile builds the spec once (`named_spec`): under a stand-in for the name, which is then replaced by
+the plain job name for the digest and by the MPIJob's name for the object.
 """
 
 from __future__ import annotations
