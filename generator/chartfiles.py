@@ -82,7 +82,8 @@ RANK_COUNT_FORM = WORKERS_EXPRESSION.join(("mul (", ") {slots} | toString | quot
 INCLUDE_FORM = 'include "{name}.{helper}" .{trim} | nindent {indent}'
 """A named template of `_helpers.tpl`, indented; `trim` is "" or `TRIM`."""
 TRIM = " | trim"
-SUSPENDED_NOTE = "{{ if .Values.suspend }} (suspended: set suspend=false to start it){{ end }}"
+SUSPENDED_NOTE = action(f"if {SUSPEND_EXPRESSION}") + f" (suspended: set {SUSPEND}=false to start it)" + action("end")
+"""NOTES.txt: what a suspended job waits for."""
 
 CHART_HELPER = "chart"
 LABELS_HELPER = "labels"
