@@ -72,6 +72,23 @@ def trimmed_action(expression: str) -> str:
     return "{{- " + expression + " }}"
 
 
+GO_ESCAPES = {"\\": "\\", '"': '"', "r": "\r"}
+"""The escapes of the quoted Go strings mpigen writes: the letter after the backslash, and the character it
+stands for (a backslash first, so that escaping one does not escape the others' backslashes)."""
+
+
+def go_quoted(text: str) -> str:
+    """`text` as a quoted Go string literal with only `GO_ESCAPES` (no newline may be in it)."""
+    for letter, char in GO_ESCAPES.items():
+        text = text.replace(char, "\\" + letter)
+    return '"' + text + '"'
+
+
+def go_raw(text: str) -> str:
+    """`text` as a raw Go string literal: no backtick may be in it, and Go drops carriage returns from it."""
+    return "`" + text + "`"
+
+
 WORKERS_EXPRESSION = f"int .Values.{WORKERS}"
 SUSPEND_EXPRESSION = f".Values.{SUSPEND}"
 IMAGE_EXPRESSION = f".Values.{IMAGE} | toJson"

@@ -128,8 +128,9 @@ def _action(expression: str, values: dict[str, Any], chart: ChartInfo, helpers: 
 _GO_SPACE = " \t\r\n"
 
 
-_GO_QUOTED = re.compile(r'"(?:[^"\\\n]|\\["\\r])*"')
-_GO_UNQUOTE = re.compile(r'\\(["\\r])')
+_GO_ESCAPE_LETTERS = "[" + re.escape("".join(chartfiles.GO_ESCAPES)) + "]"
+_GO_QUOTED = re.compile(r'"(?:[^"\\\n]|\\' + _GO_ESCAPE_LETTERS + ')*"')
+_GO_UNQUOTE = re.compile(r"\\(" + _GO_ESCAPE_LETTERS + ")")
 
 
 def _go_string(expression: str) -> str | None:
@@ -138,7 +139,7 @@ def _go_string(expression: str) -> str | None:
     if len(expression) >= 2 and expression[0] == expression[-1] == "`" and "`" not in expression[1:-1]:
         return expression[1:-1].replace("\r", "")
     if _GO_QUOTED.fullmatch(expression):
-        return _GO_UNQUOTE.sub(lambda m: "\r" if m.group(1) == "r" else m.group(1), expression[1:-1])
+        return _GO_UNQUOTE.sub(lambda m: chartfiles.GO_ESCAPES[m.group(1)], expression[1:-1])
     return None
 
 

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator import names, yamlio
+from generator.chartfiles import action, go_quoted, go_raw
 
-ESCAPED_OPEN = '{{ "{{" }}'
+ESCAPED_OPEN = action(go_quoted("{{"))
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,8 @@ def literal_line(line: str) -> str:
     if "{{" not in line:
         return line
     if "`" not in line and "\r" not in line:  # Go drops carriage returns from raw strings
-        return "{{ `" + line + "` }}"
-    return '{{ "' + line.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "\\r") + '" }}'
+        return action(go_raw(line))
+    return action(go_quoted(line))
 
 
 def render_template(obj: dict[str, Any], holes: dict[tuple[str | int, ...], Hole]) -> str:
