@@ -23,7 +23,7 @@ from generator.diagnostics import Diagnostic
 from generator.load import Document
 
 # Shapes of credentials, each with the words the message uses for it. Every pattern runs in linear time on
-# any text (tests/test_linear_time.py): a start may not sit inside the run a previous start already read
+# any text (tests/acceptance/test_linear_time.py): a start may not sit inside the run a previous start already read
 # (hence `(?<![A-Za-z0-9_-])` before a token whose characters include `_` and `-`).
 SECRET_VALUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----")),

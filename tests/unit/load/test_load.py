@@ -14,8 +14,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from conftest import PROFILES, REPO, run_helm, run_mpigen
-from test_write_hostile import snapshot
+from conftest import PROFILES, REPO, run_helm, run_mpigen, snapshot
 
 from generator.catalogue import expand_hardware
 from generator.check.kubeyaml import load_all as kube_load_all
