@@ -162,3 +162,31 @@ def without_root_privileges() -> None:
             raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) refused: cannot make a folder read-only to root")
 
 PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER = 24, 1, 2, 3
+
+
+class CustomResourceSchemas:
+    """CRDs, and custom resources judged by them as `mpigen check` judges them (its SchemaSet, newest Kubernetes)."""
+
+    def __init__(self, paths: list[Path] = (), documents: list[dict[str, Any]] = ()) -> None:
+        from ruamel.yaml import YAML
+
+        from generator.check.crdschema import crd_schemas
+        from generator.check.schemas import SchemaSet, bundled_kube_versions
+
+        self.schema_set = SchemaSet(bundled_kube_versions()[-1])
+        assert self.schema_set.add_crds(list(paths)) == []
+        loaded = [doc for path in paths for doc in YAML(typ="safe").load_all(Path(path).read_text(encoding="utf-8"))]
+        assert self.schema_set.add_crd_objects([("test", doc) for doc in documents]) == []
+        self.converted = {key: schema for doc in [*loaded, *documents]
+                          if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"
+                          for key, schema in crd_schemas(doc).items()}
+        self.keys = set(self.converted)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.keys
+
+    def problems(self, document: dict[str, Any]) -> list[str]:
+        """`<json path>: <message>` of each finding; [] when the resource is valid."""
+        from generator.check.findings import Document
+
+        return [f"{finding.path or '.'}: {finding.message}" for finding in self.schema_set.check(Document("test", document))]
