@@ -73,6 +73,11 @@ class Layout:
         return self.nodes * self.workers_per_node
 
 
+def requested_gpus_per_worker(job: dict[str, Any], gpus_per_node: int) -> int:
+    """A worker takes a whole node's GPUs unless the job says otherwise."""
+    return int(job.get("gpusPerWorker", gpus_per_node))
+
+
 def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_node: bool = False) -> Layout:
     """Workers, GPUs and slots per worker, and how many such workers the pool can hold.
 
@@ -83,7 +88,7 @@ def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_no
     """
     gpus = gpu_count(hardware)
     if gpus:
-        gpus_per_worker = int(job.get("gpusPerWorker", gpus))
+        gpus_per_worker = requested_gpus_per_worker(job, gpus)
         if "workers" in job:
             worker_count, origin = int(job["workers"]), "workers"
         else:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import derive, names
+from generator import defaults, derive, names
 from generator.load import Document, to_plain
 from generator.model import (
     Cluster,
@@ -42,12 +42,7 @@ from generator.vocabulary import mpi_operator
 
 DEFAULT_NETWORK = {"provider": "sriov-device-plugin", "devicePluginNamespace": "kube-system", "cniVersion": "0.3.1",
                    "operatorNamespace": "sriov-network-operator", "sshPort": 2222}
-DEFAULT_LAUNCHER_RESOURCES = Resources(cpu="1", memory="1Gi")
-DEFAULT_GITOPS = {"revision": "main", "path": "charts", "destination": "https://kubernetes.default.svc",
-                  "project": "default"}
-# The launcher starts once every worker is Ready: no "could not resolve hostname" race at start-up
-# (mpi-operator #481, #386). mpigen creates no gang-scheduling PodGroup, so this cannot deadlock (#608).
-DEFAULT_LAUNCHER_CREATION_POLICY = "WaitForWorkersReady"
+DEFAULT_LAUNCHER_RESOURCES = Resources(cpu=defaults.LAUNCHER_CPU, memory=defaults.LAUNCHER_MEMORY)
 
 
 def resolve(documents: list[Document]) -> Fleet:
@@ -132,7 +127,7 @@ def _env_var(name: str, value: str | dict[str, Any], origin: str) -> EnvVar:
 
 def _gitops(data: dict[str, Any]) -> GitOps:
     tool = GitOpsTool(data["tool"])
-    given = {**DEFAULT_GITOPS, **data, "namespace": derive.gitops_namespace(data)}
+    given = {**defaults.GITOPS, **data, "namespace": derive.gitops_namespace(data)}
     return GitOps(tool=tool, repo_url=given["repoURL"], revision=given["revision"], path=given["path"],
                   destination=given["destination"], project=given["project"], namespace=given["namespace"])
 
@@ -150,8 +145,9 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
                           one_per_node=cluster.network.provider is NetworkProvider.HOST_NETWORK)
     rails = _rail_attachments(data, cluster, pool)
     implementation = MpiImplementation(data.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION))
-    openmpi_version = int(data.get("openMPIVersion", 4)) if implementation is MpiImplementation.OPENMPI else None
-    naming = Naming(data.get("naming", Naming.CONTENT_HASH.value))
+    openmpi = implementation is MpiImplementation.OPENMPI
+    openmpi_version = int(data.get("openMPIVersion", defaults.OPENMPI_VERSION)) if openmpi else None
+    naming = Naming(data.get("naming", defaults.JOB_NAMING))
     name_limit = names.max_workers_for_name(data["name"], hashed=naming is Naming.CONTENT_HASH)
     gpu_shm = f"{shape.gpus_per_worker}Gi" if shape.gpus_per_worker > 0 else "1Gi"
     return Job(
@@ -184,7 +180,7 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
         run_as_user=data.get("runAsUser"),
         privileged_reason=data["privileged"]["reason"] if "privileged" in data else None,
         ssh_auth_mount_path=data.get("sshAuthMountPath"),
-        launcher_creation_policy=data.get("launcherCreationPolicy", DEFAULT_LAUNCHER_CREATION_POLICY),
+        launcher_creation_policy=data.get("launcherCreationPolicy", defaults.LAUNCHER_CREATION_POLICY),
         run_policy=_run_policy(data.get("runPolicy", {})),
         origins=_origins(document, data, pool, shape, name_limit),
     )
@@ -242,7 +238,7 @@ def _origins(document: Document, data: dict[str, Any], pool: NodePool, shape: de
 
 def _run_policy(policy: dict[str, Any]) -> RunPolicy:
     return RunPolicy(
-        clean_pod_policy=policy.get("cleanPodPolicy", "Running"),
+        clean_pod_policy=policy.get("cleanPodPolicy", defaults.CLEAN_POD_POLICY),
         backoff_limit=policy.get("backoffLimit"),
         active_deadline_seconds=policy.get("activeDeadlineSeconds"),
         ttl_seconds_after_finished=policy.get("ttlSecondsAfterFinished"),

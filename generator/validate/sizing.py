@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import derive, names
+from generator import defaults, derive, names
 from generator.derive import Layout
 from generator.diagnostics import Diagnostic
 from generator.load import Document
@@ -50,7 +50,7 @@ def _check_cpu_request(document: Document, job: dict[str, Any], hardware: dict[s
 def _check_gpu_request(document: Document, job: dict[str, Any], gpus: int, where_pool: str) -> list[Diagnostic]:
     if not gpus:
         return []
-    per_worker = int(job.get("gpusPerWorker", gpus))
+    per_worker = derive.requested_gpus_per_worker(job, gpus)
     if per_worker > gpus:
         return [Diagnostic(document.location("gpusPerWorker"),
                            f"a worker asks for {per_worker} GPUs but a node of {where_pool} has {gpus}",
@@ -85,7 +85,7 @@ def _check_capacity(document: Document, job: dict[str, Any], shape: Layout, wher
 
 def _check_worker_names(document: Document, job: dict[str, Any], shape: Layout) -> list[Diagnostic]:
     """The last worker's pod name must be a DNS-1035 label, content hash included."""
-    hashed = job.get("naming", "content-hash") == "content-hash"
+    hashed = job.get("naming", defaults.JOB_NAMING) == "content-hash"
     problem = names.last_worker_name_problem(job["name"], shape.worker_count, hashed=hashed)
     if not problem:
         return []
