@@ -7,7 +7,9 @@ through Multus or the nodes' network, the infra chart's NOTES line, and the buil
 - `pod_network(job, mpijob) -> PodNetwork`: what a worker pod of the job needs for its rails.
 
 Adding a provider is adding its module here, named after it (`host-network`: host_network.py), and its name
-to `NetworkProvider` (generator/model.py) and to the cluster schema's `network.provider`.
+to `NetworkProvider` (generator/model.py) and to the cluster schema's `network.provider`; nothing else names
+it (tests/test_providers_registry.py holds the schema's enum and defaults to the registry, and keeps provider
+names out of the other modules).
 """
 
 from __future__ import annotations
