@@ -19,9 +19,8 @@ from typing import Any
 
 from generator.manifests.labels import ChartRef
 from generator.manifests.manifest import Manifest
-from generator.manifests.provider import WORKER_OF_LABEL, PodNetwork, Provider, multus_annotation, one_per_rail
+from generator.manifests.provider import WORKER_OF_LABEL, PodNetwork, Provider
 from generator.model import Cluster, Job, NetworkProvider
-from generator.vocabulary.multus import NETWORKS_ANNOTATION
 
 
 def _load(name: NetworkProvider) -> Provider:
@@ -57,5 +56,5 @@ def pod_network(job: Job, mpijob: str) -> PodNetwork:
     return PROVIDERS[job.cluster.network.provider].pod_network(job, mpijob)
 
 
-__all__ = ["DEFAULT_PROVIDER", "NETWORKS_ANNOTATION", "PROVIDERS", "WORKER_OF_LABEL", "PodNetwork", "Provider",
-           "infra", "multus_annotation", "one_per_rail", "pod_network", "provider_of", "setting_defaults"]
+__all__ = ["DEFAULT_PROVIDER", "PROVIDERS", "WORKER_OF_LABEL", "PodNetwork", "Provider", "infra", "pod_network",
+           "provider_of", "setting_defaults"]
