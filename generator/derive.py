@@ -15,18 +15,8 @@ from generator.vocabulary.kubernetes import quantity
 DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
 
 
-# Where each network provider's rail resources come from: the SR-IOV device plugin as mpigen configures it,
-# sriov-network-operator's own prefix, and rdma-shared-dev-plugin's fixed `rdma/`.
-DEFAULT_RESOURCE_PREFIX = {"sriov-device-plugin": "nvidia.com", "sriov-network-operator": "openshift.io",
-                           "rdma-shared": "rdma", "host-network": "rdma", "tcp": "nvidia.com"}
-
-
 # mpi-operator's own ssh options for OpenMPI (its `OMPI_MCA_plm_rsh_args`), repeated wherever mpigen sets them.
 OPERATOR_SSH_ARGS = "-o ConnectionAttempts=10"
-
-
-def default_resource_prefix(provider: str) -> str:
-    return DEFAULT_RESOURCE_PREFIX[provider]
 
 
 def gitops_namespace(gitops: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 
 from generator import defaults, derive, names
 from generator.load import Document, to_plain
+from generator.manifests.providers import DEFAULT_PROVIDER, PROVIDERS, setting_defaults
 from generator.model import (
     Cluster,
     Cpu,
@@ -24,7 +25,6 @@ from generator.model import (
     MpiImplementation,
     Naming,
     Network,
-    NetworkProvider,
     Nic,
     NodePool,
     Origin,
@@ -40,8 +40,7 @@ from generator.resolve.nccl import derived_env
 from generator.resolve.placement import resolve_placement
 from generator.vocabulary import mpi_operator
 
-DEFAULT_NETWORK = {"provider": "sriov-device-plugin", "devicePluginNamespace": "kube-system", "cniVersion": "0.3.1",
-                   "operatorNamespace": "sriov-network-operator", "sshPort": 2222}
+DEFAULT_NETWORK = {"provider": DEFAULT_PROVIDER.value, "cniVersion": "0.3.1", **setting_defaults()}
 DEFAULT_LAUNCHER_RESOURCES = Resources(cpu=defaults.LAUNCHER_CPU, memory=defaults.LAUNCHER_MEMORY)
 
 
@@ -90,8 +89,8 @@ def _hardware(data: dict[str, Any]) -> Hardware:
 def _cluster(document: Document, hardware: dict[str, Hardware]) -> Cluster:
     data = to_plain(document.data)
     network = {**DEFAULT_NETWORK, **data.get("network", {})}
-    provider = NetworkProvider(network["provider"])
-    prefix = network.get("resourcePrefix", derive.default_resource_prefix(provider.value))
+    provider = PROVIDERS[network["provider"]]
+    prefix = network.get("resourcePrefix", provider.resource_prefix)
     rails = []
     for r in data.get("rails", []):
         resource_name = r.get("resourceName", names.default_rail_resource_name(r["name"]))
@@ -104,7 +103,7 @@ def _cluster(document: Document, hardware: dict[str, Hardware]) -> Cluster:
         source=document.source,
         kubernetes_version=data["kubernetesVersion"],
         namespaces=tuple(data["namespaces"]),
-        network=Network(provider=provider, resource_prefix=prefix,
+        network=Network(provider=provider.name, resource_prefix=prefix,
                         device_plugin_namespace=network["devicePluginNamespace"],
                         cni_version=network["cniVersion"], operator_namespace=network["operatorNamespace"],
                         num_vfs=network.get("numVfs"), ssh_port=network["sshPort"]),
@@ -142,7 +141,7 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
     cluster = clusters[data["cluster"]]
     pool = cluster.pool(data["pool"])
     shape = derive.layout(data, hardware_data[pool.hardware.name], pool.nodes,
-                          one_per_node=cluster.network.provider is NetworkProvider.HOST_NETWORK)
+                          one_per_node=PROVIDERS[cluster.network.provider].host_network)
     rails = _rail_attachments(data, cluster, pool)
     implementation = MpiImplementation(data.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION))
     openmpi = implementation is MpiImplementation.OPENMPI
@@ -207,7 +206,7 @@ def _env(document: Document, data: dict[str, Any], rails: tuple[RailAttachment, 
     derived = derived_env(rails, uses_gpus, cluster.network.provider, implementation,
                           nic_distance=pool.hardware.gpu.nic_distance if uses_gpus and rails else None,
                           openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
-                          ssh_port=cluster.network.worker_ssh_port)
+                          ssh_port=PROVIDERS[cluster.network.provider].worker_ssh_port(cluster.network))
     for name, value, why in derived:
         if name in user_env:
             env.append(_env_var(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))

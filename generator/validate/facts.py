@@ -14,18 +14,9 @@ from generator import derive
 from generator.catalogue import is_builtin
 from generator.diagnostics import Diagnostic
 from generator.load import Document
+from generator.manifests.providers import provider_of
 
-# NIC facts each network provider reads: every RDMA provider derives NCCL_IB_HCA / UCX_NET_DEVICES from `hca`
-# and the network type from `linkType`; the SR-IOV device plugin selects VFs by vendor, VF device id and PF
-# name; the operator and rdma-shared-dev-plugin select the PF by vendor, device id and interface name.
-NIC_FACTS: dict[str, tuple[str, ...]] = {
-    "sriov-device-plugin": ("hca", "pfName", "vendorId", "vfDeviceId", "linkType"),
-    "sriov-network-operator": ("hca", "pfName", "vendorId", "deviceId", "linkType"),
-    "rdma-shared": ("hca", "pfName", "vendorId", "deviceId", "linkType"),
-    "host-network": ("hca", "pfName", "vendorId", "deviceId", "linkType"),
-    "tcp": (),
-}
-# Where each fact can be read on a node.
+# Where each fact can be read on a node (the NIC facts each provider reads are its `nic_facts`).
 HOW_TO_READ = {"hca": "ibdev2netdev", "pfName": "ibdev2netdev", "vendorId": "lspci -nn", "deviceId": "lspci -nn",
                "vfDeviceId": "lspci -nn", "linkType": "ibv_devinfo", "coresPerSocket": "lscpu"}
 
@@ -38,7 +29,9 @@ def check_rail_facts(document: Document, cluster: dict[str, Any], carriers: list
     say where a missing fact belongs.
     """
     found: list[Diagnostic] = []
-    provider = cluster.get("network", {}).get("provider", "sriov-device-plugin")
+    provider = provider_of(cluster.get("network", {}))
+    if provider is None:
+        return found
     for i, rail in enumerate(cluster.get("rails", [])):
         seen: set[str] = set()
         for _, data in carriers:
@@ -46,8 +39,8 @@ def check_rail_facts(document: Document, cluster: dict[str, Any], carriers: list
             if nic is None or data["name"] in seen:
                 continue
             seen.add(data["name"])
-            missing = [fact for fact in NIC_FACTS.get(provider, ()) if nic.get(fact) is None]
-            if provider in ("rdma-shared", "host-network") and "hostInterface" not in rail:
+            missing = [fact for fact in provider.nic_facts if nic.get(fact) is None]
+            if provider.host_interface and "hostInterface" not in rail:
                 missing = [fact for fact in missing if fact != "pfName"]  # `check_provider` (network.py) asks for it
             if missing:
                 found.append(Diagnostic(

@@ -9,6 +9,7 @@ from typing import Any
 from generator import derive
 from generator.diagnostics import Diagnostic, Severity, did_you_mean
 from generator.load import Document, to_plain
+from generator.manifests.providers import provider_of
 from generator.schema_files import load_schema
 from generator.validate.facts import check_core_facts
 from generator.validate.fields import check_release_name
@@ -106,7 +107,7 @@ def _unknown_pool(document: Document, job: dict[str, Any], cluster: dict[str, An
 def _check_shape(document: Document, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
                  hardware: dict[str, Any], hardware_doc: Document) -> list[Diagnostic]:
     """The facts sizing needs, the size on the pool, then (if it fits) the placement of its GPUs and NICs."""
-    host_network = cluster.get("network", {}).get("provider") == "host-network"
+    host_network = _host_network(cluster)
     unknown = check_core_facts(document, job, pool, hardware, hardware_doc)
     found = unknown or check_layout(document, job, pool, hardware, host_network)
     if not any(d.severity is Severity.ERROR for d in found):
@@ -115,9 +116,13 @@ def _check_shape(document: Document, job: dict[str, Any], cluster: dict[str, Any
     return found
 
 
+def _host_network(cluster: dict[str, Any]) -> bool:
+    provider = provider_of(cluster.get("network", {}))
+    return provider is not None and provider.host_network
+
+
 def _check_host_network_mpi(document: Document, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
-    host_network = cluster.get("network", {}).get("provider") == "host-network"
-    if not host_network or job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION) == "OpenMPI":
+    if not _host_network(cluster) or job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION) == "OpenMPI":
         return []
     return [Diagnostic(document.location("mpiImplementation"),
                        f"cluster '{cluster['name']}' uses host networking, where sshd listens on a port of its "
