@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator import defaults, derive, names
-from generator.load import Document, to_plain
+from generator.load import ProfileFile, to_plain
 from generator.manifests.providers import DEFAULT_PROVIDER, PROVIDERS, setting_defaults
 from generator.model import (
     Cluster,
@@ -44,8 +44,8 @@ DEFAULT_NETWORK = {"provider": DEFAULT_PROVIDER.value, "cniVersion": "0.3.1", **
 DEFAULT_LAUNCHER_RESOURCES = Resources(cpu=defaults.LAUNCHER_CPU, memory=defaults.LAUNCHER_MEMORY)
 
 
-def resolve(documents: list[Document]) -> Fleet:
-    by_kind: dict[str, list[Document]] = {"Hardware": [], "Cluster": [], "Job": []}
+def resolve(documents: list[ProfileFile]) -> Fleet:
+    by_kind: dict[str, list[ProfileFile]] = {"Hardware": [], "Cluster": [], "Job": []}
     for document in documents:
         by_kind[document.kind].append(document)
     hardware_data = {d.data["name"]: to_plain(d.data) for d in by_kind["Hardware"]}
@@ -86,7 +86,7 @@ def _hardware(data: dict[str, Any]) -> Hardware:
     )
 
 
-def _cluster(document: Document, hardware: dict[str, Hardware]) -> Cluster:
+def _cluster(document: ProfileFile, hardware: dict[str, Hardware]) -> Cluster:
     data = to_plain(document.data)
     network = {**DEFAULT_NETWORK, **data.get("network", {})}
     provider = PROVIDERS[network["provider"]]
@@ -136,7 +136,7 @@ def _resources(data: dict[str, str] | None) -> Resources:
     return Resources(cpu=data.get("cpu"), memory=data.get("memory"))
 
 
-def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[str, dict[str, Any]]) -> Job:
+def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dict[str, dict[str, Any]]) -> Job:
     data = to_plain(document.data)
     cluster = clusters[data["cluster"]]
     pool = cluster.pool(data["pool"])
@@ -196,7 +196,7 @@ def _rail_attachments(data: dict[str, Any], cluster: Cluster, pool: NodePool) ->
     )
 
 
-def _env(document: Document, data: dict[str, Any], rails: tuple[RailAttachment, ...], shape: derive.Layout,
+def _env(document: ProfileFile, data: dict[str, Any], rails: tuple[RailAttachment, ...], shape: derive.Layout,
          cluster: Cluster, pool: NodePool, implementation: MpiImplementation,
          openmpi_version: int | None) -> tuple[EnvVar, ...]:
     """The derived variables first (the profile's value where it sets one), then the profile's own."""
@@ -217,7 +217,7 @@ def _env(document: Document, data: dict[str, Any], rails: tuple[RailAttachment, 
     return tuple(env)
 
 
-def _origins(document: Document, data: dict[str, Any], pool: NodePool, shape: derive.Layout,
+def _origins(document: ProfileFile, data: dict[str, Any], pool: NodePool, shape: derive.Layout,
              name_limit: int) -> tuple[tuple[str, Origin], ...]:
     """Where the values a reader may wonder about come from, for the chart's comments."""
     policy = data.get("runPolicy", {})

@@ -13,7 +13,7 @@ from typing import Any
 from generator import derive
 from generator.catalogue import is_builtin
 from generator.diagnostics import Diagnostic
-from generator.load import Document
+from generator.load import ProfileFile
 from generator.manifests.providers import provider_of
 
 # Where each fact can be read on a node (the NIC facts each provider reads are its `nic_facts`).
@@ -21,8 +21,8 @@ HOW_TO_READ = {"hca": "ibdev2netdev", "pfName": "ibdev2netdev", "vendorId": "lsp
                "vfDeviceId": "lspci -nn", "linkType": "ibv_devinfo", "coresPerSocket": "lscpu"}
 
 
-def check_rail_facts(document: Document, cluster: dict[str, Any], carriers: list[tuple[dict[str, Any], dict[str, Any]]],
-                     hardware: Mapping[str, Document]) -> list[Diagnostic]:
+def check_rail_facts(document: ProfileFile, cluster: dict[str, Any], carriers: list[tuple[dict[str, Any], dict[str, Any]]],
+                     hardware: Mapping[str, ProfileFile]) -> list[Diagnostic]:
     """Each rail's NIC, on every hardware that carries it, must state what the cluster's provider reads.
 
     `carriers` are the cluster's (pool, hardware data) pairs; `hardware` the hardware documents by name, to
@@ -52,8 +52,8 @@ def check_rail_facts(document: Document, cluster: dict[str, Any], carriers: list
     return found
 
 
-def check_core_facts(document: Document, job: dict[str, Any], pool: dict[str, Any], data: dict[str, Any],
-                     hardware: Document | None) -> list[Diagnostic]:
+def check_core_facts(document: ProfileFile, job: dict[str, Any], pool: dict[str, Any], data: dict[str, Any],
+                     hardware: ProfileFile | None) -> list[Diagnostic]:
     """A job that asks for CPUs, or runs on nodes without GPUs, is sized by the node's cores."""
     if "coresPerSocket" in data["cpu"]:
         return []
@@ -74,7 +74,7 @@ def _and(words: list[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-def _where(hardware: Document | None, name: str, nic: dict[str, Any] | None) -> str:
+def _where(hardware: ProfileFile | None, name: str, nic: dict[str, Any] | None) -> str:
     """Where to write a missing fact: a built-in is extended, a profile of the user's edited."""
     if hardware is None or is_builtin(hardware):
         return f"in a hardware profile that extends {name}"

@@ -7,7 +7,7 @@ from typing import Any
 
 from generator import derive
 from generator.diagnostics import Diagnostic, Severity
-from generator.load import Document
+from generator.load import ProfileFile
 from generator.manifests.providers import PROVIDERS, Provider, provider_of
 
 Carriers = list[tuple[dict[str, Any], dict[str, Any]]]
@@ -18,7 +18,7 @@ PROVIDER_ONLY = {key: tuple(p.name.value for p in PROVIDERS.values() if key in p
                  for provider in PROVIDERS.values() for key in provider.settings}
 
 
-def check_provider(document: Document, data: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
+def check_provider(document: ProfileFile, data: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
     """What the cluster's network provider needs of its rails, and settings it would ignore."""
     network = data.get("network", {})
     provider = provider_of(network)
@@ -35,14 +35,14 @@ def check_provider(document: Document, data: dict[str, Any], carriers: Carriers)
     return found
 
 
-def _check_ignored_settings(document: Document, network: dict[str, Any], provider: Provider) -> list[Diagnostic]:
+def _check_ignored_settings(document: ProfileFile, network: dict[str, Any], provider: Provider) -> list[Diagnostic]:
     return [Diagnostic(document.location("network", key, at_key=True),
                        f"`network.{key}` has no effect under provider '{provider.name.value}'",
                        f"remove it (only {' and '.join(readers)} read it)", Severity.WARNING)
             for key, readers in PROVIDER_ONLY.items() if key in network and key not in provider.settings]
 
 
-def _check_no_rails(document: Document, rails: list[dict[str, Any]], provider: Provider) -> list[Diagnostic]:
+def _check_no_rails(document: ProfileFile, rails: list[dict[str, Any]], provider: Provider) -> list[Diagnostic]:
     if not rails:
         return []
     rdma = ", ".join(p.name.value for p in PROVIDERS.values() if p.rdma)
@@ -51,7 +51,7 @@ def _check_no_rails(document: Document, rails: list[dict[str, Any]], provider: P
                        f"remove `rails`, or choose an RDMA provider ({rdma})")]
 
 
-def _check_rail_ipam_need(document: Document, i: int, rail: dict[str, Any], provider: Provider) -> list[Diagnostic]:
+def _check_rail_ipam_need(document: ProfileFile, i: int, rail: dict[str, Any], provider: Provider) -> list[Diagnostic]:
     """Pods attach a rail through Multus with an address of its range; on the nodes' network they use the node's."""
     if not provider.multus:
         if "ipam" in rail:
@@ -66,7 +66,7 @@ def _check_rail_ipam_need(document: Document, i: int, rail: dict[str, Any], prov
     return []
 
 
-def _check_host_interface(document: Document, i: int, rail: dict[str, Any], provider: Provider,
+def _check_host_interface(document: ProfileFile, i: int, rail: dict[str, Any], provider: Provider,
                           carriers: Carriers) -> list[Diagnostic]:
     """Providers whose rails are the node's interface of their NIC: each pool must name it, and where one
     NetworkAttachmentDefinition names it for every node, every pool the same."""
@@ -97,7 +97,7 @@ def _check_host_interface(document: Document, i: int, rail: dict[str, Any], prov
     return found
 
 
-def check_rail_carriers(document: Document, i: int, rail: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
+def check_rail_carriers(document: ProfileFile, i: int, rail: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
     """One rail is one network and one device-plugin resource: its NIC must be the same kind of link
     on every pool that carries it, or the NetworkAttachmentDefinition is wrong for some of them."""
     link_types: dict[str, str] = {}
@@ -113,7 +113,7 @@ def check_rail_carriers(document: Document, i: int, rail: dict[str, Any], carrie
                        "give InfiniBand and Ethernet NICs different names and a rail each")]
 
 
-def check_ipam(document: Document, rails: list[dict[str, Any]], carriers: Carriers) -> list[Diagnostic]:
+def check_ipam(document: ProfileFile, rails: list[dict[str, Any]], carriers: Carriers) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     networks: list[tuple[int, ipaddress.IPv4Network]] = []
     for i, rail in enumerate(rails):
@@ -150,7 +150,7 @@ def check_ipam(document: Document, rails: list[dict[str, Any]], carriers: Carrie
     return found
 
 
-def _check_ipam_size(document: Document, i: int, rail: dict[str, Any], network: ipaddress.IPv4Network,
+def _check_ipam_size(document: ProfileFile, i: int, rail: dict[str, Any], network: ipaddress.IPv4Network,
                      carriers: Carriers) -> list[Diagnostic]:
     """Every node that carries the rail must be able to run at least one pod on it."""
     nodes = sum(int(pool["nodes"]) for pool, hardware in carriers if rail["nic"] in derive.nic_names(hardware))
