@@ -15,18 +15,8 @@ from generator.vocabulary.kubernetes import quantity
 DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
 
 
-# Where each network provider's rail resources come from: the SR-IOV device plugin as mpigen configures it,
-# sriov-network-operator's own prefix, and rdma-shared-dev-plugin's fixed `rdma/`.
-DEFAULT_RESOURCE_PREFIX = {"sriov-device-plugin": "nvidia.com", "sriov-network-operator": "openshift.io",
-                           "rdma-shared": "rdma", "host-network": "rdma", "tcp": "nvidia.com"}
-
-
 # mpi-operator's own ssh options for OpenMPI (its `OMPI_MCA_plm_rsh_args`), repeated wherever mpigen sets them.
 OPERATOR_SSH_ARGS = "-o ConnectionAttempts=10"
-
-
-def default_resource_prefix(provider: str) -> str:
-    return DEFAULT_RESOURCE_PREFIX[provider]
 
 
 def gitops_namespace(gitops: dict[str, Any]) -> str:
@@ -73,6 +63,11 @@ class Layout:
         return self.nodes * self.workers_per_node
 
 
+def requested_gpus_per_worker(job: dict[str, Any], gpus_per_node: int) -> int:
+    """A worker takes a whole node's GPUs unless the job says otherwise."""
+    return int(job.get("gpusPerWorker", gpus_per_node))
+
+
 def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_node: bool = False) -> Layout:
     """Workers, GPUs and slots per worker, and how many such workers the pool can hold.
 
@@ -83,7 +78,7 @@ def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_no
     """
     gpus = gpu_count(hardware)
     if gpus:
-        gpus_per_worker = int(job.get("gpusPerWorker", gpus))
+        gpus_per_worker = requested_gpus_per_worker(job, gpus)
         if "workers" in job:
             worker_count, origin = int(job["workers"]), "workers"
         else:

@@ -89,20 +89,6 @@ def nad_name(rail: str) -> str:
     return rail
 
 
-def operator_network_name(rail: str, namespace: str) -> str:
-    """sriov-network-operator: a SriovNetwork (and the NAD the operator renders from it) per rail and job
-    namespace, all in the operator's namespace, so the job namespace is part of the name."""
-    return f"{rail}-{namespace}"
-
-
-def node_policy_name(rail: str, pool: str) -> str:
-    """sriov-network-operator: one SriovNetworkNodePolicy per rail and node pool (pools differ in hardware)."""
-    return f"{rail}-{pool}"
-
-
-RDMA_SHARED_CONFIGMAP = "rdma-devices"
-
-
 def rail_interface(rail: str) -> str:
     """Interface name of a rail inside the pod; Linux allows 15 characters, the schema enforces it."""
     return rail
@@ -126,9 +112,6 @@ def chart_dir_of_infra(cluster: str) -> str:
 
 def infra_chart_name(cluster: str) -> str:
     return f"{cluster}-infra"
-
-
-DEVICE_PLUGIN_CONFIGMAP = "sriovdp-config"
 
 
 # --- GitOps delivery objects (charts/<cluster>/bootstrap/) -------------------------------------------

@@ -8,7 +8,7 @@
   `generator/schemas/crds/`). Their pod templates and metadata `$ref` the Kubernetes definitions of
   the selected version, so they are checked as strictly as built-in Pods; quantities in them are
   int-or-string with the quantity pattern, as the API server checks them inside a CRD.
-- Any other custom resource: schemas converted from CRDs given with `--crds` (generator/crdschema);
+- Any other custom resource: schemas converted from CRDs given with `--crds` (generator/check/crdschema);
   these also override mpigen's own schema of the same apiVersion and kind.
 
 Custom resources have null fields pruned first, as the API server does before validating them.
@@ -30,11 +30,11 @@ from referencing import Registry, Resource
 from ruamel.yaml.error import YAMLError
 
 from generator.check import kubeyaml, linregex
+from generator.check.crdschema import SchemaKey, choose_branch, crd_schemas, prune_nulls
 from generator.check.discover import manifest_files
 from generator.check.findings import Document, Finding, finding
 from generator.check.inputs import InputError, read_text
 from generator.check.kubeyaml import KubeYAMLError
-from generator.crdschema import SchemaKey, choose_branch, crd_schemas, prune_nulls
 from generator.diagnostics import Severity
 from generator.schema_files import schema_dir
 from generator.vocabulary.kubernetes import CONTROLLER_GEN_QUANTITY_PATTERN, QUANTITY_PATTERN, json_path

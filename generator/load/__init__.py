@@ -16,7 +16,7 @@ problems.py words what is wrong with it, document.py locates its nodes, plain.py
 from __future__ import annotations
 
 from generator.load.discover import PROFILE_SUFFIXES, discover
-from generator.load.document import Document, LoadResult, Unreadable, position
+from generator.load.document import LoadResult, ProfileFile, Unreadable, position
 from generator.load.files import _guess_identity, load_file, load_paths
 from generator.load.parse import load_bytes
 from generator.load.plain import to_plain
@@ -26,8 +26,8 @@ from generator.yamllimits import MAX_FILE_BYTES
 __all__ = [
     "MAX_FILE_BYTES",
     "PROFILE_SUFFIXES",
-    "Document",
     "LoadResult",
+    "ProfileFile",
     "Unreadable",
     "_guess_identity",
     "_reused_anchor",

@@ -13,7 +13,7 @@ from generator.diagnostics import Diagnostic, Location
 
 
 @dataclass(frozen=True)
-class Document:
+class ProfileFile:
     """One profile file: its tree plus the two names it goes by.
 
     `path` is what the user typed (for error messages, clickable in editors); `source` is the
@@ -86,7 +86,7 @@ class Unreadable:
 
 @dataclass
 class LoadResult:
-    documents: list[Document] = field(default_factory=list)
+    documents: list[ProfileFile] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     unreadable: list[Unreadable] = field(default_factory=list)
     file_count: int = 0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from generator.diagnostics import Diagnostic, Location
 from generator.load.discover import dangling, discover
-from generator.load.document import Document, LoadResult, Unreadable
+from generator.load.document import LoadResult, ProfileFile, Unreadable
 from generator.load.parse import load_bytes, too_big
 from generator.yamllimits import MAX_FILE_BYTES
 
@@ -38,7 +38,7 @@ def _stable_source_name(file: Path, root: Path) -> str:
         return file.name
 
 
-def load_file(file: Path, path: str, source: str) -> tuple[Document | None, list[Diagnostic]]:
+def load_file(file: Path, path: str, source: str) -> tuple[ProfileFile | None, list[Diagnostic]]:
     try:
         info = file.stat()
         if not stat.S_ISREG(info.st_mode):

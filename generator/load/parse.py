@@ -13,7 +13,7 @@ from ruamel.yaml.reader import ReaderError
 
 from generator.diagnostics import Diagnostic, Location
 from generator.load.constructor import ProfileConstructor
-from generator.load.document import Document, node_position, one_based
+from generator.load.document import ProfileFile, node_position, one_based
 from generator.load.problems import first_odd_node, yaml_problem, yaml_warning
 from generator.yamllimits import MAX_EXPANDED_NODES, MAX_FILE_BYTES, MAX_NESTING
 from generator.yamllimits import expanded_size as _expanded_size
@@ -34,7 +34,7 @@ def too_big(path: str, size: int) -> Diagnostic:
                       "split it: one hardware, cluster or job per file")
 
 
-def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, list[Diagnostic]]:
+def load_bytes(raw: bytes, path: str, source: str) -> tuple[ProfileFile | None, list[Diagnostic]]:
     if len(raw) > MAX_FILE_BYTES:
         return None, [too_big(path, len(raw))]
     try:
@@ -47,7 +47,7 @@ def load_bytes(raw: bytes, path: str, source: str) -> tuple[Document | None, lis
             raise _Refused(message, hint, line, column)
     except _Refused as refused:
         return None, [Diagnostic(Location(path, refused.line, refused.column), refused.message, refused.hint)]
-    return Document(path=path, source=source, data=data, lines=tuple(text.splitlines())), []
+    return ProfileFile(path=path, source=source, data=data, lines=tuple(text.splitlines())), []
 
 
 def _decode(raw: bytes) -> str:

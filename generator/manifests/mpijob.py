@@ -8,7 +8,7 @@ from generator import chartfiles, derive, names
 from generator.manifests.hostfile import configmap_keys
 from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
 from generator.manifests.manifest import Variable
-from generator.manifests.providers import WORKER_OF_LABEL, PodNetwork, pod_network
+from generator.manifests.providers import PROVIDERS, WORKER_OF_LABEL, PodNetwork, pod_network
 from generator.model import Job, MpiImplementation, Resources
 from generator.vocabulary import mpi_operator
 
@@ -41,7 +41,7 @@ def mpirun_command(job: Job, workers: Variable) -> list[str | Variable]:
         if job.runs_as_root:
             command.append("--allow-run-as-root")
         command += ["--hostfile", names.HOSTFILE_PATH, flag, ranks, *placement_flags(job)]
-        port = job.cluster.network.worker_ssh_port
+        port = PROVIDERS[job.cluster.network.provider].worker_ssh_port(job.cluster.network)
         if port is not None and job.openmpi_version == 4:
             # Command line, not OMPI_MCA_plm_rsh_args: the operator appends that variable to the launcher.
             # (OpenMPI 5 takes PRTE_MCA_plm_ssh_args, which resolve derives with the port.)
@@ -178,7 +178,7 @@ def build_worker_container(job: Job, network: PodNetwork) -> dict[str, Any]:
         container["resources"] = {"requests": requests, "limits": limits}
     elif limits:
         container["resources"] = {"limits": limits}
-    security = _security_context(job, rdma=bool(job.rails) and job.cluster.network.provider.rdma, worker=True)
+    security = _security_context(job, rdma=bool(job.rails) and PROVIDERS[job.cluster.network.provider].rdma, worker=True)
     if security:
         container["securityContext"] = security
     container["volumeMounts"] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}, *_volume_mounts(job)]

@@ -7,7 +7,7 @@ from typing import Any
 
 from generator import derive, names
 from generator.diagnostics import Diagnostic, did_you_mean
-from generator.load import Document, to_plain
+from generator.load import ProfileFile, to_plain
 from generator.validate.facts import check_rail_facts
 from generator.validate.fields import check_label_keys, check_release_name, duplicates
 from generator.validate.gitops import check_cluster_gitops
@@ -15,7 +15,7 @@ from generator.validate.index import Index, resolve_hardware
 from generator.validate.network import Carriers, check_ipam, check_provider, check_rail_carriers
 
 
-def check_cluster(document: Document, index: Index) -> list[Diagnostic]:
+def check_cluster(document: ProfileFile, index: Index) -> list[Diagnostic]:
     data = to_plain(document.data)
     rails = data.get("rails", [])
     found = _check_names(document, data)
@@ -31,7 +31,7 @@ def check_cluster(document: Document, index: Index) -> list[Diagnostic]:
     return found
 
 
-def _check_names(document: Document, data: dict[str, Any]) -> list[Diagnostic]:
+def _check_names(document: ProfileFile, data: dict[str, Any]) -> list[Diagnostic]:
     """Names the cluster gives: each once, within Kubernetes' limits, and those it refers to its own."""
     pools, rails = data["nodePools"], data.get("rails", [])
     found = list(duplicates(document, pools, "name", ("nodePools",), "node pool"))
@@ -56,7 +56,7 @@ def _check_names(document: Document, data: dict[str, Any]) -> list[Diagnostic]:
     return found
 
 
-def _pool_hardware(document: Document, pools: list[dict[str, Any]],
+def _pool_hardware(document: ProfileFile, pools: list[dict[str, Any]],
                    index: Index) -> tuple[Carriers | None, list[Diagnostic]]:
     """Each pool with its hardware; None if a pool's hardware is unknown (reported here, or broken already)."""
     found: list[Diagnostic] = []
@@ -72,7 +72,7 @@ def _pool_hardware(document: Document, pools: list[dict[str, Any]],
     return (carriers if resolvable else None), found
 
 
-def _check_rail_nics(document: Document, rails: list[dict[str, Any]], carriers: Carriers) -> list[Diagnostic]:
+def _check_rail_nics(document: ProfileFile, rails: list[dict[str, Any]], carriers: Carriers) -> list[Diagnostic]:
     """Every rail runs over a NIC some pool's hardware has, the same kind of link on each."""
     found: list[Diagnostic] = []
     all_nics: set[str] = set()

@@ -7,10 +7,10 @@ from typing import Any
 
 from generator import names
 from generator.diagnostics import Diagnostic
-from generator.load import Document
+from generator.load import ProfileFile
 
 
-def duplicates(document: Document, items: list[Any], key: str, list_path: tuple[str, ...],
+def duplicates(document: ProfileFile, items: list[Any], key: str, list_path: tuple[str, ...],
                 what: str) -> Iterable[Diagnostic]:
     seen: dict[Any, int] = {}
     for i, item in enumerate(items):
@@ -25,7 +25,7 @@ def duplicates(document: Document, items: list[Any], key: str, list_path: tuple[
             seen[value] = i
 
 
-def check_label_keys(document: Document, labels: dict[str, str], path: tuple[str | int, ...]) -> list[Diagnostic]:
+def check_label_keys(document: ProfileFile, labels: dict[str, str], path: tuple[str | int, ...]) -> list[Diagnostic]:
     found = []
     for key in labels:
         prefix, _, name = key.rpartition("/")
@@ -35,7 +35,7 @@ def check_label_keys(document: Document, labels: dict[str, str], path: tuple[str
     return found
 
 
-def check_release_name(document: Document, release: str, what: str) -> list[Diagnostic]:
+def check_release_name(document: ProfileFile, release: str, what: str) -> list[Diagnostic]:
     if len(release) <= names.HELM_RELEASE_MAX:
         return []
     room = names.HELM_RELEASE_MAX - (len(release) - len(document.data["name"]))

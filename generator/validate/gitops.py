@@ -7,7 +7,7 @@ from typing import Any
 
 from generator import derive, names
 from generator.diagnostics import Diagnostic, Severity
-from generator.load import Document
+from generator.load import ProfileFile
 from generator.validate.index import Index
 
 GITOPS_TOOLS = {"argocd": "Argo CD", "flux": "Flux"}
@@ -15,14 +15,14 @@ GITOPS_OBJECTS = {"argocd": "Application", "flux": "HelmRelease"}
 ARGOCD_ONLY = {"destination": "Flux syncs the cluster it runs in", "project": "Flux has no projects"}
 
 
-def check_cluster_gitops(document: Document, gitops: dict[str, Any] | None) -> list[Diagnostic]:
+def check_cluster_gitops(document: ProfileFile, gitops: dict[str, Any] | None) -> list[Diagnostic]:
     if gitops is None or gitops["tool"] == "argocd":
         return []
     return [Diagnostic(document.location("gitops", key, at_key=True), f"`gitops.{key}` is for Argo CD only; {why}",
                        "remove it") for key, why in ARGOCD_ONLY.items() if key in gitops]
 
 
-def check_gitops_job(document: Document, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
+def check_gitops_job(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
     """Under GitOps a job's MPIJob is re-created from git whenever it is missing; and its Application or
     HelmRelease must not take the infra chart's name."""
     found: list[Diagnostic] = []
@@ -59,9 +59,9 @@ def check_argocd_application_names(index: Index) -> list[Diagnostic]:
     """One Argo CD may sync many clusters, with every Application in one namespace: cluster `a`'s job `b-x`
     and cluster `a-b`'s job `x` would both be Application `a-b-x`, and two clusters would fight over it."""
     found: list[Diagnostic] = []
-    claimed: dict[tuple[str, str], tuple[Document, str]] = {}
+    claimed: dict[tuple[str, str], tuple[ProfileFile, str]] = {}
 
-    def claim(document: Document, namespace: str, name: str, what: str) -> None:
+    def claim(document: ProfileFile, namespace: str, name: str, what: str) -> None:
         key = (namespace, name)
         if key in claimed:
             other, other_what = claimed[key]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from generator import derive
 from generator.diagnostics import Diagnostic
-from generator.load import Document, to_plain
+from generator.load import ProfileFile, to_plain
 from generator.validate.fields import check_label_keys, duplicates
 from generator.validate.topology import check_hardware_topology
 
 
-def check_hardware(document: Document) -> list[Diagnostic]:
+def check_hardware(document: ProfileFile) -> list[Diagnostic]:
     data = to_plain(document.data)
     nics = data.get("nics", [])
     found = list(duplicates(document, nics, "name", ("nics",), "NIC name"))

@@ -7,7 +7,7 @@ from typing import Any
 
 from generator.catalogue import builtin_names
 from generator.diagnostics import Diagnostic, did_you_mean
-from generator.load import Document, Unreadable, to_plain
+from generator.load import ProfileFile, Unreadable, to_plain
 
 KINDS = ("Hardware", "Cluster", "Job")
 
@@ -16,9 +16,9 @@ KINDS = ("Hardware", "Cluster", "Job")
 class Index:
     """Schema-valid profiles by name, plus names of profiles that failed (to stay quiet about them)."""
 
-    hardware: dict[str, Document] = field(default_factory=dict)
-    clusters: dict[str, Document] = field(default_factory=dict)
-    jobs: list[Document] = field(default_factory=list)
+    hardware: dict[str, ProfileFile] = field(default_factory=dict)
+    clusters: dict[str, ProfileFile] = field(default_factory=dict)
+    jobs: list[ProfileFile] = field(default_factory=list)
     broken: dict[str, set[str]] = field(default_factory=lambda: {kind: set() for kind in KINDS})
 
     def mark_broken(self, kind: object, name: object) -> None:
@@ -29,7 +29,7 @@ class Index:
             self.broken[known].add(name)
 
 
-def build_index(valid: list[Document], invalid: list[Document],
+def build_index(valid: list[ProfileFile], invalid: list[ProfileFile],
                 unreadable: list[Unreadable] = ()) -> tuple[Index, list[Diagnostic]]:
     """The schema-valid profiles by kind and name; a second profile of one name is reported and left out."""
     index = Index()
@@ -39,7 +39,7 @@ def build_index(valid: list[Document], invalid: list[Document],
         index.mark_broken(kind, document.data.get("name"))
     for file in unreadable:
         index.mark_broken(*file.identity)
-    firsts: dict[tuple[str, str], Document] = {}
+    firsts: dict[tuple[str, str], ProfileFile] = {}
     for document in valid:
         name = document.data["name"]
         scope = document.data.get("cluster", "") if document.kind == "Job" else ""
@@ -60,7 +60,7 @@ def build_index(valid: list[Document], invalid: list[Document],
     return index, found
 
 
-def resolve_hardware(document: Document, path: tuple[str | int, ...], name: str,
+def resolve_hardware(document: ProfileFile, path: tuple[str | int, ...], name: str,
                      index: Index) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
     """The hardware profile a pool names; None (and nothing said) for one already reported as broken."""
     if name in index.hardware:

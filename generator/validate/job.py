@@ -8,7 +8,8 @@ from typing import Any
 
 from generator import derive
 from generator.diagnostics import Diagnostic, Severity, did_you_mean
-from generator.load import Document, to_plain
+from generator.load import ProfileFile, to_plain
+from generator.manifests.providers import provider_of
 from generator.schema_files import load_schema
 from generator.validate.facts import check_core_facts
 from generator.validate.fields import check_release_name
@@ -20,7 +21,7 @@ from generator.validate.volumes import check_volumes
 from generator.vocabulary import mpi_operator
 
 
-def check_job(document: Document, index: Index) -> list[Diagnostic]:
+def check_job(document: ProfileFile, index: Index) -> list[Diagnostic]:
     job = to_plain(document.data)
     found = _check_own_fields(document, job)
     cluster_doc = index.clusters.get(job["cluster"])
@@ -53,7 +54,7 @@ def _misspelt(job: dict[str, Any]) -> set[str]:
             for match in difflib.get_close_matches(key, known, n=1, cutoff=0.6)}
 
 
-def _check_own_fields(document: Document, job: dict[str, Any]) -> list[Diagnostic]:
+def _check_own_fields(document: ProfileFile, job: dict[str, Any]) -> list[Diagnostic]:
     """What the job says of itself: its size and what it runs, each given once, and a release name Helm takes."""
     found: list[Diagnostic] = []
     given = [k for k in ("workers", "totalGpus") if k in job]
@@ -80,14 +81,14 @@ def _check_own_fields(document: Document, job: dict[str, Any]) -> list[Diagnosti
     return found
 
 
-def _unknown_cluster(document: Document, cluster_name: str, index: Index) -> list[Diagnostic]:
+def _unknown_cluster(document: ProfileFile, cluster_name: str, index: Index) -> list[Diagnostic]:
     if cluster_name in index.broken["Cluster"]:
         return []
     return [Diagnostic(document.location("cluster"), f"no cluster profile is named '{cluster_name}'",
                        did_you_mean(cluster_name, index.clusters))]
 
 
-def _check_namespace(document: Document, job: dict[str, Any], cluster_doc: Document,
+def _check_namespace(document: ProfileFile, job: dict[str, Any], cluster_doc: ProfileFile,
                      cluster: dict[str, Any]) -> list[Diagnostic]:
     namespaces = cluster["namespaces"]
     namespace = job.get("namespace", namespaces[0])
@@ -97,16 +98,16 @@ def _check_namespace(document: Document, job: dict[str, Any], cluster_doc: Docum
                        did_you_mean(namespace, namespaces) + f" (or add it to {cluster_doc.path})")]
 
 
-def _unknown_pool(document: Document, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
+def _unknown_pool(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
     pools = [p["name"] for p in cluster["nodePools"]]
     return [Diagnostic(document.location("pool"), f"cluster '{cluster['name']}' has no node pool '{job['pool']}'",
                        did_you_mean(job["pool"], pools))]
 
 
-def _check_shape(document: Document, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
-                 hardware: dict[str, Any], hardware_doc: Document) -> list[Diagnostic]:
+def _check_shape(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
+                 hardware: dict[str, Any], hardware_doc: ProfileFile) -> list[Diagnostic]:
     """The facts sizing needs, the size on the pool, then (if it fits) the placement of its GPUs and NICs."""
-    host_network = cluster.get("network", {}).get("provider") == "host-network"
+    host_network = _host_network(cluster)
     unknown = check_core_facts(document, job, pool, hardware, hardware_doc)
     found = unknown or check_layout(document, job, pool, hardware, host_network)
     if not any(d.severity is Severity.ERROR for d in found):
@@ -115,9 +116,13 @@ def _check_shape(document: Document, job: dict[str, Any], cluster: dict[str, Any
     return found
 
 
-def _check_host_network_mpi(document: Document, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
-    host_network = cluster.get("network", {}).get("provider") == "host-network"
-    if not host_network or job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION) == "OpenMPI":
+def _host_network(cluster: dict[str, Any]) -> bool:
+    provider = provider_of(cluster.get("network", {}))
+    return provider is not None and provider.host_network
+
+
+def _check_host_network_mpi(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
+    if not _host_network(cluster) or job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION) == "OpenMPI":
         return []
     return [Diagnostic(document.location("mpiImplementation"),
                        f"cluster '{cluster['name']}' uses host networking, where sshd listens on a port of its "
@@ -125,7 +130,7 @@ def _check_host_network_mpi(document: Document, job: dict[str, Any], cluster: di
                        "use OpenMPI, or another network provider")]
 
 
-def _check_memory(document: Document, job: dict[str, Any], pool: dict[str, Any],
+def _check_memory(document: ProfileFile, job: dict[str, Any], pool: dict[str, Any],
                   hardware: dict[str, Any]) -> list[Diagnostic]:
     """Memory and the memory-backed /dev/shm must fit a node; shm counts against the memory limit."""
     found: list[Diagnostic] = []
@@ -145,7 +150,7 @@ def _check_memory(document: Document, job: dict[str, Any], pool: dict[str, Any],
     return found
 
 
-def _check_rails(document: Document, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
+def _check_rails(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
                  hardware: dict[str, Any]) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     cluster_rails = {r["name"] for r in cluster.get("rails", [])}
@@ -169,7 +174,7 @@ def _check_rails(document: Document, job: dict[str, Any], cluster: dict[str, Any
     return found
 
 
-def _check_user(document: Document, job: dict[str, Any]) -> list[Diagnostic]:
+def _check_user(document: ProfileFile, job: dict[str, Any]) -> list[Diagnostic]:
     if job.get("runAsUser", 0) == 0 or "sshAuthMountPath" in job:
         return []
     return [Diagnostic(document.location("runAsUser"),

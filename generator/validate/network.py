@@ -7,73 +7,75 @@ from typing import Any
 
 from generator import derive
 from generator.diagnostics import Diagnostic, Severity
-from generator.load import Document
+from generator.load import ProfileFile
+from generator.manifests.providers import PROVIDERS, Provider, provider_of
 
 Carriers = list[tuple[dict[str, Any], dict[str, Any]]]
 """Each node pool with its hardware profile; empty where a pool's hardware is unknown."""
 
-# Network settings that only one provider reads, and who reads them.
-PROVIDER_ONLY = {"operatorNamespace": ("sriov-network-operator",), "numVfs": ("sriov-network-operator",),
-                 "sshPort": ("host-network",), "devicePluginNamespace": ("sriov-device-plugin", "rdma-shared",
-                                                                         "host-network")}
+# Network settings that only some providers read, and who reads them.
+PROVIDER_ONLY = {key: tuple(p.name.value for p in PROVIDERS.values() if key in p.settings)
+                 for provider in PROVIDERS.values() for key in provider.settings}
 
 
-def check_provider(document: Document, data: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
+def check_provider(document: ProfileFile, data: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
     """What the cluster's network provider needs of its rails, and settings it would ignore."""
     network = data.get("network", {})
-    provider = network.get("provider", "sriov-device-plugin")
+    provider = provider_of(network)
+    if provider is None:
+        return []
     rails = data.get("rails", [])
     found = _check_ignored_settings(document, network, provider)
-    if provider == "tcp":
-        return found + _check_tcp_rails(document, rails)
+    if not provider.rdma:
+        return found + _check_no_rails(document, rails, provider)
     for i, rail in enumerate(rails):
         found += _check_rail_ipam_need(document, i, rail, provider)
-        if provider in ("rdma-shared", "host-network") and "hostInterface" not in rail:
+        if provider.host_interface and "hostInterface" not in rail:
             found += _check_host_interface(document, i, rail, provider, carriers)
     return found
 
 
-def _check_ignored_settings(document: Document, network: dict[str, Any], provider: str) -> list[Diagnostic]:
+def _check_ignored_settings(document: ProfileFile, network: dict[str, Any], provider: Provider) -> list[Diagnostic]:
     return [Diagnostic(document.location("network", key, at_key=True),
-                       f"`network.{key}` has no effect under provider '{provider}'",
+                       f"`network.{key}` has no effect under provider '{provider.name.value}'",
                        f"remove it (only {' and '.join(readers)} read it)", Severity.WARNING)
-            for key, readers in PROVIDER_ONLY.items() if key in network and provider not in readers]
+            for key, readers in PROVIDER_ONLY.items() if key in network and key not in provider.settings]
 
 
-def _check_tcp_rails(document: Document, rails: list[dict[str, Any]]) -> list[Diagnostic]:
+def _check_no_rails(document: ProfileFile, rails: list[dict[str, Any]], provider: Provider) -> list[Diagnostic]:
     if not rails:
         return []
+    rdma = ", ".join(p.name.value for p in PROVIDERS.values() if p.rdma)
     return [Diagnostic(document.location("rails", at_key=True),
-                       "provider 'tcp' attaches no RDMA rails: MPI and NCCL use the cluster network",
-                       "remove `rails`, or choose an RDMA provider (sriov-device-plugin, "
-                       "sriov-network-operator, rdma-shared, host-network)")]
+                       f"provider '{provider.name.value}' attaches no RDMA rails: MPI and NCCL use the cluster network",
+                       f"remove `rails`, or choose an RDMA provider ({rdma})")]
 
 
-def _check_rail_ipam_need(document: Document, i: int, rail: dict[str, Any], provider: str) -> list[Diagnostic]:
-    """Pods attach a rail through Multus with an address of its range; under host-network they use the node's."""
-    if provider == "host-network":
+def _check_rail_ipam_need(document: ProfileFile, i: int, rail: dict[str, Any], provider: Provider) -> list[Diagnostic]:
+    """Pods attach a rail through Multus with an address of its range; on the nodes' network they use the node's."""
+    if not provider.multus:
         if "ipam" in rail:
             return [Diagnostic(document.location("rails", i, "ipam", at_key=True),
-                               f"rail '{rail['name']}': `ipam` has no effect under host-network (pods use "
+                               f"rail '{rail['name']}': `ipam` has no effect under {provider.name.value} (pods use "
                                "the nodes' own addresses)", "remove it", Severity.WARNING)]
     elif "ipam" not in rail:
         return [Diagnostic(document.location("rails", i),
-                           f"rail '{rail['name']}' has no `ipam`: provider '{provider}' attaches it to "
+                           f"rail '{rail['name']}' has no `ipam`: provider '{provider.name.value}' attaches it to "
                            "pods through Multus, and each attachment needs an address",
                            "add `ipam: {range: <IPv4 CIDR of the rail>}`")]
     return []
 
 
-def _check_host_interface(document: Document, i: int, rail: dict[str, Any], provider: str,
+def _check_host_interface(document: ProfileFile, i: int, rail: dict[str, Any], provider: Provider,
                           carriers: Carriers) -> list[Diagnostic]:
-    """rdma-shared and host-network name the node's interface of the rail's NIC: each pool must name it, and
-    under rdma-shared every pool the same."""
+    """Providers whose rails are the node's interface of their NIC: each pool must name it, and where one
+    NetworkAttachmentDefinition names it for every node, every pool the same."""
     found: list[Diagnostic] = []
     for pool, hardware in carriers:
         nic = next((n for n in hardware.get("nics", []) if n["name"] == rail["nic"]), None)
         if nic is not None and not nic.get("pfName"):
             found.append(Diagnostic(document.location("rails", i),
-                                    f"rail '{rail['name']}': provider '{provider}' needs the node's interface "
+                                    f"rail '{rail['name']}': provider '{provider.name.value}' needs the node's interface "
                                     f"of NIC '{rail['nic']}', and hardware '{hardware['name']}' (pool "
                                     f"'{pool['name']}') does not name its pfName",
                                     "set `hostInterface` on the rail, or pfName on the NIC"))
@@ -83,11 +85,11 @@ def _check_host_interface(document: Document, i: int, rail: dict[str, Any], prov
         nic = next((n for n in hardware.get("nics", []) if n["name"] == rail["nic"]), None)
         if nic is not None and nic.get("pfName"):
             names_seen.setdefault(nic["pfName"], pool["name"])
-    if provider == "rdma-shared" and len(names_seen) > 1:
+    if provider.one_interface_per_rail and len(names_seen) > 1:
         # One NAD per rail and namespace names one `master` interface for every node.
         shown = ", ".join(f"{name} on pool '{pool}'" for name, pool in names_seen.items())
         found.append(Diagnostic(document.location("rails", i),
-                                f"rail '{rail['name']}': provider 'rdma-shared' attaches it through one "
+                                f"rail '{rail['name']}': provider '{provider.name.value}' attaches it through one "
                                 f"NetworkAttachmentDefinition over one node interface, but NIC '{rail['nic']}' "
                                 f"is {shown}",
                                 "set `hostInterface` on the rail to a name every pool's nodes have (e.g. a "
@@ -95,7 +97,7 @@ def _check_host_interface(document: Document, i: int, rail: dict[str, Any], prov
     return found
 
 
-def check_rail_carriers(document: Document, i: int, rail: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
+def check_rail_carriers(document: ProfileFile, i: int, rail: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
     """One rail is one network and one device-plugin resource: its NIC must be the same kind of link
     on every pool that carries it, or the NetworkAttachmentDefinition is wrong for some of them."""
     link_types: dict[str, str] = {}
@@ -111,7 +113,7 @@ def check_rail_carriers(document: Document, i: int, rail: dict[str, Any], carrie
                        "give InfiniBand and Ethernet NICs different names and a rail each")]
 
 
-def check_ipam(document: Document, rails: list[dict[str, Any]], carriers: Carriers) -> list[Diagnostic]:
+def check_ipam(document: ProfileFile, rails: list[dict[str, Any]], carriers: Carriers) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     networks: list[tuple[int, ipaddress.IPv4Network]] = []
     for i, rail in enumerate(rails):
@@ -148,7 +150,7 @@ def check_ipam(document: Document, rails: list[dict[str, Any]], carriers: Carrie
     return found
 
 
-def _check_ipam_size(document: Document, i: int, rail: dict[str, Any], network: ipaddress.IPv4Network,
+def _check_ipam_size(document: ProfileFile, i: int, rail: dict[str, Any], network: ipaddress.IPv4Network,
                      carriers: Carriers) -> list[Diagnostic]:
     """Every node that carries the rail must be able to run at least one pod on it."""
     nodes = sum(int(pool["nodes"]) for pool, hardware in carriers if rail["nic"] in derive.nic_names(hardware))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from generator.diagnostics import Diagnostic
-from generator.load import Document, Unreadable
+from generator.load import ProfileFile, Unreadable
 from generator.validate.cluster import check_cluster
 from generator.validate.gitops import check_argocd_application_names
 from generator.validate.hardware import check_hardware
@@ -34,7 +34,7 @@ CHECKS: tuple[Callable[[Index], list[Diagnostic]], ...] = (
 )
 
 
-def check_references(valid: list[Document], invalid: list[Document],
+def check_references(valid: list[ProfileFile], invalid: list[ProfileFile],
                      unreadable: list[Unreadable] = ()) -> list[Diagnostic]:
     index, found = build_index(valid, invalid, unreadable)
     for check in CHECKS:

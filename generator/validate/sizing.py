@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import derive, names
+from generator import defaults, derive, names
 from generator.derive import Layout
 from generator.diagnostics import Diagnostic
-from generator.load import Document
+from generator.load import ProfileFile
 
 
-def check_layout(document: Document, job: dict[str, Any], pool: dict[str, Any],
+def check_layout(document: ProfileFile, job: dict[str, Any], pool: dict[str, Any],
                  hardware: dict[str, Any], host_network: bool = False) -> list[Diagnostic]:
     """Each step stops the next where it makes the size meaningless: a worker that cannot ask for what it does
     has no layout to check."""
@@ -27,14 +27,14 @@ def check_layout(document: Document, job: dict[str, Any], pool: dict[str, Any],
         _check_worker_names(document, job, shape)
 
 
-def _check_gpu_keys(document: Document, job: dict[str, Any], gpus: int, where_pool: str) -> list[Diagnostic]:
+def _check_gpu_keys(document: ProfileFile, job: dict[str, Any], gpus: int, where_pool: str) -> list[Diagnostic]:
     if gpus:
         return []
     return [Diagnostic(document.location(key), f"`{key}` is set but {where_pool} has no GPUs",
                        "remove it, or pick a GPU pool") for key in ("gpusPerWorker", "totalGpus") if key in job]
 
 
-def _check_cpu_request(document: Document, job: dict[str, Any], hardware: dict[str, Any],
+def _check_cpu_request(document: ProfileFile, job: dict[str, Any], hardware: dict[str, Any],
                        where_pool: str) -> list[Diagnostic]:
     cpu = job.get("resources", {}).get("cpu")
     if cpu is not None and derive.quantity(cpu) == 0:
@@ -47,10 +47,10 @@ def _check_cpu_request(document: Document, job: dict[str, Any], hardware: dict[s
     return []
 
 
-def _check_gpu_request(document: Document, job: dict[str, Any], gpus: int, where_pool: str) -> list[Diagnostic]:
+def _check_gpu_request(document: ProfileFile, job: dict[str, Any], gpus: int, where_pool: str) -> list[Diagnostic]:
     if not gpus:
         return []
-    per_worker = int(job.get("gpusPerWorker", gpus))
+    per_worker = derive.requested_gpus_per_worker(job, gpus)
     if per_worker > gpus:
         return [Diagnostic(document.location("gpusPerWorker"),
                            f"a worker asks for {per_worker} GPUs but a node of {where_pool} has {gpus}",
@@ -64,7 +64,7 @@ def _check_gpu_request(document: Document, job: dict[str, Any], gpus: int, where
     return []
 
 
-def _check_capacity(document: Document, job: dict[str, Any], shape: Layout, where_pool: str,
+def _check_capacity(document: ProfileFile, job: dict[str, Any], shape: Layout, where_pool: str,
                     host_network: bool) -> list[Diagnostic]:
     if shape.workers_per_node == 0:
         return [Diagnostic(document.location("resources", "cpu"), "a worker does not fit on one node", "ask for less")]
@@ -83,9 +83,9 @@ def _check_capacity(document: Document, job: dict[str, Any], shape: Layout, wher
     return [Diagnostic(document.location(size_key), message, f"use at most {shape.capacity} workers, or a bigger pool")]
 
 
-def _check_worker_names(document: Document, job: dict[str, Any], shape: Layout) -> list[Diagnostic]:
+def _check_worker_names(document: ProfileFile, job: dict[str, Any], shape: Layout) -> list[Diagnostic]:
     """The last worker's pod name must be a DNS-1035 label, content hash included."""
-    hashed = job.get("naming", "content-hash") == "content-hash"
+    hashed = job.get("naming", defaults.JOB_NAMING) == "content-hash"
     problem = names.last_worker_name_problem(job["name"], shape.worker_count, hashed=hashed)
     if not problem:
         return []

@@ -7,7 +7,7 @@ from typing import Any
 
 from generator import names
 from generator.diagnostics import Diagnostic
-from generator.load import Document
+from generator.load import ProfileFile
 from generator.validate.fields import duplicates
 from generator.vocabulary import mpi_operator
 
@@ -17,7 +17,7 @@ RESERVED_VOLUMES = ("dshm", "mpigen-hostfile", mpi_operator.SSH_AUTH_VOLUME, mpi
 RESERVED_MOUNTS = ("/dev/shm", names.HOSTFILE_DIR, mpi_operator.CONFIG_MOUNT_PATH)
 
 
-def check_volumes(document: Document, job: dict[str, Any]) -> list[Diagnostic]:
+def check_volumes(document: ProfileFile, job: dict[str, Any]) -> list[Diagnostic]:
     volumes = job.get("volumes", [])
     found = list(duplicates(document, volumes, "name", ("volumes",), "volume name"))
     found += duplicates(document, volumes, "mountPath", ("volumes",), "mount path")

@@ -16,6 +16,7 @@ from generator.check.rules.goerrors import go_quote
 from generator.check.rules.pods import PodTemplate, pod_requests, pod_templates
 from generator.check.rules.reading import as_dict, as_str, metadata_name, path_of
 from generator.diagnostics import Severity
+from generator.manifests.providers import PROVIDERS
 from generator.vocabulary.multus import NETWORKS_ANNOTATION, RESOURCE_NAME_ANNOTATION
 
 RULE_NETWORK = "network"
@@ -23,9 +24,11 @@ RULE_NETWORK = "network"
 
 NAD_KIND = "NetworkAttachmentDefinition"
 # Kinds whose operator renders a NetworkAttachmentDefinition of the same name, and the namespace it goes to
-# when spec.networkNamespace is not set ('' = the object's own): sriov-network-operator, NVIDIA network-operator.
-OPERATOR_NETWORK_KINDS = {"SriovNetwork": "", "SriovIBNetwork": "", "HostDeviceNetwork": "default",
-                          "IPoIBNetwork": "default", "MacvlanNetwork": "default"}
+# when spec.networkNamespace is not set ('' = the object's own): those of the providers' operators, and NVIDIA
+# network-operator's.
+OPERATOR_NETWORK_KINDS = {**{kind: namespace for provider in PROVIDERS.values()
+                             for kind, namespace in provider.network_kinds.items()},
+                          "HostDeviceNetwork": "default", "IPoIBNetwork": "default", "MacvlanNetwork": "default"}
 
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _IFNAMSIZ = 16

@@ -1,72 +1,60 @@
-"""Network providers: how a cluster's rails reach pods. One module per provider, each with two functions:
+"""Network providers: how a cluster's rails reach pods. One module per provider, each defining its builders
+and `PROVIDER`, the `Provider` description (generator/manifests/provider.py) that holds every fact of it the
+other stages read: its resource prefix, the NIC facts and `network` settings it reads, whether rails go
+through Multus or the nodes' network, the infra chart's NOTES line, and the builders:
 
 - `infra(cluster, chart) -> list[Manifest]`: the cluster-wide objects (device plugin config, networks);
 - `pod_network(job, mpijob) -> PodNetwork`: what a worker pod of the job needs for its rails.
 
-Adding a provider is adding a module here, its name to `NetworkProvider` (generator/model.py) and to the
-cluster schema's `network.provider`.
+Adding a provider is adding its module here, named after it (`host-network`: host_network.py), and its name
+to `NetworkProvider` (generator/model.py) and to the cluster schema's `network.provider`; nothing else names
+it (tests/test_providers_registry.py holds the schema's enum and defaults to the registry, and keeps provider
+names out of the other modules).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from dataclasses import dataclass
-from types import ModuleType
+import importlib
+from typing import Any
 
 from generator.manifests.labels import ChartRef
 from generator.manifests.manifest import Manifest
+from generator.manifests.provider import WORKER_OF_LABEL, PodNetwork, Provider
 from generator.model import Cluster, Job, NetworkProvider
-from generator.vocabulary.multus import NETWORKS_ANNOTATION
-
-# Worker pods of one MPIJob carry it, so host-network jobs can keep them one per node.
-WORKER_OF_LABEL = "mpigen/worker-of"
 
 
-@dataclass(frozen=True)
-class PodNetwork:
-    """A worker pod's part of the job's rails."""
-
-    annotations: tuple[tuple[str, str], ...] = ()
-    limits: tuple[tuple[str, int], ...] = ()
-    """Extended resources per worker, one per rail."""
-    host_network: bool = False
-    ssh_port: int | None = None
-    """sshd's port where it is not 22 (host networking: the node's own sshd has 22)."""
+def _load(name: NetworkProvider) -> Provider:
+    provider: Provider = importlib.import_module(f"{__name__}.{name.value.replace('-', '_')}").PROVIDER
+    assert provider.name is name, f"the module of {name.value} describes {provider.name.value}"
+    return provider
 
 
-def multus_annotation(job: Job, nad_of: Callable[[str, str], str]) -> tuple[tuple[str, str], ...]:
-    """Multus attachments with explicit interface names, in rail order (JSON form)."""
-    if not job.rails:
-        return ()
-    return ((NETWORKS_ANNOTATION, json.dumps([
-        {"name": nad_of(r.rail.name, job.namespace), "namespace": job.namespace, "interface": r.interface}
-        for r in job.rails
-    ])),)
+PROVIDERS: dict[NetworkProvider, Provider] = {name: _load(name) for name in NetworkProvider}
+"""Every provider by name, in the order of `NetworkProvider`."""
+
+DEFAULT_PROVIDER = NetworkProvider.SRIOV_DEVICE_PLUGIN
+"""The provider of a cluster profile that names none (the schema's default)."""
 
 
-def one_per_rail(job: Job) -> tuple[tuple[str, int], ...]:
-    return tuple((r.rail.resource, 1) for r in job.rails)
+def provider_of(network: dict[str, Any]) -> Provider | None:
+    """The provider a cluster profile's `network` block names (the default where it names none); None for a name
+    the schema refuses."""
+    return PROVIDERS.get(network.get("provider", DEFAULT_PROVIDER))
 
 
-def _modules() -> dict[NetworkProvider, ModuleType]:
-    from generator.manifests.providers import host_network, rdma_shared, sriov_device_plugin, sriov_network_operator, tcp
-    return {
-        NetworkProvider.SRIOV_DEVICE_PLUGIN: sriov_device_plugin,
-        NetworkProvider.SRIOV_NETWORK_OPERATOR: sriov_network_operator,
-        NetworkProvider.RDMA_SHARED: rdma_shared,
-        NetworkProvider.HOST_NETWORK: host_network,
-        NetworkProvider.TCP: tcp,
-    }
+def setting_defaults() -> dict[str, Any]:
+    """The defaults of the `network` settings only some providers read."""
+    return {key: value for provider in PROVIDERS.values() for key, value in provider.settings.items()
+            if value is not None}
 
 
 def infra(cluster: Cluster, chart: ChartRef) -> list[Manifest]:
-    return _modules()[cluster.network.provider].infra(cluster, chart)
+    return PROVIDERS[cluster.network.provider].infra(cluster, chart)
 
 
 def pod_network(job: Job, mpijob: str) -> PodNetwork:
-    return _modules()[job.cluster.network.provider].pod_network(job, mpijob)
+    return PROVIDERS[job.cluster.network.provider].pod_network(job, mpijob)
 
 
-__all__ = ["NETWORKS_ANNOTATION", "WORKER_OF_LABEL", "PodNetwork", "infra", "multus_annotation",
-           "one_per_rail", "pod_network"]
+__all__ = ["DEFAULT_PROVIDER", "PROVIDERS", "WORKER_OF_LABEL", "PodNetwork", "Provider", "infra", "pod_network",
+           "provider_of", "setting_defaults"]

@@ -11,11 +11,18 @@ from generator import names
 from generator.manifests.labels import ChartRef, metadata
 from generator.manifests.manifest import Manifest
 from generator.manifests.network import build_network_attachment, rail_link_type, union, whereabouts
-from generator.manifests.providers import PodNetwork, multus_annotation, one_per_rail
-from generator.model import Cluster, Job, LinkType, Rail
+from generator.manifests.provider import PodNetwork, Provider, multus_annotation, one_per_rail
+from generator.model import Cluster, Job, LinkType, Network, NetworkProvider, Rail
 
 # How many containers of a node may share one rail's HCA (the plugin's own example uses 1000).
 RDMA_HCA_MAX = 1000
+CONFIGMAP = "rdma-devices"
+
+
+def notes(network: Network) -> str:
+    return ("one macvlan or ipoib NetworkAttachmentDefinition per rail in each namespace; rdma-shared-dev-plugin "
+            f"config: ConfigMap {CONFIGMAP} in {network.device_plugin_namespace}; restart the plugin pods after it "
+            "changes.")
 
 
 def nad_name(rail: str, namespace: str) -> str:
@@ -44,7 +51,7 @@ def build_rdma_devices_configmap(cluster: Cluster, chart: ChartRef) -> dict[str,
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": metadata(names.RDMA_SHARED_CONFIGMAP, chart, cluster.network.device_plugin_namespace),
+        "metadata": metadata(CONFIGMAP, chart, cluster.network.device_plugin_namespace),
         "data": {"config.json": json.dumps({"periodicUpdateInterval": 300, "configList": config_list}, indent=2) + "\n"},
     }
 
@@ -70,3 +77,15 @@ def infra(cluster: Cluster, chart: ChartRef) -> list[Manifest]:
 
 def pod_network(job: Job, mpijob: str) -> PodNetwork:
     return PodNetwork(annotations=multus_annotation(job, nad_name), limits=one_per_rail(job))
+
+
+PROVIDER = Provider(
+    NetworkProvider.RDMA_SHARED, infra, pod_network, notes,
+    resource_prefix="rdma",  # rdma-shared-dev-plugin's fixed prefix
+    # NCCL_IB_HCA and UCX_NET_DEVICES from `hca`, the network type from `linkType`; the plugin selects the PF by
+    # vendor, device id and interface name.
+    nic_facts=("hca", "pfName", "vendorId", "deviceId", "linkType"),
+    settings={"devicePluginNamespace": "kube-system"},
+    host_interface=True,
+    one_interface_per_rail=True,
+)

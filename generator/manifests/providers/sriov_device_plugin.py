@@ -16,8 +16,16 @@ from generator.manifests.network import (
     union,
     whereabouts,
 )
-from generator.manifests.providers import PodNetwork, multus_annotation, one_per_rail
-from generator.model import Cluster, Job, LinkType, Rail
+from generator.manifests.provider import PodNetwork, Provider, multus_annotation, one_per_rail
+from generator.model import Cluster, Job, LinkType, Network, NetworkProvider, Rail
+
+CONFIGMAP = "sriovdp-config"
+
+
+def notes(network: Network) -> str:
+    return ("one NetworkAttachmentDefinition (SR-IOV VF + rdma) per rail in each namespace; SR-IOV device plugin "
+            f"config: ConfigMap {CONFIGMAP} in {network.device_plugin_namespace}; restart the device plugin pods "
+            "after it changes.")
 
 
 def nad_name(rail: str, namespace: str) -> str:
@@ -52,7 +60,7 @@ def build_device_plugin_configmap(cluster: Cluster, chart: ChartRef) -> dict[str
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": metadata(names.DEVICE_PLUGIN_CONFIGMAP, chart, cluster.network.device_plugin_namespace),
+        "metadata": metadata(CONFIGMAP, chart, cluster.network.device_plugin_namespace),
         "data": {"config.json": json.dumps(config, indent=2) + "\n"},
     }
 
@@ -71,3 +79,14 @@ def infra(cluster: Cluster, chart: ChartRef) -> list[Manifest]:
 
 def pod_network(job: Job, mpijob: str) -> PodNetwork:
     return PodNetwork(annotations=multus_annotation(job, nad_name), limits=one_per_rail(job))
+
+
+PROVIDER = Provider(
+    NetworkProvider.SRIOV_DEVICE_PLUGIN, infra, pod_network, notes,
+    resource_prefix="nvidia.com",  # the SR-IOV device plugin as mpigen configures it
+    # NCCL_IB_HCA from `hca`, the network type from `linkType`; the plugin selects VFs by vendor, VF device id and
+    # PF name.
+    nic_facts=("hca", "pfName", "vendorId", "vfDeviceId", "linkType"),
+    settings={"devicePluginNamespace": "kube-system"},
+    exclusive_devices=True,
+)

@@ -8,21 +8,32 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator import names
 from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
 from generator.manifests.manifest import Manifest
 from generator.manifests.network import rail_link_type, whereabouts
-from generator.manifests.providers import PodNetwork, multus_annotation, one_per_rail
-from generator.model import Cluster, Job, LinkType, NodePool, Rail
+from generator.manifests.provider import PodNetwork, Provider, multus_annotation, one_per_rail
+from generator.model import Cluster, Job, LinkType, Network, NetworkProvider, NodePool, Rail
 
 API_VERSION = "sriovnetwork.openshift.io/v1"
 POLICY_LINK_TYPE = {LinkType.INFINIBAND: "IB", LinkType.ETHERNET: "ETH"}
 RDMA_META_PLUGIN = json.dumps({"type": "rdma"})
 
 
+def notes(network: Network) -> str:
+    return ("one SriovNetworkNodePolicy per rail and node pool, one SriovNetwork or SriovIBNetwork per rail and "
+            f"namespace, in {network.operator_namespace}; the operator creates the VFs (nodes drain and may reboot) "
+            "and the NetworkAttachmentDefinitions.")
+
+
 def nad_name(rail: str, namespace: str) -> str:
-    """The operator names the NAD after the SriovNetwork, and all SriovNetworks share one namespace."""
-    return names.operator_network_name(rail, namespace)
+    """A SriovNetwork (and the NAD the operator renders from it) per rail and job namespace, all in the
+    operator's namespace, so the job namespace is part of the name."""
+    return f"{rail}-{namespace}"
+
+
+def node_policy_name(rail: str, pool: str) -> str:
+    """One SriovNetworkNodePolicy per rail and node pool (pools differ in hardware)."""
+    return f"{rail}-{pool}"
 
 
 def num_vfs(cluster: Cluster, pool: NodePool) -> int:
@@ -38,7 +49,7 @@ def build_node_policy(cluster: Cluster, rail: Rail, pool: NodePool, chart: Chart
     return {
         "apiVersion": API_VERSION,
         "kind": "SriovNetworkNodePolicy",
-        "metadata": metadata(names.node_policy_name(rail.name, pool.name), chart, cluster.network.operator_namespace,
+        "metadata": metadata(node_policy_name(rail.name, pool.name), chart, cluster.network.operator_namespace,
                              annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE}),
         "spec": {
             "resourceName": rail.resource_name,
@@ -78,3 +89,15 @@ def infra(cluster: Cluster, chart: ChartRef) -> list[Manifest]:
 
 def pod_network(job: Job, mpijob: str) -> PodNetwork:
     return PodNetwork(annotations=multus_annotation(job, nad_name), limits=one_per_rail(job))
+
+
+PROVIDER = Provider(
+    NetworkProvider.SRIOV_NETWORK_OPERATOR, infra, pod_network, notes,
+    resource_prefix="openshift.io",  # the operator's own
+    # NCCL_IB_HCA from `hca`, the network type from `linkType`; the policies select the PF by vendor, device id
+    # and interface name.
+    nic_facts=("hca", "pfName", "vendorId", "deviceId", "linkType"),
+    settings={"operatorNamespace": "sriov-network-operator", "numVfs": None},
+    exclusive_devices=True,
+    network_kinds={"SriovNetwork": "", "SriovIBNetwork": ""},
+)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from generator.manifests.labels import ChartRef
 from generator.manifests.manifest import Manifest
-from generator.manifests.providers import PodNetwork
-from generator.model import Cluster, Job
+from generator.manifests.provider import PodNetwork, Provider
+from generator.model import Cluster, Job, Network, NetworkProvider
+
+
+def notes(network: Network) -> str:
+    return "no RDMA: MPI and NCCL use the cluster network."
 
 
 def infra(cluster: Cluster, chart: ChartRef) -> list[Manifest]:
@@ -14,3 +18,11 @@ def infra(cluster: Cluster, chart: ChartRef) -> list[Manifest]:
 
 def pod_network(job: Job, mpijob: str) -> PodNetwork:
     return PodNetwork()
+
+
+PROVIDER = Provider(
+    NetworkProvider.TCP, infra, pod_network, notes,
+    resource_prefix="nvidia.com",
+    rdma=False,
+    multus=False,
+)

@@ -1,4 +1,4 @@
-"""mpigen's own rendering of the charts' manifests, straight from the built objects.
+"""The charts' objects as one YAML stream (`mpigen render --manifests`), straight from the built objects, no Helm.
 
 The tests hold `helm template` of every chart with default values to be equal to this.
 """
@@ -10,7 +10,7 @@ from generator.chartfiles import template_path
 from generator.package import Chart
 
 
-def render_manifests(charts: list[Chart]) -> str:
+def manifest_stream(charts: list[Chart]) -> str:
     """Every chart's objects as one multi-document YAML stream, each headed by its source."""
     parts = []
     for chart in charts:

@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import is_run_of, run_mpigen
+from conftest import CustomResourceSchemas, is_run_of, run_mpigen
 
-from generator.crdschema import load_crd_schemas, validate_custom_resource
 from generator.pipeline import CompileResult, compile_profiles
 
 API = "apiVersion: mpigen/v1alpha1\n"
@@ -297,8 +296,8 @@ def crd_files(upstream: Path) -> dict[str, list[Path]]:
 
 
 @pytest.fixture(scope="module")
-def upstream_crds(upstream: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    return load_crd_schemas([path for paths in crd_files(upstream).values() for path in paths])
+def upstream_crds(upstream: Path) -> CustomResourceSchemas:
+    return CustomResourceSchemas([path for paths in crd_files(upstream).values() for path in paths])
 
 
 def test_every_combination_has_a_chart_with_its_mpijob(matrix, compiled):
@@ -337,7 +336,7 @@ def test_the_matrix_passes_check_strict_with_real_helm(helm, upstream, matrix, c
     # CRD given before using it, which costs seconds for the large ones the charts do not need (ApplicationSet).
     kinds = {doc["kind"] for _, doc in _objects(compiled)}
     crds = [path for name, paths in crd_files(upstream).items() if name in ("sriov-network-operator", "gitops")
-            for path in paths if {kind for _, kind in load_crd_schemas([path])} & kinds]
+            for path in paths if {kind for _, kind in CustomResourceSchemas([path]).keys} & kinds]
     assert len(crds) == 7, crds  # SriovNetworkNodePolicy, SriovNetwork, SriovIBNetwork; Argo CD and Flux
     checked = run_mpigen("check", "--helm", helm, "--strict", *(a for crd in crds for a in ("--crds", crd)), charts)
     assert checked.returncode == 0, checked.stdout + checked.stderr
@@ -362,7 +361,7 @@ def test_custom_resources_validate_against_the_upstream_crds(compiled, upstream_
         if (doc["apiVersion"], doc["kind"]) in upstream_crds:
             where = (source, doc["kind"], doc["metadata"].get("namespace", ""), doc["metadata"]["name"])
             assert where not in results, f"{where} twice"
-            results[where] = validate_custom_resource(doc, upstream_crds)
+            results[where] = upstream_crds.problems(doc)
     counts: dict[str, int] = {}
     for _, kind, _, _ in results:
         counts[kind] = counts.get(kind, 0) + 1

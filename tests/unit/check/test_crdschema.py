@@ -1,4 +1,4 @@
-"""generator/crdschema.py: CRD structural schemas turned into strict JSON Schema.
+"""generator/check/crdschema.py: CRD structural schemas turned into strict JSON Schema.
 
 Unit tests pin each Kubernetes extension; the rest runs the converter against the real upstream
 CRDs, whose own examples must pass and whose mutated examples must fail at the field that broke.
@@ -12,16 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CustomResourceSchemas
 from jsonschema import Draft202012Validator
 from ruamel.yaml import YAML
 
-from generator.crdschema import (
-    _validator,
-    convert_schema,
-    load_crd_schemas,
-    resource_schema,
-    validate_custom_resource,
-)
+from generator.check.crdschema import convert_schema, resource_schema
+from generator.check.schemas import bundled_kube_versions
 
 MPIJOB = ("kubeflow.org/v2beta1", "MPIJob")
 NAD = ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")
@@ -185,71 +181,78 @@ spec:
 
 
 @pytest.fixture
-def widget_schemas(tmp_path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+def widget_schemas(tmp_path: Path) -> CustomResourceSchemas:
     path = tmp_path / "widgets.yaml"
     path.write_text(CRD_FILE, encoding="utf-8")
-    return load_crd_schemas([path])
+    return CustomResourceSchemas([path])
 
 
 def widget(spec: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": spec, **(extra or {})}
 
 
-def test_load_reads_every_served_version_and_skips_other_documents(widget_schemas: dict) -> None:
-    assert set(widget_schemas) == {("example.com/v1", "Widget"), ("example.com/v1alpha1", "Widget")}
+def test_load_reads_every_served_version_and_skips_other_documents(widget_schemas: CustomResourceSchemas) -> None:
+    assert widget_schemas.keys == {("example.com/v1", "Widget"), ("example.com/v1alpha1", "Widget")}
 
 
-def test_messages_carry_the_json_path(widget_schemas: dict) -> None:
-    assert validate_custom_resource(widget({"size": 2}), widget_schemas) == []
-    assert validate_custom_resource(widget({"size": 0}), widget_schemas) == [
+def test_messages_carry_the_json_path(widget_schemas: CustomResourceSchemas) -> None:
+    assert widget_schemas.problems(widget({"size": 2})) == []
+    assert widget_schemas.problems(widget({"size": 0})) == [
         ".spec.size: 0 is less than the minimum of 1"]
-    assert validate_custom_resource(widget({"size": 1, "colour": "red"}), widget_schemas) == [
+    assert widget_schemas.problems(widget({"size": 1, "colour": "red"})) == [
         ".spec.colour: unknown field"]
-    assert validate_custom_resource(widget({"size": 1, "list": [{"name": "a"}, {}]}), widget_schemas) == [
+    assert widget_schemas.problems(widget({"size": 1, "list": [{"name": "a"}, {}]})) == [
         ".spec.list[1]: 'name' is a required property"]
-    assert validate_custom_resource(widget({"size": 1}, {"status": {}}), widget_schemas) == [".status: unknown field"]
-    assert validate_custom_resource(widget({}), widget_schemas) == [".spec: 'size' is a required property"]
+    assert widget_schemas.problems(widget({"size": 1}, {"status": {}})) == [".status: unknown field"]
+    assert widget_schemas.problems(widget({})) == [".spec: 'size' is a required property"]
 
 
-def test_null_fields_are_pruned_like_the_api_server_unless_nullable(widget_schemas: dict) -> None:
+def test_null_fields_are_pruned_like_the_api_server_unless_nullable(widget_schemas: CustomResourceSchemas) -> None:
     # `command:` with no value (upstream pi-intel) is dropped by the API server, not rejected.
-    assert validate_custom_resource(widget({"size": 1, "command": None, "note": None}), widget_schemas) == []
+    assert widget_schemas.problems(widget({"size": 1, "command": None, "note": None})) == []
     # ... but a required field given as null is then missing.
-    assert validate_custom_resource(widget({"size": None}), widget_schemas) == [".spec: 'size' is a required property"]
+    assert widget_schemas.problems(widget({"size": None})) == [".spec: 'size' is a required property"]
     # and a null list item is not a field: it stays and fails.
-    assert validate_custom_resource(widget({"size": 1, "command": [None]}), widget_schemas) == [
+    assert widget_schemas.problems(widget({"size": 1, "command": [None]})) == [
         ".spec.command[0]: None is not of type 'string'"]
 
 
 def test_errors_inside_a_nullable_object_point_at_the_field() -> None:
     spec = {"type": "object", "nullable": True, "properties": {"a": {"type": "string"}},
             "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}
-    schemas = {("g/v1", "K"): resource_schema({"type": "object", "properties": {"spec": spec}})}
+    schemas = CustomResourceSchemas(documents=[{
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "ks.g"},
+        "spec": {"group": "g", "names": {"kind": "K", "plural": "ks"}, "scope": "Namespaced",
+                 "versions": [{"name": "v1", "served": True, "storage": True,
+                               "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}}}]}}])
     doc = {"apiVersion": "g/v1", "kind": "K"}
-    assert validate_custom_resource({**doc, "spec": None}, schemas) == []
-    assert validate_custom_resource({**doc, "spec": {"a": "x"}}, schemas) == []
-    assert validate_custom_resource({**doc, "spec": {"a": 1}}, schemas) == [".spec.a: 1 is not of type 'string'"]
-    assert validate_custom_resource({**doc, "spec": {"a": "x", "c": 1}}, schemas) == [".spec.c: unknown field"]
-    assert validate_custom_resource({**doc, "spec": "x"}, schemas) == [".spec: 'x' is not of type 'null', 'object'"]
+    assert schemas.problems({**doc, "spec": None}) == []
+    assert schemas.problems({**doc, "spec": {"a": "x"}}) == []
+    assert schemas.problems({**doc, "spec": {"a": 1}}) == [".spec.a: 1 is not of type 'string'"]
+    assert schemas.problems({**doc, "spec": {"a": "x", "c": 1}}) == [".spec.c: unknown field"]
+    assert schemas.problems({**doc, "spec": "x"}) == [".spec: 'x' is not of type 'object'"]
 
 
-def test_preserve_unknown_version_and_unknown_kind(widget_schemas: dict) -> None:
+def test_preserve_unknown_version_and_unknown_kind(widget_schemas: CustomResourceSchemas) -> None:
     loose = {"apiVersion": "example.com/v1alpha1", "kind": "Widget", "metadata": {"name": "w"}, "anything": [1]}
-    assert validate_custom_resource(loose, widget_schemas) == []
-    assert validate_custom_resource({**loose, "apiVersion": "example.com/v1beta1"}, widget_schemas) == [
-        ".: no CRD schema for apiVersion 'example.com/v1beta1' kind 'Widget'"]
+    assert widget_schemas.problems(loose) == []
+    assert widget_schemas.problems({**loose, "apiVersion": "example.com/v1beta1"}) == [
+        f".: no schema known for example.com/v1beta1 Widget: not a built-in kind of Kubernetes "
+        f"{bundled_kube_versions()[-1]}, and no CRD for it was given; add its CRD with --crds DIR"]
 
 
-def test_each_validator_is_compiled_once(widget_schemas: dict) -> None:
-    schema = widget_schemas[("example.com/v1", "Widget")]
-    assert _validator(schema) is _validator(schema)
+def test_each_validator_is_compiled_once(widget_schemas: CustomResourceSchemas) -> None:
+    widget_schemas.problems(widget({"size": 2}))
+    compiled = widget_schemas.schema_set.compiled_count
+    widget_schemas.problems(widget({"size": 0}))
+    assert widget_schemas.schema_set.compiled_count == compiled
 
 
 # --- the real upstream CRDs ------------------------------------------------------------------------
 
 @pytest.fixture(scope="session")
-def schemas(upstream: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    return load_crd_schemas([
+def schemas(upstream: Path) -> CustomResourceSchemas:
+    return CustomResourceSchemas([
         upstream / "mpi-operator" / "kubeflow.org_mpijobs.yaml",
         upstream / "network" / "nad-client" / "artifacts__networks-crd.yaml",
         upstream / "scheduling" / "scheduling.x-k8s.io_podgroups.yaml",
@@ -257,18 +260,18 @@ def schemas(upstream: Path) -> dict[tuple[str, str], dict[str, Any]]:
     ])
 
 
-def test_upstream_crds_give_the_expected_kinds(schemas: dict) -> None:
-    assert {MPIJOB, NAD, PODGROUP_X, PODGROUP_VOLCANO} <= set(schemas)
+def test_upstream_crds_give_the_expected_kinds(schemas: CustomResourceSchemas) -> None:
+    assert {MPIJOB, NAD, PODGROUP_X, PODGROUP_VOLCANO} <= schemas.keys
 
 
-def test_converted_mpijob_schema_is_valid_json_schema(schemas: dict) -> None:
-    Draft202012Validator.check_schema(schemas[MPIJOB])
+def test_converted_mpijob_schema_is_valid_json_schema(schemas: CustomResourceSchemas) -> None:
+    Draft202012Validator.check_schema(schemas.converted[MPIJOB])
 
 
-def test_every_upstream_mpijob_example_passes(upstream: Path, schemas: dict) -> None:
+def test_every_upstream_mpijob_example_passes(upstream: Path, schemas: CustomResourceSchemas) -> None:
     examples = sorted((upstream / "mpi-operator" / "examples").glob("*.yaml"))
     assert len(examples) >= 5
-    results = {path.name: [msg for doc in load_all(path) for msg in validate_custom_resource(doc, schemas)]
+    results = {path.name: [msg for doc in load_all(path) for msg in schemas.problems(doc)]
                for path in examples}
     assert results == {name: [] for name in results}
 
@@ -317,7 +320,7 @@ MPIJOB_MUTATIONS = [
     ("unknown-container-field", _set(f"{WORKER_C0}/imagePullPolicyy", "Always"),
      f"{WORKER}.containers[0].imagePullPolicyy: unknown field"),
     ("quantity-not-a-quantity", _set(f"{WORKER_C0}/resources/limits/cpu", "lots"),
-     f"{WORKER}.containers[0].resources.limits.cpu: 'lots' does not match"),
+     f"{WORKER}.containers[0].resources.limits.cpu: 'lots' is not a quantity (such as 8, 500m or 16Gi)"),
     ("quantity-as-float", _set(f"{WORKER_C0}/resources/limits/cpu", 1.5),
      f"{WORKER}.containers[0].resources.limits.cpu: 1.5 is not of type 'integer', 'string'"),
     ("command-not-a-list", _set(f"{WORKER_C0}/command", "/usr/sbin/sshd"),
@@ -331,19 +334,20 @@ MPIJOB_MUTATIONS = [
 
 @pytest.mark.parametrize(("mutate", "expected"), [case[1:] for case in MPIJOB_MUTATIONS],
                          ids=[case[0] for case in MPIJOB_MUTATIONS])
-def test_mutated_upstream_mpijob_fails_at_the_field(pi: dict, schemas: dict, mutate: Callable, expected: str) -> None:
-    assert validate_custom_resource(pi, schemas) == []
+def test_mutated_upstream_mpijob_fails_at_the_field(pi: dict, schemas: CustomResourceSchemas, mutate: Callable,
+                                                  expected: str) -> None:
+    assert schemas.problems(pi) == []
     broken = copy.deepcopy(pi)
     mutate(broken)
-    messages = validate_custom_resource(broken, schemas)
+    messages = schemas.problems(broken)
     assert any(message.startswith(expected) for message in messages), messages
 
 
-def test_every_upstream_nad_example_passes(upstream: Path, schemas: dict) -> None:
+def test_every_upstream_nad_example_passes(upstream: Path, schemas: CustomResourceSchemas) -> None:
     docs = load_all(upstream / "network" / "rdma-cni" / "examples__rdma_net_crd.yaml")
     docs += load_all(upstream / "network" / "nad-client" / "artifacts__my-network.yaml")
     assert len(docs) == 2
-    assert [validate_custom_resource(doc, schemas) for doc in docs] == [[], []]
+    assert [schemas.problems(doc) for doc in docs] == [[], []]
 
 
 @pytest.mark.parametrize(("mutate", "expected"), [
@@ -352,10 +356,11 @@ def test_every_upstream_nad_example_passes(upstream: Path, schemas: dict) -> Non
     (_set("metadata", "sriov-rdma-net"), ".metadata: 'sriov-rdma-net' is not of type 'object'"),
     (_set("data", {}), ".data: unknown field"),
 ], ids=["config-as-object", "spec-typo", "metadata-as-string", "unknown-top-level"])
-def test_mutated_upstream_nad_fails_at_the_field(upstream: Path, schemas: dict, mutate: Callable, expected: str) -> None:
+def test_mutated_upstream_nad_fails_at_the_field(upstream: Path, schemas: CustomResourceSchemas, mutate: Callable,
+                                              expected: str) -> None:
     (doc,) = load_all(upstream / "network" / "rdma-cni" / "examples__rdma_net_crd.yaml")
     mutate(doc)
-    assert expected in validate_custom_resource(doc, schemas)
+    assert expected in schemas.problems(doc)
 
 
 # PodGroups as mpi-operator creates them for `--gang-scheduling` (DOMAIN.md section 1); no upstream example exists.
@@ -373,14 +378,15 @@ PODGROUPS = {
 
 
 @pytest.mark.parametrize("key", list(PODGROUPS), ids=["scheduler-plugins", "volcano"])
-def test_podgroups_pass(schemas: dict, key: tuple[str, str]) -> None:
-    assert validate_custom_resource(PODGROUPS[key], schemas) == []
+def test_podgroups_pass(schemas: CustomResourceSchemas, key: tuple[str, str]) -> None:
+    assert schemas.problems(PODGROUPS[key]) == []
 
 
 @pytest.mark.parametrize(("key", "mutate", "expected"), [
     (PODGROUP_X, _set("spec/minMember", 0), ".spec.minMember: 0 is less than the minimum of 1"),
     (PODGROUP_X, _set("spec/minMember", "3"), ".spec.minMember: '3' is not of type 'integer'"),
-    (PODGROUP_X, _set("spec/minResources/cpu", "lots"), ".spec.minResources.cpu: 'lots' does not match"),
+    (PODGROUP_X, _set("spec/minResources/cpu", "lots"),
+     ".spec.minResources.cpu: 'lots' is not a quantity (such as 8, 500m or 16Gi)"),
     (PODGROUP_X, _set("spec/queue", "training"), ".spec.queue: unknown field"),
     (PODGROUP_VOLCANO, _set("spec/minMember", -1), ".spec.minMember: -1 is less than the minimum of 0"),
     (PODGROUP_VOLCANO, _set("spec/queue", "Training_Queue"), ".spec.queue: 'Training_Queue' does not match"),
@@ -389,11 +395,11 @@ def test_podgroups_pass(schemas: dict, key: tuple[str, str]) -> None:
     (PODGROUP_VOLCANO, _set("spec/scheduleTimeoutSeconds", 600), ".spec.scheduleTimeoutSeconds: unknown field"),
 ], ids=["x-min-member-zero", "x-min-member-string", "x-quantity", "x-volcano-field", "volcano-negative",
         "volcano-queue-pattern", "volcano-enum", "volcano-x-field"])
-def test_mutated_podgroups_fail_at_the_field(schemas: dict, key: tuple[str, str], mutate: Callable,
+def test_mutated_podgroups_fail_at_the_field(schemas: CustomResourceSchemas, key: tuple[str, str], mutate: Callable,
                                              expected: str) -> None:
     doc = copy.deepcopy(PODGROUPS[key])
     mutate(doc)
-    messages = validate_custom_resource(doc, schemas)
+    messages = schemas.problems(doc)
     assert any(message.startswith(expected) for message in messages), messages
 
 
@@ -404,8 +410,8 @@ HELMRELEASE = ("helm.toolkit.fluxcd.io/v2", "HelmRelease")
 
 
 @pytest.fixture(scope="session")
-def gitops_schemas(upstream: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    return load_crd_schemas([upstream / "gitops" / "argocd" / "application-crd.yaml",
+def gitops_schemas(upstream: Path) -> CustomResourceSchemas:
+    return CustomResourceSchemas([upstream / "gitops" / "argocd" / "application-crd.yaml",
                              upstream / "gitops" / "flux" / "helm.toolkit.fluxcd.io_helmreleases.yaml"])
 
 
@@ -447,10 +453,10 @@ FLUX_HELMRELEASE = {
 }
 
 
-def test_gitops_examples_pass(gitops_schemas: dict) -> None:
-    assert {APPLICATION, HELMRELEASE} <= set(gitops_schemas)
-    assert validate_custom_resource(ARGO_APPLICATION, gitops_schemas) == []
-    assert validate_custom_resource(FLUX_HELMRELEASE, gitops_schemas) == []
+def test_gitops_examples_pass(gitops_schemas: CustomResourceSchemas) -> None:
+    assert {APPLICATION, HELMRELEASE} <= gitops_schemas.keys
+    assert gitops_schemas.problems(ARGO_APPLICATION) == []
+    assert gitops_schemas.problems(FLUX_HELMRELEASE) == []
 
 
 @pytest.mark.parametrize(("mutate", "expected"), [
@@ -468,10 +474,11 @@ def test_gitops_examples_pass(gitops_schemas: dict) -> None:
      ".spec.source.helm.parameters[0].forceString: 'yes' is not of type 'boolean'"),
 ], ids=["destination-as-string", "no-project", "no-repo-url", "helm-typo", "helm-values-as-object", "prune-as-string",
         "sync-options-as-string", "retry-limit-as-string", "ignore-differences-typo", "parameter-flag-as-string"])
-def test_mutated_argo_application_fails_at_the_field(gitops_schemas: dict, mutate: Callable, expected: str) -> None:
+def test_mutated_argo_application_fails_at_the_field(gitops_schemas: CustomResourceSchemas, mutate: Callable,
+                                                     expected: str) -> None:
     doc = copy.deepcopy(ARGO_APPLICATION)
     mutate(doc)
-    messages = validate_custom_resource(doc, gitops_schemas)
+    messages = gitops_schemas.problems(doc)
     assert any(message.startswith(expected) for message in messages), messages
 
 
@@ -492,20 +499,21 @@ def test_mutated_argo_application_fails_at_the_field(gitops_schemas: dict, mutat
     (_set("spec/chart/specs", {}), ".spec.chart.specs: unknown field"),
 ], ids=["interval-pattern", "no-interval", "strategy-enum", "source-kind-enum", "source-without-name", "depends-on-strings",
         "install-typo", "remediation-enum", "values-from-kind-enum", "values-key-pattern", "chart-typo"])
-def test_mutated_flux_helmrelease_fails_at_the_field(gitops_schemas: dict, mutate: Callable, expected: str) -> None:
+def test_mutated_flux_helmrelease_fails_at_the_field(gitops_schemas: CustomResourceSchemas, mutate: Callable,
+                                                     expected: str) -> None:
     doc = copy.deepcopy(FLUX_HELMRELEASE)
     mutate(doc)
-    messages = validate_custom_resource(doc, gitops_schemas)
+    messages = gitops_schemas.problems(doc)
     assert any(message.startswith(expected) for message in messages), messages
 
 
-def test_preserved_values_take_anything_but_only_there(gitops_schemas: dict) -> None:
+def test_preserved_values_take_anything_but_only_there(gitops_schemas: CustomResourceSchemas) -> None:
     """`values` (Flux) and `valuesObject` (Argo CD) keep unknown fields; their siblings do not."""
     release = copy.deepcopy(FLUX_HELMRELEASE)
     release["spec"]["values"] = {"deeply": {"nested": {"unknown": [{"keys": None}]}}}
-    assert validate_custom_resource(release, gitops_schemas) == []
+    assert gitops_schemas.problems(release) == []
     application = copy.deepcopy(ARGO_APPLICATION)
     application["spec"]["source"]["helm"]["valuesObject"] = {"x": {"y": [1, {"z": "w"}]}}
-    assert validate_custom_resource(application, gitops_schemas) == []
+    assert gitops_schemas.problems(application) == []
     application["spec"]["source"]["helm"]["valuesObjects"] = {}
-    assert validate_custom_resource(application, gitops_schemas) == [".spec.source.helm.valuesObjects: unknown field"]
+    assert gitops_schemas.problems(application) == [".spec.source.helm.valuesObjects: unknown field"]

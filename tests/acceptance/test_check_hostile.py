@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CHARTS
+from conftest import CHARTS, REPO
 
-REPO = Path(__file__).resolve().parent.parent
 MPIGEN = REPO / ".venv" / "bin" / "mpigen"
 
 PRIVILEGED_POD = """\

@@ -3,7 +3,7 @@
 Host names are `<mpijob>-worker-<i>.<mpijob>.<ns>.svc`; OpenMPI lines are `<host> slots=<n>`, Intel MPI
 and MPICH lines `<host>:<n>`. Expected lines are written out by hand below, never computed: the jobs
 here use `naming: stable`, so the MPIJob is named after the job; the default, hashed name is tested at
-the end, and in tests/test_manifests_run_name.py.
+the end, and in tests/unit/manifests/test_manifests_run_name.py.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def _built(job: Job) -> dict[str, dict[str, Any]]:
 
 def _hostfile_lines(job: Job) -> list[str]:
     data = _built(job)["ConfigMap"]["data"]
-    # A rankfile rides along where ranks are bound to their GPU's NIC socket (tests/test_manifests_placement.py).
+    # A rankfile rides along where ranks are bound to their GPU's NIC socket (test_manifests_placement.py).
     assert list(data) == ["hostfile", "rankfile"] if job.placement.rankfile else ["hostfile"], data
     text = data["hostfile"]
     assert text.endswith("\n") and not text.endswith("\n\n"), repr(text)

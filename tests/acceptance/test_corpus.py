@@ -1,6 +1,6 @@
-"""The corpus of broken and hostile profile sets in tests/corpus/, each with the exact error it must give.
+"""The corpus of broken and hostile profile sets in tests/acceptance/corpus/, each with the exact error it must give.
 
-Every case is a folder `tests/corpus/<name>/` laid over a scratch folder that holds a copy of the example
+Every case is a folder `tests/acceptance/corpus/<name>/` laid over a scratch folder that holds a copy of the example
 fleet as `profiles/` and the example's charts, rendered beforehand, as `charts/`: its files replace or add
 files at the same relative paths (raw bytes: tabs, non-UTF-8, byte order marks are kept), and its
 `case.yaml` says what else to do and what must come out:

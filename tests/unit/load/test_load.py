@@ -14,8 +14,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from conftest import PROFILES, REPO, run_helm, run_mpigen
-from test_write_hostile import snapshot
+from conftest import PROFILES, REPO, run_helm, run_mpigen, snapshot
 
 from generator.catalogue import expand_hardware
 from generator.check.kubeyaml import load_all as kube_load_all
@@ -477,7 +476,7 @@ def test_a_timestamp_keeps_the_text_the_user_wrote():
 
 
 def test_token_of_a_line_of_spaces_is_linear():
-    """`Document.token` once split with `\\s+#|\\s*$`, retried from each space: quadratic on a long line."""
+    """`ProfileFile.token` once split with `\\s+#|\\s*$`, retried from each space: quadratic on a long line."""
     line = "x" + " " * 1_000_000 + "y"
     document, _ = load_bytes(b"a: 1\n", "f.yaml", "p/f.yaml")
     assert document is not None

@@ -11,27 +11,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import PROFILES, run_mpigen
+from conftest import PROFILES, run_mpigen, snapshot
 
 from generator.write import COMMITTED_PLAN, OWNERSHIP_FILE, STAGING_DIR, WriteRefused, write_tree
-
-
-def snapshot(root: Path) -> dict[str, str]:
-    """Everything under `root` without following links: files by hash, links by target, folders by name."""
-    found: dict[str, str] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in [*dirnames, *filenames]:
-            path = Path(dirpath) / name
-            key = path.relative_to(root).as_posix()
-            if path.is_symlink():
-                found[key] = f"link -> {os.readlink(path)}"
-            elif path.is_dir():
-                found[key] = "folder"
-            elif not path.is_file():
-                found[key] = "special"
-            else:
-                found[key] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return found
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """What mpigen renders for the example fleet, checked against the upstream projects' own schemas.
 
-Custom resources against the upstream CRDs (generator/crdschema.py), built-in kinds and every pod
+Custom resources against the upstream CRDs (as `mpigen check` judges them), built-in kinds and every pod
 template against kubernetes-validate's strict schemas for the cluster's Kubernetes version, and the
 SR-IOV device plugin config against the network-operator's webhook schemas.
 """
@@ -15,10 +15,10 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
+from conftest import CustomResourceSchemas
 from jsonschema import Draft202012Validator
 from kubernetes_validate.utils import ValidationError as KubernetesValidationError
 
-from generator.crdschema import load_crd_schemas, validate_custom_resource
 from generator.model import Cluster
 from generator.pipeline import CompileResult
 
@@ -28,8 +28,8 @@ DEVICE_PLUGIN_CONFIGMAP = "sriovdp-config"
 
 
 @pytest.fixture(scope="session")
-def crds(upstream: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    return load_crd_schemas([
+def crds(upstream: Path) -> CustomResourceSchemas:
+    return CustomResourceSchemas([
         upstream / "mpi-operator" / "kubeflow.org_mpijobs.yaml",
         upstream / "network" / "nad-client" / "artifacts__networks-crd.yaml",
         upstream / "scheduling" / "scheduling.x-k8s.io_podgroups.yaml",
@@ -67,17 +67,17 @@ def pod_of(replica_spec: dict[str, Any]) -> dict[str, Any]:
 
 # --- custom resources against their CRDs -----------------------------------------------------------
 
-def test_every_custom_resource_matches_its_upstream_crd(rendered: list, crds: dict) -> None:
+def test_every_custom_resource_matches_its_upstream_crd(rendered: list, crds: CustomResourceSchemas) -> None:
     results = {}
     for _, doc in rendered:
         key = (doc["apiVersion"], doc["kind"])
         if key in crds:
-            results[(*key, doc["metadata"].get("namespace"), doc["metadata"]["name"])] = validate_custom_resource(doc, crds)
+            results[(*key, doc["metadata"].get("namespace"), doc["metadata"]["name"])] = crds.problems(doc)
     assert {kind for _, kind, _, _ in results} >= {"MPIJob", "NetworkAttachmentDefinition"}
     assert results == {key: [] for key in results}
 
 
-def test_every_other_kind_is_a_builtin_valid_for_the_cluster_version(rendered: list, crds: dict) -> None:
+def test_every_other_kind_is_a_builtin_valid_for_the_cluster_version(rendered: list, crds: CustomResourceSchemas) -> None:
     checked = {}
     for cluster, doc in rendered:
         if (doc["apiVersion"], doc["kind"]) in crds:
@@ -100,18 +100,18 @@ def test_every_pod_template_is_a_valid_pod(rendered: list) -> None:
     assert checked == {key: None for key in checked}
 
 
-def test_the_checkers_catch_broken_documents(rendered: list, crds: dict) -> None:
+def test_the_checkers_catch_broken_documents(rendered: list, crds: CustomResourceSchemas) -> None:
     cluster, mpijob = next((c, d) for c, d in rendered if d["kind"] == "MPIJob")
-    assert validate_custom_resource(mpijob, crds) == []
+    assert crds.problems(mpijob) == []
 
     replicas_text = copy.deepcopy(mpijob)
     replicas_text["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] = "2"
-    assert validate_custom_resource(replicas_text, crds) == [
+    assert crds.problems(replicas_text) == [
         ".spec.mpiReplicaSpecs.Worker.replicas: '2' is not of type 'integer'"]
 
     unknown = copy.deepcopy(mpijob)
     unknown["spec"]["workers"] = 2
-    assert validate_custom_resource(unknown, crds) == [".spec.workers: unknown field"]
+    assert crds.problems(unknown) == [".spec.workers: unknown field"]
 
     pod = pod_of(copy.deepcopy(mpijob["spec"]["mpiReplicaSpecs"]["Worker"]))
     assert strict_errors(pod, cluster.kubernetes_version) is None
@@ -120,7 +120,7 @@ def test_the_checkers_catch_broken_documents(rendered: list, crds: dict) -> None
 
     nad = copy.deepcopy(of_kind(rendered, "NetworkAttachmentDefinition")[0])
     nad["spec"]["config"] = json.loads(nad["spec"]["config"])
-    assert [m.split(":")[0] for m in validate_custom_resource(nad, crds)] == [".spec.config"]
+    assert [m.split(":")[0] for m in crds.problems(nad)] == [".spec.config"]
 
     namespace = copy.deepcopy(of_kind(rendered, "Namespace")[0])
     namespace["spec"] = {"finalizer": ["kubernetes"]}

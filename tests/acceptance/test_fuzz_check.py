@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHARTS, REQUIRED, helm_path, need
+from conftest import CHARTS, REPO, REQUIRED, helm_path, need
 from hypothesis import HealthCheck, event, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
@@ -47,7 +47,6 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from generator.check import kubeyaml
 from generator.check.discover import MAX_RELEASE_NAME, ChartInfo
 
-REPO = Path(__file__).resolve().parent.parent
 MPIGEN = REPO / ".venv" / "bin" / "mpigen"
 LONG = "MPIGEN_FUZZ_EXAMPLES" in os.environ
 EXAMPLES = max(int(os.environ["MPIGEN_FUZZ_EXAMPLES"]) // 4, 30) if LONG else 30  # CI: about 30 s

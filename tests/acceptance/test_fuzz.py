@@ -71,7 +71,7 @@ from unittest import mock
 
 import pytest
 from click.testing import CliRunner
-from conftest import PROFILES, REQUIRED, UPSTREAM, helm_path, need
+from conftest import PROFILES, REPO, REQUIRED, UPSTREAM, helm_path, need
 from hypothesis import HealthCheck, event, example, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
@@ -1065,7 +1065,7 @@ def run_case(fixture: Fixture, case: Case, seconds: float | None = None) -> None
 
 
 def _settings() -> Callable[[Any], Any]:
-    database = DirectoryBasedExampleDatabase(str(Path(__file__).parent.parent / ".hypothesis" / "examples"))
+    database = DirectoryBasedExampleDatabase(str(REPO / ".hypothesis" / "examples"))
     return settings(max_examples=EXAMPLES, deadline=None, database=database if LONG else None, print_blob=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

@@ -4,19 +4,14 @@ staging folder left behind."""
 
 from __future__ import annotations
 
-import ctypes
-import os
 import re
 import resource
 import shutil
 import signal
 import subprocess
-import sys
-from collections.abc import Callable
 from pathlib import Path
 
-from conftest import PROFILES, run_mpigen
-from test_write_hostile import snapshot
+from conftest import PROFILES, run_limited, run_mpigen, snapshot, without_root_privileges
 
 from generator.write import STAGING_DIR
 
@@ -29,10 +24,6 @@ def retagged_profiles(root: Path, suffix: str) -> Path:
         job.write_text(re.sub(r"(?m)^image: (\S+)$", rf"image: \1{suffix}", text), encoding="utf-8")
     return root
 
-
-def run_limited(args: list[str | Path], preexec: Callable[[], None]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator", *map(str, args)], capture_output=True, text=True,
-                          timeout=120, preexec_fn=preexec)
 
 
 def assert_one_error_line(result: subprocess.CompletedProcess[str], *, says: str) -> None:
@@ -65,19 +56,8 @@ def test_a_full_disk_is_one_error_line_and_leaves_the_charts_and_no_staging(tmp_
     assert not (out / STAGING_DIR).exists()
 
 
-def _without_root_privileges() -> None:
-    """Before exec: as root, give up the capabilities that ignore file modes (from the bounding set, so exec does
-    not hand them back), so that a folder of mode 0555 refuses writes as it does for any user. Fails loudly
-    where that is not allowed, never skips."""
-    if os.geteuid() != 0:
-        return
-    libc = ctypes.CDLL(None, use_errno=True)
-    for capability in (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER):
-        if libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) refused: cannot make a folder read-only to root")
 
 
-PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER = 24, 1, 2, 3
 
 
 def test_a_read_only_output_folder_is_one_error_line(tmp_path):
@@ -87,7 +67,7 @@ def test_a_read_only_output_folder_is_one_error_line(tmp_path):
     out.chmod(0o555)
     try:
         before = snapshot(out)
-        result = run_limited(["render", new, "-o", out], _without_root_privileges)
+        result = run_limited(["render", new, "-o", out], without_root_privileges)
         assert_one_error_line(result, says="Permission denied")
         assert "nothing was changed" in result.stderr
         assert snapshot(out) == before
@@ -117,7 +97,7 @@ def test_an_unreadable_ownership_list_stops_the_render_and_prunes_nothing(tmp_pa
     (out / ".mpigen-owned").chmod(0o000)
     try:
         before = snapshot(out)
-        result = run_limited(["render", new, "-o", out], _without_root_privileges)
+        result = run_limited(["render", new, "-o", out], without_root_privileges)
         assert_one_error_line(result, says="Permission denied")
         assert snapshot(out) == before
     finally:

@@ -1,7 +1,7 @@
 """Every validation rule: a broken profile set, the exact message, and the `path:line:col` it points at.
 
 Expected lines and columns are counted by hand from the profile text written in each test (columns
-count from 1, like editors do). Most tests run load + validate in process; tests/test_cli_errors.py
+count from 1, like editors do). Most tests run load + validate in process; tests/acceptance/test_cli_errors.py
 runs the real command line.
 """
 

@@ -69,7 +69,7 @@ def own() -> SchemaSet:
 
 @pytest.fixture(scope="session")
 def upstream_set(upstream: Path) -> SchemaSet:
-    """The same checks, with the upstream CRDs (converted by generator/crdschema) instead of mpigen's schemas."""
+    """The same checks, with the upstream CRDs (converted by generator/check/crdschema) instead of mpigen's schemas."""
     schema_set = SchemaSet(VERSION)
     assert schema_set.add_crds([upstream / name for name in UPSTREAM_CRDS]) == []
     return schema_set

@@ -14,9 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import PROFILES, run_mpigen
-from test_write_errors import _without_root_privileges, run_limited
-from test_write_hostile import snapshot
+from conftest import PROFILES, run_limited, run_mpigen, snapshot, without_root_privileges
 
 from generator.load import discover, load_file, load_paths
 
@@ -44,7 +42,7 @@ def test_an_unreadable_jobs_folder_stops_the_render_and_prunes_nothing(tmp_path:
     jobs = profiles / "jobs"
     jobs.chmod(0o000)
     try:
-        result = run_limited(["render", profiles, "-o", out], _without_root_privileges)
+        result = run_limited(["render", profiles, "-o", out], without_root_privileges)
     finally:
         jobs.chmod(0o755)
     assert_refused(result, out, before, f"{jobs}:1:1: error: cannot read the folder: Permission denied; make it "
@@ -56,7 +54,7 @@ def test_an_unreadable_profile_file_stops_the_render(tmp_path: Path) -> None:
     pi = profiles / "jobs" / "pi.yaml"
     pi.chmod(0o000)
     try:
-        result = run_limited(["render", profiles, "-o", out], _without_root_privileges)
+        result = run_limited(["render", profiles, "-o", out], without_root_privileges)
     finally:
         pi.chmod(0o644)
     assert_refused(result, out, before, f"{pi}:1:1: error: cannot read the file: Permission denied")
@@ -68,7 +66,7 @@ def test_an_unreadable_profiles_root_is_refused(tmp_path: Path) -> None:
     shutil.copytree(PROFILES, profiles)
     profiles.chmod(0o000)
     try:
-        result = run_limited(["validate", profiles], _without_root_privileges)
+        result = run_limited(["validate", profiles], without_root_privileges)
     finally:
         profiles.chmod(0o755)
     assert result.returncode == 2, result.stderr

@@ -22,7 +22,7 @@ from jsonschema import Draft202012Validator
 
 from generator import catalogue
 from generator.catalogue import MergedDocument, builtin_names, expand_hardware, load_builtin, merge
-from generator.load import Document, load_bytes, to_plain
+from generator.load import ProfileFile, load_bytes, to_plain
 from generator.pipeline import CompileResult, check_profiles, compile_profiles
 from generator.schema_files import load_schema
 
@@ -42,13 +42,13 @@ assert _text("dgx-1-32gb").splitlines()[12].startswith("  memoryGiB: 32")
 assert _text("dgx-a100").splitlines()[31] == '    deviceId: "101b"'
 
 
-def _document(text: str, path: str) -> Document:
+def _document(text: str, path: str) -> ProfileFile:
     document, problems = load_bytes(text.encode(), path, path)
     assert document is not None, problems
     return document
 
 
-def _cluster_naming(hardware: str) -> Document:
+def _cluster_naming(hardware: str) -> ProfileFile:
     return _document(dedent(f"""\
         apiVersion: mpigen/v1alpha1
         kind: Cluster
@@ -60,7 +60,7 @@ def _cluster_naming(hardware: str) -> Document:
         """), "clusters/c.yaml")
 
 
-def _builtin(name: str) -> Document:
+def _builtin(name: str) -> ProfileFile:
     """A built-in as a cluster naming it sees it: loaded, its `extends` applied."""
     expansion = expand_hardware([_cluster_naming(name)])
     assert expansion.diagnostics == [] and expansion.unresolved == []
@@ -69,7 +69,7 @@ def _builtin(name: str) -> Document:
     return hardware[0]
 
 
-def _facts(document: Document) -> dict[str, Any]:
+def _facts(document: ProfileFile) -> dict[str, Any]:
     """The profile as data, without its free-text description."""
     data = to_plain(document.data)
     assert isinstance(data.pop("description"), str)

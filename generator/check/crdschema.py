@@ -1,4 +1,4 @@
-"""Validate custom resources the way the API server would, from the CRD's own `openAPIV3Schema`.
+"""CRD structural schemas as JSON Schema, for `check` (schemas.SchemaSet) to judge custom resources as the API server would.
 
 kubernetes-validate only knows built-in kinds; an MPIJob or NetworkAttachmentDefinition that the API
 server would reject (or silently prune) must be caught here instead. A CRD's structural schema is
@@ -9,15 +9,10 @@ server-side field validation (`Strict`) does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
-from ruamel.yaml import YAML
-
-from generator.vocabulary.kubernetes import json_path
+from jsonschema.exceptions import ValidationError
 
 SchemaKey = tuple[str, str]
 """(apiVersion, kind), e.g. ("kubeflow.org/v2beta1", "MPIJob")."""
@@ -115,25 +110,6 @@ def resource_schema(open_api_v3_schema: Mapping[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _yaml_documents(path: Path) -> Iterable[Any]:
-    yaml = YAML(typ="safe")  # the C parser of ruamel.yaml.clib when installed; same results, ~10x faster
-    with path.open(encoding="utf-8") as handle:
-        yield from yaml.load_all(handle)
-
-
-_DOCUMENTS: dict[tuple[str, int, int], list[Any]] = {}
-
-
-def crd_documents(path: Path) -> list[Any]:
-    """Every document of a YAML file, parsed once per file version: generated CRDs are large (MPIJob's is
-    670 KB, over a second to parse without the C parser)."""
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
-    if key not in _DOCUMENTS:
-        _DOCUMENTS[key] = list(_yaml_documents(path))
-    return _DOCUMENTS[key]
-
-
 def crd_schemas(doc: Mapping[str, Any]) -> dict[SchemaKey, dict[str, Any]]:
     """Converted schemas of every served version of one CRD document."""
     spec = doc.get("spec") or {}
@@ -151,46 +127,6 @@ def crd_schemas(doc: Mapping[str, Any]) -> dict[SchemaKey, dict[str, Any]]:
         api_version = f"{group}/{version['name']}" if group else version["name"]
         schemas[(api_version, kind)] = resource_schema(openapi)
     return schemas
-
-
-_FILES: dict[tuple[str, int, int], dict[SchemaKey, dict[str, Any]]] = {}
-
-
-def _file_schemas(path: Path) -> dict[SchemaKey, dict[str, Any]]:
-    """Cached per file version: generated CRDs are large (MPIJob's is 670 KB, over a second to parse)."""
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
-    if key not in _FILES:
-        schemas: dict[SchemaKey, dict[str, Any]] = {}
-        for doc in crd_documents(path):
-            if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
-                schemas.update(crd_schemas(doc))
-        _FILES[key] = schemas
-    return _FILES[key]
-
-
-def load_crd_schemas(paths: Iterable[Path | str]) -> dict[SchemaKey, dict[str, Any]]:
-    """Converted schemas of every served version of every CRD in the given (multi-document) files.
-
-    Documents that are not CustomResourceDefinitions are skipped, so a whole install manifest
-    (Namespace, RBAC, Deployment and CRD in one file) can be given as it is.
-    """
-    schemas: dict[SchemaKey, dict[str, Any]] = {}
-    for path in paths:
-        schemas.update(_file_schemas(Path(path)))
-    return schemas
-
-
-_VALIDATORS: dict[int, tuple[dict[str, Any], Draft202012Validator]] = {}
-
-
-def _validator(schema: dict[str, Any]) -> Draft202012Validator:
-    """One compiled validator per schema object, reused for every document of that kind."""
-    cached = _VALIDATORS.get(id(schema))
-    if cached is None or cached[0] is not schema:
-        cached = (schema, Draft202012Validator(schema))
-        _VALIDATORS[id(schema)] = cached
-    return cached[1]
 
 
 _NULL = {"type": "null"}
@@ -244,33 +180,3 @@ def choose_branch(error: ValidationError) -> tuple[list[ValidationError] | None,
                  for t in ([sub.validator_value] if isinstance(sub.validator_value, str) else sub.validator_value)]
         return None, types
     return None, None
-
-
-def _messages(error: ValidationError) -> list[str]:
-    path = json_path(error.absolute_path) or "."
-    if error.validator == "additionalProperties" and error.validator_value is False and isinstance(error.instance, dict):
-        known = set(error.schema.get("properties", {}))
-        prefix = "" if path == "." else path
-        return [f"{prefix}.{key}: unknown field" for key in sorted(set(error.instance) - known)]
-    if error.validator in ("anyOf", "oneOf") and error.context:
-        fitting, types = choose_branch(error)
-        if fitting is not None:
-            return [message for sub in fitting for message in _messages(sub)]
-        if types is not None:
-            return [f"{path}: {error.instance!r} is not of type {', '.join(map(repr, dict.fromkeys(types)))}"]
-        best = best_match(error.context)
-        return [f"{path}: {error.message}; {json_path(best.absolute_path) or '.'}: {best.message}"]
-    return [f"{path}: {error.message}"]
-
-
-def validate_custom_resource(doc: Mapping[str, Any], schemas: Mapping[SchemaKey, dict[str, Any]]) -> list[str]:
-    """Every problem the CRD's schema finds in `doc`, as `<json path>: <message>`; [] when it is valid."""
-    key = (str(doc.get("apiVersion", "")), str(doc.get("kind", "")))
-    schema = schemas.get(key)
-    if schema is None:
-        return [f".: no CRD schema for apiVersion {key[0]!r} kind {key[1]!r}"]
-    instance = prune_nulls(dict(doc), schema)
-    messages: list[str] = []
-    for error in _validator(schema).iter_errors(instance):
-        messages += _messages(error)
-    return sorted(set(messages))
