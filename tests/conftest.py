@@ -187,6 +187,7 @@ class CustomResourceSchemas:
 
     def problems(self, document: dict[str, Any]) -> list[str]:
         """`<json path>: <message>` of each finding; [] when the resource is valid."""
-        from generator.check.findings import Document
+        from generator.check.findings import RenderedObject
 
-        return [f"{finding.path or '.'}: {finding.message}" for finding in self.schema_set.check(Document("test", document))]
+        findings = self.schema_set.check(RenderedObject("test", document))
+        return [f"{finding.path or '.'}: {finding.message}" for finding in findings]

@@ -15,7 +15,7 @@ from pathlib import Path
 from generator import chartfiles
 from generator.check.discover import ChartInfo, Targets, chart_name_findings, discover, manifest_files
 from generator.check.documents import read_manifest_file
-from generator.check.findings import CheckContext, Document, Finding
+from generator.check.findings import CheckContext, Finding, RenderedObject
 from generator.check.helm import find_helm, helm_lint, helm_template, helm_version
 from generator.check.own_renderer import own_render
 from generator.check.report import CheckReport, WorkloadSecurity
@@ -38,12 +38,12 @@ class CheckUsageError(Exception):
     """The options cannot work (e.g. `--helm` names no Helm); exit code 2."""
 
 
-def _crd_folder_documents(paths: tuple[Path, ...]) -> list[Document]:
+def _crd_folder_documents(paths: tuple[Path, ...]) -> list[RenderedObject]:
     """Objects in the --crds folders that are not CRDs: existing cluster state such as NADs.
 
     Unreadable files are reported once, by the schema set that reads the CRDs in them.
     """
-    documents: list[Document] = []
+    documents: list[RenderedObject] = []
     for root in paths:
         files, _ = manifest_files(root)
         for file in files:
@@ -56,7 +56,7 @@ def _crd_folder_documents(paths: tuple[Path, ...]) -> list[Document]:
 class _Renderer:
     helm: str | None
 
-    def __call__(self, chart: ChartInfo, version: str) -> tuple[list[Document], list[Finding]]:
+    def __call__(self, chart: ChartInfo, version: str) -> tuple[list[RenderedObject], list[Finding]]:
         """Lint and render one chart; run in a thread pool, one Helm process per chart at a time.
 
         A chart whose name Helm would not take is still rendered (as Helm's placeholder release), so its
@@ -73,7 +73,7 @@ class _Renderer:
                                     "helm; install helm or pass --helm PATH", "render")]
 
 
-Rendered = tuple[list[Document], list[Finding]]
+Rendered = tuple[list[RenderedObject], list[Finding]]
 
 
 def _render_all(charts: list[ChartInfo], versions: list[str], renderer: _Renderer) -> list[Rendered]:
@@ -89,11 +89,11 @@ def _chart_clusters(charts: list[ChartInfo]) -> dict[str, str]:
 
 
 def _context_documents(paths: tuple[Path, ...], renderer: _Renderer, version: str,
-                       clusters: dict[str, str]) -> tuple[list[Document], list[Finding]]:
+                       clusters: dict[str, str]) -> tuple[list[RenderedObject], list[Finding]]:
     """Charts and manifests that exist beside the checked ones (e.g. an infra chart's NADs): rendered, not judged."""
     targets = discover(list(paths))
     clusters.update(_chart_clusters(targets.charts))
-    documents: list[Document] = []
+    documents: list[RenderedObject] = []
     findings = list(targets.problems)
     for docs, problems in _render_all(targets.charts, [version] * len(targets.charts), renderer):
         documents += docs
@@ -174,10 +174,10 @@ class _KubeVersions:
 
 
 def _render_targets(targets: Targets, renderer: _Renderer, versions: _KubeVersions,
-                    report: CheckReport) -> list[tuple[Document, str]]:
+                    report: CheckReport) -> list[tuple[RenderedObject, str]]:
     """Every chart rendered and every manifest file read, each document with the version it is checked against."""
     chart_versions = [versions.of(chart) for chart in targets.charts]
-    documents: list[tuple[Document, str]] = []
+    documents: list[tuple[RenderedObject, str]] = []
     for chart, version, (docs, problems) in zip(targets.charts, chart_versions,
                                                 _render_all(targets.charts, chart_versions, renderer), strict=True):
         report.charts.append(chart.display)
@@ -194,7 +194,7 @@ def _render_targets(targets: Targets, renderer: _Renderer, versions: _KubeVersio
     return documents
 
 
-def _check_schemas(documents: list[tuple[Document, str]], options: CheckOptions, report: CheckReport) -> None:
+def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOptions, report: CheckReport) -> None:
     """Each document against the schemas of its Kubernetes version, with the --crds and the rendered CRDs.
 
     A schema set is built only for a version some document needs; problems reading the CRDs are the same for

@@ -11,7 +11,7 @@ from typing import Any
 from ruamel.yaml.error import YAMLError
 
 from generator.check import kubeyaml
-from generator.check.findings import Document, Finding
+from generator.check.findings import Finding, RenderedObject
 from generator.check.inputs import MAX_DOCUMENT_BYTES, MAX_MANIFEST_FILE_BYTES, InputError, load_json, read_text
 from generator.check.kubeyaml import MAX_MANIFEST_NESTING, KubeYAMLError
 from generator.diagnostics import Severity
@@ -70,8 +70,8 @@ def _objects(obj: Any) -> list[Any]:
     return [obj]
 
 
-def _documents_of(obj: Any, where: str, label: str, chart: str) -> tuple[list[Document], list[Finding]]:
-    documents: list[Document] = []
+def _documents_of(obj: Any, where: str, label: str, chart: str) -> tuple[list[RenderedObject], list[Finding]]:
+    documents: list[RenderedObject] = []
     findings: list[Finding] = []
     for item in _objects(obj):
         if not isinstance(item, dict):
@@ -80,7 +80,7 @@ def _documents_of(obj: Any, where: str, label: str, chart: str) -> tuple[list[Do
             findings.append(Finding(where, label, "", "not a Kubernetes object (no apiVersion or kind): skipped",
                                     "yaml", Severity.WARNING))
         else:
-            documents.append(Document(where, item, chart))
+            documents.append(RenderedObject(where, item, chart))
     return documents, findings
 
 
@@ -89,10 +89,10 @@ def _holds_nothing(chunk: str) -> bool:
     return all(not line.strip() or line.lstrip().startswith("#") for line in chunk.split("\n"))
 
 
-def parse_documents(text: str, source: str, chart: str = "") -> tuple[list[Document], list[Finding]]:
+def parse_documents(text: str, source: str, chart: str = "") -> tuple[list[RenderedObject], list[Finding]]:
     """Documents of a multi-document YAML stream, read as Kubernetes reads them; Helm's `# Source:`
     comments name each one's template."""
-    documents: list[Document] = []
+    documents: list[RenderedObject] = []
     findings: list[Finding] = []
     for number, (chunk, template) in enumerate(split_documents(text)):
         if _holds_nothing(chunk):
@@ -121,7 +121,7 @@ def parse_documents(text: str, source: str, chart: str = "") -> tuple[list[Docum
     return documents, findings
 
 
-def read_manifest_file(path: Path) -> tuple[list[Document], list[Finding]]:
+def read_manifest_file(path: Path) -> tuple[list[RenderedObject], list[Finding]]:
     try:
         text = read_text(path, MAX_MANIFEST_FILE_BYTES)
     except InputError as exc:

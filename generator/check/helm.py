@@ -15,7 +15,7 @@ from typing import Any
 
 from generator.check.discover import ChartInfo, chart_refusal_findings
 from generator.check.documents import parse_documents
-from generator.check.findings import Document, Finding
+from generator.check.findings import Finding, RenderedObject
 from generator.check.inputs import MAX_MANIFEST_FILE_BYTES, chart_refusals
 
 HELM_TIMEOUT = 120
@@ -124,7 +124,7 @@ def helm_lint(helm: str, chart: ChartInfo) -> list[Finding]:
             for line in _error_lines(out.stdout + "\n" + out.stderr) or ["failed"]]
 
 
-def helm_template(helm: str, chart: ChartInfo, kube_version: str | None) -> tuple[list[Document], list[Finding]]:
+def helm_template(helm: str, chart: ChartInfo, kube_version: str | None) -> tuple[list[RenderedObject], list[Finding]]:
     """`helm template` as Argo CD runs it: release named after the chart, CRDs and hooks included.
 
     Only values mpigen checked follow `--`: the release name (the chart's, when Helm would take it) and

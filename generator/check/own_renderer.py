@@ -15,7 +15,7 @@ from typing import Any
 from generator import chartfiles, yamlio
 from generator.check.discover import ChartInfo, chart_refusal_findings
 from generator.check.documents import load_yaml_file, parse_documents
-from generator.check.findings import Document, Finding
+from generator.check.findings import Finding, RenderedObject
 from generator.check.inputs import MAX_DOCUMENT_BYTES, InputError, read_text
 from generator.manifests.labels import ChartRef, standard_labels
 
@@ -249,7 +249,7 @@ def _own_values(chart: ChartInfo) -> tuple[dict[str, Any], str]:
     return values, version
 
 
-def own_render(chart: ChartInfo) -> tuple[list[Document], list[Finding]]:
+def own_render(chart: ChartInfo) -> tuple[list[RenderedObject], list[Finding]]:
     """What `helm template <name> <chart>` gives, for charts mpigen compiled; the tests hold both equal.
     Refuses (a `render` finding) any chart holding something it would not render exactly as Helm does."""
     refusals = chart_refusal_findings(chart)
@@ -263,14 +263,14 @@ def own_render(chart: ChartInfo) -> tuple[list[Document], list[Finding]]:
         helpers_file = chart.path / chartfiles.TEMPLATES / chartfiles.HELPERS
         helpers = _parse_helpers(read_text(helpers_file, MAX_DOCUMENT_BYTES), chart.name) \
             if helpers_file.exists() else _Helpers()
-        documents: list[Document] = []
+        documents: list[RenderedObject] = []
         findings: list[Finding] = []
         for template in templates:
             text = render_template_text(read_text(chart.path / chartfiles.TEMPLATES / template, MAX_DOCUMENT_BYTES),
                                         values, chart, helpers, version)
             source = f"{chart.display}/{chartfiles.template_path(template)}"
             docs, problems = parse_documents(text, source, chart.display)
-            documents += [Document(source, d.obj, chart.display) for d in docs]
+            documents += [RenderedObject(source, d.obj, chart.display) for d in docs]
             findings += problems
         return documents, findings
     except Unsupported as exc:

@@ -32,7 +32,7 @@ from ruamel.yaml.error import YAMLError
 from generator.check import kubeyaml, linregex
 from generator.check.crdschema import SchemaKey, choose_branch, crd_schemas, prune_nulls
 from generator.check.discover import manifest_files
-from generator.check.findings import Document, Finding, finding
+from generator.check.findings import Finding, RenderedObject, finding
 from generator.check.inputs import InputError, read_text
 from generator.check.kubeyaml import KubeYAMLError
 from generator.diagnostics import Severity
@@ -377,7 +377,7 @@ class SchemaSet:
         self._validators[key] = compiled
         return compiled
 
-    def check(self, document: Document) -> list[Finding]:
+    def check(self, document: RenderedObject) -> list[Finding]:
         """Every schema problem of one document, sorted by path; [] when it is valid."""
         obj = document.obj
         if not isinstance(obj, dict):
@@ -400,7 +400,7 @@ class SchemaSet:
         unique = sorted(set(problems), key=lambda problem: (json_path(list(problem[0])), problem[1]))
         return [finding(document, json_path(list(path)), message, RULE) for path, message in unique]
 
-    def _unknown(self, document: Document, api_version: str, kind: str) -> Finding:
+    def _unknown(self, document: RenderedObject, api_version: str, kind: str) -> Finding:
         served = _same_group_elsewhere(self._directory, api_version, kind)
         if served:  # a removed version (batch/v1beta1 CronJob) or a misspelt kind of a built-in group
             return finding(document, "", f"Kubernetes {self.bundled_version} serves no {api_version} {kind}; "

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from generator.check.findings import CheckContext, Document, Finding
+from generator.check.findings import CheckContext, Finding, RenderedObject
 from generator.check.rules.capacity import RULE_CAPACITY, check_capacity
 from generator.check.rules.goerrors import go_json_string, go_quote
 from generator.check.rules.mpi_operator import RULE_MPI_OPERATOR, check_mpijob, check_mpijobs
@@ -43,7 +43,7 @@ __all__ = [
     "workload_pod_security",
 ]
 
-RuleCheck = Callable[[list[Document], CheckContext], list[Finding]]
+RuleCheck = Callable[[list[RenderedObject], CheckContext], list[Finding]]
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def run_rules(documents: list[Document], context: CheckContext) -> list[Finding]:
+def run_rules(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
     """Every rule over every document. A rule that fails on input it should have skipped is reported, not raised."""
     findings: list[Finding] = []
     for rule in RULES:

@@ -3,7 +3,7 @@ otherwise the workers never schedule, and nothing says why until someone reads t
 
 from __future__ import annotations
 
-from generator.check.findings import CheckContext, Document, Finding, finding
+from generator.check.findings import CheckContext, Finding, RenderedObject, finding
 from generator.check.rules.pods import is_extended_resource, pod_requests, pod_templates, whole_quantity
 from generator.check.rules.reading import path_of
 from generator.vocabulary import mpi_operator
@@ -11,7 +11,7 @@ from generator.vocabulary import mpi_operator
 RULE_CAPACITY = "capacity"
 
 
-def check_capacity(documents: list[Document], context: CheckContext) -> list[Finding]:
+def check_capacity(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
     """The extended resources of one MPIJob worker fit one node of the pool its chart targets."""
     findings: list[Finding] = []
     for document in documents:

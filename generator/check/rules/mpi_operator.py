@@ -39,7 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 from generator import names
-from generator.check.findings import CheckContext, Document, Finding, finding
+from generator.check.findings import CheckContext, Finding, RenderedObject, finding
 from generator.check.rules.goerrors import (
     NONNEGATIVE,
     field_invalid,
@@ -59,12 +59,12 @@ Report = Callable[..., None]
 """`report(parts, message, severity=ERROR)`: add one finding on the MPIJob being judged."""
 
 
-def check_mpijobs(documents: list[Document], context: CheckContext) -> list[Finding]:
+def check_mpijobs(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
     """The rule as the registry runs it: `check_mpijob` over every document (it needs no context)."""
     return [found for document in documents for found in check_mpijob(document)]
 
 
-def check_mpijob(document: Document) -> list[Finding]:
+def check_mpijob(document: RenderedObject) -> list[Finding]:
     """mpi-operator v0.8's ValidateMPIJob over the defaulted MPIJob, plus mpigen's own two MPIJob rules."""
     if document.kind != mpi_operator.KIND or document.api_version != mpi_operator.API_VERSION:
         return []
@@ -90,7 +90,7 @@ def check_mpijob(document: Document) -> list[Finding]:
     return findings
 
 
-def _check_name(document: Document, replica_specs: dict[str, Any], report: Report) -> None:
+def _check_name(document: RenderedObject, replica_specs: dict[str, Any], report: Report) -> None:
     """validateMPIJobName: the last worker's hostname `<name>-worker-<replicas-1>` must be a DNS-1035 label."""
     name = metadata_name(document)
     if not name:

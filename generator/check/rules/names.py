@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from generator import names
-from generator.check.findings import CheckContext, Document, Finding, finding
+from generator.check.findings import CheckContext, Finding, RenderedObject, finding
 from generator.check.rules.reading import metadata_name, path_of
 from generator.vocabulary import mpi_operator
 
@@ -52,7 +52,7 @@ def _candidate_jobs(name: str) -> list[str]:
     return candidates
 
 
-def check_reserved_names(documents: list[Document], context: CheckContext | None = None) -> list[Finding]:
+def check_reserved_names(documents: list[RenderedObject], context: CheckContext | None = None) -> list[Finding]:
     """No object beside MPIJob `<job>` is named `<job>-config`, `-ssh`, `-launcher`, `-worker-<N>` (or Service `<job>`)."""
     extra = context.extra if context is not None else ()
     jobs = {(d.namespace, metadata_name(d)) for d in [*documents, *extra]

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from generator.check.findings import CheckContext, Document, Finding, finding
+from generator.check.findings import CheckContext, Finding, RenderedObject, finding
 from generator.check.rules.goerrors import go_quote
 from generator.check.rules.pods import PodTemplate, pod_requests, pod_templates
 from generator.check.rules.reading import as_dict, as_str, metadata_name, path_of
@@ -149,9 +149,9 @@ def cni_config_problem(config: Any) -> str:
 class _NadIndex:
     """NetworkAttachmentDefinitions by namespace and name; a document without a namespace is in the release's."""
 
-    def __init__(self, documents: Iterable[Document]) -> None:
-        self.by_key: dict[tuple[str, str], Document] = {}
-        self.by_name: dict[str, list[Document]] = {}
+    def __init__(self, documents: Iterable[RenderedObject]) -> None:
+        self.by_key: dict[tuple[str, str], RenderedObject] = {}
+        self.by_name: dict[str, list[RenderedObject]] = {}
         for document in documents:
             name = metadata_name(document)
             if not name:
@@ -168,7 +168,7 @@ class _NadIndex:
             self.by_key.setdefault((namespace, name), document)
             self.by_name.setdefault(name, []).append(document)
 
-    def find(self, namespace: str, name: str) -> Document | None:
+    def find(self, namespace: str, name: str) -> RenderedObject | None:
         """Exact match first; where a namespace is unknown (not written), a NAD of that name is taken on trust."""
         exact = self.by_key.get((namespace, name))
         if exact is not None:
@@ -182,7 +182,7 @@ def _annotations(metadata: dict[str, Any]) -> dict[str, Any]:
     return as_dict(metadata.get("annotations")) or {}
 
 
-def check_networks(documents: list[Document], context: CheckContext) -> list[Finding]:
+def check_networks(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
     """Every Multus network a pod names exists, has a usable CNI config, and gets the device it needs."""
     findings: list[Finding] = []
     index = _NadIndex([*documents, *context.extra])
@@ -222,7 +222,7 @@ def _device_plugin_type(config: str) -> str:
     return kind if kind in ("sriov", "ib-sriov") else ""
 
 
-def _check_pod_networks(template: PodTemplate, index: _NadIndex, to_check: dict[int, Document]) -> list[Finding]:
+def _check_pod_networks(template: PodTemplate, index: _NadIndex, to_check: dict[int, RenderedObject]) -> list[Finding]:
     document = template.document
     annotations = _annotations(template.metadata)
     if NETWORKS_ANNOTATION not in annotations:
@@ -234,7 +234,7 @@ def _check_pod_networks(template: PodTemplate, index: _NadIndex, to_check: dict[
     selections, problems = parse_networks_annotation(value)
     findings = [finding(document, where, f"{NETWORKS_ANNOTATION} {problem}", RULE_NETWORK) for problem in problems]
     attached: Counter[int] = Counter()
-    nads: dict[int, Document] = {}
+    nads: dict[int, RenderedObject] = {}
     for selection in selections:
         namespace = selection.namespace or document.namespace
         nad = index.find(namespace, selection.name)

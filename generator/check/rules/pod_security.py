@@ -3,7 +3,7 @@ itself accepted, never starts; the level each workload needs is also what the re
 
 from __future__ import annotations
 
-from generator.check.findings import CheckContext, Document, Finding, finding
+from generator.check.findings import CheckContext, Finding, RenderedObject, finding
 from generator.check.rules.pods import pod_templates
 from generator.check.rules.reading import as_dict, path_of
 from generator.podsecurity import ENFORCE_LABEL, Level, PodSecurity, combine, evaluate
@@ -11,7 +11,7 @@ from generator.podsecurity import ENFORCE_LABEL, Level, PodSecurity, combine, ev
 RULE_POD_SECURITY = "pod-security"
 
 
-def workload_pod_security(document: Document) -> PodSecurity | None:
+def workload_pod_security(document: RenderedObject) -> PodSecurity | None:
     """The Pod Security level the pods of a workload need; None for objects that make no pods."""
     templates = pod_templates(document)
     if not templates:
@@ -19,7 +19,7 @@ def workload_pod_security(document: Document) -> PodSecurity | None:
     return combine(evaluate(template.spec) for template in templates)
 
 
-def check_pod_security(documents: list[Document], context: CheckContext) -> list[Finding]:
+def check_pod_security(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
     """Pod Security admission refuses a pod that needs more than its namespace's `enforce` label allows.
 
     The MPIJob itself is accepted: only the operator's pods are refused, so the job just never starts.

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from generator.check.findings import Document
+from generator.check.findings import RenderedObject
 from generator.check.rules.reading import Path, as_dict, as_int
 from generator.vocabulary import mpi_operator
 
@@ -28,7 +28,7 @@ _TEMPLATE_PATHS: dict[str, Path] = {
 class PodTemplate:
     """One pod a document makes: its metadata and spec, and where they are (`path` + `.metadata`/`.spec`)."""
 
-    document: Document
+    document: RenderedObject
     role: str
     path: Path
     metadata: dict[str, Any]
@@ -49,7 +49,7 @@ class PodTemplate:
         return [((*self.path, "spec", key, i), c) for i, c in enumerate(items) if isinstance(c, dict)]
 
 
-def pod_templates(document: Document) -> list[PodTemplate]:
+def pod_templates(document: RenderedObject) -> list[PodTemplate]:
     """The pod templates of an MPIJob (per replica type) or of a built-in workload kind."""
     obj = document.obj
     found: list[tuple[str, Path, Any]] = []

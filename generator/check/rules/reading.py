@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from generator.check.findings import Document
+from generator.check.findings import RenderedObject
 from generator.vocabulary.kubernetes import json_path
 
 Path = tuple[str | int, ...]
@@ -27,7 +27,7 @@ def as_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def metadata_name(document: Document) -> str:
-    """metadata.name when it is a string ('' otherwise: Document.name would stringify other types)."""
+def metadata_name(document: RenderedObject) -> str:
+    """metadata.name when it is a string ('' otherwise: RenderedObject.name would stringify other types)."""
     metadata = as_dict(document.obj.get("metadata"))
     return (as_str(metadata.get("name")) or "") if metadata else ""

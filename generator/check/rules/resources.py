@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generator.check.findings import CheckContext, Document, Finding, finding
+from generator.check.findings import CheckContext, Finding, RenderedObject, finding
 from generator.check.rules.goerrors import go_quote
 from generator.check.rules.pods import is_extended_resource, pod_templates, whole_quantity
 from generator.check.rules.reading import as_dict, path_of
@@ -10,7 +10,7 @@ from generator.check.rules.reading import as_dict, path_of
 RULE_RESOURCES = "resources"
 
 
-def check_extended_resources(documents: list[Document], context: CheckContext | None = None) -> list[Finding]:
+def check_extended_resources(documents: list[RenderedObject], context: CheckContext | None = None) -> list[Finding]:
     """Device-plugin resources (GPUs, VFs) as the API server takes them: whole numbers, with a limit,
     and a request equal to it (they cannot be overcommitted). Needs nothing beyond the documents."""
     findings: list[Finding] = []

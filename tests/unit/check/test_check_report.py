@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from generator.check.findings import Document, Finding
+from generator.check.findings import Finding, RenderedObject
 from generator.check.report import CheckReport, as_json, as_junit, as_text
 from generator.diagnostics import Severity
 
-MPIJOB = Document("charts/x/templates/mpijob.yaml", {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+MPIJOB = RenderedObject("charts/x/templates/mpijob.yaml", {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
                                                      "metadata": {"name": "x"}}, "charts/x")
-CONFIG = Document("charts/x/templates/cm.yaml", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x-h"}},
+CONFIG = RenderedObject("charts/x/templates/cm.yaml", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x-h"}},
                   "charts/x")
 
 

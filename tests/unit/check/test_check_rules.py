@@ -15,7 +15,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from generator.check import rules
-from generator.check.findings import CheckContext, Document, NodeShape
+from generator.check.findings import CheckContext, NodeShape, RenderedObject
 from generator.check.rules import (
     check_capacity,
     check_extended_resources,
@@ -52,11 +52,11 @@ def base_job() -> dict[str, Any]:
     }
 
 
-def job(change: Callable[[dict[str, Any]], Any] | None = None, chart: str = CHART) -> Document:
+def job(change: Callable[[dict[str, Any]], Any] | None = None, chart: str = CHART) -> RenderedObject:
     obj = base_job()
     if change:
         change(obj)
-    return Document(SOURCE, obj, chart)
+    return RenderedObject(SOURCE, obj, chart)
 
 
 def spec(obj: dict[str, Any]) -> dict[str, Any]:
@@ -244,13 +244,13 @@ def test_go_quoting_of_bad_values():
                                    '"\\u003cAlways\\u003e": supported values: "Never", "OnFailure"')
 
 
-def load_upstream_examples(upstream: Path) -> list[Document]:
+def load_upstream_examples(upstream: Path) -> list[RenderedObject]:
     yaml = YAML(typ="safe", pure=True)
     documents = []
     for path in sorted((upstream / "mpi-operator" / "examples").glob("*.yaml")):
         for obj in yaml.load_all(path.read_text(encoding="utf-8")):
             if isinstance(obj, dict):
-                documents.append(Document(path.name, obj, ""))
+                documents.append(RenderedObject(path.name, obj, ""))
     return documents
 
 
@@ -266,16 +266,16 @@ def test_upstream_example_mpijobs_pass(upstream):
 
 def nad(name: str, namespace: str = "ml", resource: str | None = "nvidia.com/rdma_rail0",
         config: Any = '{"cniVersion": "0.3.1", "name": "r", "plugins": [{"type": "ib-sriov"}, {"type": "rdma"}]}'
-        ) -> Document:
+        ) -> RenderedObject:
     metadata: dict[str, Any] = {"name": name, "namespace": namespace}
     if resource:
         metadata["annotations"] = {RESOURCE_NAME: resource}
-    return Document("charts/lab/infra/templates/network-attachments.yaml",
+    return RenderedObject("charts/lab/infra/templates/network-attachments.yaml",
                     {"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition", "metadata": metadata,
                      "spec": {"config": config}}, "charts/lab/infra")
 
 
-def networked_job(annotation: Any, limits: dict[str, Any] | None = None) -> Document:
+def networked_job(annotation: Any, limits: dict[str, Any] | None = None) -> RenderedObject:
     def change(o):
         worker_pod(o)["metadata"] = {"annotations": {NETWORKS: annotation}}
         worker_pod(o)["spec"]["containers"][0]["resources"] = {"limits": limits or {"nvidia.com/rdma_rail0": 1}}
@@ -393,14 +393,14 @@ def test_a_nad_without_config_is_a_warning():
 
 
 def test_networks_made_by_the_sriov_network_operator_count_as_nads():
-    sriov_network = Document("cluster/sriov.yaml", {
+    sriov_network = RenderedObject("cluster/sriov.yaml", {
         "apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetwork",
         "metadata": {"name": "rail0", "namespace": "sriov-network-operator"},
         "spec": {"resourceName": "rail0", "networkNamespace": "ml", "ipam": "{}"}})
     pod = networked_job("rail0")
     assert check_networks([pod], CheckContext(extra=(sriov_network,))) == []
     elsewhere = {**sriov_network.obj, "spec": {"resourceName": "rail0", "networkNamespace": "other"}}
-    assert len(check_networks([pod], CheckContext(extra=(Document("c.yaml", elsewhere),)))) == 1
+    assert len(check_networks([pod], CheckContext(extra=(RenderedObject("c.yaml", elsewhere),)))) == 1
 
 
 def test_eth0_is_not_an_attachment_interface():
@@ -423,10 +423,10 @@ def test_extended_resources_as_the_api_server_takes_them(resources, message):
 
 
 def test_plain_workload_templates_are_checked_too():
-    deployment = Document("charts/y/templates/d.yaml", {
+    deployment = RenderedObject("charts/y/templates/d.yaml", {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "ml"},
         "spec": {"template": {"metadata": {"annotations": {NETWORKS: "rail5"}}, "spec": {"containers": [{}]}}}})
-    pod = Document("charts/y/templates/p.yaml", {
+    pod = RenderedObject("charts/y/templates/p.yaml", {
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml", "annotations": {NETWORKS: "rail5"}},
         "spec": {"containers": [{}]}})
     findings = check_networks([deployment, pod], CheckContext())
@@ -442,7 +442,7 @@ CPU = NodeShape("lab", "cpu", {})
 LIMITS = ".spec.mpiReplicaSpecs.Worker.template.spec.containers[0].resources.limits"
 
 
-def gpu_job(limits: dict[str, Any], chart: str = CHART) -> Document:
+def gpu_job(limits: dict[str, Any], chart: str = CHART) -> RenderedObject:
     return job(lambda o: worker_pod(o)["spec"]["containers"][0].update(resources={"limits": limits}), chart=chart)
 
 
@@ -491,8 +491,8 @@ def test_capacity_needs_the_charts_node_shape():
 
 # --- names --------------------------------------------------------------------------------------------
 
-def other(kind: str, name: str, namespace: str = "ml") -> Document:
-    return Document(f"charts/lab/jobs/x/templates/{kind.lower()}.yaml",
+def other(kind: str, name: str, namespace: str = "ml") -> RenderedObject:
+    return RenderedObject(f"charts/lab/jobs/x/templates/{kind.lower()}.yaml",
                     {"apiVersion": "v1", "kind": kind, "metadata": {"name": name, "namespace": namespace}}, CHART)
 
 
@@ -562,10 +562,10 @@ MALFORMED: list[Callable[[dict[str, Any]], Any]] = [
 @pytest.mark.parametrize("change", MALFORMED, ids=[str(i) for i in range(len(MALFORMED))])
 def test_malformed_documents_never_raise(change):
     documents = [job(change), nad("r", config=None), nad("s", config=7), other("ConfigMap", "x-config"),
-                 Document("weird.yaml", {"kind": "NetworkAttachmentDefinition", "metadata": {"name": "t"}, "spec": 3}),
-                 Document("weird.yaml", {"kind": "Pod", "metadata": "p", "spec": {"containers": {}}}),
-                 Document("weird.yaml", {"kind": "CronJob", "spec": {"jobTemplate": []}}),
-                 Document("weird.yaml", {})]
+                 RenderedObject("weird.yaml", {"kind": "NetworkAttachmentDefinition", "metadata": {"name": "t"}, "spec": 3}),
+                 RenderedObject("weird.yaml", {"kind": "Pod", "metadata": "p", "spec": {"containers": {}}}),
+                 RenderedObject("weird.yaml", {"kind": "CronJob", "spec": {"jobTemplate": []}}),
+                 RenderedObject("weird.yaml", {})]
     shapes = {CHART: NodeShape("lab", "dgx", {"nvidia.com/gpu": "eight"})}  # type: ignore[dict-item]
     findings = run_rules(documents, CheckContext(node_shapes=shapes))
     assert not [f for f in findings if f.message.startswith("internal error")]
@@ -595,7 +595,8 @@ def example_shapes(example) -> dict[str, NodeShape]:
 
 
 def test_the_example_fleet_is_clean(example):
-    documents = [Document(f"{chart.directory}/templates/{manifest.template}", copy.deepcopy(manifest.obj), chart.directory)
+    documents = [RenderedObject(f"{chart.directory}/templates/{manifest.template}", copy.deepcopy(manifest.obj),
+                                chart.directory)
                  for chart in example.charts for manifest in chart.manifests]
     assert {"MPIJob", "NetworkAttachmentDefinition", "ConfigMap"} <= {d.kind for d in documents}
     assert run_rules(documents, CheckContext(node_shapes=example_shapes(example))) == []
@@ -603,7 +604,7 @@ def test_the_example_fleet_is_clean(example):
 
 def test_the_example_fleet_breaks_when_its_infra_is_missing(example):
     """The clean result above is not vacuous: without the infra chart the rails are missing."""
-    documents = [Document(f"{chart.directory}/templates/{manifest.template}", manifest.obj, chart.directory)
+    documents = [RenderedObject(f"{chart.directory}/templates/{manifest.template}", manifest.obj, chart.directory)
                  for chart in example.charts if chart.directory != "dgx-lab/infra" for manifest in chart.manifests]
     findings = run_rules(documents, CheckContext(node_shapes=example_shapes(example)))
     assert sorted({f.message.split(" (")[0] for f in findings}) == [
@@ -613,17 +614,17 @@ def test_the_example_fleet_breaks_when_its_infra_is_missing(example):
 # --- pod-security: Pod Security admission refuses pods above the namespace's enforce level -------------------------
 
 
-def namespace(name: str, level: str | None) -> Document:
+def namespace(name: str, level: str | None) -> RenderedObject:
     labels = {"pod-security.kubernetes.io/enforce": level} if level is not None else {}
-    return Document("charts/lab/infra/templates/namespaces.yaml",
+    return RenderedObject("charts/lab/infra/templates/namespaces.yaml",
                     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}})
 
 
-def rdma_job() -> Document:
+def rdma_job() -> RenderedObject:
     obj = base_job()
     worker = obj["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
     worker["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}
-    return Document(SOURCE, obj, CHART)
+    return RenderedObject(SOURCE, obj, CHART)
 
 
 def test_a_workload_above_its_namespace_level_is_refused():
@@ -661,13 +662,13 @@ def test_run_rules_includes_pod_security():
 
 def test_namespaces_of_one_name_in_two_clusters_are_two():
     """`mpigen check charts/` sees every cluster's infra chart: cluster a's `ml` must not judge cluster b's jobs."""
-    job = Document(SOURCE, rdma_job().obj, "charts/b/jobs/x")
-    ns_a = Document("charts/a/infra/templates/namespaces.yaml", namespace("ml", "baseline").obj, "charts/a/infra")
-    ns_b = Document("charts/b/infra/templates/namespaces.yaml", namespace("ml", "privileged").obj, "charts/b/infra")
+    job = RenderedObject(SOURCE, rdma_job().obj, "charts/b/jobs/x")
+    ns_a = RenderedObject("charts/a/infra/templates/namespaces.yaml", namespace("ml", "baseline").obj, "charts/a/infra")
+    ns_b = RenderedObject("charts/b/infra/templates/namespaces.yaml", namespace("ml", "privileged").obj, "charts/b/infra")
     clusters = {"charts/a/infra": "a", "charts/b/infra": "b", "charts/b/jobs/x": "b"}
     assert rules.check_pod_security([job, ns_b, ns_a], CheckContext(chart_clusters=clusters)) == []
     assert len(rules.check_pod_security([job, ns_a], CheckContext(chart_clusters=clusters))) == 0  # b's ml: unknown
     only_b = {**clusters, "charts/b/infra": "a"}  # now both namespaces are cluster a's: b's job has none
     assert rules.check_pod_security([job, ns_a], CheckContext(chart_clusters=only_b)) == []
-    unscoped = Document("cluster/ns.yaml", namespace("ml", "baseline").obj)  # a manifest file: any cluster's
+    unscoped = RenderedObject("cluster/ns.yaml", namespace("ml", "baseline").obj)  # a manifest file: any cluster's
     assert len(rules.check_pod_security([job, unscoped], CheckContext(chart_clusters=clusters))) == 1

@@ -28,7 +28,7 @@ from kubernetes_validate.utils import VersionNotSupportedError
 from ruamel.yaml import YAML
 
 from generator.check import schemas as schemas_module
-from generator.check.findings import Document, Finding
+from generator.check.findings import Finding, RenderedObject
 from generator.check.schemas import (
     CRD_QUANTITY,
     QUANTITY_PATTERN,
@@ -58,8 +58,8 @@ def paths(findings: list[Finding]) -> list[str]:
     return [f.path for f in findings]
 
 
-def doc(obj: dict[str, Any], source: str = "test.yaml") -> Document:
-    return Document(source, obj)
+def doc(obj: dict[str, Any], source: str = "test.yaml") -> RenderedObject:
+    return RenderedObject(source, obj)
 
 
 @pytest.fixture(scope="session")
@@ -76,12 +76,12 @@ def upstream_set(upstream: Path) -> SchemaSet:
 
 
 @pytest.fixture(scope="session")
-def fleet(example: CompileResult) -> list[Document]:
-    return [Document(f"{chart.directory}/templates/{manifest.template}", manifest.obj, chart.directory)
+def fleet(example: CompileResult) -> list[RenderedObject]:
+    return [RenderedObject(f"{chart.directory}/templates/{manifest.template}", manifest.obj, chart.directory)
             for chart in example.charts for manifest in chart.manifests]
 
 
-def first(fleet: list[Document], kind: str, name: str | None = None) -> dict[str, Any]:
+def first(fleet: list[RenderedObject], kind: str, name: str | None = None) -> dict[str, Any]:
     return copy.deepcopy(next(d.obj for d in fleet if d.kind == kind and (name is None or d.name == name
                                                                           or is_run_of(d.name, name))))
 
@@ -98,7 +98,7 @@ def test_own_schemas_are_the_four_kinds_mpigen_emits_or_makes_the_operator_emit(
     assert set(own_schemas()) == {MPIJOB, NAD, PODGROUP_X, PODGROUP_VOLCANO}
 
 
-def test_every_custom_kind_of_the_example_fleet_has_an_own_schema(fleet: list[Document]) -> None:
+def test_every_custom_kind_of_the_example_fleet_has_an_own_schema(fleet: list[RenderedObject]) -> None:
     custom = {(d.api_version, d.kind) for d in fleet if "." in d.api_version.split("/")[0]}
     assert custom == {MPIJOB, NAD}
     assert custom <= set(own_schemas())
@@ -165,7 +165,7 @@ def test_own_quantity_pattern_is_the_kubernetes_quantity_language(upstream: Path
     assert sum(mine for mine, _ in verdicts.values()) == 12
 
 
-def test_pod_template_refs_the_bundled_definitions_of_every_version(fleet: list[Document]) -> None:
+def test_pod_template_refs_the_bundled_definitions_of_every_version(fleet: list[RenderedObject]) -> None:
     template = own_schemas()[MPIJOB]["$defs"]["replicaSpec"]["properties"]["template"]
     assert template["$ref"] == "https://kubernetes.io/api/_definitions.json#/$defs/io.k8s.api.core.v1.PodTemplateSpec"
     job = first(fleet, "MPIJob", "resnet50-dgx")
@@ -211,7 +211,8 @@ def test_wheel_ships_the_crd_schemas_where_schema_dir_finds_them(tmp_path: Path)
 
 # --- own schemas against the upstream CRDs ---------------------------------------------------------
 
-def test_every_document_mpigen_emits_passes_both(fleet: list[Document], own: SchemaSet, upstream_set: SchemaSet) -> None:
+def test_every_document_mpigen_emits_passes_both(fleet: list[RenderedObject], own: SchemaSet,
+                                                 upstream_set: SchemaSet) -> None:
     kinds = {d.kind for d in fleet}
     assert {"MPIJob", "NetworkAttachmentDefinition", "ConfigMap", "Namespace"} <= kinds
     results = {(d.source, d.namespace, d.label): (own.check(d), upstream_set.check(d)) for d in fleet}
@@ -360,8 +361,9 @@ def assert_both_reject_at(obj: dict[str, Any], own: SchemaSet, upstream_set: Sch
 
 @pytest.mark.parametrize(("mutate", "expected"), [case[1:] for case in MPIJOB_MUTATIONS],
                          ids=[case[0] for case in MPIJOB_MUTATIONS])
-def test_mutated_mpijob_is_rejected_by_both_at_the_same_path(fleet: list[Document], own: SchemaSet, upstream_set: SchemaSet,
-                                                             mutate: Callable, expected: str) -> None:
+def test_mutated_mpijob_is_rejected_by_both_at_the_same_path(fleet: list[RenderedObject], own: SchemaSet,
+                                                             upstream_set: SchemaSet, mutate: Callable,
+                                                             expected: str) -> None:
     job = first(fleet, "MPIJob", "resnet50-dgx")
     assert own.check(doc(job)) == upstream_set.check(doc(job)) == []
     mutate(job)
@@ -377,8 +379,9 @@ def test_mutated_upstream_example_mpijob_is_rejected_by_both(upstream: Path, own
 
 @pytest.mark.parametrize(("mutate", "expected"), [case[1:] for case in NAD_MUTATIONS],
                          ids=[case[0] for case in NAD_MUTATIONS])
-def test_mutated_nad_is_rejected_by_both_at_the_same_path(fleet: list[Document], own: SchemaSet, upstream_set: SchemaSet,
-                                                          mutate: Callable, expected: str) -> None:
+def test_mutated_nad_is_rejected_by_both_at_the_same_path(fleet: list[RenderedObject], own: SchemaSet,
+                                                          upstream_set: SchemaSet, mutate: Callable,
+                                                          expected: str) -> None:
     nad = first(fleet, "NetworkAttachmentDefinition")
     mutate(nad)
     assert_both_reject_at(nad, own, upstream_set, expected)
@@ -413,7 +416,7 @@ DIFFERENCES = [
 
 @pytest.mark.parametrize(("mutate", "own_rejects", "upstream_rejects"), [case[1:] for case in DIFFERENCES],
                          ids=[case[0] for case in DIFFERENCES])
-def test_deliberate_differences_from_the_upstream_crd(fleet: list[Document], own: SchemaSet, upstream_set: SchemaSet,
+def test_deliberate_differences_from_the_upstream_crd(fleet: list[RenderedObject], own: SchemaSet, upstream_set: SchemaSet,
                                                       mutate: Callable, own_rejects: bool, upstream_rejects: bool) -> None:
     job = first(fleet, "MPIJob", "resnet50-dgx")
     mutate(job)
@@ -421,7 +424,7 @@ def test_deliberate_differences_from_the_upstream_crd(fleet: list[Document], own
     assert bool(upstream_set.check(doc(job))) is upstream_rejects
 
 
-def test_messages_name_the_field_and_the_problem(fleet: list[Document], own: SchemaSet) -> None:
+def test_messages_name_the_field_and_the_problem(fleet: list[RenderedObject], own: SchemaSet) -> None:
     job = first(fleet, "MPIJob", "resnet50-dgx")
     job["metadata"]["name"] = "resnet50-dgx"
     job["spec"]["mpiReplicaSpecs"]["Launcher"]["replicas"] = "1"
@@ -429,7 +432,7 @@ def test_messages_name_the_field_and_the_problem(fleet: list[Document], own: Sch
     job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "lots"
     job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["gpus"] = 8
     job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["command"] = {"run": "sshd"}
-    findings = own.check(Document("charts/x/templates/mpijob.yaml", job, "charts/x"))
+    findings = own.check(RenderedObject("charts/x/templates/mpijob.yaml", job, "charts/x"))
     assert [f.format() for f in findings] == [
         "charts/x/templates/mpijob.yaml: MPIJob/resnet50-dgx: .spec.mpiImplementation: "
         "'OpenMPI5' is not one of ['OpenMPI', 'Intel', 'MPICH']",
@@ -518,7 +521,7 @@ def test_builtin_verdicts_cover_both_outcomes() -> None:
 
 
 def test_example_fleet_builtins_match_kubernetes_validate_for_their_cluster(example: CompileResult,
-                                                                          fleet: list[Document]) -> None:
+                                                                          fleet: list[RenderedObject]) -> None:
     versions = {cluster.name: cluster.kubernetes_version for cluster in example.fleet.clusters}
     checked = 0
     for document in fleet:
@@ -673,7 +676,7 @@ spec:
 """
 
 
-def test_crds_override_the_own_schema_of_the_same_kind(tmp_path: Path, fleet: list[Document]) -> None:
+def test_crds_override_the_own_schema_of_the_same_kind(tmp_path: Path, fleet: list[RenderedObject]) -> None:
     (tmp_path / "mpijob-crd.yaml").write_text(MPIJOB_CRD, encoding="utf-8")
     job = doc(mutated(first(fleet, "MPIJob"), at("spec", "launcherCreationPolicy")("WhenReady")))
     schema_set = SchemaSet(VERSION)
@@ -708,7 +711,7 @@ def test_crd_problems_name_the_file_and_the_good_files_still_count(tmp_path: Pat
 
 # --- caching -----------------------------------------------------------------------------------------
 
-def test_each_validator_is_compiled_once_and_each_file_read_once(fleet: list[Document]) -> None:
+def test_each_validator_is_compiled_once_and_each_file_read_once(fleet: list[RenderedObject]) -> None:
     schema_set = SchemaSet("1.29")
     kinds = {(d.api_version, d.kind) for d in fleet}
     assert schema_set.compiled_count == 0

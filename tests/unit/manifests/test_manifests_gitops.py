@@ -17,7 +17,7 @@ import pytest
 from conftest import PROFILES, run_helm
 from ruamel.yaml import YAML
 
-from generator.check.findings import Document
+from generator.check.findings import RenderedObject
 from generator.check.schemas import SchemaSet
 from generator.manifests.gitops import build_bootstrap
 from generator.package import output_files
@@ -142,7 +142,7 @@ def test_every_bootstrap_object_passes_its_upstream_crd(files: dict, gitops_crds
     checked = 0
     for path, objects in files.items():
         for obj in objects:
-            findings = gitops_crds.check(Document(path, obj))
+            findings = gitops_crds.check(RenderedObject(path, obj))
             assert findings == [], [f"{f.path}: {f.message}" for f in findings]
             checked += 1
     assert checked == 9
@@ -163,7 +163,7 @@ def test_the_crd_check_is_not_vacuous(files: dict, gitops_crds: SchemaSet, path:
                                       mutate: Callable, where: str) -> None:
     obj = copy.deepcopy(next(o for o in files[path] if o["kind"] == kind))
     mutate(obj)
-    assert [f.path for f in gitops_crds.check(Document(path, obj))] == [where]
+    assert [f.path for f in gitops_crds.check(RenderedObject(path, obj))] == [where]
 
 
 # --- every chart they reference exists and renders ----------------------------------------------------
