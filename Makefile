@@ -47,15 +47,15 @@ test: $(STAMP) helm lint check
 	MPIGEN_HELM3=$(abspath $(HELM3)) MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q
 
 # A long fuzz (`make test` runs a short one from a fixed seed): FUZZ_EXAMPLES mutations of the example profiles
-# (tests/test_fuzz.py), every new chart rendered by Helm 3 and Helm 4, which must agree; and FUZZ_EXAMPLES/4
-# hostile charts and manifests for `mpigen check` (tests/test_fuzz_check.py), each checked with both Helms.
+# (tests/acceptance/test_fuzz.py), every new chart rendered by Helm 3 and Helm 4, which must agree; and FUZZ_EXAMPLES/4
+# hostile charts and manifests for `mpigen check` (tests/acceptance/test_fuzz_check.py), each checked with both Helms.
 # The seed is printed first: `make fuzz FUZZ_SEED=<seed>` replays the run.
 FUZZ_EXAMPLES ?= 2000
 fuzz: $(STAMP) helm
 	@seed="$(FUZZ_SEED)"; [ -n "$$seed" ] || seed=$$($(BIN)/python -c 'import random; print(random.randrange(2**32))'); \
 	  echo "fuzz: $(FUZZ_EXAMPLES) examples from seed $$seed (replay: make fuzz FUZZ_SEED=$$seed)"; \
 	  MPIGEN_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) MPIGEN_FUZZ_SEED=$$seed MPIGEN_HELM3=$(abspath $(HELM3)) \
-	  MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q tests/test_fuzz.py tests/test_fuzz_check.py --hypothesis-show-statistics
+	  MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q tests/acceptance/test_fuzz.py tests/acceptance/test_fuzz_check.py --hypothesis-show-statistics
 
 bench: $(STAMP) helm
 	MPIGEN_HELM3=$(abspath $(HELM3)) $(BIN)/python scripts/bench.py

@@ -4,7 +4,7 @@ Ctrl-C and SIGTERM are taken in hand here, before click, jinja2 or jsonschema is
 each ends the command with one line on stderr and exit code 130 (143 for SIGTERM), never a traceback.
 The handler raises `Stopped`, so the code under way unwinds as for any error: a render removes its
 uncommitted staging, temporary folders go away, child processes are killed. The commit and the moves of
-a render defer the signal until they are done (generator/write.py), so the charts are the old ones or
+a render defer the signal until they are done (generator/write/lock.py), so the charts are the old ones or
 the new ones. Only this module may be imported before the handler is in place: keep it small.
 """
 

@@ -17,7 +17,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from generator.diagnostics import Diagnostic, Location, did_you_mean
-from generator.load import Document, Unreadable, load_file
+from generator.load import ProfileFile, Unreadable, load_file
 
 BUILTIN_DIR = Path(__file__).parent / "hardware"
 BUILTIN_PREFIX = "<builtin>"
@@ -28,18 +28,18 @@ NOT_INHERITED = ("apiVersion", "kind", "name", "extends")
 """What every profile says for itself: its identity, and (once applied) its base."""
 
 KeyPath = tuple[Any, ...]
-"""Keys and list indexes from a profile's root to one node, as `Document.location` takes them."""
+"""Keys and list indexes from a profile's root to one node, as `ProfileFile.location` takes them."""
 
 
 @dataclass(frozen=True)
-class MergedDocument(Document):
+class MergedDocument(ProfileFile):
     """A Hardware profile with `extends` applied; `data` is the whole merged profile, without `extends`.
 
     `origins` maps the path of every node of `data` to the unmerged document and path it was written at:
     the merged tree has no line numbers of its own, and one profile's values may come from several files.
     """
 
-    origins: Mapping[KeyPath, tuple[Document, KeyPath]] = field(default_factory=dict)
+    origins: Mapping[KeyPath, tuple[ProfileFile, KeyPath]] = field(default_factory=dict)
 
     def location(self, *keys: str | int, at_key: bool = False) -> Location:
         for depth in range(len(keys), -1, -1):
@@ -60,7 +60,7 @@ class MergedDocument(Document):
 class Expansion:
     """The profiles as validation should see them: every `extends` applied, referenced built-ins added."""
 
-    documents: list[Document] = field(default_factory=list)
+    documents: list[ProfileFile] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     unresolved: list[Unreadable] = field(default_factory=list)
     """Hardware profiles left out because their base could not be found: validation stays quiet about
@@ -76,16 +76,16 @@ def builtin_label(name: str) -> str:
     return f"{BUILTIN_PREFIX}/{name}.yaml"
 
 
-def is_builtin(document: Document) -> bool:
+def is_builtin(document: ProfileFile) -> bool:
     return document.path.startswith(f"{BUILTIN_PREFIX}/")
 
 
-def load_builtin(name: str) -> tuple[Document | None, list[Diagnostic]]:
+def load_builtin(name: str) -> tuple[ProfileFile | None, list[Diagnostic]]:
     label = builtin_label(name)
     return load_file(BUILTIN_DIR / f"{name}.yaml", label, label)
 
 
-def expand_hardware(documents: Sequence[Document], unreadable: Sequence[Unreadable] = ()) -> Expansion:
+def expand_hardware(documents: Sequence[ProfileFile], unreadable: Sequence[Unreadable] = ()) -> Expansion:
     """Apply every Hardware profile's `extends`, and add the built-ins clusters name (and yours do not shadow).
 
     Other documents pass through unchanged and in order; added built-ins come last, sorted by name.
@@ -96,9 +96,9 @@ def expand_hardware(documents: Sequence[Document], unreadable: Sequence[Unreadab
 class _Catalogue:
     """The profiles a name can refer to, and what has been resolved so far (each profile once)."""
 
-    def __init__(self, documents: Sequence[Document], unreadable: Sequence[Unreadable]) -> None:
+    def __init__(self, documents: Sequence[ProfileFile], unreadable: Sequence[Unreadable]) -> None:
         self.documents = documents
-        self.user: dict[str, Document] = {}
+        self.user: dict[str, ProfileFile] = {}
         for document in documents:
             name = document.data.get("name")
             if document.kind == "Hardware" and isinstance(name, str):
@@ -110,8 +110,8 @@ class _Catalogue:
         self.quiet |= {document.data["name"] for document in documents
                        if document.kind not in KNOWN_KINDS and isinstance(document.data.get("name"), str)}
         self.builtins = builtin_names()
-        self.loaded: dict[str, Document | None] = {}
-        self.done: dict[str, Document | None] = {}
+        self.loaded: dict[str, ProfileFile | None] = {}
+        self.done: dict[str, ProfileFile | None] = {}
         self.diagnostics: list[Diagnostic] = []
 
     def expand(self) -> Expansion:
@@ -149,7 +149,7 @@ class _Catalogue:
                     named.add(hardware)
         return sorted(n for n in named if n in self.builtins and n not in self.user and n not in self.quiet)
 
-    def _find(self, name: str, from_builtin: bool) -> Document | None:
+    def _find(self, name: str, from_builtin: bool) -> ProfileFile | None:
         """The profile `name` refers to: the user's first, then a built-in. A built-in's own `extends` names
         built-ins only, so what a built-in is never depends on the user's files."""
         if not from_builtin and name in self.user:
@@ -162,11 +162,11 @@ class _Catalogue:
             self.loaded[name] = document
         return self.loaded[name]
 
-    def _resolve(self, start: Document) -> Document | None:
+    def _resolve(self, start: ProfileFile) -> ProfileFile | None:
         """`start` merged onto its chain of bases, or None (reported once, where the chain breaks)."""
-        chain: list[Document] = []
-        document: Document | None = start
-        result: Document | None = None
+        chain: list[ProfileFile] = []
+        document: ProfileFile | None = start
+        result: ProfileFile | None = None
         while document is not None:
             if document.path in self.done:
                 result = self.done[document.path]
@@ -185,7 +185,7 @@ class _Catalogue:
             self.done[child.path] = result
         return result
 
-    def _base_of(self, document: Document) -> Document | None:
+    def _base_of(self, document: ProfileFile) -> ProfileFile | None:
         target = document.data["extends"]
         if not isinstance(target, str):
             self.diagnostics.append(Diagnostic(document.location("extends"),
@@ -200,7 +200,7 @@ class _Catalogue:
                                                did_you_mean(target, choices)))
         return base
 
-    def _report_cycle(self, cycle: list[Document]) -> None:
+    def _report_cycle(self, cycle: list[ProfileFile]) -> None:
         """One error for the whole cycle, at the `extends` of its member that comes first in file order."""
         first = min(range(len(cycle)), key=lambda i: cycle[i].path)
         members = cycle[first:] + cycle[:first]
@@ -214,7 +214,7 @@ class _Catalogue:
                                            hint))
 
 
-def merge(base: Document, child: Document) -> MergedDocument:
+def merge(base: ProfileFile, child: ProfileFile) -> MergedDocument:
     """`child` applied onto `base`, which has no `extends` (any of its own is applied already).
 
     Mappings merge key by key; lists of mappings merge item by item by `name` (an item with a new name is
@@ -239,9 +239,9 @@ def merge(base: Document, child: Document) -> MergedDocument:
 class _Merger:
     """Builds the merged tree, recording for each node where it was written."""
 
-    def __init__(self, base: Document, child: Document) -> None:
+    def __init__(self, base: ProfileFile, child: ProfileFile) -> None:
         self.base, self.child = base, child
-        self.origins: dict[KeyPath, tuple[Document, KeyPath]] = {}
+        self.origins: dict[KeyPath, tuple[ProfileFile, KeyPath]] = {}
 
     def both(self, old: Any, old_path: KeyPath, new: Any, new_path: KeyPath, path: KeyPath) -> Any:
         """A node both profiles set."""
@@ -278,7 +278,7 @@ class _Merger:
             return out
         return self.copy(self.child, new, new_path, path)
 
-    def copy(self, document: Document, node: Any, source_path: KeyPath, path: KeyPath) -> Any:
+    def copy(self, document: ProfileFile, node: Any, source_path: KeyPath, path: KeyPath) -> Any:
         """A node only `document` sets, copied so the merged tree shares nothing with the files' trees."""
         self.origins[path] = _origin(document, source_path)
         if isinstance(node, dict):
@@ -294,7 +294,7 @@ def _named(items: Iterable[Any]) -> bool:
     return all(isinstance(item, dict) and isinstance(item.get("name"), str) for item in items)
 
 
-def _origin(document: Document, path: KeyPath) -> tuple[Document, KeyPath]:
+def _origin(document: ProfileFile, path: KeyPath) -> tuple[ProfileFile, KeyPath]:
     """Where the node at `path` of `document` was written: in a merged document, in one of the files it came from."""
     if isinstance(document, MergedDocument):
         return document.origins.get(path, (document, path))

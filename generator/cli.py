@@ -13,13 +13,13 @@ import click
 
 from generator import __version__
 from generator.check import CheckOptions, CheckUsageError, run_check
-from generator.check.render import find_helm
+from generator.check.helm import find_helm
 from generator.check.report import FORMATS
 from generator.diagnostics import Diagnostic, Severity, one_line
 from generator.diff import DiffError, diff_against
 from generator.package import output_files
+from generator.package.stream import manifest_stream
 from generator.pipeline import CompileResult, check_profiles, compile_profiles, delivery_path_warnings
-from generator.render import render_manifests
 from generator.write import WriteError, compare_tree, write_tree
 
 PATHS = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
@@ -99,7 +99,7 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
     if _fail(result.diagnostics):
         sys.exit(1)
     if manifests:
-        click.echo(render_manifests(result.charts), nl=False)
+        click.echo(manifest_stream(result.charts), nl=False)
         return
     for warning in delivery_path_warnings(result.fleet, output):
         click.echo(f"warning: {warning}", err=True)

@@ -6,42 +6,22 @@ problem with the very numbers `resolve` would use.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from generator.vocabulary.kubernetes import quantity
+
 DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
-_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
-_SUFFIX = {None: 1, "m": Decimal("0.001"), "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15,
-           "E": 10**18, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-
-
-# Where each network provider's rail resources come from: the SR-IOV device plugin as mpigen configures it,
-# sriov-network-operator's own prefix, and rdma-shared-dev-plugin's fixed `rdma/`.
-DEFAULT_RESOURCE_PREFIX = {"sriov-device-plugin": "nvidia.com", "sriov-network-operator": "openshift.io",
-                           "rdma-shared": "rdma", "host-network": "rdma", "tcp": "nvidia.com"}
 
 
 # mpi-operator's own ssh options for OpenMPI (its `OMPI_MCA_plm_rsh_args`), repeated wherever mpigen sets them.
 OPERATOR_SSH_ARGS = "-o ConnectionAttempts=10"
 
 
-def default_resource_prefix(provider: str) -> str:
-    return DEFAULT_RESOURCE_PREFIX[provider]
-
-
 def gitops_namespace(gitops: dict[str, Any]) -> str:
     """Where a cluster's GitOps objects live: the profile's `namespace`, else the tool's own."""
     return str(gitops.get("namespace", {"argocd": "argocd", "flux": "flux-system"}[gitops["tool"]]))
-
-
-def quantity(text: str) -> Decimal:
-    """A Kubernetes quantity as a number (`500m` -> 0.5, `1Gi` -> 1073741824)."""
-    match = _QUANTITY.match(text)
-    if not match:
-        raise ValueError(f"not a quantity: {text!r}")
-    return Decimal(match.group(1)) * Decimal(_SUFFIX[match.group(2)])
 
 
 def gpu_count(hardware: dict[str, Any]) -> int:
@@ -83,6 +63,11 @@ class Layout:
         return self.nodes * self.workers_per_node
 
 
+def requested_gpus_per_worker(job: dict[str, Any], gpus_per_node: int) -> int:
+    """A worker takes a whole node's GPUs unless the job says otherwise."""
+    return int(job.get("gpusPerWorker", gpus_per_node))
+
+
 def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_node: bool = False) -> Layout:
     """Workers, GPUs and slots per worker, and how many such workers the pool can hold.
 
@@ -93,7 +78,7 @@ def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_no
     """
     gpus = gpu_count(hardware)
     if gpus:
-        gpus_per_worker = int(job.get("gpusPerWorker", gpus))
+        gpus_per_worker = requested_gpus_per_worker(job, gpus)
         if "workers" in job:
             worker_count, origin = int(job["workers"]), "workers"
         else:

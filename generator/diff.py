@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from generator import yamlio
-from generator.check.render import chart_name_findings, discover, helm_template, own_render
+from generator.check.discover import chart_name_findings, discover
+from generator.check.helm import helm_template
+from generator.check.own_renderer import own_render
 from generator.package import Chart
 
 

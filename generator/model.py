@@ -117,29 +117,14 @@ class NodePool:
 
 
 class NetworkProvider(str, Enum):
-    """How rails reach pods; each has its builder module in generator/build/providers/."""
+    """How rails reach pods; each is described, beside its builders, by its module in generator/manifests/providers/
+    (the registry `PROVIDERS` there)."""
 
     SRIOV_DEVICE_PLUGIN = "sriov-device-plugin"
     SRIOV_NETWORK_OPERATOR = "sriov-network-operator"
     RDMA_SHARED = "rdma-shared"
     HOST_NETWORK = "host-network"
     TCP = "tcp"
-
-    @property
-    def rdma(self) -> bool:
-        """Whether rails carry RDMA (and pods need IPC_LOCK to pin memory)."""
-        return self is not NetworkProvider.TCP
-
-    @property
-    def exclusive_devices(self) -> bool:
-        """A pod sees only its own VFs, whose RDMA device names are not the PF's (SR-IOV, rdma CNI exclusive
-        mode); shared and host-network pods see every HCA of the node under its own name."""
-        return self in (NetworkProvider.SRIOV_DEVICE_PLUGIN, NetworkProvider.SRIOV_NETWORK_OPERATOR)
-
-    @property
-    def multus(self) -> bool:
-        """Rails are secondary interfaces attached by Multus (and need IPAM)."""
-        return self.rdma and self is not NetworkProvider.HOST_NETWORK
 
 
 @dataclass(frozen=True)
@@ -148,14 +133,9 @@ class Network:
     resource_prefix: str
     device_plugin_namespace: str
     cni_version: str
-    operator_namespace: str = "sriov-network-operator"
-    num_vfs: int | None = None
-    ssh_port: int = 2222
-
-    @property
-    def worker_ssh_port(self) -> int | None:
-        """sshd's port on the workers where it is not 22: host networking, where the node's own sshd has 22."""
-        return self.ssh_port if self.provider is NetworkProvider.HOST_NETWORK else None
+    operator_namespace: str
+    num_vfs: int | None
+    ssh_port: int
 
 
 class GitOpsTool(str, Enum):
@@ -300,7 +280,7 @@ class Origin:
 class Job:
     name: str
     """The profile's name: of the chart, the Helm release and the GitOps Application. Not the MPIJob's
-    name, which the builder makes from it (`build.naming.mpijob_name`)."""
+    name, which the builder makes from it (`manifests.run_name.mpijob_name`)."""
     naming: Naming
     source: str
     cluster: Cluster

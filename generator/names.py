@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import re
 
-DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-DNS1035_MAX = 63
+from generator.vocabulary.kubernetes import DNS1035_LABEL, DNS1035_MAX
 
 HOSTFILE_DIR = "/etc/mpigen"
 HOSTFILE_KEY = "hostfile"
@@ -90,20 +89,6 @@ def nad_name(rail: str) -> str:
     return rail
 
 
-def operator_network_name(rail: str, namespace: str) -> str:
-    """sriov-network-operator: a SriovNetwork (and the NAD the operator renders from it) per rail and job
-    namespace, all in the operator's namespace, so the job namespace is part of the name."""
-    return f"{rail}-{namespace}"
-
-
-def node_policy_name(rail: str, pool: str) -> str:
-    """sriov-network-operator: one SriovNetworkNodePolicy per rail and node pool (pools differ in hardware)."""
-    return f"{rail}-{pool}"
-
-
-RDMA_SHARED_CONFIGMAP = "rdma-devices"
-
-
 def rail_interface(rail: str) -> str:
     """Interface name of a rail inside the pod; Linux allows 15 characters, the schema enforces it."""
     return rail
@@ -127,9 +112,6 @@ def chart_dir_of_infra(cluster: str) -> str:
 
 def infra_chart_name(cluster: str) -> str:
     return f"{cluster}-infra"
-
-
-DEVICE_PLUGIN_CONFIGMAP = "sriovdp-config"
 
 
 # --- GitOps delivery objects (charts/<cluster>/bootstrap/) -------------------------------------------
@@ -163,3 +145,13 @@ def gitops_job_name(cluster: str, job: str) -> str:
     """The Application or HelmRelease of a job chart: prefixed with the cluster, since one Argo CD
     holds the Applications of every cluster it manages in one namespace."""
     return f"{cluster}-{job}"
+
+
+def unused_mark(prefix: str, text: str) -> str:
+    """`<prefix><n>x` for the smallest n that `text` does not hold, found in one pass over it (a search per
+    candidate n is quadratic in a text listing many of them): a stand-in that no data can be taken for."""
+    taken = {int(n) for n in re.findall(re.escape(prefix) + r"([0-9]+)x", text) if len(n) < 8}
+    n = 0
+    while n in taken:
+        n += 1
+    return f"{prefix}{n}x"

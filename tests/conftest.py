@@ -6,6 +6,8 @@ CI, where MPIGEN_REQUIRE_UPSTREAM=1 is set.
 
 from __future__ import annotations
 
+import ctypes
+import hashlib
 import os
 import re
 import shutil
@@ -123,3 +125,69 @@ def run_mpigen(*args: str | Path, cwd: Path | None = None) -> subprocess.Complet
     """The real command line, in its own process."""
     return subprocess.run([sys.executable, "-m", "generator", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd, timeout=120)
+
+
+# --- helpers several test modules share ---------------------------------------------------------------
+def snapshot(root: Path) -> dict[str, str]:
+    """Everything under `root` without following links: files by hash, links by target, folders by name."""
+    found: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames]:
+            path = Path(dirpath) / name
+            key = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                found[key] = f"link -> {os.readlink(path)}"
+            elif path.is_dir():
+                found[key] = "folder"
+            elif not path.is_file():
+                found[key] = "special"
+            else:
+                found[key] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+def run_limited(args: list[str | Path], preexec: Callable[[], None]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "generator", *map(str, args)], capture_output=True, text=True,
+                          timeout=120, preexec_fn=preexec)
+
+
+def without_root_privileges() -> None:
+    """Before exec: as root, give up the capabilities that ignore file modes (from the bounding set, so exec does
+    not hand them back), so that a folder of mode 0555 refuses writes as it does for any user. Fails loudly
+    where that is not allowed, never skips."""
+    if os.geteuid() != 0:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER):
+        if libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) refused: cannot make a folder read-only to root")
+
+PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER = 24, 1, 2, 3
+
+
+class CustomResourceSchemas:
+    """CRDs, and custom resources judged by them as `mpigen check` judges them (its SchemaSet, newest Kubernetes)."""
+
+    def __init__(self, paths: list[Path] = (), documents: list[dict[str, Any]] = ()) -> None:
+        from ruamel.yaml import YAML
+
+        from generator.check.crdschema import crd_schemas
+        from generator.check.schemas import SchemaSet, bundled_kube_versions
+
+        self.schema_set = SchemaSet(bundled_kube_versions()[-1])
+        assert self.schema_set.add_crds(list(paths)) == []
+        loaded = [doc for path in paths for doc in YAML(typ="safe").load_all(Path(path).read_text(encoding="utf-8"))]
+        assert self.schema_set.add_crd_objects([("test", doc) for doc in documents]) == []
+        self.converted = {key: schema for doc in [*loaded, *documents]
+                          if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"
+                          for key, schema in crd_schemas(doc).items()}
+        self.keys = set(self.converted)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.keys
+
+    def problems(self, document: dict[str, Any]) -> list[str]:
+        """`<json path>: <message>` of each finding; [] when the resource is valid."""
+        from generator.check.findings import RenderedObject
+
+        findings = self.schema_set.check(RenderedObject("test", document))
+        return [f"{finding.path or '.'}: {finding.message}" for finding in findings]

@@ -1,7 +1,8 @@
 """`mpigen check`: judge charts and manifests the way the cluster will, before Argo CD does.
 
-render (Helm, or mpigen's own renderer) -> schema (built-in kinds, mpigen's CRD schemas, --crds)
--> rules (mpi-operator's validation, networks, capacity, reserved names) -> report.
+discover (chart folders, manifest files) -> render (helm.py, or own_renderer.py for charts mpigen compiled;
+documents.py reads the output) -> schemas (built-in kinds, mpigen's CRD schemas, --crds) -> rules/ (mpi-operator's
+validation, networks, capacity, resources, reserved names, Pod Security) -> report.
 """
 
 from __future__ import annotations
@@ -11,19 +12,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.check.findings import CheckContext, Document, Finding
-from generator.check.render import (
-    ChartInfo,
-    chart_name_findings,
-    discover,
-    find_helm,
-    helm_lint,
-    helm_template,
-    helm_version,
-    manifest_files,
-    own_render,
-    read_manifest_file,
-)
+from generator import chartfiles
+from generator.check.discover import ChartInfo, Targets, chart_name_findings, discover, manifest_files
+from generator.check.documents import read_manifest_file
+from generator.check.findings import CheckContext, Finding, RenderedObject
+from generator.check.helm import find_helm, helm_lint, helm_template, helm_version
+from generator.check.own_renderer import own_render
 from generator.check.report import CheckReport, WorkloadSecurity
 from generator.check.rules import run_rules, workload_pod_security
 from generator.check.schemas import SchemaSet, bundled_kube_versions, select_kube_version
@@ -44,12 +38,12 @@ class CheckUsageError(Exception):
     """The options cannot work (e.g. `--helm` names no Helm); exit code 2."""
 
 
-def _crd_folder_documents(paths: tuple[Path, ...]) -> list[Document]:
+def _crd_folder_documents(paths: tuple[Path, ...]) -> list[RenderedObject]:
     """Objects in the --crds folders that are not CRDs: existing cluster state such as NADs.
 
     Unreadable files are reported once, by the schema set that reads the CRDs in them.
     """
-    documents: list[Document] = []
+    documents: list[RenderedObject] = []
     for root in paths:
         files, _ = manifest_files(root)
         for file in files:
@@ -62,7 +56,7 @@ def _crd_folder_documents(paths: tuple[Path, ...]) -> list[Document]:
 class _Renderer:
     helm: str | None
 
-    def __call__(self, chart: ChartInfo, version: str) -> tuple[list[Document], list[Finding]]:
+    def __call__(self, chart: ChartInfo, version: str) -> tuple[list[RenderedObject], list[Finding]]:
         """Lint and render one chart; run in a thread pool, one Helm process per chart at a time.
 
         A chart whose name Helm would not take is still rendered (as Helm's placeholder release), so its
@@ -79,7 +73,7 @@ class _Renderer:
                                     "helm; install helm or pass --helm PATH", "render")]
 
 
-Rendered = tuple[list[Document], list[Finding]]
+Rendered = tuple[list[RenderedObject], list[Finding]]
 
 
 def _render_all(charts: list[ChartInfo], versions: list[str], renderer: _Renderer) -> list[Rendered]:
@@ -90,15 +84,16 @@ def _render_all(charts: list[ChartInfo], versions: list[str], renderer: _Rendere
 
 
 def _chart_clusters(charts: list[ChartInfo]) -> dict[str, str]:
-    return {chart.display: chart.annotations["mpigen/cluster"] for chart in charts if "mpigen/cluster" in chart.annotations}
+    return {chart.display: chart.annotations[chartfiles.CLUSTER] for chart in charts
+            if chartfiles.CLUSTER in chart.annotations}
 
 
 def _context_documents(paths: tuple[Path, ...], renderer: _Renderer, version: str,
-                       clusters: dict[str, str]) -> tuple[list[Document], list[Finding]]:
+                       clusters: dict[str, str]) -> tuple[list[RenderedObject], list[Finding]]:
     """Charts and manifests that exist beside the checked ones (e.g. an infra chart's NADs): rendered, not judged."""
     targets = discover(list(paths))
     clusters.update(_chart_clusters(targets.charts))
-    documents: list[Document] = []
+    documents: list[RenderedObject] = []
     findings = list(targets.problems)
     for docs, problems in _render_all(targets.charts, [version] * len(targets.charts), renderer):
         documents += docs
@@ -111,9 +106,27 @@ def _context_documents(paths: tuple[Path, ...], renderer: _Renderer, version: st
 
 
 def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
+    """Judge the charts and manifest files under `paths`; raises CheckUsageError when the options cannot work."""
     report = CheckReport()
     targets = discover(paths)
     report.findings += targets.problems
+    renderer = _Renderer(_choose_helm(options, report))
+    versions = _KubeVersions(options, report)
+    documents = _render_targets(targets, renderer, versions, report)
+    if not targets.charts and not targets.manifests:
+        report.findings.append(Finding(" ".join(p.as_posix() for p in paths), "", "",
+                                       "no charts or manifest files to check", "usage"))
+    _check_schemas(documents, options, report)
+    report.documents = [d for d, _ in documents]
+    context = _rule_context(targets, options, renderer, versions.newest, report)
+    report.findings += run_rules(report.documents, context)
+    _list_pod_security(report)
+    return report
+
+
+def _choose_helm(options: CheckOptions, report: CheckReport) -> str | None:
+    """The Helm to render and lint with (None: mpigen renders what it compiled), said in a note; a `--helm`
+    that names no Helm is a usage error."""
     helm = None
     if options.use_helm:
         helm = find_helm(options.helm)
@@ -131,33 +144,43 @@ def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
                             "(by mpigen itself); install helm or pass --helm PATH")
     else:
         report.notes.append("--no-helm: charts are not linted; charts mpigen compiled are rendered by mpigen itself")
-    newest = bundled_kube_versions()[-1]
-    if options.kube_version:
-        try:
-            select_kube_version(options.kube_version)
-        except ValueError as exc:
-            raise CheckUsageError(f"{exc}; mpigen knows {bundled_kube_versions()[0]} to {newest}") from exc
+    return helm
 
-    def version_of(chart: ChartInfo | None) -> str:
-        wanted = options.kube_version or (chart.kubernetes_version if chart else None) or newest
+
+class _KubeVersions:
+    """The Kubernetes version each target is checked against: --kube-version, else the chart's own, else the
+    newest mpigen knows. An unknown --kube-version is a usage error; an unknown chart version a warning."""
+
+    def __init__(self, options: CheckOptions, report: CheckReport) -> None:
+        self.wanted = options.kube_version
+        self.report = report
+        self.newest = bundled_kube_versions()[-1]
+        if self.wanted:
+            try:
+                select_kube_version(self.wanted)
+            except ValueError as exc:
+                raise CheckUsageError(f"{exc}; mpigen knows {bundled_kube_versions()[0]} to {self.newest}") from exc
+
+    def of(self, chart: ChartInfo | None) -> str:
+        wanted = self.wanted or (chart.kubernetes_version if chart else None) or self.newest
         try:
             select_kube_version(wanted)
         except ValueError as exc:
-            report.findings.append(Finding(f"{chart.display}/Chart.yaml" if chart else "", "", "",
-                                           f"mpigen/kubernetes-version: {exc}; checking against {newest}", "chart",
-                                           Severity.WARNING))
-            return newest
+            self.report.findings.append(Finding(f"{chart.display}/{chartfiles.CHART_YAML}" if chart else "", "", "",
+                                                f"{chartfiles.KUBERNETES_VERSION}: {exc}; checking against {self.newest}",
+                                                "chart", Severity.WARNING))
+            return self.newest
         return wanted
 
-    renderer = _Renderer(helm)
-    versions = [version_of(chart) for chart in targets.charts]
-    documents: list[tuple[Document, str]] = []
-    node_shapes = {}
-    for chart, version, (docs, problems) in zip(targets.charts, versions,
-                                                _render_all(targets.charts, versions, renderer), strict=True):
+
+def _render_targets(targets: Targets, renderer: _Renderer, versions: _KubeVersions,
+                    report: CheckReport) -> list[tuple[RenderedObject, str]]:
+    """Every chart rendered and every manifest file read, each document with the version it is checked against."""
+    chart_versions = [versions.of(chart) for chart in targets.charts]
+    documents: list[tuple[RenderedObject, str]] = []
+    for chart, version, (docs, problems) in zip(targets.charts, chart_versions,
+                                                _render_all(targets.charts, chart_versions, renderer), strict=True):
         report.charts.append(chart.display)
-        if chart.node_shape is not None:
-            node_shapes[chart.display] = chart.node_shape
         report.findings += problems
         if not docs and not any(p.rule == "render" for p in problems):
             report.findings.append(Finding(chart.display, "", "", "the chart renders no objects", "render",
@@ -167,11 +190,15 @@ def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
         report.files.append(file.as_posix())
         docs, problems = read_manifest_file(file)
         report.findings += problems
-        documents += [(d, version_of(None)) for d in docs]
-    if not targets.charts and not targets.manifests:
-        report.findings.append(Finding(" ".join(p.as_posix() for p in paths), "", "",
-                                       "no charts or manifest files to check", "usage"))
+        documents += [(d, versions.of(None)) for d in docs]
+    return documents
 
+
+def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOptions, report: CheckReport) -> None:
+    """Each document against the schemas of its Kubernetes version, with the --crds and the rendered CRDs.
+
+    A schema set is built only for a version some document needs; problems reading the CRDs are the same for
+    every version, so they are said once, by the first set built."""
     rendered_crds = [(d.source, d.obj) for d, _ in documents if d.kind == "CustomResourceDefinition"]
     schema_sets: dict[str, SchemaSet] = {}
 
@@ -179,7 +206,7 @@ def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
         if version not in schema_sets:
             schema_set = SchemaSet(version, strict=options.strict)
             problems = schema_set.add_crds(list(options.crds)) + schema_set.add_crd_objects(rendered_crds)
-            if not schema_sets:  # the same files give the same problems for every version: say them once
+            if not schema_sets:
                 for problem in problems:
                     where, _, what = problem.partition(": ")
                     report.findings.append(Finding(where, "", "", what, "crds"))
@@ -188,18 +215,26 @@ def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
 
     for document, version in documents:
         report.findings += schemas(version).check(document)
-    report.documents = [d for d, _ in documents]
+
+
+def _rule_context(targets: Targets, options: CheckOptions, renderer: _Renderer, version: str,
+                  report: CheckReport) -> CheckContext:
+    """What the rules know beyond the checked documents: the --crds folders' other objects, the --context
+    charts and manifests (their render problems reported), and each chart's node shape and cluster."""
     extra = _crd_folder_documents(options.crds)
     clusters = _chart_clusters(targets.charts)
     if options.context:
-        context_docs, problems = _context_documents(options.context, renderer, newest, clusters)
+        context_docs, problems = _context_documents(options.context, renderer, version, clusters)
         extra += context_docs
         report.findings += problems
-    report.findings += run_rules(report.documents, CheckContext(extra=tuple(extra), node_shapes=node_shapes,
-                                                                chart_clusters=clusters))
+    node_shapes = {chart.display: shape for chart in targets.charts if (shape := chart.node_shape) is not None}
+    return CheckContext(extra=tuple(extra), node_shapes=node_shapes, chart_clusters=clusters)
+
+
+def _list_pod_security(report: CheckReport) -> None:
+    """The Pod Security level each workload needs, for the report's list."""
     for document in report.documents:
         security = workload_pod_security(document)
         if security is not None:
             report.pod_security.append(WorkloadSecurity(document.source, document.label, document.namespace,
                                                         security.level.label, security.reasons))
-    return report

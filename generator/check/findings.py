@@ -9,7 +9,7 @@ from generator.diagnostics import Severity
 
 
 @dataclass(frozen=True)
-class Document:
+class RenderedObject:
     """One rendered Kubernetes object and where it came from.
 
     `source` is the template (`charts/x/templates/mpijob.yaml`) or manifest file it was rendered
@@ -60,7 +60,7 @@ class Finding:
         return f"{where}: {level}{self.message}"
 
 
-def finding(document: Document, path: str, message: str, rule: str,
+def finding(document: RenderedObject, path: str, message: str, rule: str,
             severity: Severity = Severity.ERROR) -> Finding:
     return Finding(document.source, document.label, path, message, rule, severity)
 
@@ -83,18 +83,12 @@ class CheckContext:
     `chart_clusters` to its cluster.
     """
 
-    extra: tuple[Document, ...] = ()
+    extra: tuple[RenderedObject, ...] = ()
     node_shapes: dict[str, NodeShape] = field(default_factory=dict)
     chart_clusters: dict[str, str] = field(default_factory=dict)
     """Chart folder -> the cluster mpigen compiled it for: namespaces of one name in two clusters are two."""
 
-    def cluster_of(self, document: Document) -> str:
+    def cluster_of(self, document: RenderedObject) -> str:
         return self.chart_clusters.get(document.chart, "")
 
 
-def json_path(parts: list[str | int] | tuple[str | int, ...]) -> str:
-    """`.spec.mpiReplicaSpecs.Worker.template.spec.containers[0].image` style paths."""
-    text = ""
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return text

@@ -156,64 +156,86 @@ def load_all(text: str, max_depth: int = MAX_MANIFEST_NESTING,
     """Every document of `text`, as Kubernetes reads it. Raises KubeYAMLError (limits, keys, tags) or
     ruamel's YAMLError (syntax)."""
     parser = _ruamel_yaml.CParser(text)
-    documents: list[Any] = []
-    anchors: dict[str, tuple[Any, int]] = {}
-    stack: list[_Open] = []
-    written = 0  # nodes as written; aliases may add at most `max_added_nodes` beyond them
-    expanded = 0
-    root: Any = None
+    reader = _Reader(max_depth, max_added_nodes)
     try:
-        while True:
-            event = parser.get_event()
-            name = type(event).__name__
-            line = event.start_mark.line + 1
-            if name == "StreamEndEvent":
-                break
-            if name == "DocumentStartEvent":
-                anchors, root, written, expanded = {}, None, 0, 0
-                continue
-            if name == "DocumentEndEvent":
-                documents.append(root)
-                continue
-            if name == "StreamStartEvent":
-                continue
-            if name in ("SequenceStartEvent", "MappingStartEvent"):
-                if len(stack) >= max_depth:
-                    raise KubeYAMLError(f"lists and mappings nest more than {max_depth} deep", line)
-                written += 1
-                expanded += 1
-                stack.append(_Open([] if name == "SequenceStartEvent" else {}, event.anchor,
-                                   explicit=set() if name == "MappingStartEvent" else None))
-                continue
-            if name in ("SequenceEndEvent", "MappingEndEvent"):
-                done = stack.pop()
-                value, size = done.value, done.size
-                if done.anchor is not None:
-                    anchors[done.anchor] = (value, size)
-            elif name == "AliasEvent":
-                if event.anchor not in anchors:
-                    raise KubeYAMLError(f"alias *{event.anchor} names no anchor before it", line)
-                value, size = anchors[event.anchor]
-                expanded += size
-                if expanded > written + max_added_nodes:
-                    raise KubeYAMLError(f"YAML aliases expand to more than {max_added_nodes} nodes beyond those "
-                                        "written; write the values out instead of nesting anchors and aliases",
-                                        line)
-            else:  # ScalarEvent
-                written += 1
-                expanded += 1
-                size = 1
-                value = _MERGE if (stack and isinstance(stack[-1].value, dict) and not stack[-1].has_key
-                                   and _is_merge_key(event)) else _scalar(event)
-                if event.anchor is not None:
-                    anchors[event.anchor] = (value, 1)
-            if not stack:
-                root = value
-                continue
-            _add(stack[-1], value, size, line)
+        while reader.read(parser.get_event()):
+            pass
     finally:
         parser.dispose()
-    return documents
+    return reader.documents
+
+
+class _Reader:
+    """Builds documents from parser events with an explicit stack, counting nodes as they are made."""
+
+    def __init__(self, max_depth: int, max_added_nodes: int) -> None:
+        self.max_depth, self.max_added_nodes = max_depth, max_added_nodes
+        self.documents: list[Any] = []
+        self.stack: list[_Open] = []
+        self._start_document()
+
+    def _start_document(self) -> None:
+        self.anchors: dict[str, tuple[Any, int]] = {}
+        self.root: Any = None
+        self.written = 0  # nodes as written; aliases may add at most `max_added_nodes` beyond them
+        self.expanded = 0
+
+    def read(self, event: Any) -> bool:
+        """Take one event; False once the stream ends."""
+        name = type(event).__name__
+        line = event.start_mark.line + 1
+        if name == "StreamEndEvent":
+            return False
+        if name == "DocumentStartEvent":
+            self._start_document()
+        elif name == "DocumentEndEvent":
+            self.documents.append(self.root)
+        elif name in ("SequenceStartEvent", "MappingStartEvent"):
+            self._open(event, name == "MappingStartEvent", line)
+        elif name in ("SequenceEndEvent", "MappingEndEvent"):
+            done = self.stack.pop()
+            if done.anchor is not None:
+                self.anchors[done.anchor] = (done.value, done.size)
+            self._finish(done.value, done.size, line)
+        elif name == "AliasEvent":
+            self._finish(*self._alias(event, line), line)
+        elif name == "ScalarEvent":
+            self._finish(self._scalar_node(event), 1, line)
+        return True
+
+    def _open(self, event: Any, mapping: bool, line: int) -> None:
+        if len(self.stack) >= self.max_depth:
+            raise KubeYAMLError(f"lists and mappings nest more than {self.max_depth} deep", line)
+        self.written += 1
+        self.expanded += 1
+        self.stack.append(_Open({} if mapping else [], event.anchor, explicit=set() if mapping else None))
+
+    def _alias(self, event: Any, line: int) -> tuple[Any, int]:
+        if event.anchor not in self.anchors:
+            raise KubeYAMLError(f"alias *{event.anchor} names no anchor before it", line)
+        value, size = self.anchors[event.anchor]
+        self.expanded += size
+        if self.expanded > self.written + self.max_added_nodes:
+            raise KubeYAMLError(f"YAML aliases expand to more than {self.max_added_nodes} nodes beyond those "
+                                "written; write the values out instead of nesting anchors and aliases", line)
+        return value, size
+
+    def _scalar_node(self, event: Any) -> Any:
+        self.written += 1
+        self.expanded += 1
+        parent = self.stack[-1] if self.stack else None
+        merge = parent is not None and isinstance(parent.value, dict) and not parent.has_key and _is_merge_key(event)
+        value = _MERGE if merge else _scalar(event)
+        if event.anchor is not None:
+            self.anchors[event.anchor] = (value, 1)
+        return value
+
+    def _finish(self, value: Any, size: int, line: int) -> None:
+        """A node is complete: the document's root, or the next item of the collection it is in."""
+        if self.stack:
+            _add(self.stack[-1], value, size, line)
+        else:
+            self.root = value
 
 
 def _add(parent: _Open, value: Any, size: int, line: int) -> None:

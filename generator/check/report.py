@@ -6,7 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-from generator.check.findings import Document, Finding
+from generator.check.findings import Finding, RenderedObject
 from generator.diagnostics import Severity
 
 POD_SECURITY_PREFIX = "pod security "
@@ -33,7 +33,7 @@ class WorkloadSecurity:
 class CheckReport:
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    documents: list[Document] = field(default_factory=list)
+    documents: list[RenderedObject] = field(default_factory=list)
     charts: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     pod_security: list[WorkloadSecurity] = field(default_factory=list)

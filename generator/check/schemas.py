@@ -8,7 +8,7 @@
   `generator/schemas/crds/`). Their pod templates and metadata `$ref` the Kubernetes definitions of
   the selected version, so they are checked as strictly as built-in Pods; quantities in them are
   int-or-string with the quantity pattern, as the API server checks them inside a CRD.
-- Any other custom resource: schemas converted from CRDs given with `--crds` (generator/crdschema);
+- Any other custom resource: schemas converted from CRDs given with `--crds` (generator/check/crdschema);
   these also override mpigen's own schema of the same apiVersion and kind.
 
 Custom resources have null fields pruned first, as the API server does before validating them.
@@ -30,13 +30,14 @@ from referencing import Registry, Resource
 from ruamel.yaml.error import YAMLError
 
 from generator.check import kubeyaml, linregex
-from generator.check.findings import Document, Finding, finding, json_path
+from generator.check.crdschema import SchemaKey, choose_branch, crd_schemas, prune_nulls
+from generator.check.discover import manifest_files
+from generator.check.findings import Finding, RenderedObject, finding
 from generator.check.inputs import InputError, read_text
 from generator.check.kubeyaml import KubeYAMLError
-from generator.check.render import manifest_files
-from generator.crdschema import SchemaKey, choose_branch, crd_schemas, prune_nulls
 from generator.diagnostics import Severity
 from generator.schema_files import schema_dir
+from generator.vocabulary.kubernetes import CONTROLLER_GEN_QUANTITY_PATTERN, QUANTITY_PATTERN, json_path
 
 RULE = "schema"
 CRD_SUFFIXES = (".yaml", ".yml", ".json")
@@ -44,12 +45,8 @@ CRD_SUFFIXES = (".yaml", ".yml", ".json")
 _BUNDLE_ROOT = "kubernetes-json-schema"
 _STRICT_DIR = re.compile(r"^v(\d+)\.(\d+)\.(\d+)-local-strict$")
 _QUANTITY_DEF = "io.k8s.apimachinery.pkg.api.resource.Quantity"
-QUANTITY_PATTERN = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+))?$"
 CRD_QUANTITY: dict[str, Any] = {"description": "A quantity in a custom resource: an integer, or a string like 500m or 16Gi.",
                                 "type": ["integer", "string"], "pattern": QUANTITY_PATTERN}
-# ... and as controller-gen writes it into CRDs (the MPIJob's and the PodGroups' own).
-_CONTROLLER_GEN_QUANTITY = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?"
-                            r"(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$")
 _GROUP_PREFIX = re.compile(r"^([^./]*)(?:\.[^/]*)?/")
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
 
@@ -264,7 +261,7 @@ def _problems(error: ValidationError) -> list[Problem]:
             return [(path, _type_message(instance, types))]
         best = best_match(error.context)
         return [(path, f"{_message(error)}; {json_path(list(best.absolute_path)) or '.'}: {_message(best)}")]
-    if error.validator == "pattern" and error.validator_value in (QUANTITY_PATTERN, _CONTROLLER_GEN_QUANTITY):
+    if error.validator == "pattern" and error.validator_value in (QUANTITY_PATTERN, CONTROLLER_GEN_QUANTITY_PATTERN):
         return [(path, f"{_short(instance)} is not a quantity (such as 8, 500m or 16Gi)")]
     if error.validator == "type":
         types = error.validator_value
@@ -380,7 +377,7 @@ class SchemaSet:
         self._validators[key] = compiled
         return compiled
 
-    def check(self, document: Document) -> list[Finding]:
+    def check(self, document: RenderedObject) -> list[Finding]:
         """Every schema problem of one document, sorted by path; [] when it is valid."""
         obj = document.obj
         if not isinstance(obj, dict):
@@ -403,7 +400,7 @@ class SchemaSet:
         unique = sorted(set(problems), key=lambda problem: (json_path(list(problem[0])), problem[1]))
         return [finding(document, json_path(list(path)), message, RULE) for path, message in unique]
 
-    def _unknown(self, document: Document, api_version: str, kind: str) -> Finding:
+    def _unknown(self, document: RenderedObject, api_version: str, kind: str) -> Finding:
         served = _same_group_elsewhere(self._directory, api_version, kind)
         if served:  # a removed version (batch/v1beta1 CronJob) or a misspelt kind of a built-in group
             return finding(document, "", f"Kubernetes {self.bundled_version} serves no {api_version} {kind}; "

@@ -13,13 +13,13 @@ Hole markers are chosen so they occur nowhere in the data.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from generator import yamlio
+from generator import names, yamlio
+from generator.chartfiles import action, go_quoted, go_raw
 
-ESCAPED_OPEN = '{{ "{{" }}'
+ESCAPED_OPEN = action(go_quoted("{{"))
 
 
 @dataclass(frozen=True)
@@ -43,18 +43,9 @@ def set_path(obj: Any, path: tuple[str | int, ...], value: Any) -> None:
     node[path[-1]] = value
 
 
-_MARKER_BASES = re.compile(r"mpigenhole([0-9]+)x")
-
-
 def _marker_base(obj: Any) -> str:
-    """`mpigenhole<n>x` for the smallest n the data does not hold, found in one pass over it (a search per
-    candidate n was quadratic in a profile string listing many of them)."""
-    taken = {int(n) for n in _MARKER_BASES.findall(json.dumps(obj, sort_keys=True, ensure_ascii=False))
-             if len(n) < 8}
-    n = 0
-    while n in taken:
-        n += 1
-    return f"mpigenhole{n}x"
+    """`mpigenhole<n>x` for the smallest n the data does not hold."""
+    return names.unused_mark("mpigenhole", json.dumps(obj, sort_keys=True, ensure_ascii=False))
 
 
 def literal_line(line: str) -> str:
@@ -62,8 +53,8 @@ def literal_line(line: str) -> str:
     if "{{" not in line:
         return line
     if "`" not in line and "\r" not in line:  # Go drops carriage returns from raw strings
-        return "{{ `" + line + "` }}"
-    return '{{ "' + line.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "\\r") + '" }}'
+        return action(go_raw(line))
+    return action(go_quoted(line))
 
 
 def render_template(obj: dict[str, Any], holes: dict[tuple[str | int, ...], Hole]) -> str:

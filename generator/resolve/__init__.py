@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import derive, names
-from generator.load import Document, to_plain
+from generator import defaults, derive, names
+from generator.load import ProfileFile, to_plain
+from generator.manifests.providers import DEFAULT_PROVIDER, PROVIDERS, setting_defaults
 from generator.model import (
     Cluster,
     Cpu,
@@ -24,7 +25,6 @@ from generator.model import (
     MpiImplementation,
     Naming,
     Network,
-    NetworkProvider,
     Nic,
     NodePool,
     Origin,
@@ -38,19 +38,14 @@ from generator.model import (
 )
 from generator.resolve.nccl import derived_env
 from generator.resolve.placement import resolve_placement
+from generator.vocabulary import mpi_operator
 
-DEFAULT_NETWORK = {"provider": "sriov-device-plugin", "devicePluginNamespace": "kube-system", "cniVersion": "0.3.1",
-                   "operatorNamespace": "sriov-network-operator", "sshPort": 2222}
-DEFAULT_LAUNCHER_RESOURCES = Resources(cpu="1", memory="1Gi")
-DEFAULT_GITOPS = {"revision": "main", "path": "charts", "destination": "https://kubernetes.default.svc",
-                  "project": "default"}
-# The launcher starts once every worker is Ready: no "could not resolve hostname" race at start-up
-# (mpi-operator #481, #386). mpigen creates no gang-scheduling PodGroup, so this cannot deadlock (#608).
-DEFAULT_LAUNCHER_CREATION_POLICY = "WaitForWorkersReady"
+DEFAULT_NETWORK = {"provider": DEFAULT_PROVIDER.value, "cniVersion": "0.3.1", **setting_defaults()}
+DEFAULT_LAUNCHER_RESOURCES = Resources(cpu=defaults.LAUNCHER_CPU, memory=defaults.LAUNCHER_MEMORY)
 
 
-def resolve(documents: list[Document]) -> Fleet:
-    by_kind: dict[str, list[Document]] = {"Hardware": [], "Cluster": [], "Job": []}
+def resolve(documents: list[ProfileFile]) -> Fleet:
+    by_kind: dict[str, list[ProfileFile]] = {"Hardware": [], "Cluster": [], "Job": []}
     for document in documents:
         by_kind[document.kind].append(document)
     hardware_data = {d.data["name"]: to_plain(d.data) for d in by_kind["Hardware"]}
@@ -91,11 +86,11 @@ def _hardware(data: dict[str, Any]) -> Hardware:
     )
 
 
-def _cluster(document: Document, hardware: dict[str, Hardware]) -> Cluster:
+def _cluster(document: ProfileFile, hardware: dict[str, Hardware]) -> Cluster:
     data = to_plain(document.data)
     network = {**DEFAULT_NETWORK, **data.get("network", {})}
-    provider = NetworkProvider(network["provider"])
-    prefix = network.get("resourcePrefix", derive.default_resource_prefix(provider.value))
+    provider = PROVIDERS[network["provider"]]
+    prefix = network.get("resourcePrefix", provider.resource_prefix)
     rails = []
     for r in data.get("rails", []):
         resource_name = r.get("resourceName", names.default_rail_resource_name(r["name"]))
@@ -108,7 +103,7 @@ def _cluster(document: Document, hardware: dict[str, Hardware]) -> Cluster:
         source=document.source,
         kubernetes_version=data["kubernetesVersion"],
         namespaces=tuple(data["namespaces"]),
-        network=Network(provider=provider, resource_prefix=prefix,
+        network=Network(provider=provider.name, resource_prefix=prefix,
                         device_plugin_namespace=network["devicePluginNamespace"],
                         cni_version=network["cniVersion"], operator_namespace=network["operatorNamespace"],
                         num_vfs=network.get("numVfs"), ssh_port=network["sshPort"]),
@@ -131,7 +126,7 @@ def _env_var(name: str, value: str | dict[str, Any], origin: str) -> EnvVar:
 
 def _gitops(data: dict[str, Any]) -> GitOps:
     tool = GitOpsTool(data["tool"])
-    given = {**DEFAULT_GITOPS, **data, "namespace": derive.gitops_namespace(data)}
+    given = {**defaults.GITOPS, **data, "namespace": derive.gitops_namespace(data)}
     return GitOps(tool=tool, repo_url=given["repoURL"], revision=given["revision"], path=given["path"],
                   destination=given["destination"], project=given["project"], namespace=given["namespace"])
 
@@ -141,50 +136,19 @@ def _resources(data: dict[str, str] | None) -> Resources:
     return Resources(cpu=data.get("cpu"), memory=data.get("memory"))
 
 
-def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[str, dict[str, Any]]) -> Job:
+def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dict[str, dict[str, Any]]) -> Job:
     data = to_plain(document.data)
     cluster = clusters[data["cluster"]]
     pool = cluster.pool(data["pool"])
     shape = derive.layout(data, hardware_data[pool.hardware.name], pool.nodes,
-                          one_per_node=cluster.network.provider is NetworkProvider.HOST_NETWORK)
-    rail_names = data.get("rails", [r.name for r in cluster.rails_of(pool)])
-    rails = tuple(
-        RailAttachment(rail=rail, nic=pool.hardware.nic(rail.nic_name))
-        for name in rail_names
-        for rail in cluster.rails
-        if rail.name == name
-    )
-    uses_gpus = shape.gpus_per_worker > 0
-    user_env = data.get("env", {})
-    env: list[EnvVar] = []
-    implementation = MpiImplementation(data.get("mpiImplementation", "OpenMPI"))
-    openmpi_version = int(data.get("openMPIVersion", 4)) if implementation is MpiImplementation.OPENMPI else None
-    derived = derived_env(rails, uses_gpus, cluster.network.provider, implementation,
-                          nic_distance=pool.hardware.gpu.nic_distance if uses_gpus and rails else None,
-                          openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
-                          ssh_port=cluster.network.worker_ssh_port)
-    for name, value, why in derived:
-        if name in user_env:
-            env.append(_env_var(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))
-        else:
-            env.append(EnvVar(name, value, why))
-    derived_names = {e.name for e in env}
-    env += [_env_var(k, v, f"{document.source}: env") for k, v in user_env.items() if k not in derived_names]
-    policy = data.get("runPolicy", {})
-    line = document.location
-    naming = Naming(data.get("naming", Naming.CONTENT_HASH.value))
+                          one_per_node=PROVIDERS[cluster.network.provider].host_network)
+    rails = _rail_attachments(data, cluster, pool)
+    implementation = MpiImplementation(data.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION))
+    openmpi = implementation is MpiImplementation.OPENMPI
+    openmpi_version = int(data.get("openMPIVersion", defaults.OPENMPI_VERSION)) if openmpi else None
+    naming = Naming(data.get("naming", defaults.JOB_NAMING))
     name_limit = names.max_workers_for_name(data["name"], hashed=naming is Naming.CONTENT_HASH)
-    origins = {
-        "image": Origin(f"{document.source}:{line('image').line}: image"),
-        "workers": Origin(f"{document.source}:{line(shape.worker_count_origin.split()[0]).line}: "
-                          f"{shape.worker_count_origin}"),
-        "suspend": Origin(f"{document.source}:{line('runPolicy', 'suspend').line}: runPolicy.suspend"
-                          if "suspend" in policy else "default: not suspended"),
-        "max_workers": Origin(f"pool '{pool.name}': {pool.nodes} nodes x {shape.workers_per_node} "
-                              f"worker(s) per node" + (f"; the operator's 63-character pod names allow {name_limit}"
-                                                       if name_limit < shape.capacity else "")),
-    }
-    gpu_shm = f"{shape.gpus_per_worker}Gi" if uses_gpus else "1Gi"
+    gpu_shm = f"{shape.gpus_per_worker}Gi" if shape.gpus_per_worker > 0 else "1Gi"
     return Job(
         name=data["name"],
         naming=naming,
@@ -206,7 +170,7 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
         launcher_command=tuple(data["launcherCommand"]) if "launcherCommand" in data else None,
         worker_command=tuple(data["workerCommand"]) if "workerCommand" in data else None,
         rails=rails,
-        env=tuple(env),
+        env=_env(document, data, rails, shape, cluster, pool, implementation, openmpi_version),
         volumes=tuple(_volume(v) for v in data.get("volumes", [])),
         shm_size=data.get("shmSize", gpu_shm),
         resources=_resources(data.get("resources")),
@@ -215,17 +179,70 @@ def _job(document: Document, clusters: dict[str, Cluster], hardware_data: dict[s
         run_as_user=data.get("runAsUser"),
         privileged_reason=data["privileged"]["reason"] if "privileged" in data else None,
         ssh_auth_mount_path=data.get("sshAuthMountPath"),
-        launcher_creation_policy=data.get("launcherCreationPolicy", DEFAULT_LAUNCHER_CREATION_POLICY),
-        run_policy=RunPolicy(
-            clean_pod_policy=policy.get("cleanPodPolicy", "Running"),
-            backoff_limit=policy.get("backoffLimit"),
-            active_deadline_seconds=policy.get("activeDeadlineSeconds"),
-            ttl_seconds_after_finished=policy.get("ttlSecondsAfterFinished"),
-            suspend=bool(policy.get("suspend", False)),
-        ),
-        origins=tuple(sorted(origins.items())),
+        launcher_creation_policy=data.get("launcherCreationPolicy", defaults.LAUNCHER_CREATION_POLICY),
+        run_policy=_run_policy(data.get("runPolicy", {})),
+        origins=_origins(document, data, pool, shape, name_limit),
     )
 
+
+def _rail_attachments(data: dict[str, Any], cluster: Cluster, pool: NodePool) -> tuple[RailAttachment, ...]:
+    """The rails the job names (all of its pool's by default), each with the NIC it runs over on that pool."""
+    rail_names = data.get("rails", [r.name for r in cluster.rails_of(pool)])
+    return tuple(
+        RailAttachment(rail=rail, nic=pool.hardware.nic(rail.nic_name))
+        for name in rail_names
+        for rail in cluster.rails
+        if rail.name == name
+    )
+
+
+def _env(document: ProfileFile, data: dict[str, Any], rails: tuple[RailAttachment, ...], shape: derive.Layout,
+         cluster: Cluster, pool: NodePool, implementation: MpiImplementation,
+         openmpi_version: int | None) -> tuple[EnvVar, ...]:
+    """The derived variables first (the profile's value where it sets one), then the profile's own."""
+    uses_gpus = shape.gpus_per_worker > 0
+    user_env = data.get("env", {})
+    env: list[EnvVar] = []
+    derived = derived_env(rails, uses_gpus, cluster.network.provider, implementation,
+                          nic_distance=pool.hardware.gpu.nic_distance if uses_gpus and rails else None,
+                          openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
+                          ssh_port=PROVIDERS[cluster.network.provider].worker_ssh_port(cluster.network))
+    for name, value, why in derived:
+        if name in user_env:
+            env.append(_env_var(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))
+        else:
+            env.append(EnvVar(name, value, why))
+    derived_names = {e.name for e in env}
+    env += [_env_var(k, v, f"{document.source}: env") for k, v in user_env.items() if k not in derived_names]
+    return tuple(env)
+
+
+def _origins(document: ProfileFile, data: dict[str, Any], pool: NodePool, shape: derive.Layout,
+             name_limit: int) -> tuple[tuple[str, Origin], ...]:
+    """Where the values a reader may wonder about come from, for the chart's comments."""
+    policy = data.get("runPolicy", {})
+    line = document.location
+    origins = {
+        "image": Origin(f"{document.source}:{line('image').line}: image"),
+        "workers": Origin(f"{document.source}:{line(shape.worker_count_origin.split()[0]).line}: "
+                          f"{shape.worker_count_origin}"),
+        "suspend": Origin(f"{document.source}:{line('runPolicy', 'suspend').line}: runPolicy.suspend"
+                          if "suspend" in policy else "default: not suspended"),
+        "max_workers": Origin(f"pool '{pool.name}': {pool.nodes} nodes x {shape.workers_per_node} "
+                              f"worker(s) per node" + (f"; the operator's 63-character pod names allow {name_limit}"
+                                                       if name_limit < shape.capacity else "")),
+    }
+    return tuple(sorted(origins.items()))
+
+
+def _run_policy(policy: dict[str, Any]) -> RunPolicy:
+    return RunPolicy(
+        clean_pod_policy=policy.get("cleanPodPolicy", defaults.CLEAN_POD_POLICY),
+        backoff_limit=policy.get("backoffLimit"),
+        active_deadline_seconds=policy.get("activeDeadlineSeconds"),
+        ttl_seconds_after_finished=policy.get("ttlSecondsAfterFinished"),
+        suspend=bool(policy.get("suspend", False)),
+    )
 
 
 def _volume(data: dict[str, Any]) -> Volume:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from generator import derive, names
+from generator.manifests.providers import DEFAULT_PROVIDER, PROVIDERS, Provider
 from generator.model import LinkType, MpiImplementation, NetworkProvider, PciDistance, RailAttachment
 
 ROCE_GID_INDEX = "3"  # RoCEv2 over IPv4 (DOMAIN: 3 is usual); never set on InfiniBand.
@@ -44,7 +45,7 @@ def rail_host_interface(rail: RailAttachment) -> str:
 
 
 def derived_env(rails: tuple[RailAttachment, ...], uses_gpus: bool,
-                provider: NetworkProvider = NetworkProvider.SRIOV_DEVICE_PLUGIN,
+                provider: NetworkProvider = DEFAULT_PROVIDER,
                 implementation: MpiImplementation = MpiImplementation.OPENMPI, *,
                 nic_distance: PciDistance | None = None, openmpi_version: int = 4, slots_per_worker: int = 1,
                 ssh_port: int | None = None) -> list[tuple[str, str, str]]:
@@ -54,12 +55,12 @@ def derived_env(rails: tuple[RailAttachment, ...], uses_gpus: bool,
     """
     env: list[tuple[str, str, str]] = []
     if uses_gpus:
-        env += _nccl(rails, provider, nic_distance)
+        env += _nccl(rails, PROVIDERS[provider], nic_distance)
     if implementation is MpiImplementation.OPENMPI:
         env += _openmpi(rails, openmpi_version, slots_per_worker, ssh_port)
     elif implementation is MpiImplementation.INTEL:
         env += _intel_mpi(rails)
-    if rails and not provider.exclusive_devices:
+    if rails and not PROVIDERS[provider].exclusive_devices:
         env.append(("UCX_NET_DEVICES", _exact_hcas(rails), "the attached rails' HCAs and ports: the pod sees every "
                     "HCA of the node"))
     return env
@@ -99,7 +100,7 @@ def _intel_mpi(rails: tuple[RailAttachment, ...]) -> list[tuple[str, str, str]]:
     return env
 
 
-def _nccl(rails: tuple[RailAttachment, ...], provider: NetworkProvider,
+def _nccl(rails: tuple[RailAttachment, ...], provider: Provider,
           nic_distance: PciDistance | None) -> list[tuple[str, str, str]]:
     if not rails:
         return [
@@ -115,7 +116,7 @@ def _nccl(rails: tuple[RailAttachment, ...], provider: NetworkProvider,
     else:
         env.append(("NCCL_IB_HCA", f"={_exact_hcas(rails)}",
                     "exactly the attached rails' HCAs and ports: the pod sees every HCA of the node"))
-    if provider is NetworkProvider.HOST_NETWORK:
+    if provider.host_network:
         interfaces = ",".join(rail_host_interface(r) for r in rails)
         env.append(("NCCL_SOCKET_IFNAME", f"={interfaces}", "the rails' interfaces on the node, exactly"))
     else:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from generator.diagnostics import Diagnostic, sort_diagnostics
-from generator.load import Document, Unreadable
+from generator.load import ProfileFile, Unreadable
 from generator.validate.references import check_references
 from generator.validate.schema import check_kind, check_schema
 from generator.validate.secrets import check_secrets
@@ -11,10 +11,10 @@ from generator.validate.security import check_job_security
 from generator.validate.text import check_characters
 
 
-def validate(documents: list[Document], unreadable: list[Unreadable] = ()) -> list[Diagnostic]:
+def validate(documents: list[ProfileFile], unreadable: list[Unreadable] = ()) -> list[Diagnostic]:
     found: list[Diagnostic] = []
-    valid: list[Document] = []
-    invalid: list[Document] = []
+    valid: list[ProfileFile] = []
+    invalid: list[ProfileFile] = []
     for document in documents:
         problems = check_kind(document)
         sound = not problems

@@ -13,32 +13,25 @@ from typing import Any
 from generator import derive
 from generator.catalogue import is_builtin
 from generator.diagnostics import Diagnostic
-from generator.load import Document
+from generator.load import ProfileFile
+from generator.manifests.providers import provider_of
 
-# NIC facts each network provider reads: every RDMA provider derives NCCL_IB_HCA / UCX_NET_DEVICES from `hca`
-# and the network type from `linkType`; the SR-IOV device plugin selects VFs by vendor, VF device id and PF
-# name; the operator and rdma-shared-dev-plugin select the PF by vendor, device id and interface name.
-NIC_FACTS: dict[str, tuple[str, ...]] = {
-    "sriov-device-plugin": ("hca", "pfName", "vendorId", "vfDeviceId", "linkType"),
-    "sriov-network-operator": ("hca", "pfName", "vendorId", "deviceId", "linkType"),
-    "rdma-shared": ("hca", "pfName", "vendorId", "deviceId", "linkType"),
-    "host-network": ("hca", "pfName", "vendorId", "deviceId", "linkType"),
-    "tcp": (),
-}
-# Where each fact can be read on a node.
+# Where each fact can be read on a node (the NIC facts each provider reads are its `nic_facts`).
 HOW_TO_READ = {"hca": "ibdev2netdev", "pfName": "ibdev2netdev", "vendorId": "lspci -nn", "deviceId": "lspci -nn",
                "vfDeviceId": "lspci -nn", "linkType": "ibv_devinfo", "coresPerSocket": "lscpu"}
 
 
-def check_rail_facts(document: Document, cluster: dict[str, Any], carriers: list[tuple[dict[str, Any], dict[str, Any]]],
-                     hardware: Mapping[str, Document]) -> list[Diagnostic]:
+def check_rail_facts(document: ProfileFile, cluster: dict[str, Any], carriers: list[tuple[dict[str, Any], dict[str, Any]]],
+                     hardware: Mapping[str, ProfileFile]) -> list[Diagnostic]:
     """Each rail's NIC, on every hardware that carries it, must state what the cluster's provider reads.
 
     `carriers` are the cluster's (pool, hardware data) pairs; `hardware` the hardware documents by name, to
     say where a missing fact belongs.
     """
     found: list[Diagnostic] = []
-    provider = cluster.get("network", {}).get("provider", "sriov-device-plugin")
+    provider = provider_of(cluster.get("network", {}))
+    if provider is None:
+        return found
     for i, rail in enumerate(cluster.get("rails", [])):
         seen: set[str] = set()
         for _, data in carriers:
@@ -46,9 +39,9 @@ def check_rail_facts(document: Document, cluster: dict[str, Any], carriers: list
             if nic is None or data["name"] in seen:
                 continue
             seen.add(data["name"])
-            missing = [fact for fact in NIC_FACTS.get(provider, ()) if nic.get(fact) is None]
-            if provider in ("rdma-shared", "host-network") and "hostInterface" not in rail:
-                missing = [fact for fact in missing if fact != "pfName"]  # `_check_provider` asks for it
+            missing = [fact for fact in provider.nic_facts if nic.get(fact) is None]
+            if provider.host_interface and "hostInterface" not in rail:
+                missing = [fact for fact in missing if fact != "pfName"]  # `check_provider` (network.py) asks for it
             if missing:
                 found.append(Diagnostic(
                     document.location("rails", i, "nic"),
@@ -59,8 +52,8 @@ def check_rail_facts(document: Document, cluster: dict[str, Any], carriers: list
     return found
 
 
-def check_core_facts(document: Document, job: dict[str, Any], pool: dict[str, Any], data: dict[str, Any],
-                     hardware: Document | None) -> list[Diagnostic]:
+def check_core_facts(document: ProfileFile, job: dict[str, Any], pool: dict[str, Any], data: dict[str, Any],
+                     hardware: ProfileFile | None) -> list[Diagnostic]:
     """A job that asks for CPUs, or runs on nodes without GPUs, is sized by the node's cores."""
     if "coresPerSocket" in data["cpu"]:
         return []
@@ -81,7 +74,7 @@ def _and(words: list[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-def _where(hardware: Document | None, name: str, nic: dict[str, Any] | None) -> str:
+def _where(hardware: ProfileFile | None, name: str, nic: dict[str, Any] | None) -> str:
     """Where to write a missing fact: a built-in is extended, a profile of the user's edited."""
     if hardware is None or is_builtin(hardware):
         return f"in a hardware profile that extends {name}"

@@ -13,7 +13,7 @@ from jsonschema.exceptions import ValidationError
 from jsonschema.validators import extend
 
 from generator.diagnostics import Diagnostic, did_you_mean
-from generator.load import Document, to_plain
+from generator.load import ProfileFile, to_plain
 from generator.schema_files import KIND_SCHEMA_FILES, load_schema
 
 TYPE_NAMES = {"integer": "a whole number", "string": "a string", "object": "a mapping", "array": "a list",
@@ -48,7 +48,7 @@ def _validator(kind: str) -> Draft202012Validator:
     return _Validator(schema)
 
 
-def check_kind(document: Document) -> list[Diagnostic]:
+def check_kind(document: ProfileFile) -> list[Diagnostic]:
     """The `apiVersion`/`kind` header, before a schema can even be chosen."""
     kind = document.kind
     if "kind" not in document.data:
@@ -63,7 +63,7 @@ def check_kind(document: Document) -> list[Diagnostic]:
     return []
 
 
-def check_schema(document: Document) -> tuple[list[Diagnostic], bool]:
+def check_schema(document: ProfileFile) -> tuple[list[Diagnostic], bool]:
     """Schema findings, and whether the profile's shape is still sound enough for cross-checks.
 
     Unknown keys leave every known field typed as the schema says, so references can still be
@@ -163,14 +163,14 @@ def _why_not(value: str, pattern: str) -> str:
     return PATTERN_RULES.get(pattern, "")
 
 
-def _written(document: Document, where: Any, value: Any) -> str:
+def _written(document: ProfileFile, where: Any, value: Any) -> str:
     """A number as the profile wrote it (`1.30`, `.inf`), else as `_show` puts it."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return document.token_at(where) or _show(value)
     return _show(value)
 
 
-def _diagnose(document: Document, error: ValidationError, schema: dict[str, Any]) -> list[Diagnostic]:
+def _diagnose(document: ProfileFile, error: ValidationError, schema: dict[str, Any]) -> list[Diagnostic]:
     path = list(error.absolute_path)
     where = document.location(*path)
     sub = error.schema if isinstance(error.schema, dict) else {}

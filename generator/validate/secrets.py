@@ -20,10 +20,10 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from generator.diagnostics import Diagnostic
-from generator.load import Document
+from generator.load import ProfileFile
 
 # Shapes of credentials, each with the words the message uses for it. Every pattern runs in linear time on
-# any text (tests/test_linear_time.py): a start may not sit inside the run a previous start already read
+# any text (tests/acceptance/test_linear_time.py): a start may not sit inside the run a previous start already read
 # (hence `(?<![A-Za-z0-9_-])` before a token whose characters include `_` and `-`).
 SECRET_VALUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----")),
@@ -144,14 +144,14 @@ ELSEWHERE_HINT = ("remove it; give the job a secret through `env` with `secretKe
                   "your GitOps tool already has")
 
 
-def _secret_ref_hint(document: Document, variable: str) -> str:
+def _secret_ref_hint(document: ProfileFile, variable: str) -> str:
     namespace = document.data.get("namespace")
     where = f"namespace {namespace}" if isinstance(namespace, str) else "the job's namespace"
     return (f"put it in a Secret in {where} (`kubectl create secret generic <name> --from-literal=<key>=...`) and "
             f"write `{variable}: {{secretKeyRef: {{name: <name>, key: <key>}}}}`")
 
 
-def check_secrets(document: Document) -> list[Diagnostic]:
+def check_secrets(document: ProfileFile) -> list[Diagnostic]:
     """Credentials written into one profile."""
     found: list[Diagnostic] = []
     flagged: set[tuple[str | int, ...]] = set()

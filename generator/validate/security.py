@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator.diagnostics import Diagnostic
-from generator.load import Document, to_plain
+from generator.load import ProfileFile, to_plain
 
 # Folders of a node whose contents give the node away. A path equal to one, above one (`/var` holds
 # `/var/run`) or inside one (`/etc/kubernetes`, `/run/containerd/containerd.sock`) needs a reason.
@@ -66,7 +66,7 @@ def reason_problem(text: str) -> str | None:
     return None
 
 
-def _reason_diagnostic(document: Document, path: tuple[str | int, ...], field: str, text: str, what: str,
+def _reason_diagnostic(document: ProfileFile, path: tuple[str | int, ...], field: str, text: str, what: str,
                        ) -> list[Diagnostic]:
     problem = reason_problem(text)
     if problem is None:
@@ -75,7 +75,7 @@ def _reason_diagnostic(document: Document, path: tuple[str | int, ...], field: s
                        f"write in words why {what}, for the chart's reviewers")]
 
 
-def check_job_security(document: Document) -> list[Diagnostic]:
+def check_job_security(document: ProfileFile) -> list[Diagnostic]:
     """Reasons for privileged workers and for host folders, in a Job that passed its schema."""
     if document.kind != "Job":
         return []

@@ -17,7 +17,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from generator.diagnostics import Diagnostic
-from generator.load import Document
+from generator.load import ProfileFile
 
 # Bidirectional formatting characters: embeddings and overrides, isolates, marks.
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
@@ -59,7 +59,7 @@ def field_name(path: tuple[str | int, ...]) -> str:
     return f"`{text}`"
 
 
-def check_characters(document: Document) -> list[Diagnostic]:
+def check_characters(document: ProfileFile) -> list[Diagnostic]:
     """Every key and value of `document` that holds a character it may not, at its place, naming it."""
     found: list[Diagnostic] = []
     for path, text, key in _strings(document.data):

@@ -12,13 +12,14 @@ from typing import Any
 
 from generator import derive
 from generator.diagnostics import Diagnostic, Severity
-from generator.load import Document
+from generator.load import ProfileFile
+from generator.vocabulary import mpi_operator
 
 # OpenMPI's mapping and binding options, which mpigen derives from `placement`.
 PLACEMENT_FLAGS = ("--map-by", "-map-by", "--bind-to", "-bind-to", "--rankfile", "-rf", "--rank-by", "-rank-by")
 
 
-def check_hardware_topology(document: Document, hardware: dict[str, Any]) -> list[Diagnostic]:
+def check_hardware_topology(document: ProfileFile, hardware: dict[str, Any]) -> list[Diagnostic]:
     """A NIC's NUMA node is one of the node's sockets, and a GPU beside two NICs has one socket."""
     found: list[Diagnostic] = []
     sockets = hardware.get("cpu", {}).get("sockets")
@@ -47,17 +48,17 @@ def check_hardware_topology(document: Document, hardware: dict[str, Any]) -> lis
     return found
 
 
-def check_job_topology(document: Document, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
+def check_job_topology(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
                        hardware: dict[str, Any], shape: derive.Layout) -> list[Diagnostic]:
     found = _check_mpi_options(document, job, cluster, hardware, shape)
     found += _check_locality(document, job, cluster, pool, hardware, shape)
     return found
 
 
-def _check_mpi_options(document: Document, job: dict[str, Any], cluster: dict[str, Any], hardware: dict[str, Any],
+def _check_mpi_options(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any], hardware: dict[str, Any],
                        shape: derive.Layout) -> list[Diagnostic]:
     found: list[Diagnostic] = []
-    implementation = job.get("mpiImplementation", "OpenMPI")
+    implementation = job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION)
     if implementation != "OpenMPI":
         for key, hint in (("openMPIVersion", "remove it"),
                           ("placement", "remove it; Intel MPI pins ranks with I_MPI_PIN_DOMAIN in `env`, MPICH with "
@@ -88,7 +89,7 @@ def _check_mpi_options(document: Document, job: dict[str, Any], cluster: dict[st
     return found
 
 
-def _check_locality(document: Document, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
+def _check_locality(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
                     hardware: dict[str, Any], shape: derive.Layout) -> list[Diagnostic]:
     """Warn where a job's own rail choice leaves a worker's GPUs without the NIC beside them."""
     if "rails" not in job or not shape.gpus_per_worker:

@@ -1,0 +1,145 @@
+"""Running Helm (`lint`, `template`, `version`) as Argo CD would, within bounds: a hostile chart can make Helm
+print without end or never finish, and only values mpigen checked are ever passed to it as arguments.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator.check.discover import ChartInfo, chart_refusal_findings
+from generator.check.documents import parse_documents
+from generator.check.findings import Finding, RenderedObject
+from generator.check.inputs import MAX_MANIFEST_FILE_BYTES, chart_refusals
+
+HELM_TIMEOUT = 120
+
+
+def find_helm(explicit: str | None) -> str | None:
+    if explicit:
+        return explicit if Path(explicit).exists() or shutil.which(explicit) else None
+    return shutil.which("helm")
+
+
+@dataclass(frozen=True)
+class _Finished:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+MAX_HELM_STDERR = 1024 * 1024
+
+
+def _run(command: list[str]) -> _Finished | str:
+    """The finished process, or why it could not run or was stopped: each stream is read within a bound
+    (a hostile chart can make Helm print without end), and the process is killed past it or the timeout."""
+    try:
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)
+    except OSError as exc:
+        return f"cannot run {command[0]}: {exc.strerror or exc}"
+    over: list[str] = []
+
+    def pump(stream: Any, into: bytearray, limit: int, name: str) -> None:
+        while chunk := stream.read1(65536):
+            if len(into) + len(chunk) > limit:
+                over.append(f"printed more than {limit} bytes on {name}; no chart's objects are so large")
+                process.kill()
+                break
+            into += chunk
+        stream.close()
+
+    out, err = bytearray(), bytearray()
+    readers = [threading.Thread(target=pump, args=(process.stdout, out, MAX_MANIFEST_FILE_BYTES, "stdout")),
+               threading.Thread(target=pump, args=(process.stderr, err, MAX_HELM_STDERR, "stderr"))]
+    for reader in readers:
+        reader.start()
+    try:
+        returncode = process.wait(timeout=HELM_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        over.append(f"did not finish within {HELM_TIMEOUT} s")
+        returncode = -1
+    for reader in readers:
+        reader.join()
+    if over:
+        return over[0]
+    try:
+        stdout = out.decode("utf-8")
+    except UnicodeDecodeError:
+        return "printed bytes that are not UTF-8"
+    return _Finished(returncode, stdout, err.decode("utf-8", errors="replace"))
+
+
+def helm_version(helm: str) -> str:
+    """`v3.17.3`, or '' when the program does not answer like Helm."""
+    out = _run([helm, "version", "--template", "{{.Version}}"])
+    if isinstance(out, str) or out.returncode != 0:
+        return ""
+    version = out.stdout.strip()
+    return version if re.fullmatch(r"v\d+\.\d+\.\d+\S*", version) else ""
+
+
+def _counts_lint_summary(line: str) -> bool:
+    """Whether the line holds Helm's `N chart(s) linted` summary (searched without backtracking)."""
+    start = line.find(_LINTED)
+    while start != -1:
+        if start > 0 and line[start - 1].isdigit():
+            return True
+        start = line.find(_LINTED, start + 1)
+    return False
+
+
+_LINTED = " chart(s) linted"
+
+
+def _error_lines(text: str) -> list[str]:
+    lines = [line.strip() for line in text.splitlines()]
+    return [line for line in lines if line.startswith(("[ERROR]", "[WARNING]", "Error:"))
+            and not _counts_lint_summary(line)]
+
+
+def _chart_argument(chart: ChartInfo) -> str:
+    """The chart folder as Helm must see it: absolute, so it never reads as a flag or a repository name."""
+    return os.path.abspath(chart.path)
+
+
+def helm_lint(helm: str, chart: ChartInfo) -> list[Finding]:
+    if chart_refusals(chart.path):
+        return []  # helm_template reports them; Helm gets nothing to read
+    out = _run([helm, "lint", "--strict", "--", _chart_argument(chart)])
+    if isinstance(out, str):
+        return [Finding(chart.display, "", "", f"helm lint --strict: {out}", "lint")]
+    if out.returncode == 0:
+        return []
+    return [Finding(chart.display, "", "", f"helm lint --strict: {line}", "lint")
+            for line in _error_lines(out.stdout + "\n" + out.stderr) or ["failed"]]
+
+
+def helm_template(helm: str, chart: ChartInfo, kube_version: str | None) -> tuple[list[RenderedObject], list[Finding]]:
+    """`helm template` as Argo CD runs it: release named after the chart, CRDs and hooks included.
+
+    Only values mpigen checked follow `--`: the release name (the chart's, when Helm would take it) and
+    the chart's absolute path; nothing from a file can be read as a flag.
+    """
+    refusals = chart_refusal_findings(chart)
+    if refusals:
+        return [], refusals
+    command = [helm, "template", "--include-crds"]
+    if kube_version:
+        command += ["--kube-version", kube_version]
+    out = _run([*command, "--", chart.release, _chart_argument(chart)])
+    if isinstance(out, str):
+        return [], [Finding(chart.display, "", "", f"helm template: {out}", "render")]
+    if out.returncode != 0:
+        lines = _error_lines(out.stderr) or out.stderr.strip().splitlines()[-1:] or ["failed"]
+        return [], [Finding(chart.display, "", "", f"helm template: {line}", "render") for line in lines]
+    return parse_documents(out.stdout, chart.display, chart.display)

@@ -1,0 +1,52 @@
+"""The extended resources (GPUs, VFs) a worker requests fit one node of the pool its chart targets:
+otherwise the workers never schedule, and nothing says why until someone reads the pending pods."""
+
+from __future__ import annotations
+
+from generator.check.findings import CheckContext, Finding, RenderedObject, finding
+from generator.check.rules.pods import is_extended_resource, pod_requests, pod_templates, whole_quantity
+from generator.check.rules.reading import path_of
+from generator.vocabulary import mpi_operator
+
+RULE_CAPACITY = "capacity"
+
+
+def check_capacity(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
+    """The extended resources of one MPIJob worker fit one node of the pool its chart targets."""
+    findings: list[Finding] = []
+    for document in documents:
+        shape = context.node_shapes.get(document.chart) if document.chart else None
+        if shape is None or document.kind != mpi_operator.KIND:
+            continue
+        offered = shape.resources if isinstance(shape.resources, dict) else {}
+        node = _node_words(shape.cluster, shape.pool)
+        for template in pod_templates(document):
+            if template.role != mpi_operator.WORKER:
+                continue
+            for resource, asked in sorted(pod_requests(template).items()):
+                if not is_extended_resource(resource):
+                    continue
+                where = path_of(asked.paths[0]) if len(asked.paths) == 1 else \
+                    path_of((*template.path, "spec", "containers"))
+                if resource not in offered:
+                    known = ", ".join(sorted(str(r) for r in offered)) or "no extended resources"
+                    findings.append(finding(document, where, (
+                        f"the worker pod requests {resource}, which {node} does not offer (it offers: {known}); "
+                        "the workers never schedule"), RULE_CAPACITY))
+                    continue
+                capacity = whole_quantity(offered[resource])
+                if capacity is not None and asked.total is not None and asked.total > capacity:
+                    who = ("worker container requests" if len(asked.paths) == 1
+                           else "worker pod's containers together request")
+                    findings.append(finding(document, where, (
+                        f"the {who} {asked.total} {resource}, but {node} has {capacity}; the workers never schedule"),
+                        RULE_CAPACITY))
+    return findings
+
+
+def _node_words(cluster: str, pool: str) -> str:
+    if pool and cluster:
+        return f"a node of pool {pool} (cluster {cluster})"
+    if pool:
+        return f"a node of pool {pool}"
+    return "a node of the chart's pool"

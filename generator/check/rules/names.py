@@ -1,0 +1,79 @@
+"""Names mpi-operator creates for an MPIJob (`<job>-config`, `-ssh`, `-launcher`, `-worker-<N>`, Service
+`<job>`): another object taking one stops the job (ErrResourceExists), so check says so first."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from generator import names
+from generator.check.findings import CheckContext, Finding, RenderedObject, finding
+from generator.check.rules.reading import metadata_name, path_of
+from generator.vocabulary import mpi_operator
+
+RULE_NAMES = "names"
+
+
+_WORKER_NAME = re.compile(r"^(?P<job>.+)-worker-(?P<index>[0-9]+)$")
+
+
+@dataclass(frozen=True)
+class _Owned:
+    kinds: tuple[str, ...]
+    what: str
+
+
+def operator_owned(job: str, name: str) -> _Owned | None:
+    """What mpi-operator creates under `name` for MPIJob `job`, or None when the name is not the operator's."""
+    config, ssh, launcher = names.operator_owned_names(job)
+    if name == config:
+        return _Owned(("ConfigMap",), f"ConfigMap {name} (hostfile and discover_hosts.sh, mounted at /etc/mpi)")
+    if name == ssh:
+        return _Owned(("Secret",), f"Secret {name} (the job's SSH keys)")
+    if name == launcher:
+        return _Owned(("Job", "Service"), f"the launcher Job {name} (and for Intel MPI and MPICH a Service {name})")
+    if name == names.service_name(job):
+        return _Owned(("Service",), f"the headless Service {name} of the workers")
+    match = _WORKER_NAME.match(name)
+    if match and match.group("job") == job and name == names.worker_name(job, int(match.group("index"))):
+        return _Owned(("Pod",), f"worker Pod {name}")
+    return None
+
+
+def _candidate_jobs(name: str) -> list[str]:
+    config, ssh, launcher = names.operator_owned_names("")
+    candidates = [name]
+    for suffix in (config, ssh, launcher):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            candidates.append(name[: -len(suffix)])
+    match = _WORKER_NAME.match(name)
+    if match:
+        candidates.append(match.group("job"))
+    return candidates
+
+
+def check_reserved_names(documents: list[RenderedObject], context: CheckContext | None = None) -> list[Finding]:
+    """No object beside MPIJob `<job>` is named `<job>-config`, `-ssh`, `-launcher`, `-worker-<N>` (or Service `<job>`)."""
+    extra = context.extra if context is not None else ()
+    jobs = {(d.namespace, metadata_name(d)) for d in [*documents, *extra]
+            if d.kind == mpi_operator.KIND and metadata_name(d)}
+    findings: list[Finding] = []
+    for document in documents:
+        name = metadata_name(document)
+        if not name:
+            continue
+        for job in _candidate_jobs(name):
+            if (document.namespace, job) not in jobs:
+                continue
+            owned = operator_owned(job, name)
+            if owned is None or (name == job and document.kind != "Service"):
+                continue
+            message = f"name {name} is mpi-operator's for MPIJob {job}: the operator creates {owned.what}"
+            if document.kind in owned.kinds:
+                message += (f"; with this {document.kind} in its place the job never starts (event ErrResourceExists: "
+                            "\"already exists and is not managed by MPIJob\")")
+            else:
+                message += f"; rename this {document.kind or 'object'}"
+            findings.append(finding(document, path_of(("metadata", "name")), message, RULE_NAMES))
+            break
+    return findings

@@ -1,0 +1,270 @@
+"""Multus networks: each network a pod names exists as a NetworkAttachmentDefinition (in the render, the
+extra manifests, or made by a network operator), its CNI config is readable, and the pod requests the
+device-plugin resource the NAD needs. Otherwise Multus fails the pod and the job never starts."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from generator.check.findings import CheckContext, Finding, RenderedObject, finding
+from generator.check.rules.goerrors import go_quote
+from generator.check.rules.pods import PodTemplate, pod_requests, pod_templates
+from generator.check.rules.reading import as_dict, as_str, metadata_name, path_of
+from generator.diagnostics import Severity
+from generator.manifests.providers import PROVIDERS
+from generator.vocabulary.multus import NETWORKS_ANNOTATION, RESOURCE_NAME_ANNOTATION
+
+RULE_NETWORK = "network"
+
+
+NAD_KIND = "NetworkAttachmentDefinition"
+# Kinds whose operator renders a NetworkAttachmentDefinition of the same name, and the namespace it goes to
+# when spec.networkNamespace is not set ('' = the object's own): those of the providers' operators, and NVIDIA
+# network-operator's.
+OPERATOR_NETWORK_KINDS = {**{kind: namespace for provider in PROVIDERS.values()
+                             for kind, namespace in provider.network_kinds.items()},
+                          "HostDeviceNetwork": "default", "IPoIBNetwork": "default", "MacvlanNetwork": "default"}
+
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_IFNAMSIZ = 16
+
+
+@dataclass(frozen=True)
+class NetworkSelection:
+    """One entry of a pod's `k8s.v1.cni.cncf.io/networks`; namespace '' means the pod's own."""
+
+    namespace: str
+    name: str
+    interface: str = ""
+
+
+def parse_networks_annotation(value: str) -> tuple[list[NetworkSelection], list[str]]:
+    """Multus' parsePodNetworkAnnotation: a JSON list when the text holds `[`, `{` or `"`, else `ns/name@if, ...`.
+
+    Returns the selections and, when the annotation is malformed, why (Multus then fails the pod).
+    """
+    if value.strip() == "":
+        return [], []
+    if any(char in value for char in '[{"'):
+        return _parse_networks_json(value)
+    selections: list[NetworkSelection] = []
+    problems: list[str] = []
+    for raw in value.split(","):
+        item = raw.strip()
+        slash = item.split("/")
+        if len(slash) > 2:
+            problems.append(f"entry {go_quote(item)} has more than one '/' (expected <namespace>/<name>@<interface>)")
+            continue
+        namespace, rest = (slash[0].strip(), slash[1]) if len(slash) == 2 else ("", slash[0])
+        at = rest.split("@")
+        if len(at) > 2:
+            problems.append(f"entry {go_quote(item)} has more than one '@' (expected <namespace>/<name>@<interface>)")
+            continue
+        name, interface = at[0].strip(), (at[1].strip() if len(at) == 2 else "")
+        if not name:
+            problems.append(f"entry {go_quote(item)} names no network")
+            continue
+        bad = [part for part in (namespace, name) if part and not _DNS1123_LABEL.match(part)]
+        if bad:
+            problems.append(f"entry {go_quote(item)}: {go_quote(bad[0])} is not a DNS-1123 label (lower case "
+                            "alphanumeric characters or '-', starting and ending with an alphanumeric character)")
+            continue
+        interface_problem = _interface_problem(interface)
+        if interface_problem:
+            problems.append(f"entry {go_quote(item)}: {interface_problem}")
+            continue
+        selections.append(NetworkSelection(namespace, name, interface))
+    return selections, problems
+
+
+def _interface_problem(interface: str) -> str:
+    if interface == "eth0":
+        return "interface eth0 is the pod's cluster network; name the attachment's interface otherwise"
+    if len(interface) > _IFNAMSIZ - 1 or re.search(r"[\s/]", interface):
+        return (f"interface name {go_quote(interface)} must be at most {_IFNAMSIZ - 1} characters without '/' "
+                "or spaces")
+    return ""
+
+
+def _parse_networks_json(value: str) -> tuple[list[NetworkSelection], list[str]]:
+    try:
+        data = json.loads(value)
+    except ValueError as exc:
+        return [], [f"is not valid JSON ({exc}); Multus fails the pod: \"failed to parse pod Network Attachment "
+                    "Selection Annotation JSON format\""]
+    if not isinstance(data, list):
+        return [], ['must be a JSON list of {"name": ..., "namespace": ..., "interface": ...} objects, or a '
+                    "comma-separated <namespace>/<name>@<interface> list"]
+    selections: list[NetworkSelection] = []
+    problems: list[str] = []
+    for index, item in enumerate(data):
+        if not isinstance(item, dict):
+            problems.append(f"entry {index} is not a JSON object")
+            continue
+        name, namespace, interface = item.get("name"), item.get("namespace", ""), item.get("interface", "")
+        if not isinstance(name, str) or not name:
+            problems.append(f'entry {index} has no "name" string')
+            continue
+        if not isinstance(namespace, str) or not isinstance(interface, str):
+            problems.append(f'entry {index}: "namespace" and "interface" must be strings')
+            continue
+        interface_problem = _interface_problem(interface)
+        if interface_problem:
+            problems.append(f"entry {index}: {interface_problem}")
+            continue
+        selections.append(NetworkSelection(namespace, name, interface))
+    return selections, problems
+
+
+def cni_config_problem(config: Any) -> str:
+    """Why a NAD's `spec.config` is no usable CNI configuration, or ''."""
+    if config is None:
+        return "spec.config is missing: the NetworkAttachmentDefinition holds no CNI configuration"
+    if not isinstance(config, str):
+        return "spec.config must be a string holding the CNI configuration as JSON"
+    try:
+        data = json.loads(config)
+    except ValueError as exc:
+        return f"spec.config is not valid JSON: {exc}"
+    if not isinstance(data, dict):
+        return "spec.config must be a JSON object (a CNI configuration or configuration list)"
+    if "plugins" in data:
+        plugins = data["plugins"]
+        if not isinstance(plugins, list) or not plugins:
+            return 'spec.config: "plugins" must be a non-empty list of CNI plugin configurations'
+        for index, plugin in enumerate(plugins):
+            if not isinstance(plugin, dict) or not isinstance(plugin.get("type"), str) or not plugin["type"]:
+                return f'spec.config: plugins[{index}] has no CNI "type"'
+        return ""
+    if not isinstance(data.get("type"), str) or not data["type"]:
+        return 'spec.config names no CNI plugin: it needs a "type", or a "plugins" list whose entries each have a "type"'
+    return ""
+
+
+class _NadIndex:
+    """NetworkAttachmentDefinitions by namespace and name; a document without a namespace is in the release's."""
+
+    def __init__(self, documents: Iterable[RenderedObject]) -> None:
+        self.by_key: dict[tuple[str, str], RenderedObject] = {}
+        self.by_name: dict[str, list[RenderedObject]] = {}
+        for document in documents:
+            name = metadata_name(document)
+            if not name:
+                continue
+            if document.kind == NAD_KIND:
+                namespace = document.namespace
+            elif document.kind in OPERATOR_NETWORK_KINDS:
+                # The network operators render a NAD of the same name into spec.networkNamespace.
+                spec = as_dict(document.obj.get("spec")) or {}
+                namespace = as_str(spec.get("networkNamespace")) or OPERATOR_NETWORK_KINDS[document.kind] or \
+                    document.namespace
+            else:
+                continue
+            self.by_key.setdefault((namespace, name), document)
+            self.by_name.setdefault(name, []).append(document)
+
+    def find(self, namespace: str, name: str) -> RenderedObject | None:
+        """Exact match first; where a namespace is unknown (not written), a NAD of that name is taken on trust."""
+        exact = self.by_key.get((namespace, name))
+        if exact is not None:
+            return exact
+        if namespace == "":
+            return next(iter(self.by_name.get(name, [])), None)
+        return self.by_key.get(("", name))
+
+
+def _annotations(metadata: dict[str, Any]) -> dict[str, Any]:
+    return as_dict(metadata.get("annotations")) or {}
+
+
+def check_networks(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
+    """Every Multus network a pod names exists, has a usable CNI config, and gets the device it needs."""
+    findings: list[Finding] = []
+    index = _NadIndex([*documents, *context.extra])
+    to_check = {id(d): d for d in documents if d.kind == NAD_KIND}
+    for document in documents:
+        for template in pod_templates(document):
+            findings += _check_pod_networks(template, index, to_check)
+    for nad in to_check.values():
+        if nad.kind != NAD_KIND:
+            continue
+        config = (as_dict(nad.obj.get("spec")) or {}).get("config")
+        if config is None:
+            findings.append(finding(nad, path_of(("spec", "config")), (
+                "spec.config is missing: Multus then looks for a CNI configuration file of this name on each node; "
+                "put the configuration here to keep it in git"), RULE_NETWORK, Severity.WARNING))
+            continue
+        problem = cni_config_problem(config)
+        if problem:
+            findings.append(finding(nad, path_of(("spec", "config")), problem, RULE_NETWORK))
+        elif _device_plugin_type(config) and not as_str(_annotations(as_dict(nad.obj.get("metadata")) or {}).get(
+                RESOURCE_NAME_ANNOTATION)):
+            findings.append(finding(nad, path_of(("metadata", "annotations")), (
+                f"a {_device_plugin_type(config)} network needs the {RESOURCE_NAME_ANNOTATION} annotation naming the "
+                "device-plugin resource of its VFs; without it Multus fails with \"VF pci addr is required\""),
+                RULE_NETWORK))
+    return findings
+
+
+def _device_plugin_type(config: str) -> str:
+    """`sriov` or `ib-sriov` when the main plugin of a CNI config needs a device from a device plugin."""
+    try:
+        data = json.loads(config)
+    except ValueError:
+        return ""
+    main = (data.get("plugins") or [{}])[0] if isinstance(data.get("plugins"), list) else data
+    kind = main.get("type") if isinstance(main, dict) else None
+    return kind if kind in ("sriov", "ib-sriov") else ""
+
+
+def _check_pod_networks(template: PodTemplate, index: _NadIndex, to_check: dict[int, RenderedObject]) -> list[Finding]:
+    document = template.document
+    annotations = _annotations(template.metadata)
+    if NETWORKS_ANNOTATION not in annotations:
+        return []
+    where = path_of((*template.path, "metadata", "annotations", NETWORKS_ANNOTATION))
+    value = annotations[NETWORKS_ANNOTATION]
+    if not isinstance(value, str):
+        return [finding(document, where, f"{NETWORKS_ANNOTATION} must be a string", RULE_NETWORK)]
+    selections, problems = parse_networks_annotation(value)
+    findings = [finding(document, where, f"{NETWORKS_ANNOTATION} {problem}", RULE_NETWORK) for problem in problems]
+    attached: Counter[int] = Counter()
+    nads: dict[int, RenderedObject] = {}
+    for selection in selections:
+        namespace = selection.namespace or document.namespace
+        nad = index.find(namespace, selection.name)
+        if nad is None:
+            shown = f"{namespace}/{selection.name}" if namespace else selection.name
+            findings.append(finding(document, where, (
+                f"no NetworkAttachmentDefinition {shown} (named in {NETWORKS_ANNOTATION}) in this render or the extra "
+                "manifests; Multus cannot attach it and the pod never starts"), RULE_NETWORK))
+            continue
+        attached[id(nad)] += 1
+        nads[id(nad)] = nad
+        to_check.setdefault(id(nad), nad)
+    requests = pod_requests(template)
+    containers = path_of((*template.path, "spec", "containers"))
+    for key, count in attached.items():
+        nad = nads[key]
+        metadata = as_dict(nad.obj.get("metadata")) or {}
+        resource = as_str(_annotations(metadata).get(RESOURCE_NAME_ANNOTATION))
+        if not resource:
+            continue
+        shown = f"{nad.namespace}/{metadata_name(nad)}" if nad.namespace else metadata_name(nad)
+        asked = requests.get(resource)
+        if asked is None:
+            findings.append(finding(document, containers, (
+                f"network {shown} needs a {resource} device (its {RESOURCE_NAME_ANNOTATION}), but no container of "
+                f"this pod requests {resource} in resources.limits; Multus fails with \"VF pci addr is required\""),
+                RULE_NETWORK))
+        elif asked.total is not None and asked.total < count:
+            findings.append(finding(document, containers, (
+                f"the pod attaches network {shown} {count} times, but its containers request {asked.total} "
+                f"{resource} (the NAD's {RESOURCE_NAME_ANNOTATION}); each attachment needs its own device"),
+                RULE_NETWORK))
+    return findings

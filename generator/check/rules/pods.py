@@ -1,0 +1,135 @@
+"""The pods a document makes and what they ask for: what the network, capacity, resources and pod-security
+rules all read, in one place so they read a workload the same way."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from generator.check.findings import RenderedObject
+from generator.check.rules.reading import Path, as_dict, as_int
+from generator.vocabulary import mpi_operator
+
+_TEMPLATE_PATHS: dict[str, Path] = {
+    "Pod": (),
+    "PodTemplate": ("template",),
+    "Job": ("spec", "template"),
+    "Deployment": ("spec", "template"),
+    "StatefulSet": ("spec", "template"),
+    "DaemonSet": ("spec", "template"),
+    "ReplicaSet": ("spec", "template"),
+    "ReplicationController": ("spec", "template"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+}
+
+
+@dataclass(frozen=True)
+class PodTemplate:
+    """One pod a document makes: its metadata and spec, and where they are (`path` + `.metadata`/`.spec`)."""
+
+    document: RenderedObject
+    role: str
+    path: Path
+    metadata: dict[str, Any]
+    spec: dict[str, Any]
+
+    @property
+    def containers(self) -> list[tuple[Path, dict[str, Any]]]:
+        return self._list("containers")
+
+    @property
+    def init_containers(self) -> list[tuple[Path, dict[str, Any]]]:
+        return self._list("initContainers")
+
+    def _list(self, key: str) -> list[tuple[Path, dict[str, Any]]]:
+        items = self.spec.get(key)
+        if not isinstance(items, list):
+            return []
+        return [((*self.path, "spec", key, i), c) for i, c in enumerate(items) if isinstance(c, dict)]
+
+
+def pod_templates(document: RenderedObject) -> list[PodTemplate]:
+    """The pod templates of an MPIJob (per replica type) or of a built-in workload kind."""
+    obj = document.obj
+    found: list[tuple[str, Path, Any]] = []
+    if document.kind == mpi_operator.KIND:
+        spec = as_dict(obj.get("spec")) or {}
+        for role, replica in (as_dict(spec.get("mpiReplicaSpecs")) or {}).items():
+            if isinstance(role, str) and isinstance(replica, dict):
+                found.append((role, ("spec", "mpiReplicaSpecs", role, "template"), replica.get("template")))
+    elif document.kind in _TEMPLATE_PATHS:
+        parts = _TEMPLATE_PATHS[document.kind]
+        node: Any = obj
+        for part in parts:
+            node = node.get(part) if isinstance(node, dict) else None
+        found.append(("", parts, node))
+    templates = []
+    for role, parts, template in found:
+        if not isinstance(template, dict):
+            continue
+        metadata = template.get("metadata")
+        spec = template.get("spec")
+        templates.append(PodTemplate(document, role, parts, metadata if isinstance(metadata, dict) else {},
+                                     spec if isinstance(spec, dict) else {}))
+    return templates
+
+
+_QUANTITY = re.compile(r"^([0-9]+)(|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)$")
+_SUFFIX = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+           "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+
+
+def whole_quantity(value: Any) -> int | None:
+    """A whole-number resource quantity (extended resources are counted in units), or None when not one."""
+    if as_int(value) is not None:
+        return value
+    if isinstance(value, str):
+        match = _QUANTITY.match(value.strip())
+        if match:
+            return int(match.group(1)) * _SUFFIX[match.group(2)]
+    return None
+
+
+def is_extended_resource(name: str) -> bool:
+    """A device-plugin style resource: domain-prefixed, outside the kubernetes.io domain."""
+    if "/" not in name:
+        return False
+    domain = name.split("/", 1)[0]
+    return not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))
+
+
+@dataclass
+class Request:
+    """What a pod asks of one resource: the total (None when some amount cannot be read) and who asks."""
+
+    total: int | None
+    paths: list[Path]
+
+
+def container_requests(container: dict[str, Any], path: Path) -> dict[str, tuple[int | None, Path]]:
+    """Per resource: the amount a container asks for (limits win over requests) and where it is written."""
+    resources = as_dict(container.get("resources")) or {}
+    asked: dict[str, tuple[int | None, Path]] = {}
+    for section in ("requests", "limits"):
+        for resource, value in (as_dict(resources.get(section)) or {}).items():
+            if isinstance(resource, str):
+                asked[resource] = (whole_quantity(value), (*path, "resources", section, resource))
+    return asked
+
+
+def pod_requests(template: PodTemplate) -> dict[str, Request]:
+    """What the pod as a whole needs of each resource: its containers together, or its largest init container."""
+    totals: dict[str, Request] = {}
+    for path, container in template.containers:
+        for resource, (amount, where) in container_requests(container, path).items():
+            entry = totals.setdefault(resource, Request(0, []))
+            entry.total = None if entry.total is None or amount is None else entry.total + amount
+            entry.paths.append(where)
+    for path, container in template.init_containers:
+        for resource, (amount, where) in container_requests(container, path).items():
+            entry = totals.get(resource)
+            larger = entry is not None and entry.total is not None and (amount is None or amount > entry.total)
+            if entry is None or larger:
+                totals[resource] = Request(amount, [where])
+    return totals

@@ -1,0 +1,33 @@
+"""Reading untrusted rendered objects without raising: the rules skip what they cannot read, the schema check reports it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from generator.check.findings import RenderedObject
+from generator.vocabulary.kubernetes import json_path
+
+Path = tuple[str | int, ...]
+
+def path_of(parts: Iterable[str | int]) -> str:
+    """`json_path`, with keys such as `nvidia.com/gpu` written `["nvidia.com/gpu"]` instead of split at dots."""
+    return json_path(parts, quote_keys=True)
+
+
+def as_dict(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
+
+
+def as_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def as_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def metadata_name(document: RenderedObject) -> str:
+    """metadata.name when it is a string ('' otherwise: RenderedObject.name would stringify other types)."""
+    metadata = as_dict(document.obj.get("metadata"))
+    return (as_str(metadata.get("name")) or "") if metadata else ""

@@ -1,0 +1,40 @@
+"""Stage 1: read profile files into YAML trees that remember line and column of every node.
+
+Nothing here knows what a profile means; it only refuses files that are not one YAML mapping
+(bad encoding, bad YAML, duplicate keys, several documents, alias bombs, oversized files), and
+paths it cannot read: a folder that cannot be listed is never taken for an empty one, since its
+profiles' charts would then be pruned.
+
+What YAML decides by a scalar's look stays the text written where no profile wants a type: keys,
+timestamps, `=`. Merge keys (`<<: *base`) work, and a merged value is located where it was written.
+Every scan of the text is linear in its size (files are at most 1 MiB of hostile text).
+
+discover.py finds the files, files.py reads them, parse.py and constructor.py build the tree,
+problems.py words what is wrong with it, document.py locates its nodes, plain.py turns it into plain values.
+"""
+
+from __future__ import annotations
+
+from generator.load.discover import PROFILE_SUFFIXES, discover
+from generator.load.document import LoadResult, ProfileFile, Unreadable, position
+from generator.load.files import _guess_identity, load_file, load_paths
+from generator.load.parse import load_bytes
+from generator.load.plain import to_plain
+from generator.load.problems import _reused_anchor
+from generator.yamllimits import MAX_FILE_BYTES
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "PROFILE_SUFFIXES",
+    "LoadResult",
+    "ProfileFile",
+    "Unreadable",
+    "_guess_identity",
+    "_reused_anchor",
+    "discover",
+    "load_bytes",
+    "load_file",
+    "load_paths",
+    "position",
+    "to_plain",
+]

@@ -1,0 +1,98 @@
+"""Stage 4: the Kubernetes objects of each chart, as plain dicts, from the model alone.
+
+Each object comes with the template file it lives in, so the packager and mpigen's own renderer
+agree on what a chart holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from generator import chartfiles, names
+from generator.manifests import providers
+from generator.manifests.hostfile import build_hostfile_configmap
+from generator.manifests.labels import ChartRef
+from generator.manifests.manifest import Manifest, Variable, plain
+from generator.manifests.mpijob import host_path_reasons, mpijob_object, workers_variable
+from generator.manifests.network import build_namespace
+from generator.manifests.run_name import named_spec
+from generator.model import Cluster, Job
+from generator.podsecurity import Level, PodSecurity, combine, evaluate
+
+
+def job_chart_ref(job: Job, release: str | None = None) -> ChartRef:
+    return ChartRef(name=job.name, release=release or job.name)
+
+
+def infra_chart_ref(cluster: Cluster, release: str | None = None) -> ChartRef:
+    name = names.infra_chart_name(cluster.name)
+    return ChartRef(name=name, release=release or name)
+
+
+def build_job(job: Job, chart: ChartRef, worker_count: int | None = None) -> list[Manifest]:
+    """The job's objects (see `build_marked_job`), plain."""
+    return [Manifest(m.template, plain(m.obj)) for m in build_marked_job(job, chart, workers_variable(job, worker_count))]
+
+
+def build_marked_job(job: Job, chart: ChartRef, workers: Variable | None = None) -> list[Manifest]:
+    """The hostfile ConfigMap and the MPIJob of `job`, the values a chart value sets marked as Variables."""
+    workers = workers or workers_variable(job)
+    mpijob, spec = named_spec(job, workers)
+    return [
+        Manifest(chartfiles.HOSTFILE_TEMPLATE, build_hostfile_configmap(job, chart, mpijob, workers.value)),
+        Manifest(chartfiles.MPIJOB_TEMPLATE, mpijob_object(job, chart, mpijob, spec)),
+    ]
+
+
+def job_pod_security(job: Job, mpijob: dict[str, Any] | None = None) -> PodSecurity:
+    """The Pod Security level the pods of `job` need: of its launcher and its workers, the higher.
+    `mpijob`: the job's MPIJob, plain, where it is built already."""
+    if mpijob is None:
+        mpijob = next(m.obj for m in build_job(job, job_chart_ref(job)) if m.template == chartfiles.MPIJOB_TEMPLATE)
+    replicas = mpijob["spec"]["mpiReplicaSpecs"]
+    return combine(evaluate(replica["template"]["spec"]) for replica in replicas.values())
+
+
+def _with_profile_reasons(job: Job, security: PodSecurity) -> PodSecurity:
+    """Pod Security's reasons with the profile's own words beside the host folders it gave one for, so the
+    namespace's `mpigen/pod-security-reason` tells a reviewer why."""
+    given = host_path_reasons(job)
+    return PodSecurity(security.level, tuple(f"{reason} (reason: {given[reason]})" if reason in given else reason
+                                             for reason in security.reasons))
+
+
+def namespace_pod_security(cluster: Cluster, jobs: tuple[Job, ...],
+                           mpijobs: Mapping[str, dict[str, Any]] | None = None) -> dict[str, PodSecurity]:
+    """The Pod Security level each namespace must allow: the most any of its jobs' pods needs, and at least
+    what the cluster profile asks for. The reasons name the job and the control that needs the level.
+    `mpijobs`: the jobs' MPIJobs, plain, by job name, where they are built already."""
+    built = mpijobs or {}
+    floors = dict(cluster.pod_security)
+    levels: dict[str, PodSecurity] = {}
+    for namespace in cluster.namespaces:
+        floor = Level[floors.get(namespace, "restricted").upper()]
+        reasons = [f"cluster {cluster.name} asks for {floor.label}"] if floor > Level.RESTRICTED else []
+        level = floor
+        for job in jobs:
+            if job.namespace != namespace:
+                continue
+            needed = _with_profile_reasons(job, job_pod_security(job, built.get(job.name)))
+            if needed.level < level:
+                continue
+            if needed.level > level:
+                level, reasons = needed.level, []
+            reasons += [f"job {job.name}: {reason}" for reason in needed.reasons]
+        levels[namespace] = PodSecurity(level, tuple(reasons))
+    return levels
+
+
+def build_infra(cluster: Cluster, chart: ChartRef, jobs: tuple[Job, ...] = (),
+                mpijobs: Mapping[str, dict[str, Any]] | None = None) -> list[Manifest]:
+    """Namespaces jobs may run in, labelled with the Pod Security level their jobs need, and what the
+    cluster's network provider needs (device plugin config, the rails' networks in each namespace).
+    `mpijobs`: as for `namespace_pod_security`."""
+    levels = namespace_pod_security(cluster, jobs, mpijobs)
+    manifests = [Manifest(chartfiles.NAMESPACES_TEMPLATE, build_namespace(ns, chart, levels[ns], cluster.kubernetes_version))
+                 for ns in cluster.namespaces]
+    return manifests + providers.infra(cluster, chart)

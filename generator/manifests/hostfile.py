@@ -1,0 +1,65 @@
+"""The hostfile ConfigMap `<mpijob>-hostfile`: one line per worker, in the operator's own format.
+
+mpi-operator writes the same lines into `<job>-config` (which it owns); mpigen ships its own copy
+so that mpirun can be given `--hostfile` explicitly, which OpenMPI 5 needs (it ignores the
+operator's `OMPI_MCA_orte_*` variables). Where ranks are bound to their GPU's NIC socket, the same
+ConfigMap carries OpenMPI's rankfile.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator import names
+from generator.manifests.labels import ChartRef, metadata
+from generator.model import Job, MpiImplementation
+
+
+def hostfile_line(host: str, slots: int, implementation: MpiImplementation) -> str:
+    if implementation is MpiImplementation.OPENMPI:
+        return f"{host} slots={slots}"
+    return f"{host}:{slots}"
+
+
+def hostfile_lines(job: Job, mpijob: str, worker_count: int) -> list[str]:
+    """`mpijob` is the MPIJob's name, which the worker pods and the service are named after."""
+    return [
+        hostfile_line(names.worker_host(mpijob, job.namespace, i), job.slots_per_worker, job.mpi_implementation)
+        for i in range(worker_count)
+    ]
+
+
+def rankfile_line(rank: int | str, host: str, socket: int, cores_per_socket: int) -> str:
+    """OpenMPI rankfile line: `rank` runs on `host`, bound to every core of `socket` (logical numbering)."""
+    return f"rank {rank}={host} slot={socket}:0-{cores_per_socket - 1}"
+
+
+def rankfile_lines(job: Job, mpijob: str, worker_count: int) -> list[str]:
+    """Ranks fill workers in hostfile order; local rank i drives GPU i and is bound to its NIC's socket."""
+    placement = job.placement
+    return [
+        rankfile_line(worker * job.slots_per_worker + local, names.worker_host(mpijob, job.namespace, worker),
+                      socket, placement.cores_per_socket)
+        for worker in range(worker_count)
+        for local, socket in enumerate(placement.rank_sockets)
+    ]
+
+
+def build_hostfile_configmap(job: Job, chart: ChartRef, mpijob: str, worker_count: int | None = None) -> dict[str, Any]:
+    count = job.worker_count if worker_count is None else worker_count
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(names.hostfile_configmap_name(mpijob), chart, job.namespace),
+        "data": configmap_data(job, mpijob, count),
+    }
+
+
+def configmap_keys(job: Job) -> list[str]:
+    """The files the ConfigMap holds, each mounted into the launcher under its key."""
+    return [names.HOSTFILE_KEY, *([names.RANKFILE_KEY] if job.placement.rankfile else [])]
+
+
+def configmap_data(job: Job, mpijob: str, worker_count: int) -> dict[str, str]:
+    lines = {names.HOSTFILE_KEY: hostfile_lines, names.RANKFILE_KEY: rankfile_lines}
+    return {key: "".join(f"{line}\n" for line in lines[key](job, mpijob, worker_count)) for key in configmap_keys(job)}

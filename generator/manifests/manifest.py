@@ -1,0 +1,42 @@
+"""One Kubernetes object of a chart and the template file it lives in, and the values in it a chart value sets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Manifest:
+    template: str
+    obj: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A value of a built object that follows a chart value: `name` is the chart value, `value` what it is
+    under the profile. With `times`, the object holds the value times `times` as a string (mpirun's rank
+    count: the workers times the slots of each). The packager turns each into a template action; every
+    other use of an object takes it `plain`."""
+
+    name: str
+    value: Any
+    times: int | None = None
+
+    def scaled(self, times: int) -> Variable:
+        return Variable(self.name, self.value, times)
+
+    @property
+    def plain(self) -> Any:
+        return self.value if self.times is None else str(self.value * self.times)
+
+
+def plain(obj: Any) -> Any:
+    """A copy of `obj` with each Variable replaced by what it stands for under the profile."""
+    if isinstance(obj, Variable):
+        return obj.plain
+    if isinstance(obj, dict):
+        return {key: plain(value) for key, value in obj.items()}
+    if isinstance(obj, list):
+        return [plain(value) for value in obj]
+    return obj

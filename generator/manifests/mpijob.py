@@ -1,0 +1,299 @@
+"""mpi-operator's MPIJob (`generator.vocabulary.mpi_operator`), built like mpi-operator's own controller builds its pods."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator import chartfiles, derive, names
+from generator.manifests.hostfile import configmap_keys
+from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
+from generator.manifests.manifest import Variable
+from generator.manifests.providers import PROVIDERS, WORKER_OF_LABEL, PodNetwork, pod_network
+from generator.model import Job, MpiImplementation, Resources
+from generator.vocabulary import mpi_operator
+
+LAUNCHER_CONTAINER = "launcher"
+WORKER_CONTAINER = "worker"
+HOSTFILE_VOLUME = "mpigen-hostfile"
+SHM_VOLUME = "dshm"
+PRIVILEGED_REASON = "mpigen/privileged-reason"
+HOST_PATH_REASON = "mpigen/host-path-reason"
+RANK_COUNT_FLAG = {MpiImplementation.OPENMPI: "-np", MpiImplementation.INTEL: "-n", MpiImplementation.MPICH: "-n"}
+
+
+def literal(text: str) -> str:
+    """Kubernetes expands `$(VAR)` in command, args and env values; `$$` keeps a `$` literal."""
+    return text.replace("$", "$$")
+
+
+def mpirun_command(job: Job, workers: Variable) -> list[str | Variable]:
+    """mpirun with the hostfile given explicitly and every env variable exported to the ranks; the rank
+    count follows the `workers` value.
+
+    Variables set on a worker container do not reach processes started over ssh, so they are
+    exported by name from the launcher (`-x NAME`, OpenMPI) or by value (`-genv NAME VALUE`, Hydra).
+    """
+    ranks = workers.scaled(job.slots_per_worker)
+    flag = RANK_COUNT_FLAG[job.mpi_implementation]
+    command: list[str | Variable]
+    if job.mpi_implementation is MpiImplementation.OPENMPI:
+        command = ["mpirun"]
+        if job.runs_as_root:
+            command.append("--allow-run-as-root")
+        command += ["--hostfile", names.HOSTFILE_PATH, flag, ranks, *placement_flags(job)]
+        port = PROVIDERS[job.cluster.network.provider].worker_ssh_port(job.cluster.network)
+        if port is not None and job.openmpi_version == 4:
+            # Command line, not OMPI_MCA_plm_rsh_args: the operator appends that variable to the launcher.
+            # (OpenMPI 5 takes PRTE_MCA_plm_ssh_args, which resolve derives with the port.)
+            command += ["--mca", "plm_rsh_args", f"-p {port} {derive.OPERATOR_SSH_ARGS}"]
+        command += ["-x", "PATH", "-x", "LD_LIBRARY_PATH"]
+        for var in job.env:
+            command += ["-x", var.name]
+    else:
+        command = ["mpirun", "-hostfile", names.HOSTFILE_PATH, flag, ranks]
+        for var in job.env:
+            if var.secret is None:
+                command += ["-genv", var.name, var.value]
+        secrets = [var.name for var in job.env if var.secret is not None]
+        if secrets:  # by name: a Secret's value must not stand in the command line
+            command += ["-genvlist", ",".join(secrets)]
+    command += [*job.mpirun_args, *job.program]
+    return [part if isinstance(part, Variable) else literal(part) for part in command]
+
+
+def placement_flags(job: Job) -> list[str]:
+    """OpenMPI's mapping and binding flags; a rankfile places every rank itself."""
+    placement = job.placement
+    if placement.rankfile:
+        if job.openmpi_version == 4:
+            return ["--rankfile", names.RANKFILE_PATH]
+        return ["--map-by", f"rankfile:file={names.RANKFILE_PATH}"]  # OpenMPI 5 (PRRTE): --rankfile is deprecated
+    flags = []
+    if placement.bind_to is not None:
+        flags += ["--bind-to", placement.bind_to.value]
+    if placement.map_by is not None:
+        flags += ["--map-by", placement.map_by]
+    return flags
+
+
+def launcher_command(job: Job, workers: Variable) -> list[str | Variable]:
+    if job.launcher_command is not None:
+        return [literal(part) for part in job.launcher_command]
+    return mpirun_command(job, workers)
+
+
+def _env(job: Job) -> list[dict[str, Any]]:
+    return [{"name": var.name, "valueFrom": {"secretKeyRef": {"name": var.secret.name, "key": var.secret.key}}}
+            if var.secret is not None else {"name": var.name, "value": literal(var.value)} for var in job.env]
+
+
+def _cpu_memory(resources: Resources) -> dict[str, str]:
+    return {k: v for k, v in (("cpu", resources.cpu), ("memory", resources.memory)) if v is not None}
+
+
+def _volume_mounts(job: Job) -> list[dict[str, Any]]:
+    mounts = []
+    for volume in job.volumes:
+        mount: dict[str, Any] = {"name": volume.name, "mountPath": volume.mount_path}
+        if volume.read_only:
+            mount["readOnly"] = True
+        mounts.append(mount)
+    return mounts
+
+
+def _claims(job: Job) -> list[dict[str, Any]]:
+    volumes = []
+    for volume in job.volumes:
+        if volume.host_path is not None:  # asked for in the profile; `Directory`: never create folders on the node
+            volumes.append({"name": volume.name, "hostPath": {"path": volume.host_path, "type": "Directory"}})
+            continue
+        claim: dict[str, Any] = {"claimName": volume.claim}
+        if volume.read_only:
+            claim["readOnly"] = True
+        volumes.append({"name": volume.name, "persistentVolumeClaim": claim})
+    return volumes
+
+
+def _security_context(job: Job, rdma: bool, worker: bool) -> dict[str, Any]:
+    """What the container needs and no more: IPC_LOCK to pin memory for RDMA; privileged only where the
+    profile asks for it, with a reason (then it holds every capability, IPC_LOCK included)."""
+    context: dict[str, Any] = {}
+    if job.run_as_user is not None:
+        context["runAsUser"] = job.run_as_user
+    if worker and job.privileged_reason is not None:
+        context["privileged"] = True
+        return context
+    if not job.runs_as_root:
+        # sshd and the ranks run as this user: no capability, setuid program or unconfined syscall is of use to
+        # them, so the pod meets Pod Security `restricted` unless RDMA's IPC_LOCK is needed.
+        context["runAsNonRoot"] = True
+        context["allowPrivilegeEscalation"] = False
+        context["capabilities"] = {"drop": ["ALL"], **({"add": ["IPC_LOCK"]} if rdma else {})}
+        context["seccompProfile"] = {"type": "RuntimeDefault"}
+    elif rdma:
+        context["capabilities"] = {"add": ["IPC_LOCK"]}
+    return context
+
+
+def _image(job: Job) -> Variable:
+    return Variable(chartfiles.IMAGE, job.image)
+
+
+def build_launcher_container(job: Job, workers: Variable) -> dict[str, Any]:
+    container: dict[str, Any] = {
+        "name": LAUNCHER_CONTAINER,
+        "image": _image(job),
+        "command": launcher_command(job, workers),
+    }
+    if job.env:
+        container["env"] = _env(job)
+    resources = _cpu_memory(job.launcher_resources)
+    if resources:
+        container["resources"] = {"requests": resources, "limits": dict(resources)}
+    security = _security_context(job, rdma=False, worker=False)
+    if security:
+        container["securityContext"] = security
+    container["volumeMounts"] = [
+        {"name": HOSTFILE_VOLUME, "mountPath": names.HOSTFILE_DIR, "readOnly": True},
+        *_volume_mounts(job),
+    ]
+    return container
+
+
+def build_worker_container(job: Job, network: PodNetwork) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": WORKER_CONTAINER, "image": _image(job)}
+    if job.worker_command is not None:
+        container["command"] = [literal(part) for part in job.worker_command]
+    elif network.ssh_port is not None:
+        container["command"] = ["/usr/sbin/sshd", "-De", "-p", str(network.ssh_port)]
+    if job.env:
+        container["env"] = _env(job)
+    limits: dict[str, Any] = dict(_cpu_memory(job.resources))
+    requests = dict(limits)
+    if job.uses_gpus:
+        limits[job.pool.hardware.gpu.resource] = job.gpus_per_worker
+    for resource, count in network.limits:
+        limits[resource] = count
+    if requests:
+        container["resources"] = {"requests": requests, "limits": limits}
+    elif limits:
+        container["resources"] = {"limits": limits}
+    security = _security_context(job, rdma=bool(job.rails) and PROVIDERS[job.cluster.network.provider].rdma, worker=True)
+    if security:
+        container["securityContext"] = security
+    container["volumeMounts"] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}, *_volume_mounts(job)]
+    return container
+
+
+def build_launcher_pod_spec(job: Job, mpijob: str, workers: Variable) -> dict[str, Any]:
+    return {
+        "automountServiceAccountToken": False,
+        "containers": [build_launcher_container(job, workers)],
+        "volumes": [
+            {"name": HOSTFILE_VOLUME, "configMap": {
+                "name": names.hostfile_configmap_name(mpijob),
+                "items": [{"key": key, "path": key} for key in configmap_keys(job)],
+            }},
+            *_claims(job),
+        ],
+    }
+
+
+def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
+    network = pod_network(job, mpijob)
+    spec: dict[str, Any] = {"automountServiceAccountToken": False}
+    if network.host_network:
+        spec["hostNetwork"] = True
+        spec["dnsPolicy"] = "ClusterFirstWithHostNet"
+        # One worker per node: a second would find sshd's port taken.
+        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {WORKER_OF_LABEL: mpijob}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    selector = dict(job.pool.node_selector)
+    if selector:
+        spec["nodeSelector"] = selector
+    spec["containers"] = [build_worker_container(job, network)]
+    spec["volumes"] = [
+        {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": job.shm_size}},
+        *_claims(job),
+    ]
+    template: dict[str, Any] = {}
+    template_metadata: dict[str, Any] = {}
+    if network.host_network:
+        template_metadata["labels"] = {WORKER_OF_LABEL: mpijob}
+    annotations = {**dict(network.annotations), **_privileged_annotation(job), **_host_path_annotation(job)}
+    if annotations:
+        template_metadata["annotations"] = annotations
+    if template_metadata:
+        template["metadata"] = template_metadata
+    template["spec"] = spec
+    return template
+
+
+def _privileged_annotation(job: Job) -> dict[str, str]:
+    """The profile's reason for privileged workers, where reviewers of the chart and of the pods see it."""
+    return {PRIVILEGED_REASON: job.privileged_reason} if job.privileged_reason is not None else {}
+
+
+def host_path_reasons(job: Job) -> dict[str, str]:
+    """`hostPath volume <name> (<path>)`, as Pod Security names the volume, -> the profile's reason for it."""
+    return {f"hostPath volume {volume.name} ({volume.host_path})": volume.host_path_reason for volume in job.volumes
+            if volume.host_path is not None and volume.host_path_reason is not None}
+
+
+def _host_path_annotation(job: Job) -> dict[str, str]:
+    """The profile's reasons for host folders, where reviewers of the chart and of the pods see them: every
+    pod that mounts them (launcher and workers) and the MPIJob."""
+    reasons = [f"{volume}: {reason}" for volume, reason in host_path_reasons(job).items()]
+    return {HOST_PATH_REASON: "; ".join(reasons)} if reasons else {}
+
+
+def build_run_policy(job: Job) -> dict[str, Any]:
+    policy = job.run_policy
+    out: dict[str, Any] = {"cleanPodPolicy": policy.clean_pod_policy}
+    for key, value in (("backoffLimit", policy.backoff_limit),
+                       ("activeDeadlineSeconds", policy.active_deadline_seconds),
+                       ("ttlSecondsAfterFinished", policy.ttl_seconds_after_finished)):
+        if value is not None:
+            out[key] = value
+    out["suspend"] = Variable(chartfiles.SUSPEND, policy.suspend)
+    return out
+
+
+def build_mpijob_spec(job: Job, mpijob: str, workers: Variable) -> dict[str, Any]:
+    """The spec of MPIJob `mpijob` (the name only reaches the hostfile ConfigMap it mounts), with the values
+    a chart value sets (the workers, and what follows them; the image; suspend) marked as Variables."""
+    spec: dict[str, Any] = {
+        "slotsPerWorker": job.slots_per_worker,
+        "mpiImplementation": job.mpi_implementation.value,
+        "launcherCreationPolicy": job.launcher_creation_policy,
+        "runPolicy": build_run_policy(job),
+    }
+    if job.ssh_auth_mount_path:
+        spec["sshAuthMountPath"] = job.ssh_auth_mount_path
+    launcher, worker = mpi_operator.LAUNCHER, mpi_operator.WORKER
+    spec["mpiReplicaSpecs"] = {
+        launcher: {"replicas": 1, "restartPolicy": mpi_operator.DEFAULT_RESTART_POLICY[launcher],
+                   "template": {**({"metadata": {"annotations": _host_path_annotation(job)}}
+                                   if _host_path_annotation(job) else {}),
+                                "spec": build_launcher_pod_spec(job, mpijob, workers)}},
+        worker: {"replicas": workers, "restartPolicy": mpi_operator.DEFAULT_RESTART_POLICY[worker],
+                 "template": build_worker_pod_template(job, mpijob)},
+    }
+    return spec
+
+
+def workers_variable(job: Job, worker_count: int | None = None) -> Variable:
+    """The `workers` value: the profile's worker count, or `worker_count`."""
+    return Variable(chartfiles.WORKERS, job.worker_count if worker_count is None else worker_count)
+
+
+def mpijob_object(job: Job, chart: ChartRef, mpijob: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """The MPIJob named `mpijob` (see `manifests.run_name.named_spec`) around its `spec`, built under that name."""
+    return {
+        "apiVersion": mpi_operator.API_VERSION,
+        "kind": mpi_operator.KIND,
+        "metadata": metadata(mpijob, chart, job.namespace,
+                             annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE,
+                                          **_privileged_annotation(job), **_host_path_annotation(job)}),
+        "spec": spec,
+    }

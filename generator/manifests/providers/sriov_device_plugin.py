@@ -1,0 +1,92 @@
+"""`sriov-device-plugin`: the SR-IOV network device plugin hands each pod one VF of every rail's PF;
+Multus attaches it through an `ib-sriov`/`sriov` NetworkAttachmentDefinition chained with `rdma`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from generator import names
+from generator.manifests.labels import ChartRef, metadata
+from generator.manifests.manifest import Manifest
+from generator.manifests.network import (
+    LINK_TYPE_SELECTOR,
+    build_network_attachment,
+    rail_link_type,
+    union,
+    whereabouts,
+)
+from generator.manifests.provider import PodNetwork, Provider, multus_annotation, one_per_rail
+from generator.model import Cluster, Job, LinkType, Network, NetworkProvider, Rail
+
+CONFIGMAP = "sriovdp-config"
+
+
+def notes(network: Network) -> str:
+    return ("one NetworkAttachmentDefinition (SR-IOV VF + rdma) per rail in each namespace; SR-IOV device plugin "
+            f"config: ConfigMap {CONFIGMAP} in {network.device_plugin_namespace}; restart the device plugin pods "
+            "after it changes.")
+
+
+def nad_name(rail: str, namespace: str) -> str:
+    return names.nad_name(rail)
+
+
+def cni_config(cluster: Cluster, rail: Rail) -> dict[str, Any]:
+    """`sriov` (`ib-sriov` for InfiniBand VFs) chained with `rdma`, addresses from whereabouts."""
+    main = "ib-sriov" if rail_link_type(cluster, rail) is LinkType.INFINIBAND else "sriov"
+    return {"plugins": [{"type": main, "ipam": whereabouts(rail)}, {"type": "rdma"}]}
+
+
+def device_plugin_resource(cluster: Cluster, rail: Rail) -> dict[str, Any]:
+    """One resource per rail: VFs of that PF only, so each pod gets one VF of every NIC."""
+    nics = [nic for _, nic in cluster.rail_nics(rail)]
+    return {
+        "resourceName": rail.resource_name,
+        "resourcePrefix": cluster.network.resource_prefix,
+        "selectors": {
+            "vendors": union([n.vendor_id for n in nics]),
+            "devices": union([n.vf_device_id for n in nics]),
+            "drivers": union([n.driver for n in nics]),
+            "pfNames": union([n.pf_name for n in nics]),
+            "linkTypes": union([LINK_TYPE_SELECTOR[n.link_type] for n in nics]),
+            "isRdma": True,
+        },
+    }
+
+
+def build_device_plugin_configmap(cluster: Cluster, chart: ChartRef) -> dict[str, Any]:
+    config = {"resourceList": [device_plugin_resource(cluster, rail) for rail in cluster.rails]}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(CONFIGMAP, chart, cluster.network.device_plugin_namespace),
+        "data": {"config.json": json.dumps(config, indent=2) + "\n"},
+    }
+
+
+def infra(cluster: Cluster, chart: ChartRef) -> list[Manifest]:
+    if not cluster.rails:
+        return []
+    return [Manifest("sriovdp-configmap.yaml", build_device_plugin_configmap(cluster, chart))] + [
+        Manifest("network-attachments.yaml",
+                 build_network_attachment(cluster, nad_name(rail.name, ns), ns, cni_config(cluster, rail), chart,
+                                          resource=rail.resource))
+        for ns in cluster.namespaces
+        for rail in cluster.rails
+    ]
+
+
+def pod_network(job: Job, mpijob: str) -> PodNetwork:
+    return PodNetwork(annotations=multus_annotation(job, nad_name), limits=one_per_rail(job))
+
+
+PROVIDER = Provider(
+    NetworkProvider.SRIOV_DEVICE_PLUGIN, infra, pod_network, notes,
+    resource_prefix="nvidia.com",  # the SR-IOV device plugin as mpigen configures it
+    # NCCL_IB_HCA from `hca`, the network type from `linkType`; the plugin selects VFs by vendor, VF device id and
+    # PF name.
+    nic_facts=("hca", "pfName", "vendorId", "vfDeviceId", "linkType"),
+    settings={"devicePluginNamespace": "kube-system"},
+    exclusive_devices=True,
+)

@@ -1,0 +1,74 @@
+"""The MPIJob's name under the job's naming policy.
+
+mpi-operator creates a job's launcher once and never applies a later spec edit to it (DOMAIN.md
+section 5). So by default the name carries a digest of everything that defines the run: an edited
+job is a new MPIJob, and the GitOps tool prunes the old one. The digest is taken over the objects
+the run is made of, built under the plain job name, so whatever a future builder adds to them is
+covered without a list to keep up to date. Only `runPolicy.suspend` is left out: suspending and
+resuming from git must act on the same MPIJob.
+
+A compile builds the spec once (`named_spec`): under a stand-in for the name, which is then replaced by
+the plain job name for the digest and by the MPIJob's name for the object.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from generator import names
+from generator.manifests.hostfile import configmap_data
+from generator.manifests.manifest import Variable, plain
+from generator.manifests.mpijob import build_mpijob_spec, workers_variable
+from generator.model import Job, Naming
+
+
+def run_digest(job: Job) -> str:
+    """Short hex digest of the run: the MPIJob spec without `suspend`, its namespace, its hostfile (and rankfile)."""
+    return _digest(job, build_mpijob_spec(job, job.name, workers_variable(job)))
+
+
+def _digest(job: Job, spec: dict[str, Any]) -> str:
+    """`run_digest` of the MPIJob `spec`, built under the plain job name with the profile's worker count."""
+    spec = plain(spec)
+    del spec["runPolicy"]["suspend"]
+    run = {"namespace": job.namespace, "spec": spec, **configmap_data(job, job.name, job.worker_count)}
+    canonical = json.dumps(run, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:names.RUN_DIGEST_LENGTH]
+
+
+def mpijob_name(job: Job) -> str:
+    """`<job>-<digest>`, or `<job>` under the `stable` policy."""
+    return names.mpijob_name(job.name, run_digest(job) if job.naming is Naming.CONTENT_HASH else None)
+
+
+def named_spec(job: Job, workers: Variable) -> tuple[str, dict[str, Any]]:
+    """The MPIJob's name and its spec (marked, see `build_mpijob_spec`), the spec built once: under a
+    stand-in for the name, which the run digest takes as the plain job name and the spec as the MPIJob's."""
+    stand_in = _stand_in(job)
+    spec = build_mpijob_spec(job, stand_in, workers)
+    if job.naming is Naming.STABLE:
+        name = names.mpijob_name(job.name, None)
+    elif workers.value == job.worker_count:
+        name = names.mpijob_name(job.name, _digest(job, _renamed(spec, stand_in, job.name)))
+    else:  # the run is the profile's, whatever workers the objects are built for
+        name = mpijob_name(job)
+    return name, _renamed(spec, stand_in, name)
+
+
+def _stand_in(job: Job) -> str:
+    """`mpigenrun<n>x` for the smallest n that nothing of the job holds (its profile's strings are all in its
+    repr), so that putting the name in its place gives what building under the name gives."""
+    return names.unused_mark("mpigenrun", repr(job))
+
+
+def _renamed(obj: Any, stand_in: str, name: str) -> Any:
+    """A copy of `obj` with `name` in place of `stand_in` in every string (keys too); Variables are kept."""
+    if isinstance(obj, str):
+        return obj.replace(stand_in, name)
+    if isinstance(obj, dict):
+        return {_renamed(key, stand_in, name): _renamed(value, stand_in, name) for key, value in obj.items()}
+    if isinstance(obj, list):
+        return [_renamed(value, stand_in, name) for value in obj]
+    return obj

@@ -1,0 +1,90 @@
+"""What a cluster profile must hold together: unique names, the namespaces and prefix it names, the hardware
+of its pools, and rails over NICs that hardware has. The network provider's own rules are in network.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator import derive, names
+from generator.diagnostics import Diagnostic, did_you_mean
+from generator.load import ProfileFile, to_plain
+from generator.validate.facts import check_rail_facts
+from generator.validate.fields import check_label_keys, check_release_name, duplicates
+from generator.validate.gitops import check_cluster_gitops
+from generator.validate.index import Index, resolve_hardware
+from generator.validate.network import Carriers, check_ipam, check_provider, check_rail_carriers
+
+
+def check_cluster(document: ProfileFile, index: Index) -> list[Diagnostic]:
+    data = to_plain(document.data)
+    rails = data.get("rails", [])
+    found = _check_names(document, data)
+    carriers, problems = _pool_hardware(document, data["nodePools"], index)
+    found += problems
+    if carriers is not None:
+        found += _check_rail_nics(document, rails, carriers)
+    usable = carriers if carriers is not None else []
+    found += check_ipam(document, rails, usable)
+    found += check_provider(document, data, usable)
+    found += check_rail_facts(document, data, usable, index.hardware)
+    found += check_cluster_gitops(document, data.get("gitops"))
+    return found
+
+
+def _check_names(document: ProfileFile, data: dict[str, Any]) -> list[Diagnostic]:
+    """Names the cluster gives: each once, within Kubernetes' limits, and those it refers to its own."""
+    pools, rails = data["nodePools"], data.get("rails", [])
+    found = list(duplicates(document, pools, "name", ("nodePools",), "node pool"))
+    found += duplicates(document, data["namespaces"], "", ("namespaces",), "namespace")
+    found += duplicates(document, rails, "name", ("rails",), "rail")
+    found += duplicates(document, rails, "nic", ("rails",), "rail NIC")
+    resources = [r.get("resourceName", names.default_rail_resource_name(r["name"])) for r in rails]
+    found += duplicates(document, resources, "", ("rails",), "rail resource name")
+    found += check_release_name(document, names.infra_chart_name(data["name"]), "infra chart release")
+    for namespace in data.get("podSecurity", {}):
+        if namespace not in data["namespaces"]:
+            found.append(Diagnostic(document.location("podSecurity", namespace, at_key=True),
+                                    f"`podSecurity` names namespace '{namespace}', which is not in `namespaces`",
+                                    did_you_mean(namespace, data["namespaces"])))
+    prefix = data.get("network", {}).get("resourcePrefix", "")
+    if prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io") or prefix.startswith("requests."):
+        found.append(Diagnostic(document.location("network", "resourcePrefix"),
+                                f"'{prefix}' cannot prefix an extended resource: Kubernetes reserves it",
+                                "use the device plugin's own domain, e.g. nvidia.com"))
+    for i, pool in enumerate(pools):
+        found += check_label_keys(document, pool.get("nodeLabels", {}), ("nodePools", i, "nodeLabels"))
+    return found
+
+
+def _pool_hardware(document: ProfileFile, pools: list[dict[str, Any]],
+                   index: Index) -> tuple[Carriers | None, list[Diagnostic]]:
+    """Each pool with its hardware; None if a pool's hardware is unknown (reported here, or broken already)."""
+    found: list[Diagnostic] = []
+    carriers: Carriers = []
+    resolvable = True
+    for i, pool in enumerate(pools):
+        hardware, problems = resolve_hardware(document, ("nodePools", i, "hardware"), pool["hardware"], index)
+        found += problems
+        if hardware is None:
+            resolvable = False
+        else:
+            carriers.append((pool, hardware))
+    return (carriers if resolvable else None), found
+
+
+def _check_rail_nics(document: ProfileFile, rails: list[dict[str, Any]], carriers: Carriers) -> list[Diagnostic]:
+    """Every rail runs over a NIC some pool's hardware has, the same kind of link on each."""
+    found: list[Diagnostic] = []
+    all_nics: set[str] = set()
+    for _, hardware in carriers:
+        all_nics.update(derive.nic_names(hardware))
+    for i, rail in enumerate(rails):
+        if rail["nic"] not in all_nics:
+            found.append(Diagnostic(document.location("rails", i, "nic"),
+                                    f"rail '{rail['name']}' uses NIC '{rail['nic']}', which no node "
+                                    "pool's hardware has", did_you_mean(rail["nic"], all_nics) if all_nics else
+                                    "the hardware of this cluster's pools has no NICs at all: add it to `nics` "
+                                    "of the hardware profile, or remove the rail"))
+            continue
+        found += check_rail_carriers(document, i, rail, carriers)
+    return found

@@ -1,0 +1,87 @@
+"""GitOps rules: settings only Argo CD reads, jobs that GitOps would re-run or that take the infra chart's name,
+and Argo CD Application names that two clusters would share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator import derive, names
+from generator.diagnostics import Diagnostic, Severity
+from generator.load import ProfileFile
+from generator.validate.index import Index
+
+GITOPS_TOOLS = {"argocd": "Argo CD", "flux": "Flux"}
+GITOPS_OBJECTS = {"argocd": "Application", "flux": "HelmRelease"}
+ARGOCD_ONLY = {"destination": "Flux syncs the cluster it runs in", "project": "Flux has no projects"}
+
+
+def check_cluster_gitops(document: ProfileFile, gitops: dict[str, Any] | None) -> list[Diagnostic]:
+    if gitops is None or gitops["tool"] == "argocd":
+        return []
+    return [Diagnostic(document.location("gitops", key, at_key=True), f"`gitops.{key}` is for Argo CD only; {why}",
+                       "remove it") for key, why in ARGOCD_ONLY.items() if key in gitops]
+
+
+def check_gitops_job(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
+    """Under GitOps a job's MPIJob is re-created from git whenever it is missing; and its Application or
+    HelmRelease must not take the infra chart's name."""
+    found: list[Diagnostic] = []
+    gitops = cluster.get("gitops")
+    ttl = job.get("runPolicy", {}).get("ttlSecondsAfterFinished")
+    allowed = job.get("allowRerunAfterTtl", False)
+    if gitops is not None:
+        tool, kind = GITOPS_TOOLS[gitops["tool"]], GITOPS_OBJECTS[gitops["tool"]]
+        if ttl is not None and not allowed:
+            found.append(Diagnostic(
+                document.location("runPolicy", "ttlSecondsAfterFinished"),
+                f"runPolicy.ttlSecondsAfterFinished deletes the MPIJob {ttl} s after it finishes, and {tool}, which "
+                f"syncs cluster '{cluster['name']}', re-creates it from git: the job runs again",
+                "remove ttlSecondsAfterFinished and delete the job profile once the job is done (render prunes its "
+                f"chart and {tool} deletes the MPIJob), or set `runPolicy.suspend: true` to keep it in git without "
+                "running it; if running it again is intended, set `allowRerunAfterTtl: true`"))
+        infra = names.infra_chart_name(cluster["name"])
+        if job["name"] == "infra":
+            found.append(Diagnostic(document.location("name"), f"job name 'infra' names its {kind} "
+                                    f"'{names.gitops_job_name(cluster['name'], 'infra')}', the name of the infra chart's "
+                                    f"{kind} on cluster '{cluster['name']}'", "rename the job"))
+        elif job["name"] == infra:
+            found.append(Diagnostic(document.location("name"), f"job name '{infra}' is the Helm release name of "
+                                    f"the infra chart of cluster '{cluster['name']}'", "rename the job"))
+    if allowed and (gitops is None or ttl is None):
+        reason = (f"cluster '{cluster['name']}' has no `gitops` block" if gitops is None
+                  else "the job has no runPolicy.ttlSecondsAfterFinished")
+        found.append(Diagnostic(document.location("allowRerunAfterTtl"), f"`allowRerunAfterTtl` has no effect: {reason}",
+                                "remove it", Severity.WARNING))
+    return found
+
+
+def check_argocd_application_names(index: Index) -> list[Diagnostic]:
+    """One Argo CD may sync many clusters, with every Application in one namespace: cluster `a`'s job `b-x`
+    and cluster `a-b`'s job `x` would both be Application `a-b-x`, and two clusters would fight over it."""
+    found: list[Diagnostic] = []
+    claimed: dict[tuple[str, str], tuple[ProfileFile, str]] = {}
+
+    def claim(document: ProfileFile, namespace: str, name: str, what: str) -> None:
+        key = (namespace, name)
+        if key in claimed:
+            other, other_what = claimed[key]
+            found.append(Diagnostic(document.location("name"), f"{what} and {other_what} are both Argo CD Application "
+                                    f"'{name}' in namespace '{namespace}'",
+                                    f"the other is at {other.location('name')}; rename one"))
+        else:
+            claimed[key] = (document, what)
+
+    argocd = {name: doc for name, doc in index.clusters.items()
+              if (doc.data.get("gitops") or {}).get("tool") == "argocd"}
+    for name, document in argocd.items():
+        namespace = derive.gitops_namespace(document.data["gitops"])
+        claim(document, namespace, names.gitops_root_name(name), f"the root of cluster '{name}'")
+        claim(document, namespace, names.gitops_infra_name(name), f"the infra chart of cluster '{name}'")
+    for document in index.jobs:
+        cluster = argocd.get(document.data["cluster"])
+        if cluster is not None and document.data["name"] != "infra":  # reported by check_gitops_job
+            namespace = derive.gitops_namespace(cluster.data["gitops"])
+            job, cluster_name = document.data["name"], document.data["cluster"]
+            claim(document, namespace, names.gitops_job_name(cluster_name, job),
+                  f"job '{job}' of cluster '{cluster_name}'")
+    return found

@@ -1,0 +1,27 @@
+"""What a hardware profile must hold together: unique NICs and HCA ports, GPU indexes that exist, label keys."""
+
+from __future__ import annotations
+
+from generator import derive
+from generator.diagnostics import Diagnostic
+from generator.load import ProfileFile, to_plain
+from generator.validate.fields import check_label_keys, duplicates
+from generator.validate.topology import check_hardware_topology
+
+
+def check_hardware(document: ProfileFile) -> list[Diagnostic]:
+    data = to_plain(document.data)
+    nics = data.get("nics", [])
+    found = list(duplicates(document, nics, "name", ("nics",), "NIC name"))
+    # A NIC whose HCA is not known (yet) clashes with nothing: each gets a value equal to no other.
+    found += duplicates(document, [f"{n['hca']}:{n.get('port', 1)}" if "hca" in n else object() for n in nics], "",
+                         ("nics",), "HCA and port")
+    found += check_label_keys(document, data.get("nodeLabels", {}), ("nodeLabels",))
+    gpus = derive.gpu_count(data)
+    for i, nic in enumerate(nics):
+        for j, gpu in enumerate(nic.get("gpus", [])):
+            if gpu >= gpus:
+                found.append(Diagnostic(document.location("nics", i, "gpus", j),
+                                        f"GPU index {gpu} does not exist: this hardware has {gpus} GPU(s)",
+                                        f"use indexes 0 to {gpus - 1}" if gpus else "remove `gpus:`"))
+    return found + check_hardware_topology(document, data)

@@ -1,0 +1,184 @@
+"""What a job profile must hold together: its size and command given once, and the cluster, namespace, pool,
+rails and memory it asks for there. Sizing is in sizing.py, volumes in volumes.py, GitOps rules in gitops.py."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from generator import derive
+from generator.diagnostics import Diagnostic, Severity, did_you_mean
+from generator.load import ProfileFile, to_plain
+from generator.manifests.providers import provider_of
+from generator.schema_files import load_schema
+from generator.validate.facts import check_core_facts
+from generator.validate.fields import check_release_name
+from generator.validate.gitops import check_gitops_job
+from generator.validate.index import Index
+from generator.validate.sizing import check_layout
+from generator.validate.topology import check_job_topology
+from generator.validate.volumes import check_volumes
+from generator.vocabulary import mpi_operator
+
+
+def check_job(document: ProfileFile, index: Index) -> list[Diagnostic]:
+    job = to_plain(document.data)
+    found = _check_own_fields(document, job)
+    cluster_doc = index.clusters.get(job["cluster"])
+    if cluster_doc is None:
+        return found + _unknown_cluster(document, job["cluster"], index)
+    cluster = to_plain(cluster_doc.data)
+    found += _check_namespace(document, job, cluster_doc, cluster)
+    found += check_gitops_job(document, job, cluster)
+    pool = {p["name"]: p for p in cluster["nodePools"]}.get(job["pool"])
+    if pool is None:
+        return found + _unknown_pool(document, job, cluster)
+    hardware_doc = index.hardware.get(pool["hardware"])
+    if hardware_doc is None:
+        return found
+    hardware = to_plain(hardware_doc.data)
+    found += _check_shape(document, job, cluster, pool, hardware, hardware_doc)
+    found += _check_host_network_mpi(document, job, cluster)
+    found += _check_memory(document, job, pool, hardware)
+    found += _check_rails(document, job, cluster, pool, hardware)
+    found += check_volumes(document, job)
+    found += _check_user(document, job)
+    return found
+
+
+def _misspelt(job: dict[str, Any]) -> set[str]:
+    """Keys of the job schema that unknown keys of `job` look like misspellings of: each is reported already
+    (an unknown key with its did-you-mean), so that the key itself is missing is not a second error."""
+    known = list(load_schema("Job")["properties"])
+    return {match for key in job if key not in known
+            for match in difflib.get_close_matches(key, known, n=1, cutoff=0.6)}
+
+
+def _check_own_fields(document: ProfileFile, job: dict[str, Any]) -> list[Diagnostic]:
+    """What the job says of itself: its size and what it runs, each given once, and a release name Helm takes."""
+    found: list[Diagnostic] = []
+    given = [k for k in ("workers", "totalGpus") if k in job]
+    misspelt = _misspelt(job)
+    if len(given) > 1 or (not given and not misspelt & {"workers", "totalGpus"}):
+        found.append(Diagnostic(document.location(given[1]) if given else document.location(),
+                                "give exactly one of `workers` and `totalGpus`" if given else
+                                "missing the job's size",
+                                "add `workers: N`, or `totalGpus: N` for GPU jobs" if not given else
+                                "keep one; the other follows from gpusPerWorker"))
+    found += check_release_name(document, job["name"], "job chart release")
+    commands = [k for k in ("program", "launcherCommand") if k in job]
+    if len(commands) == 2:
+        found.append(Diagnostic(document.location("launcherCommand"), "give exactly one of `program` and "
+                                "`launcherCommand`", "keep `program` to have mpigen build the mpirun line, or "
+                                "`launcherCommand` to write the whole launcher command yourself"))
+    elif not commands and not misspelt & {"program", "launcherCommand"}:
+        found.append(Diagnostic(document.location(), "missing what the job runs",
+                                "add `program: [python, train.py]`; mpigen wraps it in mpirun"))
+    for key in ("mpirunArgs",):
+        if key in job and "launcherCommand" in job:
+            found.append(Diagnostic(document.location(key), f"`{key}` has no effect with `launcherCommand`",
+                                    "put the arguments into launcherCommand", Severity.WARNING))
+    return found
+
+
+def _unknown_cluster(document: ProfileFile, cluster_name: str, index: Index) -> list[Diagnostic]:
+    if cluster_name in index.broken["Cluster"]:
+        return []
+    return [Diagnostic(document.location("cluster"), f"no cluster profile is named '{cluster_name}'",
+                       did_you_mean(cluster_name, index.clusters))]
+
+
+def _check_namespace(document: ProfileFile, job: dict[str, Any], cluster_doc: ProfileFile,
+                     cluster: dict[str, Any]) -> list[Diagnostic]:
+    namespaces = cluster["namespaces"]
+    namespace = job.get("namespace", namespaces[0])
+    if namespace in namespaces:
+        return []
+    return [Diagnostic(document.location("namespace"), f"cluster '{cluster['name']}' has no namespace '{namespace}'",
+                       did_you_mean(namespace, namespaces) + f" (or add it to {cluster_doc.path})")]
+
+
+def _unknown_pool(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
+    pools = [p["name"] for p in cluster["nodePools"]]
+    return [Diagnostic(document.location("pool"), f"cluster '{cluster['name']}' has no node pool '{job['pool']}'",
+                       did_you_mean(job["pool"], pools))]
+
+
+def _check_shape(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
+                 hardware: dict[str, Any], hardware_doc: ProfileFile) -> list[Diagnostic]:
+    """The facts sizing needs, the size on the pool, then (if it fits) the placement of its GPUs and NICs."""
+    host_network = _host_network(cluster)
+    unknown = check_core_facts(document, job, pool, hardware, hardware_doc)
+    found = unknown or check_layout(document, job, pool, hardware, host_network)
+    if not any(d.severity is Severity.ERROR for d in found):
+        shape = derive.layout(job, hardware, pool["nodes"], one_per_node=host_network)
+        found += check_job_topology(document, job, cluster, pool, hardware, shape)
+    return found
+
+
+def _host_network(cluster: dict[str, Any]) -> bool:
+    provider = provider_of(cluster.get("network", {}))
+    return provider is not None and provider.host_network
+
+
+def _check_host_network_mpi(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
+    if not _host_network(cluster) or job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION) == "OpenMPI":
+        return []
+    return [Diagnostic(document.location("mpiImplementation"),
+                       f"cluster '{cluster['name']}' uses host networking, where sshd listens on a port of its "
+                       f"own; mpigen passes that port to OpenMPI's mpirun only",
+                       "use OpenMPI, or another network provider")]
+
+
+def _check_memory(document: ProfileFile, job: dict[str, Any], pool: dict[str, Any],
+                  hardware: dict[str, Any]) -> list[Diagnostic]:
+    """Memory and the memory-backed /dev/shm must fit a node; shm counts against the memory limit."""
+    found: list[Diagnostic] = []
+    node = derive.quantity(f"{hardware['memoryGiB']}Gi")
+    memory = job.get("resources", {}).get("memory")
+    for path, text, what in ((("resources", "memory"), memory, "memory"), (("shmSize",), job.get("shmSize"), "/dev/shm")):
+        if text is not None and derive.quantity(text) > node:
+            found.append(Diagnostic(document.location(*path),
+                                    f"a worker's {what} of {text} is more than a node of pool '{pool['name']}' "
+                                    f"has ({hardware['memoryGiB']}Gi)", f"ask for less {what}"))
+    shm = job.get("shmSize")
+    if not found and memory is not None and shm is not None and derive.quantity(shm) >= derive.quantity(memory):
+        found.append(Diagnostic(document.location("shmSize"),
+                                f"/dev/shm of {shm} is not smaller than the worker's memory limit of {memory}; "
+                                "files in it count against that limit", "raise resources.memory or lower shmSize",
+                                Severity.WARNING))
+    return found
+
+
+def _check_rails(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
+                 hardware: dict[str, Any]) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    cluster_rails = {r["name"] for r in cluster.get("rails", [])}
+    usable = {r["name"] for r in derive.pool_rails(cluster, hardware)}
+    attached = job.get("rails", sorted(usable))
+    if attached and job.get("runAsUser", 0) != 0:
+        found.append(Diagnostic(document.location("runAsUser"),
+                                "RDMA needs IPC_LOCK, which only takes effect for root",
+                                "run as root (leave out runAsUser), or set `rails: []`; otherwise memory "
+                                "registration may fail", Severity.WARNING))
+    for i, rail in enumerate(job.get("rails", [])):
+        where = document.location("rails", i)
+        if rail not in cluster_rails:
+            found.append(Diagnostic(where, f"cluster '{cluster['name']}' has no rail '{rail}'",
+                                    did_you_mean(rail, cluster_rails)))
+        elif rail not in usable:
+            found.append(Diagnostic(where, f"rail '{rail}' is not on pool '{pool['name']}': its hardware "
+                                    f"'{hardware['name']}' has no NIC it runs over",
+                                    "remove it" + (f"; the pool's rails are {', '.join(sorted(usable))}"
+                                                   if usable else "; this pool has no rails")))
+    return found
+
+
+def _check_user(document: ProfileFile, job: dict[str, Any]) -> list[Diagnostic]:
+    if job.get("runAsUser", 0) == 0 or "sshAuthMountPath" in job:
+        return []
+    return [Diagnostic(document.location("runAsUser"),
+                       f"mpi-operator mounts the ssh keys at {mpi_operator.DEFAULT_SSH_AUTH_MOUNT_PATH}, which a "
+                       "non-root user cannot use",
+                       "set sshAuthMountPath to that user's ~/.ssh, and a workerCommand that runs sshd as that "
+                       "user (see profiles/jobs/pi.yaml)", Severity.WARNING)]

@@ -1,0 +1,171 @@
+"""What a cluster's network provider needs of its rails, settings it would ignore, and the rails' address ranges."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from generator import derive
+from generator.diagnostics import Diagnostic, Severity
+from generator.load import ProfileFile
+from generator.manifests.providers import PROVIDERS, Provider, provider_of
+
+Carriers = list[tuple[dict[str, Any], dict[str, Any]]]
+"""Each node pool with its hardware profile; empty where a pool's hardware is unknown."""
+
+# Network settings that only some providers read, and who reads them.
+PROVIDER_ONLY = {key: tuple(p.name.value for p in PROVIDERS.values() if key in p.settings)
+                 for provider in PROVIDERS.values() for key in provider.settings}
+
+
+def check_provider(document: ProfileFile, data: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
+    """What the cluster's network provider needs of its rails, and settings it would ignore."""
+    network = data.get("network", {})
+    provider = provider_of(network)
+    if provider is None:
+        return []
+    rails = data.get("rails", [])
+    found = _check_ignored_settings(document, network, provider)
+    if not provider.rdma:
+        return found + _check_no_rails(document, rails, provider)
+    for i, rail in enumerate(rails):
+        found += _check_rail_ipam_need(document, i, rail, provider)
+        if provider.host_interface and "hostInterface" not in rail:
+            found += _check_host_interface(document, i, rail, provider, carriers)
+    return found
+
+
+def _check_ignored_settings(document: ProfileFile, network: dict[str, Any], provider: Provider) -> list[Diagnostic]:
+    return [Diagnostic(document.location("network", key, at_key=True),
+                       f"`network.{key}` has no effect under provider '{provider.name.value}'",
+                       f"remove it (only {' and '.join(readers)} read it)", Severity.WARNING)
+            for key, readers in PROVIDER_ONLY.items() if key in network and key not in provider.settings]
+
+
+def _check_no_rails(document: ProfileFile, rails: list[dict[str, Any]], provider: Provider) -> list[Diagnostic]:
+    if not rails:
+        return []
+    rdma = ", ".join(p.name.value for p in PROVIDERS.values() if p.rdma)
+    return [Diagnostic(document.location("rails", at_key=True),
+                       f"provider '{provider.name.value}' attaches no RDMA rails: MPI and NCCL use the cluster network",
+                       f"remove `rails`, or choose an RDMA provider ({rdma})")]
+
+
+def _check_rail_ipam_need(document: ProfileFile, i: int, rail: dict[str, Any], provider: Provider) -> list[Diagnostic]:
+    """Pods attach a rail through Multus with an address of its range; on the nodes' network they use the node's."""
+    if not provider.multus:
+        if "ipam" in rail:
+            return [Diagnostic(document.location("rails", i, "ipam", at_key=True),
+                               f"rail '{rail['name']}': `ipam` has no effect under {provider.name.value} (pods use "
+                               "the nodes' own addresses)", "remove it", Severity.WARNING)]
+    elif "ipam" not in rail:
+        return [Diagnostic(document.location("rails", i),
+                           f"rail '{rail['name']}' has no `ipam`: provider '{provider.name.value}' attaches it to "
+                           "pods through Multus, and each attachment needs an address",
+                           "add `ipam: {range: <IPv4 CIDR of the rail>}`")]
+    return []
+
+
+def _check_host_interface(document: ProfileFile, i: int, rail: dict[str, Any], provider: Provider,
+                          carriers: Carriers) -> list[Diagnostic]:
+    """Providers whose rails are the node's interface of their NIC: each pool must name it, and where one
+    NetworkAttachmentDefinition names it for every node, every pool the same."""
+    found: list[Diagnostic] = []
+    for pool, hardware in carriers:
+        nic = next((n for n in hardware.get("nics", []) if n["name"] == rail["nic"]), None)
+        if nic is not None and not nic.get("pfName"):
+            found.append(Diagnostic(document.location("rails", i),
+                                    f"rail '{rail['name']}': provider '{provider.name.value}' needs the node's interface "
+                                    f"of NIC '{rail['nic']}', and hardware '{hardware['name']}' (pool "
+                                    f"'{pool['name']}') does not name its pfName",
+                                    "set `hostInterface` on the rail, or pfName on the NIC"))
+            break
+    names_seen: dict[str, str] = {}
+    for pool, hardware in carriers:
+        nic = next((n for n in hardware.get("nics", []) if n["name"] == rail["nic"]), None)
+        if nic is not None and nic.get("pfName"):
+            names_seen.setdefault(nic["pfName"], pool["name"])
+    if provider.one_interface_per_rail and len(names_seen) > 1:
+        # One NAD per rail and namespace names one `master` interface for every node.
+        shown = ", ".join(f"{name} on pool '{pool}'" for name, pool in names_seen.items())
+        found.append(Diagnostic(document.location("rails", i),
+                                f"rail '{rail['name']}': provider '{provider.name.value}' attaches it through one "
+                                f"NetworkAttachmentDefinition over one node interface, but NIC '{rail['nic']}' "
+                                f"is {shown}",
+                                "set `hostInterface` on the rail to a name every pool's nodes have (e.g. a "
+                                "udev-renamed interface), or give each pool its own rail"))
+    return found
+
+
+def check_rail_carriers(document: ProfileFile, i: int, rail: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
+    """One rail is one network and one device-plugin resource: its NIC must be the same kind of link
+    on every pool that carries it, or the NetworkAttachmentDefinition is wrong for some of them."""
+    link_types: dict[str, str] = {}
+    for pool, hardware in carriers:
+        for nic in hardware.get("nics", []):
+            if nic["name"] == rail["nic"] and "linkType" in nic:  # an unknown one: check_rail_facts
+                link_types.setdefault(nic["linkType"], pool["name"])
+    if len(link_types) < 2:
+        return []
+    seen = ", ".join(f"{link} on pool '{pool}'" for link, pool in sorted(link_types.items()))
+    return [Diagnostic(document.location("rails", i, "nic"),
+                       f"rail '{rail['name']}' runs over NIC '{rail['nic']}', which is {seen}",
+                       "give InfiniBand and Ethernet NICs different names and a rail each")]
+
+
+def check_ipam(document: ProfileFile, rails: list[dict[str, Any]], carriers: Carriers) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    networks: list[tuple[int, ipaddress.IPv4Network]] = []
+    for i, rail in enumerate(rails):
+        if "ipam" not in rail:
+            continue  # check_provider says whether the provider needs it
+        text = rail["ipam"]["range"]
+        try:
+            network = ipaddress.ip_network(text, strict=False)
+        except ValueError:
+            found.append(Diagnostic(document.location("rails", i, "ipam", "range"),
+                                    f"'{text}' is not an IPv4 CIDR", "write it like 192.168.100.0/24"))
+            continue
+        if str(network) != text:
+            found.append(Diagnostic(document.location("rails", i, "ipam", "range"),
+                                    f"'{text}' has host bits set", f"did you mean '{network}'?"))
+        for j, other in networks:
+            if network.overlaps(other):
+                found.append(Diagnostic(document.location("rails", i, "ipam", "range"),
+                                        f"range {network} of rail '{rail['name']}' overlaps range {other} "
+                                        f"of rail '{rails[j]['name']}'",
+                                        "give every rail its own subnet"))
+        networks.append((i, network))
+        for k, excluded in enumerate(rail["ipam"].get("exclude", [])):
+            where = document.location("rails", i, "ipam", "exclude", k)
+            try:
+                sub = ipaddress.ip_network(excluded, strict=False)
+            except ValueError:
+                found.append(Diagnostic(where, f"'{excluded}' is not an IPv4 CIDR", "write it like 192.168.100.0/28"))
+                continue
+            if not sub.subnet_of(network):
+                found.append(Diagnostic(where, f"excluded {sub} is not inside the rail's range {network}",
+                                        "exclude only addresses of this rail's range"))
+        found += _check_ipam_size(document, i, rail, network, carriers)
+    return found
+
+
+def _check_ipam_size(document: ProfileFile, i: int, rail: dict[str, Any], network: ipaddress.IPv4Network,
+                     carriers: Carriers) -> list[Diagnostic]:
+    """Every node that carries the rail must be able to run at least one pod on it."""
+    nodes = sum(int(pool["nodes"]) for pool, hardware in carriers if rail["nic"] in derive.nic_names(hardware))
+    excluded = set()
+    for text in rail["ipam"].get("exclude", []):
+        try:
+            sub = ipaddress.ip_network(text, strict=False)
+        except ValueError:
+            continue
+        if sub.subnet_of(network):
+            excluded.add(sub)
+    usable = network.num_addresses - (2 if network.prefixlen < 31 else 0)
+    usable -= sum(sub.num_addresses for sub in ipaddress.collapse_addresses(excluded))
+    if usable >= nodes:
+        return []
+    return [Diagnostic(document.location("rails", i, "ipam", "range"),
+                       f"range {network} of rail '{rail['name']}' leaves {max(usable, 0)} address(es) for the "
+                       f"{nodes} node(s) that carry it", "give the rail a larger range, or exclude less")]

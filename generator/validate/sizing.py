@@ -1,0 +1,99 @@
+"""A job's size on its node pool: CPUs and GPUs a worker asks for, workers the pool can hold, and worker pod
+names mpi-operator can make (63 characters)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator import defaults, derive, names
+from generator.derive import Layout
+from generator.diagnostics import Diagnostic
+from generator.load import ProfileFile
+
+
+def check_layout(document: ProfileFile, job: dict[str, Any], pool: dict[str, Any],
+                 hardware: dict[str, Any], host_network: bool = False) -> list[Diagnostic]:
+    """Each step stops the next where it makes the size meaningless: a worker that cannot ask for what it does
+    has no layout to check."""
+    gpus = derive.gpu_count(hardware)
+    where_pool = f"pool '{pool['name']}' (hardware '{hardware['name']}')"
+    found = _check_gpu_keys(document, job, gpus, where_pool)
+    refused = (_check_cpu_request(document, job, hardware, where_pool)
+               or _check_gpu_request(document, job, gpus, where_pool))
+    if refused:
+        return found + refused
+    shape = derive.layout(job, hardware, int(pool["nodes"]), one_per_node=host_network)
+    return found + _check_capacity(document, job, shape, where_pool, host_network) + \
+        _check_worker_names(document, job, shape)
+
+
+def _check_gpu_keys(document: ProfileFile, job: dict[str, Any], gpus: int, where_pool: str) -> list[Diagnostic]:
+    if gpus:
+        return []
+    return [Diagnostic(document.location(key), f"`{key}` is set but {where_pool} has no GPUs",
+                       "remove it, or pick a GPU pool") for key in ("gpusPerWorker", "totalGpus") if key in job]
+
+
+def _check_cpu_request(document: ProfileFile, job: dict[str, Any], hardware: dict[str, Any],
+                       where_pool: str) -> list[Diagnostic]:
+    cpu = job.get("resources", {}).get("cpu")
+    if cpu is not None and derive.quantity(cpu) == 0:
+        return [Diagnostic(document.location("resources", "cpu"), "a worker asks for 0 CPUs",
+                           "ask for at least 1m, or leave `cpu` out")]
+    if cpu is not None and derive.quantity(cpu) > derive.logical_cpus(hardware):
+        return [Diagnostic(document.location("resources", "cpu"),
+                           f"a worker asks for {cpu} CPUs but a node of {where_pool} has "
+                           f"{derive.logical_cpus(hardware)}", "ask for fewer CPUs per worker")]
+    return []
+
+
+def _check_gpu_request(document: ProfileFile, job: dict[str, Any], gpus: int, where_pool: str) -> list[Diagnostic]:
+    if not gpus:
+        return []
+    per_worker = derive.requested_gpus_per_worker(job, gpus)
+    if per_worker > gpus:
+        return [Diagnostic(document.location("gpusPerWorker"),
+                           f"a worker asks for {per_worker} GPUs but a node of {where_pool} has {gpus}",
+                           f"use at most {gpus}, and more workers")]
+    total = job.get("totalGpus")
+    if total is not None and total % per_worker:
+        lower, upper = total - total % per_worker, total + per_worker - total % per_worker
+        return [Diagnostic(document.location("totalGpus"),
+                           f"totalGpus {total} is not a multiple of {per_worker} GPUs per worker",
+                           f"use {lower} or {upper}" if lower else f"use {upper}, or fewer GPUs per worker")]
+    return []
+
+
+def _check_capacity(document: ProfileFile, job: dict[str, Any], shape: Layout, where_pool: str,
+                    host_network: bool) -> list[Diagnostic]:
+    if shape.workers_per_node == 0:
+        return [Diagnostic(document.location("resources", "cpu"), "a worker does not fit on one node", "ask for less")]
+    if shape.worker_count <= shape.capacity:
+        return []
+    size_key = "workers" if "workers" in job else "totalGpus"
+    if host_network:
+        message = (f"{shape.worker_count} workers need {shape.worker_count} nodes under host networking (one "
+                   f"worker per node: each binds the sshd port) but {where_pool} has {shape.nodes}")
+    elif shape.workers_per_node == 1:
+        message = (f"{shape.worker_count} full-node workers need {shape.worker_count} nodes but "
+                   f"{where_pool} has {shape.nodes}")
+    else:
+        message = (f"{shape.worker_count} workers need more than the {shape.nodes} nodes of {where_pool}: "
+                   f"{shape.workers_per_node} fit on a node, {shape.capacity} in all")
+    return [Diagnostic(document.location(size_key), message, f"use at most {shape.capacity} workers, or a bigger pool")]
+
+
+def _check_worker_names(document: ProfileFile, job: dict[str, Any], shape: Layout) -> list[Diagnostic]:
+    """The last worker's pod name must be a DNS-1035 label, content hash included."""
+    hashed = job.get("naming", defaults.JOB_NAMING) == "content-hash"
+    problem = names.last_worker_name_problem(job["name"], shape.worker_count, hashed=hashed)
+    if not problem:
+        return []
+    last = names.worker_name(names.mpijob_name(job["name"], names.RUN_DIGEST_PLACEHOLDER if hashed else None),
+                             max(shape.worker_count - 1, 0))
+    room = names.DNS1035_MAX - (len(last) - len(job["name"]))
+    return [Diagnostic(document.location("name"), f"mpi-operator would reject this job: {problem}",
+                       (f"shorten the job name to at most {room} characters" if len(last) >
+                        names.DNS1035_MAX else "shorten the job name")
+                       + (f" (the MPIJob name adds {names.RUN_DIGEST_LENGTH + 1} characters of content "
+                          "hash; `naming: stable` drops them)" if hashed else ""))]

@@ -1,0 +1,38 @@
+"""mpi-operator's `kubeflow.org/v2beta1` API: kind, field values, defaults and the volumes it adds.
+
+Sources (DOMAIN.md section 1): pkg/apis/kubeflow/v2beta1/types.go and default.go (defaults applied before
+validation: Launcher replicas 1 / restartPolicy OnFailure, Worker replicas 0 / restartPolicy Never,
+cleanPodPolicy None, slotsPerWorker 1, sshAuthMountPath /root/.ssh, OpenMPI), pkg/apis/kubeflow/validation
+(the values it accepts) and pkg/controller/mpi_job_controller.go (the volumes it adds to the pods).
+"""
+
+from __future__ import annotations
+
+API_VERSION = "kubeflow.org/v2beta1"
+KIND = "MPIJob"
+
+LAUNCHER = "Launcher"
+WORKER = "Worker"
+
+# Values the operator's validation accepts (validMPIImplementations, validCleanPolicies, validRestartPolicies,
+# validManagedBy).
+MPI_IMPLEMENTATIONS = ("Intel", "MPICH", "OpenMPI")
+CLEAN_POD_POLICIES = ("All", "None", "Running")
+RESTART_POLICIES = ("Never", "OnFailure")
+MANAGED_BY = ("kubeflow.org/mpi-operator", "kueue.x-k8s.io/multikueue")
+# Not validated by the operator: any value but AtStartup waits for the workers.
+LAUNCHER_CREATION_POLICIES = ("AtStartup", "WaitForWorkersReady")
+
+# What default.go sets when a field is left out.
+DEFAULT_MPI_IMPLEMENTATION = "OpenMPI"
+DEFAULT_CLEAN_POD_POLICY = "None"
+DEFAULT_SLOTS_PER_WORKER = 1
+DEFAULT_SSH_AUTH_MOUNT_PATH = "/root/.ssh"
+DEFAULT_REPLICAS = {LAUNCHER: 1, WORKER: 0}
+DEFAULT_RESTART_POLICY = {LAUNCHER: "OnFailure", WORKER: "Never"}
+
+# The volumes the controller adds to the launcher and workers: a second volume or mount there makes the pod
+# invalid. `mpi-job-config` holds the hostfile and discover_hosts.sh.
+SSH_AUTH_VOLUME = "ssh-auth"
+CONFIG_VOLUME = "mpi-job-config"
+CONFIG_MOUNT_PATH = "/etc/mpi"

@@ -1,0 +1,7 @@
+"""Multus' pod and NetworkAttachmentDefinition annotations (k8snetworkplumbingwg network-attachment-definition
+spec v1.2): the networks a pod attaches, and the device-plugin resource a NAD's attachments need."""
+
+from __future__ import annotations
+
+NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
+RESOURCE_NAME_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName"

@@ -1,0 +1,208 @@
+"""Stage 6: put chart files on disk atomically, deterministically, and prune only what mpigen owns.
+
+The output folder carries `.mpigen-owned`, the sorted list of files the last render wrote. A render
+deletes a file only if that list names it; a non-empty folder without the list is refused.
+
+A render changes the folder as one transaction: every new file is first written into
+`.mpigen-staging/` beside a plan; only once the plan is committed (an atomic rename) are the files
+moved into place and the pruned ones removed. A render that fails or is interrupted before that
+point leaves the folder as it was and removes its staging (one killed outright leaves the staging,
+which the next render discards); one killed while moving files is completed by the next render,
+which finds the committed plan. The commit and the moves run with SIGINT and SIGTERM blocked.
+
+Everything on disk is untrusted: a pull request can commit links, a damaged `.mpigen-owned`, or a
+whole `.mpigen-staging/plan.committed.json`. So every operation goes through file descriptors: the
+output folder is opened once (it must not be a link), each path inside it is walked one folder at
+a time with O_NOFOLLOW, and files are read, created, renamed and removed relative to their folder's
+descriptor. A link anywhere on the way is an error, never a way out of the folder. A plan found on
+disk is replayed only if its shape is exactly the one mpigen writes and every path in it is a plain
+relative path inside the folder, checked in the staging folder and in the output folder before
+anything moves; replaying such a plan can do nothing a pull request could not do by committing
+chart files itself. A plan that fails is refused and nothing is touched.
+
+The pieces: paths.py (mpigen's own names, the errors, the path check), folder.py (the folder by descriptor),
+lock.py (the lock, and signals held off), ownership.py (`.mpigen-owned`), plan.py (checking a plan found on
+disk before it is replayed), compare.py (`render --check`); the transaction itself is here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator.diagnostics import one_line
+from generator.write.compare import TreeDiff, compare_tree
+from generator.write.folder import _Folder, describe, open_dir, reason, remove_tree
+from generator.write.lock import output_lock, signals_deferred
+from generator.write.ownership import owned_files, ownership_bytes, read_owned
+from generator.write.paths import (
+    COMMITTED_PLAN,
+    MAX_LIST_BYTES,
+    OWNERSHIP_FILE,
+    PLAN_FILE,
+    STAGING_DIR,
+    WriteError,
+    WriteFailed,
+    WriteRefused,
+    check_relative,
+)
+from generator.write.plan import checked_plan, refuse_plan
+
+__all__ = ["COMMITTED_PLAN", "OWNERSHIP_FILE", "STAGING_DIR", "TreeDiff", "WriteError", "WriteFailed", "WriteRefused",
+           "WriteReport", "check_relative", "compare_tree", "output_lock", "owned_files", "recover", "write_tree"]
+
+
+@dataclass
+class WriteReport:
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    pruned: list[str] = field(default_factory=list)
+
+
+def write_tree(out_dir: Path, files: dict[str, bytes]) -> WriteReport:
+    """Make `out_dir` hold exactly `files` (plus the ownership list), as one transaction under the folder's lock.
+    Every failure is a WriteError whose message says whether the folder was left as it was."""
+    for path in files:
+        check_relative(path)
+        if path == OWNERSHIP_FILE:
+            raise WriteRefused(f"refusing to write '{OWNERSHIP_FILE}' as a chart file: the name is mpigen's own")
+    wanted = {**files, OWNERSHIP_FILE: ownership_bytes(files)}
+    state = {"committed": False}
+    try:
+        with output_lock(out_dir) as folder:
+            return _write_locked(folder, files, wanted, state)
+    except OSError as exc:
+        if state["committed"]:
+            raise WriteFailed(f"the render into {one_line(str(out_dir))} was committed but could not be completed: "
+                              f"{reason(exc)}; fix that and run mpigen render again to complete it") from None
+        raise WriteFailed(f"cannot write the charts into {one_line(str(out_dir))}: {reason(exc)}; "
+                          "nothing was changed") from None
+
+
+def _write_locked(folder: _Folder, files: dict[str, bytes], wanted: dict[str, bytes],
+                  state: dict[str, bool]) -> WriteReport:
+    previous = read_owned(folder)
+    if previous is None and [name for name in folder.entries() if name != STAGING_DIR]:
+        raise WriteRefused(f"{one_line(str(folder.shown))} is not empty and holds no {OWNERSHIP_FILE}: mpigen writes "
+                           "only into a folder it created; pick an empty or new folder")
+    _recover(folder)
+    previous = read_owned(folder) or []
+    for path in [*wanted, *previous]:
+        folder.require_file_or_missing(path)
+    report = WriteReport()
+    moves: list[str] = []
+    os.mkdir(STAGING_DIR, 0o755, dir_fd=folder.fd)
+    try:
+        for path, data in sorted(wanted.items()):
+            if folder.read(path) == data:
+                if path != OWNERSHIP_FILE:
+                    report.unchanged.append(path)
+                continue
+            folder.create(path, data, root=STAGING_DIR)
+            moves.append(path)
+            if path != OWNERSHIP_FILE:
+                report.written.append(path)
+        report.pruned = sorted(p for p in set(previous) - set(files) if folder.kind(p) == "file")
+        if not moves and not report.pruned:
+            remove_tree(folder.fd, STAGING_DIR)
+            return report
+        plan = {"move": moves, "delete": report.pruned}
+        folder.create(PLAN_FILE, json.dumps(plan, indent=2).encode(), root=STAGING_DIR)
+        with signals_deferred():
+            with folder.parent(PLAN_FILE, root=STAGING_DIR) as found:
+                assert found is not None
+                staging_fd, name = found
+                os.rename(name, COMMITTED_PLAN, src_dir_fd=staging_fd, dst_dir_fd=staging_fd)  # the commit point
+                state["committed"] = True
+                os.fsync(staging_fd)
+            _apply(folder, plan)
+    except BaseException:
+        if not state["committed"]:
+            with contextlib.suppress(OSError, WriteError):
+                remove_tree(folder.fd, STAGING_DIR)
+        raise
+    return report
+
+
+def recover(out_dir: Path) -> None:
+    """Finish a committed render that was interrupted, or throw away one that never committed (under the lock)."""
+    if not out_dir.exists():
+        return
+    with output_lock(out_dir, create=False) as folder:
+        _recover(folder)
+
+
+def _recover(folder: _Folder) -> None:
+    try:
+        mode = os.stat(STAGING_DIR, dir_fd=folder.fd, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(mode):
+        raise WriteRefused(f"{folder.show(STAGING_DIR)} is {describe(folder.fd, STAGING_DIR)}, not a folder "
+                           "mpigen made; remove it (and never commit it)")
+    try:
+        data = folder.read(COMMITTED_PLAN, root=STAGING_DIR, limit=MAX_LIST_BYTES)
+    except WriteRefused as exc:
+        raise refuse_plan(folder, str(exc)) from None
+    if data is None:  # never committed: nothing of it reached the charts
+        with signals_deferred():
+            remove_tree(folder.fd, STAGING_DIR)
+        return
+    plan = checked_plan(folder, data)
+    with signals_deferred():
+        _apply(folder, plan)
+
+
+def _apply(folder: _Folder, plan: dict[str, list[str]]) -> None:
+    """Move each staged file into place, delete the pruned ones, drop the staging. Safe to run again after a kill."""
+    for path in plan["move"]:
+        with folder.parent(path, root=STAGING_DIR) as source:
+            if source is None:
+                continue
+            source_fd, name = source
+            try:
+                mode = os.stat(name, dir_fd=source_fd, follow_symlinks=False).st_mode
+            except FileNotFoundError:
+                continue  # moved before an interruption
+            if not stat.S_ISREG(mode):
+                raise WriteRefused(f"refusing to move {folder.show(f'{STAGING_DIR}/{path}')} into place: it is "
+                                   f"{describe(source_fd, name)}; delete {folder.show(STAGING_DIR)}")
+            folder.require_file_or_missing(path)
+            with folder.parent(path, create=True) as target:
+                assert target is not None
+                target_fd, _ = target
+                os.rename(name, name, src_dir_fd=source_fd, dst_dir_fd=target_fd)
+    for path in plan["delete"]:
+        _delete(folder, path)
+    os.fsync(folder.fd)
+    remove_tree(folder.fd, STAGING_DIR)
+
+
+def _delete(folder: _Folder, path: str) -> None:
+    """Remove the file at `path` if it is one, then each folder above it that this leaves empty."""
+    parts = path.split("/")
+    opened = [folder.fd]
+    try:
+        for depth, part in enumerate(parts[:-1]):
+            found = open_dir(opened[-1], part, folder.show("/".join(parts[:depth + 1])), create=False)
+            if found is None:
+                return
+            opened.append(found)
+        try:
+            mode = os.stat(parts[-1], dir_fd=opened[-1], follow_symlinks=False).st_mode
+        except FileNotFoundError:
+            mode = 0
+        if stat.S_ISREG(mode):
+            os.unlink(parts[-1], dir_fd=opened[-1])
+        for depth in range(len(parts) - 2, -1, -1):
+            try:
+                os.rmdir(parts[depth], dir_fd=opened[depth])
+            except OSError:
+                return
+    finally:
+        for fd in opened[1:]:
+            os.close(fd)

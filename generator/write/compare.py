@@ -1,0 +1,59 @@
+"""How an output folder differs from what the profiles compile to, reading only (`mpigen render --check`)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator.diagnostics import one_line
+from generator.write.folder import _Folder, reason
+from generator.write.lock import open_output
+from generator.write.ownership import ownership_bytes
+from generator.write.paths import OWNERSHIP_FILE, STAGING_DIR, WriteFailed, WriteRefused, check_relative
+
+
+@dataclass
+class TreeDiff:
+    """How an output folder differs from what the profiles compile to."""
+
+    missing: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not (self.missing or self.stale or self.extra)
+
+
+def compare_tree(out_dir: Path, files: dict[str, bytes]) -> TreeDiff:
+    """What `write_tree` would change, reading only: missing, stale and extra files (the ownership list too).
+    A link or folder where a file belongs is stale; links elsewhere are extra. Nothing is followed."""
+    for path in files:
+        check_relative(path)
+    wanted = {**files, OWNERSHIP_FILE: ownership_bytes(files)}
+    diff = TreeDiff()
+    if not os.path.lexists(out_dir):
+        diff.missing = sorted(wanted)
+        return diff
+    try:
+        fd = open_output(out_dir)
+        try:
+            folder = _Folder(out_dir, fd)
+            for path, data in sorted(wanted.items()):
+                try:
+                    found = folder.read(path)
+                except WriteRefused:
+                    diff.stale.append(path)
+                    continue
+                if found is None:
+                    diff.missing.append(path)
+                elif found != data:
+                    diff.stale.append(path)
+            diff.extra = [path for path in folder.files()
+                          if path not in wanted and not path.startswith(f"{STAGING_DIR}/")]
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise WriteFailed(f"cannot read {one_line(str(out_dir))}: {reason(exc)}") from None
+    return diff

@@ -1,0 +1,202 @@
+"""An output folder reached only through file descriptors: each path inside it is walked one folder at a time
+with O_NOFOLLOW, so a link anywhere on the way is an error, never a way out of the folder."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from generator.diagnostics import one_line
+from generator.write.paths import MAX_DEPTH, STAGING_DIR, WriteRefused
+
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # NONBLOCK: a FIFO must not hang us
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def describe(parent_fd: int, name: str) -> str:
+    """What stands at `name`, for an error message."""
+    try:
+        mode = os.stat(name, dir_fd=parent_fd, follow_symlinks=False).st_mode
+    except OSError:
+        return "not a folder"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISREG(mode):
+        return "a file"
+    return "not a regular file"
+
+
+class _Folder:
+    """An output folder opened by descriptor: every path inside it is reached one folder at a time, never
+    through a link. `shown` is how messages name it."""
+
+    def __init__(self, shown: Path, fd: int) -> None:
+        self.shown = shown
+        self.fd = fd
+
+    def show(self, relative: str) -> str:
+        return one_line(str(self.shown / relative))
+
+    @contextlib.contextmanager
+    def parent(self, relative: str, create: bool = False, root: str = "") -> Iterator[tuple[int, str] | None]:
+        """The descriptor of the folder holding `relative` (under `root`, itself a folder of this one) and the
+        last name; None if a folder on the way does not exist and `create` is off. Links refuse."""
+        parts = [*([root] if root else []), *relative.split("/")]
+        opened: list[int] = []
+        current = self.fd
+        try:
+            for depth, part in enumerate(parts[:-1]):
+                found = open_dir(current, part, self.show("/".join(parts[:depth + 1])), create)
+                if found is None:
+                    yield None
+                    return
+                opened.append(found)
+                current = found
+            yield current, parts[-1]
+        finally:
+            for fd in reversed(opened):
+                os.close(fd)
+
+    def kind(self, relative: str, root: str = "") -> str | None:
+        """'file', 'missing', or a refusal for anything else at `relative` (a link, a folder, a device)."""
+        with self.parent(relative, root=root) as found:
+            if found is None:
+                return "missing"
+            parent_fd, name = found
+            try:
+                mode = os.stat(name, dir_fd=parent_fd, follow_symlinks=False).st_mode
+            except FileNotFoundError:
+                return "missing"
+            if stat.S_ISREG(mode):
+                return "file"
+            return describe(parent_fd, name)
+
+    def require_file_or_missing(self, relative: str, root: str = "") -> str:
+        """Refuse a link, folder or special file where mpigen would write, move or delete a file."""
+        kind = self.kind(relative, root)
+        if kind not in ("file", "missing"):
+            shown = self.show(f"{root}/{relative}" if root else relative)
+            raise WriteRefused(f"refusing to write {shown}: it is {kind}; "
+                               "replace it with a plain file, or remove it")
+        return kind
+
+    def read(self, relative: str, root: str = "", limit: int | None = None) -> bytes | None:
+        """The bytes of the regular file at `relative`, None if there is none; a link or anything else refuses."""
+        with self.parent(relative, root=root) as found:
+            if found is None:
+                return None
+            parent_fd, name = found
+            try:
+                fd = os.open(name, _READ_FLAGS, dir_fd=parent_fd)
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENXIO):
+                    self.require_file_or_missing(relative, root)
+                raise
+            try:
+                info = os.fstat(fd)
+                if not stat.S_ISREG(info.st_mode):
+                    self.require_file_or_missing(relative, root)
+                if limit is not None and info.st_size > limit:
+                    raise WriteRefused(f"{self.show(relative)} is {info.st_size} bytes, more than mpigen ever "
+                                       "writes there; remove it")
+                chunks = []
+                while chunk := os.read(fd, 1 << 20):
+                    chunks.append(chunk)
+                return b"".join(chunks)
+            finally:
+                os.close(fd)
+
+    def create(self, relative: str, data: bytes, root: str) -> None:
+        """A new file, mode 0644, durable before this returns; its folders are made as needed."""
+        with self.parent(relative, create=True, root=root) as found:
+            assert found is not None
+            parent_fd, name = found
+            fd = os.open(name, _CREATE_FLAGS, 0o644, dir_fd=parent_fd)
+            try:
+                os.fchmod(fd, 0o644)  # whatever the umask
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def entries(self) -> list[str]:
+        return sorted(os.listdir(self.fd))
+
+    def files(self) -> Iterator[str]:
+        """Every non-folder below this one (links too, not followed), as relative paths."""
+        yield from _walk(self.fd, "", 0)
+
+
+def open_dir(parent_fd: int, name: str, shown: str, create: bool) -> int | None:
+    try:
+        return os.open(name, DIR_FLAGS, dir_fd=parent_fd)
+    except FileNotFoundError:
+        if not create:
+            return None
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, 0o755, dir_fd=parent_fd)
+        return open_dir(parent_fd, name, shown, create=False)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            raise WriteRefused(f"refusing to write through {shown}: it is {describe(parent_fd, name)}, "
+                               "not a folder; replace it with a plain folder") from None
+        raise
+
+
+def _walk(fd: int, prefix: str, depth: int) -> Iterator[str]:
+    if depth > MAX_DEPTH:
+        raise WriteRefused(f"folders nest deeper than {MAX_DEPTH} levels at '{one_line(prefix)}'; remove them")
+    with os.scandir(fd) as scan:
+        found = sorted((entry.name, entry.is_dir(follow_symlinks=False)) for entry in scan)
+    for name, is_dir in found:
+        if not is_dir:
+            yield f"{prefix}{name}"
+            continue
+        sub = os.open(name, DIR_FLAGS, dir_fd=fd)
+        try:
+            yield from _walk(sub, f"{prefix}{name}/", depth + 1)
+        finally:
+            os.close(sub)
+
+
+def remove_tree(parent_fd: int, name: str, depth: int = 0) -> None:
+    """Remove `name` and all below it without following a link (a link is removed, not its target)."""
+    if depth > MAX_DEPTH:
+        raise WriteRefused(f"{STAGING_DIR} nests deeper than {MAX_DEPTH} levels; remove it")
+    try:
+        fd = os.open(name, DIR_FLAGS, dir_fd=parent_fd)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            raise
+        os.unlink(name, dir_fd=parent_fd)
+        return
+    try:
+        with os.scandir(fd) as scan:
+            found = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in scan]
+        for child, is_dir in found:
+            if is_dir:
+                remove_tree(fd, child, depth + 1)
+            else:
+                os.unlink(child, dir_fd=fd)
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=parent_fd)
+
+
+def reason(exc: OSError) -> str:
+    """What the system said, and of which file, for a WriteFailed message."""
+    where = f" ({one_line(str(exc.filename))})" if exc.filename is not None else ""
+    return f"{exc.strerror or exc}{where}"

@@ -1,0 +1,292 @@
+"""`mpigen check` through the real command line: exit codes, formats, options."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import CHARTS, run_mpigen
+
+BROKEN_MPIJOB = """\
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: pi
+  namespace: hpc
+spec:
+  slotsPerWorker: 1
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: launcher
+            image: mpioperator/mpi-pi:openmpi
+    Worker:
+      replicas: 1
+      template:
+        metadata:
+          annotations:
+            k8s.v1.cni.cncf.io/networks: rail9
+        spec:
+          containers:
+          - name: worker
+            image: mpioperator/mpi-pi:openmpi
+"""
+RAIL9_NAD = """\
+apiVersion: k8s.cni.cncf.io/v1
+kind: NetworkAttachmentDefinition
+metadata:
+  name: rail9
+  namespace: hpc
+spec:
+  config: '{"cniVersion": "0.3.1", "name": "rail9", "type": "macvlan"}'
+"""
+
+
+# The GitOps bootstrap manifests (charts/<cluster>/bootstrap/): 5 Argo CD Applications of dgx-lab, and a
+# GitRepository, a Kustomization and 2 HelmReleases of cpu-lab. Without their CRDs they are only warned about.
+BOOTSTRAP_KINDS = {"Application": 5, "GitRepository": 1, "Kustomization": 1, "HelmRelease": 2}
+
+
+def findings(stdout: str) -> list[str]:
+    """The report's lines without its Pod Security lines (one per workload, `pod security <level>: ...`)."""
+    return [line for line in stdout.splitlines() if not line.startswith("pod security ")]
+
+
+# Pod Security levels of the committed charts' workloads, by hand (see test_manifests_network.NAMESPACE_LEVELS).
+COMMITTED_LEVELS = {
+    ("cpu-lab/jobs/cpu-pi", "mpi"): ("restricted", ""),
+    ("dgx-lab/jobs/pi", "hpc"): ("restricted", ""),
+    ("dgx-lab/jobs/resnet50-dgx", "ml-training"): ("privileged", "container worker adds capability IPC_LOCK"),
+    ("dgx-lab/jobs/tensorflow-benchmarks", "ml-training"): (
+        "baseline", "container launcher lacks allowPrivilegeEscalation: false, runAsNonRoot: true, seccompProfile "
+        "RuntimeDefault, capabilities drop ALL; container worker lacks allowPrivilegeEscalation: false, runAsNonRoot: "
+        "true, seccompProfile RuntimeDefault, capabilities drop ALL"),
+    ("netapp-lab/jobs/netapp-resnet50", "ai-training"): (
+        "privileged", "hostNetwork: true; container worker adds capability IPC_LOCK"),
+}
+POD_SECURITY_LINE = re.compile(
+    r"pod security (\w+): (\S+)/templates/mpijob\.yaml: MPIJob/\S+ in namespace ([a-z-]+)(?:: (.*))?")
+
+
+def test_check_reports_the_pod_security_level_of_every_workload(helm):
+    result = run_mpigen("check", "--helm", helm, CHARTS)
+    levels = {}
+    for line in result.stdout.splitlines():
+        if line.startswith("pod security "):
+            level, chart, namespace, why = POD_SECURITY_LINE.fullmatch(line).groups()
+            levels[(Path(chart).relative_to(CHARTS).as_posix(), namespace)] = (level, why or "")
+    assert levels == COMMITTED_LEVELS
+    data = json.loads(run_mpigen("check", "--helm", helm, "--output", "json", CHARTS).stdout)
+    assert sorted((Path(w["source"]).parent.parent.relative_to(CHARTS).as_posix(), w["namespace"], w["level"])
+                  for w in data["podSecurity"]) == sorted((c, n, lv) for (c, n), (lv, _) in COMMITTED_LEVELS.items())
+
+
+def test_the_committed_charts_pass(helm):
+    result = run_mpigen("check", "--helm", helm, CHARTS)
+    assert result.returncode == 0, result.stdout + result.stderr
+    *warnings, summary = findings(result.stdout)
+    assert summary == "0 error(s), 9 warning(s) in 33 document(s) of 8 chart(s) and 4 manifest file(s)"
+    kinds: dict[str, int] = {}
+    for line in warnings:
+        source, what, message = line.split(": ", 2)
+        assert "/bootstrap/" in source and message.startswith("warning: no schema known for "), line
+        kinds[what.split("/")[0]] = kinds.get(what.split("/")[0], 0) + 1
+    assert kinds == BOOTSTRAP_KINDS
+    assert "rendering and linting with helm v" in result.stderr
+
+
+def test_the_committed_charts_pass_strictly_with_the_gitops_crds(helm, upstream):
+    gitops = upstream / "gitops"
+    crds = [gitops / "argocd" / "application-crd.yaml", *(gitops / "flux" / f"{kinds}.yaml" for kinds in (
+        "source.toolkit.fluxcd.io_gitrepositories", "kustomize.toolkit.fluxcd.io_kustomizations",
+        "helm.toolkit.fluxcd.io_helmreleases"))]  # the others there (ApplicationSet: 1.4 MB) add 15 s
+    result = run_mpigen("check", "--helm", helm, "--strict", *(arg for crd in crds for arg in ("--crds", crd)), CHARTS)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert findings(result.stdout) == ["0 error(s), 0 warning(s) in 33 document(s) of 8 chart(s) and 4 manifest file(s)"]
+
+
+def test_without_helm_mpigen_renders_its_own_charts():
+    result = run_mpigen("check", "--no-helm", CHARTS)
+    assert result.returncode == 0, result.stdout
+    assert "33 document(s) of 8 chart(s) and 4 manifest file(s)" in result.stdout
+    assert "--no-helm: charts are not linted" in result.stderr
+
+
+def test_upstream_example_mpijobs_pass_clean(upstream):
+    result = run_mpigen("check", "--no-helm", "--strict", upstream / "mpi-operator" / "examples")
+    assert result.returncode == 0, result.stdout
+    assert findings(result.stdout) == ["0 error(s), 0 warning(s) in 5 document(s) of 0 chart(s) and 5 manifest file(s)"]
+
+
+def test_a_broken_mpijob_is_caught_with_the_operators_words(tmp_path):
+    (tmp_path / "job.yaml").write_text(BROKEN_MPIJOB, encoding="utf-8")
+    result = run_mpigen("check", "--no-helm", tmp_path)
+    assert result.returncode == 1
+    source = (tmp_path / "job.yaml").as_posix()
+    lines = result.stdout.splitlines()
+    assert (f"{source}: MPIJob/pi: .spec.mpiReplicaSpecs.Launcher.replicas: spec.mpiReplicaSpecs[Launcher].replicas: "
+            "Invalid value: 2: must be 1") in lines
+    assert any(line.startswith(f"{source}: MPIJob/pi: .spec.mpiReplicaSpecs.Worker.template.metadata.annotations")
+               and "no NetworkAttachmentDefinition hpc/rail9" in line for line in lines), lines
+    assert lines[-1].startswith("2 error(s)")
+    assert "Traceback" not in result.stderr
+
+
+def test_an_existing_nad_given_with_crds_satisfies_the_network_rule(tmp_path):
+    (tmp_path / "job.yaml").write_text(BROKEN_MPIJOB.replace("replicas: 2", "replicas: 1"), encoding="utf-8")
+    cluster = tmp_path / "cluster"
+    cluster.mkdir()
+    (cluster / "nad.yaml").write_text(RAIL9_NAD, encoding="utf-8")
+    result = run_mpigen("check", "--no-helm", tmp_path / "job.yaml", "--crds", cluster)
+    assert result.returncode == 0, result.stdout
+    assert findings(result.stdout)[0].startswith("0 error(s)")
+
+
+def test_a_kind_without_schema_is_a_warning_or_under_strict_an_error(tmp_path):
+    (tmp_path / "w.yaml").write_text("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n", encoding="utf-8")
+    relaxed = run_mpigen("check", "--no-helm", tmp_path)
+    strict = run_mpigen("check", "--no-helm", "--strict", tmp_path)
+    assert relaxed.returncode == 0 and "warning: no schema known for example.com/v1 Widget" in relaxed.stdout
+    assert strict.returncode == 1 and "no schema known for example.com/v1 Widget" in strict.stdout
+
+
+def test_json_and_junit_outputs(tmp_path):
+    (tmp_path / "job.yaml").write_text(BROKEN_MPIJOB, encoding="utf-8")
+    as_json = run_mpigen("check", "--no-helm", "--output", "json", tmp_path)
+    data = json.loads(as_json.stdout)
+    assert as_json.returncode == 1 and data["summary"]["errors"] == 2
+    assert {f["rule"] for f in data["findings"]} == {"mpi-operator", "network"}
+    as_junit = run_mpigen("check", "--no-helm", "--output", "junit", tmp_path)
+    suite = ET.fromstring(as_junit.stdout).find("testsuite")
+    assert as_junit.returncode == 1 and (suite.get("tests"), suite.get("failures")) == ("1", "1")
+
+
+def test_a_hand_edited_chart_is_caught(helm, tmp_path):
+    chart = shutil.copytree(CHARTS / "dgx-lab" / "jobs" / "resnet50-dgx", tmp_path / "resnet50-dgx")
+    template = chart / "templates" / "mpijob.yaml"
+    template.write_text(template.read_text(encoding="utf-8").replace("restartPolicy: Never", "restartPolicy: Always"),
+                        encoding="utf-8")
+    result = run_mpigen("check", "--helm", helm, chart)
+    assert result.returncode == 1
+    run = yaml.safe_load((chart / "Chart.yaml").read_text(encoding="utf-8"))["annotations"]["mpigen/mpijob"]
+    assert (f"{chart.as_posix()}/templates/mpijob.yaml: MPIJob/{run}: .spec.mpiReplicaSpecs.Worker.restartPolicy: "
+            'spec.mpiReplicaSpecs[Worker].restartPolicy: Unsupported value: "Always": supported values: "Never", '
+            '"OnFailure"') in result.stdout.splitlines()
+
+
+@pytest.mark.parametrize("args", [["--kube-version", "1.20"], ["--kube-version", "one"], ["--helm", "/no/such/helm"],
+                                  ["--output", "xml"]])
+def test_usage_errors_exit_2(args):
+    result = run_mpigen("check", *args, CHARTS)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_path_is_a_usage_error():
+    result = run_mpigen("check", "/no/such/charts")
+    assert result.returncode == 2
+
+
+def test_a_program_that_is_not_helm_is_a_usage_error():
+    result = run_mpigen("check", "--helm", "/bin/true", CHARTS)
+    assert result.returncode == 2 and "does not answer `version` like Helm" in result.stderr
+
+
+def test_nothing_to_check_is_not_a_pass(tmp_path):
+    result = run_mpigen("check", "--no-helm", tmp_path)
+    assert result.returncode == 1 and "no charts or manifest files to check" in result.stdout
+
+
+def test_one_job_chart_with_the_infra_chart_as_context(helm):
+    alone = run_mpigen("check", "--helm", helm, CHARTS / "dgx-lab" / "jobs" / "resnet50-dgx")
+    assert alone.returncode == 1 and alone.stdout.count("no NetworkAttachmentDefinition ml-training/rail") == 4
+    together = run_mpigen("check", "--helm", helm, CHARTS / "dgx-lab" / "jobs" / "resnet50-dgx",
+                          "--context", CHARTS / "dgx-lab" / "infra")
+    assert together.returncode == 0, together.stdout
+    assert "2 document(s) of 1 chart(s)" in together.stdout
+
+
+def test_helm_template_errors_keep_helms_message(helm, tmp_path):
+    chart = tmp_path / "c"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n", encoding="utf-8")
+    (chart / "templates" / "cm.yaml").write_text(
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ required "set x" .Values.x }}\n', encoding="utf-8")
+    result = run_mpigen("check", "--helm", helm, chart)
+    assert result.returncode == 1
+    assert "helm template: Error: execution error at (c/templates/cm.yaml:4:11): set x" in result.stdout
+
+
+def test_a_chart_that_ships_its_crd_is_checked_against_it(helm, tmp_path):
+    chart = tmp_path / "w"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "crds").mkdir()
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: w\nversion: 0.1.0\n", encoding="utf-8")
+    (chart / "crds" / "widget.yaml").write_text("""\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+""", encoding="utf-8")
+    widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {size: %s}\n"
+    (chart / "templates" / "w.yaml").write_text(widget % "3", encoding="utf-8")
+    assert run_mpigen("check", "--strict", "--helm", helm, chart).returncode == 0
+    (chart / "templates" / "w.yaml").write_text(widget % "big", encoding="utf-8")
+    result = run_mpigen("check", "--strict", "--helm", helm, chart)
+    assert result.returncode == 1 and "Widget/w: .spec.size:" in result.stdout
+
+
+def test_a_linked_chart_folder_inside_the_checked_folder_is_followed_once(tmp_path):
+    shutil.copytree(CHARTS / "dgx-lab" / "jobs" / "pi", tmp_path / "charts" / "real" / "pi")
+    (tmp_path / "charts" / "alias").symlink_to(tmp_path / "charts" / "real", target_is_directory=True)
+    result = run_mpigen("check", "--no-helm", tmp_path / "charts")
+    assert result.returncode == 0 and "2 document(s) of 1 chart(s)" in result.stdout
+
+
+def test_a_link_out_of_the_checked_folder_is_a_finding_not_followed(tmp_path):
+    (tmp_path / "charts").mkdir()
+    (tmp_path / "charts" / "pi").symlink_to(CHARTS / "dgx-lab" / "jobs" / "pi", target_is_directory=True)
+    (tmp_path / "charts" / "passwd.yaml").symlink_to("/etc/passwd")
+    result = run_mpigen("check", "--no-helm", tmp_path / "charts")
+    assert result.returncode == 1
+    shown = (tmp_path / "charts").as_posix()
+    assert f"{shown}/passwd.yaml: is a link to '/etc/passwd', outside {shown}: not checked." in result.stdout
+    assert f"{shown}/pi: is a link to '{CHARTS / 'dgx-lab' / 'jobs' / 'pi'}', outside {shown}" in result.stdout
+    assert "root:" not in result.stdout and "0 document(s) of 0 chart(s)" in result.stdout
+
+
+def test_a_broken_crd_file_is_reported_once(tmp_path):
+    crds = tmp_path / "crds"
+    crds.mkdir()
+    (crds / "bad.yaml").write_text("a: [\n", encoding="utf-8")
+    result = run_mpigen("check", "--no-helm", CHARTS, "--crds", crds)
+    assert result.returncode == 1
+    lines = [line for line in result.stdout.splitlines() if "bad.yaml" in line]
+    assert len(lines) == 1 and ": not valid YAML:" in lines[0], result.stdout
+
+
+def test_a_patch_version_is_accepted():
+    assert run_mpigen("check", "--no-helm", "--kube-version", "1.31.4", CHARTS).returncode == 0

@@ -1,0 +1,1121 @@
+"""Fuzzing the example fleet: every mutation of profiles/ either compiles to charts that render with real Helm
+and pass `mpigen check`, or is refused with clean `path:line:col` diagnostics. Never a traceback.
+
+Each example copies profiles/ and mutates it, at one of two levels:
+
+- tree level (most examples): the profiles' YAML is loaded and 1-3 mutations are applied (delete a key,
+  replace a value by one of another type or a hostile string, duplicate or drop a list item, rename a key to a
+  near-miss, point a reference at another profile's name, add an unknown key, delete a file, copy a file under
+  another name, plant a template in a string, set an optional feature the examples leave out, put a number at
+  the edge of int32 or int64), then dumped back to YAML;
+- text level: 1-3 byte-level edits of one file (bytes inserted, deleted or replaced, a tab, truncation, `---`,
+  anchors and aliases, bytes that are not UTF-8).
+
+Four classes of YAML that neither level writes have a test each, written as text into one job file:
+
+- merge keys: `<<` into `env` (a mapping, a list of them, anchored and aliased, nested, with keys written beside
+  it) and at the top of a job (spelling out the job's own values, or overridden by them), whose result is known,
+  and forms YAML or the schema refuse (not a mapping, twice, an undefined or self-referring alias, in a list);
+- implicit types: a plain scalar whose type YAML reads from its look (timestamps, booleans, numbers in every
+  base, `=`, `<<`, `~`), in a string field, under YAML 1.2 or a `%YAML 1.1` directive;
+- control characters through YAML's escapes (C0, DEL, C1 and NEL, bidi controls, line and paragraph
+  separators, zero-width and byte order marks, a lone surrogate) in values and keys;
+- long strings: one string of 64 KiB up to just past the 1 MiB profile limit, of what scanners, escapes and
+  hole markers trip on (`{{`, `` `{{ ``, `a:`, `[`, `&a `, URLs with a password, `mpigenhole0x...`).
+
+Where such a case compiles, what it wrote must reach the cluster as written (an env value, a command argument,
+an image), merges must give the objects their spelled-out form gives, and a character the README refuses must
+have been refused; a long string's render must end within 30 s (a linear one takes about a second).
+
+Then `mpigen render` runs in-process into a folder already holding the example fleet's charts, and:
+
+- no exception may escape it, and it may raise no Python warning (the real command would print it raw);
+- when it fails, every line it prints is `path:line:col: severity: message` with a path of the profile set (or a
+  built-in) and a line and column inside that file, and the output folder is byte-for-byte as it was;
+- when it succeeds, the folder holds exactly what the profiles compile to, and `mpigen check` (real Helm, the
+  upstream CRDs of ../shared, --strict) finds no error in it; what Helm renders is exactly what mpigen built, so
+  a planted `{{ .Release.Name }}` comes out as that text, not as the release name; and every integer fits the
+  int32 or int64 its Kubernetes schema declares (which JSON Schema, and so `check`, leaves unchecked).
+
+Only charts whose bytes are new are given to Helm: renders are cached by chart content.
+
+CI runs a fixed number of examples from a fixed seed without an example database, so every run tries the same
+mutations (200 of the tree and text levels, 50 of each class, 8 long strings; `make fuzz` runs N, N/4 of each
+class and N/20 long strings). `make fuzz` runs many more from a random seed (printed, so a failure can be replayed with
+MPIGEN_FUZZ_SEED), and renders every new chart with Helm 3 and Helm 4, which must agree.
+
+    MPIGEN_FUZZ_EXAMPLES=N   number of examples; setting it is the long mode (both Helm versions, example database)
+    MPIGEN_FUZZ_SEED=S       the seed of a long run
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import os
+import re
+import shutil
+import threading
+import time
+import traceback
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+from click.testing import CliRunner
+from conftest import PROFILES, REPO, REQUIRED, UPSTREAM, helm_path, need
+from hypothesis import HealthCheck, event, example, given, seed, settings
+from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
+from jsonschema import FormatChecker
+from ruamel.yaml import YAML
+
+import generator.check as check_module
+from generator.catalogue import BUILTIN_DIR, BUILTIN_PREFIX
+from generator.check import CheckOptions, run_check
+from generator.check.discover import ChartInfo
+from generator.cli import main
+from generator.package import output_files
+from generator.pipeline import compile_profiles
+
+CI_EXAMPLES = 200  # about 45 s on a 2-core machine
+CI_SEED = 20_260_611
+LONG = "MPIGEN_FUZZ_EXAMPLES" in os.environ
+EXAMPLES = int(os.environ.get("MPIGEN_FUZZ_EXAMPLES", CI_EXAMPLES))
+SEED = int(os.environ.get("MPIGEN_FUZZ_SEED") or CI_SEED)
+# The upstream CRDs of every custom kind a mutated fleet may render (check --strict refuses a kind without one).
+CRDS = (UPSTREAM / "gitops" / "argocd" / "application-crd.yaml",
+        *(UPSTREAM / "gitops" / "flux" / f"{name}.yaml" for name in (
+            "source.toolkit.fluxcd.io_gitrepositories", "kustomize.toolkit.fluxcd.io_kustomizations",
+            "helm.toolkit.fluxcd.io_helmreleases")),
+        *(UPSTREAM / "network" / "sriov-network-operator" / f"config__crd__bases__sriovnetwork.openshift.io_{name}.yaml"
+          for name in ("sriovnetworknodepolicies", "sriovnetworks", "sriovibnetworks")),
+        UPSTREAM / "mpi-operator" / "kubeflow.org_mpijobs.yaml",
+        UPSTREAM / "network" / "nad-client" / "artifacts__networks-crd.yaml")
+
+# --- the example fleet, as trees and as bytes -----------------------------------------------------------------------
+
+EXAMPLE_FILES: dict[str, bytes] = {p.relative_to(PROFILES).as_posix(): p.read_bytes()
+                                   for p in sorted(PROFILES.rglob("*.yaml"))}
+
+
+def _load(raw: bytes) -> Any:
+    return YAML(typ="safe", pure=True).load(raw)
+
+
+def dump(tree: Any) -> bytes:
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    yaml.allow_unicode = True
+    yaml.width = 4096
+    out = BytesIO()
+    yaml.dump(tree, out)
+    return out.getvalue()
+
+
+EXAMPLE_TREES: dict[str, Any] = {path: _load(raw) for path, raw in EXAMPLE_FILES.items()}
+
+Path_ = tuple[Any, ...]
+
+
+def nodes(tree: Any, path: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
+    """Every node of a tree with the keys leading to it, the root first."""
+    yield path, tree
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            yield from nodes(value, (*path, key))
+    elif isinstance(tree, list):
+        for index, value in enumerate(tree):
+            yield from nodes(value, (*path, index))
+
+
+def get(tree: Any, path: Path_) -> Any:
+    for key in path:
+        tree = tree[key]
+    return tree
+
+
+REFERENCE_KEYS = ("name", "cluster", "pool", "hardware", "extends", "nic", "namespace", "claim", "kind", "provider",
+                  "tool", "hostInterface", "pfName", "hca")
+REFERENCE_VALUES = sorted({value for tree in EXAMPLE_TREES.values() for path, value in nodes(tree)
+                           if path and path[-1] in REFERENCE_KEYS and isinstance(value, str)}
+                          | {value for tree in EXAMPLE_TREES.values() for value in tree.get("namespaces", [])})
+
+# --- values of other types, and hostile strings ----------------------------------------------------------------------
+
+RELEASE_NAME = "rel={{ .Release.Name }};"
+LOOKUP = 'sec={{ lookup "v1" "Secret" "" "" }};'
+TEMPLATES = (RELEASE_NAME, LOOKUP, "{{ .Values.workers }}", "{{", "}}", '{{ fail "boom" }}', '{{ "{{" }}',
+             "{{- /* x */ -}}", "{{ include \"x\" . }}", "a{{b", "{{ .Chart.Name }}")
+HOSTILE_STRINGS = (
+    "", " ", "-", ".", "a" * 63, "a" * 64, "a" * 253, "a" * 254, "x" * 5000,
+    "dgх-lab",  # Cyrillic х
+    "dgx‐lab",  # U+2010 hyphen
+    "ｄｇｘ", "Dgx-Lab", "dgx-lab ", " dgx-lab", "dgx_lab", "😀", "\u202eevil", "a\u200bb", "é", "e\u0301",
+    "a\nb", "a\r\nb", "\n", "line\n", "\r", "\t", "a\tb", "\x00", "a\x00b", "\x1b[31m", "\x7f", "\u0085", "\u2028",
+    '"', "'", "a'b\"c", "\\", "%d %s %%", "%", "100%", "../../x", "/etc/passwd", "a/b", "..", "*", "&a", "*a", "# c",
+    "- x", ": y", "key: value", "{a: 1}", "[1]", "true", "false", "null", "~", "yes", "no", "on", "1.30", "0x10",
+    "1e3", "0o17", "012", "-1", "0", ".inf", "=", "$(VAR)", "${HOME}", "`id`", "; rm -rf /", "--", "-rf",
+    "http://", "https://a b", "1Gi", "-1Gi", "0Gi", "1.5", "999999999999Gi", "1e400", "Ki", "InfiniBand",
+    "Ethernet", "OpenMPI", "none", "static", *TEMPLATES,
+)
+BOUNDARIES = (0, -1, 1, 2**31 - 1, 2**31, 2**32, 2**53 + 1, 2**63 - 1, 2**63, 10**30)
+"""Integers at the edges of what Kubernetes decodes (int32, int64) and of what a float64 holds exactly."""
+SPECIAL_NUMBERS = (0, -1, 1, 2, 3, 7, 8, 9, 16, 63, 64, 65, 100, 255, 256, 1023, 65535, 65536, 2**31 - 1, 2**31,
+                   2**53 + 1, 2**63 - 1, 2**63, 2**64, 10**30, -(2**63), 0.0, -0.0, 0.5, 1.5, 1e300, -1e-300,
+                   math.inf, -math.inf, math.nan, True, False, None)
+
+
+def scalars() -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.sampled_from(HOSTILE_STRINGS),
+        st.sampled_from(SPECIAL_NUMBERS),
+        st.integers(),
+        st.text(max_size=12),
+        st.sampled_from(REFERENCE_VALUES),
+    )
+
+
+def values() -> st.SearchStrategy[Any]:
+    return st.one_of(
+        scalars(),
+        st.sampled_from(([], {}, [None], [[]], [{}], {"a": 1}, {"name": "x"})),
+        st.lists(scalars(), max_size=3),
+        st.dictionaries(st.sampled_from(("name", "a", "count", "nic", "x")), scalars(), max_size=2),
+    )
+
+
+def near_misses(key: str) -> list[str]:
+    """Keys a person might type instead of `key`."""
+    snake = re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), key)
+    found = [key.lower(), key.upper(), key.capitalize(), snake, key + "s", key[:-1], key + " ", " " + key,
+             key.replace("i", "1"), key + "\u200b", key[1:] + key[:1], "x" + key]
+    if len(key) > 2:
+        found.append(key[:1] + key[2] + key[1] + key[3:])
+    return sorted({k for k in found if k and k != key})
+
+
+def with_original(value: Any) -> st.SearchStrategy[Any]:
+    """Values derived from the one a mutation replaces: a near-miss of it is a likely typo, a hostile value of
+    its own type is more likely to get past validation into the charts."""
+    if isinstance(value, str) and value:
+        return st.one_of(
+            st.sampled_from([*near_misses(value), value + RELEASE_NAME, LOOKUP + value, value * 3, value + "\n"]),
+            st.sampled_from(HOSTILE_STRINGS), st.text(max_size=20))
+    if isinstance(value, bool):
+        return st.just(not value)
+    if isinstance(value, int):
+        return st.one_of(st.sampled_from((value - 1, value + 1, -value, value * 1000, str(value), float(value))),
+                         st.sampled_from([n for n in SPECIAL_NUMBERS if isinstance(n, int)]))
+    return values()
+
+
+# --- the mutations -----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    """A mutated profile set: its files (path under profiles/ -> bytes) and what was done to get them."""
+
+    files: dict[str, bytes]
+    steps: list[str] = field(default_factory=list)
+    planted: list[str] = field(default_factory=list)
+    classes: list[str] = field(default_factory=list)
+    """The hostile classes the case belongs to (for the statistics of `make fuzz`)."""
+    kept: list[Kept] = field(default_factory=list)
+    """Texts a compiled fleet must carry as written."""
+    same_as_example: list[str] = field(default_factory=list)
+    """Job files whose charts must render to the same objects as the example's (merge keys spelling them out)."""
+    must_refuse: str = ""
+    """Why the case must not compile, if it must not."""
+    kinds: list[str] = field(default_factory=list)
+    """Which shapes of its class the case has, for the statistics."""
+
+    def __repr__(self) -> str:
+        return "Case(" + "; ".join(self.steps) + ")"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # how Hypothesis prints a falsifying example
+        printer.text(repr(self))
+
+
+def _plant(case: Case, value: Any) -> None:
+    for _, node in nodes(value):
+        if isinstance(node, str) and "{{" in node:
+            case.planted.append(node)
+
+
+# Optional settings the example profiles leave out, in shapes validation may accept, some with planted templates:
+# mutations that only break things never reach these features' code.
+FEATURES: dict[str, tuple[tuple[str, Any], ...]] = {
+    "Job": (
+        ("privileged", {"reason": "needs the node's devices for the benchmark"}),
+        ("privileged", {"reason": f"vendor tool {RELEASE_NAME} pokes /dev"}),
+        ("volumes", [{"name": "host", "hostPath": "/data/{{ .Release.Name }}", "mountPath": "/data"}]),
+        ("volumes", [{"name": "scratch", "hostPath": "/scratch", "mountPath": "/scratch", "readOnly": True}]),
+        ("volumes", [{"name": "imagenet", "claim": "imagenet", "mountPath": "/etc/mpigen"}]),
+        ("naming", "stable"), ("mpiImplementation", "Intel"), ("mpiImplementation", "MPICH"), ("openMPIVersion", 5),
+        ("placement", {"bindTo": "core", "mapBy": "numa"}), ("placement", {"bindTo": "gpu-nic-socket"}),
+        ("launcherCommand", ["sh", "-c", f"echo {RELEASE_NAME} && mpirun hostname"]),
+        ("allowRerunAfterTtl", True), ("runPolicy", {"ttlSecondsAfterFinished": 60}), ("runPolicy", {"suspend": True}),
+        ("runPolicy", {"backoffLimit": 0, "activeDeadlineSeconds": 3600, "ttlSecondsAfterFinished": 0}),
+        ("rails", ["rail0"]), ("rails", ["rail3", "rail0"]), ("workers", 1), ("workers", 4), ("totalGpus", 8),
+        ("gpusPerWorker", 4), ("slotsPerWorker", 3), ("shmSize", "1Gi"), ("runAsUser", 0), ("namespace", "hpc"),
+        ("env", {"NCCL_DEBUG": RELEASE_NAME, "MY_FLAG": LOOKUP, "OMPI_MCA_btl": "^openib"}),
+        ("env", {"DB_PASSWORD": "hunter2", "AWS_SECRET_ACCESS_KEY": "AKIAxxxxxxxxxxxxxxxx"}),
+        ("mpirunArgs", ["-x", RELEASE_NAME]), ("description", LOOKUP), ("sshAuthMountPath", "/root/.ssh"),
+        ("resources", {"cpu": "500m", "memory": "512Mi"}), ("launcher", {"resources": {"cpu": "2"}}),
+        ("launcherCreationPolicy", "AtStartup"),
+        *(("*", {"cluster": cluster, "pool": pool, "namespace": namespace}) for cluster, pool, namespace in (
+            ("dgx-lab", "dgx", "ml-training"), ("dgx-lab", "cpu", "hpc"), ("cpu-lab", "cpu", "mpi"),
+            ("netapp-lab", "dgx", "ai-training"))),  # the job moved, as a whole, to another pool of the fleet
+    ),
+    "Cluster": (
+        ("podSecurity", {"hpc": "privileged"}), ("podSecurity", {"mpi": "baseline", "ml-training": "restricted"}),
+        ("cpuManagerPolicy", "static"), ("network", {"provider": "sriov-network-operator"}),
+        ("network", {"provider": "rdma-shared"}), ("network", {"provider": "tcp"}),
+        ("network", {"provider": "host-network", "sshPort": 2222}),
+        ("gitops", {"tool": "flux", "repoURL": "https://git.example.com/{{ .Release.Name }}.git", "path": "charts"}),
+        ("gitops", {"tool": "argocd", "repoURL": "ssh://git@git.example.com/org/repo.git", "revision": "release/1.0",
+                    "project": "ml", "namespace": "gitops", "destination": "https://10.0.0.1:6443"}),
+        ("kubernetesVersion", "1.29"), ("kubernetesVersion", "1.33"), ("namespaces", ["mpi", "hpc", "ml-training"]),
+        ("description", RELEASE_NAME),
+    ),
+    "Hardware": (
+        ("extends", "dgx-a100"), ("extends", "dgx-h100"), ("gpu", {"count": 4, "model": "A100"}),
+        ("nodeLabels", {"example.com/rack": "r1"}), ("memoryGiB", 1), ("description", LOOKUP),
+        ("cpu", {"sockets": 1, "coresPerSocket": 1, "threadsPerCore": 1}),
+    ),
+}
+FREE_TEXT = {"program", "env", "mpirunArgs", "workerCommand", "description", "model"}
+"""Keys of strings that validation lets through as they are: where a template would reach the charts."""
+COPY_NAMES = ("copy-of-{base}", "{stem}.yml", "{{{{ .Release.Name }}}}-{base}", "a b {base}", "ü-{base}", "#{base}",
+              "-{base}", ".hidden-{base}", "{base}.bak", "sub/dir/{base}", "{stem}'\"%.yaml")
+"""Names a copied file gets: odd but possible file names (some are not profile files: hidden, .bak)."""
+TREE_MUTATIONS = ("replace", "delete_key", "rename_key", "add_key", "duplicate_item", "drop_item", "reference",
+                  "delete_file", "copy_file", "template", "feature", "number")
+
+
+@st.composite
+def tree_cases(draw: st.DrawFn) -> Case:
+    trees = copy.deepcopy(EXAMPLE_TREES)
+    dirty: set[str] = set()
+    deleted: set[str] = set()
+    case = Case({})
+    for _ in range(draw(st.integers(1, 3))):
+        alive = sorted(set(trees) - deleted)
+        if not alive:
+            break
+        name = draw(st.sampled_from(alive))
+        tree = trees[name]
+        everything = list(nodes(tree))
+        kind = draw(st.sampled_from(TREE_MUTATIONS))
+        if kind == "replace":
+            if len(everything) < 2:
+                case.steps.append(f"{name}: (nothing to replace)")
+                continue
+            path, old = draw(st.sampled_from(everything[1:]))
+            new = draw(st.one_of(values(), with_original(old)))
+            get(tree, path[:-1])[path[-1]] = new
+            _plant(case, new)
+            case.steps.append(f"{name}: {list(path)} = {new!r}")
+        elif kind in ("delete_key", "rename_key"):
+            keyed = [path for path, _ in everything if path and isinstance(get(tree, path[:-1]), dict)]
+            if not keyed:
+                case.steps.append(f"{name}: (no key to {kind})")
+                continue
+            path = draw(st.sampled_from(keyed))
+            parent = get(tree, path[:-1])
+            value = parent.pop(path[-1])
+            if kind == "rename_key":
+                new_key = draw(st.sampled_from(near_misses(str(path[-1]))))
+                parent[new_key] = value
+                case.steps.append(f"{name}: rename {list(path)} to {new_key!r}")
+            else:
+                case.steps.append(f"{name}: delete {list(path)}")
+        elif kind == "add_key":
+            maps = [path for path, node in everything if isinstance(node, dict)]
+            path = draw(st.sampled_from(maps))
+            parent = get(tree, path)
+            siblings = [near for key in parent for near in near_misses(str(key))]
+            key = draw(st.sampled_from(["extra", "unknownKey", "privileged", "hostPath", *siblings]))
+            parent[key] = draw(values())
+            _plant(case, parent[key])
+            case.steps.append(f"{name}: add {[*path, key]} = {parent[key]!r}")
+        elif kind in ("duplicate_item", "drop_item"):
+            lists = [(path, node) for path, node in everything if isinstance(node, list) and node]
+            if not lists:
+                case.steps.append(f"{name}: (no list to {kind})")
+                continue
+            path, items = draw(st.sampled_from(lists))
+            index = draw(st.integers(0, len(items) - 1))
+            if kind == "drop_item":
+                del items[index]
+            else:
+                items.insert(index, copy.deepcopy(items[index]))
+            case.steps.append(f"{name}: {kind} {[*path, index]}")
+        elif kind == "reference":
+            refs = [path for path, node in everything if path and path[-1] in REFERENCE_KEYS and isinstance(node, str)]
+            if not refs:
+                case.steps.append(f"{name}: (no reference)")
+                continue
+            path = draw(st.sampled_from(refs))
+            new = draw(st.sampled_from(REFERENCE_VALUES))
+            get(tree, path[:-1])[path[-1]] = new
+            case.steps.append(f"{name}: {list(path)} = {new!r} (another profile's name)")
+        elif kind == "template":  # into a string, which may well be free text (a program argument, an env value)
+            strings = [(path, node) for path, node in everything if path and isinstance(node, str)]
+            if not strings:
+                case.steps.append(f"{name}: (no string for a template)")
+                continue
+            free = [(path, node) for path, node in strings if set(path) & FREE_TEXT]
+            path, old = draw(st.one_of(st.sampled_from(free), st.sampled_from(strings)) if free
+                             else st.sampled_from(strings))
+            template = draw(st.sampled_from(TEMPLATES))
+            new = draw(st.sampled_from((old + template, template + old, f"{old} {template}", template)))
+            get(tree, path[:-1])[path[-1]] = new
+            _plant(case, new)
+            case.steps.append(f"{name}: {list(path)} = {new!r}")
+        elif kind == "feature":
+            features = FEATURES.get(str(tree.get("kind")) if isinstance(tree, dict) else "", ())
+            if not features:
+                case.steps.append(f"{name}: (no feature for its kind)")
+                continue
+            key, value = copy.deepcopy(draw(st.sampled_from(features)))
+            if key == "*":
+                tree.update(value)
+            elif isinstance(tree.get(key), list) and isinstance(value, list) and draw(st.booleans()):
+                value = tree[key] + value
+            if key != "*":
+                tree[key] = value
+            _plant(case, value)
+            case.steps.append(f"{name}: [{key!r}] = {value!r}")
+        elif kind == "number":  # a number at an edge, where the profile has a number
+            numbers = [(path, node) for path, node in everything
+                       if path and isinstance(node, int) and not isinstance(node, bool)]
+            if not numbers:
+                case.steps.append(f"{name}: (no number)")
+                continue
+            path, old = draw(st.sampled_from(numbers))
+            new = draw(st.sampled_from((*BOUNDARIES, old + 1, old - 1, old * 2, float(old), old + 0.5)))
+            get(tree, path[:-1])[path[-1]] = new
+            case.steps.append(f"{name}: {list(path)} = {new!r}")
+        elif kind == "delete_file":
+            deleted.add(name)
+            case.steps.append(f"delete {name}")
+            continue
+        else:  # copy_file
+            folder = draw(st.sampled_from(("hardware", "clusters", "jobs", name.rsplit("/", 1)[0])))
+            base = name.rsplit("/", 1)[1]
+            target = folder + "/" + draw(st.sampled_from(COPY_NAMES)).format(base=base, stem=base[:-5])
+            trees[target] = copy.deepcopy(tree)
+            dirty.add(target)
+            case.steps.append(f"copy {name} to {target}")
+            continue
+        dirty.add(name)
+    case.files = {path: (dump(trees[path]) if path in dirty else EXAMPLE_FILES.get(path) or dump(trees[path]))
+                  for path in sorted(trees) if path not in deleted}
+    return case
+
+
+BAD_BYTES = (b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xef\xbb\xbf", b"\x00", b"\r", b"\t", b"\x85", b"\xe2\x80\xa8")
+SNIPPETS = (b"---\n", b"\n---\n", b"...\n", b"&a ", b"*a", b"&a", b" *a\n", b"<<: *a\n", b"\t", b"{", b"[", b"}",
+            b"]", b"'", b'"', b":", b": ", b"- ", b"#", b"|", b">", b"!!binary ", b"!!python/object:os.system ",
+            b"%YAML 1.1\n", b"? ", b"\n  ", b"{{ .Release.Name }}")
+
+
+@st.composite
+def text_cases(draw: st.DrawFn) -> Case:
+    name = draw(st.sampled_from(sorted(EXAMPLE_FILES)))
+    raw = bytearray(EXAMPLE_FILES[name])
+    case = Case({})
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(raw)))
+        kind = draw(st.sampled_from(("insert", "delete", "replace", "truncate", "line")))
+        if kind == "insert":
+            data = draw(st.one_of(st.sampled_from(SNIPPETS + BAD_BYTES), st.binary(min_size=1, max_size=4)))
+            raw[at:at] = data
+            case.steps.append(f"{name}: insert {bytes(data)!r} at byte {at}")
+        elif kind == "delete":
+            length = draw(st.integers(1, 40))
+            del raw[at:at + length]
+            case.steps.append(f"{name}: delete {length} byte(s) at {at}")
+        elif kind == "replace":
+            if at == len(raw):
+                at = max(len(raw) - 1, 0)
+            data = draw(st.one_of(st.sampled_from(BAD_BYTES), st.binary(min_size=1, max_size=1)))
+            raw[at:at + 1] = data
+            case.steps.append(f"{name}: replace byte {at} by {bytes(data)!r}")
+        elif kind == "truncate":
+            del raw[at:]
+            case.steps.append(f"{name}: truncate at {at}")
+        else:  # a snippet at the start of a line
+            start = raw.rfind(b"\n", 0, at) + 1
+            data = draw(st.sampled_from(SNIPPETS))
+            raw[start:start] = data
+            case.steps.append(f"{name}: insert {bytes(data)!r} at the line starting at byte {start}")
+    case.files = {**EXAMPLE_FILES, name: bytes(raw)}
+    return case
+
+
+# --- YAML the tree mutations cannot write: merge keys, implicit types, escapes, long strings ------------------------
+#
+# Each is written as text into one job file, through a top-level key the job gets anew (its old block removed):
+# `env`, `program`, `mpirunArgs`, `image` or `description`. What the text must become, if the profile compiles, is
+# recorded with the case (`Kept`), and checked in what Helm renders.
+
+JOB_FILES = sorted(name for name in EXAMPLE_FILES if name.startswith("jobs/"))
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What a compiled fleet must hold: `text` as the value of env variable `name` in every container of the job
+    that sets it (`where` "env"), as an element of a container's command or args ("command"), or as an image."""
+
+    job: str
+    where: str
+    text: str
+    name: str = ""
+
+    def __repr__(self) -> str:
+        shown = self.text if len(self.text) < 60 else f"{self.text[:30]!r}...({len(self.text)} characters)"
+        return f"Kept({self.job} {self.where}, {self.name or ''}{'=' if self.name else ''}{shown!r})"
+
+
+def without_keys(text: str, *keys: str) -> str:
+    """The file's text without the top-level `keys` and the block under each."""
+    out, skipping = [], False
+    for line in text.split("\n"):
+        if skipping and (line.startswith((" ", "-", "\t")) or not line.strip()):
+            continue
+        skipping = any(line.startswith(f"{key}:") for key in keys)
+        if not skipping:
+            out.append(line)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def flow(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+IMPLICIT = ("2024-01-01 10:00:00", "2001-12-14", "2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.10 -5",
+            "=", "<<", "~", "null", "Null", "yes", "No", "on", "OFF", "y", "n", "true", "False", "1e3", "12e03",
+            "0x1F", "0o17", "012", "0b101", "1_000", "1__0", "1:20", "190:20:30", ".inf", "-.Inf", ".nan", "+1",
+            "-0", "1.10", "0.", ".5", "1.0", "4.0", "0xZZ", "2024-13-45", "2024-1-1")
+"""Plain scalars YAML 1.1 or 1.2 may read as something other than the text: a string field keeps the text or is
+refused."""
+CONTROL_ESCAPES = {"\\0": "\x00", "\\a": "\x07", "\\e": "\x1b", "\\x7f": "\x7f", "\\x85": "\x85", "\\N": "\x85",
+                   "\\x9b": "\x9b", "\\u202e": "\u202e", "\\u2066": "\u2066", "\\u200f": "\u200f",
+                   "\\u061c": "\u061c", "\\L": "\u2028", "\\P": "\u2029", "\\r": "\r", "\\v": "\x0b",
+                   "\\t": "\t", "\\n": "\n", "\\u200b": "\u200b", "\\ufeff": "\ufeff", "\\_": "\u00a0",
+                   "\\u00ad": "\u00ad", "\\U0001F600": "\U0001f600", "\\ud800": "\ud800"}
+"""YAML escapes of control, format and separator characters, and what each stands for."""
+FORBIDDEN_IN_VALUES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
+                                 "\u2028\u2029\ud800-\udfff]")
+"""What no profile value may hold (a tab and a newline may stand in a value, not in a key): written here from
+the Security section of the README rather than imported, so that a change of the rule fails this test."""
+FORBIDDEN_IN_KEYS = re.compile(f"[\t\n{FORBIDDEN_IN_VALUES.pattern[1:-1]}]")
+TARGETS = ("env-value", "env-key", "program", "mpirunArgs", "image", "description")
+
+
+def _string_field(job: str, target: str, written: str, text: str | None, case: Case) -> None:
+    """Put the YAML scalar `written` (standing for `text`, or for what the loader makes of it when None) at
+    `target` of `job`, recording what a compile must keep."""
+    tree = EXAMPLE_TREES[job]
+    raw = EXAMPLE_FILES[job].decode("utf-8")
+    if target in ("env-value", "env-key"):
+        env = {str(k): str(v) for k, v in (tree.get("env") or {}).items()}
+        body = "".join(f"  {flow(k)}: {flow(v)}\n" for k, v in env.items())
+        line = f"  FUZZED: {written}\n" if target == "env-value" else f"  {written}: fuzzed\n"
+        raw = without_keys(raw, "env") + "env:\n" + body + line
+        if text is not None:
+            case.kept.append(Kept(job, "env", text, "FUZZED") if target == "env-value"
+                             else Kept(job, "env", "fuzzed", text))
+    elif target in ("program", "mpirunArgs"):
+        items = [str(v) for v in tree.get(target) or (["/bin/true"] if target == "program" else [])]
+        raw = without_keys(raw, target) + f"{target}:\n" + "".join(f"  - {flow(v)}\n" for v in items) + \
+            f"  - {written}\n"
+        if text is not None:
+            case.kept.append(Kept(job, "command", text))
+    elif target == "image":
+        raw = without_keys(raw, "image") + f"image: {written}\n"
+        if text is not None:
+            case.kept.append(Kept(job, "image", text))
+    else:
+        raw = without_keys(raw, "description") + f"description: {written}\n"
+    case.files[job] = raw.encode("utf-8")
+
+
+@st.composite
+def merge_key_cases(draw: st.DrawFn) -> Case:
+    """`<<` in its valid forms (a mapping, a list of them, anchored and aliased, nested), with a known result,
+    and in forms YAML refuses (not a mapping, twice, an undefined alias, inside a list)."""
+    job = draw(st.sampled_from(JOB_FILES))
+    case = Case(dict(EXAMPLE_FILES), [f"{job}: merge keys"], classes=["merge keys"])
+    raw = EXAMPLE_FILES[job].decode("utf-8")
+    tree = EXAMPLE_TREES[job]
+    form = draw(st.sampled_from(("env", "env", "top", "top-override", "hostile")))
+    names = st.sampled_from(("A", "B", "C", "NCCL_DEBUG"))
+    texts = st.sampled_from(("1", "x", "", "{{ .Release.Name }}", "2024-01-01 10:00:00", "a b"))
+    if form == "env":
+        sources = draw(st.lists(st.dictionaries(names, texts, min_size=1, max_size=3), min_size=1, max_size=3))
+        explicit = draw(st.dictionaries(names, texts, max_size=2))
+        style = draw(st.sampled_from(("flow", "list", "block", "anchored", "nested")))
+        if len(sources) < 2 and style in ("list", "anchored", "nested"):
+            style = "flow"
+        sources = sources[:1] if style in ("flow", "block") else sources[:2] if style == "nested" else sources
+        merged: dict[str, str] = {}
+        for source in reversed(sources):  # the first mapping of a list wins, and the explicit keys over all
+            merged.update(source)
+        merged.update(explicit)
+        text = {"flow": f"  <<: {flow(sources[0])}\n",
+                "list": f"  <<: [{', '.join(map(flow, sources))}]\n",
+                "block": "  <<:\n" + "".join(f"    {k}: {flow(v)}\n" for k, v in sources[0].items()),
+                "anchored": f"  <<: [&first {flow(sources[0])}, *first, {', '.join(map(flow, sources[1:]))}]\n",
+                "nested": f"  <<: {{<<: {flow(sources[-1])}, {flow(sources[0])[1:-1]}}}\n"}[style]
+        kept_env = {str(k): str(v) for k, v in (tree.get("env") or {}).items() if k not in merged}
+        old = "".join(f"  {flow(k)}: {flow(v)}\n" for k, v in kept_env.items())
+        body = "".join(f"  {k}: {flow(v)}\n" for k, v in explicit.items())
+        raw = without_keys(raw, "env") + "env:\n" + old + text + body
+        case.kept += [Kept(job, "env", v, k) for k, v in merged.items()]
+        case.steps.append(f"env {style}: {text.strip()} {body.strip()}")
+        case.kinds.append(f"merge into env, {style}")
+    elif form in ("top", "top-override"):
+        keys = [k for k in ("namespace", "image", "workers", "slotsPerWorker", "shmSize") if k in tree]
+        moved = draw(st.lists(st.sampled_from(keys), min_size=1, max_size=len(keys), unique=True))
+        if form == "top":
+            raw = without_keys(raw, *moved) + f"<<: {flow({k: tree[k] for k in moved})}\n"
+        else:  # the key is written too, with its own value: the written one wins
+            raw = raw + f"<<: {flow({k: 'merged-and-overridden' for k in moved})}\n"
+        case.same_as_example.append(job)
+        case.steps.append(f"top-level {form}: {moved}")
+        case.kinds.append(f"merge at the top, {form}")
+    else:
+        hostile = draw(st.sampled_from((
+            "<<: 3\n", '<<: "text"\n', "<<: [1]\n", "<<: *nowhere\n", "<<: ~\n", "<<: []\n", "<<: {}\n",
+            "<<: {workers: 1}\n<<: {workers: 2}\n", "<<: [{workers: 1}, 5]\n", "<<: &self {<<: *self}\n",
+            "program: [{<<: {a: b}}]\n", "env:\n  <<: {A: [x]}\n", '"<<": {workers: 1}\n', "<<: !!map {}\n",
+            "env: &e\n  A: x\nlauncher:\n  <<: *e\n", "? <<\n: {workers: 1}\n")))
+        raw = (without_keys(raw, "program", "env") + ("program: [/bin/true]\n" if "program" in hostile else "")
+               + hostile)
+        case.steps.append(f"hostile {hostile!r}")
+        case.kinds.append("merge in a form YAML or the schema refuses")
+    case.files[job] = raw.encode("utf-8")
+    return case
+
+
+@st.composite
+def implicit_type_cases(draw: st.DrawFn) -> Case:
+    """A plain scalar whose YAML type depends on its look (timestamps, booleans, numbers, `=`, `<<`), where a
+    string belongs, under YAML 1.2 or a `%YAML 1.1` directive: the text written, or refused."""
+    job = draw(st.sampled_from(JOB_FILES))
+    written = draw(st.sampled_from(IMPLICIT))
+    target = draw(st.sampled_from(TARGETS))
+    case = Case(dict(EXAMPLE_FILES), [f"{job}: {target} = {written} (plain)"], classes=["implicit types"])
+    _string_field(job, target, written, written, case)
+    version = draw(st.sampled_from(("1.2", "1.1")))
+    if version == "1.1":
+        case.files[job] = b"%YAML 1.1\n---\n" + case.files[job]
+        case.steps.append("under %YAML 1.1")
+    case.kinds.append(f"implicit type in {target}, YAML {version}")
+    return case
+
+
+@st.composite
+def control_character_cases(draw: st.DrawFn) -> Case:
+    """Control, bidi, separator, zero-width and surrogate characters through YAML's escapes, in values and keys:
+    refused where the README says so, else kept as written."""
+    job = draw(st.sampled_from(JOB_FILES))
+    escape = draw(st.sampled_from(sorted(CONTROL_ESCAPES)))
+    target = draw(st.sampled_from(TARGETS))
+    before, after = draw(st.sampled_from((("", ""), ("a", "b"), ("/bin/x", " --flag"), ("", "x"))))
+    written = '"' + before + escape + after.replace('"', '\\"') + '"'
+    text = before + CONTROL_ESCAPES[escape] + after
+    case = Case(dict(EXAMPLE_FILES), [f"{job}: {target} = {written}"], classes=["control characters"])
+    _string_field(job, target, written, text, case)
+    forbidden = FORBIDDEN_IN_KEYS if target == "env-key" else FORBIDDEN_IN_VALUES
+    if forbidden.search(text):
+        case.must_refuse = f"{CONTROL_ESCAPES[escape]!r} in {target}"
+    case.kinds.append(f"{'forbidden' if case.must_refuse else 'allowed'} character in {target}")
+    return case
+
+
+LONG_UNITS = ("{{", "`{{", '{{"\\', "}}{{-", "a:", "a: ", "[", "{", "&a ", "*a ", "x", "://a:b@", "--password=",
+              "é", "😀", "\u00ad", "\\", "'", "- ", " #", "${", "$(", "\u200b", "-eyJ", "hf_", "markers")
+LONG_SIZES = (64 * 1024, 256 * 1024, 1024 * 1024 - 8192, 1024 * 1024 + 1)
+
+
+@st.composite
+def long_string_cases(draw: st.DrawFn) -> Case:
+    """One string of 64 KiB up to just past the 1 MiB profile limit, repeating what scanners, escapes and
+    template markers trip on: compiled with the text kept, or refused, and in time either way."""
+    job = draw(st.sampled_from(JOB_FILES))
+    unit = draw(st.sampled_from(LONG_UNITS))
+    size = draw(st.sampled_from(LONG_SIZES))
+    target = draw(st.sampled_from(("env-value", "env-value", "program", "description", "env-key", "image")))
+    style = draw(st.sampled_from(("double", "single")))
+    if unit == "markers":
+        parts, n, length = [], 0, 0
+        while length < size:
+            parts.append(f"mpigenhole{n}x")
+            length += len(parts[-1])
+            n += 1
+        text = "".join(parts)
+    else:
+        text = unit * max(size // len(unit.encode("utf-8")), 1)
+    written = flow(text) if style == "double" else "'" + text.replace("'", "''") + "'"
+    case = Case(dict(EXAMPLE_FILES), [f"{job}: {target} = {style}-quoted {unit!r} x {len(text)}"],
+                classes=["long strings"])
+    _string_field(job, target, written, text, case)
+    band = {LONG_SIZES[0]: "64 KiB", LONG_SIZES[1]: "256 KiB", LONG_SIZES[2]: "just under 1 MiB"}.get(size, "over 1 MiB")
+    case.kinds.append(f"{band} string in {target}")
+    return case
+
+
+cases = st.one_of(tree_cases(), tree_cases(), tree_cases(), text_cases())
+
+# --- running it -----------------------------------------------------------------------------------------------------
+
+DIAGNOSTIC = re.compile(r"(?P<path>.+?):(?P<line>\d+):(?P<column>\d+): (?P<severity>error|warning): (?P<message>.+)")
+SUMMARY = re.compile(r"\d+ error\(s\), \d+ warning\(s\) in \d+ profile file\(s\); nothing was written")
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def chart_digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path, data in snapshot(folder).items():
+        digest.update(f"{path}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+@dataclass
+class Renders:
+    """`mpigen check`'s chart renderer (Helm lint and template), cached by chart content; in the long run each new
+    chart is also linted and rendered by a second Helm, which must agree: the same objects, the same verdicts."""
+
+    compare_with: str | None = None
+    cache: dict[tuple[Any, ...], tuple[Any, str | None]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    disagreements: list[str] = field(default_factory=list)
+    """Of the charts of the current check (cleared before each)."""
+
+    def renderer(self) -> type:
+        base = check_module._Renderer
+        outer = self
+
+        class CachedRenderer(base):  # type: ignore[misc, valid-type]
+            def __call__(self, chart: ChartInfo, version: str) -> Any:
+                key = (self.helm, version, chart.display, chart.name, chart_digest(chart.path))
+                with outer.lock:
+                    hit = outer.cache.get(key)
+                if hit is None:
+                    rendered = super().__call__(chart, version)
+                    other = base(outer.compare_with)(chart, version) if outer.compare_with and self.helm else None
+                    hit = (rendered, None if other is None else outer.disagreement(chart, rendered, other))
+                    with outer.lock:
+                        outer.cache[key] = hit
+                rendered, disagreement = hit
+                if disagreement:
+                    with outer.lock:
+                        outer.disagreements.append(disagreement)
+                return copy.deepcopy(rendered)
+
+        return CachedRenderer
+
+    @staticmethod
+    def disagreement(chart: ChartInfo, mine: Any, theirs: Any) -> str | None:
+        def verdicts(findings: list[Any]) -> list[tuple[str, str]]:
+            return sorted({(f.rule, f.severity.value) for f in findings})
+
+        (docs, findings), (other_docs, other_findings) = mine, theirs
+        if [(d.source, d.obj) for d in docs] != [(d.source, d.obj) for d in other_docs]:
+            return f"{chart.display}: Helm 3 and Helm 4 render different objects"
+        if verdicts(findings) != verdicts(other_findings):
+            return (f"{chart.display}: Helm 3 and Helm 4 judge it differently: "
+                    f"{[f.format() for f in findings]} != {[f.format() for f in other_findings]}")
+        return None
+
+
+class SchemaSets:
+    """`mpigen check`'s schema sets, built once per Kubernetes version: reading the CRDs costs seconds."""
+
+    def __init__(self) -> None:
+        self.real = check_module.SchemaSet
+        self.made: dict[tuple[str, bool], Any] = {}
+
+    def __call__(self, version: str, strict: bool = False) -> Any:
+        if (version, strict) not in self.made:
+            made = self.real(version, strict=strict)
+            added: dict[tuple[str, ...], list[str]] = {}
+            plain_add = made.add_crds
+
+            def add_crds(paths: list[Path]) -> list[str]:
+                key = tuple(map(str, paths))
+                if key not in added:
+                    added[key] = plain_add(paths)
+                return added[key]
+
+            made.add_crds = add_crds
+            self.made[(version, strict)] = made
+        return self.made[(version, strict)]
+
+    def formats(self) -> Any:
+        """Built-in and mpigen's own schemas, which keep the `format` of integers (CRDs converted by check lose it)."""
+        if not hasattr(self, "_formats"):
+            self._formats = self.real(check_module.bundled_kube_versions()[-1])
+        return self._formats
+
+
+@dataclass(repr=False)
+class Fixture:
+    root: Path
+    baseline: dict[str, bytes]
+    options: CheckOptions
+    renders: Renders
+    schema_sets: SchemaSets
+    example: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """The example fleet's objects, by chart folder."""
+
+    def __repr__(self) -> str:
+        return f"Fixture({self.root})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+    @property
+    def profiles(self) -> Path:
+        return self.root / "profiles"
+
+    @property
+    def out(self) -> Path:
+        return self.root / "charts"
+
+    @contextmanager
+    def cached_check(self) -> Iterator[None]:
+        assert hasattr(check_module, "_Renderer") and hasattr(check_module, "SchemaSet"), "run_check changed"
+        with mock.patch.object(check_module, "_Renderer", self.renders.renderer()), \
+                mock.patch.object(check_module, "SchemaSet", self.schema_sets):
+            yield
+
+
+def write_files(folder: Path, files: dict[str, bytes]) -> None:
+    """`folder` holding exactly `files`."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    for path, data in files.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_bytes(data)
+
+
+def render(profiles: Path, out: Path) -> Any:
+    """`mpigen render` in-process; a Python warning it raises (which the real command prints to stderr, beside the
+    diagnostics) fails the example."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = CliRunner().invoke(main, ["render", str(profiles), "-o", str(out)], catch_exceptions=True)
+    shown = [f"{w.category.__name__}: {w.message}" for w in caught]
+    assert not shown, "render raised Python warnings, printed raw to stderr:\n" + "\n".join(shown)
+    return result
+
+
+@pytest.fixture(scope="module")
+def fuzz(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
+    helm4 = helm_path(4)
+    need(helm4 is not None, "no Helm 4 binary (run `make helm`)")
+    helm3 = helm_path(3) if LONG else None
+    if LONG:
+        need(helm3 is not None, "no Helm 3 binary (run `make helm`): the long fuzz compares Helm 3 and Helm 4")
+    crds = tuple(p for p in CRDS if p.is_file())
+    if REQUIRED:
+        need(len(crds) == len(CRDS), f"the upstream CRDs under {UPSTREAM}")
+    root = tmp_path_factory.mktemp("fuzz").resolve()
+    fixture = Fixture(root, {}, CheckOptions(helm=str(helm4), crds=crds, strict=bool(crds)),
+                      Renders(compare_with=str(helm3) if helm3 else None), SchemaSets())
+    write_files(fixture.profiles, EXAMPLE_FILES)
+    result = render(fixture.profiles, fixture.out)
+    assert result.exit_code == 0, result.output
+    fixture.baseline = snapshot(fixture.out)
+    fixture.example = {chart.directory: sorted((m.obj for m in chart.manifests), key=identity)
+                       for chart in compile_profiles([fixture.profiles]).charts}
+    with fixture.cached_check():
+        report = run_check([fixture.out], fixture.options)
+    assert not report.errors and not fixture.renders.disagreements, (
+        [f.format() for f in report.findings], fixture.renders.disagreements)
+    return fixture
+
+
+YAML_LINE_BREAK = re.compile("\r\n?|\n")  # what ends a line for YAML 1.2, and so for diagnostics
+
+
+def _within(path: str, line: int, column: int, profiles: Path) -> str | None:
+    """Why (path, line, column) is not a place in a file of the profile set, or None when it is."""
+    if path.startswith(BUILTIN_PREFIX + "/"):
+        file = BUILTIN_DIR / path[len(BUILTIN_PREFIX) + 1:]
+    else:
+        file = Path(path)
+        if not file.resolve().is_relative_to(profiles):
+            return f"{path} is not in the profile set"
+    if not file.is_file():
+        return f"{path} is not a file of the profile set"
+    lines = YAML_LINE_BREAK.split(file.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff"))
+    if not 1 <= line <= len(lines):
+        return f"line {line} is not in {path} ({len(lines)} lines)"
+    if not 1 <= column <= len(lines[line - 1]) + 1:
+        return f"column {column} is not on line {line} of {path} ({len(lines[line - 1])} characters)"
+    return None
+
+
+def check_diagnostics(stderr: str, profiles: Path, failed: bool) -> list[str]:
+    """Problems with what render printed on stderr: every line a diagnostic, a warning, or the summary."""
+    problems = []
+    lines = stderr.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if failed:
+        if not lines or not SUMMARY.fullmatch(lines[-1]):
+            return [f"no summary line at the end of: {stderr!r}"]
+        lines.pop()
+    for line in lines:
+        match = DIAGNOSTIC.fullmatch(line)
+        if match is None:
+            if not failed and line.startswith("warning: "):
+                continue
+            problems.append(f"not a path:line:col diagnostic: {line!r}")
+            continue
+        where = _within(match["path"], int(match["line"]), int(match["column"]), profiles)
+        if where:
+            problems.append(f"{where}: {line!r}")
+    if failed and not any(" error: " in line for line in lines):
+        problems.append(f"render failed without an error diagnostic: {stderr!r}")
+    return problems
+
+
+def identity(obj: dict[str, Any]) -> tuple[str, str, str]:
+    meta = obj.get("metadata") or {}
+    return str(obj.get("kind")), str(meta.get("namespace", "")), str(meta.get("name"))
+
+
+def _strings(node: Any) -> Iterator[str]:
+    """Every string of a tree, keys too."""
+    for _, value in nodes(node):
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            yield from (key for key in value if isinstance(key, str))
+
+
+MARKED = {RELEASE_NAME: re.compile(r"rel=(.*?);", re.DOTALL), LOOKUP: re.compile(r"sec=(.*?);", re.DOTALL)}
+"""Templates planted between markers: whatever stands between the markers in the output must be the template."""
+
+
+def evaluated(planted: list[str], text: str) -> str | None:
+    """The first rendering of a planted marked template in `text`, or None when each came out as written."""
+    for template, pattern in MARKED.items():
+        if any(template in p for p in planted):
+            for found in pattern.finditer(text):
+                if not found.group(1).startswith("{{"):
+                    return found.group(0)
+    return None
+
+
+INTEGER_FORMATS = FormatChecker(formats=())
+"""The integer formats of Kubernetes schemas, which the API server's typed decoding enforces (an MPIJob with
+`backoffLimit: 2147483648` is stored, then mpi-operator cannot decode it) and JSON Schema leaves unchecked."""
+INTEGER_FORMATS.checks("int32")(lambda v: not isinstance(v, int) or isinstance(v, bool) or -(2**31) <= v < 2**31)
+INTEGER_FORMATS.checks("int64")(lambda v: not isinstance(v, int) or isinstance(v, bool) or -(2**63) <= v < 2**63)
+
+
+def integer_overflows(schema_set: Any, document: Any) -> list[str]:
+    """Integers of a rendered object beyond what its schema's int32/int64 format, or any int64, can hold."""
+    found = {tuple(path): "int64" for path, value in nodes(document.obj)
+             if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63}
+    compiled = schema_set._validator((document.api_version, document.kind))
+    if compiled is not None:
+        validator = compiled[0].evolve(format_checker=INTEGER_FORMATS)
+        found |= {tuple(e.absolute_path): e.validator_value for e in validator.iter_errors(document.obj)
+                  if e.validator == "format"}
+    return [f"{document.label}: {list(path)}: {get(document.obj, path)} is beyond {fmt}" for path, fmt in found.items()]
+
+
+def containers(obj: Any) -> Iterator[dict[str, Any]]:
+    """Every container of every pod template in a rendered object."""
+    for _, node in nodes(obj):
+        if isinstance(node, dict):
+            for key in ("containers", "initContainers"):
+                if isinstance(node.get(key), list):
+                    yield from (c for c in node[key] if isinstance(c, dict))
+
+
+def kube_expanded(text: str) -> str:
+    """What a container gets from an env value, command or argument: Kubernetes expands `$(VAR)` references
+    and reads `$$` as `$` (k8s.io/kubernetes third_party/forked/golang/expansion; no variable is defined here,
+    so a reference stays as written)."""
+    out, position = [], 0
+    while position < len(text):
+        ch = text[position]
+        if ch != "$" or position + 1 == len(text):
+            out.append(ch)
+            position += 1
+            continue
+        after = text[position + 1]
+        if after == "$":
+            out.append("$")
+            position += 2
+        elif after == "(" and (close := text.find(")", position + 2)) != -1:
+            out.append(text[position:close + 1])
+            position = close + 1
+        else:  # `$x`, or `$(` never closed: kept, and the scan goes on after the `$`'s next character
+            out.append("$" + after)
+            position += 2
+    return "".join(out)
+
+
+def kept_problems(kept: list[Kept], documents: list[Any], charts: dict[str, str]) -> list[str]:
+    """The texts a case wrote that a compiled fleet does not carry as written (`charts`: the folder of each
+    job file's chart, as check names it), once Kubernetes has expanded env values and commands."""
+    problems = []
+    for want in kept:
+        every = [c for document in documents if document.chart == charts.get(want.job)
+                 for c in containers(document.obj)]
+        if want.where == "env":
+            given = [kube_expanded(e.get("value", "")) for c in every for e in c.get("env") or []
+                     if e.get("name") == want.name]
+            ok = bool(given) and all(value == want.text for value in given)
+        elif want.where == "command":
+            given = [[kube_expanded(part) for part in c.get("command", []) + c.get("args", [])] for c in every]
+            ok = any(want.text in line for line in given)
+        else:
+            given = [c.get("image") for c in every]
+            ok = want.text in given
+        if not ok:
+            shown = [repr(g)[:200] for g in given]
+            problems.append(f"{want!r} is not what the cluster gets: {shown}")
+    return problems
+
+
+def run_case(fixture: Fixture, case: Case, seconds: float | None = None) -> None:
+    """Render `case` into a copy of the example charts, and hold it to the promises of the module docstring;
+    `seconds` bounds the render's wall time (a linear render of 1 MiB takes about one)."""
+    write_files(fixture.profiles, case.files)
+    write_files(fixture.out, fixture.baseline)
+    started = time.perf_counter()
+    result = render(fixture.profiles, fixture.out)
+    elapsed = time.perf_counter() - started
+    assert seconds is None or elapsed < seconds, f"render took {elapsed:.1f} s"
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        trace = "".join(traceback.format_exception(*result.exc_info))
+        pytest.fail(f"render raised {type(result.exception).__name__}:\n{trace}")
+    assert result.exit_code in (0, 1), (result.exit_code, result.output)
+    failed = result.exit_code == 1
+    problems = check_diagnostics(result.stderr, fixture.profiles.resolve(), failed)
+    assert not problems, "\n".join(problems) + "\n--- stderr:\n" + result.stderr
+    event("refused with diagnostics" if failed else "compiled")
+    if not failed and case.planted:
+        event("compiled with a template planted")
+    for name in case.classes:
+        event(f"class {name}: {'refused' if failed else 'compiled'}")
+    for kind in case.kinds:
+        event(kind)
+    if failed:
+        assert snapshot(fixture.out) == fixture.baseline, "a failed render changed the output folder"
+        return
+    assert not case.must_refuse, f"compiled although it must be refused: {case.must_refuse}"
+    compiled = compile_profiles([fixture.profiles])
+    assert compiled.ok
+    for job in case.same_as_example:
+        chart = next(c for c in compiled.charts if c.source.endswith("/" + job))
+        assert sorted((m.obj for m in chart.manifests), key=identity) == fixture.example[chart.directory], (
+            f"{job}: merge keys spelling out the example's own values give other objects")
+    assert snapshot(fixture.out) == {**output_files(compiled.charts), ".mpigen-owned": snapshot(fixture.out)[
+        ".mpigen-owned"]}, "the output folder is not what the profiles compile to"
+    fixture.renders.disagreements.clear()
+    with fixture.cached_check():
+        report = run_check([fixture.out], fixture.options)
+    assert not fixture.renders.disagreements, "\n".join(fixture.renders.disagreements)
+    errors = [f for f in report.findings if f.severity.value == "error"]
+    assert not errors, "mpigen check:\n" + "\n".join(f.format() for f in errors)
+    schema_set = fixture.schema_sets.formats()
+    overflows = [problem for document in report.documents for problem in integer_overflows(schema_set, document)]
+    assert not overflows, "numbers Kubernetes cannot decode:\n" + "\n".join(overflows)
+    by_chart: dict[str, list[dict[str, Any]]] = {}
+    for document in report.documents:
+        by_chart.setdefault(document.chart, []).append(document.obj)
+    for chart in compiled.charts:
+        rendered = sorted(by_chart.get(f"{fixture.out.as_posix()}/{chart.directory}", []), key=identity)
+        built = sorted((m.obj for m in chart.manifests), key=identity)
+        assert rendered == built, f"{chart.directory}: Helm renders other objects than mpigen built"
+    for text in (s for document in report.documents for s in _strings(document.obj)):
+        rendering = evaluated(case.planted, text)
+        assert rendering is None, f"a planted template was evaluated: {rendering!r} in {text!r}"
+    charts = {job: f"{fixture.out.as_posix()}/{chart.directory}" for chart in compiled.charts
+              for job in {want.job for want in case.kept} if chart.source.endswith("/" + job)}
+    problems = kept_problems(case.kept, report.documents, charts)
+    assert not problems, "\n".join(problems)
+
+
+def _settings() -> Callable[[Any], Any]:
+    database = DirectoryBasedExampleDatabase(str(REPO / ".hypothesis" / "examples"))
+    return settings(max_examples=EXAMPLES, deadline=None, database=database if LONG else None, print_blob=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@seed(SEED)
+@_settings()
+@given(case=cases)
+@example(case=Case(dict(EXAMPLE_FILES), ["the example fleet as it is"]))
+def test_a_mutated_fleet_compiles_and_checks_clean_or_fails_cleanly(fuzz: Fixture, case: Case) -> None:
+    run_case(fuzz, case)
+
+
+CLASS_EXAMPLES = max(EXAMPLES // 4, 50) if LONG else 50
+
+
+@seed(SEED)
+@settings(_settings(), max_examples=CLASS_EXAMPLES)
+@given(case=merge_key_cases())
+def test_merge_keys_compile_as_spelled_out_or_fail_cleanly(fuzz: Fixture, case: Case) -> None:
+    run_case(fuzz, case)
+
+
+@seed(SEED)
+@settings(_settings(), max_examples=CLASS_EXAMPLES)
+@given(case=implicit_type_cases())
+def test_implicitly_typed_scalars_in_string_fields_keep_their_text_or_fail_cleanly(fuzz: Fixture, case: Case) -> None:
+    run_case(fuzz, case)
+
+
+@seed(SEED)
+@settings(_settings(), max_examples=CLASS_EXAMPLES)
+@given(case=control_character_cases())
+def test_control_characters_are_refused_or_kept_as_written(fuzz: Fixture, case: Case) -> None:
+    run_case(fuzz, case)
+
+
+LONG_EXAMPLES = max(EXAMPLES // 20, 8) if LONG else 8  # each renders and checks up to 1 MiB of profile: seconds
+
+
+@seed(SEED)
+@settings(_settings(), max_examples=LONG_EXAMPLES)
+@given(case=long_string_cases())
+def test_a_long_adversarial_string_compiles_kept_or_fails_cleanly_in_time(fuzz: Fixture, case: Case) -> None:
+    run_case(fuzz, case, seconds=30)
+
+
+@pytest.mark.parametrize(("written", "container_gets"), [
+    ("$$(VAR)", "$(VAR)"), ("$(VAR)", "$(VAR)"), ("$$", "$"), ("$$$$", "$$"), ("$", "$"), ("a$b", "a$b"),
+    ("$(open", "$(open"), ("$$${x}", "$${x}"), ("$(a)$$(b)", "$(a)$(b)"),
+])
+def test_kube_expanded_reads_dollars_as_kubernetes_does(written, container_gets):
+    """From Kubernetes' expansion rules (pkg third_party/forked/golang/expansion), with no variable defined."""
+    assert kube_expanded(written) == container_gets

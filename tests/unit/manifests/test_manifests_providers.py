@@ -1,0 +1,177 @@
+"""Network providers (generator/manifests/providers/): for every provider x MPI implementation that makes sense, the
+example fleet compiles, renders with real Helm 3 and 4, and passes `mpigen check --strict` with the upstream CRDs
+of the objects it writes (sriov-network-operator's, Argo CD's and Flux's).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from conftest import PROFILES, run_mpigen
+
+from generator.pipeline import CompileResult, compile_profiles
+
+DGX_LAB = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
+RAILS = DGX_LAB[DGX_LAB.index("rails:\n"):DGX_LAB.index("gitops:\n")]
+assert RAILS.count("  - name: rail") == 4
+NO_IPAM_RAILS = re.sub(r"    ipam:\n      range: [0-9./]+\n", "", RAILS)
+
+
+def _cluster(provider: str) -> str:
+    text = DGX_LAB.replace("  provider: sriov-device-plugin\n", f"  provider: {provider}\n")
+    assert f"provider: {provider}" in text
+    if provider == "tcp":
+        return text.replace(RAILS, "")
+    if provider == "host-network":
+        return text.replace(RAILS, NO_IPAM_RAILS)
+    return text
+
+
+def _edits(provider: str, implementation: str) -> dict[str, str | None]:
+    edits: dict[str, str | None] = {"clusters/dgx-lab.yaml": _cluster(provider)}
+    for job in ("resnet50-dgx", "tensorflow-benchmarks", "pi"):
+        text = (PROFILES / "jobs" / f"{job}.yaml").read_text(encoding="utf-8")
+        if implementation != "OpenMPI":
+            text += f"mpiImplementation: {implementation}\n"
+        edits[f"jobs/{job}.yaml"] = text
+    return edits
+
+
+COMBINATIONS = [(p, i) for p in ("sriov-device-plugin", "sriov-network-operator", "rdma-shared", "tcp")
+                for i in ("OpenMPI", "Intel", "MPICH")] + [("host-network", "OpenMPI")]
+
+
+def _compile(profiles_copy, provider: str, implementation: str) -> CompileResult:
+    result = compile_profiles([profiles_copy(_edits(provider, implementation))])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    return result
+
+
+def _objects(result: CompileResult) -> list[dict[str, Any]]:
+    return [m.obj for c in result.charts for m in c.manifests if c.directory.startswith("dgx-lab/")]
+
+
+def _resnet_worker(result: CompileResult) -> dict[str, Any]:
+    (mpijob,) = [o for o in _objects(result) if o["kind"] == "MPIJob"
+                 and o["metadata"]["name"].startswith("resnet50-dgx-")]
+    return mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]
+
+
+@pytest.mark.parametrize(("provider", "implementation"), COMBINATIONS)
+def test_each_provider_and_mpi_passes_check_with_real_helm(helm, upstream, profiles_copy, provider, implementation):
+    root = profiles_copy(_edits(provider, implementation))
+    charts = root.parent / "charts"
+    rendered = run_mpigen("render", root, "-o", charts)
+    assert rendered.returncode == 0, rendered.stderr
+    crds = [*sorted((upstream / "network" / "sriov-network-operator").glob("config__crd__bases__*.yaml")),
+            upstream / "gitops" / "argocd" / "application-crd.yaml",
+            *sorted((upstream / "gitops" / "flux").glob("*.yaml"))]
+    checked = run_mpigen("check", "--helm", helm, "--strict", *(a for crd in crds for a in ("--crds", crd)), charts)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_sriov_network_operator_objects(profiles_copy):
+    objects = _objects(_compile(profiles_copy, "sriov-network-operator", "OpenMPI"))
+    policies = {o["metadata"]["name"]: o for o in objects if o["kind"] == "SriovNetworkNodePolicy"}
+    # One per rail and pool carrying it: only the dgx pool has the IB NICs.
+    assert sorted(policies) == ["rail0-dgx", "rail1-dgx", "rail2-dgx", "rail3-dgx"]
+    rail0 = policies["rail0-dgx"]
+    assert rail0["metadata"]["namespace"] == "sriov-network-operator"
+    # dgx-1.yaml: ib0 is PF ib0, ConnectX-4 15b3:1013, InfiniBand; 8 GPUs a node -> 8 VFs a PF by default.
+    assert rail0["spec"] == {"resourceName": "rdma_rail0", "nodeSelector": {"nvidia.com/gpu.product":
+                                                                           "Tesla-V100-SXM2-16GB"},
+                             "numVfs": 8, "nicSelector": {"vendor": "15b3", "deviceID": "1013", "pfNames": ["ib0"]},
+                             "deviceType": "netdevice", "isRdma": True, "linkType": "IB"}
+    networks = {(o["kind"], o["metadata"]["name"]): o for o in objects if o["kind"].startswith("Sriov")
+                and o["kind"] != "SriovNetworkNodePolicy"}
+    assert sorted(networks) == sorted(("SriovIBNetwork", f"rail{i}-{ns}") for i in range(4)
+                                      for ns in ("ml-training", "hpc"))
+    network = networks[("SriovIBNetwork", "rail0-ml-training")]
+    assert network["spec"]["networkNamespace"] == "ml-training"
+    assert json.loads(network["spec"]["metaPlugins"]) == {"type": "rdma"}
+    assert json.loads(network["spec"]["ipam"]) == {"type": "whereabouts", "range": "192.168.100.0/24"}
+    assert not [o for o in objects if o["kind"] == "NetworkAttachmentDefinition"], "the operator renders the NADs"
+    worker = _resnet_worker(_compile(profiles_copy, "sriov-network-operator", "OpenMPI"))
+    annotation = json.loads(worker["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"])
+    assert annotation[0] == {"name": "rail0-ml-training", "namespace": "ml-training", "interface": "rail0"}
+    limits = worker["spec"]["containers"][0]["resources"]["limits"]
+    assert {k: v for k, v in limits.items() if "rdma" in k} == {f"openshift.io/rdma_rail{i}": 1 for i in range(4)}
+
+
+def test_rdma_shared_objects(profiles_copy):
+    result = _compile(profiles_copy, "rdma-shared", "OpenMPI")
+    objects = _objects(result)
+    (config_map,) = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "rdma-devices"]
+    config = json.loads(config_map["data"]["config.json"])
+    assert config["configList"][0] == {"resourceName": "rdma_rail0", "rdmaHcaMax": 1000,
+                                       "selectors": {"vendors": ["15b3"], "deviceIDs": ["1013"], "ifNames": ["ib0"]}}
+    nads = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in objects
+            if o["kind"] == "NetworkAttachmentDefinition"}
+    plugin = json.loads(nads[("hpc", "rail2")]["spec"]["config"])
+    assert {k: plugin[k] for k in ("type", "master")} == {"type": "ipoib", "master": "ib2"}  # InfiniBand NIC
+    assert "k8s.v1.cni.cncf.io/resourceName" not in nads[("hpc", "rail2")]["metadata"]["annotations"]
+    limits = _resnet_worker(result)["spec"]["containers"][0]["resources"]["limits"]
+    assert {k: v for k, v in limits.items() if k.startswith("rdma/")} == {f"rdma/rdma_rail{i}": 1 for i in range(4)}
+
+
+def test_host_network_pods(profiles_copy):
+    result = _compile(profiles_copy, "host-network", "OpenMPI")
+    objects = _objects(result)
+    assert not [o for o in objects if o["kind"] == "NetworkAttachmentDefinition"]
+    worker = _resnet_worker(result)
+    spec = worker["spec"]
+    assert spec["hostNetwork"] is True and spec["dnsPolicy"] == "ClusterFirstWithHostNet"
+    (term,) = spec["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term["topologyKey"] == "kubernetes.io/hostname"
+    assert term["labelSelector"]["matchLabels"] == worker["metadata"]["labels"]
+    container = spec["containers"][0]
+    assert container["command"] == ["/usr/sbin/sshd", "-De", "-p", "2222"]
+    assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}, "never privileged"
+    assert "k8s.v1.cni.cncf.io/networks" not in worker["metadata"].get("annotations", {})
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert env["NCCL_SOCKET_IFNAME"] == "=ib0,ib1,ib2,ib3"  # the nodes' interfaces (dgx-1.yaml pfName)
+    (mpijob,) = [o for o in objects if o["kind"] == "MPIJob" and o["metadata"]["name"].startswith("resnet50-dgx-")]
+    command = mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"]
+    at = command.index("plm_rsh_args")
+    assert command[at - 1:at + 2] == ["--mca", "plm_rsh_args", "-p 2222 -o ConnectionAttempts=10"]
+    assert "hostNetwork" not in mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
+
+
+def test_host_network_refuses_two_workers_on_a_node_and_hydra(profiles_copy):
+    edits = _edits("host-network", "OpenMPI")
+    # 5 one-GPU workers would fit the 4 DGX-1 nodes' 32 GPUs, but not one worker per node.
+    edits["jobs/tensorflow-benchmarks.yaml"] = (PROFILES / "jobs" / "tensorflow-benchmarks.yaml").read_text(
+        encoding="utf-8").replace("workers: 2\n", "workers: 5\n")
+    edits["jobs/pi.yaml"] = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8") + "mpiImplementation: Intel\n"
+    result = compile_profiles([profiles_copy(edits)])
+    messages = [d.message for d in result.diagnostics]
+    assert any("under host networking (one worker per node" in m for m in messages), messages
+    assert any("uses host networking, where sshd listens on a port of its own" in m for m in messages), messages
+
+
+def test_tcp_provider_refuses_rails_and_runs_over_the_cluster_network(profiles_copy):
+    bad = compile_profiles([profiles_copy({"clusters/dgx-lab.yaml": DGX_LAB.replace(
+        "  provider: sriov-device-plugin\n", "  provider: tcp\n")})])
+    assert [d.message for d in bad.diagnostics if "tcp" in d.message] == [
+        "provider 'tcp' attaches no RDMA rails: MPI and NCCL use the cluster network"]
+    worker = _resnet_worker(_compile(profiles_copy, "tcp", "OpenMPI"))
+    container = worker["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert env["NCCL_IB_DISABLE"] == "1" and env["OMPI_MCA_btl"] == "tcp,self"
+    assert "securityContext" not in container, "no RDMA, no IPC_LOCK"
+
+
+def test_multus_providers_need_ipam(profiles_copy):
+    result = compile_profiles([profiles_copy({"clusters/dgx-lab.yaml": DGX_LAB.replace(RAILS, NO_IPAM_RAILS)})])
+    assert sum("has no `ipam`" in d.message for d in result.diagnostics) == 4
+
+
+def test_the_provider_modules_are_the_schema_enum():
+    schema = json.loads((PROFILES.parent / "schemas" / "cluster.schema.json").read_text(encoding="utf-8"))
+    enum = schema["properties"]["network"]["properties"]["provider"]["enum"]
+    folder = PROFILES.parent / "generator" / "manifests" / "providers"
+    modules = sorted(p.stem.replace("_", "-") for p in folder.glob("*.py") if p.stem != "__init__")
+    assert sorted(enum) == modules
