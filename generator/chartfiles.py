@@ -53,6 +53,13 @@ NODE_RESOURCES = "mpigen/node-resources"
 MPIJOB = "mpigen/mpijob"
 NAMING = "mpigen/naming"
 
+# --- object annotations, for the chart's reviewers ---------------------------------------------------
+
+PRIVILEGED_REASON = "mpigen/privileged-reason"
+"""On the MPIJob of a job that runs privileged: the profile's reason."""
+HOST_PATH_REASON = "mpigen/host-path-reason"
+"""On the MPIJob and its pod templates where a host folder that gives the node away is mounted: the reasons."""
+
 # --- values --------------------------------------------------------------------------------------
 
 IMAGE = "image"

@@ -16,8 +16,6 @@ LAUNCHER_CONTAINER = "launcher"
 WORKER_CONTAINER = "worker"
 HOSTFILE_VOLUME = "mpigen-hostfile"
 SHM_VOLUME = "dshm"
-PRIVILEGED_REASON = "mpigen/privileged-reason"
-HOST_PATH_REASON = "mpigen/host-path-reason"
 RANK_COUNT_FLAG = {MpiImplementation.OPENMPI: "-np", MpiImplementation.INTEL: "-n", MpiImplementation.MPICH: "-n"}
 
 
@@ -231,7 +229,7 @@ def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
 
 def _privileged_annotation(job: Job) -> dict[str, str]:
     """The profile's reason for privileged workers, where reviewers of the chart and of the pods see it."""
-    return {PRIVILEGED_REASON: job.privileged_reason} if job.privileged_reason is not None else {}
+    return {chartfiles.PRIVILEGED_REASON: job.privileged_reason} if job.privileged_reason is not None else {}
 
 
 def host_path_reasons(job: Job) -> dict[str, str]:
@@ -244,7 +242,7 @@ def _host_path_annotation(job: Job) -> dict[str, str]:
     """The profile's reasons for host folders, where reviewers of the chart and of the pods see them: every
     pod that mounts them (launcher and workers) and the MPIJob."""
     reasons = [f"{volume}: {reason}" for volume, reason in host_path_reasons(job).items()]
-    return {HOST_PATH_REASON: "; ".join(reasons)} if reasons else {}
+    return {chartfiles.HOST_PATH_REASON: "; ".join(reasons)} if reasons else {}
 
 
 def build_run_policy(job: Job) -> dict[str, Any]:

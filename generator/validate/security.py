@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator import chartfiles
 from generator.diagnostics import Diagnostic
 from generator.load import ProfileFile, to_plain
 
@@ -26,7 +27,6 @@ NODE_FOLDERS = (
     "/var/lib/etcd", "/var/log",  # kubelet follows links under /var/log/pods: a known escape
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt/cni",  # programs root runs
 )
-HOST_PATH_REASON = "mpigen/host-path-reason"
 # A reason says something: this many characters that are not spaces, and this many words of letters.
 REASON_MIN_CHARACTERS = 10
 REASON_MIN_WORDS = 2
@@ -109,5 +109,5 @@ def check_job_security(document: ProfileFile) -> list[Diagnostic]:
                 f"volume '{volume['name']}' mounts the node's {path}, which {relation} {folder}: a pod with it can "
                 "take over the node, like a privileged one, and it needs a reason",
                 f"mount a claim instead, or write `hostPath: {{path: {path}, reason: \"<why the job needs it>\"}}`; "
-                f"the reason goes into the chart as the annotation `{HOST_PATH_REASON}`, for its reviewers"))
+                f"the reason goes into the chart as the annotation `{chartfiles.HOST_PATH_REASON}`, for its reviewers"))
     return found
