@@ -43,8 +43,11 @@ check: $(STAMP) $(HELM4)
 	  diff -r "$$tmp/charts" charts && echo "charts/ is up to date with profiles/"
 	$(BIN)/mpigen check --helm $(HELM4) $(addprefix --crds ,$(GITOPS_CRDS)) charts
 
+# Tests run in parallel, one worker per core (pytest-xdist): most of the suite waits on Helm and mpigen
+# processes, and two workers take a 2-core machine from about 600 s to about 340 s. PYTEST_WORKERS=0 runs it serially.
+PYTEST_WORKERS ?= auto
 test: $(STAMP) helm lint check
-	MPIGEN_HELM3=$(abspath $(HELM3)) MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q
+	MPIGEN_HELM3=$(abspath $(HELM3)) MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q -n $(PYTEST_WORKERS)
 
 # A long fuzz (`make test` runs a short one from a fixed seed): FUZZ_EXAMPLES mutations of the example profiles
 # (tests/acceptance/test_fuzz.py), every new chart rendered by Helm 3 and Helm 4, which must agree; and FUZZ_EXAMPLES/4
