@@ -7,8 +7,8 @@ the run is made of, built under the plain job name, so whatever a future builder
 covered without a list to keep up to date. Only `runPolicy.suspend` is left out: suspending and
 resuming from git must act on the same MPIJob.
 
-A compile builds the spec once (`named_spec`): under a stand-in for the name, which is then replaced by
-the plain job name for the digest and by the MPIJob's name for the object.
+A compile builds each spec twice (`named_spec`): under the plain job name for the digest, and under the
+MPIJob's name for the object.
 """
 
 from __future__ import annotations
@@ -44,31 +44,14 @@ def mpijob_name(job: Job) -> str:
 
 
 def named_spec(job: Job, workers: Variable) -> tuple[str, dict[str, Any]]:
-    """The MPIJob's name and its spec (marked, see `build_mpijob_spec`), the spec built once: under a
-    stand-in for the name, which the run digest takes as the plain job name and the spec as the MPIJob's."""
-    stand_in = _stand_in(job)
-    spec = build_mpijob_spec(job, stand_in, workers)
+    """The MPIJob's name and its spec (marked, see `build_mpijob_spec`): the digest is taken over the spec built
+    under the plain job name, and the object is built under the name that gives. Building a spec costs a tenth
+    of a millisecond; putting a name into a built spec afterwards would cost more and trust every builder to
+    use the name only inside strings."""
     if job.naming is Naming.STABLE:
         name = names.mpijob_name(job.name, None)
     elif workers.value == job.worker_count:
-        name = names.mpijob_name(job.name, _digest(job, _renamed(spec, stand_in, job.name)))
+        name = names.mpijob_name(job.name, _digest(job, build_mpijob_spec(job, job.name, workers)))
     else:  # the run is the profile's, whatever workers the objects are built for
         name = mpijob_name(job)
-    return name, _renamed(spec, stand_in, name)
-
-
-def _stand_in(job: Job) -> str:
-    """`mpigenrun<n>x` for the smallest n that nothing of the job holds (its profile's strings are all in its
-    repr), so that putting the name in its place gives what building under the name gives."""
-    return names.unused_mark("mpigenrun", repr(job))
-
-
-def _renamed(obj: Any, stand_in: str, name: str) -> Any:
-    """A copy of `obj` with `name` in place of `stand_in` in every string (keys too); Variables are kept."""
-    if isinstance(obj, str):
-        return obj.replace(stand_in, name)
-    if isinstance(obj, dict):
-        return {_renamed(key, stand_in, name): _renamed(value, stand_in, name) for key, value in obj.items()}
-    if isinstance(obj, list):
-        return [_renamed(value, stand_in, name) for value in obj]
-    return obj
+    return name, build_mpijob_spec(job, name, workers)
