@@ -197,8 +197,9 @@ def _render_targets(targets: Targets, renderer: _Renderer, versions: _KubeVersio
 def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOptions, report: CheckReport) -> None:
     """Each document against the schemas of its Kubernetes version, with the --crds and the rendered CRDs.
 
-    A schema set is built only for a version some document needs; problems reading the CRDs are the same for
-    every version, so they are said once, by the first set built."""
+    A schema set is built only for a version some document needs (the newest when none does, so that the
+    --crds are read anyway); problems reading the CRDs are the same for every version, so they are said once,
+    by the first set built."""
     rendered_crds = [(d.source, d.obj) for d, _ in documents if d.kind == "CustomResourceDefinition"]
     schema_sets: dict[str, SchemaSet] = {}
 
@@ -215,6 +216,8 @@ def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOp
 
     for document, version in documents:
         report.findings += schemas(version).check(document)
+    if options.crds and not schema_sets:  # nothing to validate: the --crds folders are still read and judged
+        schemas(bundled_kube_versions()[-1])
 
 
 def _rule_context(targets: Targets, options: CheckOptions, renderer: _Renderer, version: str,

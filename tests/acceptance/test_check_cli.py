@@ -290,3 +290,16 @@ def test_a_broken_crd_file_is_reported_once(tmp_path):
 
 def test_a_patch_version_is_accepted():
     assert run_mpigen("check", "--no-helm", "--kube-version", "1.31.4", CHARTS).returncode == 0
+
+
+def test_an_unreadable_crd_is_a_finding_even_when_nothing_needs_a_schema(tmp_path):
+    """The --crds folders are read whatever the targets hold: before, a run whose targets rendered no object
+    (here a file of comments only) never read them, and a broken CRD file passed with exit 0."""
+    (tmp_path / "empty.yaml").write_text("# nothing to apply yet\n", encoding="utf-8")
+    crds = tmp_path / "crds"
+    crds.mkdir()
+    (crds / "widget.yaml").write_text("apiVersion: apiextensions.k8s.io/v1\nkind: [CustomResourceDefinition\n",
+                                      encoding="utf-8")
+    result = run_mpigen("check", "--no-helm", tmp_path / "empty.yaml", "--crds", crds)
+    assert result.returncode == 1, result.stdout
+    assert f"{(crds / 'widget.yaml').as_posix()}: not valid YAML" in result.stdout, result.stdout
