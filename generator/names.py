@@ -7,8 +7,6 @@ when the caller builds a Helm `printf` format instead of a concrete name.
 
 from __future__ import annotations
 
-import re
-
 from generator.vocabulary.kubernetes import DNS1035_LABEL, DNS1035_MAX
 
 HOSTFILE_DIR = "/etc/mpigen"
@@ -145,13 +143,3 @@ def gitops_job_name(cluster: str, job: str) -> str:
     """The Application or HelmRelease of a job chart: prefixed with the cluster, since one Argo CD
     holds the Applications of every cluster it manages in one namespace."""
     return f"{cluster}-{job}"
-
-
-def unused_mark(prefix: str, text: str) -> str:
-    """`<prefix><n>x` for the smallest n that `text` does not hold, found in one pass over it (a search per
-    candidate n is quadratic in a text listing many of them): a stand-in that no data can be taken for."""
-    taken = {int(n) for n in re.findall(re.escape(prefix) + r"([0-9]+)x", text) if len(n) < 8}
-    n = 0
-    while n in taken:
-        n += 1
-    return f"{prefix}{n}x"
