@@ -40,7 +40,7 @@ def build_marked_job(job: Job, chart: ChartRef, workers: Variable | None = None)
     workers = workers or workers_variable(job)
     mpijob, spec = named_spec(job, workers)
     return [
-        Manifest(chartfiles.HOSTFILE_TEMPLATE, build_hostfile_configmap(job, chart, mpijob, workers.value)),
+        Manifest(chartfiles.HOSTFILE_TEMPLATE, build_hostfile_configmap(job, chart, mpijob, workers.plain)),
         Manifest(chartfiles.MPIJOB_TEMPLATE, mpijob_object(job, chart, mpijob, spec)),
     ]
 

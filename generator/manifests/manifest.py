@@ -40,3 +40,11 @@ def plain(obj: Any) -> Any:
     if isinstance(obj, list):
         return [plain(value) for value in obj]
     return obj
+
+
+def variables(obj: Any, path: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], Variable]]:
+    """Where a builder marked a value a chart value sets, and the mark."""
+    if isinstance(obj, Variable):
+        return [(path, obj)]
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    return [found for key, value in items for found in variables(value, (*path, key))]

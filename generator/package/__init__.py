@@ -21,7 +21,7 @@ from generator.manifests import Manifest, build_infra, build_marked_job, infra_c
 from generator.manifests.gitops import BootstrapFile, build_bootstrap
 from generator.manifests.hostfile import hostfile_line, rankfile_line
 from generator.manifests.labels import CHART_VERSION, STANDARD_LABEL_KEYS, ChartRef
-from generator.manifests.manifest import Variable, plain
+from generator.manifests.manifest import Variable, plain, variables
 from generator.manifests.providers import PROVIDERS
 from generator.model import Cluster, Fleet, Job, Naming, NodePool
 from generator.package.template import Hole, escape_text, render_template
@@ -221,14 +221,6 @@ def _job_helpers(job: Job, ref: ChartRef, mpijob: str) -> str:
     return text
 
 
-def _variables(obj: Any, path: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], Variable]]:
-    """Where the builder marked a value a chart value sets, and the mark."""
-    if isinstance(obj, Variable):
-        return [(path, obj)]
-    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
-    return [found for key, value in items for found in _variables(value, (*path, key))]
-
-
 def _variable_hole(variable: Variable) -> Hole:
     if variable.times is None:
         return Hole(action(chartfiles.VALUE_EXPRESSIONS[variable.name]))
@@ -242,7 +234,7 @@ def _job_holes(ref: ChartRef, manifest: Manifest) -> dict[tuple[str | int, ...],
     if manifest.obj["kind"] == "ConfigMap":
         for key in manifest.obj["data"]:
             holes[("data", key)] = Hole("|" + trimmed_action(include(ref.name, key, "{indent}", trim=True)), block=True)
-    holes.update((path, _variable_hole(variable)) for path, variable in _variables(manifest.obj))
+    holes.update((path, _variable_hole(variable)) for path, variable in variables(manifest.obj))
     return holes
 
 

@@ -8,7 +8,7 @@ through Multus or the nodes' network, the infra chart's NOTES line, and the buil
 
 Adding a provider is adding its module here, named after it (`host-network`: host_network.py), and its name
 to `NetworkProvider` (generator/model.py) and to the cluster schema's `network.provider`; nothing else names
-it (tests/test_providers_registry.py holds the schema's enum and defaults to the registry, and keeps provider
+it (tests/unit/manifests/test_providers_registry.py holds the schema's enum and defaults to the registry, and keeps provider
 names out of the other modules).
 """
 
