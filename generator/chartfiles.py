@@ -103,6 +103,8 @@ VALUE_EXPRESSIONS = {WORKERS: WORKERS_EXPRESSION, SUSPEND: SUSPEND_EXPRESSION, I
 """The action standing for each value where the object holds it as it is."""
 RANK_COUNT_FORM = WORKERS_EXPRESSION.join(("mul (", ") {slots} | toString | quote"))
 """mpirun's rank count: the workers times the slots of each, as a string."""
+WORKERS_PLUS_FORM = WORKERS_EXPRESSION.join(("add (", ") {plus}"))
+"""A gang's minimum under `AtStartup`: the workers and the launcher, as a number."""
 INCLUDE_FORM = 'include "{name}.{helper}" .{trim} | nindent {indent}'
 """A named template of `_helpers.tpl`, indented; `trim` is "" or `TRIM`."""
 TRIM = " | trim"

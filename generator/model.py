@@ -160,6 +160,91 @@ class GitOps:
     """Where the Argo CD Applications, or the Flux GitRepository, Kustomization and HelmReleases, live."""
 
 
+class Scheduler(str, Enum):
+    """How a cluster admits multi-node jobs (the cluster profile's `scheduling.scheduler`)."""
+
+    NONE = "none"
+    VOLCANO = "volcano"
+    COSCHEDULING = "coscheduling"
+    KUEUE = "kueue"
+
+    @property
+    def gangs_through_operator(self) -> bool:
+        """mpi-operator creates a PodGroup per MPIJob (`--gang-scheduling`) from `runPolicy.schedulingPolicy`."""
+        return self in (Scheduler.VOLCANO, Scheduler.COSCHEDULING)
+
+
+@dataclass(frozen=True)
+class Quota:
+    """One resource of a queue's share of one pool, in whole units of `unit` ('' or 'Gi')."""
+
+    resource: str
+    count: int
+    unit: str = ""
+    borrowing_limit: int | None = None
+
+    @property
+    def nominal(self) -> int | str:
+        return quantity_text(self.count, self.unit)
+
+    @property
+    def borrowing(self) -> int | str | None:
+        return None if self.borrowing_limit is None else quantity_text(self.borrowing_limit, self.unit)
+
+
+def quantity_text(count: int, unit: str) -> int | str:
+    """A quota as Kubernetes writes it: a plain count, or `<n>Gi`."""
+    return f"{count}{unit}" if unit else count
+
+
+@dataclass(frozen=True)
+class QueueShare:
+    """A queue's share of one node pool: how many of its nodes, and the quota of every resource that gives."""
+
+    pool: NodePool
+    nodes: int
+    borrow_nodes: int | None
+    quotas: tuple[Quota, ...]
+
+
+@dataclass(frozen=True)
+class Queue:
+    """A Volcano Queue, or a Kueue ClusterQueue with a LocalQueue of the same name in each namespace it serves."""
+
+    name: str
+    namespaces: tuple[str, ...]
+    shares: tuple[QueueShare, ...]
+    cohort: str | None = None
+    weight: int | None = None
+
+
+@dataclass(frozen=True)
+class PriorityClass:
+    name: str
+    value: int
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class TopologyLevel:
+    name: str
+    node_label: str
+
+
+@dataclass(frozen=True)
+class Scheduling:
+    scheduler: Scheduler = Scheduler.NONE
+    scheduler_name: str | None = None
+    """coscheduling: the scheduler-plugins scheduler's name (mpi-operator's `--gang-scheduling` value)."""
+    schedule_timeout_seconds: int | None = None
+    priority_classes: tuple[PriorityClass, ...] = ()
+    topology: tuple[TopologyLevel, ...] = ()
+    queues: tuple[Queue, ...] = ()
+
+    def queue(self, name: str) -> Queue:
+        return next(queue for queue in self.queues if queue.name == name)
+
+
 @dataclass(frozen=True)
 class Cluster:
     name: str
@@ -175,6 +260,7 @@ class Cluster:
     cores it was given."""
     pod_security: tuple[tuple[str, str], ...] = ()
     """(namespace, least Pod Security level) the profile asks for beyond what the jobs need."""
+    scheduling: Scheduling = Scheduling()
 
     def pool(self, name: str) -> NodePool:
         return next(pool for pool in self.pools if pool.name == name)
@@ -270,6 +356,20 @@ class RunPolicy:
 
 
 @dataclass(frozen=True)
+class JobScheduling:
+    """The job's place in its cluster's gang scheduling; empty on a cluster without one."""
+
+    queue: str | None = None
+    """volcano, kueue: the queue (kueue: the LocalQueue in the job's namespace)."""
+    priority_class: str | None = None
+    min_available: int | None = None
+    """volcano, coscheduling: pods that must fit at once, the profile's; None: derived from the workers."""
+    topology_label: str | None = None
+    """kueue: the node label of the topology level the workers must (or should) share."""
+    topology_required: bool = True
+
+
+@dataclass(frozen=True)
 class Origin:
     """Where a chart value came from, said in the values.yaml comment above it."""
 
@@ -312,6 +412,7 @@ class Job:
     launcher_creation_policy: str
     run_policy: RunPolicy
     origins: tuple[tuple[str, Origin], ...]
+    scheduling: JobScheduling = JobScheduling()
 
     @property
     def uses_gpus(self) -> bool:

@@ -14,12 +14,17 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from generator.catalogue import expand_hardware
+from generator.diagnostics import Diagnostic, Severity
+from generator.load import load_paths
 from generator.pipeline import CompileResult, compile_profiles
+from generator.validate import validate
 
 REPO = Path(__file__).resolve().parent.parent
 PROFILES = REPO / "profiles"
@@ -162,6 +167,51 @@ def without_root_privileges() -> None:
             raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) refused: cannot make a folder read-only to root")
 
 PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER = 24, 1, 2, 3
+
+
+# --- validation outcomes (tests/unit/validate/) --------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    root: Path
+    diagnostics: list[Diagnostic]
+
+    def shown(self) -> list[str]:
+        return [d.format() for d in self.diagnostics]
+
+    def at(self, relpath: str, line: int, column: int) -> str:
+        return f"{self.root / relpath}:{line}:{column}"
+
+
+@pytest.fixture
+def diagnose(profiles_copy: Callable[..., Path]) -> Callable[[dict[str, str | None]], Outcome]:
+    """Load and validate a copy of profiles/ with `edits` applied; every diagnostic, sorted."""
+
+    def run(edits: dict[str, str | None]) -> Outcome:
+        root = profiles_copy(edits)
+        loaded = load_paths([root])
+        expanded = expand_hardware(loaded.documents, loaded.unreadable)  # as the pipeline does, before validate
+        return Outcome(root, loaded.diagnostics + expanded.diagnostics
+                       + validate(expanded.documents, [*loaded.unreadable, *expanded.unresolved]))
+
+    return run
+
+
+def expect(outcome: Outcome, *wanted: tuple, severity: Severity = Severity.ERROR) -> None:
+    """Exactly these diagnostics, in this order: (relpath, line, col, message fragment[, hint fragment])."""
+    shown = outcome.shown()
+    assert len(outcome.diagnostics) == len(wanted), shown
+    for diagnostic, (relpath, line, column, message, *hint) in zip(outcome.diagnostics, wanted, strict=True):
+        assert str(diagnostic.location) == outcome.at(relpath, line, column), shown
+        assert diagnostic.severity is severity, shown
+        assert message in diagnostic.message, shown
+        if hint:
+            assert hint[0] in diagnostic.hint, shown
+        formatted = diagnostic.format()
+        assert formatted.startswith(f"{outcome.at(relpath, line, column)}: {severity.value}: "), formatted
+        if diagnostic.hint:
+            assert formatted.endswith(f"; {diagnostic.hint}"), formatted
 
 
 class CustomResourceSchemas:

@@ -95,6 +95,7 @@ _INCLUDE = re.compile(chartfiles.form_pattern(chartfiles.INCLUDE_FORM, name='[^"
                                              helper="|".join(chartfiles.INCLUDED_HELPERS),
                                              trim=f"(?:{re.escape(chartfiles.TRIM)})?", indent="[0-9]{1,3}"))
 _MUL = re.compile(chartfiles.form_pattern(chartfiles.RANK_COUNT_FORM, slots="[0-9]{1,6}"))
+_ADD = re.compile(chartfiles.form_pattern(chartfiles.WORKERS_PLUS_FORM, plus="[0-9]{1,6}"))
 _PRINTED = {
     chartfiles.WORKERS: str,
     chartfiles.SUSPEND: lambda suspend: "true" if suspend else "false",
@@ -114,6 +115,9 @@ def _action(expression: str, values: dict[str, Any], chart: ChartInfo, helpers: 
     match = _MUL.fullmatch(expression)
     if match:
         return json.dumps(str(values[chartfiles.WORKERS] * int(match.group("slots"))))
+    match = _ADD.fullmatch(expression)
+    if match:
+        return str(values[chartfiles.WORKERS] + int(match.group("plus")))
     match = _INCLUDE.fullmatch(expression)
     if match and match.group("name") == chart.name:
         pad = " " * int(match.group("indent"))

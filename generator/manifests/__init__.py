@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from generator import chartfiles, names
-from generator.manifests import providers
+from generator.manifests import providers, scheduling
 from generator.manifests.hostfile import build_hostfile_configmap
 from generator.manifests.labels import ChartRef
 from generator.manifests.manifest import Manifest, Variable, plain
@@ -89,10 +89,11 @@ def namespace_pod_security(cluster: Cluster, jobs: tuple[Job, ...],
 
 def build_infra(cluster: Cluster, chart: ChartRef, jobs: tuple[Job, ...] = (),
                 mpijobs: Mapping[str, dict[str, Any]] | None = None) -> list[Manifest]:
-    """Namespaces jobs may run in, labelled with the Pod Security level their jobs need, and what the
-    cluster's network provider needs (device plugin config, the rails' networks in each namespace).
+    """Namespaces jobs may run in, labelled with the Pod Security level their jobs need, what the cluster's
+    network provider needs (device plugin config, the rails' networks in each namespace), and its scheduler's
+    queues and priority classes.
     `mpijobs`: as for `namespace_pod_security`."""
     levels = namespace_pod_security(cluster, jobs, mpijobs)
     manifests = [Manifest(chartfiles.NAMESPACES_TEMPLATE, build_namespace(ns, chart, levels[ns], cluster.kubernetes_version))
                  for ns in cluster.namespaces]
-    return manifests + providers.infra(cluster, chart)
+    return manifests + providers.infra(cluster, chart) + scheduling.infra(cluster, chart)

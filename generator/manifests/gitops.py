@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator import names
-from generator.model import Cluster, GitOps, GitOpsTool, Job
+from generator.model import Cluster, GitOps, GitOpsTool, Job, Scheduler
+from generator.vocabulary import mpi_operator
+from generator.vocabulary import scheduling as kueue
 
 ARGOCD_API_VERSION = "argoproj.io/v1alpha1"
 FLUX_SOURCE_API_VERSION = "source.toolkit.fluxcd.io/v1"
@@ -51,6 +53,8 @@ class Delivery:
     """Destination (Argo CD) or target (Flux) namespace."""
     wave: int
     depends_on: tuple[str, ...]
+    kueue_managed: bool = False
+    """A job chart whose MPIJob Kueue suspends, unsuspends and places: the tool must leave those fields alone."""
 
 
 def deliveries(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> list[Delivery]:
@@ -61,7 +65,8 @@ def deliveries(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> list[Deli
     return [infra] + [
         Delivery(name=names.gitops_job_name(cluster.name, job.name),
                  chart_dir=names.chart_dir_of_job(cluster.name, job.name), release=job.name,
-                 namespace=job.namespace, wave=JOB_WAVE, depends_on=(infra.name,))
+                 namespace=job.namespace, wave=JOB_WAVE, depends_on=(infra.name,),
+                 kueue_managed=cluster.scheduling.scheduler is Scheduler.KUEUE)
         for job in sorted(jobs, key=lambda j: j.name)
     ]
 
@@ -93,11 +98,29 @@ def _metadata(name: str, cluster: Cluster, annotations: dict[str, str] | None = 
 
 # --- Argo CD -------------------------------------------------------------------------------------
 
-def _automated_sync(create_namespace: bool) -> dict[str, Any]:
+def _automated_sync(create_namespace: bool, respect_ignore_differences: bool = False) -> dict[str, Any]:
     policy: dict[str, Any] = {"automated": {"prune": True, "selfHeal": True}}
-    if create_namespace:
-        policy["syncOptions"] = ["CreateNamespace=true"]
+    options = ["CreateNamespace=true"] if create_namespace else []
+    if respect_ignore_differences:
+        options.append("RespectIgnoreDifferences=true")
+    if options:
+        policy["syncOptions"] = options
     return policy
+
+
+def kueue_ignore_differences() -> list[dict[str, Any]]:
+    """The MPIJob fields Kueue owns (`runPolicy.suspend`, and what it injects into the pod templates on
+    admission): Argo CD neither reports them as drift nor, with `RespectIgnoreDifferences=true`, puts git's
+    values back on sync. Without it, self-heal would set `suspend: true` on a running job (Kueue reads that
+    as the job being stopped), or a sync after any commit would."""
+    group = mpi_operator.API_VERSION.split("/")[0]
+    return [{
+        "group": group,
+        "kind": mpi_operator.KIND,
+        "jsonPointers": list(kueue.KUEUE_OWNED_POINTERS),
+        "jqPathExpressions": [f".spec.mpiReplicaSpecs[].template.spec.{field}"
+                              for field in kueue.KUEUE_OWNED_TEMPLATE_FIELDS],
+    }]
 
 
 def build_argocd_application(cluster: Cluster, delivery: Delivery) -> dict[str, Any]:
@@ -116,7 +139,8 @@ def build_argocd_application(cluster: Cluster, delivery: Delivery) -> dict[str, 
                 "helm": {"releaseName": delivery.release},
             },
             "destination": {"server": gitops.destination, "namespace": delivery.namespace},
-            "syncPolicy": _automated_sync(create_namespace=True),
+            **({"ignoreDifferences": kueue_ignore_differences()} if delivery.kueue_managed else {}),
+            "syncPolicy": _automated_sync(create_namespace=True, respect_ignore_differences=delivery.kueue_managed),
         },
     }
 
@@ -199,6 +223,12 @@ def build_flux_helm_release(cluster: Cluster, delivery: Delivery) -> dict[str, A
     }
     if delivery.depends_on:
         spec["dependsOn"] = [{"name": name} for name in delivery.depends_on]
+    if delivery.kueue_managed:
+        # Client-side patches carry only what changed in git between two releases, so git's unchanged
+        # `suspend: true` is never sent again to a job Kueue has admitted. Server-side apply (Helm 4's default)
+        # would send the whole object, and fail on the conflict with Kueue over `suspend`.
+        spec["install"] = {"serverSideApply": False}
+        spec["upgrade"] = {"serverSideApply": "disabled"}
     return {
         "apiVersion": FLUX_HELM_API_VERSION,
         "kind": "HelmRelease",

@@ -16,18 +16,25 @@ class Manifest:
 class Variable:
     """A value of a built object that follows a chart value: `name` is the chart value, `value` what it is
     under the profile. With `times`, the object holds the value times `times` as a string (mpirun's rank
-    count: the workers times the slots of each). The packager turns each into a template action; every
-    other use of an object takes it `plain`."""
+    count: the workers times the slots of each); with `plus`, the value plus `plus`. The packager turns each
+    into a template action; every other use of an object takes it `plain`."""
 
     name: str
     value: Any
     times: int | None = None
+    plus: int | None = None
+    """The object holds the value plus `plus`, as a number (a gang's minimum: the workers and the launcher)."""
 
     def scaled(self, times: int) -> Variable:
         return Variable(self.name, self.value, times)
 
+    def added(self, plus: int) -> Variable:
+        return Variable(self.name, self.value, plus=plus) if plus else Variable(self.name, self.value)
+
     @property
     def plain(self) -> Any:
+        if self.plus is not None:
+            return self.value + self.plus
         return self.value if self.times is None else str(self.value * self.times)
 
 

@@ -9,6 +9,7 @@ from generator.manifests.hostfile import configmap_keys
 from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
 from generator.manifests.manifest import Variable
 from generator.manifests.providers import PROVIDERS, WORKER_OF_LABEL, PodNetwork, pod_network
+from generator.manifests.scheduling import job_labels, scheduling_policy, worker_annotations
 from generator.model import Job, MpiImplementation, Resources
 from generator.vocabulary import mpi_operator
 
@@ -218,7 +219,8 @@ def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
     template_metadata: dict[str, Any] = {}
     if network.host_network:
         template_metadata["labels"] = {WORKER_OF_LABEL: mpijob}
-    annotations = {**dict(network.annotations), **_privileged_annotation(job), **_host_path_annotation(job)}
+    annotations = {**dict(network.annotations), **_privileged_annotation(job), **_host_path_annotation(job),
+                   **worker_annotations(job)}
     if annotations:
         template_metadata["annotations"] = annotations
     if template_metadata:
@@ -245,7 +247,8 @@ def _host_path_annotation(job: Job) -> dict[str, str]:
     return {chartfiles.HOST_PATH_REASON: "; ".join(reasons)} if reasons else {}
 
 
-def build_run_policy(job: Job) -> dict[str, Any]:
+def build_run_policy(job: Job, workers: Variable) -> dict[str, Any]:
+    """Under a gang scheduler, with the `schedulingPolicy` mpi-operator makes the job's PodGroup from."""
     policy = job.run_policy
     out: dict[str, Any] = {"cleanPodPolicy": policy.clean_pod_policy}
     for key, value in (("backoffLimit", policy.backoff_limit),
@@ -254,6 +257,9 @@ def build_run_policy(job: Job) -> dict[str, Any]:
         if value is not None:
             out[key] = value
     out["suspend"] = Variable(chartfiles.SUSPEND, policy.suspend)
+    gang = scheduling_policy(job, workers)
+    if gang is not None:
+        out["schedulingPolicy"] = gang
     return out
 
 
@@ -264,7 +270,7 @@ def build_mpijob_spec(job: Job, mpijob: str, workers: Variable) -> dict[str, Any
         "slotsPerWorker": job.slots_per_worker,
         "mpiImplementation": job.mpi_implementation.value,
         "launcherCreationPolicy": job.launcher_creation_policy,
-        "runPolicy": build_run_policy(job),
+        "runPolicy": build_run_policy(job, workers),
     }
     if job.ssh_auth_mount_path:
         spec["sshAuthMountPath"] = job.ssh_auth_mount_path
@@ -287,11 +293,13 @@ def workers_variable(job: Job, worker_count: int | None = None) -> Variable:
 
 def mpijob_object(job: Job, chart: ChartRef, mpijob: str, spec: dict[str, Any]) -> dict[str, Any]:
     """The MPIJob named `mpijob` (see `manifests.run_name.named_spec`) around its `spec`, built under that name."""
+    meta = metadata(mpijob, chart, job.namespace,
+                    annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE,
+                                 **_privileged_annotation(job), **_host_path_annotation(job)})
+    meta["labels"] = {**meta["labels"], **job_labels(job)}
     return {
         "apiVersion": mpi_operator.API_VERSION,
         "kind": mpi_operator.KIND,
-        "metadata": metadata(mpijob, chart, job.namespace,
-                             annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE,
-                                          **_privileged_annotation(job), **_host_path_annotation(job)}),
+        "metadata": meta,
         "spec": spec,
     }

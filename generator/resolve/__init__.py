@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import defaults, derive, names
+from generator import admission, defaults, derive, names
 from generator.load import ProfileFile, to_plain
 from generator.manifests.providers import DEFAULT_PROVIDER, PROVIDERS, setting_defaults
 from generator.model import (
@@ -21,6 +21,7 @@ from generator.model import (
     Hardware,
     Ipam,
     Job,
+    JobScheduling,
     LinkType,
     MpiImplementation,
     Naming,
@@ -29,11 +30,18 @@ from generator.model import (
     NodePool,
     Origin,
     PciDistance,
+    PriorityClass,
+    Queue,
+    QueueShare,
+    Quota,
     Rail,
     RailAttachment,
     Resources,
     RunPolicy,
+    Scheduler,
+    Scheduling,
     SecretKey,
+    TopologyLevel,
     Volume,
 )
 from generator.resolve.nccl import derived_env
@@ -50,7 +58,7 @@ def resolve(documents: list[ProfileFile]) -> Fleet:
         by_kind[document.kind].append(document)
     hardware_data = {d.data["name"]: to_plain(d.data) for d in by_kind["Hardware"]}
     hardware = {name: _hardware(data) for name, data in hardware_data.items()}
-    clusters = {c.name: c for c in (_cluster(d, hardware) for d in by_kind["Cluster"])}
+    clusters = {c.name: c for c in (_cluster(d, hardware, hardware_data) for d in by_kind["Cluster"])}
     jobs = [_job(d, clusters, hardware_data) for d in by_kind["Job"]]
     return Fleet(
         hardware=tuple(hardware[name] for name in sorted(hardware)),
@@ -86,7 +94,7 @@ def _hardware(data: dict[str, Any]) -> Hardware:
     )
 
 
-def _cluster(document: ProfileFile, hardware: dict[str, Hardware]) -> Cluster:
+def _cluster(document: ProfileFile, hardware: dict[str, Hardware], hardware_data: dict[str, dict[str, Any]]) -> Cluster:
     data = to_plain(document.data)
     network = {**DEFAULT_NETWORK, **data.get("network", {})}
     provider = PROVIDERS[network["provider"]]
@@ -98,6 +106,8 @@ def _cluster(document: ProfileFile, hardware: dict[str, Hardware]) -> Cluster:
         rails.append(Rail(name=r["name"], nic_name=r["nic"], resource_name=resource_name,
                           resource=names.rail_resource(prefix, resource_name), ipam=ipam,
                           host_interface=r.get("hostInterface")))
+    pools = tuple(NodePool(name=p["name"], hardware=hardware[p["hardware"]], nodes=p["nodes"],
+                           node_labels=_labels(p.get("nodeLabels"))) for p in data["nodePools"])
     return Cluster(
         name=data["name"],
         source=document.source,
@@ -107,13 +117,62 @@ def _cluster(document: ProfileFile, hardware: dict[str, Hardware]) -> Cluster:
                         device_plugin_namespace=network["devicePluginNamespace"],
                         cni_version=network["cniVersion"], operator_namespace=network["operatorNamespace"],
                         num_vfs=network.get("numVfs"), ssh_port=network["sshPort"]),
-        pools=tuple(NodePool(name=p["name"], hardware=hardware[p["hardware"]], nodes=p["nodes"],
-                             node_labels=_labels(p.get("nodeLabels"))) for p in data["nodePools"]),
+        pools=pools,
         rails=tuple(rails),
         gitops=_gitops(data["gitops"]) if "gitops" in data else None,
         cpu_manager_policy=data.get("cpuManagerPolicy"),
         pod_security=tuple(sorted(data.get("podSecurity", {}).items())),
+        scheduling=_scheduling(data, pools, hardware_data, network, provider.exclusive_devices, prefix),
     )
+
+
+def _scheduling(data: dict[str, Any], pools: tuple[NodePool, ...], hardware_data: dict[str, dict[str, Any]],
+                network: dict[str, Any], exclusive_devices: bool, prefix: str) -> Scheduling:
+    given = data.get("scheduling", {})
+    scheduler = Scheduler(admission.scheduler_of(data))
+    if scheduler is Scheduler.NONE:
+        return Scheduling()
+    offers = {}
+    for pool in pools:
+        hw = hardware_data[pool.hardware.name]
+        offers[pool.name] = admission.node_offer(hw, admission.rail_resource_names(data, hw, prefix),
+                                                 exclusive_devices, network)
+    by_name = {pool.name: pool for pool in pools}
+    queues = []
+    for queue in admission.queues(data):
+        shares = []
+        for pool_name, nodes in queue.nodes:
+            borrow = queue.borrowable(pool_name)
+            quotas = tuple(Quota(resource, count * nodes, unit, count * borrow if borrow is not None else None)
+                           for resource, count, unit in offers[pool_name].resources)
+            shares.append(QueueShare(by_name[pool_name], nodes, borrow, quotas))
+        queues.append(Queue(queue.name, queue.namespaces, tuple(shares), queue.cohort, queue.weight))
+    return Scheduling(
+        scheduler=scheduler,
+        scheduler_name=admission.coscheduling_scheduler(data) if scheduler is Scheduler.COSCHEDULING else None,
+        schedule_timeout_seconds=given.get("scheduleTimeoutSeconds"),
+        priority_classes=tuple(PriorityClass(p["name"], p["value"], p.get("description"))
+                               for p in given.get("priorityClasses", [])),
+        topology=tuple(TopologyLevel(level["name"], level["nodeLabel"]) for level in given.get("topology", [])),
+        queues=tuple(queues),
+    )
+
+
+def _job_scheduling(data: dict[str, Any], cluster: Cluster, namespace: str) -> JobScheduling:
+    """The queue a job goes to (its own choice, else the first serving its namespace), and what else it chose."""
+    scheduling = cluster.scheduling
+    if scheduling.scheduler is Scheduler.NONE:
+        return JobScheduling()
+    given = data.get("scheduling", {})
+    queue = given.get("queue")
+    if queue is None:
+        queue = next((q.name for q in scheduling.queues if namespace in q.namespaces), None)
+    topology = given.get("topology")
+    label = next((level.node_label for level in scheduling.topology if level.name == topology["level"]), None) \
+        if topology else None
+    return JobScheduling(queue=queue, priority_class=given.get("priorityClass"),
+                         min_available=given.get("minAvailable"), topology_label=label,
+                         topology_required=(topology or {}).get("mode", "required") == "required")
 
 
 def _env_var(name: str, value: str | dict[str, Any], origin: str) -> EnvVar:
@@ -180,8 +239,9 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
         privileged_reason=data["privileged"]["reason"] if "privileged" in data else None,
         ssh_auth_mount_path=data.get("sshAuthMountPath"),
         launcher_creation_policy=data.get("launcherCreationPolicy", defaults.LAUNCHER_CREATION_POLICY),
-        run_policy=_run_policy(data.get("runPolicy", {})),
-        origins=_origins(document, data, pool, shape, name_limit),
+        run_policy=_run_policy(data.get("runPolicy", {}), cluster),
+        origins=_origins(document, data, cluster, pool, shape, name_limit),
+        scheduling=_job_scheduling(data, cluster, data.get("namespace", cluster.namespaces[0])),
     )
 
 
@@ -217,7 +277,7 @@ def _env(document: ProfileFile, data: dict[str, Any], rails: tuple[RailAttachmen
     return tuple(env)
 
 
-def _origins(document: ProfileFile, data: dict[str, Any], pool: NodePool, shape: derive.Layout,
+def _origins(document: ProfileFile, data: dict[str, Any], cluster: Cluster, pool: NodePool, shape: derive.Layout,
              name_limit: int) -> tuple[tuple[str, Origin], ...]:
     """Where the values a reader may wonder about come from, for the chart's comments."""
     policy = data.get("runPolicy", {})
@@ -226,7 +286,9 @@ def _origins(document: ProfileFile, data: dict[str, Any], pool: NodePool, shape:
         "image": Origin(f"{document.source}:{line('image').line}: image"),
         "workers": Origin(f"{document.source}:{line(shape.worker_count_origin.split()[0]).line}: "
                           f"{shape.worker_count_origin}"),
-        "suspend": Origin(f"{document.source}:{line('runPolicy', 'suspend').line}: runPolicy.suspend"
+        "suspend": Origin(f"cluster {cluster.name}: Kueue admits the job and unsuspends it (set to false, the job "
+                          "would start without admission)" if cluster.scheduling.scheduler is Scheduler.KUEUE else
+                          f"{document.source}:{line('runPolicy', 'suspend').line}: runPolicy.suspend"
                           if "suspend" in policy else "default: not suspended"),
         "max_workers": Origin(f"pool '{pool.name}': {pool.nodes} nodes x {shape.workers_per_node} "
                               f"worker(s) per node" + (f"; the operator's 63-character pod names allow {name_limit}"
@@ -235,13 +297,15 @@ def _origins(document: ProfileFile, data: dict[str, Any], pool: NodePool, shape:
     return tuple(sorted(origins.items()))
 
 
-def _run_policy(policy: dict[str, Any]) -> RunPolicy:
+def _run_policy(policy: dict[str, Any], cluster: Cluster) -> RunPolicy:
+    """Under Kueue a job is created suspended, whatever the profile says: Kueue unsuspends it on admission."""
+    kueue = cluster.scheduling.scheduler is Scheduler.KUEUE
     return RunPolicy(
         clean_pod_policy=policy.get("cleanPodPolicy", defaults.CLEAN_POD_POLICY),
         backoff_limit=policy.get("backoffLimit"),
         active_deadline_seconds=policy.get("activeDeadlineSeconds"),
         ttl_seconds_after_finished=policy.get("ttlSecondsAfterFinished"),
-        suspend=bool(policy.get("suspend", False)),
+        suspend=kueue or bool(policy.get("suspend", False)),
     )
 
 

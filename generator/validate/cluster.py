@@ -13,6 +13,7 @@ from generator.validate.fields import check_label_keys, check_release_name, dupl
 from generator.validate.gitops import check_cluster_gitops
 from generator.validate.index import Index, resolve_hardware
 from generator.validate.network import Carriers, check_ipam, check_provider, check_rail_carriers
+from generator.validate.scheduling import check_cluster_scheduling
 
 
 def check_cluster(document: ProfileFile, index: Index) -> list[Diagnostic]:
@@ -28,6 +29,7 @@ def check_cluster(document: ProfileFile, index: Index) -> list[Diagnostic]:
     found += check_provider(document, data, usable)
     found += check_rail_facts(document, data, usable, index.hardware)
     found += check_cluster_gitops(document, data.get("gitops"))
+    found += check_cluster_scheduling(document, data, carriers)
     return found
 
 

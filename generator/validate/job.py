@@ -15,6 +15,7 @@ from generator.validate.facts import check_core_facts
 from generator.validate.fields import check_release_name
 from generator.validate.gitops import check_gitops_job
 from generator.validate.index import Index
+from generator.validate.scheduling import check_job_scheduling
 from generator.validate.sizing import check_layout
 from generator.validate.topology import check_job_topology
 from generator.validate.volumes import check_volumes
@@ -37,7 +38,10 @@ def check_job(document: ProfileFile, index: Index) -> list[Diagnostic]:
     if hardware_doc is None:
         return found
     hardware = to_plain(hardware_doc.data)
-    found += _check_shape(document, job, cluster, pool, hardware, hardware_doc)
+    shaped = _check_shape(document, job, cluster, pool, hardware, hardware_doc)
+    found += shaped
+    found += check_job_scheduling(document, job, cluster, pool, hardware,
+                                  sized=not any(d.severity is Severity.ERROR for d in shaped))
     found += _check_host_network_mpi(document, job, cluster)
     found += _check_memory(document, job, pool, hardware)
     found += _check_rails(document, job, cluster, pool, hardware)

@@ -28,8 +28,8 @@ def _each_job(index: Index) -> list[Diagnostic]:
 
 CHECKS: tuple[Callable[[Index], list[Diagnostic]], ...] = (
     _each_hardware,  # hardware.py
-    _each_cluster,  # cluster.py, network.py, facts.py, gitops.py
-    _each_job,  # job.py, sizing.py, topology.py, volumes.py, gitops.py
+    _each_cluster,  # cluster.py, network.py, facts.py, gitops.py, scheduling.py
+    _each_job,  # job.py, sizing.py, topology.py, volumes.py, gitops.py, scheduling.py
     check_argocd_application_names,  # gitops.py: names that clusters and jobs share
 )
 

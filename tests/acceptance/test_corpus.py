@@ -11,7 +11,7 @@ files at the same relative paths (raw bytes: tabs, non-UTF-8, byte order marks a
     generate: {profiles/jobs/big.yaml: {from: profiles/jobs/pi.yaml, bytes: 1048577}}  # padded with comments
     expect: |                                            # stderr, line for line, summary line included
       profiles/jobs/pi.yaml:10:10: error: ...
-      1 error(s), 0 warning(s) in 11 profile file(s); nothing was written
+      1 error(s), 0 warning(s) in 16 profile file(s); nothing was written
 
 `mpigen render profiles -o charts` runs from the scratch folder, so paths read `profiles/...` as a user sees
 them. It must exit 1 with exactly the expected lines, no traceback, nothing on stdout, and the scratch folder

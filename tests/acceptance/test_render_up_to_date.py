@@ -48,7 +48,7 @@ def test_charts_written_where_the_gitops_objects_do_not_look_are_warned_about(tm
     elsewhere = run_mpigen("render", PROFILES, "-o", tmp_path / "deploy" / "charts")
     assert elsewhere.returncode == 0, elsewhere.stderr
     warnings = [line for line in elsewhere.stderr.splitlines() if line.startswith("warning: ")]
-    assert len(warnings) == 2, elsewhere.stderr  # dgx-lab (Argo CD) and cpu-lab (Flux) both say `path: charts`
+    assert len(warnings) == 3, elsewhere.stderr  # dgx-lab, dgx-pod (Argo CD) and cpu-lab (Flux) say `path: charts`
     assert warnings[1] == (
         "warning: cluster 'dgx-lab' (profiles/clusters/dgx-lab.yaml): gitops.path is 'charts', "
         f"but the charts are written to 'deploy/charts' of the git repository {tmp_path}, so its argocd objects point "

@@ -19,7 +19,7 @@ from conftest import CustomResourceSchemas
 from jsonschema import Draft202012Validator
 from kubernetes_validate.utils import ValidationError as KubernetesValidationError
 
-from generator.model import Cluster
+from generator.model import Cluster, NetworkProvider
 from generator.pipeline import CompileResult
 
 NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
@@ -34,6 +34,11 @@ def crds(upstream: Path) -> CustomResourceSchemas:
         upstream / "network" / "nad-client" / "artifacts__networks-crd.yaml",
         upstream / "scheduling" / "scheduling.x-k8s.io_podgroups.yaml",
         upstream / "scheduling" / "scheduling.volcano.sh_podgroups.yaml",
+        upstream / "scheduling" / "scheduling.volcano.sh_queues.yaml",
+        *(upstream / "scheduling" / "kueue" / f"kueue.x-k8s.io_{kind}.yaml" for kind in
+          ("clusterqueues", "localqueues", "resourceflavors", "topologies", "workloadpriorityclasses")),
+        *(upstream / "network" / "sriov-network-operator" / f"config__crd__bases__sriovnetwork.openshift.io_{kind}.yaml"
+          for kind in ("sriovnetworks", "sriovibnetworks", "sriovnetworknodepolicies")),
     ])
 
 
@@ -73,7 +78,9 @@ def test_every_custom_resource_matches_its_upstream_crd(rendered: list, crds: Cu
         key = (doc["apiVersion"], doc["kind"])
         if key in crds:
             results[(*key, doc["metadata"].get("namespace"), doc["metadata"]["name"])] = crds.problems(doc)
-    assert {kind for _, kind, _, _ in results} >= {"MPIJob", "NetworkAttachmentDefinition"}
+    assert {kind for _, kind, _, _ in results} >= {"MPIJob", "NetworkAttachmentDefinition", "Queue", "ResourceFlavor",
+                                                   "ClusterQueue", "LocalQueue", "Topology", "WorkloadPriorityClass",
+                                                   "SriovIBNetwork", "SriovNetworkNodePolicy"}
     assert results == {key: [] for key in results}
 
 
@@ -85,7 +92,7 @@ def test_every_other_kind_is_a_builtin_valid_for_the_cluster_version(rendered: l
         # Raises SchemaNotFoundError for a custom resource whose CRD is not among the upstream ones.
         checked[(doc["kind"], doc["metadata"].get("namespace"), doc["metadata"]["name"])] = strict_errors(
             doc, cluster.kubernetes_version)
-    assert {kind for kind, _, _ in checked} >= {"ConfigMap", "Namespace"}
+    assert {kind for kind, _, _ in checked} >= {"ConfigMap", "Namespace", "PriorityClass"}
     assert checked == {key: None for key in checked}
 
 
@@ -178,7 +185,14 @@ def advertised(rendered: list) -> dict[str, dict[str, Any]]:
             for r in device_plugin_config(rendered)["resourceList"]}
 
 
+def device_plugin_clusters(rendered: list[tuple[Cluster, dict[str, Any]]]) -> list[tuple[Cluster, dict[str, Any]]]:
+    """The objects of the clusters whose rails come through the SR-IOV device plugin and NADs of the chart's own
+    (the other providers' NADs are macvlan/ipoib, or rendered by an operator from its own objects)."""
+    return [(cluster, doc) for cluster, doc in rendered if cluster.network.provider is NetworkProvider.SRIOV_DEVICE_PLUGIN]
+
+
 def test_rail_networks_chain_sriov_and_rdma_with_whereabouts(rendered: list) -> None:
+    rendered = device_plugin_clusters(rendered)
     nads = of_kind(rendered, "NetworkAttachmentDefinition")
     assert nads
     resources = advertised(rendered)
@@ -199,6 +213,7 @@ def test_rail_networks_chain_sriov_and_rdma_with_whereabouts(rendered: list) -> 
 
 
 def test_worker_attachments_name_networks_whose_resource_they_request(rendered: list) -> None:
+    rendered = device_plugin_clusters(rendered)
     nads = {(d["metadata"]["namespace"], d["metadata"]["name"]): d for d in of_kind(rendered, "NetworkAttachmentDefinition")}
     attached = 0
     for mpijob in of_kind(rendered, "MPIJob"):

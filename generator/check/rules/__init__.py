@@ -11,6 +11,8 @@ document: a broken document is the schema check's to report, the rules skip what
 - "resources": extended resources are whole numbers, with a limit, and requests equal to it.
 - "names": nothing beside an MPIJob takes a name the operator creates for it.
 - "pod-security": no workload needs a higher Pod Security level than its namespace enforces.
+- "scheduling": a gang can complete (mpi-operator #608), and a Kueue job's LocalQueue exists and its
+  ClusterQueue covers what the job requests (scheduling.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from generator.check.rules.names import RULE_NAMES, check_reserved_names
 from generator.check.rules.network import RULE_NETWORK, check_networks
 from generator.check.rules.pod_security import RULE_POD_SECURITY, check_pod_security, workload_pod_security
 from generator.check.rules.resources import RULE_RESOURCES, check_extended_resources
+from generator.check.rules.scheduling import RULE_SCHEDULING, check_scheduling
 
 __all__ = [
     "RULES",
@@ -37,6 +40,7 @@ __all__ = [
     "check_networks",
     "check_pod_security",
     "check_reserved_names",
+    "check_scheduling",
     "go_json_string",
     "go_quote",
     "run_rules",
@@ -65,6 +69,7 @@ RULES: tuple[Rule, ...] = (
     Rule(RULE_RESOURCES, lambda documents, context: check_extended_resources(documents, context)),
     Rule(RULE_NAMES, lambda documents, context: check_reserved_names(documents, context)),
     Rule(RULE_POD_SECURITY, lambda documents, context: check_pod_security(documents, context)),
+    Rule(RULE_SCHEDULING, lambda documents, context: check_scheduling(documents, context)),
 )
 
 

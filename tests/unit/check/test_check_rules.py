@@ -583,14 +583,20 @@ def test_a_failing_rule_is_reported_not_raised(monkeypatch):
 
 def example_shapes(example) -> dict[str, NodeShape]:
     """By hand, from profiles/: dgx pool nodes offer 8 GPUs and the four rails, cpu pool nodes nothing extended;
-    netapp-lab's dgx nodes offer 8 GPUs and its four rails from rdma-shared-dev-plugin (prefix `rdma`)."""
+    netapp-lab's and volcano-lab's dgx nodes offer 8 GPUs and four rails from rdma-shared-dev-plugin (prefix `rdma`),
+    dgx-pod's 8 GPUs and four rails of VFs from sriov-network-operator (prefix `openshift.io`)."""
     dgx = NodeShape("dgx-lab", "dgx", {"nvidia.com/gpu": 8, **{f"nvidia.com/rdma_rail{i}": None for i in range(4)}})
     cpu = NodeShape("dgx-lab", "cpu", {})
     pools = {"dgx-lab/jobs/resnet50-dgx": dgx, "dgx-lab/jobs/tensorflow-benchmarks": dgx, "dgx-lab/jobs/pi": cpu,
              "cpu-lab/jobs/cpu-pi": NodeShape("cpu-lab", "cpu", {}),
              "netapp-lab/jobs/netapp-resnet50": NodeShape("netapp-lab", "dgx", {
+                 "nvidia.com/gpu": 8, **{f"rdma/rdma_rail{i}": None for i in range(4)}}),
+             "volcano-lab/jobs/volcano-allreduce": NodeShape("volcano-lab", "dgx", {
                  "nvidia.com/gpu": 8, **{f"rdma/rdma_rail{i}": None for i in range(4)}})}
-    assert {c.directory for c in example.charts} == {*pools, "dgx-lab/infra", "cpu-lab/infra", "netapp-lab/infra"}
+    pod = NodeShape("dgx-pod", "dgx", {"nvidia.com/gpu": 8, **{f"openshift.io/rdma_rail{i}": None for i in range(4)}})
+    pools |= {"dgx-pod/jobs/vision-resnet50": pod, "dgx-pod/jobs/language-bert": pod}
+    assert {c.directory for c in example.charts} == {*pools, "dgx-lab/infra", "cpu-lab/infra", "netapp-lab/infra",
+                                                     "dgx-pod/infra", "volcano-lab/infra"}
     return pools
 
 

@@ -46,8 +46,18 @@ MPIJOB = ("kubeflow.org/v2beta1", "MPIJob")
 NAD = ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")
 PODGROUP_X = ("scheduling.x-k8s.io/v1alpha1", "PodGroup")
 PODGROUP_VOLCANO = ("scheduling.volcano.sh/v1beta1", "PodGroup")
+VENDORED = {("sriovnetwork.openshift.io/v1", kind) for kind in ("SriovNetworkNodePolicy", "SriovNetwork",
+                                                                  "SriovIBNetwork")} | \
+    {("kueue.x-k8s.io/v1beta2", kind) for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue", "Topology",
+                                                   "WorkloadPriorityClass")} | {("scheduling.volcano.sh/v1beta1", "Queue")}
 UPSTREAM_CRDS = ("mpi-operator/kubeflow.org_mpijobs.yaml", "network/nad-client/artifacts__networks-crd.yaml",
-                 "scheduling/scheduling.x-k8s.io_podgroups.yaml", "scheduling/scheduling.volcano.sh_podgroups.yaml")
+                 "scheduling/scheduling.x-k8s.io_podgroups.yaml", "scheduling/scheduling.volcano.sh_podgroups.yaml",
+                 "network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovnetworknodepolicies.yaml",
+                 "network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovnetworks.yaml",
+                 "network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovibnetworks.yaml",
+                 *(f"scheduling/kueue/kueue.x-k8s.io_{kind}.yaml" for kind in
+                   ("resourceflavors", "clusterqueues", "localqueues", "topologies", "workloadpriorityclasses")),
+                 "scheduling/scheduling.volcano.sh_queues.yaml")
 
 
 def load_all(path: Path) -> list[Any]:
@@ -89,19 +99,37 @@ def first(fleet: list[RenderedObject], kind: str, name: str | None = None) -> di
 # --- the shipped schema files ----------------------------------------------------------------------
 
 OWN_FILES = sorted(own_schema_dir().glob("*.json"))
+HAND_WRITTEN = [f for f in OWN_FILES if "Converted by scripts/vendor_crd_schemas.py" not in
+                json.loads(f.read_text(encoding="utf-8"))["description"]]
 
 
 def test_own_schemas_are_the_four_kinds_mpigen_emits_or_makes_the_operator_emit() -> None:
-    assert [f.name for f in OWN_FILES] == [
+    assert [f.name for f in HAND_WRITTEN] == [
         "k8s.cni.cncf.io_v1_NetworkAttachmentDefinition.json", "kubeflow.org_v2beta1_MPIJob.json",
         "scheduling.volcano.sh_v1beta1_PodGroup.json", "scheduling.x-k8s.io_v1alpha1_PodGroup.json"]
-    assert set(own_schemas()) == {MPIJOB, NAD, PODGROUP_X, PODGROUP_VOLCANO}
+    assert set(own_schemas()) == {MPIJOB, NAD, PODGROUP_X, PODGROUP_VOLCANO, *VENDORED}
 
 
 def test_every_custom_kind_of_the_example_fleet_has_an_own_schema(fleet: list[RenderedObject]) -> None:
-    custom = {(d.api_version, d.kind) for d in fleet if "." in d.api_version.split("/")[0]}
-    assert custom == {MPIJOB, NAD}
+    custom = {(d.api_version, d.kind) for d in fleet if "." in d.api_version.split("/")[0]
+              and not d.api_version.split("/")[0].endswith(".k8s.io")}
+    assert custom >= {MPIJOB, NAD, ("kueue.x-k8s.io/v1beta2", "ClusterQueue"), ("scheduling.volcano.sh/v1beta1", "Queue"),
+                      ("sriovnetwork.openshift.io/v1", "SriovIBNetwork")}
     assert custom <= set(own_schemas())
+
+
+def test_the_vendored_schemas_are_the_upstream_crds_converted(upstream: Path) -> None:
+    """schemas/crds/ holds, for the operators' kinds the infra charts emit, exactly what converting the upstream CRD
+    gives (scripts/vendor_crd_schemas.py): nothing in them is edited by hand, and an upstream update shows here."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        import vendor_crd_schemas
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    expected = vendor_crd_schemas.render(upstream)
+    assert len(expected) == len(VENDORED)
+    for name, text in expected.items():
+        assert (own_schema_dir() / name).read_text(encoding="utf-8") == text, name
 
 
 @pytest.mark.parametrize("path", OWN_FILES, ids=[f.stem for f in OWN_FILES])
@@ -137,7 +165,7 @@ def local_target(node: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
     return root["$defs"][ref.split("/")[-1]] if ref.startswith("#/$defs/") else {}
 
 
-@pytest.mark.parametrize("path", OWN_FILES, ids=[f.stem for f in OWN_FILES])
+@pytest.mark.parametrize("path", HAND_WRITTEN, ids=[f.stem for f in HAND_WRITTEN])
 def test_own_schema_documents_every_property_and_rejects_unknown_fields(path: Path) -> None:
     schema = json.loads(path.read_text(encoding="utf-8"))
     nodes = list(subschemas(schema, schema))
@@ -717,19 +745,19 @@ def test_each_validator_is_compiled_once_and_each_file_read_once(fleet: list[Ren
     assert schema_set.compiled_count == 0
     for document in fleet:
         schema_set.check(document)
-    assert schema_set.compiled_count == len(kinds) == 4
+    assert schema_set.compiled_count == len(kinds) == 13
     reads = schemas_module._bundled_json.cache_info().misses
     documents = [fleet[i % len(fleet)] for i in range(100)]
     results = [schema_set.check(document) for document in documents]
     assert results == [[]] * 100
     broken = [doc(mutated(d.obj, at("metadata", "labels")([1]))) for d in documents]
     assert all(schema_set.check(document) for document in broken)
-    assert schema_set.compiled_count == 4
+    assert schema_set.compiled_count == 13
     assert schemas_module._bundled_json.cache_info().misses == reads
     # A second set of the same version reads nothing again, but compiles its own validators.
     again = SchemaSet("1.29")
     assert all(again.check(document) == [] for document in documents)
-    assert again.compiled_count == 4
+    assert again.compiled_count == 13
     assert schemas_module._bundled_json.cache_info().misses == reads
 
 

@@ -1,8 +1,9 @@
 """GitOps delivery (generator/manifests/gitops.py): the bootstrap manifests under charts/<cluster>/bootstrap/.
 
 The example fleet has one cluster of each tool: dgx-lab (Argo CD, every default) and cpu-lab (Flux, every
-default). The objects are checked against the upstream Argo CD and Flux CRDs, every chart they point at is
-rendered with real Helm 3 and 4, and the order (sync waves, dependsOn) and determinism are pinned.
+default), and dgx-pod (Argo CD, its jobs admitted by Kueue). The objects are checked against the upstream Argo CD
+and Flux CRDs, every chart they point at is rendered with real Helm 3 and 4, and the order (sync waves, dependsOn)
+and determinism are pinned.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from generator.package import output_files
 from generator.pipeline import CompileResult, compile_profiles
 
 ARGOCD_FILES = ["dgx-lab/bootstrap/apps/applications.yaml", "dgx-lab/bootstrap/root/root-application.yaml"]
+KUEUE_FILES = ["dgx-pod/bootstrap/apps/applications.yaml", "dgx-pod/bootstrap/root/root-application.yaml"]
 FLUX_FILES = ["cpu-lab/bootstrap/apps/helmreleases.yaml", "cpu-lab/bootstrap/root/root-sync.yaml"]
 REPO_URL = "https://git.example.com/platform/gpu-fleet.git"
 DGX_JOBS = {"pi": "hpc", "resnet50-dgx": "ml-training", "tensorflow-benchmarks": "ml-training"}
@@ -79,7 +81,7 @@ def edited_profiles(profiles_copy: Callable[..., Path], cluster: str, replace: t
 
 
 def test_each_gitops_cluster_gets_a_root_and_an_apps_folder(files: dict) -> None:
-    assert sorted(files) == sorted(FLUX_FILES + ARGOCD_FILES)
+    assert sorted(files) == sorted(FLUX_FILES + ARGOCD_FILES + KUEUE_FILES)
     assert [(o["apiVersion"], o["kind"]) for o in files["dgx-lab/bootstrap/root/root-application.yaml"]] == [
         ("argoproj.io/v1alpha1", "Application")]
     assert {(o["apiVersion"], o["kind"]) for o in files["dgx-lab/bootstrap/apps/applications.yaml"]} == {
@@ -91,16 +93,17 @@ def test_each_gitops_cluster_gets_a_root_and_an_apps_folder(files: dict) -> None
 
 
 def test_one_application_or_helmrelease_per_chart(example: CompileResult, files: dict) -> None:
-    applications = by_name(of_kind({p: files[p] for p in ARGOCD_FILES}, "Application"))
+    applications = by_name(of_kind({p: files[p] for p in ARGOCD_FILES + KUEUE_FILES}, "Application"))
     assert sorted(applications) == ["dgx-lab", "dgx-lab-infra", "dgx-lab-pi", "dgx-lab-resnet50-dgx",
-                                    "dgx-lab-tensorflow-benchmarks"]
+                                    "dgx-lab-tensorflow-benchmarks", "dgx-pod", "dgx-pod-infra",
+                                    "dgx-pod-language-bert", "dgx-pod-vision-resnet50"]
     releases = by_name(of_kind(files, "HelmRelease"))
     assert sorted(releases) == ["cpu-lab-cpu-pi", "cpu-lab-infra"]
     delivered = {cluster.name for cluster in example.fleet.clusters if cluster.gitops is not None}
     charts = {chart.directory for chart in example.charts if chart.directory.split("/")[0] in delivered}
     pointed = {app["spec"]["source"]["path"].removeprefix("charts/") for app in applications.values()}
     pointed |= {hr["spec"]["chart"]["spec"]["chart"].removeprefix("./charts/") for hr in releases.values()}
-    assert pointed == charts | {"dgx-lab/bootstrap/apps"}
+    assert pointed == charts | {"dgx-lab/bootstrap/apps", "dgx-pod/bootstrap/apps"}
 
 
 def test_bootstrap_files_say_where_they_come_from_and_how_to_apply_them(example: CompileResult) -> None:
@@ -117,7 +120,7 @@ def test_a_cluster_without_gitops_gets_no_bootstrap(example: CompileResult, prof
     without = text[:text.index("gitops:")]
     result = compile_profiles([profiles_copy({"clusters/dgx-lab.yaml": without})])
     assert result.ok, [d.format() for d in result.diagnostics]
-    assert sorted(bootstrap_of(result)) == FLUX_FILES
+    assert sorted(bootstrap_of(result)) == sorted(FLUX_FILES + KUEUE_FILES)
     dgx = next(c for c in result.fleet.clusters if c.name == "dgx-lab")
     assert dgx.gitops is None and build_bootstrap(dgx, result.fleet.jobs_of(dgx)) == []
     # The charts themselves do not depend on the GitOps tool: the Argo CD annotations are always there.
@@ -145,7 +148,7 @@ def test_every_bootstrap_object_passes_its_upstream_crd(files: dict, gitops_crds
             findings = gitops_crds.check(RenderedObject(path, obj))
             assert findings == [], [f"{f.path}: {f.message}" for f in findings]
             checked += 1
-    assert checked == 9
+    assert checked == 13
 
 
 @pytest.mark.parametrize(("path", "kind", "mutate", "where"), [
@@ -176,7 +179,7 @@ def test_every_referenced_chart_exists_and_helm_renders_it(files: dict, rendered
                app["spec"]["source"]]
     targets += [(hr["spec"]["chart"]["spec"]["chart"].removeprefix("./"), hr["spec"]["releaseName"],
                  hr["spec"]["targetNamespace"]) for hr in of_kind(files, "HelmRelease")]
-    assert len(targets) == 6
+    assert len(targets) == 9
     for path, release, namespace in targets:
         chart = repo / path
         chart_yaml = YAML(typ="safe", pure=True).load((chart / "Chart.yaml").read_text(encoding="utf-8"))
@@ -244,7 +247,8 @@ def test_custom_resources_may_be_synced_before_their_crd_exists(example: Compile
     for chart in example.charts:
         for manifest in chart.manifests:
             annotations = manifest.obj["metadata"].get("annotations", {})
-            if manifest.obj["kind"] in ("MPIJob", "NetworkAttachmentDefinition"):
+            group = manifest.obj["apiVersion"].rpartition("/")[0]
+            if "." in group and not group.endswith(".k8s.io"):  # a custom resource
                 assert annotations["argocd.argoproj.io/sync-options"] == SKIP_DRY_RUN, chart.directory
             elif manifest.obj["kind"] == "Namespace":  # Argo CD's helm.sh/resource-policy: keep
                 assert annotations["argocd.argoproj.io/sync-options"] == "Prune=false,Delete=false"
@@ -258,7 +262,7 @@ def test_argocd_settings_flow_through(profiles_copy: Callable) -> None:
         "  repoURL: ssh://git@git.example.com/platform/gpu-fleet.git\n  revision: release-2\n  path: deploy/charts\n"
         "  destination: https://gpu.example.com:6443\n  project: gpu-fleet\n  namespace: gitops\n"))
     files = bootstrap_of(result)
-    assert sorted(files) == sorted(FLUX_FILES + ARGOCD_FILES)
+    assert sorted(files) == sorted(FLUX_FILES + ARGOCD_FILES + KUEUE_FILES)
     (root,) = files["dgx-lab/bootstrap/root/root-application.yaml"]
     assert root["metadata"]["namespace"] == "gitops"
     assert root["spec"]["source"] == {"repoURL": "ssh://git@git.example.com/platform/gpu-fleet.git",
@@ -343,10 +347,54 @@ def test_rendering_twice_gives_the_same_bytes_and_nothing_time_based_or_random(e
     again = compile_profiles([PROFILES])
     first = {p: d for p, d in output_files(example.charts).items() if "/bootstrap/" in p}
     second = {p: d for p, d in output_files(again.charts).items() if "/bootstrap/" in p}
-    assert first == second and len(first) == 4
+    assert first == second and len(first) == 6
     for path, data in first.items():
         text = data.decode("utf-8")
         assert "{{" not in text, path  # plain manifests: nothing for a template engine to evaluate
         assert not re.search(r"creationTimestamp|generateName|resourceVersion|uid:|\b20[0-9]{2}-[0-9]{2}-[0-9]{2}", text)
         for obj in load_all(text):
             assert set(obj["metadata"]) <= {"name", "namespace", "labels", "annotations", "finalizers"}, path
+
+
+# --- Kueue: the GitOps tool leaves to Kueue what Kueue owns --------------------------------------------------------
+
+KUEUE_APPS = "dgx-pod/bootstrap/apps/applications.yaml"
+KUEUE_OWNED = {"group": "kubeflow.org", "kind": "MPIJob", "jsonPointers": ["/spec/runPolicy/suspend"],
+               "jqPathExpressions": [".spec.mpiReplicaSpecs[].template.spec.nodeSelector",
+                                     ".spec.mpiReplicaSpecs[].template.spec.tolerations",
+                                     ".spec.mpiReplicaSpecs[].template.spec.schedulingGates"]}
+
+
+def test_argocd_applications_of_kueue_jobs_ignore_and_respect_what_kueue_owns(files: dict,
+                                                                              gitops_crds: SchemaSet) -> None:
+    """Kueue unsuspends an admitted job and injects its flavor's placement into the pod templates; self-heal would
+    put git's `suspend: true` back (a sync after any commit too). The job Applications ignore those fields, and with
+    RespectIgnoreDifferences=true a sync keeps the live values; the infra Application is a plain one."""
+    apps = by_name(files[KUEUE_APPS])
+    for name in ("dgx-pod-vision-resnet50", "dgx-pod-language-bert"):
+        spec = apps[name]["spec"]
+        assert spec["ignoreDifferences"] == [KUEUE_OWNED]
+        assert spec["syncPolicy"]["syncOptions"] == ["CreateNamespace=true", "RespectIgnoreDifferences=true"]
+        assert gitops_crds.check(RenderedObject(KUEUE_APPS, apps[name])) == []
+    assert "ignoreDifferences" not in apps["dgx-pod-infra"]["spec"]
+    for app in files["dgx-lab/bootstrap/apps/applications.yaml"]:  # no Kueue there
+        assert "ignoreDifferences" not in app["spec"]
+
+
+def test_flux_releases_of_kueue_jobs_patch_only_what_git_changed(profiles_copy: Callable,
+                                                                 gitops_crds: SchemaSet) -> None:
+    """Under Flux, the same cluster's job releases install and upgrade with client-side patches, which carry only
+    what changed in git between two releases: git's unchanged `suspend: true` is never sent to an admitted job.
+    (Server-side apply, Helm 4's default, sends the whole object.)"""
+    result = edited_profiles(profiles_copy, "dgx-pod", ("  tool: argocd\n", "  tool: flux\n"))
+    releases = by_name(bootstrap_of(result)["dgx-pod/bootstrap/apps/helmreleases.yaml"])
+    for name in ("dgx-pod-vision-resnet50", "dgx-pod-language-bert"):
+        spec = releases[name]["spec"]
+        assert spec["install"] == {"serverSideApply": False}
+        assert spec["upgrade"] == {"serverSideApply": "disabled"}
+        assert gitops_crds.check(RenderedObject("helmreleases.yaml", releases[name])) == []
+    assert "install" not in releases["dgx-pod-infra"]["spec"]
+    broken = copy.deepcopy(releases["dgx-pod-vision-resnet50"])
+    broken["spec"]["upgrade"]["serverSideApply"] = False  # a boolean only at install
+    assert {f.path for f in gitops_crds.check(RenderedObject("helmreleases.yaml", broken))} == {
+        ".spec.upgrade.serverSideApply"}

@@ -118,7 +118,10 @@ def test_namespaces_of_the_cluster_are_created(example):
     assert created == {"dgx-lab/infra": ["hpc", "ml-training"], "cpu-lab/infra": ["mpi"], "dgx-lab/jobs/pi": [],
                        "dgx-lab/jobs/resnet50-dgx": [], "dgx-lab/jobs/tensorflow-benchmarks": [],
                        "cpu-lab/jobs/cpu-pi": [],
-                       "netapp-lab/infra": ["ai-training"], "netapp-lab/jobs/netapp-resnet50": []}
+                       "netapp-lab/infra": ["ai-training"], "netapp-lab/jobs/netapp-resnet50": [],
+                       "dgx-pod/infra": ["team-language", "team-vision"], "dgx-pod/jobs/language-bert": [],
+                       "dgx-pod/jobs/vision-resnet50": [], "volcano-lab/infra": ["training"],
+                       "volcano-lab/jobs/volcano-allreduce": []}
 
 
 def test_namespaces_outlive_the_infra_chart_under_helm_and_argo_cd(example):
@@ -129,13 +132,18 @@ def test_namespaces_outlive_the_infra_chart_under_helm_and_argo_cd(example):
 
 
 # Pod Security levels, by hand: resnet50-dgx's workers add IPC_LOCK (RDMA), netapp-resnet50's also use the host's
-# network; pi and cpu-pi run as uid 1000, so mpigen gives them the restricted settings.
+# network (and volcano-allreduce's: host-network), the dgx-pod jobs' add IPC_LOCK;
+# pi and cpu-pi run as uid 1000, so mpigen gives them the restricted settings.
 NAMESPACE_LEVELS = {
     "ml-training": ("privileged", "v1.31", "job resnet50-dgx: container worker adds capability IPC_LOCK"),
     "hpc": ("restricted", "v1.31", None),
     "mpi": ("restricted", "v1.32", None),
     "ai-training": ("privileged", "v1.31", "job netapp-resnet50: hostNetwork: true; "
                     "job netapp-resnet50: container worker adds capability IPC_LOCK"),
+    "team-vision": ("privileged", "v1.31", "job vision-resnet50: container worker adds capability IPC_LOCK"),
+    "team-language": ("privileged", "v1.31", "job language-bert: container worker adds capability IPC_LOCK"),
+    "training": ("privileged", "v1.31", "job volcano-allreduce: hostNetwork: true; "
+                 "job volcano-allreduce: container worker adds capability IPC_LOCK"),
 }
 
 

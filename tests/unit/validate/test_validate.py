@@ -7,18 +7,13 @@ runs the real command line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
 from textwrap import dedent
 
 import pytest
-from conftest import PROFILES
+from conftest import PROFILES, expect
 
-from generator.catalogue import expand_hardware
-from generator.diagnostics import Diagnostic, Severity, errors
-from generator.load import load_paths
+from generator.diagnostics import Severity, errors
 from generator.pipeline import check_profiles
-from generator.validate import validate
 
 # A GPU job on the example cluster that validates cleanly. Lines:
 #  1 apiVersion   2 kind   3 name   4 cluster   5 pool   6 image   7 workers   8 program
@@ -73,48 +68,6 @@ assert CPU_NODE.splitlines()[13] == "  node.kubernetes.io/instance-type: cpu-2s6
 assert PI.splitlines()[4] == "name: pi" and PI.splitlines()[9] == "workers: 2"
 assert len(PI.splitlines()) == 24 and PI.endswith("\n")
 assert DGX_LAB.splitlines()[5] == 'kubernetesVersion: "1.31"'
-
-
-@dataclass
-class Outcome:
-    root: Path
-    diagnostics: list[Diagnostic]
-
-    def shown(self) -> list[str]:
-        return [d.format() for d in self.diagnostics]
-
-    def at(self, relpath: str, line: int, column: int) -> str:
-        return f"{self.root / relpath}:{line}:{column}"
-
-
-@pytest.fixture
-def diagnose(profiles_copy):
-    """Load and validate a copy of profiles/ with `edits` applied; every diagnostic, sorted."""
-
-    def run(edits: dict[str, str | None]) -> Outcome:
-        root = profiles_copy(edits)
-        loaded = load_paths([root])
-        expanded = expand_hardware(loaded.documents, loaded.unreadable)  # as the pipeline does, before validate
-        return Outcome(root, loaded.diagnostics + expanded.diagnostics
-                       + validate(expanded.documents, [*loaded.unreadable, *expanded.unresolved]))
-
-    return run
-
-
-def expect(outcome: Outcome, *wanted: tuple, severity: Severity = Severity.ERROR) -> None:
-    """Exactly these diagnostics, in this order: (relpath, line, col, message fragment[, hint fragment])."""
-    shown = outcome.shown()
-    assert len(outcome.diagnostics) == len(wanted), shown
-    for diagnostic, (relpath, line, column, message, *hint) in zip(outcome.diagnostics, wanted, strict=True):
-        assert str(diagnostic.location) == outcome.at(relpath, line, column), shown
-        assert diagnostic.severity is severity, shown
-        assert message in diagnostic.message, shown
-        if hint:
-            assert hint[0] in diagnostic.hint, shown
-        formatted = diagnostic.format()
-        assert formatted.startswith(f"{outcome.at(relpath, line, column)}: {severity.value}: "), formatted
-        if diagnostic.hint:
-            assert formatted.endswith(f"; {diagnostic.hint}"), formatted
 
 
 def test_example_fleet_is_clean(diagnose):
@@ -971,7 +924,7 @@ def test_non_root_user_without_ssh_path_warns(diagnose):
 # profiles/clusters/dgx-lab.yaml ends in a `gitops` block (Argo CD); CLUSTER above has none.
 assert DGX_LAB.splitlines()[36:] == ["gitops:", "  tool: argocd", "  repoURL: https://git.example.com/platform/gpu-fleet.git"]
 CPU_LAB = (PROFILES / "clusters" / "cpu-lab.yaml").read_text(encoding="utf-8")
-assert CPU_LAB.splitlines()[12:15] == ["gitops:", "  tool: flux", "  repoURL: https://git.example.com/platform/gpu-fleet.git"]
+assert CPU_LAB.splitlines()[18:21] == ["gitops:", "  tool: flux", "  repoURL: https://git.example.com/platform/gpu-fleet.git"]
 # Lines 9 and 10 of the job below.
 TTL = "runPolicy:\n  ttlSecondsAfterFinished: 600\n"
 TTL_MESSAGE = ("runPolicy.ttlSecondsAfterFinished deletes the MPIJob 600 s after it finishes, and {tool}, which syncs "
@@ -1054,9 +1007,9 @@ def test_argo_cd_settings_under_flux_are_refused(diagnose):
     cluster = CPU_LAB + "  destination: https://gpu.example.com:6443\n  project: gpu-fleet\n"
     outcome = diagnose({"clusters/cpu-lab.yaml": cluster})
     expect(outcome,
-           ("clusters/cpu-lab.yaml", 16, 3, "`gitops.destination` is for Argo CD only; Flux syncs the cluster it runs "
+           ("clusters/cpu-lab.yaml", 22, 3, "`gitops.destination` is for Argo CD only; Flux syncs the cluster it runs "
             "in", "remove it"),
-           ("clusters/cpu-lab.yaml", 17, 3, "`gitops.project` is for Argo CD only; Flux has no projects", "remove it"))
+           ("clusters/cpu-lab.yaml", 23, 3, "`gitops.project` is for Argo CD only; Flux has no projects", "remove it"))
 
 
 def test_every_gitops_setting_under_argo_cd_passes(diagnose):
@@ -1217,7 +1170,7 @@ def test_a_name_ending_in_a_newline_is_refused(diagnose):
     outcome = diagnose({"clusters/dgx-lab.yaml": CLUSTER.replace("name: dgx-lab", 'name: "dgx-lab\\n"'),
                         "jobs/train.yaml": GPU_JOB.replace("cluster: dgx-lab", "cluster: cpu-lab").replace(
                             "pool: dgx", "pool: cpu") + 'env: {"NCCL_DEBUG\\n": INFO}\n'})
-    unknown = ("no cluster profile is named 'dgx-lab'", "expected one of 'cpu-lab', 'netapp-lab'")
+    unknown = ("no cluster profile is named 'dgx-lab'", "expected one of 'cpu-lab', 'dgx-pod', 'netapp-lab', 'volcano-lab'")
     expect(outcome,
            ("clusters/dgx-lab.yaml", 3, 7, "`name` 'dgx-lab\\x0a' is not valid: character 8 is U+000A, a control "
             "character"),

@@ -14,6 +14,6 @@ app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}
 {{- define "cpu-pi.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "cpu-pi-7bd5cc4-worker-%d.cpu-pi-7bd5cc4.mpi.svc slots=1" $i }}
+{{ printf "cpu-pi-4d09928-worker-%d.cpu-pi-4d09928.mpi.svc slots=1" $i }}
 {{- end }}
 {{- end }}

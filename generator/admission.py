@@ -1,0 +1,189 @@
+"""Gang scheduling and queue admission, computed the same way for validation and for the model.
+
+Pure functions over plain profile data (already schema-valid), like `derive`: what one node of a pool offers
+(the unit of every queue's quota), the queues a cluster declares with their defaults, and the pods, resources
+and minimum gang of a job, so `validate` can refuse a job no queue can ever admit with the very numbers the
+infra chart's Volcano Queues and Kueue ClusterQueues carry.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from generator import derive, names
+from generator.vocabulary.kubernetes import quantity
+
+NONE = "none"
+VOLCANO = "volcano"
+COSCHEDULING = "coscheduling"
+KUEUE = "kueue"
+GANG_SCHEDULERS = (VOLCANO, COSCHEDULING)
+"""Schedulers mpi-operator gangs through a PodGroup it creates (`--gang-scheduling`), with
+`runPolicy.schedulingPolicy`."""
+QUEUED = (VOLCANO, KUEUE)
+"""Schedulers with queues."""
+DEFAULT_COSCHEDULING_SCHEDULER = "scheduler-plugins-scheduler"
+VOLCANO_OWN_QUEUES = ("default", "root")
+"""Queues Volcano creates itself: jobs may name them, the infra chart must not."""
+
+CPU = "cpu"
+MEMORY = "memory"
+
+# How many containers of a node may share one rail's HCA under rdma-shared-dev-plugin (its own example's
+# `rdmaHcaMax`): the quota of a shared rail device is this many per node.
+SHARED_RAIL_DEVICES = 1000
+
+
+def scheduler_of(cluster: dict[str, Any]) -> str:
+    return str(cluster.get("scheduling", {}).get("scheduler", NONE))
+
+
+def coscheduling_scheduler(cluster: dict[str, Any]) -> str:
+    return str(cluster.get("scheduling", {}).get("schedulerName", DEFAULT_COSCHEDULING_SCHEDULER))
+
+
+def rail_devices_per_node(exclusive_devices: bool, network: dict[str, Any], gpus: int) -> int:
+    """Devices of one rail a node offers: its VFs (the profile's `numVfs`, else one per GPU, at least one: what
+    the sriov-network-operator policies create, and the count a sriov-device-plugin cluster is assumed to have
+    made), or, for a device shared by the node's pods, the plugin's sharing limit."""
+    if not exclusive_devices:
+        return SHARED_RAIL_DEVICES
+    return int(network.get("numVfs", max(gpus, 1)))
+
+
+@dataclass(frozen=True)
+class NodeOffer:
+    """What one node of a pool offers to queues: each resource, as an int in its unit (`unit`: '' or 'Gi')."""
+
+    resources: tuple[tuple[str, int, str], ...]
+    unknown: tuple[str, ...] = ()
+    """Resources a job can request whose amount the profiles do not say (cpu without `coresPerSocket`)."""
+
+    def amount(self, resource: str) -> int | None:
+        return next((count for name, count, _ in self.resources if name == resource), None)
+
+
+def node_offer(hardware: dict[str, Any], rail_resources: list[str], exclusive_devices: bool,
+               network: dict[str, Any]) -> NodeOffer:
+    """CPUs (logical), memory (GiB), the GPU resource and one device pool per rail the pool carries, in that
+    order. `rail_resources`: the full resource names of the rails whose NIC the hardware has."""
+    resources: list[tuple[str, int, str]] = []
+    unknown: list[str] = []
+    if "coresPerSocket" in hardware["cpu"]:
+        resources.append((CPU, derive.logical_cpus(hardware), ""))
+    else:
+        unknown.append(CPU)
+    resources.append((MEMORY, int(hardware["memoryGiB"]), "Gi"))
+    gpus = derive.gpu_count(hardware)
+    if gpus:
+        resources.append((hardware["gpu"].get("resource", derive.DEFAULT_GPU_RESOURCE), gpus, ""))
+    resources += [(rail, rail_devices_per_node(exclusive_devices, network, gpus), "") for rail in rail_resources]
+    return NodeOffer(tuple(resources), tuple(unknown))
+
+
+@dataclass(frozen=True)
+class QueueDecl:
+    """A queue as the cluster declares it, defaults filled in."""
+
+    name: str
+    namespaces: tuple[str, ...]
+    nodes: tuple[tuple[str, int], ...]
+    """(pool, nodes of it in the queue's quota), in the cluster's pool order; pools left out are not covered."""
+    borrow_nodes: tuple[tuple[str, int], ...]
+    cohort: str | None
+    weight: int | None
+    path: tuple[str | int, ...]
+    """Where the profile declares it (() for the implicit queue)."""
+
+    def covers(self, pool: str) -> bool:
+        return any(name == pool for name, _ in self.nodes)
+
+    def nodes_of(self, pool: str) -> int:
+        return dict(self.nodes).get(pool, 0)
+
+    def borrowable(self, pool: str) -> int | None:
+        """Nodes of `pool` the queue may borrow; None: no limit of its own."""
+        return dict(self.borrow_nodes).get(pool)
+
+
+def queues(cluster: dict[str, Any]) -> list[QueueDecl]:
+    """The queues of a volcano or kueue cluster. A kueue cluster that declares none gets one, named after the
+    cluster, covering every pool and namespace; a volcano cluster's jobs then go to Volcano's own `default`."""
+    scheduling = cluster.get("scheduling", {})
+    scheduler = scheduler_of(cluster)
+    pools = [(pool["name"], int(pool["nodes"])) for pool in cluster["nodePools"]]
+    declared = scheduling.get("queues")
+    if not declared:
+        if scheduler == KUEUE:
+            return [QueueDecl(cluster["name"], tuple(cluster["namespaces"]), tuple(pools), (), None, None, ())]
+        return []
+    found = []
+    for i, queue in enumerate(declared):
+        given = queue.get("nodes")
+        nodes = tuple((name, int(given[name])) for name, _ in pools if name in given) if given is not None \
+            else tuple(pools)
+        borrow = queue.get("borrowNodes", {})
+        found.append(QueueDecl(queue["name"], tuple(queue.get("namespaces", cluster["namespaces"])), nodes,
+                               tuple((name, int(borrow[name])) for name, _ in pools if name in borrow),
+                               queue.get("cohort"), queue.get("weight"), ("scheduling", "queues", i)))
+    return found
+
+
+def queue_for(cluster: dict[str, Any], namespace: str, named: str | None) -> QueueDecl | None:
+    """The queue a job uses: the one it names, else the first serving its namespace; None where there is none."""
+    for queue in queues(cluster):
+        if (queue.name == named) if named is not None else (namespace in queue.namespaces):
+            return queue
+    return None
+
+
+def borrowable_nodes(cluster: dict[str, Any], queue: QueueDecl, pool: str) -> int:
+    """Nodes of `pool` a kueue queue can get beyond its own: what the other queues of its cohort have of the
+    pool, capped by its borrowing limit."""
+    if queue.cohort is None:
+        return 0
+    others = sum(other.nodes_of(pool) for other in queues(cluster)
+                 if other.cohort == queue.cohort and other.name != queue.name)
+    limit = queue.borrowable(pool)
+    return others if limit is None else min(others, limit)
+
+
+def min_available(job: dict[str, Any], worker_count: int, launcher_creation_policy: str) -> int:
+    """The gang's minimum: the profile's, else the workers under `WaitForWorkersReady` (the launcher is created
+    only once they run: counting it would deadlock, mpi-operator #608), else the workers and the launcher."""
+    given = job.get("scheduling", {}).get("minAvailable")
+    if given is not None:
+        return int(given)
+    return worker_count + (0 if launcher_creation_policy == "WaitForWorkersReady" else 1)
+
+
+def min_available_limit(worker_count: int, launcher_creation_policy: str) -> int:
+    """The largest minAvailable that can ever be met: every pod that exists before the gang is complete."""
+    return worker_count + (0 if launcher_creation_policy == "WaitForWorkersReady" else 1)
+
+
+def worker_demand(job: dict[str, Any], offer: NodeOffer, gpus_per_worker: int, worker_count: int,
+                  rail_resources: list[str]) -> dict[str, int]:
+    """What a job's workers ask of their pool together, in the units of `node_offer`: GPUs, one device of each
+    rail per worker, and the CPUs and memory of `resources` where the job sets them (whole units, rounded up)."""
+    demand: dict[str, int] = {}
+    for resource, _, _ in offer.resources:
+        if resource not in (CPU, MEMORY) and resource not in rail_resources:
+            demand[resource] = gpus_per_worker * worker_count
+    for rail in rail_resources:
+        demand[rail] = worker_count
+    asked = job.get("resources", {})
+    if CPU in asked:
+        demand[CPU] = math.ceil(quantity(asked[CPU]) * worker_count)
+    if MEMORY in asked:
+        demand[MEMORY] = math.ceil(quantity(asked[MEMORY]) * worker_count / 1024 ** 3)
+    return {resource: int(count) for resource, count in demand.items() if count}
+
+
+def rail_resource_names(cluster: dict[str, Any], hardware: dict[str, Any], prefix: str,
+                        rail_names: list[str] | None = None) -> list[str]:
+    """The full resource names of the rails a pool of `hardware` carries (those named, where given)."""
+    return [names.rail_resource(prefix, rail.get("resourceName", names.default_rail_resource_name(rail["name"])))
+            for rail in derive.pool_rails(cluster, hardware) if rail_names is None or rail["name"] in rail_names]

@@ -1,0 +1,132 @@
+"""Gang scheduling and queue admission: an MPIJob whose gang can never complete, or whose queue can never admit
+it, waits forever without an error.
+
+- A gang (`runPolicy.schedulingPolicy`, from which mpi-operator makes the PodGroup under `--gang-scheduling`)
+  asks for no more pods than the job has, and, under `launcherCreationPolicy: WaitForWorkersReady`, for no more
+  than its workers: the launcher is created only once they run, so a gang that counts it deadlocks
+  (mpi-operator #608; with no minAvailable the operator counts it).
+- A job with Kueue's queue-name label names a LocalQueue of its namespace (in the render or the extra
+  manifests of the same cluster), whose ClusterQueue, where known, covers every resource its pods request; it
+  is created suspended, or a GitOps tool would start it without admission.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.check.findings import CheckContext, Finding, RenderedObject, finding
+from generator.check.rules.pods import pod_requests, pod_templates
+from generator.check.rules.reading import as_dict, as_int, as_str, metadata_name, path_of
+from generator.diagnostics import Severity
+from generator.vocabulary import mpi_operator
+from generator.vocabulary import scheduling as vocabulary
+
+RULE_SCHEDULING = "scheduling"
+_KUEUE_GROUP_PREFIX = vocabulary.KUEUE_GROUP + "/"
+
+
+def check_scheduling(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
+    findings: list[Finding] = []
+    known = [*documents, *context.extra]
+    for document in documents:
+        if document.kind != mpi_operator.KIND:
+            continue
+        spec = as_dict(document.obj.get("spec")) or {}
+        findings += _check_gang(document, spec)
+        findings += _check_queue(document, spec, known, context)
+    return findings
+
+
+def _worker_count(spec: dict[str, Any]) -> int | None:
+    replicas = as_dict(spec.get("mpiReplicaSpecs")) or {}
+    worker = as_dict(replicas.get(mpi_operator.WORKER))
+    return as_int(worker.get("replicas")) if worker is not None else None
+
+
+def _check_gang(document: RenderedObject, spec: dict[str, Any]) -> list[Finding]:
+    run_policy = as_dict(spec.get("runPolicy")) or {}
+    policy = as_dict(run_policy.get("schedulingPolicy"))
+    workers = _worker_count(spec)
+    if policy is None or workers is None:
+        return []
+    given = policy.get("minAvailable")
+    minimum = as_int(given)
+    if given is not None and minimum is None:
+        return []  # not an integer: the schema check says so
+    wait = spec.get("launcherCreationPolicy") == "WaitForWorkersReady"
+    pods = workers + 1
+    where = path_of(("spec", "runPolicy", "schedulingPolicy", "minAvailable")) if given is not None else \
+        path_of(("spec", "runPolicy", "schedulingPolicy"))
+    if minimum is not None and minimum > pods:
+        return [finding(document, where, (
+            f"minAvailable {minimum} is more than the job's {pods} pods ({workers} workers and the launcher): the "
+            "gang never completes and no pod starts"), RULE_SCHEDULING)]
+    if wait and (minimum is None or minimum > workers):
+        said = f"minAvailable {minimum}" if minimum is not None else \
+            f"no minAvailable, so mpi-operator asks for {pods} (workers + launcher)"
+        return [finding(document, where, (
+            f"{said}, but under launcherCreationPolicy WaitForWorkersReady the launcher is created only once all "
+            f"{workers} workers run, and they wait for the whole gang: the job deadlocks (mpi-operator #608); "
+            f"set minAvailable to {workers}"), RULE_SCHEDULING)]
+    return []
+
+
+def _labels(obj: dict[str, Any]) -> dict[str, Any]:
+    return as_dict((as_dict(obj.get("metadata")) or {}).get("labels")) or {}
+
+
+def _same_cluster(document: RenderedObject, other: RenderedObject, context: CheckContext) -> bool:
+    """Objects of two compiled clusters never meet; those of unknown origin are taken to be of every cluster."""
+    mine, theirs = context.cluster_of(document), context.cluster_of(other)
+    return not mine or not theirs or mine == theirs
+
+
+def _find(known: list[RenderedObject], kind: str, name: str, namespace: str | None, document: RenderedObject,
+          context: CheckContext) -> RenderedObject | None:
+    for other in known:
+        if (other.kind == kind and other.api_version.startswith(_KUEUE_GROUP_PREFIX) and metadata_name(other) == name
+                and (namespace is None or other.namespace == namespace) and _same_cluster(document, other, context)):
+            return other
+    return None
+
+
+def _check_queue(document: RenderedObject, spec: dict[str, Any], known: list[RenderedObject],
+                 context: CheckContext) -> list[Finding]:
+    queue = _labels(document.obj).get(vocabulary.QUEUE_NAME_LABEL)
+    if queue is None:
+        return []
+    where = path_of(("metadata", "labels", vocabulary.QUEUE_NAME_LABEL))
+    if not isinstance(queue, str):
+        return []
+    findings: list[Finding] = []
+    run_policy = as_dict(spec.get("runPolicy")) or {}
+    if run_policy.get("suspend") is not True:
+        findings.append(finding(document, path_of(("spec", "runPolicy", "suspend")), (
+            "a job Kueue admits should be created suspended (runPolicy.suspend: true): Kueue unsuspends it on "
+            "admission, and a GitOps tool that puts git's false back starts it without admission"),
+            RULE_SCHEDULING, Severity.WARNING))
+    local = _find(known, vocabulary.LOCAL_QUEUE, queue, document.namespace, document, context)
+    if local is None:
+        return [*findings, finding(document, where, (
+            f"no LocalQueue {document.namespace}/{queue} (named by {vocabulary.QUEUE_NAME_LABEL}) in this render or "
+            "the extra manifests (--context); Kueue never admits the job"), RULE_SCHEDULING)]
+    cluster_queue_name = as_str((as_dict(local.obj.get("spec")) or {}).get("clusterQueue"))
+    if not cluster_queue_name:
+        return findings
+    cluster_queue = _find(known, vocabulary.CLUSTER_QUEUE, cluster_queue_name, None, document, context)
+    if cluster_queue is None:
+        return findings
+    covered: set[str] = set()
+    for group in (as_dict(cluster_queue.obj.get("spec")) or {}).get("resourceGroups") or []:
+        for resource in (as_dict(group) or {}).get("coveredResources") or []:
+            if isinstance(resource, str):
+                covered.add(resource)
+    for template in pod_templates(document):
+        for resource, asked in sorted(pod_requests(template).items()):
+            if resource in covered:
+                continue
+            findings.append(finding(document, path_of(asked.paths[0]), (
+                f"the {template.role.lower()} requests {resource}, which ClusterQueue {cluster_queue_name} (of "
+                f"LocalQueue {document.namespace}/{queue}) does not cover; Kueue never admits the job"),
+                RULE_SCHEDULING))
+    return findings

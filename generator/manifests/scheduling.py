@@ -1,0 +1,208 @@
+"""Gang scheduling: the infra chart's queues and priority classes, and what an MPIJob carries to be admitted whole.
+
+- volcano: Volcano Queues (capability: the nodes of the pools they cover) and PriorityClasses; the MPIJob's
+  `runPolicy.schedulingPolicy`, from which mpi-operator (`--gang-scheduling=volcano`) makes the PodGroup.
+- coscheduling: PriorityClasses, and the same `schedulingPolicy` (`--gang-scheduling=<scheduler name>`).
+- kueue: one ResourceFlavor per pool, a ClusterQueue per queue covering every resource a job can request,
+  a LocalQueue per queue and namespace, WorkloadPriorityClasses and the Topology; the MPIJob carries the
+  queue-name (and priority-class) label, is created suspended, and its workers carry the topology annotation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
+from generator.manifests.manifest import Manifest, Variable
+from generator.model import Cluster, Job, Queue, Scheduler, quantity_text
+from generator.vocabulary import scheduling as vocabulary
+
+PRIORITY_CLASSES_TEMPLATE = "priority-classes.yaml"
+VOLCANO_QUEUES_TEMPLATE = "volcano-queues.yaml"
+RESOURCE_FLAVORS_TEMPLATE = "kueue-resource-flavors.yaml"
+TOPOLOGY_TEMPLATE = "kueue-topology.yaml"
+CLUSTER_QUEUES_TEMPLATE = "kueue-cluster-queues.yaml"
+LOCAL_QUEUES_TEMPLATE = "kueue-local-queues.yaml"
+WORKLOAD_PRIORITY_CLASSES_TEMPLATE = "kueue-workload-priority-classes.yaml"
+CUSTOM = {ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE}
+"""Custom resources whose CRDs a new cluster may not have yet."""
+
+
+def flavor_name(pool: str) -> str:
+    """A pool's ResourceFlavor is named after the pool."""
+    return pool
+
+
+def topology_name(cluster: Cluster) -> str:
+    """The cluster's Kueue Topology is named after the cluster."""
+    return cluster.name
+
+
+# --- infra ---------------------------------------------------------------------------------------
+
+def build_priority_class(name: str, value: int, description: str | None, chart: ChartRef) -> dict[str, Any]:
+    """A built-in PriorityClass for the PodGroups of volcano and coscheduling jobs; never the cluster's default."""
+    obj: dict[str, Any] = {"apiVersion": vocabulary.PRIORITY_CLASS_API_VERSION, "kind": vocabulary.PRIORITY_CLASS,
+                           "metadata": metadata(name, chart), "value": value, "globalDefault": False}
+    if description:
+        obj["description"] = description
+    return obj
+
+
+def build_workload_priority_class(name: str, value: int, description: str | None, chart: ChartRef) -> dict[str, Any]:
+    obj: dict[str, Any] = {"apiVersion": vocabulary.KUEUE_API_VERSION, "kind": vocabulary.WORKLOAD_PRIORITY_CLASS,
+                           "metadata": metadata(name, chart, annotations=CUSTOM), "value": value}
+    if description:
+        obj["description"] = description
+    return obj
+
+
+def _capability(queue: Queue) -> dict[str, int | str]:
+    """A Volcano queue's capability: its share of every pool, summed per resource."""
+    totals: dict[str, tuple[int, str]] = {}
+    for share in queue.shares:
+        for quota in share.quotas:
+            before, _ = totals.get(quota.resource, (0, quota.unit))
+            totals[quota.resource] = (before + quota.count, quota.unit)
+    return {resource: quantity_text(count, unit) for resource, (count, unit) in totals.items()}
+
+
+def build_volcano_queue(queue: Queue, chart: ChartRef) -> dict[str, Any]:
+    spec: dict[str, Any] = {"capability": _capability(queue), "reclaimable": True}
+    if queue.weight is not None:
+        spec["weight"] = queue.weight
+    return {"apiVersion": vocabulary.VOLCANO_API_VERSION, "kind": vocabulary.VOLCANO_QUEUE,
+            "metadata": metadata(queue.name, chart, annotations=CUSTOM), "spec": spec}
+
+
+def build_resource_flavor(cluster: Cluster, pool_name: str, chart: ChartRef) -> dict[str, Any]:
+    """A pool as Kueue sees it: the node labels that pick its nodes (injected into the pods it admits)."""
+    pool = cluster.pool(pool_name)
+    spec: dict[str, Any] = {}
+    if pool.node_selector:
+        spec["nodeLabels"] = dict(pool.node_selector)
+    if cluster.scheduling.topology:
+        spec["topologyName"] = topology_name(cluster)
+    return {"apiVersion": vocabulary.KUEUE_API_VERSION, "kind": vocabulary.RESOURCE_FLAVOR,
+            "metadata": metadata(flavor_name(pool_name), chart, annotations=CUSTOM), "spec": spec}
+
+
+def build_topology(cluster: Cluster, chart: ChartRef) -> dict[str, Any]:
+    return {"apiVersion": vocabulary.KUEUE_API_VERSION, "kind": vocabulary.TOPOLOGY,
+            "metadata": metadata(topology_name(cluster), chart, annotations=CUSTOM),
+            "spec": {"levels": [{"nodeLabel": level.node_label} for level in cluster.scheduling.topology]}}
+
+
+def covered_resources(queue: Queue) -> list[str]:
+    """Every resource of every pool the queue covers, in the order the pools offer them."""
+    covered: list[str] = []
+    for share in queue.shares:
+        covered += [quota.resource for quota in share.quotas if quota.resource not in covered]
+    return covered
+
+
+def build_cluster_queue(cluster: Cluster, queue: Queue, chart: ChartRef) -> dict[str, Any]:
+    """One resource group: every resource a job of the cluster can request, each pool a flavor with its share
+    (0 where its nodes have none of a resource), so no job is inadmissible for a resource nobody covers."""
+    covered = covered_resources(queue)
+    flavors = []
+    for share in queue.shares:
+        quotas = {quota.resource: quota for quota in share.quotas}
+        resources = []
+        for resource in covered:
+            quota = quotas.get(resource)
+            entry: dict[str, Any] = {"name": resource, "nominalQuota": quota.nominal if quota else 0}
+            if quota is not None and quota.borrowing is not None:
+                entry["borrowingLimit"] = quota.borrowing
+            resources.append(entry)
+        flavors.append({"name": flavor_name(share.pool.name), "resources": resources})
+    spec: dict[str, Any] = {
+        "namespaceSelector": {"matchExpressions": [{"key": vocabulary.NAMESPACE_NAME_LABEL, "operator": "In",
+                                                    "values": list(queue.namespaces)}]},
+        "resourceGroups": [{"coveredResources": covered, "flavors": flavors}],
+    }
+    if queue.cohort is not None:
+        spec["cohortName"] = queue.cohort
+    preemption: dict[str, str] = {}
+    if queue.cohort is not None:
+        preemption["reclaimWithinCohort"] = "Any"  # what a queue lent is taken back when it needs it
+    if cluster.scheduling.priority_classes:
+        preemption["withinClusterQueue"] = "LowerPriority"
+    if preemption:
+        spec["preemption"] = preemption
+    return {"apiVersion": vocabulary.KUEUE_API_VERSION, "kind": vocabulary.CLUSTER_QUEUE,
+            "metadata": metadata(queue.name, chart, annotations=CUSTOM), "spec": spec}
+
+
+def build_local_queue(queue: Queue, namespace: str, chart: ChartRef) -> dict[str, Any]:
+    return {"apiVersion": vocabulary.KUEUE_API_VERSION, "kind": vocabulary.LOCAL_QUEUE,
+            "metadata": metadata(queue.name, chart, namespace, annotations=CUSTOM),
+            "spec": {"clusterQueue": queue.name}}
+
+
+def infra(cluster: Cluster, chart: ChartRef) -> list[Manifest]:
+    """The cluster-wide scheduling objects of the cluster's scheduler; none without one."""
+    scheduling = cluster.scheduling
+    classes = scheduling.priority_classes
+    if scheduling.scheduler is Scheduler.NONE:
+        return []
+    if scheduling.scheduler is not Scheduler.KUEUE:
+        manifests = [Manifest(PRIORITY_CLASSES_TEMPLATE, build_priority_class(p.name, p.value, p.description, chart))
+                     for p in classes]
+        return manifests + [Manifest(VOLCANO_QUEUES_TEMPLATE, build_volcano_queue(queue, chart))
+                            for queue in scheduling.queues]
+    manifests = [Manifest(WORKLOAD_PRIORITY_CLASSES_TEMPLATE,
+                          build_workload_priority_class(p.name, p.value, p.description, chart)) for p in classes]
+    if scheduling.topology:
+        manifests.append(Manifest(TOPOLOGY_TEMPLATE, build_topology(cluster, chart)))
+    manifests += [Manifest(RESOURCE_FLAVORS_TEMPLATE, build_resource_flavor(cluster, pool.name, chart))
+                  for pool in cluster.pools]
+    manifests += [Manifest(CLUSTER_QUEUES_TEMPLATE, build_cluster_queue(cluster, queue, chart))
+                  for queue in scheduling.queues]
+    manifests += [Manifest(LOCAL_QUEUES_TEMPLATE, build_local_queue(queue, namespace, chart))
+                  for queue in scheduling.queues for namespace in queue.namespaces]
+    return manifests
+
+
+# --- job -----------------------------------------------------------------------------------------
+
+def min_available(job: Job, workers: Variable) -> Variable | int:
+    """The gang's minimum: the profile's, else the workers (following the `workers` value) under
+    `WaitForWorkersReady`, where the launcher is created only once they run, so counting it would deadlock
+    (mpi-operator #608); else the workers and the launcher."""
+    if job.scheduling.min_available is not None:
+        return job.scheduling.min_available
+    return workers.added(0 if job.launcher_creation_policy == "WaitForWorkersReady" else 1)
+
+
+def scheduling_policy(job: Job, workers: Variable) -> dict[str, Any] | None:
+    """`runPolicy.schedulingPolicy`, for the PodGroup mpi-operator creates under volcano and coscheduling."""
+    scheduling = job.cluster.scheduling
+    if not scheduling.scheduler.gangs_through_operator:
+        return None
+    policy: dict[str, Any] = {"minAvailable": min_available(job, workers)}
+    if scheduling.scheduler is Scheduler.VOLCANO and job.scheduling.queue is not None:
+        policy["queue"] = job.scheduling.queue
+    if job.scheduling.priority_class is not None:
+        policy["priorityClass"] = job.scheduling.priority_class
+    if scheduling.schedule_timeout_seconds is not None:
+        policy["scheduleTimeoutSeconds"] = scheduling.schedule_timeout_seconds
+    return policy
+
+
+def job_labels(job: Job) -> dict[str, str]:
+    """kueue: the LocalQueue the MPIJob is admitted through, and its WorkloadPriorityClass."""
+    if job.cluster.scheduling.scheduler is not Scheduler.KUEUE or job.scheduling.queue is None:
+        return {}
+    labels = {vocabulary.QUEUE_NAME_LABEL: job.scheduling.queue}
+    if job.scheduling.priority_class is not None:
+        labels[vocabulary.PRIORITY_CLASS_LABEL] = job.scheduling.priority_class
+    return labels
+
+
+def worker_annotations(job: Job) -> dict[str, str]:
+    """kueue: the topology level all workers must (or should) share."""
+    if job.scheduling.topology_label is None:
+        return {}
+    key = vocabulary.REQUIRED_TOPOLOGY if job.scheduling.topology_required else vocabulary.PREFERRED_TOPOLOGY
+    return {key: job.scheduling.topology_label}

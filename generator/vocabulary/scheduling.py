@@ -1,0 +1,44 @@
+"""The gang schedulers' and Kueue's APIs: kinds, API versions, labels and annotations mpigen writes or reads.
+
+Sources: ../shared/upstream/scheduling/ (Volcano's Queue and PodGroup CRDs, scheduler-plugins' PodGroup),
+../shared/upstream/scheduling/kueue/ (Kueue's CRDs, served as v1beta1 and v1beta2, stored as v1beta2; its
+MPIJob and topology-aware examples) and DOMAIN.md section 1 (mpi-operator's `--gang-scheduling`).
+"""
+
+from __future__ import annotations
+
+# --- Kueue ---------------------------------------------------------------------------------------
+KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
+KUEUE_GROUP = "kueue.x-k8s.io"
+RESOURCE_FLAVOR = "ResourceFlavor"
+CLUSTER_QUEUE = "ClusterQueue"
+LOCAL_QUEUE = "LocalQueue"
+WORKLOAD_PRIORITY_CLASS = "WorkloadPriorityClass"
+TOPOLOGY = "Topology"
+
+QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+"""On a job: the LocalQueue (in the job's namespace) Kueue admits it through."""
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+"""On a job: its WorkloadPriorityClass."""
+REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
+"""On a pod template: the node label of the topology level all pods of the pod set must (should) share."""
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+"""The only node label Kueue accepts as a Topology's lowest level and nowhere else."""
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+"""Every namespace carries its own name under this label (a ClusterQueue's namespaceSelector matches it)."""
+
+# --- Volcano -------------------------------------------------------------------------------------
+VOLCANO_API_VERSION = "scheduling.volcano.sh/v1beta1"
+VOLCANO_QUEUE = "Queue"
+
+# --- built-in ------------------------------------------------------------------------------------
+PRIORITY_CLASS_API_VERSION = "scheduling.k8s.io/v1"
+PRIORITY_CLASS = "PriorityClass"
+
+# --- what Kueue writes into a job it manages -----------------------------------------------------
+# Kueue creates a job suspended and unsuspends it on admission (suspends it again on preemption), and on
+# admission injects the admitting flavor's node labels and tolerations, and under topology-aware scheduling
+# a scheduling gate, into the pod templates. A GitOps tool must leave these fields to Kueue.
+KUEUE_OWNED_POINTERS = ("/spec/runPolicy/suspend",)
+KUEUE_OWNED_TEMPLATE_FIELDS = ("nodeSelector", "tolerations", "schedulingGates")

@@ -1,0 +1,104 @@
+"""Write schemas/crds/ schemas of the custom resources mpigen's infra charts emit from the upstream CRDs.
+
+MPIJob, NetworkAttachmentDefinition and the two PodGroups have hand-written schemas in schemas/crds/. The
+operators' own kinds the infra charts also emit (sriov-network-operator's networks and policies, Kueue's
+queues, flavors, topology and priority classes, Volcano's Queue) are judged by their upstream CRDs as they
+are, converted the way `mpigen check --crds` converts any CRD (generator/check/crdschema.py): shipping
+them makes `mpigen check` judge mpigen's own output without `--crds`.
+
+Run from the repository root, with ../shared/upstream beside it, whenever an upstream CRD is updated:
+
+    .venv/bin/python scripts/vendor_crd_schemas.py
+
+tests/unit/check/test_check_schemas.py holds each written file equal to a fresh conversion.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from generator.check.crdschema import crd_schemas  # noqa: E402
+
+UPSTREAM = REPO.parent / "shared" / "upstream"
+OBJECT_META = "https://kubernetes.io/api/_definitions.json#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+SRIOV = "k8snetworkplumbingwg/sriov-network-operator@249e20012faf17b4f38057f29608bde2b21c5c9a"
+KUEUE = "kubernetes-sigs/kueue@ff69552e79ad21652c36caa97038382e55625cf7"
+VOLCANO = "volcano-sh/volcano@ed72c7c815a9fd547a787134676f73d42e9d049c"
+
+# (file under ../shared/upstream, the upstream repository@commit, the apiVersion mpigen emits, why it does)
+VENDORED: tuple[tuple[str, str, str, str], ...] = (
+    ("network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovnetworknodepolicies.yaml",
+     SRIOV, "sriovnetwork.openshift.io/v1", "one per rail and node pool under sriov-network-operator"),
+    ("network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovnetworks.yaml",
+     SRIOV, "sriovnetwork.openshift.io/v1", "one per Ethernet rail and namespace under sriov-network-operator"),
+    ("network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovibnetworks.yaml",
+     SRIOV, "sriovnetwork.openshift.io/v1", "one per InfiniBand rail and namespace under sriov-network-operator"),
+    ("scheduling/kueue/kueue.x-k8s.io_resourceflavors.yaml", KUEUE, "kueue.x-k8s.io/v1beta2",
+     "one per node pool of a kueue cluster"),
+    ("scheduling/kueue/kueue.x-k8s.io_clusterqueues.yaml", KUEUE, "kueue.x-k8s.io/v1beta2",
+     "one per queue of a kueue cluster"),
+    ("scheduling/kueue/kueue.x-k8s.io_localqueues.yaml", KUEUE, "kueue.x-k8s.io/v1beta2",
+     "one per queue and namespace of a kueue cluster"),
+    ("scheduling/kueue/kueue.x-k8s.io_topologies.yaml", KUEUE, "kueue.x-k8s.io/v1beta2",
+     "a kueue cluster's topology levels"),
+    ("scheduling/kueue/kueue.x-k8s.io_workloadpriorityclasses.yaml", KUEUE, "kueue.x-k8s.io/v1beta2",
+     "a kueue cluster's priority classes"),
+    ("scheduling/scheduling.volcano.sh_queues.yaml", VOLCANO, "scheduling.volcano.sh/v1beta1",
+     "one per queue of a volcano cluster"),
+)
+
+
+def vendored_schema(crd: dict[str, Any], source: str, origin: str, api_version: str, why: str) -> tuple[str, dict[str, Any]]:
+    """The file name and the schema of the `api_version` of one CRD, in the form of schemas/crds/."""
+    kind = crd["spec"]["names"]["kind"]
+    group, version = api_version.split("/")
+    converted = crd_schemas(crd)[(api_version, kind)]
+    properties = dict(converted["properties"])
+    properties["apiVersion"] = {"title": "API version", "description": f"Always `{api_version}`.",
+                                "const": api_version}
+    properties["kind"] = {"title": "Kind", "description": f"Always `{kind}`.", "const": kind}
+    # The API server validates every object's metadata as ObjectMeta; so does mpigen's own MPIJob schema.
+    properties["metadata"] = {"title": "Metadata", "description": "Name, namespace, labels and annotations.",
+                              "$ref": OBJECT_META}
+    schema = {
+        "$schema": converted["$schema"],
+        "$id": f"urn:mpigen:crd:{group}:{version}:{kind}",
+        "title": f"{kind} ({api_version})",
+        "description": f"mpigen emits it {why}. Converted by scripts/vendor_crd_schemas.py from the upstream CRD "
+                       f"{source} ({origin}), as `mpigen check --crds` converts a CRD; do not edit.",
+        "x-kubernetes-group-version-kind": [{"group": group, "version": version, "kind": kind}],
+        **{key: value for key, value in converted.items() if key not in ("$schema", "properties")},
+        "properties": properties,
+    }
+    return f"{group}_{version}_{kind}.json", schema
+
+
+def render(upstream: Path) -> dict[str, str]:
+    """Every vendored file's name and text."""
+    out: dict[str, str] = {}
+    for source, origin, api_version, why in VENDORED:
+        crd = YAML(typ="safe", pure=True).load((upstream / source).read_text(encoding="utf-8"))
+        name, schema = vendored_schema(crd, source, origin, api_version, why)
+        out[name] = json.dumps(schema, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+    return out
+
+
+def main() -> int:
+    target = REPO / "schemas" / "crds"
+    for name, text in render(UPSTREAM).items():
+        (target / name).write_text(text, encoding="utf-8")
+        print(f"wrote schemas/crds/{name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,244 @@
+"""generator/manifests/scheduling.py: what each gang scheduler's charts carry, on the example fleet.
+
+Expected numbers are worked out by hand from the profiles: a DGX-1 node (profiles/hardware/dgx-1.yaml) has
+2 sockets x 20 cores x 2 threads = 80 CPUs, 512 GiB, 8 GPUs; under sriov-network-operator each rail's PF gets
+one VF per GPU (8); rdma-shared-dev-plugin shares a rail's HCA among up to 1000 containers (its own example's
+rdmaHcaMax; host-network takes its devices from the same plugin). dgx-pod (kueue): queues vision and language of
+4 of 8 nodes each, language may borrow 2. volcano-lab (volcano, host-network): queue training of 4 of 6 nodes,
+experiments of 2. cpu-lab (coscheduling).
+
+The #608 arithmetic is shown through real Helm 3 and 4: the gang's minimum follows the `workers` value.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import PROFILES, CustomResourceSchemas, run_helm
+from ruamel.yaml import YAML
+
+from generator.check.findings import RenderedObject
+from generator.check.schemas import SchemaSet
+from generator.package import output_files
+from generator.pipeline import CompileResult, compile_profiles
+
+KUEUE = "kueue.x-k8s.io/v1beta2"
+RAILS = [f"rail{i}" for i in range(4)]
+
+
+def objects(result: CompileResult, chart: str) -> list[dict[str, Any]]:
+    (found,) = [c for c in result.charts if c.directory == chart]
+    return [m.obj for m in found.manifests]
+
+
+def of_kind(objs: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
+    return {o["metadata"].get("namespace", "") + "/" + o["metadata"]["name"]: o for o in objs if o["kind"] == kind}
+
+
+def mpijob(result: CompileResult, chart: str) -> dict[str, Any]:
+    (found,) = of_kind(objects(result, chart), "MPIJob").values()
+    return found
+
+
+def write(result: CompileResult, root: Path) -> Path:
+    for path, data in output_files(result.charts).items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return root
+
+
+def load_all(text: str) -> list[dict[str, Any]]:
+    return [doc for doc in YAML(typ="safe", pure=True).load_all(text) if doc is not None]
+
+
+# --- kueue --------------------------------------------------------------------------------------------------------
+
+
+def test_kueue_infra_carries_flavor_topology_queues_and_priorities(example: CompileResult) -> None:
+    infra = objects(example, "dgx-pod/infra")
+    flavors = of_kind(infra, "ResourceFlavor")
+    assert list(flavors) == ["/dgx"]
+    assert flavors["/dgx"]["spec"] == {"nodeLabels": {"nvidia.com/gpu.product": "Tesla-V100-SXM2-16GB"},
+                                       "topologyName": "dgx-pod"}
+    (topology,) = of_kind(infra, "Topology").values()
+    assert topology["metadata"]["name"] == "dgx-pod"
+    assert topology["spec"]["levels"] == [{"nodeLabel": "fabric.example.com/block"},
+                                          {"nodeLabel": "fabric.example.com/leaf-switch"},
+                                          {"nodeLabel": "kubernetes.io/hostname"}]
+    classes = of_kind(infra, "WorkloadPriorityClass")
+    assert {name: c["value"] for name, c in classes.items()} == {"/production": 1000, "/research": 100}
+    local = of_kind(infra, "LocalQueue")
+    assert {name: q["spec"]["clusterQueue"] for name, q in local.items()} == {
+        "team-vision/vision": "vision", "team-language/language": "language"}
+    assert all(o["apiVersion"] == KUEUE for o in [*flavors.values(), topology, *classes.values(), *local.values()])
+
+
+def test_cluster_queues_cover_every_resource_a_job_can_request_with_the_pools_capacity(example: CompileResult) -> None:
+    queues = of_kind(objects(example, "dgx-pod/infra"), "ClusterQueue")
+    vision, language = queues["/vision"]["spec"], queues["/language"]["spec"]
+    rails = [f"openshift.io/rdma_{rail}" for rail in RAILS]
+    for spec in (vision, language):
+        (group,) = spec["resourceGroups"]
+        assert group["coveredResources"] == ["cpu", "memory", "nvidia.com/gpu", *rails]
+        assert spec["cohortName"] == "dgx-pod"
+        assert spec["preemption"] == {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
+    (flavor,) = vision["resourceGroups"][0]["flavors"]
+    assert flavor["name"] == "dgx"
+    four_nodes = {"cpu": 320, "memory": "2048Gi", "nvidia.com/gpu": 32, **{rail: 32 for rail in rails}}
+    assert {r["name"]: r["nominalQuota"] for r in flavor["resources"]} == four_nodes
+    assert not any("borrowingLimit" in r for r in flavor["resources"])  # vision borrows all the cohort has
+    (flavor,) = language["resourceGroups"][0]["flavors"]
+    two_nodes = {"cpu": 160, "memory": "1024Gi", "nvidia.com/gpu": 16, **{rail: 16 for rail in rails}}
+    assert {r["name"]: r["borrowingLimit"] for r in flavor["resources"]} == two_nodes
+    assert vision["namespaceSelector"] == {"matchExpressions": [
+        {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["team-vision"]}]}
+
+
+def test_a_kueue_job_carries_its_queue_and_priority_is_created_suspended_and_asks_for_its_topology(
+        example: CompileResult) -> None:
+    vision, bert = mpijob(example, "dgx-pod/jobs/vision-resnet50"), mpijob(example, "dgx-pod/jobs/language-bert")
+    assert {k: v for k, v in vision["metadata"]["labels"].items() if k.startswith("kueue")} == {
+        "kueue.x-k8s.io/queue-name": "vision", "kueue.x-k8s.io/priority-class": "production"}
+    for job in (vision, bert):
+        assert job["spec"]["runPolicy"]["suspend"] is True
+        assert "schedulingPolicy" not in job["spec"]["runPolicy"]  # Kueue admits it whole; no PodGroup
+        assert "kueue.x-k8s.io/podset-required-topology" not in \
+            job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"].get("metadata", {}).get("annotations", {})
+    worker = vision["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["metadata"]["annotations"]
+    assert worker["kueue.x-k8s.io/podset-required-topology"] == "fabric.example.com/leaf-switch"
+    worker = bert["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["metadata"]["annotations"]
+    assert worker["kueue.x-k8s.io/podset-preferred-topology"] == "fabric.example.com/block"
+    assert bert["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "language"
+
+
+def test_a_kueue_job_cannot_be_started_without_admission_from_the_chart(example: CompileResult, tmp_path: Path,
+                                                                      helm: Path) -> None:
+    root = write(example, tmp_path / "charts")
+    chart = root / "dgx-pod" / "jobs" / "vision-resnet50"
+    schema = json.loads((chart / "values.schema.json").read_text(encoding="utf-8"))
+    assert schema["properties"]["suspend"]["const"] is True
+    refused = run_helm(helm, "template", "x", chart, "--set", "suspend=false", check=False)
+    assert refused.returncode != 0 and "suspend" in refused.stderr
+    (job,) = [d for d in load_all(run_helm(helm, "template", "x", chart).stdout) if d["kind"] == "MPIJob"]
+    assert job["spec"]["runPolicy"]["suspend"] is True
+    assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "vision"
+
+
+# --- volcano and coscheduling -------------------------------------------------------------------------------------
+
+
+def test_volcano_infra_carries_its_queues_and_priority_classes(example: CompileResult) -> None:
+    infra = objects(example, "volcano-lab/infra")
+    queues = of_kind(infra, "Queue")
+    rails = {f"rdma/rdma_{rail}" for rail in RAILS}
+    training, experiments = queues["/training"], queues["/experiments"]
+    assert training["apiVersion"] == "scheduling.volcano.sh/v1beta1"
+    assert training["spec"] == {"capability": {"cpu": 320, "memory": "2048Gi", "nvidia.com/gpu": 32,
+                                               **{rail: 4000 for rail in rails}}, "reclaimable": True, "weight": 2}
+    assert experiments["spec"]["capability"]["nvidia.com/gpu"] == 16 and "weight" not in experiments["spec"]
+    (priority,) = of_kind(infra, "PriorityClass").values()
+    assert priority["apiVersion"] == "scheduling.k8s.io/v1"
+    assert (priority["metadata"]["name"], priority["value"], priority["globalDefault"]) == ("training-high", 1000, False)
+
+
+def test_gang_jobs_carry_the_scheduling_policy_mpi_operator_makes_the_podgroup_from(example: CompileResult) -> None:
+    volcano = mpijob(example, "volcano-lab/jobs/volcano-allreduce")["spec"]
+    assert volcano["launcherCreationPolicy"] == "WaitForWorkersReady"
+    assert volcano["runPolicy"]["schedulingPolicy"] == {"minAvailable": 4, "queue": "training",
+                                                        "priorityClass": "training-high", "scheduleTimeoutSeconds": 600}
+    cosched = mpijob(example, "cpu-lab/jobs/cpu-pi")["spec"]
+    assert cosched["runPolicy"]["schedulingPolicy"] == {"minAvailable": 2, "scheduleTimeoutSeconds": 300}
+    for chart in ("dgx-lab/jobs/pi", "netapp-lab/jobs/netapp-resnet50"):  # no scheduler: nothing of the kind
+        assert "schedulingPolicy" not in mpijob(example, chart)["spec"]["runPolicy"]
+
+
+# --- mpi-operator #608 --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def at_startup(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example fleet with volcano-allreduce's launcher created at once (AtStartup), written out."""
+    root = tmp_path_factory.mktemp("fleet")
+    profiles = root / "profiles"
+    shutil.copytree(PROFILES, profiles)
+    job = profiles / "jobs" / "volcano-allreduce.yaml"
+    job.write_text(job.read_text(encoding="utf-8").replace("scheduling:", "launcherCreationPolicy: AtStartup\n"
+                                                           "scheduling:"), encoding="utf-8")
+    result = compile_profiles([profiles])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    return write(result, root / "charts")
+
+
+@pytest.mark.parametrize("workers", [1, 2, 6])
+def test_608_the_gang_is_the_workers_under_wait_for_workers_ready_and_one_more_at_startup(
+        example: CompileResult, at_startup: Path, tmp_path: Path, helm: Path, workers: int) -> None:
+    """1, 2 and many workers, each through real Helm: the launcher is created only once the workers run under
+    WaitForWorkersReady, so the gang must not count it; at start-up it exists from the beginning and must."""
+    waiting = write(example, tmp_path / "charts") / "volcano-lab" / "jobs" / "volcano-allreduce"
+    for chart, launcher in ((waiting, 0), (at_startup / "volcano-lab" / "jobs" / "volcano-allreduce", 1)):
+        rendered = run_helm(helm, "template", "x", chart, "--set", f"workers={workers}").stdout
+        (job,) = [d for d in load_all(rendered) if d["kind"] == "MPIJob"]
+        assert job["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"] == workers
+        assert job["spec"]["runPolicy"]["schedulingPolicy"]["minAvailable"] == workers + launcher
+        assert job["spec"]["launcherCreationPolicy"] == ("WaitForWorkersReady" if launcher == 0 else "AtStartup")
+
+
+# --- upstream CRDs and built-in schemas ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def scheduling_crds(upstream: Path) -> CustomResourceSchemas:
+    kueue = upstream / "scheduling" / "kueue"
+    return CustomResourceSchemas([
+        *(kueue / f"kueue.x-k8s.io_{kind}.yaml" for kind in
+          ("clusterqueues", "localqueues", "resourceflavors", "topologies", "workloadpriorityclasses")),
+        upstream / "scheduling" / "scheduling.volcano.sh_queues.yaml",
+        upstream / "mpi-operator" / "kubeflow.org_mpijobs.yaml"])
+
+
+SCHEDULING_KINDS = {"ResourceFlavor", "ClusterQueue", "LocalQueue", "Topology", "WorkloadPriorityClass", "Queue",
+                    "MPIJob"}
+
+
+def test_every_scheduling_object_and_gang_job_passes_its_upstream_crd(example: CompileResult,
+                                                                      scheduling_crds: CustomResourceSchemas) -> None:
+    seen: set[str] = set()
+    for chart in example.charts:
+        if not chart.directory.startswith(("dgx-pod/", "volcano-lab/", "cpu-lab/")):
+            continue
+        for manifest in chart.manifests:
+            if manifest.obj["kind"] in SCHEDULING_KINDS:
+                assert scheduling_crds.problems(manifest.obj) == [], (chart.directory, manifest.obj["kind"])
+                seen.add(manifest.obj["kind"])
+    assert seen == SCHEDULING_KINDS
+
+
+def test_the_upstream_crd_check_is_not_vacuous(example: CompileResult, scheduling_crds: CustomResourceSchemas) -> None:
+    queue = dict(of_kind(objects(example, "dgx-pod/infra"), "ClusterQueue")["/vision"])
+    queue["spec"] = {**queue["spec"], "cohort": "dgx-pod"}  # v1beta1's name of the field
+    assert [p.split(":")[0] for p in scheduling_crds.problems(queue)] == [".spec.cohort"]
+    topology = dict(of_kind(objects(example, "dgx-pod/infra"), "Topology")["/dgx-pod"])
+    topology["spec"] = {"levels": []}
+    assert scheduling_crds.problems(topology)
+
+
+def test_priority_classes_pass_kubernetes_own_schema() -> None:
+    result = compile_profiles([PROFILES])
+    schema_set = SchemaSet("1.31", strict=True)
+    (priority,) = of_kind(objects(result, "volcano-lab/infra"), "PriorityClass").values()
+    assert schema_set.check(RenderedObject("priority-classes.yaml", priority)) == []
+    broken = {**priority, "value": "high"}
+    assert [f.path for f in schema_set.check(RenderedObject("priority-classes.yaml", broken))] == [".value"]
+
+
+def test_a_cluster_without_a_scheduler_gets_no_scheduling_objects(example: CompileResult,
+                                                                   profiles_copy: Callable[..., Path]) -> None:
+    for chart in ("dgx-lab/infra", "netapp-lab/infra"):
+        kinds = {o["kind"] for o in objects(example, chart)}
+        assert not kinds & SCHEDULING_KINDS - {"MPIJob"} and "PriorityClass" not in kinds

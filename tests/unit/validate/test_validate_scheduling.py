@@ -1,0 +1,226 @@
+"""generator/validate/scheduling.py: every gang-scheduling rule, on a broken copy of the example fleet, with its
+message and the `path:line:col` it points at.
+
+The example fleet has one cluster per scheduler: dgx-pod (kueue: 8 DGX-1 nodes, queues vision and language of
+4 nodes each in cohort dgx-pod, language may borrow 2 more), volcano-lab (volcano: 6 DGX-1 nodes, queues
+training of 4 and experiments of 2) and cpu-lab (coscheduling). Line numbers are those of the example files
+(`cat -n profiles/clusters/dgx-pod.yaml`), pinned by the asserts below so that an edit of them fails here first.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import PROFILES, expect
+from ruamel.yaml import YAML
+
+from generator import admission
+
+DGX_POD = (PROFILES / "clusters" / "dgx-pod.yaml").read_text(encoding="utf-8")
+VOLCANO_LAB = (PROFILES / "clusters" / "volcano-lab.yaml").read_text(encoding="utf-8")
+CPU_LAB = (PROFILES / "clusters" / "cpu-lab.yaml").read_text(encoding="utf-8")
+VISION = (PROFILES / "jobs" / "vision-resnet50.yaml").read_text(encoding="utf-8")
+BERT = (PROFILES / "jobs" / "language-bert.yaml").read_text(encoding="utf-8")
+ALLREDUCE = (PROFILES / "jobs" / "volcano-allreduce.yaml").read_text(encoding="utf-8")
+CPU_PI = (PROFILES / "jobs" / "cpu-pi.yaml").read_text(encoding="utf-8")
+PI = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8")
+
+POD = "clusters/dgx-pod.yaml"
+assert DGX_POD.splitlines()[37] == "  scheduler: kueue"
+assert DGX_POD.splitlines()[44] == "      nodeLabel: kubernetes.io/hostname"
+assert DGX_POD.splitlines()[53:56] == ["    - name: vision", "      namespaces: [team-vision]", "      nodes: {dgx: 4}"]
+assert DGX_POD.splitlines()[61] == "      borrowNodes: {dgx: 2}  # at most two of the vision team's idle nodes"
+assert VISION.splitlines()[10] == "totalGpus: 32" and VISION.splitlines()[17:21] == [
+    "scheduling:", "  priorityClass: production", "  topology:", "    level: rack"]
+assert BERT.splitlines()[9] == "namespace: team-language" and BERT.splitlines()[11] == "totalGpus: 48"
+assert ALLREDUCE.splitlines()[12:15] == ["scheduling:", "  queue: training", "  priorityClass: training-high"]
+assert VOLCANO_LAB.splitlines()[37] == "    - name: experiments"
+assert DGX_POD.splitlines()[17] == "    hardware: dgx-1" and len(CPU_PI.splitlines()) == 23
+
+
+def test_the_example_jobs_fit_their_queues_exactly_where_the_numbers_say():
+    """language-bert asks 48 GPUs: its own 4 nodes (32) plus the 2 it may borrow (16), no more."""
+    cluster = YAML(typ="safe", pure=True).load(DGX_POD)
+    language = admission.queue_for(cluster, "team-language", None)
+    assert language is not None and language.name == "language"
+    assert admission.borrowable_nodes(cluster, language, "dgx") == 2
+    vision = admission.queue_for(cluster, "team-vision", None)
+    assert admission.borrowable_nodes(cluster, vision, "dgx") == 4  # no limit of its own: all of language's
+
+
+# --- cluster ------------------------------------------------------------------------------------------------------
+
+
+def test_a_setting_of_another_scheduler_is_refused(diagnose):
+    outcome = diagnose({POD: DGX_POD.replace("  scheduler: kueue\n", "  scheduler: kueue\n  schedulerName: x\n")})
+    expect(outcome, (POD, 39, 3, "`scheduling.schedulerName` has no effect with scheduler `kueue`: only "
+                     "`coscheduling` read it", "remove it"))
+
+
+def test_a_queue_setting_of_another_scheduler_is_refused(diagnose):
+    outcome = diagnose({"clusters/volcano-lab.yaml": VOLCANO_LAB.replace("      weight: 2\n",
+                                                                         "      weight: 2\n      cohort: all\n")})
+    expect(outcome, ("clusters/volcano-lab.yaml", 38, 7, "`cohort` of a queue has no effect with scheduler "
+                     "`volcano`: only `kueue` read it"))
+
+
+def test_hostname_may_only_be_the_lowest_topology_level(diagnose):
+    text = DGX_POD.replace("""    - name: rack
+      nodeLabel: fabric.example.com/leaf-switch
+    - name: host
+      nodeLabel: kubernetes.io/hostname
+""", """    - name: host
+      nodeLabel: kubernetes.io/hostname
+    - name: rack
+      nodeLabel: fabric.example.com/leaf-switch
+""")
+    outcome = diagnose({POD: text})
+    expect(outcome, (POD, 43, 18, "kubernetes.io/hostname can only be the lowest topology level",
+                     "move it to the end"))
+
+
+def test_a_queue_names_only_the_clusters_namespaces_and_pools(diagnose):
+    text = DGX_POD.replace("      namespaces: [team-vision]\n      nodes: {dgx: 4}",
+                           "      namespaces: [team-vison]\n      nodes: {dgx: 9, gpu: 1}")
+    outcome = diagnose({POD: text, "jobs/vision-resnet50.yaml": None})
+    expect(outcome,
+           (POD, 55, 20, "queue 'vision' serves namespace 'team-vison', which is not in `namespaces`",
+            "did you mean 'team-vision'?"),
+           (POD, 56, 20, "queue 'vision' takes 9 nodes of pool 'dgx', which has 8", "at most 8"),
+           (POD, 56, 23, "queue 'vision' names node pool 'gpu', which the cluster does not have"))
+
+
+def test_a_borrowing_limit_needs_a_cohort(diagnose):
+    text = DGX_POD.replace("      cohort: dgx-pod\n      borrowNodes", "      borrowNodes")
+    outcome = diagnose({POD: text, "jobs/language-bert.yaml": None})  # it needs the borrowed nodes
+    expect(outcome, (POD, 61, 7, "queue 'language' has a borrowing limit but no cohort to borrow from",
+                     "add `cohort`"))
+
+
+def test_volcanos_own_queues_are_not_the_charts(diagnose):
+    outcome = diagnose({"clusters/volcano-lab.yaml": VOLCANO_LAB.replace("- name: experiments", "- name: default")})
+    expect(outcome, ("clusters/volcano-lab.yaml", 38, 13, "Volcano creates the queue 'default' itself"))
+
+
+def test_a_queued_pool_must_say_how_many_cpus_its_nodes_have(diagnose):
+    """The cpu quota is the nodes' CPUs; DGX H100's built-in profile does not publish its cores per socket."""
+    outcome = diagnose({POD: DGX_POD.replace("hardware: dgx-1", "hardware: dgx-h100").replace("nic: ib", "nic: nic"),
+                        "jobs/vision-resnet50.yaml": None, "jobs/language-bert.yaml": None})
+    problems = [d for d in outcome.diagnostics if "coresPerSocket" in d.message]
+    assert len(problems) == 1, outcome.shown()
+    assert str(problems[0].location) == outcome.at(POD, 18, 15)
+    assert "pool 'dgx' is in a queue, whose cpu quota is its nodes' CPUs" in problems[0].message
+
+
+# --- job ----------------------------------------------------------------------------------------------------------
+
+
+def test_scheduling_on_a_cluster_without_a_scheduler_is_refused(diagnose):
+    outcome = diagnose({"jobs/pi.yaml": PI + "scheduling:\n  queue: a\n"})
+    expect(outcome, ("jobs/pi.yaml", 25, 1, "cluster 'dgx-lab' has no gang scheduler, so `scheduling` has no effect"))
+
+
+def test_an_unknown_priority_class_or_topology_level_is_refused(diagnose):
+    text = VISION.replace("priorityClass: production", "priorityClass: prodution").replace("level: rack", "level: leaf")
+    outcome = diagnose({"jobs/vision-resnet50.yaml": text})
+    expect(outcome,
+           ("jobs/vision-resnet50.yaml", 19, 18, "cluster 'dgx-pod' declares no priority class 'prodution'",
+            "did you mean 'production'?"),
+           ("jobs/vision-resnet50.yaml", 21, 12, "cluster 'dgx-pod' declares no topology level 'leaf'"))
+
+
+def test_an_unknown_queue_is_refused(diagnose):
+    outcome = diagnose({"jobs/volcano-allreduce.yaml": ALLREDUCE.replace("queue: training", "queue: trainig")})
+    expect(outcome, ("jobs/volcano-allreduce.yaml", 14, 10, "cluster 'volcano-lab' declares no queue 'trainig'",
+                     "did you mean 'training'?"))
+
+
+def test_volcanos_own_default_queue_may_be_named(diagnose):
+    outcome = diagnose({"jobs/volcano-allreduce.yaml": ALLREDUCE.replace("queue: training", "queue: default")})
+    assert outcome.diagnostics == [], outcome.shown()
+
+
+def test_a_kueue_job_needs_a_queue_that_serves_its_namespace(diagnose):
+    named = VISION.replace("scheduling:\n", "scheduling:\n  queue: language\n")
+    expect(diagnose({"jobs/vision-resnet50.yaml": named}),
+           ("jobs/vision-resnet50.yaml", 19, 10, "queue 'language' does not serve namespace 'team-vision': it has "
+            "no LocalQueue there, so Kueue never admits the job"))
+    unserved = DGX_POD.replace("namespaces:\n  - team-vision\n", "namespaces:\n  - team-vision\n  - team-audio\n")
+    job = VISION.replace("namespace: team-vision", "namespace: team-audio")
+    outcome = diagnose({POD: unserved, "jobs/vision-resnet50.yaml": job})
+    expect(outcome, ("jobs/vision-resnet50.yaml", 9, 12, "no queue of cluster 'dgx-pod' serves namespace "
+                     "'team-audio', so Kueue never admits the job", "add the namespace to a queue's `namespaces`"))
+
+
+def test_a_queue_that_does_not_cover_the_jobs_pool_never_admits_it(diagnose):
+    outcome = diagnose({"clusters/volcano-lab.yaml": VOLCANO_LAB.replace("      nodes: {dgx: 4}\n", "      nodes: {}\n")})
+    expect(outcome, ("jobs/volcano-allreduce.yaml", 14, 10, "queue 'training' does not cover pool 'dgx'",
+                     "add the pool to the queue's `nodes`"))
+
+
+@pytest.mark.parametrize(("gpus", "ok"), [(48, True), (56, False)])
+def test_a_kueue_job_may_ask_for_its_quota_plus_what_it_may_borrow_and_no_more(diagnose, gpus, ok):
+    outcome = diagnose({"jobs/language-bert.yaml": BERT.replace("totalGpus: 48", f"totalGpus: {gpus}")})
+    if ok:
+        assert outcome.diagnostics == [], outcome.shown()
+    else:
+        expect(outcome, ("jobs/language-bert.yaml", 12, 12, "the job's 7 workers ask for 56 nvidia.com/gpu, more "
+                         "than queue 'language' can ever hold on pool 'dgx' (32 plus 16 it may borrow: 6 of 8 nodes), "
+                         "so it is never admitted", "`borrowNodes`"))
+
+
+def test_a_volcano_job_may_not_ask_for_more_than_its_queues_capability(diagnose):
+    outcome = diagnose({"jobs/volcano-allreduce.yaml": ALLREDUCE.replace("queue: training", "queue: experiments")})
+    expect(outcome, ("jobs/volcano-allreduce.yaml", 11, 12, "the job's 4 workers ask for 32 nvidia.com/gpu, more "
+                     "than queue 'experiments' can ever hold on pool 'dgx' (16: 2 of 6 nodes)"))
+
+
+def test_rail_devices_count_against_the_quota_too(diagnose):
+    """One VF per GPU and node (numVfs 1): sixteen one-GPU workers fit the GPUs of the vision team's quota and what it
+    may borrow, but not the VFs (4 of its own and 4 borrowed per rail)."""
+    cluster = DGX_POD.replace("  provider: sriov-network-operator\n", "  provider: sriov-network-operator\n  numVfs: 1\n")
+    job = VISION.replace("totalGpus: 32\n", "totalGpus: 16\ngpusPerWorker: 1\n")
+    outcome = diagnose({POD: cluster, "jobs/vision-resnet50.yaml": job, "jobs/language-bert.yaml": None})
+    expect(outcome, ("jobs/vision-resnet50.yaml", 11, 12, "the job's 16 workers ask for 16 openshift.io/rdma_rail0, "
+                     "more than queue 'vision' can ever hold on pool 'dgx' (4 plus 4 it may borrow: 8 of 8 nodes)"))
+
+
+# --- the gang's minimum (mpi-operator #608) -----------------------------------------------------------------------
+
+
+def test_min_available_counting_the_launcher_under_wait_for_workers_ready_deadlocks(diagnose):
+    outcome = diagnose({"jobs/volcano-allreduce.yaml": ALLREDUCE + "  minAvailable: 5\n"})
+    expect(outcome, ("jobs/volcano-allreduce.yaml", 16, 17, "minAvailable 5 counts the launcher, but under "
+                     "launcherCreationPolicy WaitForWorkersReady the launcher is created only once all 4 workers run",
+                     "set minAvailable to 4 (or leave it out), or use launcherCreationPolicy AtStartup"))
+
+
+@pytest.mark.parametrize(("policy", "given", "ok"), [
+    ("WaitForWorkersReady", 4, True), ("WaitForWorkersReady", 3, True), ("WaitForWorkersReady", 6, False),
+    ("AtStartup", 5, True), ("AtStartup", 6, False)])
+def test_min_available_may_not_exceed_the_pods_that_can_exist_together(diagnose, policy, given, ok):
+    text = ALLREDUCE.replace("scheduling:", f"launcherCreationPolicy: {policy}\nscheduling:") + \
+        f"  minAvailable: {given}\n"
+    outcome = diagnose({"jobs/volcano-allreduce.yaml": text})
+    if ok:
+        assert outcome.diagnostics == [], outcome.shown()
+    else:
+        limit = 4 if policy == "WaitForWorkersReady" else 5
+        expect(outcome, ("jobs/volcano-allreduce.yaml", 17, 17, f"minAvailable {given} is more than the job's {limit} "
+                         "pods", f"at most {limit}"))
+
+
+def test_kueue_takes_no_min_available_and_coscheduling_no_queue(diagnose):
+    outcome = diagnose({"jobs/vision-resnet50.yaml": VISION.replace("scheduling:\n", "scheduling:\n  minAvailable: 2\n"),
+                        "jobs/cpu-pi.yaml": CPU_PI + "scheduling:\n  queue: default\n"})
+    expect(outcome,
+           ("jobs/cpu-pi.yaml", 25, 3, "`scheduling.queue` has no effect with cluster 'cpu-lab''s scheduler "
+            "`coscheduling`"),
+           ("jobs/vision-resnet50.yaml", 19, 3, "`scheduling.minAvailable` has no effect with cluster 'dgx-pod''s "
+            "scheduler `kueue`", "Kueue admits a job whole"))
+
+
+def test_a_kueue_job_may_not_be_created_running(diagnose):
+    outcome = diagnose({"jobs/vision-resnet50.yaml": VISION + "runPolicy:\n  suspend: false\n"})
+    expect(outcome, ("jobs/vision-resnet50.yaml", 23, 12, "cluster 'dgx-pod' admits jobs through Kueue, which creates "
+                     "them suspended", "remove runPolicy.suspend"))
+    assert diagnose({"jobs/vision-resnet50.yaml": VISION + "runPolicy:\n  suspend: true\n"}).diagnostics == []
