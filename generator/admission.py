@@ -8,11 +8,11 @@ infra chart's Volcano Queues and Kueue ClusterQueues carry.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
-from generator import derive, names
+from generator import defaults, derive, names
 from generator.vocabulary.kubernetes import quantity
 
 NONE = "none"
@@ -150,36 +150,45 @@ def borrowable_nodes(cluster: dict[str, Any], queue: QueueDecl, pool: str) -> in
     return others if limit is None else min(others, limit)
 
 
-def min_available(job: dict[str, Any], worker_count: int, launcher_creation_policy: str) -> int:
-    """The gang's minimum: the profile's, else the workers under `WaitForWorkersReady` (the launcher is created
-    only once they run: counting it would deadlock, mpi-operator #608), else the workers and the launcher."""
-    given = job.get("scheduling", {}).get("minAvailable")
-    if given is not None:
-        return int(given)
-    return worker_count + (0 if launcher_creation_policy == "WaitForWorkersReady" else 1)
-
-
 def min_available_limit(worker_count: int, launcher_creation_policy: str) -> int:
     """The largest minAvailable that can ever be met: every pod that exists before the gang is complete."""
     return worker_count + (0 if launcher_creation_policy == "WaitForWorkersReady" else 1)
 
 
 def worker_demand(job: dict[str, Any], offer: NodeOffer, gpus_per_worker: int, worker_count: int,
-                  rail_resources: list[str]) -> dict[str, int]:
+                  rail_resources: list[str]) -> dict[str, Decimal]:
     """What a job's workers ask of their pool together, in the units of `node_offer`: GPUs, one device of each
-    rail per worker, and the CPUs and memory of `resources` where the job sets them (whole units, rounded up)."""
-    demand: dict[str, int] = {}
+    rail per worker, and the CPUs and GiB of memory of `resources` where the job sets them."""
+    demand: dict[str, Decimal] = {}
     for resource, _, _ in offer.resources:
         if resource not in (CPU, MEMORY) and resource not in rail_resources:
-            demand[resource] = gpus_per_worker * worker_count
+            demand[resource] = Decimal(gpus_per_worker * worker_count)
     for rail in rail_resources:
-        demand[rail] = worker_count
-    asked = job.get("resources", {})
-    if CPU in asked:
-        demand[CPU] = math.ceil(quantity(asked[CPU]) * worker_count)
-    if MEMORY in asked:
-        demand[MEMORY] = math.ceil(quantity(asked[MEMORY]) * worker_count / 1024 ** 3)
-    return {resource: int(count) for resource, count in demand.items() if count}
+        demand[rail] = Decimal(worker_count)
+    demand.update((resource, amount * worker_count) for resource, amount in _cpu_memory(job.get("resources", {})).items())
+    return {resource: amount for resource, amount in demand.items() if amount}
+
+
+def launcher_demand(job: dict[str, Any]) -> dict[str, Decimal]:
+    """What the launcher asks for (CPUs and GiB of memory): Kueue admits it with the workers, and a Volcano
+    queue's capability counts it too."""
+    given = job.get("launcher", {}).get("resources")
+    return _cpu_memory(given if given is not None else {CPU: defaults.LAUNCHER_CPU, MEMORY: defaults.LAUNCHER_MEMORY})
+
+
+def _cpu_memory(resources: dict[str, str]) -> dict[str, Decimal]:
+    amounts = {}
+    if CPU in resources:
+        amounts[CPU] = quantity(resources[CPU])
+    if MEMORY in resources:
+        amounts[MEMORY] = quantity(resources[MEMORY]) / 1024 ** 3
+    return amounts
+
+
+def amount_text(amount: Decimal, unit: str) -> str:
+    """An amount in a message: `48`, `0.5`, `1024Gi`."""
+    text = format(amount.normalize(), "f") if amount != amount.to_integral_value() else str(int(amount))
+    return f"{text}{unit}"
 
 
 def rail_resource_names(cluster: dict[str, Any], hardware: dict[str, Any], prefix: str,

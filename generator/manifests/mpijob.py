@@ -9,7 +9,7 @@ from generator.manifests.hostfile import configmap_keys
 from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
 from generator.manifests.manifest import Variable
 from generator.manifests.providers import PROVIDERS, WORKER_OF_LABEL, PodNetwork, pod_network
-from generator.manifests.scheduling import job_labels, scheduling_policy, worker_annotations
+from generator.manifests.scheduling import job_labels, pod_priority_class, scheduling_policy, worker_annotations
 from generator.model import Job, MpiImplementation, Resources
 from generator.vocabulary import mpi_operator
 
@@ -187,6 +187,7 @@ def build_worker_container(job: Job, network: PodNetwork) -> dict[str, Any]:
 def build_launcher_pod_spec(job: Job, mpijob: str, workers: Variable) -> dict[str, Any]:
     return {
         "automountServiceAccountToken": False,
+        **_priority(job),
         "containers": [build_launcher_container(job, workers)],
         "volumes": [
             {"name": HOSTFILE_VOLUME, "configMap": {
@@ -200,7 +201,7 @@ def build_launcher_pod_spec(job: Job, mpijob: str, workers: Variable) -> dict[st
 
 def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
     network = pod_network(job, mpijob)
-    spec: dict[str, Any] = {"automountServiceAccountToken": False}
+    spec: dict[str, Any] = {"automountServiceAccountToken": False, **_priority(job)}
     if network.host_network:
         spec["hostNetwork"] = True
         spec["dnsPolicy"] = "ClusterFirstWithHostNet"
@@ -227,6 +228,11 @@ def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
         template["metadata"] = template_metadata
     template["spec"] = spec
     return template
+
+
+def _priority(job: Job) -> dict[str, str]:
+    priority = pod_priority_class(job)
+    return {"priorityClassName": priority} if priority is not None else {}
 
 
 def _privileged_annotation(job: Job) -> dict[str, str]:

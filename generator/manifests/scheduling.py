@@ -2,7 +2,8 @@
 
 - volcano: Volcano Queues (capability: the nodes of the pools they cover) and PriorityClasses; the MPIJob's
   `runPolicy.schedulingPolicy`, from which mpi-operator (`--gang-scheduling=volcano`) makes the PodGroup.
-- coscheduling: PriorityClasses, and the same `schedulingPolicy` (`--gang-scheduling=<scheduler name>`).
+- coscheduling: PriorityClasses (named by the pods themselves), and the same `schedulingPolicy`
+  (`--gang-scheduling=<scheduler name>`).
 - kueue: one ResourceFlavor per pool, a ClusterQueue per queue covering every resource a job can request,
   a LocalQueue per queue and namespace, WorkloadPriorityClasses and the Topology; the MPIJob carries the
   queue-name (and priority-class) label, is created suspended, and its workers carry the topology annotation.
@@ -181,13 +182,24 @@ def scheduling_policy(job: Job, workers: Variable) -> dict[str, Any] | None:
     if not scheduling.scheduler.gangs_through_operator:
         return None
     policy: dict[str, Any] = {"minAvailable": min_available(job, workers)}
-    if scheduling.scheduler is Scheduler.VOLCANO and job.scheduling.queue is not None:
+    volcano = scheduling.scheduler is Scheduler.VOLCANO
+    # mpi-operator passes the queue and priority class to a Volcano PodGroup only, and the schedule timeout to a
+    # scheduler-plugins PodGroup only (whose CRD has no priority: the pods carry it, `pod_priority_class`).
+    if volcano and job.scheduling.queue is not None:
         policy["queue"] = job.scheduling.queue
-    if job.scheduling.priority_class is not None:
+    if volcano and job.scheduling.priority_class is not None:
         policy["priorityClass"] = job.scheduling.priority_class
-    if scheduling.schedule_timeout_seconds is not None:
+    if not volcano and scheduling.schedule_timeout_seconds is not None:
         policy["scheduleTimeoutSeconds"] = scheduling.schedule_timeout_seconds
     return policy
+
+
+def pod_priority_class(job: Job) -> str | None:
+    """coscheduling: the pods' own `priorityClassName` (the scheduler-plugins PodGroup has no priority field, and
+    mpi-operator does not pass `schedulingPolicy.priorityClass` to it)."""
+    if job.cluster.scheduling.scheduler is Scheduler.COSCHEDULING:
+        return job.scheduling.priority_class
+    return None
 
 
 def job_labels(job: Job) -> dict[str, str]:

@@ -9,10 +9,11 @@ never meet (mpi-operator #608) is refused here, with the numbers the infra chart
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from generator import admission, derive
-from generator.diagnostics import Diagnostic, did_you_mean
+from generator.diagnostics import Diagnostic, Location, did_you_mean
 from generator.load import ProfileFile
 from generator.manifests.providers import provider_of
 from generator.validate.fields import duplicates
@@ -22,7 +23,7 @@ from generator.vocabulary import scheduling as vocabulary
 # Settings of the cluster's `scheduling` and of its queues, and the schedulers that read them.
 CLUSTER_SETTINGS = {
     "schedulerName": (admission.COSCHEDULING,),
-    "scheduleTimeoutSeconds": admission.GANG_SCHEDULERS,
+    "scheduleTimeoutSeconds": (admission.COSCHEDULING,),  # mpi-operator does not pass it to a Volcano PodGroup
     "priorityClasses": (admission.VOLCANO, admission.COSCHEDULING, admission.KUEUE),
     "topology": (admission.KUEUE,),
     "queues": admission.QUEUED,
@@ -59,6 +60,8 @@ def check_cluster_scheduling(document: ProfileFile, data: dict[str, Any], carrie
         found += _check_queue(document, data, scheduler, i, queue, pools)
     if scheduler in admission.QUEUED and carriers is not None:
         found += _check_known_cpus(document, data, carriers)
+    if scheduler == admission.KUEUE and carriers is not None:
+        found += _check_flavor_labels(document, data, carriers)
     return found
 
 
@@ -102,10 +105,42 @@ def _check_queue(document: ProfileFile, data: dict[str, Any], scheduler: str, i:
             elif nodes > pools[pool]:
                 found.append(Diagnostic(where, f"queue '{queue['name']}' takes {nodes} nodes of pool '{pool}', "
                                         f"which has {pools[pool]}", f"at most {pools[pool]}"))
+    if "nodes" in queue and not queue["nodes"] and scheduler in admission.QUEUED:
+        found.append(Diagnostic(document.location(*path, "nodes"),
+                                f"queue '{queue['name']}' covers no node pool"
+                                + (": a Volcano queue without capability has no limit at all" if scheduler ==
+                                   admission.VOLCANO else ": Kueue refuses a ClusterQueue without flavors"),
+                                "name its share of at least one pool, e.g. `nodes: {<pool>: 2}`, or leave `nodes` "
+                                "out for every node of every pool"))
     if "borrowNodes" in queue and "cohort" not in queue and scheduler == admission.KUEUE:
         found.append(Diagnostic(document.location(*path, "borrowNodes", at_key=True),
                                 f"queue '{queue['name']}' has a borrowing limit but no cohort to borrow from",
                                 "add `cohort`, or remove `borrowNodes`"))
+    return found
+
+
+def _check_flavor_labels(document: ProfileFile, data: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
+    """Kueue places the pods it admits by the node labels of their pool's ResourceFlavor (and refuses a flavor with
+    a topology but no labels): each pool a queue covers needs labels that pick its nodes and no other pool's."""
+    covered = {pool for queue in admission.queues(data) for pool, _ in queue.nodes}
+    found: list[Diagnostic] = []
+    seen: dict[tuple[tuple[str, str], ...], str] = {}
+    for i, (pool, hardware) in enumerate(carriers):
+        if pool["name"] not in covered:
+            continue
+        labels = tuple(sorted({**hardware.get("nodeLabels", {}), **pool.get("nodeLabels", {})}.items()))
+        if not labels:
+            found.append(Diagnostic(document.location("nodePools", i, "name"),
+                                    f"pool '{pool['name']}' has no node labels, so its Kueue ResourceFlavor cannot "
+                                    "tell its nodes from the others', and Kueue may place its jobs anywhere",
+                                    "give the pool `nodeLabels` that only its nodes carry"))
+        elif labels in seen:
+            found.append(Diagnostic(document.location("nodePools", i, "name"),
+                                    f"pools '{seen[labels]}' and '{pool['name']}' pick their nodes by the same labels, "
+                                    "so their Kueue ResourceFlavors cannot tell their nodes apart",
+                                    "give one of them `nodeLabels` that only its nodes carry"))
+        else:
+            seen[labels] = pool["name"]
     return found
 
 
@@ -125,8 +160,10 @@ def _check_known_cpus(document: ProfileFile, data: dict[str, Any], carriers: Car
 # --- job -----------------------------------------------------------------------------------------
 
 def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any],
-                         pool: dict[str, Any], hardware: dict[str, Any], sized: bool) -> list[Diagnostic]:
-    """`sized`: the job's size on its pool is valid, so its demand can be weighed against its queue."""
+                         pool: dict[str, Any], pool_hardware: dict[str, dict[str, Any]], sized: bool) -> list[Diagnostic]:
+    """`pool_hardware`: the hardware of each pool of the cluster (those whose hardware is known), by pool name;
+    `sized`: the job's size on its pool is valid, so its demand can be weighed against its queue."""
+    hardware = pool_hardware[pool["name"]]
     scheduler = admission.scheduler_of(cluster)
     given = job.get("scheduling", {})
     if "scheduling" in job and scheduler == admission.NONE:
@@ -164,9 +201,25 @@ def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: di
     policy = job.get("launcherCreationPolicy", "WaitForWorkersReady")
     if scheduler in admission.GANG_SCHEDULERS:
         found += _check_min_available(document, job, shape.worker_count, policy)
+    if topology is not None and scheduler == admission.KUEUE:
+        found += _check_topology_fits(document, cluster, topology, shape)
     if scheduler in admission.QUEUED:
-        found += _check_admission(document, job, cluster, pool, hardware, shape, scheduler)
+        found += _check_admission(document, job, cluster, pool, pool_hardware, shape, scheduler)
     return found
+
+
+def _check_topology_fits(document: ProfileFile, cluster: dict[str, Any], topology: dict[str, Any],
+                         shape: derive.Layout) -> list[Diagnostic]:
+    """Workers required on one host can never be admitted when they do not fit one node. (Other levels hold as
+    many nodes as the fabric has, which the profiles do not say.)"""
+    level = next(level for level in cluster["scheduling"]["topology"] if level["name"] == topology["level"])
+    if (level["nodeLabel"] != vocabulary.HOSTNAME_LABEL or topology.get("mode", "required") != "required"
+            or shape.worker_count <= shape.workers_per_node):
+        return []
+    return [Diagnostic(document.location("scheduling", "topology", "level"),
+                       f"the job's {shape.worker_count} workers are required on one host (level '{topology['level']}', "
+                       f"{vocabulary.HOSTNAME_LABEL}), but a node holds {shape.workers_per_node}, so Kueue never "
+                       "admits the job", "use a higher level, or `mode: preferred`")]
 
 
 def _check_min_available(document: ProfileFile, job: dict[str, Any], workers: int, policy: str) -> list[Diagnostic]:
@@ -190,8 +243,8 @@ def _check_min_available(document: ProfileFile, job: dict[str, Any], workers: in
 
 
 def _check_admission(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
-                     hardware: dict[str, Any], shape: derive.Layout, scheduler: str) -> list[Diagnostic]:
-    """The job's queue exists, serves its namespace, covers its pool, and holds what its workers ask for."""
+                     pool_hardware: dict[str, dict[str, Any]], shape: derive.Layout, scheduler: str) -> list[Diagnostic]:
+    """The job's queue exists, serves its namespace, and can ever hold what the job's pods ask for."""
     given = job.get("scheduling", {})
     named = given.get("queue")
     namespace = job.get("namespace", cluster["namespaces"][0])
@@ -210,34 +263,76 @@ def _check_admission(document: ProfileFile, job: dict[str, Any], cluster: dict[s
             return []  # no queues declared: Volcano's `default`
         return [Diagnostic(where, f"no queue of cluster '{cluster['name']}' serves namespace '{namespace}', so "
                            "Kueue never admits the job", "add the namespace to a queue's `namespaces`")]
-    if scheduler == admission.KUEUE and namespace not in queue.namespaces:
+    provider = provider_of(cluster.get("network", {}))
+    if provider is None or not queue.nodes or any(name not in pool_hardware for name, _ in queue.nodes):
+        return []  # reported with the provider, the queue, or the pool's hardware
+    network = cluster.get("network", {})
+    prefix = network.get("resourcePrefix", provider.resource_prefix)
+    offers = {name: admission.node_offer(hw, admission.rail_resource_names(cluster, hw, prefix),
+                                         provider.exclusive_devices, network) for name, hw in pool_hardware.items()}
+    attached = admission.rail_resource_names(cluster, pool_hardware[pool["name"]], prefix, job.get("rails"))
+    workers = admission.worker_demand(job, offers[pool["name"]], shape.gpus_per_worker, shape.worker_count, attached)
+    launcher = admission.launcher_demand(job)
+    size = document.location("workers" if "workers" in job else "totalGpus" if "totalGpus" in job else "pool")
+    if scheduler == admission.VOLCANO:
+        return _check_capability(size, cluster, queue, offers, workers, launcher, shape.worker_count)
+    if namespace not in queue.namespaces:
         return [Diagnostic(where, f"queue '{queue.name}' does not serve namespace '{namespace}': it has no "
                            "LocalQueue there, so Kueue never admits the job",
                            f"add '{namespace}' to the queue's `namespaces`, or use a queue that serves it")]
     if not queue.covers(pool["name"]):
-        return [Diagnostic(where, f"queue '{queue.name}' does not cover pool '{pool['name']}' (not in its `nodes`), "
-                           "so the job's workers can never be admitted", "add the pool to the queue's `nodes`")]
-    provider = provider_of(cluster.get("network", {}))
-    if provider is None:
-        return []
-    prefix = cluster.get("network", {}).get("resourcePrefix", provider.resource_prefix)
-    rails = admission.rail_resource_names(cluster, hardware, prefix)
-    offer = admission.node_offer(hardware, rails, provider.exclusive_devices, cluster.get("network", {}))
-    attached = admission.rail_resource_names(cluster, hardware, prefix, job.get("rails"))
-    demand = admission.worker_demand(job, offer, shape.gpus_per_worker, shape.worker_count, attached)
-    own = queue.nodes_of(pool["name"])
-    extra = admission.borrowable_nodes(cluster, queue, pool["name"]) if scheduler == admission.KUEUE else 0
-    found: list[Diagnostic] = []
-    for resource, count, unit in offer.resources:
-        asked = demand.get(resource, 0)
-        if asked <= count * (own + extra):
+        return [Diagnostic(where, f"queue '{queue.name}' does not cover pool '{pool['name']}' (not in its `nodes`): "
+                           "no flavor of its ClusterQueue selects the workers' nodes, so Kueue never admits the job",
+                           "add the pool to the queue's `nodes`")]
+    return _check_quota(size, cluster, queue, pool, offers, workers, launcher, shape.worker_count)
+
+
+def _check_quota(size: Location, cluster: dict[str, Any], queue: admission.QueueDecl, pool: dict[str, Any],
+                 offers: dict[str, admission.NodeOffer], workers: dict[str, Decimal], launcher: dict[str, Decimal],
+                 worker_count: int) -> list[Diagnostic]:
+    """kueue: the workers fit the queue's share of their pool plus what it may borrow there, and the launcher fits
+    what is left of it, or the share of another pool the queue covers (Kueue places it on any flavor)."""
+    def reach(name: str) -> int:
+        return queue.nodes_of(name) + admission.borrowable_nodes(cluster, queue, name)
+
+    for resource, count, unit in offers[pool["name"]].resources:
+        asked = workers.get(resource, Decimal(0))
+        if asked <= count * reach(pool["name"]):
             continue
-        reach = f"{count * own}{unit}" + (f" plus {count * extra}{unit} it may borrow" if extra else "")
-        size = document.location("workers" if "workers" in job else "totalGpus" if "totalGpus" in job else "pool")
-        found.append(Diagnostic(size, f"the job's {shape.worker_count} workers ask for {asked}{unit} {resource}, "
-                                f"more than queue '{queue.name}' can ever hold on pool '{pool['name']}' ({reach}: "
-                                f"{own + extra} of {pool['nodes']} nodes), so it is never admitted",
-                                "ask for less, or give the queue more nodes (`nodes`"
-                                + (", `borrowNodes`)" if scheduler == admission.KUEUE else ")")))
-        break  # one resource says it; the others follow from the same nodes
-    return found
+        own, extra = queue.nodes_of(pool["name"]), admission.borrowable_nodes(cluster, queue, pool["name"])
+        held = f"{count * own}{unit}" + (f" plus {count * extra}{unit} it may borrow" if extra else "")
+        return [Diagnostic(size, f"the job's {worker_count} workers ask for {admission.amount_text(asked, unit)} "
+                           f"{resource}, more than queue '{queue.name}' can ever hold on pool '{pool['name']}' ({held}: "
+                           f"{own + extra} of {pool['nodes']} nodes), so it is never admitted",
+                           "ask for less, or give the queue more nodes (`nodes`, `borrowNodes`)")]
+    places = [(pool["name"], workers)] + [(name, {}) for name, _ in queue.nodes if name != pool["name"]]
+    for name, taken in places:
+        offer = offers[name]
+        if all(taken.get(r, Decimal(0)) + launcher[r] <= (offer.amount(r) or 0) * reach(name) for r in launcher):
+            return []
+    shown = ", ".join(f"{admission.amount_text(amount, 'Gi' if resource == admission.MEMORY else '')} {resource}"
+                      for resource, amount in launcher.items())
+    return [Diagnostic(size, f"the job's workers take all that queue '{queue.name}' can ever hold on pool "
+                       f"'{pool['name']}', and its launcher ({shown}) fits nowhere else in the queue, so Kueue never "
+                       "admits the job (it admits the launcher with the workers)",
+                       "ask for a little less CPU or memory per worker, or give the queue more nodes")]
+
+
+def _check_capability(size: Location, cluster: dict[str, Any], queue: admission.QueueDecl,
+                      offers: dict[str, admission.NodeOffer], workers: dict[str, Decimal], launcher: dict[str, Decimal],
+                      worker_count: int) -> list[Diagnostic]:
+    """volcano: a queue's capability is one cluster-wide limit per resource it names (its pools' nodes summed);
+    the job's pods, launcher included, must fit it together."""
+    capability: dict[str, tuple[int, str]] = {}
+    for name, nodes in queue.nodes:
+        for resource, count, unit in offers[name].resources:
+            before, _ = capability.get(resource, (0, unit))
+            capability[resource] = (before + count * nodes, unit)
+    for resource, (limit, unit) in capability.items():
+        asked = workers.get(resource, Decimal(0)) + launcher.get(resource, Decimal(0))
+        if asked > limit:
+            return [Diagnostic(size, f"the job's {worker_count} workers and launcher ask for "
+                               f"{admission.amount_text(asked, unit)} {resource}, more than the capability of queue "
+                               f"'{queue.name}' ({limit}{unit}), so Volcano never schedules it",
+                               "ask for less, or give the queue more nodes (`nodes`)")]
+    return []

@@ -8,14 +8,16 @@ import json
 from typing import Any
 
 from generator import names
+from generator.admission import SHARED_RAIL_DEVICES
 from generator.manifests.labels import ChartRef, metadata
 from generator.manifests.manifest import Manifest
 from generator.manifests.network import build_network_attachment, rail_link_type, union, whereabouts
 from generator.manifests.provider import PodNetwork, Provider, multus_annotation, one_per_rail
 from generator.model import Cluster, Job, LinkType, Network, NetworkProvider, Rail
 
-# How many containers of a node may share one rail's HCA (the plugin's own example uses 1000).
-RDMA_HCA_MAX = 1000
+# How many containers of a node may share one rail's HCA (the plugin's own example uses 1000); also each shared rail
+# device's quota per node in the queues (generator/admission.py).
+RDMA_HCA_MAX = SHARED_RAIL_DEVICES
 CONFIGMAP = "rdma-devices"
 
 

@@ -150,8 +150,9 @@ def test_volcano_infra_carries_its_queues_and_priority_classes(example: CompileR
 def test_gang_jobs_carry_the_scheduling_policy_mpi_operator_makes_the_podgroup_from(example: CompileResult) -> None:
     volcano = mpijob(example, "volcano-lab/jobs/volcano-allreduce")["spec"]
     assert volcano["launcherCreationPolicy"] == "WaitForWorkersReady"
+    # mpi-operator passes queue and priorityClass to a Volcano PodGroup, and no schedule timeout.
     assert volcano["runPolicy"]["schedulingPolicy"] == {"minAvailable": 4, "queue": "training",
-                                                        "priorityClass": "training-high", "scheduleTimeoutSeconds": 600}
+                                                        "priorityClass": "training-high"}
     cosched = mpijob(example, "cpu-lab/jobs/cpu-pi")["spec"]
     assert cosched["runPolicy"]["schedulingPolicy"] == {"minAvailable": 2, "scheduleTimeoutSeconds": 300}
     for chart in ("dgx-lab/jobs/pi", "netapp-lab/jobs/netapp-resnet50"):  # no scheduler: nothing of the kind
@@ -242,3 +243,23 @@ def test_a_cluster_without_a_scheduler_gets_no_scheduling_objects(example: Compi
     for chart in ("dgx-lab/infra", "netapp-lab/infra"):
         kinds = {o["kind"] for o in objects(example, chart)}
         assert not kinds & SCHEDULING_KINDS - {"MPIJob"} and "PriorityClass" not in kinds
+
+
+def test_coscheduling_priority_is_the_pods_own(profiles_copy: Callable[..., Path]) -> None:
+    """The scheduler-plugins PodGroup has no priority and mpi-operator does not pass schedulingPolicy.priorityClass
+    to it: under coscheduling the launcher's and the workers' pods name the PriorityClass themselves."""
+    timeout = "  scheduleTimeoutSeconds: 300\n"
+    cluster = (PROFILES / "clusters" / "cpu-lab.yaml").read_text(encoding="utf-8").replace(
+        timeout, timeout + "  priorityClasses: [{name: urgent, value: 500}]\n")
+    job = (PROFILES / "jobs" / "cpu-pi.yaml").read_text(encoding="utf-8") + "scheduling:\n  priorityClass: urgent\n"
+    result = compile_profiles([profiles_copy({"clusters/cpu-lab.yaml": cluster, "jobs/cpu-pi.yaml": job})])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    spec = mpijob(result, "cpu-lab/jobs/cpu-pi")["spec"]
+    assert spec["runPolicy"]["schedulingPolicy"] == {"minAvailable": 2, "scheduleTimeoutSeconds": 300}
+    for role in ("Launcher", "Worker"):
+        assert spec["mpiReplicaSpecs"][role]["template"]["spec"]["priorityClassName"] == "urgent"
+    (priority,) = of_kind(objects(result, "cpu-lab/infra"), "PriorityClass").values()
+    assert (priority["metadata"]["name"], priority["value"]) == ("urgent", 500)
+    for chart in ("dgx-pod/jobs/vision-resnet50", "volcano-lab/jobs/volcano-allreduce"):  # not under the others
+        template = mpijob(result, chart)["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+        assert "priorityClassName" not in template

@@ -22,6 +22,7 @@ VISION = (PROFILES / "jobs" / "vision-resnet50.yaml").read_text(encoding="utf-8"
 BERT = (PROFILES / "jobs" / "language-bert.yaml").read_text(encoding="utf-8")
 ALLREDUCE = (PROFILES / "jobs" / "volcano-allreduce.yaml").read_text(encoding="utf-8")
 CPU_PI = (PROFILES / "jobs" / "cpu-pi.yaml").read_text(encoding="utf-8")
+CPU_NODE = (PROFILES / "hardware" / "cpu-node.yaml").read_text(encoding="utf-8")
 PI = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8")
 
 POD = "clusters/dgx-pod.yaml"
@@ -33,7 +34,7 @@ assert VISION.splitlines()[10] == "totalGpus: 32" and VISION.splitlines()[17:21]
     "scheduling:", "  priorityClass: production", "  topology:", "    level: rack"]
 assert BERT.splitlines()[9] == "namespace: team-language" and BERT.splitlines()[11] == "totalGpus: 48"
 assert ALLREDUCE.splitlines()[12:15] == ["scheduling:", "  queue: training", "  priorityClass: training-high"]
-assert VOLCANO_LAB.splitlines()[37] == "    - name: experiments"
+assert VOLCANO_LAB.splitlines()[36] == "    - name: experiments"
 assert DGX_POD.splitlines()[17] == "    hardware: dgx-1" and len(CPU_PI.splitlines()) == 23
 
 
@@ -59,7 +60,7 @@ def test_a_setting_of_another_scheduler_is_refused(diagnose):
 def test_a_queue_setting_of_another_scheduler_is_refused(diagnose):
     outcome = diagnose({"clusters/volcano-lab.yaml": VOLCANO_LAB.replace("      weight: 2\n",
                                                                          "      weight: 2\n      cohort: all\n")})
-    expect(outcome, ("clusters/volcano-lab.yaml", 38, 7, "`cohort` of a queue has no effect with scheduler "
+    expect(outcome, ("clusters/volcano-lab.yaml", 37, 7, "`cohort` of a queue has no effect with scheduler "
                      "`volcano`: only `kueue` read it"))
 
 
@@ -98,7 +99,7 @@ def test_a_borrowing_limit_needs_a_cohort(diagnose):
 
 def test_volcanos_own_queues_are_not_the_charts(diagnose):
     outcome = diagnose({"clusters/volcano-lab.yaml": VOLCANO_LAB.replace("- name: experiments", "- name: default")})
-    expect(outcome, ("clusters/volcano-lab.yaml", 38, 13, "Volcano creates the queue 'default' itself"))
+    expect(outcome, ("clusters/volcano-lab.yaml", 37, 13, "Volcano creates the queue 'default' itself"))
 
 
 def test_a_queued_pool_must_say_how_many_cpus_its_nodes_have(diagnose):
@@ -151,10 +152,40 @@ def test_a_kueue_job_needs_a_queue_that_serves_its_namespace(diagnose):
                      "'team-audio', so Kueue never admits the job", "add the namespace to a queue's `namespaces`"))
 
 
-def test_a_queue_that_does_not_cover_the_jobs_pool_never_admits_it(diagnose):
-    outcome = diagnose({"clusters/volcano-lab.yaml": VOLCANO_LAB.replace("      nodes: {dgx: 4}\n", "      nodes: {}\n")})
-    expect(outcome, ("jobs/volcano-allreduce.yaml", 14, 10, "queue 'training' does not cover pool 'dgx'",
+def test_a_kueue_queue_that_does_not_cover_the_jobs_pool_never_admits_it(diagnose):
+    """dgx-pod with a second pool of CPU nodes; the vision queue takes only those: no flavor selects DGX nodes."""
+    cluster = DGX_POD.replace("    nodes: 8\n", "    nodes: 8\n  - name: cpu\n    hardware: cpu-node\n    nodes: 4\n")
+    cluster = cluster.replace("      nodes: {dgx: 4}\n      cohort: dgx-pod\n    - name: language",
+                              "      nodes: {cpu: 4}\n      cohort: dgx-pod\n    - name: language")
+    outcome = diagnose({POD: cluster, "jobs/language-bert.yaml": None})  # it borrows vision's DGX nodes
+    expect(outcome, ("jobs/vision-resnet50.yaml", 9, 12, "queue 'vision' does not cover pool 'dgx' (not in its "
+                     "`nodes`): no flavor of its ClusterQueue selects the workers' nodes",
                      "add the pool to the queue's `nodes`"))
+
+
+@pytest.mark.parametrize(("cluster", "text", "line", "why"), [
+    (POD, DGX_POD, 56, "Kueue refuses a ClusterQueue without flavors"),
+    ("clusters/volcano-lab.yaml", VOLCANO_LAB, 35, "a Volcano queue without capability has no limit at all")])
+def test_a_queue_covering_no_pool_is_refused(diagnose, cluster, text, line, why):
+    edited = text.replace("      nodes: {dgx: 4}\n", "      nodes: {}\n", 1)
+    outcome = diagnose({cluster: edited, "jobs/language-bert.yaml": None})
+    expect(outcome, (cluster, line, 14, f"covers no node pool: {why}", "name its share of at least one pool"))
+
+
+def test_kueue_pools_need_node_labels_of_their_own(diagnose):
+    """A flavor places the pods it admits by its pool's node labels: none, or another pool's, cannot."""
+    unlabelled = CPU_NODE.replace("nodeLabels:\n  node.kubernetes.io/instance-type: cpu-2s64c\n", "")
+    cluster = DGX_POD.replace("    nodes: 8\n", "    nodes: 8\n  - name: cpu\n    hardware: cpu-node\n    nodes: 4\n")
+    cluster = cluster.replace("      nodes: {dgx: 4}\n      cohort: dgx-pod\n    - name: language",
+                              "      nodes: {dgx: 4, cpu: 2}\n      cohort: dgx-pod\n    - name: language")
+    assert unlabelled != CPU_NODE
+    outcome = diagnose({POD: cluster, "hardware/cpu-node.yaml": unlabelled})
+    expect(outcome, (POD, 20, 11, "pool 'cpu' has no node labels, so its Kueue ResourceFlavor cannot tell its nodes "
+                     "from the others'", "give the pool `nodeLabels`"))
+    twin = DGX_POD.replace("    nodes: 8\n", "    nodes: 4\n  - name: dgx-b\n    hardware: dgx-1\n    nodes: 4\n")
+    outcome = diagnose({POD: twin.replace("{dgx: 4}", "{dgx: 2, dgx-b: 2}").replace("{dgx: 2}  #", "{dgx: 1}  #"),
+                        "jobs/language-bert.yaml": None})  # six nodes no longer fit one pool
+    expect(outcome, (POD, 20, 11, "pools 'dgx' and 'dgx-b' pick their nodes by the same labels"))
 
 
 @pytest.mark.parametrize(("gpus", "ok"), [(48, True), (56, False)])
@@ -170,8 +201,46 @@ def test_a_kueue_job_may_ask_for_its_quota_plus_what_it_may_borrow_and_no_more(d
 
 def test_a_volcano_job_may_not_ask_for_more_than_its_queues_capability(diagnose):
     outcome = diagnose({"jobs/volcano-allreduce.yaml": ALLREDUCE.replace("queue: training", "queue: experiments")})
-    expect(outcome, ("jobs/volcano-allreduce.yaml", 11, 12, "the job's 4 workers ask for 32 nvidia.com/gpu, more "
-                     "than queue 'experiments' can ever hold on pool 'dgx' (16: 2 of 6 nodes)"))
+    expect(outcome, ("jobs/volcano-allreduce.yaml", 11, 12, "the job's 4 workers and launcher ask for 32 "
+                     "nvidia.com/gpu, more than the capability of queue 'experiments' (16), so Volcano never schedules"))
+
+
+@pytest.mark.parametrize(("memory", "ok"), [("2047Gi", True), ("2048Gi", False)])
+def test_a_volcano_queues_capability_counts_the_launcher(diagnose, memory, ok):
+    """Four workers of 511.75 GiB and the 1 GiB launcher: 2048 GiB, the training queue's 4 nodes x 512 GiB."""
+    job = ALLREDUCE.replace("scheduling:", f"resources:\n  memory: {memory}\nshmSize: 8Gi\nscheduling:")
+    job = job.replace(f"memory: {memory}", "memory: " + {"2047Gi": "511.75Gi", "2048Gi": "512Gi"}[memory])
+    outcome = diagnose({"jobs/volcano-allreduce.yaml": job})
+    if ok:
+        assert outcome.diagnostics == [], outcome.shown()
+    else:
+        expect(outcome, ("jobs/volcano-allreduce.yaml", 11, 12, "the job's 4 workers and launcher ask for 2049Gi "
+                         "memory, more than the capability of queue 'training' (2048Gi)"))
+
+
+@pytest.mark.parametrize(("cpu", "ok"), [("79", True), ("80", False)])
+def test_kueue_admits_the_launcher_with_the_workers(diagnose, cpu, ok):
+    """The vision job's 4 workers on the 4 nodes of its queue plus 4 it may borrow; 8 workers of 80 CPUs take all
+    640, and the launcher's 1 CPU fits nowhere (the queue covers no other pool)."""
+    job = VISION.replace("totalGpus: 32", f"totalGpus: 64\nresources:\n  cpu: \"{cpu}\"")
+    outcome = diagnose({"jobs/vision-resnet50.yaml": job.replace("    level: rack", "    level: block"),
+                        "jobs/language-bert.yaml": None})
+    if ok:
+        assert outcome.diagnostics == [], outcome.shown()
+    else:
+        expect(outcome, ("jobs/vision-resnet50.yaml", 11, 12, "the job's workers take all that queue 'vision' can "
+                         "ever hold on pool 'dgx', and its launcher (1 cpu, 1Gi memory) fits nowhere else in the queue",
+                         "give the queue more nodes"))
+
+
+def test_workers_required_on_one_host_must_fit_one_node(diagnose):
+    outcome = diagnose({"jobs/vision-resnet50.yaml": VISION.replace("level: rack", "level: host")})
+    expect(outcome, ("jobs/vision-resnet50.yaml", 21, 12, "the job's 4 workers are required on one host (level "
+                     "'host', kubernetes.io/hostname), but a node holds 1", "`mode: preferred`"))
+    preferred = VISION.replace("level: rack", "level: host\n    mode: preferred")
+    assert diagnose({"jobs/vision-resnet50.yaml": preferred}).diagnostics == []
+    one_node = VISION.replace("level: rack", "level: host").replace("totalGpus: 32", "totalGpus: 8")
+    assert diagnose({"jobs/vision-resnet50.yaml": one_node}).diagnostics == []
 
 
 def test_rail_devices_count_against_the_quota_too(diagnose):
