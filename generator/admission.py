@@ -25,8 +25,6 @@ GANG_SCHEDULERS = (VOLCANO, COSCHEDULING)
 QUEUED = (VOLCANO, KUEUE)
 """Schedulers with queues."""
 DEFAULT_COSCHEDULING_SCHEDULER = "scheduler-plugins-scheduler"
-VOLCANO_OWN_QUEUES = ("default", "root")
-"""Queues Volcano creates itself: jobs may name them, the infra chart must not."""
 
 CPU = "cpu"
 MEMORY = "memory"

@@ -40,8 +40,9 @@ def check_job(document: ProfileFile, index: Index) -> list[Diagnostic]:
     hardware = to_plain(hardware_doc.data)
     shaped = _check_shape(document, job, cluster, pool, hardware, hardware_doc)
     found += shaped
+    # Only a queue looks beyond the job's own pool.
     pool_hardware = {p["name"]: to_plain(index.hardware[p["hardware"]].data) for p in cluster["nodePools"]
-                     if p["hardware"] in index.hardware}
+                     if p["hardware"] in index.hardware} if "scheduling" in cluster else {pool["name"]: hardware}
     found += check_job_scheduling(document, job, cluster, pool, pool_hardware,
                                   sized=not any(d.severity is Severity.ERROR for d in shaped))
     found += _check_host_network_mpi(document, job, cluster)

@@ -86,7 +86,7 @@ def _check_queue(document: ProfileFile, data: dict[str, Any], scheduler: str, i:
             found.append(Diagnostic(document.location(*path, key, at_key=True),
                                     f"`{key}` of a queue has no effect with scheduler `{scheduler}`: only "
                                     f"{_readers(readers)} read it", "remove it"))
-    if scheduler == admission.VOLCANO and queue["name"] in admission.VOLCANO_OWN_QUEUES:
+    if scheduler == admission.VOLCANO and queue["name"] in vocabulary.VOLCANO_OWN_QUEUES:
         found.append(Diagnostic(document.location(*path, "name"),
                                 f"Volcano creates the queue '{queue['name']}' itself; the infra chart must not own it",
                                 "give the queue another name (jobs may still name Volcano's own queues)"))
@@ -251,7 +251,7 @@ def _check_admission(document: ProfileFile, job: dict[str, Any], cluster: dict[s
     declared = admission.queues(cluster)
     where = document.location("scheduling", "queue") if named else document.location("namespace" if "namespace" in job
                                                                                       else "cluster")
-    if named is not None and scheduler == admission.VOLCANO and named in admission.VOLCANO_OWN_QUEUES:
+    if named is not None and scheduler == admission.VOLCANO and named in vocabulary.VOLCANO_OWN_QUEUES:
         return []  # Volcano's own queue: its capability is not in the profiles
     queue = admission.queue_for(cluster, namespace, named)
     if queue is None:

@@ -31,6 +31,8 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 # --- Volcano -------------------------------------------------------------------------------------
 VOLCANO_API_VERSION = "scheduling.volcano.sh/v1beta1"
 VOLCANO_QUEUE = "Queue"
+VOLCANO_OWN_QUEUES = ("default", "root")
+"""Queues Volcano creates itself: jobs may name them, a chart must not."""
 
 # --- built-in ------------------------------------------------------------------------------------
 PRIORITY_CLASS_API_VERSION = "scheduling.k8s.io/v1"

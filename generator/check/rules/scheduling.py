@@ -5,9 +5,11 @@ it, waits forever without an error.
   asks for no more pods than the job has, and, under `launcherCreationPolicy: WaitForWorkersReady`, for no more
   than its workers: the launcher is created only once they run, so a gang that counts it deadlocks
   (mpi-operator #608; with no minAvailable the operator counts it).
+- A gang's Volcano queue (`schedulingPolicy.queue`) exists, unless it is Volcano's own `default` or `root`.
 - A job with Kueue's queue-name label names a LocalQueue of its namespace (in the render or the extra
   manifests of the same cluster), whose ClusterQueue, where known, covers every resource its pods request; it
-  is created suspended, or a GitOps tool would start it without admission.
+  is created suspended, or a GitOps tool would start it without admission. Its priority-class label names a
+  WorkloadPriorityClass, and a worker's podset topology annotation a level of a Topology.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from generator.vocabulary import scheduling as vocabulary
 
 RULE_SCHEDULING = "scheduling"
 _KUEUE_GROUP_PREFIX = vocabulary.KUEUE_GROUP + "/"
+VOLCANO_GROUP = vocabulary.VOLCANO_API_VERSION.split("/")[0]
 
 
 def check_scheduling(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
@@ -33,6 +36,7 @@ def check_scheduling(documents: list[RenderedObject], context: CheckContext) -> 
             continue
         spec = as_dict(document.obj.get("spec")) or {}
         findings += _check_gang(document, spec)
+        findings += _check_volcano_queue(document, spec, known, context)
         findings += _check_queue(document, spec, known, context)
     return findings
 
@@ -82,12 +86,50 @@ def _same_cluster(document: RenderedObject, other: RenderedObject, context: Chec
 
 
 def _find(known: list[RenderedObject], kind: str, name: str, namespace: str | None, document: RenderedObject,
-          context: CheckContext) -> RenderedObject | None:
+          context: CheckContext, group: str = vocabulary.KUEUE_GROUP) -> RenderedObject | None:
     for other in known:
-        if (other.kind == kind and other.api_version.startswith(_KUEUE_GROUP_PREFIX) and metadata_name(other) == name
+        if (other.kind == kind and other.api_version.startswith(group + "/") and metadata_name(other) == name
                 and (namespace is None or other.namespace == namespace) and _same_cluster(document, other, context)):
             return other
     return None
+
+
+def _check_volcano_queue(document: RenderedObject, spec: dict[str, Any], known: list[RenderedObject],
+                         context: CheckContext) -> list[Finding]:
+    policy = as_dict((as_dict(spec.get("runPolicy")) or {}).get("schedulingPolicy")) or {}
+    queue = as_str(policy.get("queue"))
+    if not queue or queue in vocabulary.VOLCANO_OWN_QUEUES:
+        return []
+    if _find(known, vocabulary.VOLCANO_QUEUE, queue, None, document, context, VOLCANO_GROUP) is not None:
+        return []
+    return [finding(document, path_of(("spec", "runPolicy", "schedulingPolicy", "queue")), (
+        f"no Volcano Queue {queue} in this render or the extra manifests (--context); Volcano leaves the job's "
+        "PodGroup pending"), RULE_SCHEDULING)]
+
+
+def _check_kueue_references(document: RenderedObject, known: list[RenderedObject],
+                            context: CheckContext) -> list[Finding]:
+    """The WorkloadPriorityClass the priority-class label names, and the topology levels the workers ask for."""
+    findings: list[Finding] = []
+    priority = _labels(document.obj).get(vocabulary.PRIORITY_CLASS_LABEL)
+    if isinstance(priority, str) and _find(known, vocabulary.WORKLOAD_PRIORITY_CLASS, priority, None, document,
+                                           context) is None:
+        findings.append(finding(document, path_of(("metadata", "labels", vocabulary.PRIORITY_CLASS_LABEL)), (
+            f"no WorkloadPriorityClass {priority} in this render or the extra manifests (--context)"),
+            RULE_SCHEDULING))
+    levels = {level.get("nodeLabel") for other in known
+              if other.kind == vocabulary.TOPOLOGY and other.api_version.startswith(_KUEUE_GROUP_PREFIX)
+              and _same_cluster(document, other, context)
+              for level in (as_dict(other.obj.get("spec")) or {}).get("levels") or [] if isinstance(level, dict)}
+    for template in pod_templates(document):
+        annotations = as_dict(template.metadata.get("annotations")) or {}
+        for key in (vocabulary.REQUIRED_TOPOLOGY, vocabulary.PREFERRED_TOPOLOGY):
+            label = annotations.get(key)
+            if isinstance(label, str) and label not in levels:
+                findings.append(finding(document, path_of((*template.path, "metadata", "annotations", key)), (
+                    f"no Kueue Topology in this render or the extra manifests (--context) has the level {label}; "
+                    "Kueue never admits the job"), RULE_SCHEDULING))
+    return findings
 
 
 def _check_queue(document: RenderedObject, spec: dict[str, Any], known: list[RenderedObject],
@@ -105,6 +147,7 @@ def _check_queue(document: RenderedObject, spec: dict[str, Any], known: list[Ren
             "a job Kueue admits should be created suspended (runPolicy.suspend: true): Kueue unsuspends it on "
             "admission, and a GitOps tool that puts git's false back starts it without admission"),
             RULE_SCHEDULING, Severity.WARNING))
+    findings += _check_kueue_references(document, known, context)
     local = _find(known, vocabulary.LOCAL_QUEUE, queue, document.namespace, document, context)
     if local is None:
         return [*findings, finding(document, where, (

@@ -149,6 +149,42 @@ def test_queues_of_another_compiled_cluster_do_not_count() -> None:
     assert check(job, local_queue(), cluster_queue(ALL), charts=charts, clusters=clusters) == []
 
 
+def volcano_queue(name: str) -> dict[str, Any]:
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
+            "spec": {"capability": {"nvidia.com/gpu": 8}}}
+
+
+def test_a_volcano_gang_names_a_queue_that_exists_or_volcanos_own() -> None:
+    job = mpijob(2, min_available=2)
+    job["spec"]["runPolicy"]["schedulingPolicy"]["queue"] = "training"
+    assert said(check(job)) == [(".spec.runPolicy.schedulingPolicy.queue",
+                                 "no Volcano Queue training in this render or the extra manifests (--context); "
+                                 "Volcano leaves the job's PodGroup pending")]
+    assert check(job, volcano_queue("training")) == []
+    assert check(job, extra=(volcano_queue("training"),)) == []
+    job["spec"]["runPolicy"]["schedulingPolicy"]["queue"] = "default"  # Volcano makes it itself
+    assert check(job) == []
+
+
+def test_kueue_priority_class_and_topology_level_must_exist() -> None:
+    labels = {**QUEUED, "kueue.x-k8s.io/priority-class": "production"}
+    job = mpijob(2, gang=False, labels=labels, suspend=True)
+    worker = job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]
+    worker["metadata"] = {"annotations": {"kueue.x-k8s.io/podset-required-topology": "example.com/rack"}}
+    queues = (local_queue(), cluster_queue(ALL))
+    assert said(check(job, *queues)) == [
+        ('.metadata.labels["kueue.x-k8s.io/priority-class"]',
+         "no WorkloadPriorityClass production in this render or the extra manifests (--context)"),
+        ('.spec.mpiReplicaSpecs.Worker.template.metadata.annotations["kueue.x-k8s.io/podset-required-topology"]',
+         "no Kueue Topology in this render or the extra manifests (--context) has the level example.com/rack; "
+         "Kueue never admits the job")]
+    priority = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+                "metadata": {"name": "production"}, "value": 1000}
+    topology = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology", "metadata": {"name": "t"},
+                "spec": {"levels": [{"nodeLabel": "example.com/block"}, {"nodeLabel": "example.com/rack"}]}}
+    assert check(job, *queues, priority, topology) == []
+
+
 def test_the_rule_is_in_the_rule_table_and_skips_what_it_cannot_read() -> None:
     broken = copy.deepcopy(mpijob(2, labels={"kueue.x-k8s.io/queue-name": 7}))
     broken["spec"]["mpiReplicaSpecs"]["Worker"] = "not a mapping"
