@@ -1,26 +1,27 @@
 """Command line: a thin layer that runs the pipeline and reports its results.
 
 The `mpigen` command starts in generator/__main__.py, which takes charge of Ctrl-C and SIGTERM before this
-module (and click, jinja2, jsonschema) is imported."""
+module (and click, jinja2, jsonschema) is imported. Each command imports the stages it runs when it runs:
+`mpigen --help` loads click and nothing of the pipeline, `mpigen validate` nothing of check."""
 
 from __future__ import annotations
 
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from generator import __version__
-from generator.check import CheckOptions, CheckUsageError, run_check
-from generator.check.helm import find_helm
-from generator.check.report import FORMATS
 from generator.diagnostics import Diagnostic, Severity, one_line
-from generator.diff import DiffError, diff_against
-from generator.package import output_files
-from generator.package.stream import manifest_stream
-from generator.pipeline import CompileResult, check_profiles, compile_profiles, delivery_path_warnings
-from generator.write import WriteError, compare_tree, write_tree
+
+if TYPE_CHECKING:
+    from generator.pipeline import CompileResult
+
+CHECK_FORMATS = ("json", "junit", "text")
+"""`mpigen check --output`: the keys of generator.check.report.FORMATS (a test holds them equal), named here so
+that reading the options imports nothing of check."""
 
 PATHS = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 
@@ -71,6 +72,8 @@ def main() -> None:
 @PATHS
 def validate(paths: tuple[Path, ...]) -> None:
     """Check profiles: every error of every file, as path:line:col."""
+    from generator.pipeline import check_profiles
+
     result = check_profiles(paths)
     _report(result)
     if _fail(result.diagnostics):
@@ -90,6 +93,11 @@ def validate(paths: tuple[Path, ...]) -> None:
               help="Write nothing; exit 1 and list every file of OUTPUT that is missing, stale or extra.")
 def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_only: bool) -> None:
     """Compile profiles into Helm charts under OUTPUT/<cluster>/."""
+    from generator.package import output_files
+    from generator.package.stream import manifest_stream
+    from generator.pipeline import compile_profiles, delivery_path_warnings
+    from generator.write import WriteError, compare_tree, write_tree
+
     if output is None and not manifests:
         raise click.UsageError("give -o CHARTS to write charts, or --manifests to print what they render to")
     if output is not None and not manifests:
@@ -136,10 +144,13 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
               help="Charts or manifests that exist beside the checked ones (e.g. the infra chart with the NADs): "
               "rendered and counted as existing, not judged.")
 @click.option("--strict", is_flag=True, help="A kind with no schema is an error, not a warning.")
-@click.option("--output", "output", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
+@click.option("--output", "output", type=click.Choice(CHECK_FORMATS), default="text", show_default=True)
 def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version: str | None,
           crds: tuple[Path, ...], context: tuple[Path, ...], strict: bool, output: str) -> None:
     """Check charts and manifests as the cluster will judge them: exit 0 clean, 1 findings, 2 usage."""
+    from generator.check import CheckOptions, CheckUsageError, run_check
+    from generator.check.report import FORMATS
+
     if kube_version is not None and not re.fullmatch(r"v?1\.[0-9]+(\.[0-9]+)?", kube_version):
         raise click.BadParameter("write it like 1.31 or 1.31.4", param_hint="--kube-version")
     options = CheckOptions(helm=helm, use_helm=not no_helm, kube_version=kube_version.lstrip("v") if kube_version
@@ -165,6 +176,10 @@ def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version
 @click.option("--exit-code", is_flag=True, help="Exit 1 when anything differs.")
 def diff(paths: tuple[Path, ...], output: Path, revision: str | None, helm: str | None, exit_code: bool) -> None:
     """Show, object by object, how the profiles' manifests differ from the charts."""
+    from generator.check.helm import find_helm
+    from generator.diff import DiffError, diff_against
+    from generator.pipeline import compile_profiles
+
     _refuse_output_beside_profiles(paths, output)
     result = compile_profiles(paths)
     _report(result)

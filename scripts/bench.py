@@ -1,100 +1,151 @@
 #!/usr/bin/env python3
-"""Benchmarks for `make bench`: compile and check time of the example fleet and of a large generated
-one, beside `helm template` over the same charts. Prints a table; asserts nothing.
+"""`make bench`: the real `mpigen` command line, timed as whole processes on generated fleets, beside `helm
+template` over the same charts in the same run. Prints a table with the goals and asserts nothing (timings are
+not tests).
 
-    MPIGEN_HELM3=.tools/helm3/helm python scripts/bench.py [--jobs 300]
+A fleet of N jobs spreads over 50 clusters of mixed hardware, network providers, GitOps tools and gang
+schedulers (the shapes of profiles/), 1-4 workers each. For each size it times: `render` into an empty folder,
+the same render again (nothing changed), `render --check`, `validate`, `check --no-helm` (mpigen's own renderer),
+`--help`, and `helm template`, one process per chart, as a reviewer or Argo CD runs it. Peak memory is each
+process's maximum resident set.
+
+    MPIGEN_HELM3=.tools/helm3/helm python scripts/bench.py [--sizes 100,300,1000,3000] [--helm-up-to 1000]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
-import statistics
 import subprocess
+import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from generator.check import CheckOptions, run_check
-from generator.package import output_files
-from generator.pipeline import compile_profiles
-from generator.write import write_tree
-
 REPO = Path(__file__).resolve().parent.parent
+CLUSTERS = 50
+
+# The goals of a 1,000-job fleet (issue "Fleet-scale speed"), by row.
+GOALS = {"render, empty output": "<= 2 s", "render, nothing changed": "<= 0.3 s", "render --check": "<= 0.3 s",
+         "validate": "<= 1 s", "check --no-helm": ">= 5000 docs/s", "--help": "<= 0.1 s",
+         "helm template, a process per chart": "render >= 20x faster"}
+
+# (name suffix, hardware, provider, GitOps tool, scheduler): five shapes, ten clusters of each.
+SHAPES = (
+    ("sdp", "dgx-1", "sriov-device-plugin", "argocd", "none"),
+    ("sno", "dgx-1", "sriov-network-operator", "flux", "kueue"),
+    ("rsh", "dgx-1", "rdma-shared", "argocd", "volcano"),
+    ("hst", "dgx-1-roce", "host-network", None, "none"),
+    ("cpu", "cpu-node", "tcp", "flux", "coscheduling"),
+)
 
 
-def timed(func, repeat: int = 3) -> float:
-    runs = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        func()
-        runs.append(time.perf_counter() - start)
-    return statistics.median(runs)
+def cluster_profile(index: int) -> tuple[str, str, str]:
+    """The name, hardware and text of the index-th cluster."""
+    suffix, hardware, provider, gitops, scheduler = SHAPES[index % len(SHAPES)]
+    name = f"c{index:02d}-{suffix}"
+    text = [f"apiVersion: mpigen/v1alpha1\nkind: Cluster\nname: {name}\nkubernetesVersion: \"1.31\"\n",
+            "namespaces: [train]\n", f"network:\n  provider: {provider}\n",
+            f"nodePools:\n  - name: pool\n    hardware: {hardware}\n    nodes: {16 if provider == 'tcp' else 8}\n"]
+    if provider != "tcp":
+        text.append("rails:\n")
+        for rail in range(4):
+            text.append(f"  - name: rail{rail}\n    nic: ib{rail}\n")
+            if provider != "host-network":
+                text.append(f"    ipam: {{range: 10.{index}.{rail}.0/24}}\n")
+    if scheduler != "none":
+        text.append(f"scheduling:\n  scheduler: {scheduler}\n")
+    if gitops:
+        text.append(f"gitops:\n  tool: {gitops}\n  repoURL: https://git.example.com/platform/fleet.git\n")
+    return name, hardware, "".join(text)
 
 
-def large_fleet(root: Path, jobs: int) -> None:
+def make_fleet(root: Path, jobs: int) -> None:
     shutil.copytree(REPO / "profiles" / "hardware", root / "hardware")
-    shutil.copytree(REPO / "profiles" / "clusters", root / "clusters")
+    (root / "clusters").mkdir()
     (root / "jobs").mkdir()
+    clusters = [cluster_profile(i) for i in range(CLUSTERS)]
+    for name, _, text in clusters:
+        (root / "clusters" / f"{name}.yaml").write_text(text, encoding="utf-8")
     for i in range(jobs):
-        gpus = (1, 2, 4, 8)[i % 4]
-        # Every other job on dgx-pod, where Kueue admits it through the vision team's queue.
-        place = "cluster: dgx-lab\n" if i % 2 == 0 else "cluster: dgx-pod\nnamespace: team-vision\n"
+        name, hardware, _ = clusters[i % CLUSTERS]
+        size = f"workers: {1 + i % 4}\n"
+        if hardware == "cpu-node":
+            size += 'resources: {cpu: "4", memory: 8Gi}\n'
+        elif not name.endswith("hst"):
+            size += f"gpusPerWorker: {(1, 2, 4, 8)[(i // CLUSTERS) % 4]}\n"
         (root / "jobs" / f"job-{i}.yaml").write_text(
-            "apiVersion: mpigen/v1alpha1\nkind: Job\n"
-            f"name: job-{i}\n{place}pool: dgx\nimage: example/train:{i}\n"
-            f"workers: {1 + i % 4}\ngpusPerWorker: {gpus}\nprogram: [python, train.py, --seed={i}]\n"
-            "env:\n  NCCL_DEBUG: INFO\n",
-            encoding="utf-8",
-        )
+            f"apiVersion: mpigen/v1alpha1\nkind: Job\nname: job-{i}\ncluster: {name}\npool: pool\n"
+            f"image: example/train:{i}\n{size}program: [python, train.py, --seed={i}]\nenv:\n  NCCL_DEBUG: INFO\n",
+            encoding="utf-8")
+
+
+@dataclass
+class Run:
+    seconds: float
+    peak_mb: float
+    stdout: str
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> Run:
+    """One process, timed from start to exit, with its peak resident memory."""
+    start = time.perf_counter()
+    process = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    stdout = process.stdout.read().decode() if process.stdout else ""
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(args)} exited {process.returncode}")
+    return Run(seconds, usage.ru_maxrss / 1024, stdout)
+
+
+def bench_size(jobs: int, helm: str | None, helm_up_to: int) -> list[tuple[str, float, float, str]]:
+    mpigen = [sys.executable, "-m", "generator"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    rows: list[tuple[str, float, float, str]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        make_fleet(work / "profiles", jobs)
+        cold = run([*mpigen, "render", "profiles", "-o", "charts"], work, env)
+        charts = sorted(path.parent for path in (work / "charts").rglob("Chart.yaml"))
+        rows.append(("render, empty output", cold.seconds, cold.peak_mb, f"{len(charts)} charts"))
+        again = run([*mpigen, "render", "profiles", "-o", "charts"], work, env)
+        rows.append(("render, nothing changed", again.seconds, again.peak_mb, ""))
+        check_only = run([*mpigen, "render", "profiles", "-o", "charts", "--check"], work, env)
+        rows.append(("render --check", check_only.seconds, check_only.peak_mb, ""))
+        valid = run([*mpigen, "validate", "profiles"], work, env)
+        rows.append(("validate", valid.seconds, valid.peak_mb, ""))
+        checked = run([*mpigen, "check", "--no-helm", "charts"], work, env)
+        documents = int(m.group(1)) if (m := re.search(r"in (\d+) document", checked.stdout)) else 0
+        rows.append(("check --no-helm", checked.seconds, checked.peak_mb,
+                     f"{documents} docs, {documents / checked.seconds:.0f} docs/s"))
+        shown = run([*mpigen, "--help"], work, env)
+        rows.append(("--help", shown.seconds, shown.peak_mb, ""))
+        if helm and jobs <= helm_up_to:
+            start, peak = time.perf_counter(), 0.0
+            for chart in charts:
+                peak = max(peak, run([helm, "template", chart.name, str(chart)], work).peak_mb)
+            seconds = time.perf_counter() - start
+            rows.append(("helm template, a process per chart", seconds, peak,
+                         f"render is {seconds / cold.seconds:.1f}x faster"))
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--jobs", type=int, default=300)
+    parser.add_argument("--sizes", default="100,300,1000,3000", help="fleet sizes in jobs, comma-separated")
+    parser.add_argument("--helm-up-to", type=int, default=1000,
+                        help="run `helm template` over every chart for fleets up to this many jobs")
     args = parser.parse_args()
-    rows = []
-    example = timed(lambda: compile_profiles([REPO / "profiles"]))
-    compiled = compile_profiles([REPO / "profiles"])
-    rows.append((f"compile example fleet ({compiled.profile_count} profiles, {len(compiled.charts)} charts)", example, ""))
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "profiles"
-        large_fleet(root, args.jobs)
-        result = compile_profiles([root])
-        assert result.ok, [d.format() for d in result.diagnostics[:5]]
-        seconds = timed(lambda: compile_profiles([root]))
-        rows.append((f"compile {args.jobs} jobs in memory", seconds, f"{args.jobs / seconds:.0f} jobs/s"))
-        out = Path(tmp) / "charts"
-        files = output_files(result.charts)
-        first = timed(lambda: write_tree(out, files), repeat=1)
-        again = timed(lambda: write_tree(out, files))
-        rows.append((f"write {len(files)} files (first time)", first, ""))
-        rows.append((f"write {len(files)} files (unchanged)", again, ""))
-        checked = []
-        seconds = timed(lambda: checked.append(run_check([out], CheckOptions(use_helm=False))), repeat=1)
-        report = checked[-1]
-        assert not report.errors, [f.format() for f in report.errors[:5]]
-        rows.append((f"check {len(report.documents)} documents (own renderer, schemas, rules)", seconds,
-                     f"{len(report.documents) / seconds:.0f} documents/s"))
-        helm = os.environ.get("MPIGEN_HELM3") or shutil.which("helm")
-        if helm:
-            start = time.perf_counter()
-            for chart in result.charts:
-                subprocess.run([helm, "template", chart.ref.release, str(out / chart.directory)],
-                               check=True, capture_output=True)
-            seconds = time.perf_counter() - start
-            rows.append((f"helm template, all {len(result.charts)} charts, one by one", seconds,
-                         f"{len(result.charts) / seconds:.0f} charts/s"))
-            checked = []
-            seconds = timed(lambda: checked.append(run_check([out], CheckOptions(helm=helm))), repeat=1)
-            report = checked[-1]
-            rows.append((f"check {len(report.documents)} documents with helm lint + template", seconds,
-                         f"{len(report.documents) / seconds:.0f} documents/s"))
-    width = max(len(r[0]) for r in rows)
-    print(f"{'benchmark':<{width}}  {'seconds':>9}  rate")
-    for name, seconds, rate in rows:
-        print(f"{name:<{width}}  {seconds:>9.3f}  {rate}")
+    helm = os.environ.get("MPIGEN_HELM3") or shutil.which("helm")
+    print(f"{'jobs':>5}  {'command':<36} {'seconds':>8} {'peak MB':>8}  {'goal (1,000 jobs)':<22} note")
+    for jobs in (int(size) for size in args.sizes.split(",")):
+        for name, seconds, peak, note in bench_size(jobs, helm, args.helm_up_to):
+            print(f"{jobs:>5}  {name:<36} {seconds:>8.2f} {peak:>8.0f}  {GOALS.get(name, ''):<22} {note}", flush=True)
 
 
 if __name__ == "__main__":
