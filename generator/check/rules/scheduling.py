@@ -24,13 +24,12 @@ from generator.vocabulary import mpi_operator
 from generator.vocabulary import scheduling as vocabulary
 
 RULE_SCHEDULING = "scheduling"
-_KUEUE_GROUP_PREFIX = vocabulary.KUEUE_GROUP + "/"
 VOLCANO_GROUP = vocabulary.VOLCANO_API_VERSION.split("/")[0]
 
 
 def check_scheduling(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
     findings: list[Finding] = []
-    known = [*documents, *context.extra]
+    known = _Known([*documents, *context.extra])
     for document in documents:
         if document.kind != mpi_operator.KIND:
             continue
@@ -85,41 +84,56 @@ def _same_cluster(document: RenderedObject, other: RenderedObject, context: Chec
     return not mine or not theirs or mine == theirs
 
 
-def _find(known: list[RenderedObject], kind: str, name: str, namespace: str | None, document: RenderedObject,
-          context: CheckContext, group: str = vocabulary.KUEUE_GROUP) -> RenderedObject | None:
-    for other in known:
-        if (other.kind == kind and other.api_version.startswith(group + "/") and metadata_name(other) == name
-                and (namespace is None or other.namespace == namespace) and _same_cluster(document, other, context)):
-            return other
-    return None
+_LOOKED_UP = {(VOLCANO_GROUP, vocabulary.VOLCANO_QUEUE), *((vocabulary.KUEUE_GROUP, kind) for kind in (
+    vocabulary.LOCAL_QUEUE, vocabulary.CLUSTER_QUEUE, vocabulary.WORKLOAD_PRIORITY_CLASS, vocabulary.TOPOLOGY))}
 
 
-def _check_volcano_queue(document: RenderedObject, spec: dict[str, Any], known: list[RenderedObject],
+class _Known:
+    """The queues, priority classes and topologies among the documents, by API group, kind and name: each job's
+    lookups cost what its cluster's few such objects cost, not what the whole render holds."""
+
+    def __init__(self, documents: list[RenderedObject]) -> None:
+        self._by_name: dict[tuple[str, str, str], list[RenderedObject]] = {}
+        self.topologies: list[RenderedObject] = []
+        for document in documents:
+            group = document.api_version.rpartition("/")[0]
+            if (group, document.kind) in _LOOKED_UP:
+                self._by_name.setdefault((group, document.kind, metadata_name(document)), []).append(document)
+                if document.kind == vocabulary.TOPOLOGY:
+                    self.topologies.append(document)
+
+    def find(self, kind: str, name: str, namespace: str | None, document: RenderedObject, context: CheckContext,
+             group: str = vocabulary.KUEUE_GROUP) -> RenderedObject | None:
+        for other in self._by_name.get((group, kind, name), ()):
+            if (namespace is None or other.namespace == namespace) and _same_cluster(document, other, context):
+                return other
+        return None
+
+
+def _check_volcano_queue(document: RenderedObject, spec: dict[str, Any], known: _Known,
                          context: CheckContext) -> list[Finding]:
     policy = as_dict((as_dict(spec.get("runPolicy")) or {}).get("schedulingPolicy")) or {}
     queue = as_str(policy.get("queue"))
     if not queue or queue in vocabulary.VOLCANO_OWN_QUEUES:
         return []
-    if _find(known, vocabulary.VOLCANO_QUEUE, queue, None, document, context, VOLCANO_GROUP) is not None:
+    if known.find(vocabulary.VOLCANO_QUEUE, queue, None, document, context, VOLCANO_GROUP) is not None:
         return []
     return [finding(document, path_of(("spec", "runPolicy", "schedulingPolicy", "queue")), (
         f"no Volcano Queue {queue} in this render or the extra manifests (--context); Volcano leaves the job's "
         "PodGroup pending"), RULE_SCHEDULING)]
 
 
-def _check_kueue_references(document: RenderedObject, known: list[RenderedObject],
+def _check_kueue_references(document: RenderedObject, known: _Known,
                             context: CheckContext) -> list[Finding]:
     """The WorkloadPriorityClass the priority-class label names, and the topology levels the workers ask for."""
     findings: list[Finding] = []
     priority = _labels(document.obj).get(vocabulary.PRIORITY_CLASS_LABEL)
-    if isinstance(priority, str) and _find(known, vocabulary.WORKLOAD_PRIORITY_CLASS, priority, None, document,
-                                           context) is None:
+    if isinstance(priority, str) and known.find(vocabulary.WORKLOAD_PRIORITY_CLASS, priority, None, document,
+                                                context) is None:
         findings.append(finding(document, path_of(("metadata", "labels", vocabulary.PRIORITY_CLASS_LABEL)), (
             f"no WorkloadPriorityClass {priority} in this render or the extra manifests (--context)"),
             RULE_SCHEDULING))
-    levels = {level.get("nodeLabel") for other in known
-              if other.kind == vocabulary.TOPOLOGY and other.api_version.startswith(_KUEUE_GROUP_PREFIX)
-              and _same_cluster(document, other, context)
+    levels = {level.get("nodeLabel") for other in known.topologies if _same_cluster(document, other, context)
               for level in (as_dict(other.obj.get("spec")) or {}).get("levels") or [] if isinstance(level, dict)}
     for template in pod_templates(document):
         annotations = as_dict(template.metadata.get("annotations")) or {}
@@ -132,7 +146,7 @@ def _check_kueue_references(document: RenderedObject, known: list[RenderedObject
     return findings
 
 
-def _check_queue(document: RenderedObject, spec: dict[str, Any], known: list[RenderedObject],
+def _check_queue(document: RenderedObject, spec: dict[str, Any], known: _Known,
                  context: CheckContext) -> list[Finding]:
     queue = _labels(document.obj).get(vocabulary.QUEUE_NAME_LABEL)
     if queue is None:
@@ -148,7 +162,7 @@ def _check_queue(document: RenderedObject, spec: dict[str, Any], known: list[Ren
             "admission, and a GitOps tool that puts git's false back starts it without admission"),
             RULE_SCHEDULING, Severity.WARNING))
     findings += _check_kueue_references(document, known, context)
-    local = _find(known, vocabulary.LOCAL_QUEUE, queue, document.namespace, document, context)
+    local = known.find(vocabulary.LOCAL_QUEUE, queue, document.namespace, document, context)
     if local is None:
         return [*findings, finding(document, where, (
             f"no LocalQueue {document.namespace}/{queue} (named by {vocabulary.QUEUE_NAME_LABEL}) in this render or "
@@ -156,7 +170,7 @@ def _check_queue(document: RenderedObject, spec: dict[str, Any], known: list[Ren
     cluster_queue_name = as_str((as_dict(local.obj.get("spec")) or {}).get("clusterQueue"))
     if not cluster_queue_name:
         return findings
-    cluster_queue = _find(known, vocabulary.CLUSTER_QUEUE, cluster_queue_name, None, document, context)
+    cluster_queue = known.find(vocabulary.CLUSTER_QUEUE, cluster_queue_name, None, document, context)
     if cluster_queue is None:
         return findings
     covered: set[str] = set()
