@@ -273,9 +273,14 @@ FEATURES: dict[str, tuple[tuple[str, Any], ...]] = {
         ("mpirunArgs", ["-x", RELEASE_NAME]), ("description", LOOKUP), ("sshAuthMountPath", "/root/.ssh"),
         ("resources", {"cpu": "500m", "memory": "512Mi"}), ("launcher", {"resources": {"cpu": "2"}}),
         ("launcherCreationPolicy", "AtStartup"),
+        ("scheduling", {"minAvailable": 2}), ("scheduling", {"minAvailable": 5}), ("scheduling", {"queue": "vision"}),
+        ("scheduling", {"queue": "experiments", "priorityClass": "training-high"}),
+        ("scheduling", {"priorityClass": "research", "topology": {"level": "host"}}),
+        ("scheduling", {"topology": {"level": "rack", "mode": "preferred"}}),
         *(("*", {"cluster": cluster, "pool": pool, "namespace": namespace}) for cluster, pool, namespace in (
             ("dgx-lab", "dgx", "ml-training"), ("dgx-lab", "cpu", "hpc"), ("cpu-lab", "cpu", "mpi"),
-            ("netapp-lab", "dgx", "ai-training"))),  # the job moved, as a whole, to another pool of the fleet
+            ("netapp-lab", "dgx", "ai-training"), ("dgx-pod", "dgx", "team-vision"), ("dgx-pod", "dgx", "team-language"),
+            ("volcano-lab", "dgx", "training"))),  # the job moved, as a whole, to another pool of the fleet
     ),
     "Cluster": (
         ("podSecurity", {"hpc": "privileged"}), ("podSecurity", {"mpi": "baseline", "ml-training": "restricted"}),
@@ -286,6 +291,15 @@ FEATURES: dict[str, tuple[tuple[str, Any], ...]] = {
         ("gitops", {"tool": "argocd", "repoURL": "ssh://git@git.example.com/org/repo.git", "revision": "release/1.0",
                     "project": "ml", "namespace": "gitops", "destination": "https://10.0.0.1:6443"}),
         ("kubernetesVersion", "1.29"), ("kubernetesVersion", "1.33"), ("namespaces", ["mpi", "hpc", "ml-training"]),
+        ("scheduling", {"scheduler": "kueue"}), ("scheduling", {"scheduler": "volcano"}),
+        ("scheduling", {"scheduler": "coscheduling", "schedulerName": "{{ .Release.Name }}"}),
+        ("scheduling", {"scheduler": "kueue", "queues": [{"name": "a", "nodes": {"dgx": 1}, "cohort": "c",
+                                                           "borrowNodes": {"dgx": 1}}, {"name": "b", "cohort": "c"}],
+                        "topology": [{"name": "rack", "nodeLabel": "example.com/rack"},
+                                     {"name": "host", "nodeLabel": "kubernetes.io/hostname"}],
+                        "priorityClasses": [{"name": "high", "value": 1000, "description": LOOKUP}]}),
+        ("scheduling", {"scheduler": "volcano", "queues": [{"name": "q", "weight": 3}],
+                        "priorityClasses": [{"name": "p", "value": -5}]}),
         ("description", RELEASE_NAME),
     ),
     "Hardware": (
