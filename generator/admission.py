@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from generator import defaults, derive, names
+from generator.vocabulary import mpi_operator
 from generator.vocabulary.kubernetes import quantity
 
 NONE = "none"
@@ -42,13 +43,18 @@ def coscheduling_scheduler(cluster: dict[str, Any]) -> str:
     return str(cluster.get("scheduling", {}).get("schedulerName", DEFAULT_COSCHEDULING_SCHEDULER))
 
 
+def vfs_per_node(num_vfs: int | None, gpus: int) -> int:
+    """VFs on each rail's PF: the profile's `numVfs`, else one per GPU of the node, at least one (what the
+    sriov-network-operator policies create, and the count a sriov-device-plugin cluster is assumed to have made)."""
+    return num_vfs if num_vfs is not None else max(gpus, 1)
+
+
 def rail_devices_per_node(exclusive_devices: bool, network: dict[str, Any], gpus: int) -> int:
-    """Devices of one rail a node offers: its VFs (the profile's `numVfs`, else one per GPU, at least one: what
-    the sriov-network-operator policies create, and the count a sriov-device-plugin cluster is assumed to have
-    made), or, for a device shared by the node's pods, the plugin's sharing limit."""
+    """Devices of one rail a node offers: its VFs, or, for a device shared by the node's pods, the plugin's
+    sharing limit."""
     if not exclusive_devices:
         return SHARED_RAIL_DEVICES
-    return int(network.get("numVfs", max(gpus, 1)))
+    return vfs_per_node(network.get("numVfs"), gpus)
 
 
 @dataclass(frozen=True)
@@ -56,8 +62,7 @@ class NodeOffer:
     """What one node of a pool offers to queues: each resource, as an int in its unit (`unit`: '' or 'Gi')."""
 
     resources: tuple[tuple[str, int, str], ...]
-    unknown: tuple[str, ...] = ()
-    """Resources a job can request whose amount the profiles do not say (cpu without `coresPerSocket`)."""
+    """cpu only where the hardware says its cores (validate refuses a queued pool whose hardware does not)."""
 
     def amount(self, resource: str) -> int | None:
         return next((count for name, count, _ in self.resources if name == resource), None)
@@ -68,17 +73,14 @@ def node_offer(hardware: dict[str, Any], rail_resources: list[str], exclusive_de
     """CPUs (logical), memory (GiB), the GPU resource and one device pool per rail the pool carries, in that
     order. `rail_resources`: the full resource names of the rails whose NIC the hardware has."""
     resources: list[tuple[str, int, str]] = []
-    unknown: list[str] = []
     if "coresPerSocket" in hardware["cpu"]:
         resources.append((CPU, derive.logical_cpus(hardware), ""))
-    else:
-        unknown.append(CPU)
     resources.append((MEMORY, int(hardware["memoryGiB"]), "Gi"))
     gpus = derive.gpu_count(hardware)
     if gpus:
         resources.append((hardware["gpu"].get("resource", derive.DEFAULT_GPU_RESOURCE), gpus, ""))
     resources += [(rail, rail_devices_per_node(exclusive_devices, network, gpus), "") for rail in rail_resources]
-    return NodeOffer(tuple(resources), tuple(unknown))
+    return NodeOffer(tuple(resources))
 
 
 @dataclass(frozen=True)
@@ -148,9 +150,16 @@ def borrowable_nodes(cluster: dict[str, Any], queue: QueueDecl, pool: str) -> in
     return others if limit is None else min(others, limit)
 
 
+def launcher_in_gang(launcher_creation_policy: str) -> int:
+    """1 where the launcher exists while the gang forms (`AtStartup`), 0 under `WaitForWorkersReady`, where it is
+    created only once every worker runs, so a gang that counts it deadlocks (mpi-operator #608)."""
+    return 0 if launcher_creation_policy == mpi_operator.WAIT_FOR_WORKERS_READY else 1
+
+
 def min_available_limit(worker_count: int, launcher_creation_policy: str) -> int:
-    """The largest minAvailable that can ever be met: every pod that exists before the gang is complete."""
-    return worker_count + (0 if launcher_creation_policy == "WaitForWorkersReady" else 1)
+    """The largest minAvailable that can ever be met: every pod that exists before the gang is complete, and mpigen's
+    default minAvailable."""
+    return worker_count + launcher_in_gang(launcher_creation_policy)
 
 
 def worker_demand(job: dict[str, Any], offer: NodeOffer, gpus_per_worker: int, worker_count: int,

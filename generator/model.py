@@ -241,9 +241,6 @@ class Scheduling:
     topology: tuple[TopologyLevel, ...] = ()
     queues: tuple[Queue, ...] = ()
 
-    def queue(self, name: str) -> Queue:
-        return next(queue for queue in self.queues if queue.name == name)
-
 
 @dataclass(frozen=True)
 class Cluster:

@@ -226,7 +226,7 @@ def build_flux_helm_release(cluster: Cluster, delivery: Delivery) -> dict[str, A
     if delivery.kueue_managed:
         # Client-side patches carry only what changed in git between two releases, so git's unchanged
         # `suspend: true` is never sent again to a job Kueue has admitted. Server-side apply (Helm 4's default)
-        # would send the whole object, and fail on the conflict with Kueue over `suspend`.
+        # sends the whole object, `suspend: true` with it.
         spec["install"] = {"serverSideApply": False}
         spec["upgrade"] = {"serverSideApply": "disabled"}
     return {

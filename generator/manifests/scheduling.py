@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.admission import launcher_in_gang
 from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
 from generator.manifests.manifest import Manifest, Variable
 from generator.model import Cluster, Job, Queue, Scheduler, quantity_text
@@ -173,7 +174,7 @@ def min_available(job: Job, workers: Variable) -> Variable | int:
     (mpi-operator #608); else the workers and the launcher."""
     if job.scheduling.min_available is not None:
         return job.scheduling.min_available
-    return workers.added(0 if job.launcher_creation_policy == "WaitForWorkersReady" else 1)
+    return workers.added(launcher_in_gang(job.launcher_creation_policy))
 
 
 def scheduling_policy(job: Job, workers: Variable) -> dict[str, Any] | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from generator import admission, derive
+from generator import admission, defaults, derive
 from generator.diagnostics import Diagnostic, Location, did_you_mean
 from generator.load import ProfileFile
 from generator.manifests.providers import provider_of
@@ -198,7 +198,7 @@ def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: di
     if found or not sized:
         return found
     shape = derive.layout(job, hardware, pool["nodes"])
-    policy = job.get("launcherCreationPolicy", "WaitForWorkersReady")
+    policy = job.get("launcherCreationPolicy", defaults.LAUNCHER_CREATION_POLICY)
     if scheduler in admission.GANG_SCHEDULERS:
         found += _check_min_available(document, job, shape.worker_count, policy)
     if topology is not None and scheduler == admission.KUEUE:
@@ -229,14 +229,14 @@ def _check_min_available(document: ProfileFile, job: dict[str, Any], workers: in
     limit = admission.min_available_limit(workers, policy)
     if given is None or given <= limit:
         return []
-    if policy == "WaitForWorkersReady" and given == workers + 1:
+    if not admission.launcher_in_gang(policy) and given == workers + 1:
         return [Diagnostic(document.location("scheduling", "minAvailable"),
                            f"minAvailable {given} counts the launcher, but under launcherCreationPolicy "
                            f"WaitForWorkersReady the launcher is created only once all {workers} workers run, and "
                            "they wait for a gang of "
                            f"{given}: the job deadlocks (mpi-operator #608)",
                            f"set minAvailable to {workers} (or leave it out), or use launcherCreationPolicy AtStartup")]
-    pods = "workers" if policy == "WaitForWorkersReady" else "workers and the launcher"
+    pods = "workers and the launcher" if admission.launcher_in_gang(policy) else "workers"
     return [Diagnostic(document.location("scheduling", "minAvailable"),
                        f"minAvailable {given} is more than the job's {limit} pods ({pods}): the gang never completes",
                        f"set it to at most {limit}, or leave it out")]

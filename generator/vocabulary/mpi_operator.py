@@ -21,7 +21,8 @@ CLEAN_POD_POLICIES = ("All", "None", "Running")
 RESTART_POLICIES = ("Never", "OnFailure")
 MANAGED_BY = ("kubeflow.org/mpi-operator", "kueue.x-k8s.io/multikueue")
 # Not validated by the operator: any value but AtStartup waits for the workers.
-LAUNCHER_CREATION_POLICIES = ("AtStartup", "WaitForWorkersReady")
+WAIT_FOR_WORKERS_READY = "WaitForWorkersReady"
+LAUNCHER_CREATION_POLICIES = ("AtStartup", WAIT_FOR_WORKERS_READY)
 
 # What default.go sets when a field is left out.
 DEFAULT_MPI_IMPLEMENTATION = "OpenMPI"

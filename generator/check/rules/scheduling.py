@@ -56,7 +56,7 @@ def _check_gang(document: RenderedObject, spec: dict[str, Any]) -> list[Finding]
     minimum = as_int(given)
     if given is not None and minimum is None:
         return []  # not an integer: the schema check says so
-    wait = spec.get("launcherCreationPolicy") == "WaitForWorkersReady"
+    wait = spec.get("launcherCreationPolicy") == mpi_operator.WAIT_FOR_WORKERS_READY
     pods = workers + 1
     where = path_of(("spec", "runPolicy", "schedulingPolicy", "minAvailable")) if given is not None else \
         path_of(("spec", "runPolicy", "schedulingPolicy"))

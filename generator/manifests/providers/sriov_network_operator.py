@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from generator.admission import vfs_per_node
 from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
 from generator.manifests.manifest import Manifest
 from generator.manifests.network import rail_link_type, whereabouts
@@ -37,10 +38,8 @@ def node_policy_name(rail: str, pool: str) -> str:
 
 
 def num_vfs(cluster: Cluster, pool: NodePool) -> int:
-    """The profile's numVfs, else one per GPU of the node (at least one)."""
-    if cluster.network.num_vfs is not None:
-        return cluster.network.num_vfs
-    return max(pool.hardware.gpu.count if pool.hardware.gpu else 1, 1)
+    """The profile's numVfs, else one per GPU of the node (at least one): the count the queues' quotas assume."""
+    return vfs_per_node(cluster.network.num_vfs, pool.hardware.gpu.count if pool.hardware.gpu else 0)
 
 
 def build_node_policy(cluster: Cluster, rail: Rail, pool: NodePool, chart: ChartRef) -> dict[str, Any]:

@@ -229,17 +229,15 @@ def test_the_upstream_crd_check_is_not_vacuous(example: CompileResult, schedulin
     assert scheduling_crds.problems(topology)
 
 
-def test_priority_classes_pass_kubernetes_own_schema() -> None:
-    result = compile_profiles([PROFILES])
+def test_priority_classes_pass_kubernetes_own_schema(example: CompileResult) -> None:
     schema_set = SchemaSet("1.31", strict=True)
-    (priority,) = of_kind(objects(result, "volcano-lab/infra"), "PriorityClass").values()
+    (priority,) = of_kind(objects(example, "volcano-lab/infra"), "PriorityClass").values()
     assert schema_set.check(RenderedObject("priority-classes.yaml", priority)) == []
     broken = {**priority, "value": "high"}
     assert [f.path for f in schema_set.check(RenderedObject("priority-classes.yaml", broken))] == [".value"]
 
 
-def test_a_cluster_without_a_scheduler_gets_no_scheduling_objects(example: CompileResult,
-                                                                   profiles_copy: Callable[..., Path]) -> None:
+def test_a_cluster_without_a_scheduler_gets_no_scheduling_objects(example: CompileResult) -> None:
     for chart in ("dgx-lab/infra", "netapp-lab/infra"):
         kinds = {o["kind"] for o in objects(example, chart)}
         assert not kinds & SCHEDULING_KINDS - {"MPIJob"} and "PriorityClass" not in kinds
