@@ -108,22 +108,23 @@ def _write_locked(folder: _Folder, files: dict[str, bytes], wanted: dict[str, by
                 report.written.append(path)
         report.pruned = sorted(p for p in set(previous) - set(files) if folder.kind(p) == "file")
         if not moves and not report.pruned:
-            remove_tree(folder.fd, STAGING_DIR)
+            _remove_staging(folder)
             return report
         plan = {"move": moves, "delete": report.pruned}
         folder.create(PLAN_FILE, json.dumps(plan, indent=2).encode(), root=STAGING_DIR)
+        folder.durable()  # every staged file and the plan on disk before the commit can name them
         with signals_deferred():
-            with folder.parent(PLAN_FILE, root=STAGING_DIR) as found:
-                assert found is not None
-                staging_fd, name = found
-                os.rename(name, COMMITTED_PLAN, src_dir_fd=staging_fd, dst_dir_fd=staging_fd)  # the commit point
-                state["committed"] = True
-                os.fsync(staging_fd)
+            found = folder.locate(PLAN_FILE, root=STAGING_DIR)
+            assert found is not None
+            staging_fd, name = found
+            os.rename(name, COMMITTED_PLAN, src_dir_fd=staging_fd, dst_dir_fd=staging_fd)  # the commit point
+            state["committed"] = True
+            os.fsync(staging_fd)
             _apply(folder, plan)
     except BaseException:
         if not state["committed"]:
             with contextlib.suppress(OSError, WriteError):
-                remove_tree(folder.fd, STAGING_DIR)
+                _remove_staging(folder)
         raise
     return report
 
@@ -150,7 +151,7 @@ def _recover(folder: _Folder) -> None:
         raise refuse_plan(folder, str(exc)) from None
     if data is None:  # never committed: nothing of it reached the charts
         with signals_deferred():
-            remove_tree(folder.fd, STAGING_DIR)
+            _remove_staging(folder)
         return
     plan = checked_plan(folder, data)
     with signals_deferred():
@@ -160,25 +161,31 @@ def _recover(folder: _Folder) -> None:
 def _apply(folder: _Folder, plan: dict[str, list[str]]) -> None:
     """Move each staged file into place, delete the pruned ones, drop the staging. Safe to run again after a kill."""
     for path in plan["move"]:
-        with folder.parent(path, root=STAGING_DIR) as source:
-            if source is None:
-                continue
-            source_fd, name = source
-            try:
-                mode = os.stat(name, dir_fd=source_fd, follow_symlinks=False).st_mode
-            except FileNotFoundError:
-                continue  # moved before an interruption
-            if not stat.S_ISREG(mode):
-                raise WriteRefused(f"refusing to move {folder.show(f'{STAGING_DIR}/{path}')} into place: it is "
-                                   f"{describe(source_fd, name)}; delete {folder.show(STAGING_DIR)}")
-            folder.require_file_or_missing(path)
-            with folder.parent(path, create=True) as target:
-                assert target is not None
-                target_fd, _ = target
-                os.rename(name, name, src_dir_fd=source_fd, dst_dir_fd=target_fd)
+        source = folder.locate(path, root=STAGING_DIR)
+        if source is None:
+            continue
+        source_fd, name = source
+        try:
+            mode = os.stat(name, dir_fd=source_fd, follow_symlinks=False).st_mode
+        except FileNotFoundError:
+            continue  # moved before an interruption
+        if not stat.S_ISREG(mode):
+            raise WriteRefused(f"refusing to move {folder.show(f'{STAGING_DIR}/{path}')} into place: it is "
+                               f"{describe(source_fd, name)}; delete {folder.show(STAGING_DIR)}")
+        folder.require_file_or_missing(path)
+        target = folder.locate(path, create=True)
+        assert target is not None
+        target_fd, _ = target
+        os.rename(name, name, src_dir_fd=source_fd, dst_dir_fd=target_fd)
+    folder.forget()  # the deletes below may remove folders kept open
     for path in plan["delete"]:
         _delete(folder, path)
-    os.fsync(folder.fd)
+    folder.durable()  # every move and delete on disk before the staging (and its plan) goes
+    _remove_staging(folder)
+
+
+def _remove_staging(folder: _Folder) -> None:
+    folder.forget(STAGING_DIR)
     remove_tree(folder.fd, STAGING_DIR)
 
 
@@ -188,7 +195,8 @@ def _delete(folder: _Folder, path: str) -> None:
     opened = [folder.fd]
     try:
         for depth, part in enumerate(parts[:-1]):
-            found = open_dir(opened[-1], part, folder.show("/".join(parts[:depth + 1])), create=False)
+            found = open_dir(opened[-1], part, lambda upto=depth + 1: folder.show("/".join(parts[:upto])),
+                             create=False)
             if found is None:
                 return
             opened.append(found)

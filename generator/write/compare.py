@@ -53,6 +53,7 @@ def compare_tree(out_dir: Path, files: dict[str, bytes]) -> TreeDiff:
             diff.extra = [path for path in folder.files()
                           if path not in wanted and not path.startswith(f"{STAGING_DIR}/")]
         finally:
+            folder.close()
             os.close(fd)
     except OSError as exc:
         raise WriteFailed(f"cannot read {one_line(str(out_dir))}: {reason(exc)}") from None

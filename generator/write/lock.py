@@ -77,14 +77,16 @@ def output_lock(out_dir: Path, timeout: float = LOCK_TIMEOUT_SECONDS, create: bo
             os.close(fd)
             raise
         os.close(fd)
+    folder = _Folder(out_dir, fd)
     try:
-        yield _Folder(out_dir, fd)
+        yield folder
     except BaseException:
         if created:
             with contextlib.suppress(OSError):
                 os.rmdir(out_dir)  # only if nothing is in it
         raise
     finally:
+        folder.close()
         os.close(fd)  # releases the lock
 
 

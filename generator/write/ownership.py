@@ -42,7 +42,9 @@ def owned_files(out_dir: Path) -> list[str] | None:
     if not out_dir.exists():
         return None
     fd = open_output(out_dir)
+    folder = _Folder(out_dir, fd)
     try:
-        return read_owned(_Folder(out_dir, fd))
+        return read_owned(folder)
     finally:
+        folder.close()
         os.close(fd)

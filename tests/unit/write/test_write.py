@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from generator.write import OWNERSHIP_FILE, WriteRefused, write_tree
+from generator.write import folder as write_folder
 
 FILES = {
     "dgx-lab/infra/Chart.yaml": b"apiVersion: v2\nname: dgx-lab-infra\n",
@@ -211,3 +212,44 @@ def test_a_symlinked_folder_cannot_carry_writes_outside(tmp_path):
     with pytest.raises(WriteRefused):
         write_tree(out, FILES)
     assert list(outside.iterdir()) == [], "files were written through a link to outside the output folder"
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors through /proc")
+def test_many_folders_are_written_and_pruned_with_no_descriptor_left_open(tmp_path):
+    """The folders walked to stay open between files (one chain per root): none may outlive the render, and a
+    pruned folder must not be reused through a descriptor kept from before."""
+    out = tmp_path / "charts"
+    many = {f"c{c}/jobs/j{j}/templates/t{t}.yaml": f"{c}-{j}-{t}\n".encode()
+            for c in range(3) for j in range(40) for t in range(3)}
+    before = _open_descriptors()
+    write_tree(out, many)
+    assert _tree(out) == {**many, OWNERSHIP_FILE: _tree(out)[OWNERSHIP_FILE]}
+    fewer = {path: data for path, data in many.items() if "/j1" not in path}  # prunes j1 and j10-j19
+    report = write_tree(out, {**fewer, "c0/jobs/j1/templates/new.yaml": b"again\n"})
+    assert report.written == ["c0/jobs/j1/templates/new.yaml"] and len(report.pruned) == 3 * 11 * 3
+    assert not (out / "c1/jobs/j1").exists() and (out / "c0/jobs/j1/templates/new.yaml").read_bytes() == b"again\n"
+    assert _open_descriptors() == before
+
+
+@pytest.mark.skipif(write_folder._syncfs is None, reason="one barrier needs syncfs(2); elsewhere each file syncs")
+def test_a_render_makes_its_files_durable_with_one_barrier_not_one_fsync_each(tmp_path, monkeypatch):
+    calls = {"fsync": 0, "syncfs": 0}
+    real_fsync, real_syncfs = os.fsync, write_folder._syncfs
+
+    def counted_fsync(fd: int) -> None:
+        calls["fsync"] += 1
+        real_fsync(fd)
+
+    def counted_syncfs(fd: int) -> int:
+        calls["syncfs"] += 1
+        return real_syncfs(fd)
+
+    monkeypatch.setattr(os, "fsync", counted_fsync)
+    monkeypatch.setattr(write_folder, "_syncfs", counted_syncfs)
+    write_tree(tmp_path / "charts", {f"c/{i}.yaml": b"x\n" for i in range(50)})
+    # Before the commit (the staged files and plan), after the moves; and the commit's rename itself.
+    assert calls == {"fsync": 1, "syncfs": 2}
