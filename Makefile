@@ -40,7 +40,7 @@ GITOPS_CRDS := $(wildcard ../shared/upstream/gitops/argocd/application-crd.yaml 
 check: $(STAMP) $(HELM4)
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	  $(BIN)/mpigen render profiles -o "$$tmp/charts" >/dev/null && \
-	  diff -r "$$tmp/charts" charts && echo "charts/ is up to date with profiles/"
+	  diff -r -x .mpigen-cache "$$tmp/charts" charts && echo "charts/ is up to date with profiles/"
 	$(BIN)/mpigen check --helm $(HELM4) $(addprefix --crds ,$(GITOPS_CRDS)) charts
 
 # Tests run in parallel, one worker per core (pytest-xdist): most of the suite waits on Helm and mpigen

@@ -93,43 +93,84 @@ def validate(paths: tuple[Path, ...]) -> None:
               help="Write nothing; exit 1 and list every file of OUTPUT that is missing, stale or extra.")
 def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_only: bool) -> None:
     """Compile profiles into Helm charts under OUTPUT/<cluster>/."""
-    from generator.package import output_files
-    from generator.package.stream import manifest_stream
-    from generator.pipeline import compile_profiles, delivery_path_warnings
-    from generator.write import WriteError, compare_tree, write_tree
-
     if output is None and not manifests:
         raise click.UsageError("give -o CHARTS to write charts, or --manifests to print what they render to")
-    if output is not None and not manifests:
-        _refuse_output_beside_profiles(paths, output)
+    if manifests:
+        _print_manifests(paths)
+        return
+    assert output is not None
+    _refuse_output_beside_profiles(paths, output)
+    if _unchanged_since_stamped(paths, output, check_only):
+        return
+    from generator.freshness import render_key
+    from generator.package import output_files
+    from generator.pipeline import compile_profiles, delivery_path_warnings
+    from generator.write import StampRequest, WriteError, compare_tree, write_tree
+
     result = compile_profiles(paths)
     _report(result)
     if _fail(result.diagnostics):
         sys.exit(1)
-    if manifests:
-        click.echo(manifest_stream(result.charts), nl=False)
-        return
+    notes = [diagnostic.format() for diagnostic in result.diagnostics]
     for warning in delivery_path_warnings(result.fleet, output):
-        click.echo(f"warning: {warning}", err=True)
+        notes.append(f"warning: {warning}")
+        click.echo(notes[-1], err=True)
+    files = output_files(result.charts)
     if check_only:
         try:
-            diff = compare_tree(output, output_files(result.charts))
+            diff = compare_tree(output, files)
         except WriteError as exc:
             _error(str(exc))
-        for label, files in (("missing", diff.missing), ("stale", diff.stale), ("extra", diff.extra)):
-            for file in files:
+        for label, changed in (("missing", diff.missing), ("stale", diff.stale), ("extra", diff.extra)):
+            for file in changed:
                 click.echo(f"{label}: {output / file}")
         if not diff.clean:
             click.echo(f"{output} is not what the profiles compile to: run `make render` and commit it", err=True)
             sys.exit(1)
         click.echo(f"{output} is up to date with the profiles")
         return
+    stamp = None
+    if result.fingerprint is not None:
+        stamp = StampRequest(render_key(result.fingerprint, paths, output), len(result.charts), tuple(notes))
     try:
-        report = write_tree(output, output_files(result.charts))
+        report = write_tree(output, files, stamp)
     except WriteError as exc:
         _error(str(exc))
     click.echo(f"{len(result.charts)} chart(s) in {output}: {len(report.written)} file(s) written, "
                f"{len(report.unchanged)} unchanged, {len(report.pruned)} removed")
+
+
+def _print_manifests(paths: tuple[Path, ...]) -> None:
+    from generator.package.stream import manifest_stream
+    from generator.pipeline import compile_profiles
+
+    result = compile_profiles(paths)
+    _report(result)
+    if _fail(result.diagnostics):
+        sys.exit(1)
+    click.echo(manifest_stream(result.charts), nl=False)
+
+
+def _unchanged_since_stamped(paths: tuple[Path, ...], output: Path, check_only: bool) -> bool:
+    """The fast path: the output folder's stamp (generator/write/stamp.py) proves it is what this very render
+    left, so its messages are repeated and nothing is compiled or written. Reads the profiles, never parses."""
+    from generator.freshness import render_key
+    from generator.load import fingerprint_paths
+    from generator.write import fresh_stamp
+
+    fingerprint = fingerprint_paths(paths)
+    if fingerprint is None:
+        return False
+    stamp = fresh_stamp(output, render_key(fingerprint, paths, output), refresh=not check_only)
+    if stamp is None:
+        return False
+    for note in stamp.notes:
+        click.echo(note, err=True)
+    if check_only:
+        click.echo(f"{output} is up to date with the profiles")
+    else:
+        click.echo(f"{stamp.charts} chart(s) in {output}: 0 file(s) written, {stamp.files} unchanged, 0 removed")
+    return True
 
 
 @main.command()

@@ -13,6 +13,7 @@ from generator.model import Fleet
 from generator.package import Chart, oversized_files, package_fleet
 from generator.resolve import resolve
 from generator.validate import validate
+from generator.worktree import git_top
 
 
 @dataclass
@@ -23,6 +24,8 @@ class CompileResult:
     profile_count: int = 0
     paths: dict[str, str] = field(default_factory=dict)
     """Each profile's path as the user gave it, by its `source` (the name the model and the charts use)."""
+    fingerprint: str | None = None
+    """The digest of the profile files as read (generator.load.ProfilesFingerprint), None if any failed."""
 
     @property
     def ok(self) -> bool:
@@ -35,7 +38,8 @@ def check_profiles(paths: Iterable[Path]) -> CompileResult:
     problems = validate(expanded.documents, [*loaded.unreadable, *expanded.unresolved])
     diagnostics = sort_diagnostics(loaded.diagnostics + expanded.diagnostics + problems)
     result = CompileResult(diagnostics=diagnostics, profile_count=loaded.file_count,
-                           paths={document.source: document.path for document in expanded.documents})
+                           paths={document.source: document.path for document in expanded.documents},
+                           fingerprint=loaded.fingerprint)
     if result.ok:
         result.fleet = resolve(expanded.documents)
     return result
@@ -48,15 +52,6 @@ def compile_profiles(paths: Iterable[Path]) -> CompileResult:
         result.diagnostics += oversized_files(charts, result.paths)
         result.charts = charts if result.ok else []
     return result
-
-
-def git_top(folder: Path) -> Path | None:
-    """The work tree `folder` lies in (the nearest parent holding `.git`), or None."""
-    here = folder.resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
 
 
 def delivery_path_warnings(fleet: Fleet, output: Path) -> list[str]:

@@ -133,10 +133,19 @@ def run_mpigen(*args: str | Path, cwd: Path | None = None) -> subprocess.Complet
 
 
 # --- helpers several test modules share ---------------------------------------------------------------
+def in_cache(path: Path, root: Path) -> bool:
+    """Whether `path` lies in the output folder `root`'s cache: the stamp of the last render, which holds this
+    machine's inode numbers and times and is not output (its own tests are tests/unit/write/test_write_stamp.py)."""
+    return path.relative_to(root).parts[:1] == (".mpigen-cache",)
+
+
 def snapshot(root: Path) -> dict[str, str]:
-    """Everything under `root` without following links: files by hash, links by target, folders by name."""
+    """Everything under `root` without following links, but the cache (`in_cache`): files by hash, links by
+    target, folders by name."""
     found: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(root):
+        if Path(dirpath) == root:
+            dirnames[:] = [name for name in dirnames if name != ".mpigen-cache"]
         for name in [*dirnames, *filenames]:
             path = Path(dirpath) / name
             key = path.relative_to(root).as_posix()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from generator.load.discover import PROFILE_SUFFIXES, discover
 from generator.load.document import LoadResult, ProfileFile, Unreadable, position
-from generator.load.files import _guess_identity, load_file, load_paths
+from generator.load.files import _guess_identity, fingerprint_paths, load_file, load_paths
 from generator.load.parse import load_bytes
 from generator.load.plain import to_plain
 from generator.load.problems import _reused_anchor
@@ -32,6 +32,7 @@ __all__ = [
     "_guess_identity",
     "_reused_anchor",
     "discover",
+    "fingerprint_paths",
     "load_bytes",
     "load_file",
     "load_paths",

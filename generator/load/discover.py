@@ -68,7 +68,8 @@ def _walk_folder(root: Path, found: list[tuple[Path, Path]], problems: list[Diag
                 if problem:
                     problems.append(problem)
                 continue
-            problem = _leaves(file, real_root)
+            # A file that is no link lies where its folder does, and the folder was kept only inside the root.
+            problem = _leaves(file, real_root) if os.path.islink(file) else None
             if problem:
                 problems.append(problem)
                 continue

@@ -90,6 +90,8 @@ class LoadResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     unreadable: list[Unreadable] = field(default_factory=list)
     file_count: int = 0
+    fingerprint: str | None = None
+    """The digest of every profile file read (ProfilesFingerprint), None if any could not be read or loaded."""
 
 
 def position(tree: Any, keys: Iterable[str | int], at_key: bool = False) -> tuple[int, int]:

@@ -3,6 +3,8 @@ and for one that fails, the kind and name it seems to declare."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import stat
 from collections.abc import Iterable
@@ -18,19 +20,58 @@ from generator.yamllimits import MAX_FILE_BYTES
 def load_paths(paths: Iterable[Path]) -> LoadResult:
     files, problems = discover(paths)
     result = LoadResult(diagnostics=problems, file_count=len(files))
+    fingerprint = ProfilesFingerprint()
+    bases = _resolved_roots(files)
     for file, root in files:
-        source = _stable_source_name(file, root)
-        document, diagnostics = load_file(file, str(file), source)
+        source = _stable_source_name(file, bases[root])
+        raw, diagnostics = read_file(file, str(file))
+        document = None
+        if raw is not None:
+            fingerprint.add(str(file), source, raw)
+            document, diagnostics = load_bytes(raw, str(file), source)
         result.diagnostics.extend(diagnostics)
         if document is not None:
             result.documents.append(document)
         elif file.is_file():
             result.unreadable.append(Unreadable(str(file), _guess_identity(file)))
+    result.fingerprint = None if result.diagnostics else fingerprint.hexdigest()
     return result
 
 
-def _stable_source_name(file: Path, root: Path) -> str:
-    base = root.resolve()
+def fingerprint_paths(paths: Iterable[Path]) -> str | None:
+    """What `load_paths(paths).fingerprint` will be, reading the files without parsing them (a render's fast
+    path); None where discovering or reading reports anything."""
+    files, problems = discover(paths)
+    if problems:
+        return None
+    fingerprint = ProfilesFingerprint()
+    bases = _resolved_roots(files)
+    for file, root in files:
+        raw, _ = read_file(file, str(file))
+        if raw is None:
+            return None
+        fingerprint.add(str(file), _stable_source_name(file, bases[root]), raw)
+    return fingerprint.hexdigest()
+
+
+class ProfilesFingerprint:
+    """A digest of the profile files read, each by the path the user gave, its stable name and its bytes: all a
+    compile's output and messages can depend on from the profiles."""
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256(b"mpigen profiles 1\0")
+
+    def add(self, path: str, source: str, raw: bytes) -> None:
+        for part in (path.encode("utf-8", "surrogateescape"), source.encode("utf-8", "surrogateescape")):
+            self._digest.update(len(part).to_bytes(8, "big") + part)
+        self._digest.update(len(raw).to_bytes(8, "big") + raw)
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+
+def _stable_source_name(file: Path, base: Path) -> str:
+    """`file`'s name relative to the parent of `base`, the resolved root it was found under."""
     name = base.name or "profiles"
     try:
         return f"{name}/{file.resolve().relative_to(base).as_posix()}"
@@ -38,20 +79,40 @@ def _stable_source_name(file: Path, root: Path) -> str:
         return file.name
 
 
+def _resolved_roots(files: list[tuple[Path, Path]]) -> dict[Path, Path]:
+    """Each root resolved once, not once per file found under it."""
+    return {root: root.resolve() for root in {root for _, root in files}}
+
+
 def load_file(file: Path, path: str, source: str) -> tuple[ProfileFile | None, list[Diagnostic]]:
+    raw, diagnostics = read_file(file, path)
+    if raw is None:
+        return None, diagnostics
+    return load_bytes(raw, path, source)
+
+
+def read_file(file: Path, path: str) -> tuple[bytes | None, list[Diagnostic]]:
+    """The bytes of a profile file (at most one more than MAX_FILE_BYTES), or why it cannot be read."""
     try:
-        info = file.stat()
-        if not stat.S_ISREG(info.st_mode):
-            return None, [Diagnostic(Location(path), "is not a regular file", "profiles must be plain YAML files")]
-        if info.st_size > MAX_FILE_BYTES:
-            return None, [too_big(path, info.st_size)]
-        with file.open("rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # NONBLOCK: a FIFO must not hang us
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return None, [Diagnostic(Location(path), "is not a regular file", "profiles must be plain YAML files")]
+            if info.st_size > MAX_FILE_BYTES:
+                return None, [too_big(path, info.st_size)]
+            chunks = []
+            left = MAX_FILE_BYTES + 1
+            while left > 0 and (chunk := os.read(fd, left)):
+                chunks.append(chunk)
+                left -= len(chunk)
+            return b"".join(chunks), []
+        finally:
+            os.close(fd)
     except OSError as exc:
         if file.is_symlink() and not file.exists():
             return None, [dangling(file, path)]
         return None, [Diagnostic(Location(path), f"cannot read the file: {exc.strerror}")]
-    return load_bytes(raw, path, source)
 
 
 _IDENTITY_LINE = re.compile(r"^(kind|name):[ \t]*['\"]?([A-Za-z0-9._-]+)['\"]?[ \t]*(?:#.*)?$", re.MULTILINE)

@@ -40,6 +40,7 @@ from generator.write.folder import _Folder, describe, open_dir, reason, remove_t
 from generator.write.lock import output_lock, signals_deferred
 from generator.write.ownership import owned_files, ownership_bytes, read_owned
 from generator.write.paths import (
+    CACHE_DIR,
     COMMITTED_PLAN,
     MAX_LIST_BYTES,
     OWNERSHIP_FILE,
@@ -51,9 +52,11 @@ from generator.write.paths import (
     check_relative,
 )
 from generator.write.plan import checked_plan, refuse_plan
+from generator.write.stamp import Stamp, StampRequest, fresh_stamp, record_stamp, unseal
 
-__all__ = ["COMMITTED_PLAN", "OWNERSHIP_FILE", "STAGING_DIR", "TreeDiff", "WriteError", "WriteFailed", "WriteRefused",
-           "WriteReport", "check_relative", "compare_tree", "output_lock", "owned_files", "recover", "write_tree"]
+__all__ = ["CACHE_DIR", "COMMITTED_PLAN", "OWNERSHIP_FILE", "STAGING_DIR", "Stamp", "StampRequest", "TreeDiff",
+           "WriteError", "WriteFailed", "WriteRefused", "WriteReport", "check_relative", "compare_tree", "fresh_stamp",
+           "output_lock", "owned_files", "recover", "write_tree"]
 
 
 @dataclass
@@ -63,9 +66,10 @@ class WriteReport:
     pruned: list[str] = field(default_factory=list)
 
 
-def write_tree(out_dir: Path, files: dict[str, bytes]) -> WriteReport:
+def write_tree(out_dir: Path, files: dict[str, bytes], stamp: StampRequest | None = None) -> WriteReport:
     """Make `out_dir` hold exactly `files` (plus the ownership list), as one transaction under the folder's lock.
-    Every failure is a WriteError whose message says whether the folder was left as it was."""
+    Every failure is a WriteError whose message says whether the folder was left as it was. With `stamp`, the
+    folder is stamped afterwards (stamp.py) so that the same render next time has nothing to do."""
     for path in files:
         check_relative(path)
         if path == OWNERSHIP_FILE:
@@ -74,7 +78,11 @@ def write_tree(out_dir: Path, files: dict[str, bytes]) -> WriteReport:
     state = {"committed": False}
     try:
         with output_lock(out_dir) as folder:
-            return _write_locked(folder, files, wanted, state)
+            report = _write_locked(folder, files, wanted, state)
+            if stamp is not None:
+                with contextlib.suppress(OSError, WriteError):  # a stamp is a shortcut: without one, renders compile
+                    record_stamp(folder, stamp, wanted)
+            return report
     except OSError as exc:
         if state["committed"]:
             raise WriteFailed(f"the render into {one_line(str(out_dir))} was committed but could not be completed: "
@@ -86,7 +94,7 @@ def write_tree(out_dir: Path, files: dict[str, bytes]) -> WriteReport:
 def _write_locked(folder: _Folder, files: dict[str, bytes], wanted: dict[str, bytes],
                   state: dict[str, bool]) -> WriteReport:
     previous = read_owned(folder)
-    if previous is None and [name for name in folder.entries() if name != STAGING_DIR]:
+    if previous is None and [name for name in folder.entries() if name not in (STAGING_DIR, CACHE_DIR)]:
         raise WriteRefused(f"{one_line(str(folder.shown))} is not empty and holds no {OWNERSHIP_FILE}: mpigen writes "
                            "only into a folder it created; pick an empty or new folder")
     _recover(folder)
@@ -97,6 +105,7 @@ def _write_locked(folder: _Folder, files: dict[str, bytes], wanted: dict[str, by
     moves: list[str] = []
     os.mkdir(STAGING_DIR, 0o755, dir_fd=folder.fd)
     try:
+        unseal(folder)  # the folder is changing: no stamp may vouch for it until it is stamped anew
         for path, data in sorted(wanted.items()):
             if folder.read(path) == data:
                 if path != OWNERSHIP_FILE:
@@ -151,10 +160,12 @@ def _recover(folder: _Folder) -> None:
         raise refuse_plan(folder, str(exc)) from None
     if data is None:  # never committed: nothing of it reached the charts
         with signals_deferred():
+            unseal(folder)
             _remove_staging(folder)
         return
     plan = checked_plan(folder, data)
     with signals_deferred():
+        unseal(folder)
         _apply(folder, plan)
 
 

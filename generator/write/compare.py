@@ -10,7 +10,7 @@ from generator.diagnostics import one_line
 from generator.write.folder import _Folder, reason
 from generator.write.lock import open_output
 from generator.write.ownership import ownership_bytes
-from generator.write.paths import OWNERSHIP_FILE, STAGING_DIR, WriteFailed, WriteRefused, check_relative
+from generator.write.paths import CACHE_DIR, OWNERSHIP_FILE, STAGING_DIR, WriteFailed, WriteRefused, check_relative
 
 
 @dataclass
@@ -50,8 +50,8 @@ def compare_tree(out_dir: Path, files: dict[str, bytes]) -> TreeDiff:
                     diff.missing.append(path)
                 elif found != data:
                     diff.stale.append(path)
-            diff.extra = [path for path in folder.files()
-                          if path not in wanted and not path.startswith(f"{STAGING_DIR}/")]
+            diff.extra = [path for path in folder.files() if path not in wanted
+                          and not path.startswith((f"{STAGING_DIR}/", f"{CACHE_DIR}/"))]
         finally:
             folder.close()
             os.close(fd)

@@ -9,6 +9,7 @@ from generator.diagnostics import one_line
 
 OWNERSHIP_FILE = ".mpigen-owned"
 STAGING_DIR = ".mpigen-staging"
+CACHE_DIR = ".mpigen-cache"  # the stamp of the last render (stamp.py); ignored by git, never a chart file's place
 PLAN_FILE = "plan.json"
 COMMITTED_PLAN = "plan.committed.json"
 MAX_LIST_BYTES = 16 * 1024 * 1024  # an ownership list or plan larger than this is not one mpigen wrote
@@ -34,7 +35,7 @@ def check_relative(path: object) -> str:
         raise WriteRefused(f"refusing to write {one_line(repr(path))}: a path must be a string")
     pure = PurePosixPath(path)
     if (not path or pure.is_absolute() or "\\" in path or "\x00" in path or str(pure) != path
-            or ".." in pure.parts or pure.parts[0] == STAGING_DIR or len(pure.parts) > MAX_DEPTH):
+            or ".." in pure.parts or pure.parts[0] in (STAGING_DIR, CACHE_DIR) or len(pure.parts) > MAX_DEPTH):
         raise WriteRefused(f"refusing to write '{one_line(path)}': it is not a plain relative path inside the "
-                           "output folder (it would leave it, or names mpigen's staging folder)")
+                           "output folder (it would leave it, or names mpigen's staging or cache folder)")
     return path

@@ -1,0 +1,245 @@
+"""The stamp: a record, kept in the output folder, that proves the folder is what a render with a given key left.
+
+A render writes `.mpigen-cache/stamp` after its transaction: its key (generator/freshness.py), the messages it
+gave, and the inode, size, mtime and ctime of every file and folder it owns, with each file's digest. The next
+render with the same key stats those and, if every one is as recorded, has nothing to compile or write.
+
+The folder is untrusted (a pull request can commit a stamp that names hand-edited charts), so a stamp is
+believed only beside its seal, `.mpigen-cache/seal`: the inode and ctime the stamp file itself got when this
+machine wrote it. A checkout, a copy or an edit gives the stamp a new inode or ctime, which no one can choose
+(the kernel sets ctime), so a stamp that did not come from a render here is ignored, and the render compiles.
+
+A file changed within the clock tick it was stamped in keeps its ctime; so an entry whose ctime lies within
+RACY_NS of the stamp's own (the same clock: the file system's) is checked by content (a file against its
+digest, a folder against its entries), as git does with "racily clean" index entries. The folder ignores
+itself (`.gitignore`: `*`), so it is never committed by accident.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator.write.folder import _READ_FLAGS, _Folder, open_dir
+from generator.write.lock import output_lock
+from generator.write.paths import CACHE_DIR, MAX_LIST_BYTES, WriteError
+
+STAMP_FILE = "stamp"
+SEAL_FILE = "seal"
+STAMP_FORMAT = 1
+RACY_NS = 1_000_000_000
+_IGNORE_ALL = b"# mpigen's cache of the last render, never committed\n*\n"
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class StampRequest:
+    """What the stamp of a render records besides the files: its key, its chart count and its messages."""
+
+    key: str
+    charts: int
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """A stamp found to hold: the render it records left the folder exactly as it is."""
+
+    key: str
+    charts: int
+    files: int
+    """Chart files, the ownership list not counted (as a render's report counts them)."""
+    notes: tuple[str, ...]
+
+
+def fresh_stamp(out_dir: Path, key: str, refresh: bool = False) -> Stamp | None:
+    """The stamp of `out_dir` if its key is `key` and every file and folder it records is as it was; else None
+    (the render compiles). With `refresh`, entries it had to check by content are stamped anew (a render may;
+    `render --check` writes nothing)."""
+    if not out_dir.is_dir() or out_dir.is_symlink():
+        return None
+    try:
+        with output_lock(out_dir, create=False) as folder:
+            return _fresh(folder, key, refresh)
+    except (OSError, WriteError, ValueError, KeyError, TypeError):
+        return None  # anything unexpected: not fresh, and the full render reports what is wrong
+
+
+def unseal(folder: _Folder) -> None:
+    """Make the stamp unbelievable before the folder changes (a render that dies half-way leaves no seal)."""
+    cache_fd = open_dir(folder.fd, CACHE_DIR, lambda: folder.show(CACHE_DIR), create=False)
+    if cache_fd is None:
+        return
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(SEAL_FILE, dir_fd=cache_fd)
+    finally:
+        os.close(cache_fd)
+
+
+def record_stamp(folder: _Folder, request: StampRequest, files: dict[str, bytes]) -> None:
+    """Stamp the folder as holding exactly `files` (every owned file, the ownership list too), as they are now."""
+    _record(folder, request, {path: hashlib.sha256(data).hexdigest() for path, data in files.items()})
+
+
+def _record(folder: _Folder, request: StampRequest, digests: dict[str, str]) -> None:
+    cache_fd = open_dir(folder.fd, CACHE_DIR, lambda: folder.show(CACHE_DIR), create=True)
+    assert cache_fd is not None
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(SEAL_FILE, dir_fd=cache_fd)
+        if _read_small(cache_fd, ".gitignore") != _IGNORE_ALL:
+            _replace(cache_fd, ".gitignore", _IGNORE_ALL)
+        # Every stat after the cache folder exists (making it changes the output folder's mtime).
+        entries = [[path, *_file_stat(folder, path), digest] for path, digest in sorted(digests.items())]
+        folders = sorted({ancestor for path in digests for ancestor in _ancestors(path)})
+        folder_entries = [["", *_folder_stat(os.fstat(folder.fd))],
+                          *([path, *_folder_stat(os.stat(path, dir_fd=folder.fd, follow_symlinks=False))]
+                            for path in folders)]
+        document = {"stamp": STAMP_FORMAT, "key": request.key, "charts": request.charts, "notes": list(request.notes),
+                    "files": entries, "folders": folder_entries}
+        _replace(cache_fd, STAMP_FILE, json.dumps(document, separators=(",", ":")).encode())
+        info = os.stat(STAMP_FILE, dir_fd=cache_fd, follow_symlinks=False)
+        _replace(cache_fd, SEAL_FILE, json.dumps(_seal_of(info)).encode())
+    finally:
+        os.close(cache_fd)
+
+
+def _fresh(folder: _Folder, key: str, refresh: bool) -> Stamp | None:
+    cache_fd = open_dir(folder.fd, CACHE_DIR, lambda: folder.show(CACHE_DIR), create=False)
+    if cache_fd is None:
+        return None
+    try:
+        seal = json.loads(_read_small(cache_fd, SEAL_FILE) or b"null")
+        fd = os.open(STAMP_FILE, _READ_FLAGS, dir_fd=cache_fd)
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or seal != _seal_of(info) or info.st_size > MAX_LIST_BYTES:
+                return None
+            document: dict[str, Any] = json.loads(_read_all(fd))
+        finally:
+            os.close(fd)
+    finally:
+        os.close(cache_fd)
+    if document.get("stamp") != STAMP_FORMAT or document.get("key") != key:
+        return None
+    racy_after = seal["ctime_ns"] - RACY_NS
+    racy_files: list[tuple[str, str]] = []
+    for path, ino, size, mtime, ctime, digest in document["files"]:
+        found = os.stat(path, dir_fd=folder.fd, follow_symlinks=False)
+        if not stat.S_ISREG(found.st_mode) or _file_stat_of(found) != [ino, size, mtime, ctime]:
+            return None
+        if ctime >= racy_after:
+            racy_files.append((path, digest))
+    racy_folders: list[str] = []
+    for path, ino, mtime, ctime in document["folders"]:
+        found = os.fstat(folder.fd) if path == "" else os.stat(path, dir_fd=folder.fd, follow_symlinks=False)
+        if not stat.S_ISDIR(found.st_mode) or _folder_stat(found) != [ino, mtime, ctime]:
+            return None
+        if ctime >= racy_after:
+            racy_folders.append(path)
+    # Every folder on each path was just found to be the recorded folder (not a link), so the paths above led
+    # where they did when stamped. Now the entries a change within their clock tick could hide.
+    for path, digest in racy_files:
+        data = folder.read(path)
+        if data is None or hashlib.sha256(data).hexdigest() != digest:
+            return None
+    if racy_folders and not _folders_hold_only(folder, racy_folders, document):
+        return None
+    digests = {path: digest for path, *_, digest in document["files"]}
+    if refresh and (racy_files or racy_folders):
+        _record(folder, StampRequest(key, document["charts"], tuple(document["notes"])), digests)
+    return Stamp(key=key, charts=int(document["charts"]), files=len(digests) - 1,
+                 notes=tuple(str(note) for note in document["notes"]))
+
+
+def _folders_hold_only(folder: _Folder, racy: list[str], document: dict[str, Any]) -> bool:
+    """Each folder in `racy` holds exactly the files and folders the stamp records below it (the output folder
+    also its cache)."""
+    expected: dict[str, set[str]] = {path: set() for path, *_ in document["folders"]}
+    expected[""].add(CACHE_DIR)
+    for path in [*(entry[0] for entry in document["files"]), *(entry[0] for entry in document["folders"])]:
+        if path:
+            parent, _, name = path.rpartition("/")
+            expected[parent].add(name)
+    for path in racy:
+        fd = folder.fd if path == "" else open_dir(folder.fd, path, lambda shown=path: folder.show(shown), create=False)
+        if fd is None:
+            return False
+        try:
+            if set(os.listdir(fd)) != expected[path]:
+                return False
+        finally:
+            if fd != folder.fd:
+                os.close(fd)
+    return True
+
+
+def _ancestors(path: str) -> list[str]:
+    """The folders above `path` inside the output folder: `a/b/c` gives `a/b` and `a`."""
+    found = []
+    while "/" in path:
+        path = path.rpartition("/")[0]
+        found.append(path)
+    return found
+
+
+def _file_stat(folder: _Folder, path: str) -> list[int]:
+    found = os.stat(path, dir_fd=folder.fd, follow_symlinks=False)
+    if not stat.S_ISREG(found.st_mode):
+        raise WriteError(f"{path} is not a file")
+    return _file_stat_of(found)
+
+
+def _file_stat_of(found: os.stat_result) -> list[int]:
+    return [found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns]
+
+
+def _folder_stat(found: os.stat_result) -> list[int]:
+    return [found.st_ino, found.st_mtime_ns, found.st_ctime_ns]
+
+
+def _seal_of(info: os.stat_result) -> dict[str, int]:
+    return {"dev": info.st_dev, "ino": info.st_ino, "size": info.st_size, "ctime_ns": info.st_ctime_ns}
+
+
+def _read_small(dir_fd: int, name: str) -> bytes | None:
+    try:
+        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, 4096)
+    finally:
+        os.close(fd)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _replace(dir_fd: int, name: str, data: bytes) -> None:
+    """Write `name` in the folder at `dir_fd` whole, through a fresh file renamed over it (never through a link)."""
+    temporary = f"{name}.new"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(temporary, dir_fd=dir_fd)
+    fd = os.open(temporary, _WRITE_FLAGS, 0o644, dir_fd=dir_fd)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+    os.rename(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+
