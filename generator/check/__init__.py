@@ -8,6 +8,7 @@ validation, networks, capacity, resources, reserved names, Pod Security) -> repo
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from generator.check.report import CheckReport, WorkloadSecurity
 from generator.check.rules import run_rules, workload_pod_security
 from generator.check.schemas import SchemaSet, bundled_kube_versions, select_kube_version
 from generator.diagnostics import Severity
+from generator.parallel import split_map
 
 
 @dataclass(frozen=True)
@@ -77,10 +79,16 @@ Rendered = tuple[list[RenderedObject], list[Finding]]
 
 
 def _render_all(charts: list[ChartInfo], versions: list[str], renderer: _Renderer) -> list[Rendered]:
+    """Helm processes run side by side from threads; mpigen's own renderer shares the charts between both
+    cores (generator/parallel.py)."""
     if renderer.helm and len(charts) > 1:
         with ThreadPoolExecutor(max_workers=max(os.cpu_count() or 1, 2)) as pool:
             return list(pool.map(renderer, charts, versions))
-    return [renderer(chart, version) for chart, version in zip(charts, versions, strict=True)]
+
+    def render(pairs: Sequence[tuple[ChartInfo, str]]) -> list[Rendered]:
+        return [renderer(chart, version) for chart, version in pairs]
+
+    return split_map(render, list(zip(charts, versions, strict=True)))
 
 
 def _chart_clusters(charts: list[ChartInfo]) -> dict[str, str]:
@@ -214,8 +222,14 @@ def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOp
             schema_sets[version] = schema_set
         return schema_sets[version]
 
-    for document, version in documents:
-        report.findings += schemas(version).check(document)
+    for version in dict.fromkeys(version for _, version in documents):
+        schemas(version)  # built here, before the documents are shared between the cores
+
+    def check(part: Sequence[tuple[RenderedObject, str]]) -> list[list[Finding]]:
+        return [schema_sets[version].check(document) for document, version in part]
+
+    for findings in split_map(check, documents):
+        report.findings += findings
     if options.crds and not schema_sets:  # nothing to validate: the --crds folders are still read and judged
         schemas(bundled_kube_versions()[-1])
 

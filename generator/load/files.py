@@ -7,28 +7,26 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from generator.diagnostics import Diagnostic, Location
 from generator.load.discover import dangling, discover
 from generator.load.document import LoadResult, ProfileFile, Unreadable
 from generator.load.parse import load_bytes, too_big
+from generator.parallel import split_map
 from generator.yamllimits import MAX_FILE_BYTES
 
 
 def load_paths(paths: Iterable[Path]) -> LoadResult:
     files, problems = discover(paths)
     result = LoadResult(diagnostics=problems, file_count=len(files))
-    fingerprint = ProfilesFingerprint()
     bases = _resolved_roots(files)
-    for file, root in files:
-        source = _stable_source_name(file, bases[root])
-        raw, diagnostics = read_file(file, str(file))
-        document = None
+    loaded = split_map(_load_each, [(file, bases[root]) for file, root in files])
+    fingerprint = ProfilesFingerprint()
+    for (file, _), (raw, source, document, diagnostics) in zip(files, loaded, strict=True):
         if raw is not None:
             fingerprint.add(str(file), source, raw)
-            document, diagnostics = load_bytes(raw, str(file), source)
         result.diagnostics.extend(diagnostics)
         if document is not None:
             result.documents.append(document)
@@ -36,6 +34,21 @@ def load_paths(paths: Iterable[Path]) -> LoadResult:
             result.unreadable.append(Unreadable(str(file), _guess_identity(file)))
     result.fingerprint = None if result.diagnostics else fingerprint.hexdigest()
     return result
+
+
+def _load_each(files: Sequence[tuple[Path, Path]]) -> list[tuple[bytes | None, str, ProfileFile | None,
+                                                                  list[Diagnostic]]]:
+    """Each (file, resolved root) read and parsed: its bytes, stable name, tree and problems. Files are
+    independent, so both cores share them (generator/parallel.py)."""
+    loaded = []
+    for file, base in files:
+        source = _stable_source_name(file, base)
+        raw, diagnostics = read_file(file, str(file))
+        document = None
+        if raw is not None:
+            document, diagnostics = load_bytes(raw, str(file), source)
+        loaded.append((raw, source, document, diagnostics))
+    return loaded
 
 
 def fingerprint_paths(paths: Iterable[Path]) -> str | None:
