@@ -15,13 +15,38 @@ problems.py words what is wrong with it, document.py locates its nodes, plain.py
 
 from __future__ import annotations
 
-from generator.load.discover import PROFILE_SUFFIXES, discover
-from generator.load.document import LoadResult, ProfileFile, Unreadable, position
-from generator.load.files import _guess_identity, fingerprint_paths, load_file, load_paths
-from generator.load.parse import load_bytes
-from generator.load.plain import to_plain
-from generator.load.problems import _reused_anchor
-from generator.yamllimits import MAX_FILE_BYTES
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from generator.load.discover import PROFILE_SUFFIXES, discover
+    from generator.load.document import LoadResult, ProfileFile, Unreadable, position
+    from generator.load.files import _guess_identity, load_file, load_paths
+    from generator.load.parse import load_bytes
+    from generator.load.plain import to_plain
+    from generator.load.problems import _reused_anchor
+    from generator.load.reading import fingerprint_paths
+    from generator.yamllimits import MAX_FILE_BYTES
+
+_HOMES = {
+    "PROFILE_SUFFIXES": "generator.load.discover", "discover": "generator.load.discover",
+    "LoadResult": "generator.load.document", "ProfileFile": "generator.load.document",
+    "Unreadable": "generator.load.document", "position": "generator.load.document",
+    "_guess_identity": "generator.load.files", "load_file": "generator.load.files", "load_paths": "generator.load.files",
+    "load_bytes": "generator.load.parse", "to_plain": "generator.load.plain", "_reused_anchor": "generator.load.problems",
+    "fingerprint_paths": "generator.load.reading", "MAX_FILE_BYTES": "generator.yamllimits",
+}
+"""Where each name of this package lives: imported on first use, so that reading profiles without parsing them
+(a render whose stamp holds) never imports the YAML parser."""
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOMES[name]), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "MAX_FILE_BYTES",

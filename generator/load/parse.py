@@ -15,6 +15,7 @@ from generator.diagnostics import Diagnostic, Location
 from generator.load.constructor import ProfileConstructor
 from generator.load.document import ProfileFile, node_position, one_based
 from generator.load.problems import first_odd_node, yaml_problem, yaml_warning
+from generator.load.reading import too_big
 from generator.yamllimits import MAX_EXPANDED_NODES, MAX_FILE_BYTES, MAX_NESTING
 from generator.yamllimits import expanded_size as _expanded_size
 from generator.yamllimits import line_column as _line_column
@@ -27,11 +28,6 @@ class _Refused(Exception):
     def __init__(self, message: str, hint: str = "", line: int = 1, column: int = 1) -> None:
         super().__init__(message)
         self.message, self.hint, self.line, self.column = message, hint, line, column
-
-
-def too_big(path: str, size: int) -> Diagnostic:
-    return Diagnostic(Location(path), f"file is {size} bytes, more than the {MAX_FILE_BYTES} a profile may have",
-                      "split it: one hardware, cluster or job per file")
 
 
 def load_bytes(raw: bytes, path: str, source: str) -> tuple[ProfileFile | None, list[Diagnostic]]:

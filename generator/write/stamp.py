@@ -9,10 +9,11 @@ believed only beside its seal, `.mpigen-cache/seal`: the inode and ctime the sta
 machine wrote it. A checkout, a copy or an edit gives the stamp a new inode or ctime, which no one can choose
 (the kernel sets ctime), so a stamp that did not come from a render here is ignored, and the render compiles.
 
-A file changed within the clock tick it was stamped in keeps its ctime; so an entry whose ctime lies within
-RACY_NS of the stamp's own (the same clock: the file system's) is checked by content (a file against its
-digest, a folder against its entries), as git does with "racily clean" index entries. The folder ignores
-itself (`.gitignore`: `*`), so it is never committed by accident.
+A file changed within the clock tick it was stamped in keeps its ctime. So before stating anything the stamp reads
+the file system's own clock (the ctime of a file it writes, `.mpigen-cache/clock`), and an entry whose ctime is
+not older than that (less RACY_NS, or a whole second where the file system keeps whole seconds) is checked by
+content (a file against its digest, a folder against its entries), as git does with "racily clean" index
+entries. The folder ignores itself (`.gitignore`: `*`), so it is never committed by accident.
 """
 
 from __future__ import annotations
@@ -32,8 +33,13 @@ from generator.write.paths import CACHE_DIR, MAX_LIST_BYTES, WriteError
 
 STAMP_FILE = "stamp"
 SEAL_FILE = "seal"
+CLOCK_FILE = "clock"
 STAMP_FORMAT = 1
-RACY_NS = 1_000_000_000
+RACY_NS = 20_000_000
+"""Slack for an entry's ctime against the clock read before stating (both the file system's clock, so any
+change after the stat has a ctime at least the clock's): a few kernel ticks."""
+COARSE_RACY_NS = 1_000_000_000
+"""The same where times come in whole seconds (ext3, HFS+, some network file systems)."""
 _IGNORE_ALL = b"# mpigen's cache of the last render, never committed\n*\n"
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -96,14 +102,17 @@ def _record(folder: _Folder, request: StampRequest, digests: dict[str, str]) -> 
             os.unlink(SEAL_FILE, dir_fd=cache_fd)
         if _read_small(cache_fd, ".gitignore") != _IGNORE_ALL:
             _replace(cache_fd, ".gitignore", _IGNORE_ALL)
-        # Every stat after the cache folder exists (making it changes the output folder's mtime).
+        # Every stat after the cache folder exists (making it changes the output folder's mtime), and after the
+        # file system's clock is read: a change after a stat gets a ctime no older than this.
+        _replace(cache_fd, CLOCK_FILE, b"")
+        clock_ns = os.stat(CLOCK_FILE, dir_fd=cache_fd, follow_symlinks=False).st_ctime_ns
         entries = [[path, *_file_stat(folder, path), digest] for path, digest in sorted(digests.items())]
         folders = sorted({ancestor for path in digests for ancestor in _ancestors(path)})
         folder_entries = [["", *_folder_stat(os.fstat(folder.fd))],
                           *([path, *_folder_stat(os.stat(path, dir_fd=folder.fd, follow_symlinks=False))]
                             for path in folders)]
         document = {"stamp": STAMP_FORMAT, "key": request.key, "charts": request.charts, "notes": list(request.notes),
-                    "files": entries, "folders": folder_entries}
+                    "clock_ns": clock_ns, "files": entries, "folders": folder_entries}
         _replace(cache_fd, STAMP_FILE, json.dumps(document, separators=(",", ":")).encode())
         info = os.stat(STAMP_FILE, dir_fd=cache_fd, follow_symlinks=False)
         _replace(cache_fd, SEAL_FILE, json.dumps(_seal_of(info)).encode())
@@ -129,20 +138,20 @@ def _fresh(folder: _Folder, key: str, refresh: bool) -> Stamp | None:
         os.close(cache_fd)
     if document.get("stamp") != STAMP_FORMAT or document.get("key") != key:
         return None
-    racy_after = seal["ctime_ns"] - RACY_NS
+    clock_ns = int(document["clock_ns"])
     racy_files: list[tuple[str, str]] = []
     for path, ino, size, mtime, ctime, digest in document["files"]:
         found = os.stat(path, dir_fd=folder.fd, follow_symlinks=False)
         if not stat.S_ISREG(found.st_mode) or _file_stat_of(found) != [ino, size, mtime, ctime]:
             return None
-        if ctime >= racy_after:
+        if _racy(ctime, clock_ns):
             racy_files.append((path, digest))
     racy_folders: list[str] = []
     for path, ino, mtime, ctime in document["folders"]:
         found = os.fstat(folder.fd) if path == "" else os.stat(path, dir_fd=folder.fd, follow_symlinks=False)
         if not stat.S_ISDIR(found.st_mode) or _folder_stat(found) != [ino, mtime, ctime]:
             return None
-        if ctime >= racy_after:
+        if _racy(ctime, clock_ns):
             racy_folders.append(path)
     # Every folder on each path was just found to be the recorded folder (not a link), so the paths above led
     # where they did when stamped. Now the entries a change within their clock tick could hide.
@@ -157,6 +166,12 @@ def _fresh(folder: _Folder, key: str, refresh: bool) -> Stamp | None:
         _record(folder, StampRequest(key, document["charts"], tuple(document["notes"])), digests)
     return Stamp(key=key, charts=int(document["charts"]), files=len(digests) - 1,
                  notes=tuple(str(note) for note in document["notes"]))
+
+
+def _racy(ctime_ns: int, clock_ns: int) -> bool:
+    """Whether a change after the entry was stated could have left its ctime as recorded."""
+    whole_seconds = ctime_ns % 1_000_000_000 == 0 or clock_ns % 1_000_000_000 == 0
+    return ctime_ns >= clock_ns - (COARSE_RACY_NS if whole_seconds else RACY_NS)
 
 
 def _folders_hold_only(folder: _Folder, racy: list[str], document: dict[str, Any]) -> bool:

@@ -120,7 +120,7 @@ def test_a_render_that_fails_part_way_leaves_no_seal(stamped, monkeypatch):
 
 
 def test_a_stamped_entry_checked_by_content_is_stamped_anew_on_refresh(stamped, monkeypatch):
-    monkeypatch.setattr(stamp_module, "RACY_NS", 10**18)  # every entry counts as racy
+    monkeypatch.setattr(stamp_module, "_racy", lambda ctime_ns, clock_ns: True)  # every entry is checked by content
     before = (stamped / CACHE_DIR / "seal").read_bytes()
     assert fresh_stamp(stamped, KEY, refresh=False) is not None
     assert (stamped / CACHE_DIR / "seal").read_bytes() == before  # `render --check` writes nothing
@@ -140,3 +140,12 @@ def _locked(out: Path):
     from generator.write.lock import open_output
 
     return _Folder(out, open_output(out))
+
+
+def test_an_entry_is_racy_within_a_few_ticks_of_the_clock_or_a_second_where_times_are_whole_seconds():
+    clock = 1_700_000_000_123_456_789
+    assert stamp_module._racy(clock, clock) and stamp_module._racy(clock - 5_000_000, clock)
+    assert not stamp_module._racy(clock - 50_000_000, clock)
+    whole = 1_700_000_001_000_000_000
+    assert stamp_module._racy(whole - 1_000_000_000, whole)  # the same second, as such a file system sees it
+    assert not stamp_module._racy(whole - 2_000_000_000, whole)
