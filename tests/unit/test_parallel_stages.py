@@ -61,6 +61,19 @@ def test_loading_a_fleet_with_broken_files_gives_the_same_trees_and_errors(fleet
     assert shared.unreadable == alone.unreadable and shared.fingerprint is None
 
 
+def test_validating_a_fleet_with_wrong_profiles_gives_the_same_errors(fleet, tmp_path, monkeypatch):
+    wrong = tmp_path / "profiles"
+    shutil.copytree(fleet, wrong)
+    for name, old, new in (("job-0", "workers: 1", "workers: many"), ("job-99", "pool: pool", "pool: nowhere"),
+                           ("job-97", "image: example/train:97", "image: \"bad\\u202eimage\"")):
+        job = wrong / "jobs" / f"{name}.yaml"
+        job.write_text(job.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    shared, alone = _both_ways(monkeypatch, lambda: compile_profiles([wrong]))
+    assert [d.format() for d in shared.diagnostics] == [d.format() for d in alone.diagnostics]
+    assert {d.location.path.rsplit("/", 1)[-1] for d in shared.diagnostics} >= {"job-0.yaml", "job-99.yaml",
+                                                                               "job-97.yaml"}
+
+
 def test_a_fleet_compiles_to_the_same_charts_and_checks_to_the_same_findings(fleet, tmp_path, monkeypatch):
     shared, alone = _both_ways(monkeypatch, lambda: compile_profiles([fleet]))
     assert shared.ok and shared.fingerprint == alone.fingerprint is not None
