@@ -154,10 +154,11 @@ def _print_manifests(paths: tuple[Path, ...]) -> None:
 def _unchanged_since_stamped(paths: tuple[Path, ...], output: Path, check_only: bool) -> bool:
     """The fast path: the output folder's stamp (generator/write/stamp.py) proves it is what this very render
     left, so its messages are repeated and nothing is compiled or written. Reads the profiles, never parses."""
-    from generator.freshness import render_key
+    from generator.freshness import code_identity, render_key
     from generator.load import fingerprint_paths
     from generator.write import fresh_stamp
 
+    code_identity()  # read now, before anything is compiled: the key of this render is of the code it ran
     fingerprint = fingerprint_paths(paths)
     if fingerprint is None:
         return False

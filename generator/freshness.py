@@ -26,10 +26,10 @@ _PACKAGE = Path(__file__).resolve().parent
 @functools.cache
 def code_identity() -> str:
     """A digest of mpigen's own files (the package and the schemas it reads), the distributions installed in
-    its site-packages (by name and version) and the Python it runs on."""
+    its site-packages (by name and version), where Python looks for modules, and the Python it runs on."""
     from generator.schema_files import schema_dir
 
-    digest = hashlib.sha256(f"mpigen code 1\0{sys.version}\0".encode())
+    digest = hashlib.sha256(f"mpigen code 1\0{sys.version}\0{sys.flags.optimize}\0{sys.path}\0".encode())
     for top in sorted({_PACKAGE, schema_dir().resolve()}):
         digest.update(files_digest(top).encode())
     for packages in sorted({*site.getsitepackages(), site.getusersitepackages()}):

@@ -25,7 +25,8 @@ class CompileResult:
     paths: dict[str, str] = field(default_factory=dict)
     """Each profile's path as the user gave it, by its `source` (the name the model and the charts use)."""
     fingerprint: str | None = None
-    """The digest of the profile files as read (generator.load.ProfilesFingerprint), None if any failed."""
+    """The digest of the profile files as read (generator.load.ProfilesFingerprint), None if loading reported
+    anything."""
 
     @property
     def ok(self) -> bool:

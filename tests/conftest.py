@@ -25,6 +25,7 @@ from generator.diagnostics import Diagnostic, Severity
 from generator.load import load_paths
 from generator.pipeline import CompileResult, compile_profiles
 from generator.validate import validate
+from generator.write import CACHE_DIR
 
 REPO = Path(__file__).resolve().parent.parent
 PROFILES = REPO / "profiles"
@@ -136,7 +137,7 @@ def run_mpigen(*args: str | Path, cwd: Path | None = None) -> subprocess.Complet
 def in_cache(path: Path, root: Path) -> bool:
     """Whether `path` lies in the output folder `root`'s cache: the stamp of the last render, which holds this
     machine's inode numbers and times and is not output (its own tests are tests/unit/write/test_write_stamp.py)."""
-    return path.relative_to(root).parts[:1] == (".mpigen-cache",)
+    return path.relative_to(root).parts[:1] == (CACHE_DIR,)
 
 
 def snapshot(root: Path) -> dict[str, str]:
@@ -145,7 +146,7 @@ def snapshot(root: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         if Path(dirpath) == root:
-            dirnames[:] = [name for name in dirnames if name != ".mpigen-cache"]
+            dirnames[:] = [name for name in dirnames if name != CACHE_DIR]
         for name in [*dirnames, *filenames]:
             path = Path(dirpath) / name
             key = path.relative_to(root).as_posix()

@@ -18,8 +18,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# Imported now, not on first use: the function `discover` shares its name with its module, which would otherwise
+# stand in its place here once anything imports generator.load.discover.
+from generator.load.discover import PROFILE_SUFFIXES, discover
+
 if TYPE_CHECKING:
-    from generator.load.discover import PROFILE_SUFFIXES, discover
     from generator.load.document import LoadResult, ProfileFile, Unreadable, position
     from generator.load.files import _guess_identity, load_file, load_paths
     from generator.load.parse import load_bytes
@@ -29,7 +32,6 @@ if TYPE_CHECKING:
     from generator.yamllimits import MAX_FILE_BYTES
 
 _HOMES = {
-    "PROFILE_SUFFIXES": "generator.load.discover", "discover": "generator.load.discover",
     "LoadResult": "generator.load.document", "ProfileFile": "generator.load.document",
     "Unreadable": "generator.load.document", "position": "generator.load.document",
     "_guess_identity": "generator.load.files", "load_file": "generator.load.files", "load_paths": "generator.load.files",

@@ -91,7 +91,8 @@ class LoadResult:
     unreadable: list[Unreadable] = field(default_factory=list)
     file_count: int = 0
     fingerprint: str | None = None
-    """The digest of every profile file read (ProfilesFingerprint), None if any could not be read or loaded."""
+    """The digest of every profile file read (ProfilesFingerprint); None if loading reported anything (a
+    discovery problem, a file that could not be read or parsed)."""
 
 
 def position(tree: Any, keys: Iterable[str | int], at_key: bool = False) -> tuple[int, int]:

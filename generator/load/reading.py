@@ -68,8 +68,8 @@ def source_names(files: list[tuple[Path, Path]]) -> list[str]:
 
 
 def fingerprint_paths(paths: Iterable[Path]) -> str | None:
-    """What `load_paths(paths).fingerprint` will be, reading the files without parsing them (a render's fast
-    path); None where discovering or reading reports anything."""
+    """What `load_paths(paths).fingerprint` is where loading reports nothing, reading the files without parsing
+    them (a render's fast path); None where discovering or reading reports anything."""
     files, problems = discover(paths)
     if problems:
         return None

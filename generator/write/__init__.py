@@ -52,11 +52,11 @@ from generator.write.paths import (
     check_relative,
 )
 from generator.write.plan import checked_plan, refuse_plan
-from generator.write.stamp import Stamp, StampRequest, fresh_stamp, record_stamp, unseal
+from generator.write.stamp import CACHE_FILES, Stamp, StampRequest, fresh_stamp, read_clock, record_stamp, unseal
 
-__all__ = ["CACHE_DIR", "COMMITTED_PLAN", "OWNERSHIP_FILE", "STAGING_DIR", "Stamp", "StampRequest", "TreeDiff",
-           "WriteError", "WriteFailed", "WriteRefused", "WriteReport", "check_relative", "compare_tree", "fresh_stamp",
-           "output_lock", "owned_files", "recover", "write_tree"]
+__all__ = ["CACHE_DIR", "CACHE_FILES", "COMMITTED_PLAN", "OWNERSHIP_FILE", "STAGING_DIR", "Stamp", "StampRequest",
+           "TreeDiff", "WriteError", "WriteFailed", "WriteRefused", "WriteReport", "check_relative", "compare_tree",
+           "fresh_stamp", "output_lock", "owned_files", "recover", "write_tree"]
 
 
 @dataclass
@@ -78,10 +78,10 @@ def write_tree(out_dir: Path, files: dict[str, bytes], stamp: StampRequest | Non
     state = {"committed": False}
     try:
         with output_lock(out_dir) as folder:
-            report = _write_locked(folder, files, wanted, state)
-            if stamp is not None:
+            report, clock_ns = _write_locked(folder, files, wanted, state, stamped=stamp is not None)
+            if stamp is not None and clock_ns is not None:
                 with contextlib.suppress(OSError, WriteError):  # a stamp is a shortcut: without one, renders compile
-                    record_stamp(folder, stamp, wanted)
+                    record_stamp(folder, stamp, wanted, clock_ns)
             return report
     except OSError as exc:
         if state["committed"]:
@@ -91,8 +91,10 @@ def write_tree(out_dir: Path, files: dict[str, bytes], stamp: StampRequest | Non
                           "nothing was changed") from None
 
 
-def _write_locked(folder: _Folder, files: dict[str, bytes], wanted: dict[str, bytes],
-                  state: dict[str, bool]) -> WriteReport:
+def _write_locked(folder: _Folder, files: dict[str, bytes], wanted: dict[str, bytes], state: dict[str, bool],
+                  stamped: bool) -> tuple[WriteReport, int | None]:
+    """The transaction; with `stamped`, also the file system's clock read before any file was compared or
+    written (stamp.read_clock), None if it could not be read (then no stamp)."""
     previous = read_owned(folder)
     if previous is None and [name for name in folder.entries() if name not in (STAGING_DIR, CACHE_DIR)]:
         raise WriteRefused(f"{one_line(str(folder.shown))} is not empty and holds no {OWNERSHIP_FILE}: mpigen writes "
@@ -106,6 +108,10 @@ def _write_locked(folder: _Folder, files: dict[str, bytes], wanted: dict[str, by
     os.mkdir(STAGING_DIR, 0o755, dir_fd=folder.fd)
     try:
         unseal(folder)  # the folder is changing: no stamp may vouch for it until it is stamped anew
+        clock_ns = None
+        if stamped:
+            with contextlib.suppress(OSError, WriteError):
+                clock_ns = read_clock(folder, STAGING_DIR)  # in the staging: nothing is left if the render fails
         for path, data in sorted(wanted.items()):
             if folder.read(path) == data:
                 if path != OWNERSHIP_FILE:
@@ -118,7 +124,7 @@ def _write_locked(folder: _Folder, files: dict[str, bytes], wanted: dict[str, by
         report.pruned = sorted(p for p in set(previous) - set(files) if folder.kind(p) == "file")
         if not moves and not report.pruned:
             _remove_staging(folder)
-            return report
+            return report, clock_ns
         plan = {"move": moves, "delete": report.pruned}
         folder.create(PLAN_FILE, json.dumps(plan, indent=2).encode(), root=STAGING_DIR)
         folder.durable()  # every staged file and the plan on disk before the commit can name them
@@ -135,7 +141,7 @@ def _write_locked(folder: _Folder, files: dict[str, bytes], wanted: dict[str, by
             with contextlib.suppress(OSError, WriteError):
                 _remove_staging(folder)
         raise
-    return report
+    return report, clock_ns
 
 
 def recover(out_dir: Path) -> None:

@@ -11,6 +11,7 @@ from generator.write.folder import _Folder, reason
 from generator.write.lock import open_output
 from generator.write.ownership import ownership_bytes
 from generator.write.paths import CACHE_DIR, OWNERSHIP_FILE, STAGING_DIR, WriteFailed, WriteRefused, check_relative
+from generator.write.stamp import CACHE_FILES
 
 
 @dataclass
@@ -50,8 +51,8 @@ def compare_tree(out_dir: Path, files: dict[str, bytes]) -> TreeDiff:
                     diff.missing.append(path)
                 elif found != data:
                     diff.stale.append(path)
-            diff.extra = [path for path in folder.files() if path not in wanted
-                          and not path.startswith((f"{STAGING_DIR}/", f"{CACHE_DIR}/"))]
+            diff.extra = [path for path in folder.files() if path not in wanted and not path.startswith(f"{STAGING_DIR}/")
+                          and not (path.startswith(f"{CACHE_DIR}/") and path[len(CACHE_DIR) + 1:] in CACHE_FILES)]
         finally:
             folder.close()
             os.close(fd)

@@ -9,11 +9,14 @@ believed only beside its seal, `.mpigen-cache/seal`: the inode and ctime the sta
 machine wrote it. A checkout, a copy or an edit gives the stamp a new inode or ctime, which no one can choose
 (the kernel sets ctime), so a stamp that did not come from a render here is ignored, and the render compiles.
 
-A file changed within the clock tick it was stamped in keeps its ctime. So before stating anything the stamp reads
-the file system's own clock (the ctime of a file it writes, `.mpigen-cache/clock`), and an entry whose ctime is
-not older than that (less RACY_NS, or a whole second where the file system keeps whole seconds) is checked by
-content (a file against its digest, a folder against its entries), as git does with "racily clean" index
-entries. The folder ignores itself (`.gitignore`: `*`), so it is never committed by accident.
+A file changed within the clock tick it was stamped in keeps its ctime. So before a render compares or writes
+anything, the stamp reads the file system's own clock (the ctime of a file it writes, `.mpigen-cache/clock`), and
+an entry whose ctime is not older than that (less RACY_NS, or a whole second where the file system keeps whole
+seconds) is checked by content next time (a file against its digest), as git does with "racily clean" index
+entries: whatever changed a file after the render looked at it left a ctime at least that clock. A stamp is
+written only where every folder holds exactly what the render owns (a file left beside the charts would be an
+`extra:` of `render --check`). The cache folder ignores itself (`.gitignore`: `*`), so it is never committed by
+accident, and holds nothing but CACHE_FILES (anything else there is an `extra:` too).
 """
 
 from __future__ import annotations
@@ -27,13 +30,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.write.folder import _READ_FLAGS, _Folder, open_dir
+from generator.write.folder import _CREATE_FLAGS, _READ_FLAGS, _Folder, open_dir, read_all
 from generator.write.lock import output_lock
 from generator.write.paths import CACHE_DIR, MAX_LIST_BYTES, WriteError
 
 STAMP_FILE = "stamp"
 SEAL_FILE = "seal"
 CLOCK_FILE = "clock"
+STAGED_CLOCK_FILE = ".mpigen-clock"  # in a render's staging folder: no chart path starts with a dot
+IGNORE_FILE = ".gitignore"
+CACHE_FILES = frozenset(name for base in (STAMP_FILE, SEAL_FILE, CLOCK_FILE, IGNORE_FILE) for name in (base, f"{base}.new"))
+"""Every name mpigen writes in the cache folder (`.new`: one being replaced)."""
 STAMP_FORMAT = 1
 RACY_NS = 20_000_000
 """Slack for an entry's ctime against the clock read before stating (both the file system's clock, so any
@@ -41,7 +48,6 @@ change after the stat has a ctime at least the clock's): a few kernel ticks."""
 COARSE_RACY_NS = 1_000_000_000
 """The same where times come in whole seconds (ext3, HFS+, some network file systems)."""
 _IGNORE_ALL = b"# mpigen's cache of the last render, never committed\n*\n"
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @dataclass(frozen=True)
@@ -89,23 +95,35 @@ def unseal(folder: _Folder) -> None:
         os.close(cache_fd)
 
 
-def record_stamp(folder: _Folder, request: StampRequest, files: dict[str, bytes]) -> None:
-    """Stamp the folder as holding exactly `files` (every owned file, the ownership list too), as they are now."""
-    _record(folder, request, {path: hashlib.sha256(data).hexdigest() for path, data in files.items()})
+def read_clock(folder: _Folder, where: str = CACHE_DIR) -> int:
+    """The file system's clock now: the ctime of a file written in the folder `where` (the cache folder, made if
+    missing, or a render's staging folder, which goes with it). Read before a render compares or writes
+    anything, so that every change after has a ctime at least this."""
+    dir_fd = open_dir(folder.fd, where, lambda: folder.show(where), create=where == CACHE_DIR)
+    if dir_fd is None:
+        raise FileNotFoundError(where)
+    name = CLOCK_FILE if where == CACHE_DIR else STAGED_CLOCK_FILE
+    try:
+        _replace(dir_fd, name, b"")
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_ctime_ns
+    finally:
+        os.close(dir_fd)
 
 
-def _record(folder: _Folder, request: StampRequest, digests: dict[str, str]) -> None:
-    cache_fd = open_dir(folder.fd, CACHE_DIR, lambda: folder.show(CACHE_DIR), create=True)
-    assert cache_fd is not None
+def record_stamp(folder: _Folder, request: StampRequest, files: dict[str, bytes], clock_ns: int) -> None:
+    """Stamp the folder as holding exactly `files` (every owned file, the ownership list too), as they are now,
+    with `clock_ns` read (read_clock) before anything of them was compared or written."""
+    _record(folder, request, {path: hashlib.sha256(data).hexdigest() for path, data in files.items()}, clock_ns)
+
+
+def _record(folder: _Folder, request: StampRequest, digests: dict[str, str], clock_ns: int) -> None:
+    cache_fd = _open_cache(folder, create=True)
     try:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(SEAL_FILE, dir_fd=cache_fd)
-        if _read_small(cache_fd, ".gitignore") != _IGNORE_ALL:
-            _replace(cache_fd, ".gitignore", _IGNORE_ALL)
-        # Every stat after the cache folder exists (making it changes the output folder's mtime), and after the
-        # file system's clock is read: a change after a stat gets a ctime no older than this.
-        _replace(cache_fd, CLOCK_FILE, b"")
-        clock_ns = os.stat(CLOCK_FILE, dir_fd=cache_fd, follow_symlinks=False).st_ctime_ns
+        if _read_small(cache_fd, IGNORE_FILE) != _IGNORE_ALL:
+            _replace(cache_fd, IGNORE_FILE, _IGNORE_ALL)
+        # Every stat after the cache folder exists: making it changes the output folder's mtime.
         entries = [[path, *_file_stat(folder, path), digest] for path, digest in sorted(digests.items())]
         folders = sorted({ancestor for path in digests for ancestor in _ancestors(path)})
         folder_entries = [["", *_folder_stat(os.fstat(folder.fd))],
@@ -113,6 +131,8 @@ def _record(folder: _Folder, request: StampRequest, digests: dict[str, str]) -> 
                             for path in folders)]
         document = {"stamp": STAMP_FORMAT, "key": request.key, "charts": request.charts, "notes": list(request.notes),
                     "clock_ns": clock_ns, "files": entries, "folders": folder_entries}
+        if not _folders_hold_only(folder, ["", *folders], document) or not _cache_holds_only_its_own(cache_fd):
+            return  # files beside the charts: `render --check` must list them, so no stamp may vouch for this
         _replace(cache_fd, STAMP_FILE, json.dumps(document, separators=(",", ":")).encode())
         info = os.stat(STAMP_FILE, dir_fd=cache_fd, follow_symlinks=False)
         _replace(cache_fd, SEAL_FILE, json.dumps(_seal_of(info)).encode())
@@ -120,18 +140,48 @@ def _record(folder: _Folder, request: StampRequest, digests: dict[str, str]) -> 
         os.close(cache_fd)
 
 
+def _open_cache(folder: _Folder, create: bool) -> int:
+    cache_fd = open_dir(folder.fd, CACHE_DIR, lambda: folder.show(CACHE_DIR), create=create)
+    if cache_fd is None:
+        raise FileNotFoundError(CACHE_DIR)
+    return cache_fd
+
+
+def _cache_holds_only_its_own(cache_fd: int) -> bool:
+    return set(os.listdir(cache_fd)) <= CACHE_FILES
+
+
 def _fresh(folder: _Folder, key: str, refresh: bool) -> Stamp | None:
+    verified = _verify(folder, key)
+    if verified is None:
+        return None
+    stamp, document, racy = verified
+    if refresh and racy:  # stamp them anew, all looked at again after the clock, as a render does
+        clock_ns = read_clock(folder)
+        again = _verify(folder, key)
+        if again is None:
+            return None
+        digests = {path: digest for path, *_, digest in document["files"]}
+        _record(folder, StampRequest(key, stamp.charts, stamp.notes), digests, clock_ns)
+    return stamp
+
+
+def _verify(folder: _Folder, key: str) -> tuple[Stamp, dict[str, Any], bool] | None:
+    """The sealed stamp with this key and its document if every entry holds, and whether some were racy
+    (checked by content); None otherwise."""
     cache_fd = open_dir(folder.fd, CACHE_DIR, lambda: folder.show(CACHE_DIR), create=False)
     if cache_fd is None:
         return None
     try:
+        if not _cache_holds_only_its_own(cache_fd):
+            return None
         seal = json.loads(_read_small(cache_fd, SEAL_FILE) or b"null")
         fd = os.open(STAMP_FILE, _READ_FLAGS, dir_fd=cache_fd)
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode) or seal != _seal_of(info) or info.st_size > MAX_LIST_BYTES:
                 return None
-            document: dict[str, Any] = json.loads(_read_all(fd))
+            document: dict[str, Any] = json.loads(read_all(fd))
         finally:
             os.close(fd)
     finally:
@@ -161,11 +211,9 @@ def _fresh(folder: _Folder, key: str, refresh: bool) -> Stamp | None:
             return None
     if racy_folders and not _folders_hold_only(folder, racy_folders, document):
         return None
-    digests = {path: digest for path, *_, digest in document["files"]}
-    if refresh and (racy_files or racy_folders):
-        _record(folder, StampRequest(key, document["charts"], tuple(document["notes"])), digests)
-    return Stamp(key=key, charts=int(document["charts"]), files=len(digests) - 1,
-                 notes=tuple(str(note) for note in document["notes"]))
+    stamp = Stamp(key=key, charts=int(document["charts"]), files=len(document["files"]) - 1,
+                  notes=tuple(str(note) for note in document["notes"]))
+    return stamp, document, bool(racy_files or racy_folders)
 
 
 def _racy(ctime_ns: int, clock_ns: int) -> bool:
@@ -175,8 +223,8 @@ def _racy(ctime_ns: int, clock_ns: int) -> bool:
 
 
 def _folders_hold_only(folder: _Folder, racy: list[str], document: dict[str, Any]) -> bool:
-    """Each folder in `racy` holds exactly the files and folders the stamp records below it (the output folder
-    also its cache)."""
+    """Each folder in `racy` holds exactly the files and folders the stamp records in it (the output folder
+    also its cache folder)."""
     expected: dict[str, set[str]] = {path: set() for path, *_ in document["folders"]}
     expected[""].add(CACHE_DIR)
     for path in [*(entry[0] for entry in document["files"]), *(entry[0] for entry in document["folders"])]:
@@ -237,19 +285,12 @@ def _read_small(dir_fd: int, name: str) -> bytes | None:
         os.close(fd)
 
 
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def _replace(dir_fd: int, name: str, data: bytes) -> None:
     """Write `name` in the folder at `dir_fd` whole, through a fresh file renamed over it (never through a link)."""
     temporary = f"{name}.new"
     with contextlib.suppress(FileNotFoundError):
         os.unlink(temporary, dir_fd=dir_fd)
-    fd = os.open(temporary, _WRITE_FLAGS, 0o644, dir_fd=dir_fd)
+    fd = os.open(temporary, _CREATE_FLAGS, 0o644, dir_fd=dir_fd)
     try:
         view = memoryview(data)
         while view:

@@ -39,7 +39,9 @@ def fleet(tmp_path_factory) -> Path:
 
 
 def _both_ways(monkeypatch, run):
+    before = parallel.shared[True]
     shared = run()
+    assert parallel.shared[True] > before, "the work was not shared: nothing here was compared"
     monkeypatch.setattr(parallel, "available", lambda: False)
     alone = run()
     monkeypatch.undo()

@@ -3,14 +3,25 @@ wrote it; a change of any kind (content, a file more, a link, a copy of the fold
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
-from generator.write import CACHE_DIR, StampRequest, WriteRefused, check_relative, fresh_stamp, write_tree
+import generator.write as write_module
+from generator.write import (
+    CACHE_DIR,
+    StampRequest,
+    WriteRefused,
+    check_relative,
+    compare_tree,
+    fresh_stamp,
+    output_lock,
+    write_tree,
+)
 from generator.write import stamp as stamp_module
 
 FILES = {
@@ -78,21 +89,65 @@ def test_a_stamp_from_another_machine_or_a_checkout_is_not_believed(tmp_path, st
     machine; a checkout gives each file a new inode and ctime, so its seal no longer holds."""
     forged = tmp_path / "forged"
     write_tree(forged, FILES, REQUEST)
-    (forged / "lab/infra/Chart.yaml").write_bytes(b"apiVersion: v2\nname: evil\n")
-    stamp_module.record_stamp(_locked(forged), REQUEST, {**FILES, "lab/infra/Chart.yaml": b"apiVersion: v2\nname: evil\n",
-                                                         ".mpigen-owned": (forged / ".mpigen-owned").read_bytes()})
+    evil = {**FILES, "lab/infra/Chart.yaml": b"apiVersion: v2\nname: evil\n",
+            ".mpigen-owned": (forged / ".mpigen-owned").read_bytes()}
+    with _locked(forged) as folder:
+        clock = stamp_module.read_clock(folder)
+        (forged / "lab/infra/Chart.yaml").write_bytes(evil["lab/infra/Chart.yaml"])
+        stamp_module.record_stamp(folder, REQUEST, evil, clock)
     assert fresh_stamp(forged, KEY) is not None  # believed where it was written...
     checkout = tmp_path / "checkout"
     shutil.copytree(forged, checkout)  # copy2 keeps the mtimes; inodes and ctimes are new
     assert fresh_stamp(checkout, KEY) is None  # ...and nowhere else
 
 
-def test_a_stamp_file_rewritten_by_hand_is_not_believed(stamped):
+def test_the_seal_alone_refuses_a_stamp_file_that_is_not_the_one_written(stamped):
+    """The same bytes through a new file (as a checkout writes it): the entries would all hold, the seal does not."""
     stamp_file = stamped / CACHE_DIR / "stamp"
-    document = json.loads(stamp_file.read_text(encoding="utf-8"))
-    stamp_file.unlink()
-    stamp_file.write_text(json.dumps(document), encoding="utf-8")
+    copy = stamp_file.with_name("stamp.new")
+    copy.write_bytes(stamp_file.read_bytes())
+    copy.replace(stamp_file)  # a new inode, while the old one still existed
     assert fresh_stamp(stamped, KEY) is None
+
+
+def test_a_change_between_the_render_and_its_stamp_is_caught(tmp_path, monkeypatch):
+    """The clock is read before the render compares or writes anything: whatever changes a file afterwards, even
+    long before the stamp is written, leaves that file racy, so it is checked by content."""
+    out = tmp_path / "charts"
+    real_record = stamp_module.record_stamp
+
+    def late_record(folder, request, files, clock_ns):
+        (out / "lab/infra/Chart.yaml").write_bytes(b"apiVersion: v2\nname: lab-infrX\n")
+        time.sleep(0.1)  # far past any tick
+        real_record(folder, request, files, clock_ns)
+
+    monkeypatch.setattr(write_module, "record_stamp", late_record)
+    write_tree(out, FILES, REQUEST)
+    assert (out / CACHE_DIR / "seal").exists() and fresh_stamp(out, KEY) is None
+
+
+def test_a_racy_entry_is_judged_by_its_content_not_its_stat(stamped, monkeypatch):
+    """With stats that cannot tell (the same inode, size and times), only the content check sees an edit."""
+    monkeypatch.setattr(stamp_module, "_file_stat_of", lambda found: [found.st_ino, found.st_size, 0, 0])
+    write_tree(stamped, FILES, REQUEST)  # stamped again with the blind stats
+    (stamped / "lab/jobs/pi/Chart.yaml").write_bytes(b"apiVersion: v2\nname: px\n")  # same size, same inode
+    monkeypatch.setattr(stamp_module, "_racy", lambda ctime_ns, clock_ns: False)
+    assert fresh_stamp(stamped, KEY) is not None  # what a stat-only stamp would wrongly believe
+    monkeypatch.setattr(stamp_module, "_racy", lambda ctime_ns, clock_ns: True)
+    assert fresh_stamp(stamped, KEY) is None
+
+
+@pytest.mark.parametrize("where", ["lab/jobs/pi/templates/notes.yaml", f"{CACHE_DIR}/evil.yaml"])
+def test_no_stamp_vouches_for_a_folder_holding_files_beside_the_charts(tmp_path, where):
+    """`render --check` lists a file mpigen does not own as extra (also in its cache folder, which `kubectl apply
+    -R` would walk): a stamp taken with it there would hide it."""
+    out = tmp_path / "charts"
+    write_tree(out, FILES, REQUEST)
+    (out / where).write_text("kind: Secret\n", encoding="utf-8")
+    time.sleep(0.05)
+    write_tree(out, FILES, REQUEST)  # the render leaves the file alone, and stamps nothing
+    assert fresh_stamp(out, KEY) is None
+    assert compare_tree(out, FILES).extra == [where]
 
 
 def test_a_cache_folder_that_is_a_link_is_neither_believed_nor_written_through(tmp_path):
@@ -134,18 +189,8 @@ def test_no_chart_file_may_be_written_into_the_cache():
         check_relative(f"{CACHE_DIR}/stamp")
 
 
+@contextlib.contextmanager
 def _locked(out: Path):
     """The folder as the writer holds it, for stamping by hand (a forger's own mpigen would do the same)."""
-    from generator.write.folder import _Folder
-    from generator.write.lock import open_output
-
-    return _Folder(out, open_output(out))
-
-
-def test_an_entry_is_racy_within_a_few_ticks_of_the_clock_or_a_second_where_times_are_whole_seconds():
-    clock = 1_700_000_000_123_456_789
-    assert stamp_module._racy(clock, clock) and stamp_module._racy(clock - 5_000_000, clock)
-    assert not stamp_module._racy(clock - 50_000_000, clock)
-    whole = 1_700_000_001_000_000_000
-    assert stamp_module._racy(whole - 1_000_000_000, whole)  # the same second, as such a file system sees it
-    assert not stamp_module._racy(whole - 2_000_000_000, whole)
+    with output_lock(out) as folder:
+        yield folder
