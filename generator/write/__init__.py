@@ -94,7 +94,7 @@ def write_tree(out_dir: Path, files: dict[str, bytes], stamp: StampRequest | Non
 def _write_locked(folder: _Folder, files: dict[str, bytes], wanted: dict[str, bytes], state: dict[str, bool],
                   stamped: bool) -> tuple[WriteReport, int | None]:
     """The transaction; with `stamped`, also the file system's clock read before any file was compared or
-    written (stamp.read_clock), None if it could not be read (then no stamp)."""
+    written (stamp.read_clock, for record_stamp), None if it could not be read (then no stamp)."""
     previous = read_owned(folder)
     if previous is None and [name for name in folder.entries() if name not in (STAGING_DIR, CACHE_DIR)]:
         raise WriteRefused(f"{one_line(str(folder.shown))} is not empty and holds no {OWNERSHIP_FILE}: mpigen writes "

@@ -9,11 +9,12 @@ believed only beside its seal, `.mpigen-cache/seal`: the inode and ctime the sta
 machine wrote it. A checkout, a copy or an edit gives the stamp a new inode or ctime, which no one can choose
 (the kernel sets ctime), so a stamp that did not come from a render here is ignored, and the render compiles.
 
-A file changed within the clock tick it was stamped in keeps its ctime. So before a render compares or writes
-anything, the stamp reads the file system's own clock (the ctime of a file it writes, `.mpigen-cache/clock`), and
-an entry whose ctime is not older than that (less RACY_NS, or a whole second where the file system keeps whole
-seconds) is checked by content next time (a file against its digest), as git does with "racily clean" index
-entries: whatever changed a file after the render looked at it left a ctime at least that clock. A stamp is
+A file changed within the clock tick it was stated in keeps its ctime. So the stamp reads the file system's own
+clock (the ctime of a file it writes, `.mpigen-cache/clock`) before stating anything, and an entry whose ctime is
+not older than that (less RACY_NS, or a whole second where the file system keeps whole seconds) is checked by
+content next time (a file against its digest, a folder against its entries), as git does with "racily clean"
+index entries. A file changed since the render began (its ctime is no older than the clock read then) is read
+back when stamped, through the descriptor it is stated by, and must hold what the render meant. A stamp is
 written only where every folder holds exactly what the render owns (a file left beside the charts would be an
 `extra:` of `render --check`). The cache folder ignores itself (`.gitignore`: `*`), so it is never committed by
 accident, and holds nothing but CACHE_FILES (anything else there is an `extra:` too).
@@ -110,21 +111,29 @@ def read_clock(folder: _Folder, where: str = CACHE_DIR) -> int:
         os.close(dir_fd)
 
 
-def record_stamp(folder: _Folder, request: StampRequest, files: dict[str, bytes], clock_ns: int) -> None:
-    """Stamp the folder as holding exactly `files` (every owned file, the ownership list too), as they are now,
-    with `clock_ns` read (read_clock) before anything of them was compared or written."""
-    _record(folder, request, {path: hashlib.sha256(data).hexdigest() for path, data in files.items()}, clock_ns)
+def record_stamp(folder: _Folder, request: StampRequest, files: dict[str, bytes], since_ns: int) -> None:
+    """Stamp the folder as holding exactly `files` (every owned file, the ownership list too), as they are now.
+    `since_ns` is the clock read (read_clock) before the render compared or wrote any of them: a file changed
+    since then is read back and must hold what the render meant, or there is no stamp."""
+    _record(folder, request, {path: hashlib.sha256(data).hexdigest() for path, data in files.items()}, since_ns)
 
 
-def _record(folder: _Folder, request: StampRequest, digests: dict[str, str], clock_ns: int) -> None:
+def _record(folder: _Folder, request: StampRequest, digests: dict[str, str], since_ns: int) -> None:
     cache_fd = _open_cache(folder, create=True)
     try:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(SEAL_FILE, dir_fd=cache_fd)
         if _read_small(cache_fd, IGNORE_FILE) != _IGNORE_ALL:
             _replace(cache_fd, IGNORE_FILE, _IGNORE_ALL)
-        # Every stat after the cache folder exists: making it changes the output folder's mtime.
-        entries = [[path, *_file_stat(folder, path), digest] for path, digest in sorted(digests.items())]
+        # Every stat after the cache folder exists (making it changes the output folder's mtime) and after this
+        # clock, which the stamp keeps: a change after a stat gets a ctime at least this.
+        clock_ns = read_clock(folder)
+        entries = []
+        for path, digest in sorted(digests.items()):
+            found = _settled_stat(folder, path, digest, since_ns)
+            if found is None:
+                return  # changed since the render looked at it: no stamp may vouch for it
+            entries.append([path, *found, digest])
         folders = sorted({ancestor for path in digests for ancestor in _ancestors(path)})
         folder_entries = [["", *_folder_stat(os.fstat(folder.fd))],
                           *([path, *_folder_stat(os.stat(path, dir_fd=folder.fd, follow_symlinks=False))]
@@ -138,6 +147,29 @@ def _record(folder: _Folder, request: StampRequest, digests: dict[str, str], clo
         _replace(cache_fd, SEAL_FILE, json.dumps(_seal_of(info)).encode())
     finally:
         os.close(cache_fd)
+
+
+def _settled_stat(folder: _Folder, path: str, digest: str, since_ns: int) -> list[int] | None:
+    """The stat to record for the file at `path`: as it is, if unchanged since `since_ns` (the render compared or
+    wrote it after that, so it holds what the render meant); else its stat and bytes read through one descriptor,
+    if those bytes are the ones meant (`digest`); None if not, or if it is no regular file."""
+    found = os.stat(path, dir_fd=folder.fd, follow_symlinks=False)
+    if not stat.S_ISREG(found.st_mode):
+        return None
+    if not _racy(found.st_ctime_ns, since_ns):
+        return _file_stat_of(found)
+    located = folder.locate(path)
+    if located is None:
+        return None
+    parent_fd, name = located
+    fd = os.open(name, _READ_FLAGS, dir_fd=parent_fd)
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or hashlib.sha256(read_all(fd)).hexdigest() != digest:
+            return None
+        return _file_stat_of(found)
+    finally:
+        os.close(fd)
 
 
 def _open_cache(folder: _Folder, create: bool) -> int:
@@ -156,13 +188,9 @@ def _fresh(folder: _Folder, key: str, refresh: bool) -> Stamp | None:
     if verified is None:
         return None
     stamp, document, racy = verified
-    if refresh and racy:  # stamp them anew, all looked at again after the clock, as a render does
-        clock_ns = read_clock(folder)
-        again = _verify(folder, key)
-        if again is None:
-            return None
+    if refresh and racy:  # stamped anew: a file changed since the old stamp's clock is read back (_settled_stat)
         digests = {path: digest for path, *_, digest in document["files"]}
-        _record(folder, StampRequest(key, stamp.charts, stamp.notes), digests, clock_ns)
+        _record(folder, StampRequest(key, stamp.charts, stamp.notes), digests, int(document["clock_ns"]))
     return stamp
 
 
@@ -251,13 +279,6 @@ def _ancestors(path: str) -> list[str]:
         path = path.rpartition("/")[0]
         found.append(path)
     return found
-
-
-def _file_stat(folder: _Folder, path: str) -> list[int]:
-    found = os.stat(path, dir_fd=folder.fd, follow_symlinks=False)
-    if not stat.S_ISREG(found.st_mode):
-        raise WriteError(f"{path} is not a file")
-    return _file_stat_of(found)
 
 
 def _file_stat_of(found: os.stat_result) -> list[int]:

@@ -111,8 +111,8 @@ def test_the_seal_alone_refuses_a_stamp_file_that_is_not_the_one_written(stamped
 
 
 def test_a_change_between_the_render_and_its_stamp_is_caught(tmp_path, monkeypatch):
-    """The clock is read before the render compares or writes anything: whatever changes a file afterwards, even
-    long before the stamp is written, leaves that file racy, so it is checked by content."""
+    """The clock is read before the render compares or writes anything: a file changed afterwards, even long
+    before the stamp is written, is read back when stamped, and what it holds is not what the render meant."""
     out = tmp_path / "charts"
     real_record = stamp_module.record_stamp
 
@@ -123,7 +123,10 @@ def test_a_change_between_the_render_and_its_stamp_is_caught(tmp_path, monkeypat
 
     monkeypatch.setattr(write_module, "record_stamp", late_record)
     write_tree(out, FILES, REQUEST)
-    assert (out / CACHE_DIR / "seal").exists() and fresh_stamp(out, KEY) is None
+    assert not (out / CACHE_DIR / "seal").exists() and fresh_stamp(out, KEY) is None
+    monkeypatch.undo()
+    write_tree(out, FILES, REQUEST)  # the next render puts the file right, and stamps
+    assert fresh_stamp(out, KEY) is not None
 
 
 def test_a_racy_entry_is_judged_by_its_content_not_its_stat(stamped, monkeypatch):
