@@ -38,7 +38,7 @@ from generator.write.paths import CACHE_DIR, MAX_LIST_BYTES, WriteError
 STAMP_FILE = "stamp"
 SEAL_FILE = "seal"
 CLOCK_FILE = "clock"
-STAGED_CLOCK_FILE = ".mpigen-clock"  # in a render's staging folder: no chart path starts with a dot
+STAGED_CLOCK_FILE = ".mpigen-clock"  # in a render's staging folder, where no chart path can be: clusters are DNS labels
 IGNORE_FILE = ".gitignore"
 CACHE_FILES = frozenset(name for base in (STAMP_FILE, SEAL_FILE, CLOCK_FILE, IGNORE_FILE) for name in (base, f"{base}.new"))
 """Every name mpigen writes in the cache folder (`.new`: one being replaced)."""
