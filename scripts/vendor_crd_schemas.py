@@ -2,8 +2,9 @@
 
 MPIJob, NetworkAttachmentDefinition and the two PodGroups have hand-written schemas in schemas/crds/. The
 operators' own kinds the infra charts also emit (sriov-network-operator's networks and policies, Kueue's
-queues, flavors, topology and priority classes, Volcano's Queue) are judged by their upstream CRDs as they
-are, converted the way `mpigen check --crds` converts any CRD (generator/check/crdschema.py): shipping
+queues, flavors, topology and priority classes, Volcano's Queue) and the GitOps kinds of the bootstrap output
+(Argo CD's Application, Flux's GitRepository, Kustomization and HelmRelease) are judged by their upstream CRDs
+as they are, converted the way `mpigen check --crds` converts any CRD (generator/check/crdschema.py): shipping
 them makes `mpigen check` judge mpigen's own output without `--crds`.
 
 Run from the repository root, with ../shared/upstream beside it, whenever an upstream CRD is updated:
@@ -33,6 +34,10 @@ OBJECT_META = "https://kubernetes.io/api/_definitions.json#/$defs/io.k8s.apimach
 SRIOV = "k8snetworkplumbingwg/sriov-network-operator@249e20012faf17b4f38057f29608bde2b21c5c9a"
 KUEUE = "kubernetes-sigs/kueue@ff69552e79ad21652c36caa97038382e55625cf7"
 VOLCANO = "volcano-sh/volcano@ed72c7c815a9fd547a787134676f73d42e9d049c"
+ARGOCD = "argoproj/argo-cd@37ee0097cf851bc2dd7665fc081bbce61a7e836e"
+SOURCE_CONTROLLER = "fluxcd/source-controller@39b711b111fa906c3db0a424e252a5d12e48646d"
+HELM_CONTROLLER = "fluxcd/helm-controller@0f61a8607a62be64638f2f912d9487e653960a6e"
+KUSTOMIZE_CONTROLLER = "fluxcd/kustomize-controller@186fb3b29138ce82ff61ba1a9370b96a3dd598fe"
 
 # (file under ../shared/upstream, the upstream repository@commit, the apiVersion mpigen emits, why it does)
 VENDORED: tuple[tuple[str, str, str, str], ...] = (
@@ -54,6 +59,14 @@ VENDORED: tuple[tuple[str, str, str, str], ...] = (
      "a kueue cluster's priority classes"),
     ("scheduling/scheduling.volcano.sh_queues.yaml", VOLCANO, "scheduling.volcano.sh/v1beta1",
      "one per queue of a volcano cluster"),
+    ("gitops/argocd/application-crd.yaml", ARGOCD, "argoproj.io/v1alpha1",
+     "in the bootstrap of an Argo CD cluster: the root app of apps and one per chart"),
+    ("gitops/flux/source.toolkit.fluxcd.io_gitrepositories.yaml", SOURCE_CONTROLLER, "source.toolkit.fluxcd.io/v1",
+     "in the bootstrap of a Flux cluster: the repository the charts are read from"),
+    ("gitops/flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml", KUSTOMIZE_CONTROLLER,
+     "kustomize.toolkit.fluxcd.io/v1", "in the bootstrap of a Flux cluster: the root sync of its HelmReleases"),
+    ("gitops/flux/helm.toolkit.fluxcd.io_helmreleases.yaml", HELM_CONTROLLER, "helm.toolkit.fluxcd.io/v2",
+     "in the bootstrap of a Flux cluster: one per chart"),
 )
 
 

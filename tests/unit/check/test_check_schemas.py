@@ -46,10 +46,14 @@ MPIJOB = ("kubeflow.org/v2beta1", "MPIJob")
 NAD = ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")
 PODGROUP_X = ("scheduling.x-k8s.io/v1alpha1", "PodGroup")
 PODGROUP_VOLCANO = ("scheduling.volcano.sh/v1beta1", "PodGroup")
-VENDORED = {("sriovnetwork.openshift.io/v1", kind) for kind in ("SriovNetworkNodePolicy", "SriovNetwork",
-                                                                  "SriovIBNetwork")} | \
-    {("kueue.x-k8s.io/v1beta2", kind) for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue", "Topology",
-                                                   "WorkloadPriorityClass")} | {("scheduling.volcano.sh/v1beta1", "Queue")}
+VENDORED = {
+    *(("sriovnetwork.openshift.io/v1", kind) for kind in ("SriovNetworkNodePolicy", "SriovNetwork", "SriovIBNetwork")),
+    *(("kueue.x-k8s.io/v1beta2", kind) for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue", "Topology",
+                                                    "WorkloadPriorityClass")),
+    ("scheduling.volcano.sh/v1beta1", "Queue"), ("argoproj.io/v1alpha1", "Application"),
+    ("source.toolkit.fluxcd.io/v1", "GitRepository"), ("kustomize.toolkit.fluxcd.io/v1", "Kustomization"),
+    ("helm.toolkit.fluxcd.io/v2", "HelmRelease"),
+}
 UPSTREAM_CRDS = ("mpi-operator/kubeflow.org_mpijobs.yaml", "network/nad-client/artifacts__networks-crd.yaml",
                  "scheduling/scheduling.x-k8s.io_podgroups.yaml", "scheduling/scheduling.volcano.sh_podgroups.yaml",
                  "network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovnetworknodepolicies.yaml",
@@ -57,7 +61,10 @@ UPSTREAM_CRDS = ("mpi-operator/kubeflow.org_mpijobs.yaml", "network/nad-client/a
                  "network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovibnetworks.yaml",
                  *(f"scheduling/kueue/kueue.x-k8s.io_{kind}.yaml" for kind in
                    ("resourceflavors", "clusterqueues", "localqueues", "topologies", "workloadpriorityclasses")),
-                 "scheduling/scheduling.volcano.sh_queues.yaml")
+                 "scheduling/scheduling.volcano.sh_queues.yaml", "gitops/argocd/application-crd.yaml",
+                 *(f"gitops/flux/{name}.yaml" for name in ("source.toolkit.fluxcd.io_gitrepositories",
+                                                           "kustomize.toolkit.fluxcd.io_kustomizations",
+                                                           "helm.toolkit.fluxcd.io_helmreleases")))
 
 
 def load_all(path: Path) -> list[Any]:
@@ -598,18 +605,38 @@ HELMRELEASE = {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
                                            "sourceRef": {"kind": "GitRepository", "name": "fleet"}}}}}
 
 
+APPPROJECT = {"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject", "metadata": {"name": "pi", "namespace": "argocd"},
+              "spec": {"sourceRepos": ["*"]}}
+"""A kind mpigen does not emit, so ships no schema of."""
+
+
 def test_unknown_kind_is_a_warning_saying_how_to_add_a_schema() -> None:
-    (only,) = SchemaSet(VERSION).check(doc(APPLICATION, "apps/pi.yaml"))
-    assert (only.source, only.object, only.path, only.rule) == ("apps/pi.yaml", "Application/pi", "", "schema")
+    (only,) = SchemaSet(VERSION).check(doc(APPPROJECT, "apps/pi.yaml"))
+    assert (only.source, only.object, only.path, only.rule) == ("apps/pi.yaml", "AppProject/pi", "", "schema")
     assert only.severity is Severity.WARNING
-    assert "no schema known for argoproj.io/v1alpha1 Application" in only.message
+    assert "no schema known for argoproj.io/v1alpha1 AppProject" in only.message
     assert "--crds DIR" in only.message
-    assert only.format().startswith("apps/pi.yaml: Application/pi: warning: no schema known")
+    assert only.format().startswith("apps/pi.yaml: AppProject/pi: warning: no schema known")
 
 
 def test_unknown_kind_is_an_error_under_strict() -> None:
-    (only,) = SchemaSet(VERSION, strict=True).check(doc(APPLICATION))
+    (only,) = SchemaSet(VERSION, strict=True).check(doc(APPPROJECT))
     assert only.severity is Severity.ERROR and "--crds DIR" in only.message
+
+
+@pytest.mark.parametrize(("obj", "mutate", "expected"), [
+    (APPLICATION, at("spec", "destination")("in-cluster"), ".spec.destination"),
+    (APPLICATION, at("spec", "project")(DELETE), ".spec"),
+    (HELMRELEASE, at("spec", "interval")("ten minutes"), ".spec.interval"),
+])
+def test_the_gitops_kinds_mpigen_emits_are_judged_without_crds(obj: dict[str, Any], mutate: Any,
+                                                               expected: str) -> None:
+    """Argo CD's Application and Flux's HelmRelease (and GitRepository, Kustomization) ship as schemas/crds/."""
+    schema_set = SchemaSet(VERSION, strict=True)
+    assert schema_set.check(doc(obj)) == []
+    findings = schema_set.check(doc(mutated(obj, mutate)))
+    assert findings and all(f.severity is Severity.ERROR for f in findings)
+    assert expected in [f.path for f in findings]
 
 
 def test_custom_group_sharing_a_builtin_prefix_is_not_judged_as_the_builtin() -> None:
@@ -763,10 +790,10 @@ def test_each_validator_is_compiled_once_and_each_file_read_once(fleet: list[Ren
 
 def test_unknown_kinds_are_looked_up_once() -> None:
     schema_set = SchemaSet(VERSION)
-    assert schema_set.check(doc(APPLICATION))[0].severity is Severity.WARNING
+    assert schema_set.check(doc(APPPROJECT))[0].severity is Severity.WARNING
     lookups = schemas_module._bundled_json.cache_info()
     for _ in range(50):
-        assert schema_set.check(doc(APPLICATION))[0].severity is Severity.WARNING
+        assert schema_set.check(doc(APPPROJECT))[0].severity is Severity.WARNING
     after = schemas_module._bundled_json.cache_info()
     assert (after.hits, after.misses) == (lookups.hits, lookups.misses)
     assert schema_set.compiled_count == 0
