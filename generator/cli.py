@@ -19,7 +19,7 @@ from generator.diagnostics import Diagnostic, Severity, one_line
 if TYPE_CHECKING:
     from generator.pipeline import CompileResult
 
-CHECK_FORMATS = ("json", "junit", "text")
+CHECK_FORMATS = ("json", "junit", "sarif", "text")
 """`mpigen check --output`: the keys of generator.check.report.FORMATS (a test holds them equal), named here so
 that reading the options imports nothing of check."""
 

@@ -1,11 +1,14 @@
-"""Reporters: the same check result as human text, JSON, or JUnit XML for CI systems."""
+"""Reporters: the same check result as human text, JSON, JUnit XML for CI systems, or SARIF for code-scanning
+views (GitHub's, GitLab's, editors')."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
+from generator import __version__
 from generator.check.findings import Finding, RenderedObject
 from generator.diagnostics import Severity
 
@@ -96,4 +99,51 @@ def as_junit(report: CheckReport) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-FORMATS = {"text": as_text, "json": as_json, "junit": as_junit}
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+RULE_DESCRIPTIONS = {
+    "schema": "The object is valid against the schema of its kind in the chart's Kubernetes version.",
+    "mpi-operator": "The MPIJob passes mpi-operator's own validation (in the words of its ValidationError event).",
+    "network": "Each network a pod attaches exists as a NetworkAttachmentDefinition it can use.",
+    "capacity": "The extended resources a worker requests fit one node of its pool.",
+    "resources": "Extended resources are whole numbers, with a limit, and requests equal to it.",
+    "names": "Nothing beside an MPIJob takes a name the operator creates for it.",
+    "pod-security": "No workload needs a higher Pod Security level than its namespace enforces.",
+    "scheduling": "The gang can complete, and the queue and priority it names exist.",
+    "render": "The chart lints and renders.",
+    "chart": "The chart's own files (Chart.yaml) are as Helm and mpigen read them.",
+    "crds": "The CRDs given are usable.",
+    "input": "The file can be read as Kubernetes reads it.",
+    "usage": "There is something to check.",
+}
+"""What each rule of `mpigen check` holds, for the rule list of a SARIF log."""
+
+
+def as_sarif(report: CheckReport) -> str:
+    """SARIF 2.1.0, one run: each finding a result at its file (line 1: findings name objects and JSON paths, not
+    lines), the object and JSON path as its logical location, and a fingerprint that stays the same from run to
+    run while the finding does, so code-scanning views track it instead of opening it anew."""
+    rules = sorted({finding.rule for finding in report.findings})
+    results = []
+    for finding in report.findings:
+        where = " ".join(part for part in (finding.object, finding.path) if part)
+        location: dict[str, object] = {"physicalLocation": {"artifactLocation": {"uri": finding.source or "."},
+                                                            "region": {"startLine": 1}}}
+        if where:
+            location["logicalLocations"] = [{"fullyQualifiedName": where, "kind": "object"}]
+        identity = "\0".join((finding.rule, finding.source, finding.object, finding.path, finding.message))
+        results.append({
+            "ruleId": finding.rule, "ruleIndex": rules.index(finding.rule),
+            "level": "error" if finding.severity is Severity.ERROR else "warning",
+            "message": {"text": finding.format()},
+            "locations": [location],
+            "partialFingerprints": {"mpigenFinding/v1": hashlib.sha256(identity.encode()).hexdigest()},
+        })
+    driver = {"name": "mpigen", "version": __version__, "semanticVersion": __version__,
+              "rules": [{"id": rule, "name": rule,
+                         "shortDescription": {"text": RULE_DESCRIPTIONS.get(rule, f"mpigen check rule {rule}")}}
+                        for rule in rules]}
+    return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0",
+                       "runs": [{"tool": {"driver": driver}, "results": results}]}, indent=2) + "\n"
+
+
+FORMATS = {"text": as_text, "json": as_json, "junit": as_junit, "sarif": as_sarif}

@@ -27,7 +27,7 @@ def test_each_shell_gets_a_script(shell, marker):
 
 @pytest.mark.skipif(not MPIGEN.is_file() or shutil.which("bash") is None, reason="needs bash and the mpigen command")
 @pytest.mark.parametrize(("words", "expected"), [("mpigen ren", ["render"]),
-                                                 ("mpigen check --output ", ["json", "junit", "text"]),
+                                                 ("mpigen check --output ", ["json", "junit", "sarif", "text"]),
                                                  ("mpigen render --ch", ["--check"])])
 def test_bash_completes_commands_options_and_choices(words, expected):
     script = (f'eval "$(_MPIGEN_COMPLETE=bash_source mpigen)"; COMP_WORDS=({words}); '
