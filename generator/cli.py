@@ -175,6 +175,26 @@ def _unchanged_since_stamped(paths: tuple[Path, ...], output: Path, check_only: 
 
 
 @main.command()
+@click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--hardware", default="dgx-1", show_default=True, metavar="NAME",
+              help="The built-in hardware of the nodes: dgx-1, dgx-1-32gb, dgx-2, dgx-a100, dgx-h100 or cpu-node.")
+@click.option("--gitops", type=click.Choice(("argocd", "flux", "none")), default="argocd", show_default=True,
+              help="The GitOps tool that syncs the charts.")
+def init(folder: Path, hardware: str, gitops: str) -> None:
+    """Write a starting fleet into FOLDER that validates and renders as it is; its comments say what to read."""
+    from generator.scaffold import ScaffoldError, starting_fleet, write_new
+
+    try:
+        written = write_new(folder, starting_fleet(hardware, gitops))
+    except ScaffoldError as exc:
+        raise click.UsageError(str(exc)) from exc
+    for path in written:
+        click.echo(f"wrote {path}")
+    click.echo(f"next: replace the guesses its comments mark, then `mpigen validate {folder}` and "
+               f"`mpigen render {folder} -o charts`")
+
+
+@main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
 @click.option("--helm", "helm", metavar="PATH", help="Helm binary to lint and render with (default: helm on PATH).")
 @click.option("--no-helm", is_flag=True, help="Render charts mpigen compiled with mpigen itself, even if helm is there.")
