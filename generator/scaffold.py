@@ -14,6 +14,7 @@ from typing import Any
 
 from generator.catalogue import builtin_names, expand_hardware, load_builtin
 from generator.load import to_plain
+from generator.model import NetworkProvider
 
 GITOPS_TOOLS = ("argocd", "flux", "none")
 
@@ -111,11 +112,12 @@ def _cluster(facts: HardwareFacts, nodes: str, rdma: bool, gitops: str, cluster:
     ]
     if rdma:
         lines += ["  # `kubectl get node <node> -o jsonpath='{.status.allocatable}'` lists one RDMA resource per rail:",
-                  "  # nvidia.com/... (SR-IOV VFs: sriov-device-plugin) or rdma/... (rdma-shared); README \"Network "
-                  "providers\"",
-                  "  provider: sriov-device-plugin"]
+                  f"  # nvidia.com/... (SR-IOV VFs: {NetworkProvider.SRIOV_DEVICE_PLUGIN.value}) or rdma/... "
+                  f"({NetworkProvider.RDMA_SHARED.value}); README \"Network providers\"",
+                  f"  provider: {NetworkProvider.SRIOV_DEVICE_PLUGIN.value}"]
     else:
-        lines.append("  provider: tcp  # no RDMA NICs in this hardware: MPI over the pod network")
+        lines.append(f"  provider: {NetworkProvider.TCP.value}  # no RDMA NICs in this hardware: MPI over the pod "
+                     "network")
     lines += [
         "nodePools:",
         "  - name: pool",
