@@ -124,6 +124,11 @@ def bootstrap_root_dir(cluster: str) -> str:
     return f"{bootstrap_dir(cluster)}/root"
 
 
+def argocd_health_check_path(cluster: str) -> str:
+    """The Lua health check of MPIJobs for the cluster's Argo CD (an argocd-cm key, installed by hand)."""
+    return f"{bootstrap_dir(cluster)}/argocd/mpijob-health.lua"
+
+
 def bootstrap_apps_dir(cluster: str) -> str:
     """One Application or HelmRelease per chart; the root keeps this folder in sync (never itself)."""
     return f"{bootstrap_dir(cluster)}/apps"

@@ -15,6 +15,7 @@ Every value comes from the model: no timestamps, no random names, so a re-render
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from generator import names
@@ -239,6 +240,16 @@ def build_flux_helm_release(cluster: Cluster, delivery: Delivery) -> dict[str, A
 
 # --- files ---------------------------------------------------------------------------------------
 
+MPIJOB_HEALTH_KEY = "resource.customizations.health.kubeflow.org_MPIJob"
+"""The argocd-cm key Argo CD reads an MPIJob's health check from (`resource.customizations.health.<group>_<kind>`)."""
+
+
+def mpijob_health_check() -> str:
+    """The Lua that maps an MPIJob's conditions to Argo CD's health: Argo CD ships no health check for
+    kubeflow.org kinds, so without it a running, suspended, finished and failed MPIJob look alike."""
+    return (Path(__file__).parent / "mpijob_health.lua").read_text(encoding="utf-8")
+
+
 @dataclass(frozen=True)
 class BootstrapFile:
     """One manifest file under the charts folder, and what it is for (its header comment)."""
@@ -261,7 +272,9 @@ def build_bootstrap(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> list
         return [
             BootstrapFile(f"{names.bootstrap_root_dir(cluster.name)}/root-application.yaml",
                           f"Argo CD app of apps of cluster {cluster.name}. {apply_once} (into the cluster Argo CD "
-                          f"runs in); it keeps {apps_dir}/ in sync.",
+                          f"runs in); it keeps {apps_dir}/ in sync. For MPIJob health, add "
+                          f"{repo_path(gitops, names.argocd_health_check_path(cluster.name))} to argocd-cm as "
+                          f"{MPIJOB_HEALTH_KEY}.",
                           (build_argocd_root_application(cluster),)),
             BootstrapFile(f"{names.bootstrap_apps_dir(cluster.name)}/applications.yaml",
                           f"One Argo CD Application per chart of cluster {cluster.name}, synced by the root "

@@ -3,8 +3,9 @@
 Follows `helm create`: Chart.yaml (apiVersion v2), values.yaml with a comment on each value,
 values.schema.json, templates/_helpers.tpl with the standard labels, templates/NOTES.txt.
 
-A cluster with a GitOps tool also gets `<cluster>/bootstrap/`: plain manifests, not a chart, carried
-by its infra chart's `bootstrap` so that `output_files` writes (and prunes) them with the charts.
+A cluster with a GitOps tool also gets `<cluster>/bootstrap/`: plain manifests, not a chart (and, under Argo
+CD, the Lua health check of MPIJobs), carried by its infra chart's `bootstrap` so that `output_files` writes
+(and prunes) them with the charts.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from generator import chartfiles, names, yamlio
 from generator.chartfiles import action, helpers_tpl, include, template_path, trimmed_action
 from generator.diagnostics import Diagnostic, Location
 from generator.manifests import Manifest, build_infra, build_marked_job, infra_chart_ref, job_chart_ref
-from generator.manifests.gitops import BootstrapFile, build_bootstrap
+from generator.manifests.gitops import BootstrapFile, build_bootstrap, mpijob_health_check
 from generator.manifests.hostfile import hostfile_line, rankfile_line
 from generator.manifests.labels import CHART_VERSION, STANDARD_LABEL_KEYS, ChartRef
 from generator.manifests.manifest import Variable, plain, variables
 from generator.manifests.providers import PROVIDERS
-from generator.model import Cluster, Fleet, Job, Naming, NodePool, Scheduler
+from generator.model import Cluster, Fleet, GitOpsTool, Job, Naming, NodePool, Scheduler
 from generator.package.template import Hole, escape_text, render_template
 from generator.parallel import split_map
 
@@ -98,6 +99,8 @@ def package_fleet(fleet: Fleet) -> list[Chart]:
             built = {job.name: build_marked_job(job, job_chart_ref(job)) for job in jobs}  # each job's MPIJob, once
             mpijobs = {name: plain(_mpijob_of(manifests).obj) for name, manifests in built.items()}
             bootstrap = tuple((file.path, bootstrap_text(file, cluster)) for file in build_bootstrap(cluster, jobs))
+            if cluster.gitops is not None and cluster.gitops.tool is GitOpsTool.ARGOCD:
+                bootstrap += ((names.argocd_health_check_path(cluster.name), mpijob_health_check()),)
             charts.append(package_infra_chart(cluster, bootstrap, jobs, mpijobs))
             charts += [package_job_chart(job, built[job.name]) for job in jobs]
         return charts

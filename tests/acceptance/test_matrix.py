@@ -350,7 +350,7 @@ def test_the_matrix_passes_check_strict_with_real_helm(helm, upstream, matrix, c
 def _objects(compiled: CompileResult) -> list[tuple[str, dict[str, Any]]]:
     """(chart folder or bootstrap file, object) for every object of every chart and GitOps bootstrap file."""
     objects = [(chart.directory, m.obj) for chart in compiled.charts for m in chart.manifests]
-    objects += [(path, doc) for chart in compiled.charts for path, text in chart.bootstrap
+    objects += [(path, doc) for chart in compiled.charts for path, text in chart.bootstrap if path.endswith(".yaml")
                 for doc in yaml.safe_load_all(text) if doc]
     return objects
 
