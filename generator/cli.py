@@ -23,6 +23,10 @@ CHECK_FORMATS = ("json", "junit", "sarif", "text")
 """`mpigen check --output`: the keys of generator.check.report.FORMATS (a test holds them equal), named here so
 that reading the options imports nothing of check."""
 
+BUILTIN_HARDWARE = ("cpu-node", "dgx-1", "dgx-1-32gb", "dgx-2", "dgx-a100", "dgx-h100")
+"""`mpigen init --hardware`: generator.catalogue.builtin_names() (a test holds them equal), named here so that
+reading the options imports nothing of the pipeline."""
+
 PATHS = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 
 
@@ -176,8 +180,8 @@ def _unchanged_since_stamped(paths: tuple[Path, ...], output: Path, check_only: 
 
 @main.command()
 @click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--hardware", default="dgx-1", show_default=True, metavar="NAME",
-              help="The built-in hardware of the nodes: dgx-1, dgx-1-32gb, dgx-2, dgx-a100, dgx-h100 or cpu-node.")
+@click.option("--hardware", type=click.Choice(BUILTIN_HARDWARE), default="dgx-1", show_default=True,
+              help="The built-in hardware of the nodes.")
 @click.option("--gitops", type=click.Choice(("argocd", "flux", "none")), default="argocd", show_default=True,
               help="The GitOps tool that syncs the charts.")
 def init(folder: Path, hardware: str, gitops: str) -> None:

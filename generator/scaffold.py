@@ -21,8 +21,13 @@ GITOPS_TOOLS = ("argocd", "flux", "none")
 # The Mellanox / NVIDIA PCI device ids (vendor 15b3) of each built-in's NICs and of their SR-IOV virtual
 # functions, for the facts a built-in leaves out: ConnectX-4 1013/1014, ConnectX-5 1017/1018, ConnectX-6
 # 101b/101c, ConnectX-7 1021/101e (the mlx5 "ConnectX family" VF).
-_PCI_IDS = {"dgx-1": ("1013", "1014"), "dgx-1-32gb": ("1013", "1014"), "dgx-2": ("1017", "1018"),
-            "dgx-a100": ("101b", "101c"), "dgx-h100": ("1021", "101e")}
+_PCI_IDS = {"dgx-2": ("1017", "1018"), "dgx-a100": ("101b", "101c"), "dgx-h100": ("1021", "101e")}
+_PUBLISHED_PORTS = {
+    "dgx-h100": (("mlx5_0", "ibp24s0"), ("mlx5_3", "ibp64s0"), ("mlx5_4", "ibp79s0"), ("mlx5_5", "ibp94s0"),
+                 ("mlx5_6", "ibp154s0"), ("mlx5_9", "ibp192s0"), ("mlx5_10", "ibp206s0"), ("mlx5_11", "ibp220s0")),
+}
+"""The default RDMA device and interface of each compute NIC, in the order of the GPU beside it, where NVIDIA
+publishes them (DGX H100 User Guide, table "Network Modules"); elsewhere mpigen guesses mlx5_N and ibN."""
 _READ = {
     "hca": "`ibdev2netdev` on a node: mlx5_N port 1 ==> interface",
     "pfName": "`ibdev2netdev`: the interface after ==>",
@@ -85,14 +90,22 @@ def _hardware(facts: HardwareFacts, name: str) -> str:
         f"extends: {facts.name}",
         "nics:  # merged into the built-in's by name",
     ]
+    published = _PUBLISHED_PORTS.get(facts.name)
     for index, nic in enumerate(facts.nics):
         lines.append(f"  - name: {nic['name']}")
-        wanted = {"hca": f"mlx5_{index}", "pfName": f"ib{index}",
+        hca, pf_name = published[index] if published else (f"mlx5_{index}", f"ib{index}")
+        wanted = {"hca": hca, "pfName": pf_name,
                   **{key: value for key, value in guesses.items() if value and key not in nic}}
         for key, value in wanted.items():
             shown = f'"{value}"' if key.endswith("Id") else value
-            lines.append(f"    {key}: {shown}  # {_READ[key]}")
-        if "gpus" not in nic:
+            where = "NVIDIA's default; check with " if published and key in ("hca", "pfName") else ""
+            lines.append(f"    {key}: {shown}  # {where}{_READ[key]}")
+        if "gpus" in nic:
+            continue
+        if published:
+            lines.append(f"    gpus: [{index}]  # NVIDIA's table: GPU {index} sits beside this NIC; "
+                         "check with `nvidia-smi topo -m` (PIX)")
+        else:
             lines.append("    # gpus: [0, 1]  # `nvidia-smi topo -m`: the GPUs at PIX from this NIC; ranks bind to them")
     return "\n".join(lines) + "\n"
 
@@ -101,7 +114,7 @@ def _cluster(facts: HardwareFacts, nodes: str, rdma: bool, gitops: str, cluster:
     lines = [
         f"# A starting cluster of {facts.name} nodes: {facts.description}.",
         "# Every value below is a guess to check: each comment says what to read, on a node or with kubectl, to",
-        "# replace it. `mpigen validate` says what is still wrong, with file:line:col.",
+        "# replace it. `mpigen validate` checks the form (file:line:col), not these facts: only the nodes know them.",
         "apiVersion: mpigen/v1alpha1",
         "kind: Cluster",
         f"name: {cluster}",
@@ -169,8 +182,11 @@ def write_new(root: Path, files: dict[str, str]) -> list[Path]:
                             "choose another folder")
     written = []
     for target, text in zip(targets, files.values(), strict=True):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "x", encoding="utf-8") as handle:
-            handle.write(text)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "x", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise ScaffoldError(f"cannot write {target}: {exc.strerror or exc}; choose another folder") from None
         written.append(target)
     return written

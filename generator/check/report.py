@@ -7,6 +7,7 @@ import hashlib
 import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 from generator import __version__
 from generator.check.findings import Finding, RenderedObject
@@ -114,6 +115,8 @@ RULE_DESCRIPTIONS = {
     "crds": "The CRDs given are usable.",
     "input": "The file can be read as Kubernetes reads it.",
     "usage": "There is something to check.",
+    "yaml": "Each file is YAML as Kubernetes reads it.",
+    "lint": "`helm lint --strict` passes.",
 }
 """What each rule of `mpigen check` holds, for the rule list of a SARIF log."""
 
@@ -121,29 +124,36 @@ RULE_DESCRIPTIONS = {
 def as_sarif(report: CheckReport) -> str:
     """SARIF 2.1.0, one run: each finding a result at its file (line 1: findings name objects and JSON paths, not
     lines), the object and JSON path as its logical location, and a fingerprint that stays the same from run to
-    run while the finding does, so code-scanning views track it instead of opening it anew."""
+    run while the finding does. GitHub matches alerts by `primaryLocationLineHash` only, and computes one from
+    the text of the line where none is given: every finding of a file would then be one alert."""
     rules = sorted({finding.rule for finding in report.findings})
     results = []
     for finding in report.findings:
         where = " ".join(part for part in (finding.object, finding.path) if part)
-        location: dict[str, object] = {"physicalLocation": {"artifactLocation": {"uri": finding.source or "."},
-                                                            "region": {"startLine": 1}}}
+        location: dict[str, object] = {"physicalLocation": {
+            "artifactLocation": {"uri": quote(finding.source or ".", safe="/")}, "region": {"startLine": 1}}}
         if where:
             location["logicalLocations"] = [{"fullyQualifiedName": where, "kind": "object"}]
         identity = "\0".join((finding.rule, finding.source, finding.object, finding.path, finding.message))
+        fingerprint = hashlib.sha256(identity.encode()).hexdigest()
         results.append({
             "ruleId": finding.rule, "ruleIndex": rules.index(finding.rule),
             "level": "error" if finding.severity is Severity.ERROR else "warning",
-            "message": {"text": finding.format()},
+            "message": {"text": f"{where}: {finding.message}" if where else finding.message},
             "locations": [location],
-            "partialFingerprints": {"mpigenFinding/v1": hashlib.sha256(identity.encode()).hexdigest()},
+            "partialFingerprints": {"primaryLocationLineHash": f"{fingerprint[:16]}:1",
+                                    "mpigenFinding/v1": fingerprint},
         })
     driver = {"name": "mpigen", "version": __version__, "semanticVersion": __version__,
-              "rules": [{"id": rule, "name": rule,
-                         "shortDescription": {"text": RULE_DESCRIPTIONS.get(rule, f"mpigen check rule {rule}")}}
+              "rules": [{"id": rule, "shortDescription": {"text": _describe(rule)},
+                         "fullDescription": {"text": _describe(rule)}, "help": {"text": _describe(rule)}}
                         for rule in rules]}
     return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0",
                        "runs": [{"tool": {"driver": driver}, "results": results}]}, indent=2) + "\n"
+
+
+def _describe(rule: str) -> str:
+    return RULE_DESCRIPTIONS.get(rule, f"mpigen check rule {rule}")
 
 
 FORMATS = {"text": as_text, "json": as_json, "junit": as_junit, "sarif": as_sarif}

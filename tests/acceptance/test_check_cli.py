@@ -50,8 +50,6 @@ spec:
 """
 
 
-# The GitOps bootstrap manifests (charts/<cluster>/bootstrap/): 5 Argo CD Applications of dgx-lab, and a
-# GitRepository, a Kustomization and 2 HelmReleases of cpu-lab. Without their CRDs they are only warned about.
 def findings(stdout: str) -> list[str]:
     """The report's lines without its Pod Security lines (one per workload, `pod security <level>: ...`)."""
     return [line for line in stdout.splitlines() if not line.startswith("pod security ")]

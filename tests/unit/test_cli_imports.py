@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from generator import cli
+from generator.catalogue import builtin_names
 from generator.check.report import FORMATS
 
 HEAVY = ("generator.check", "generator.pipeline", "generator.package", "generator.write", "generator.diff",
@@ -36,3 +37,4 @@ def test_a_command_loads_its_own_stages() -> None:
 
 def test_check_output_choices_are_the_report_formats() -> None:
     assert tuple(sorted(FORMATS)) == cli.CHECK_FORMATS
+    assert builtin_names() == cli.BUILTIN_HARDWARE

@@ -43,3 +43,9 @@ def test_nothing_is_written_over_an_existing_file(tmp_path):
 def test_an_unknown_hardware_names_the_built_ins():
     with pytest.raises(ScaffoldError, match="dgx-h100"):
         starting_fleet("dgx-9", "argocd")
+
+
+def test_the_dgx_h100_gets_nvidias_published_port_names_and_gpu_affinity():
+    text = starting_fleet("dgx-h100", "none")["hardware/my-dgx-h100.yaml"]
+    assert "hca: mlx5_3  # NVIDIA's default" in text and "pfName: ibp64s0" in text and "gpus: [1]" in text
+    assert "mlx5_1 " not in text and "pfName: ib1 " not in text  # storage ports, and names DGX OS never uses

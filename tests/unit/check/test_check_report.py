@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from generator.check.findings import Finding, RenderedObject
 from generator.check.report import RULE_DESCRIPTIONS, CheckReport, as_json, as_junit, as_sarif, as_text
@@ -62,7 +64,8 @@ def test_sarif_is_one_run_of_results_each_at_its_file_with_its_rule_level_and_ob
     run = log["runs"][0]
     driver = run["tool"]["driver"]
     assert driver["name"] == "mpigen" and [rule["id"] for rule in driver["rules"]] == ["mpi-operator", "schema"]
-    assert all(rule["shortDescription"]["text"] for rule in driver["rules"])
+    for rule in driver["rules"]:  # GitHub requires the full description and help of each rule
+        assert rule["shortDescription"]["text"] and rule["fullDescription"]["text"] and rule["help"]["text"]
     error, warning = run["results"]
     assert (error["ruleId"], error["level"], warning["ruleId"], warning["level"]) == \
         ("schema", "error", "mpi-operator", "warning")
@@ -73,15 +76,39 @@ def test_sarif_is_one_run_of_results_each_at_its_file_with_its_rule_level_and_ob
                                                 "region": {"startLine": 1}}  # code scanning needs a line
     assert error["locations"][0]["logicalLocations"] == [{"fullyQualifiedName": "MPIJob/x .spec.slotsPerWorker",
                                                           "kind": "object"}]
-    assert error["message"]["text"] == "charts/x/templates/mpijob.yaml: MPIJob/x: .spec.slotsPerWorker: must be an integer"
+    assert error["message"]["text"] == "MPIJob/x .spec.slotsPerWorker: must be an integer"
 
 
-def test_sarif_fingerprints_follow_the_finding_not_the_run():
-    first, again = (json.loads(as_sarif(_report()))["runs"][0]["results"] for _ in range(2))
-    prints = [result["partialFingerprints"]["mpigenFinding/v1"] for result in first]
-    assert prints == [result["partialFingerprints"]["mpigenFinding/v1"] for result in again]
-    assert len(set(prints)) == 2
+def test_sarif_fingerprints_tell_findings_at_the_same_line_apart_and_follow_each_across_runs():
+    """GitHub matches alerts by primaryLocationLineHash alone: every finding is at line 1 of its file, so the
+    hash must come from the finding, or all of a file's findings would be one alert."""
+    first = json.loads(as_sarif(_report()))["runs"][0]["results"]
+    reordered = _report()
+    reordered.findings.reverse()
+    again = json.loads(as_sarif(reordered))["runs"][0]["results"]
+    hashes = [result["partialFingerprints"]["primaryLocationLineHash"] for result in first]
+    assert len(set(hashes)) == 2 and all(h.endswith(":1") for h in hashes)
+    assert sorted(hashes) == sorted(result["partialFingerprints"]["primaryLocationLineHash"] for result in again)
 
 
-def test_every_rule_has_a_description_for_sarif():
-    assert {rule.name for rule in RULES} | {"schema"} <= set(RULE_DESCRIPTIONS)
+def test_sarif_locations_are_uri_references():
+    report = CheckReport(findings=[Finding("my charts/x/job.yaml", "Job/x", "", "bad", "schema")])
+    (result,) = json.loads(as_sarif(report))["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "my%20charts/x/job.yaml"
+
+
+RULE_ARGUMENT = (r'(?:Finding\(|finding\()[^()]*?(?:\([^()]*\)[^()]*?)*,\s*"([a-z][a-z-]*)"'
+                 r'\s*(?:,\s*Severity\.\w+)?\)')
+"""The rule string a `Finding(...)` or `finding(...)` call ends with (before an optional severity)."""
+
+
+def test_every_rule_a_finding_can_carry_has_a_description_for_sarif():
+    """Every rule string a Finding is made with in generator/check (and each rule of RULES)."""
+    check = Path(__file__).resolve().parents[3] / "generator" / "check"
+    made = set()
+    for path in check.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        made |= set(re.findall(RULE_ARGUMENT, text, re.DOTALL))
+    made |= {rule.name for rule in RULES} | {"schema"}
+    assert {"yaml", "lint", "render", "input"} <= made  # the scan finds what it should
+    assert made <= set(RULE_DESCRIPTIONS), made - set(RULE_DESCRIPTIONS)
