@@ -95,7 +95,10 @@ def validate(paths: tuple[Path, ...]) -> None:
               help="Print the manifests the charts render to with default values, write nothing.")
 @click.option("--check", "check_only", is_flag=True,
               help="Write nothing; exit 1 and list every file of OUTPUT that is missing, stale or extra.")
-def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_only: bool) -> None:
+@click.option("--stamp", is_flag=True,
+              help="Keep a stamp of this render in OUTPUT/.mpigen-cache (git ignores it), so that the next render "
+              "or --check with nothing changed stops at once. Off by default: OUTPUT holds only the charts.")
+def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_only: bool, stamp: bool) -> None:
     """Compile profiles into Helm charts under OUTPUT/<cluster>/."""
     if output is None and not manifests:
         raise click.UsageError("give -o CHARTS to write charts, or --manifests to print what they render to")
@@ -104,7 +107,7 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
         return
     assert output is not None
     _refuse_output_beside_profiles(paths, output)
-    if _unchanged_since_stamped(paths, output, check_only):
+    if (stamp or check_only) and _unchanged_since_stamped(paths, output, refresh=stamp and not check_only):
         return
     from generator.freshness import render_key
     from generator.package import output_files
@@ -133,11 +136,11 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
             sys.exit(1)
         click.echo(f"{output} is up to date with the profiles")
         return
-    stamp = None
-    if result.fingerprint is not None:
-        stamp = StampRequest(render_key(result.fingerprint, paths, output), len(result.charts), tuple(notes))
+    request = None
+    if stamp and result.fingerprint is not None:
+        request = StampRequest(render_key(result.fingerprint, paths, output), len(result.charts), tuple(notes))
     try:
-        report = write_tree(output, files, stamp)
+        report = write_tree(output, files, request)
     except WriteError as exc:
         _error(str(exc))
     click.echo(f"{len(result.charts)} chart(s) in {output}: {len(report.written)} file(s) written, "
@@ -155,26 +158,29 @@ def _print_manifests(paths: tuple[Path, ...]) -> None:
     click.echo(manifest_stream(result.charts), nl=False)
 
 
-def _unchanged_since_stamped(paths: tuple[Path, ...], output: Path, check_only: bool) -> bool:
-    """The fast path: the output folder's stamp (generator/write/stamp.py) proves it is what this very render
-    left, so its messages are repeated and nothing is compiled or written. Reads the profiles, never parses."""
+def _unchanged_since_stamped(paths: tuple[Path, ...], output: Path, refresh: bool) -> bool:
+    """The fast path: the output folder's stamp (generator/write/stamp.py, left by `render --stamp`) proves it is
+    what this very render left, so its messages are repeated and nothing is compiled or written. Reads the
+    profiles, never parses. `render --check` uses a stamp it finds and writes none (`refresh` is off)."""
     from generator.freshness import code_identity, render_key
     from generator.load import fingerprint_paths
-    from generator.write import fresh_stamp
+    from generator.write import CACHE_DIR, fresh_stamp
 
+    if not refresh and not (output / CACHE_DIR).is_dir():
+        return False  # `render --check` where no stamp was ever kept: nothing to read the profiles for
     code_identity()  # read now, before anything is compiled: the key of this render is of the code it ran
     fingerprint = fingerprint_paths(paths)
     if fingerprint is None:
         return False
-    stamp = fresh_stamp(output, render_key(fingerprint, paths, output), refresh=not check_only)
+    stamp = fresh_stamp(output, render_key(fingerprint, paths, output), refresh=refresh)
     if stamp is None:
         return False
     for note in stamp.notes:
         click.echo(note, err=True)
-    if check_only:
-        click.echo(f"{output} is up to date with the profiles")
-    else:
+    if refresh:
         click.echo(f"{stamp.charts} chart(s) in {output}: 0 file(s) written, {stamp.files} unchanged, 0 removed")
+    else:
+        click.echo(f"{output} is up to date with the profiles")
     return True
 
 

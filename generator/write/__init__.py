@@ -22,7 +22,8 @@ chart files itself. A plan that fails is refused and nothing is touched.
 
 The pieces: paths.py (mpigen's own names, the errors, the path check), folder.py (the folder by descriptor),
 lock.py (the lock, and signals held off), ownership.py (`.mpigen-owned`), plan.py (checking a plan found on
-disk before it is replayed), compare.py (`render --check`); the transaction itself is here.
+disk before it is replayed), compare.py (`render --check`), stamp.py (`render --stamp`: the sealed record that
+lets an unchanged render stop early); the transaction itself is here.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The stamp: a record, kept in the output folder, that proves the folder is what a render with a given key left.
 
-A render writes `.mpigen-cache/stamp` after its transaction: its key (generator/freshness.py), the messages it
-gave, and the inode, size, mtime and ctime of every file and folder it owns, with each file's digest. The next
-render with the same key stats those and, if every one is as recorded, has nothing to compile or write.
+A render asked to (`render --stamp`) writes `.mpigen-cache/stamp` after its transaction: its key
+(generator/freshness.py), the messages it gave, and the inode, size, mtime and ctime of every file and folder it
+owns, with each file's digest. The next render with the same key stats those and, if every one is as recorded,
+has nothing to compile or write.
 
 The folder is untrusted (a pull request can commit a stamp that names hand-edited charts), so a stamp is
 believed only beside its seal, `.mpigen-cache/seal`: the inode and ctime the stamp file itself got when this
@@ -64,7 +65,6 @@ class StampRequest:
 class Stamp:
     """A stamp found to hold: the render it records left the folder exactly as it is."""
 
-    key: str
     charts: int
     files: int
     """Chart files, the ownership list not counted (as a render's report counts them)."""
@@ -86,7 +86,7 @@ def fresh_stamp(out_dir: Path, key: str, refresh: bool = False) -> Stamp | None:
 
 def unseal(folder: _Folder) -> None:
     """Make the stamp unbelievable before the folder changes (a render that dies half-way leaves no seal)."""
-    cache_fd = open_dir(folder.fd, CACHE_DIR, lambda: folder.show(CACHE_DIR), create=False)
+    cache_fd = _open(folder, CACHE_DIR, create=False)
     if cache_fd is None:
         return
     try:
@@ -100,7 +100,7 @@ def read_clock(folder: _Folder, where: str = CACHE_DIR) -> int:
     """The file system's clock now: the ctime of a file written in the folder `where` (the cache folder, made if
     missing, or a render's staging folder, which goes with it). Read before a render compares or writes
     anything, so that every change after has a ctime at least this."""
-    dir_fd = open_dir(folder.fd, where, lambda: folder.show(where), create=where == CACHE_DIR)
+    dir_fd = _open(folder, where, create=where == CACHE_DIR)
     if dir_fd is None:
         raise FileNotFoundError(where)
     name = CLOCK_FILE if where == CACHE_DIR else STAGED_CLOCK_FILE
@@ -119,11 +119,12 @@ def record_stamp(folder: _Folder, request: StampRequest, files: dict[str, bytes]
 
 
 def _record(folder: _Folder, request: StampRequest, digests: dict[str, str], since_ns: int) -> None:
-    cache_fd = _open_cache(folder, create=True)
+    cache_fd = _open(folder, CACHE_DIR, create=True)
+    assert cache_fd is not None
     try:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(SEAL_FILE, dir_fd=cache_fd)
-        if _read_small(cache_fd, IGNORE_FILE) != _IGNORE_ALL:
+        if folder.read(IGNORE_FILE, root=CACHE_DIR, limit=4096) != _IGNORE_ALL:
             _replace(cache_fd, IGNORE_FILE, _IGNORE_ALL)
         # Every stat after the cache folder exists (making it changes the output folder's mtime) and after this
         # clock, which the stamp keeps: a change after a stat gets a ctime at least this.
@@ -172,11 +173,9 @@ def _settled_stat(folder: _Folder, path: str, digest: str, since_ns: int) -> lis
         os.close(fd)
 
 
-def _open_cache(folder: _Folder, create: bool) -> int:
-    cache_fd = open_dir(folder.fd, CACHE_DIR, lambda: folder.show(CACHE_DIR), create=create)
-    if cache_fd is None:
-        raise FileNotFoundError(CACHE_DIR)
-    return cache_fd
+def _open(folder: _Folder, where: str, create: bool) -> int | None:
+    """The folder `where` of the output folder (its cache or staging), never through a link; None if missing."""
+    return open_dir(folder.fd, where, lambda: folder.show(where), create=create)
 
 
 def _cache_holds_only_its_own(cache_fd: int) -> bool:
@@ -197,13 +196,13 @@ def _fresh(folder: _Folder, key: str, refresh: bool) -> Stamp | None:
 def _verify(folder: _Folder, key: str) -> tuple[Stamp, dict[str, Any], bool] | None:
     """The sealed stamp with this key and its document if every entry holds, and whether some were racy
     (checked by content); None otherwise."""
-    cache_fd = open_dir(folder.fd, CACHE_DIR, lambda: folder.show(CACHE_DIR), create=False)
+    cache_fd = _open(folder, CACHE_DIR, create=False)
     if cache_fd is None:
         return None
     try:
         if not _cache_holds_only_its_own(cache_fd):
             return None
-        seal = json.loads(_read_small(cache_fd, SEAL_FILE) or b"null")
+        seal = json.loads(folder.read(SEAL_FILE, root=CACHE_DIR, limit=4096) or b"null")
         fd = os.open(STAMP_FILE, _READ_FLAGS, dir_fd=cache_fd)
         try:
             info = os.fstat(fd)
@@ -239,7 +238,7 @@ def _verify(folder: _Folder, key: str) -> tuple[Stamp, dict[str, Any], bool] | N
             return None
     if racy_folders and not _folders_hold_only(folder, racy_folders, document):
         return None
-    stamp = Stamp(key=key, charts=int(document["charts"]), files=len(document["files"]) - 1,
+    stamp = Stamp(charts=int(document["charts"]), files=len(document["files"]) - 1,
                   notes=tuple(str(note) for note in document["notes"]))
     return stamp, document, bool(racy_files or racy_folders)
 
@@ -260,7 +259,7 @@ def _folders_hold_only(folder: _Folder, racy: list[str], document: dict[str, Any
             parent, _, name = path.rpartition("/")
             expected[parent].add(name)
     for path in racy:
-        fd = folder.fd if path == "" else open_dir(folder.fd, path, lambda shown=path: folder.show(shown), create=False)
+        fd = folder.fd if path == "" else _open(folder, path, create=False)
         if fd is None:
             return False
         try:
@@ -291,19 +290,6 @@ def _folder_stat(found: os.stat_result) -> list[int]:
 
 def _seal_of(info: os.stat_result) -> dict[str, int]:
     return {"dev": info.st_dev, "ino": info.st_ino, "size": info.st_size, "ctime_ns": info.st_ctime_ns}
-
-
-def _read_small(dir_fd: int, name: str) -> bytes | None:
-    try:
-        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
-    except FileNotFoundError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, 4096)
-    finally:
-        os.close(fd)
 
 
 def _replace(dir_fd: int, name: str, data: bytes) -> None:

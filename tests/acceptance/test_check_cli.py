@@ -104,7 +104,7 @@ def test_the_committed_charts_pass_strictly_without_crds(helm):
         assert "rendering and linting with helm v" in result.stderr
 
 
-def test_the_gitops_crds_given_with_crds_judge_as_the_shipped_schemas(helm, upstream):
+def test_the_committed_charts_pass_strictly_with_the_upstream_gitops_crds(helm, upstream):
     gitops = upstream / "gitops"
     crds = [gitops / "argocd" / "application-crd.yaml", *(gitops / "flux" / f"{kinds}.yaml" for kinds in (
         "source.toolkit.fluxcd.io_gitrepositories", "kustomize.toolkit.fluxcd.io_kustomizations",

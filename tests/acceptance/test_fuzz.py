@@ -71,7 +71,7 @@ from unittest import mock
 
 import pytest
 from click.testing import CliRunner
-from conftest import PROFILES, REPO, REQUIRED, UPSTREAM, helm_path, in_cache, need
+from conftest import PROFILES, REPO, REQUIRED, UPSTREAM, helm_path, need
 from hypothesis import HealthCheck, event, example, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
@@ -702,8 +702,7 @@ SUMMARY = re.compile(r"\d+ error\(s\), \d+ warning\(s\) in \d+ profile file\(s\)
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and not in_cache(p, folder)}
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def chart_digest(folder: Path) -> str:

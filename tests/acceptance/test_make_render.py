@@ -20,12 +20,14 @@ def test_make_render_twice_changes_nothing():
     if not (REPO / ".venv" / ".installed").exists():
         pytest.skip("run through `make test`, which bootstraps .venv first")
     before = tree_digest()
+    stamped = (CHARTS / ".mpigen-cache").exists()  # only if a developer rendered with --stamp
     for _ in range(2):
         result = subprocess.run(["make", "--no-print-directory", "render"], cwd=REPO, capture_output=True, text=True,
                                 timeout=300)
         assert result.returncode == 0, result.stderr
         assert "0 file(s) written" in result.stdout and "0 removed" in result.stdout, result.stdout
     assert tree_digest() == before
+    assert (CHARTS / ".mpigen-cache").exists() == stamped, "make render left a stamp among the charts"
     if (REPO / ".git").exists() and shutil.which("git"):
         status = subprocess.run(["git", "status", "--porcelain", "--", "charts"], cwd=REPO, capture_output=True,
                                 text=True, check=True)

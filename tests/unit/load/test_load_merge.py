@@ -8,7 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
-from conftest import PROFILES, in_cache, run_mpigen
+from conftest import PROFILES, run_mpigen
 
 from generator.catalogue import expand_hardware
 from generator.load import load_bytes, load_paths
@@ -68,8 +68,7 @@ def merged_profiles(root: Path) -> Path:
 
 
 def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and not in_cache(p, root)}
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def test_merged_profiles_compile_to_the_charts_of_the_written_out_ones(tmp_path: Path) -> None:
