@@ -185,6 +185,99 @@ def _unchanged_since_stamped(paths: tuple[Path, ...], output: Path, refresh: boo
 
 
 @main.command()
+@PATHS
+@click.option("--output", "output", type=click.Choice(("text", "json")), default="text", show_default=True)
+@click.option("--strict", is_flag=True, help="Exit 1 when some job can never run where it is.")
+@click.option("--html", "html", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE",
+              help="Also draw the fleet into FILE: one self-contained page (no scripts, nothing fetched).")
+@click.option("--svg", "svg", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE",
+              help="Also draw the fleet into FILE as one SVG picture.")
+def plan(paths: tuple[Path, ...], output: str, strict: bool, html: Path | None, svg: Path | None) -> None:
+    """Capacity and fit per cluster and pool: what the nodes offer, what the jobs ask, who waits for whom.
+
+    Reads the profiles only. A job that can never run where it is (more than its pool or queue can ever hold) is
+    reported with its file:line instead of stopping the plan; --strict makes that exit 1."""
+    from generator.insight.plan import plan_fleet
+    from generator.insight.report import plan_json, plan_text
+    from generator.pipeline import check_profiles
+
+    result = check_profiles(paths, set_aside_unfit=True)
+    _report(result)
+    if _fail(result.diagnostics):
+        sys.exit(1)
+    fleet_plan = plan_fleet(result.fleet, result.documents, result.unfit)
+    for path, page in ((html, "html"), (svg, "svg")):
+        if path is not None:
+            _write_picture(path, page, result, fleet_plan)
+    click.echo(plan_json(fleet_plan) if output == "json" else plan_text(fleet_plan), nl=False)
+    if strict and fleet_plan.never:
+        click.echo(f"{len(fleet_plan.never)} job(s) can never run where they are (--strict)", err=True)
+        sys.exit(1)
+
+
+def _write_picture(path: Path, page: str, result: CompileResult, fleet_plan: object) -> None:
+    from generator.insight.picture import fleet_html, fleet_svg
+    from generator.write import WriteError
+    from generator.write.single import write_file
+
+    draw = fleet_html if page == "html" else fleet_svg
+    try:
+        write_file(path, draw(result.fleet, fleet_plan).encode("utf-8"))
+    except WriteError as exc:
+        _error(str(exc))
+    click.echo(f"wrote {path}", err=True)
+
+
+@main.command()
+@click.argument("job")
+@click.option("-p", "--profiles", "paths", multiple=True, type=click.Path(path_type=Path), default=("profiles",),
+              show_default=True, help="The profiles the job is compiled with (repeat for several paths).")
+@click.option("--output", "output", type=click.Choice(("text", "json")), default="text", show_default=True)
+def explain(job: str, paths: tuple[Path, ...], output: str) -> None:
+    """Every value mpigen derives for JOB (a job's name, or the path of its profile), and where it comes from."""
+    from generator.insight.explain import explain_job
+    from generator.insight.report import explain_json, explain_text
+    from generator.pipeline import check_profiles
+
+    as_file = Path(job)
+    if as_file.is_file() and not any(_holds(path, as_file) for path in paths):
+        paths = (*paths, as_file)
+    result = check_profiles(paths)
+    _report(result)
+    if _fail(result.diagnostics):
+        sys.exit(1)
+    if as_file.is_file():
+        sources = {d.source for d in result.documents if d.kind == "Job" and _same_file(d.path, as_file)}
+        chosen = [j for j in result.fleet.jobs if j.source in sources]
+    else:
+        chosen = [j for j in result.fleet.jobs if j.name == job]
+    if not chosen:
+        from generator.diagnostics import did_you_mean
+
+        hint = did_you_mean(job, [j.name for j in result.fleet.jobs])
+        _error(f"no job '{job}' in {', '.join(str(p) for p in paths)}" + (f"; {hint}" if hint else ""))
+    if len(chosen) > 1:
+        _error(f"{len(chosen)} jobs are named '{job}' (on clusters "
+               f"{', '.join(j.cluster.name for j in chosen)}): give the path of its profile instead")
+    explanation = explain_job(chosen[0], result.documents)
+    click.echo(explain_json(explanation) if output == "json" else explain_text(explanation), nl=False)
+
+
+def _holds(folder: Path, file: Path) -> bool:
+    try:
+        return file.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
+def _same_file(a: str, b: Path) -> bool:
+    try:
+        return Path(a).resolve() == b.resolve()
+    except (OSError, RuntimeError):
+        return False
+
+
+@main.command()
 @click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--hardware", type=click.Choice(BUILTIN_HARDWARE), default="dgx-1", show_default=True,
               help="The built-in hardware of the nodes.")

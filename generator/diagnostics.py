@@ -8,6 +8,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
+NEVER_FITS = "never-fits"
+"""A job that is sound but can never run where it is: more than its nodes or its queue can ever hold. `mpigen plan`
+reports such a job, with the rest of the fleet, instead of stopping at it."""
+
 
 class Severity(str, Enum):
     ERROR = "error"
@@ -32,6 +36,8 @@ class Diagnostic:
     message: str
     hint: str = ""
     severity: Severity = Severity.ERROR
+    code: str = ""
+    """What kind of finding it is, where a later stage acts on the kind (`NEVER_FITS`); most have none."""
 
     def format(self) -> str:
         """One line, whatever the profile text quoted in it holds (a newline in a name, a file name)."""

@@ -304,6 +304,8 @@ class Placement:
     rank_sockets: tuple[int, ...] = ()
     """With `gpu-nic-socket`: the socket of each local rank (= its GPU), written into the rankfile."""
     cores_per_socket: int = 0
+    no_rankfile: str = ""
+    """Why ranks are not bound to their GPU's NIC socket by a rankfile (`derive.nic_socket_problem`), for explain."""
 
     @property
     def rankfile(self) -> bool:
@@ -410,6 +412,8 @@ class Job:
     run_policy: RunPolicy
     origins: tuple[tuple[str, Origin], ...]
     scheduling: JobScheduling = JobScheduling()
+    estimated_hours: float | None = None
+    """How long a run is expected to take (`estimatedHours`); only `mpigen plan` reads it."""
 
     @property
     def uses_gpus(self) -> bool:

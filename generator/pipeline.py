@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.catalogue import expand_hardware
-from generator.diagnostics import Diagnostic, errors, sort_diagnostics
-from generator.load import load_paths
+from generator.diagnostics import NEVER_FITS, Diagnostic, errors, sort_diagnostics
+from generator.load import ProfileFile, load_paths
 from generator.model import Fleet
 from generator.package import Chart, oversized_files, package_fleet
 from generator.resolve import resolve
@@ -27,22 +27,37 @@ class CompileResult:
     fingerprint: str | None = None
     """The digest of the profile files as read (generator.load.ProfilesFingerprint), None if loading reported
     anything."""
+    documents: list[ProfileFile] = field(default_factory=list)
+    """The profiles the fleet was resolved from (hardware expanded): where each value was written."""
+    unfit: list[tuple[ProfileFile, list[Diagnostic]]] = field(default_factory=list)
+    """Jobs set aside because they can never run where they are, with why (`check_profiles(set_aside_unfit)`)."""
 
     @property
     def ok(self) -> bool:
         return not errors(self.diagnostics)
 
 
-def check_profiles(paths: Iterable[Path]) -> CompileResult:
+def check_profiles(paths: Iterable[Path], set_aside_unfit: bool = False) -> CompileResult:
+    """Load, validate and resolve. `set_aside_unfit`: a job that is sound but can never run where it is
+    (`NEVER_FITS`) is left out of the fleet and listed in `unfit`, instead of failing the whole (`mpigen plan`)."""
     loaded = load_paths(paths)
     expanded = expand_hardware(loaded.documents, loaded.unreadable)
     problems = validate(expanded.documents, [*loaded.unreadable, *expanded.unresolved])
     diagnostics = sort_diagnostics(loaded.diagnostics + expanded.diagnostics + problems)
+    documents = expanded.documents
+    unfit: dict[str, list[Diagnostic]] = {}
+    if set_aside_unfit:
+        for diagnostic in errors(diagnostics):
+            if diagnostic.code == NEVER_FITS:
+                unfit.setdefault(diagnostic.location.path, []).append(diagnostic)
+        diagnostics = [d for d in diagnostics if d.location.path not in unfit or d.code != NEVER_FITS]
+        documents = [d for d in documents if d.kind != "Job" or d.path not in unfit]
     result = CompileResult(diagnostics=diagnostics, profile_count=loaded.file_count,
                            paths={document.source: document.path for document in expanded.documents},
-                           fingerprint=loaded.fingerprint)
+                           fingerprint=loaded.fingerprint, documents=documents,
+                           unfit=[(d, unfit[d.path]) for d in expanded.documents if d.kind == "Job" and d.path in unfit])
     if result.ok:
-        result.fleet = resolve(expanded.documents)
+        result.fleet = resolve(documents)
     return result
 
 

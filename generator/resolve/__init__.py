@@ -242,6 +242,7 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
         run_policy=_run_policy(data.get("runPolicy", {}), cluster),
         origins=_origins(document, data, cluster, pool, shape, name_limit),
         scheduling=_job_scheduling(data, cluster, data.get("namespace", cluster.namespaces[0])),
+        estimated_hours=data.get("estimatedHours"),
     )
 
 

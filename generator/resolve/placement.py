@@ -24,16 +24,18 @@ def resolve_placement(job: dict[str, Any], hardware: dict[str, Any], implementat
         return Placement(map_by=None, bind_to=None)  # Intel MPI and MPICH place ranks themselves
     given = job.get("placement", {})
     map_by = given.get("mapBy")
+    problem = ""
     if "bindTo" in given:
         bind_to = BindTo(given["bindTo"])
-    elif gpus_per_worker and map_by is None and not derive.nic_socket_problem(
-            hardware, gpus_per_worker, slots_per_worker, job.get("resources", {}).get("cpu"), cpu_manager_policy):
+    elif gpus_per_worker and map_by is None and not (problem := derive.nic_socket_problem(
+            hardware, gpus_per_worker, slots_per_worker, job.get("resources", {}).get("cpu"), cpu_manager_policy)):
         bind_to = BindTo.GPU_NIC_SOCKET
     elif gpus_per_worker:
         bind_to = BindTo.NONE  # ranks fill a worker in order (local rank i on GPU i) and are not bound
     else:
-        return Placement(map_by=map_by, bind_to=None)  # CPU job: OpenMPI's own binding
+        return Placement(map_by=map_by, bind_to=None, no_rankfile="a CPU job")  # OpenMPI's own binding
     if bind_to is BindTo.GPU_NIC_SOCKET:
         return Placement(map_by=None, bind_to=bind_to, rank_sockets=tuple(derive.gpu_sockets(hardware) or ()),
                          cores_per_socket=int(hardware["cpu"]["coresPerSocket"]))
-    return Placement(map_by=(map_by or DEFAULT_GPU_MAP_BY) if gpus_per_worker else map_by, bind_to=bind_to)
+    return Placement(map_by=(map_by or DEFAULT_GPU_MAP_BY) if gpus_per_worker else map_by, bind_to=bind_to,
+                     no_rankfile=problem or "the job's own placement")

@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from generator import admission, defaults, derive
-from generator.diagnostics import Diagnostic, Location, did_you_mean
+from generator.diagnostics import NEVER_FITS, Diagnostic, Location, did_you_mean
 from generator.load import ProfileFile
 from generator.manifests.providers import provider_of
 from generator.validate.fields import duplicates
@@ -304,7 +304,7 @@ def _check_quota(size: Location, cluster: dict[str, Any], queue: admission.Queue
         return [Diagnostic(size, f"the job's {worker_count} workers ask for {admission.amount_text(asked, unit)} "
                            f"{resource}, more than queue '{queue.name}' can ever hold on pool '{pool['name']}' ({held}: "
                            f"{own + extra} of {pool['nodes']} nodes), so it is never admitted",
-                           "ask for less, or give the queue more nodes (`nodes`, `borrowNodes`)")]
+                           "ask for less, or give the queue more nodes (`nodes`, `borrowNodes`)", code=NEVER_FITS)]
     places = [(pool["name"], workers)] + [(name, {}) for name, _ in queue.nodes if name != pool["name"]]
     for name, taken in places:
         offer = offers[name]
@@ -315,7 +315,8 @@ def _check_quota(size: Location, cluster: dict[str, Any], queue: admission.Queue
     return [Diagnostic(size, f"the job's workers take all that queue '{queue.name}' can ever hold on pool "
                        f"'{pool['name']}', and its launcher ({shown}) fits nowhere else in the queue, so Kueue never "
                        "admits the job (it admits the launcher with the workers)",
-                       "ask for a little less CPU or memory per worker, or give the queue more nodes")]
+                       "ask for a little less CPU or memory per worker, or give the queue more nodes",
+                       code=NEVER_FITS)]
 
 
 def _check_capability(size: Location, cluster: dict[str, Any], queue: admission.QueueDecl,
@@ -334,5 +335,5 @@ def _check_capability(size: Location, cluster: dict[str, Any], queue: admission.
             return [Diagnostic(size, f"the job's {worker_count} workers and launcher ask for "
                                f"{admission.amount_text(asked, unit)} {resource}, more than the capability of queue "
                                f"'{queue.name}' ({limit}{unit}), so Volcano never schedules it",
-                               "ask for less, or give the queue more nodes (`nodes`)")]
+                               "ask for less, or give the queue more nodes (`nodes`)", code=NEVER_FITS)]
     return []

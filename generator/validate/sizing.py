@@ -7,7 +7,7 @@ from typing import Any
 
 from generator import defaults, derive, names
 from generator.derive import Layout
-from generator.diagnostics import Diagnostic
+from generator.diagnostics import NEVER_FITS, Diagnostic
 from generator.load import ProfileFile
 
 
@@ -43,7 +43,7 @@ def _check_cpu_request(document: ProfileFile, job: dict[str, Any], hardware: dic
     if cpu is not None and derive.quantity(cpu) > derive.logical_cpus(hardware):
         return [Diagnostic(document.location("resources", "cpu"),
                            f"a worker asks for {cpu} CPUs but a node of {where_pool} has "
-                           f"{derive.logical_cpus(hardware)}", "ask for fewer CPUs per worker")]
+                           f"{derive.logical_cpus(hardware)}", "ask for fewer CPUs per worker", code=NEVER_FITS)]
     return []
 
 
@@ -54,7 +54,7 @@ def _check_gpu_request(document: ProfileFile, job: dict[str, Any], gpus: int, wh
     if per_worker > gpus:
         return [Diagnostic(document.location("gpusPerWorker"),
                            f"a worker asks for {per_worker} GPUs but a node of {where_pool} has {gpus}",
-                           f"use at most {gpus}, and more workers")]
+                           f"use at most {gpus}, and more workers", code=NEVER_FITS)]
     total = job.get("totalGpus")
     if total is not None and total % per_worker:
         lower, upper = total - total % per_worker, total + per_worker - total % per_worker
@@ -67,7 +67,8 @@ def _check_gpu_request(document: ProfileFile, job: dict[str, Any], gpus: int, wh
 def _check_capacity(document: ProfileFile, job: dict[str, Any], shape: Layout, where_pool: str,
                     host_network: bool) -> list[Diagnostic]:
     if shape.workers_per_node == 0:
-        return [Diagnostic(document.location("resources", "cpu"), "a worker does not fit on one node", "ask for less")]
+        return [Diagnostic(document.location("resources", "cpu"), "a worker does not fit on one node", "ask for less",
+                           code=NEVER_FITS)]
     if shape.worker_count <= shape.capacity:
         return []
     size_key = "workers" if "workers" in job else "totalGpus"
@@ -80,7 +81,8 @@ def _check_capacity(document: ProfileFile, job: dict[str, Any], shape: Layout, w
     else:
         message = (f"{shape.worker_count} workers need more than the {shape.nodes} nodes of {where_pool}: "
                    f"{shape.workers_per_node} fit on a node, {shape.capacity} in all")
-    return [Diagnostic(document.location(size_key), message, f"use at most {shape.capacity} workers, or a bigger pool")]
+    return [Diagnostic(document.location(size_key), message, f"use at most {shape.capacity} workers, or a bigger pool",
+                       code=NEVER_FITS)]
 
 
 def _check_worker_names(document: ProfileFile, job: dict[str, Any], shape: Layout) -> list[Diagnostic]:

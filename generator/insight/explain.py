@@ -1,0 +1,339 @@
+"""`mpigen explain JOB`: every value mpigen derives for one job, with where it comes from: a profile's file and
+line, a built-in default, or the rule it follows (DOMAIN.md's facts, in the words the charts' comments use).
+
+Reads the resolved model and the profiles it came from (for the lines); the values are those the builders put in
+the charts, taken from the same functions (names, the run digest, the launcher's command, the rankfile).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from generator import defaults, derive, names
+from generator.load import ProfileFile
+from generator.manifests.hostfile import configmap_keys, rankfile_line
+from generator.manifests.manifest import plain
+from generator.manifests.mpijob import launcher_command, workers_variable
+from generator.manifests.providers import PROVIDERS, pod_network
+from generator.manifests.run_name import mpijob_name
+from generator.model import Job, MpiImplementation, Naming, Nic
+
+RUN_DIGEST_COVERS = ("the MPIJob's spec without runPolicy.suspend, its namespace, and its hostfile (and rankfile), "
+                     "built under the plain job name: mpi-operator never applies a spec edit to a launcher it created, "
+                     "so an edited run is a new MPIJob and the GitOps tool prunes the old one (DOMAIN.md section 5); "
+                     "suspend is left out so that suspending from git acts on the same MPIJob")
+BINDING_RULE = ("frameworks (Horovod, PyTorch) drive GPU i from local rank i, and NCCL sends each GPU's traffic "
+                "through the NIC nearest it (the hardware profile's `gpus` of each NIC); a worker holds one device of "
+                "each rail it attaches")
+
+
+_PROFILE_LINE = re.compile(r"^\S+:[0-9]+: ")
+
+
+@dataclass(frozen=True)
+class Fact:
+    section: str
+    name: str
+    value: str
+    origin: str
+    """`path:line: key` of a profile, `default: ...` for a built-in default, or the rule the value follows."""
+
+    JSON_PROPERTIES = ("origin_kind",)
+
+    @property
+    def origin_kind(self) -> str:
+        """`profile`, `default` or `rule`."""
+        if _PROFILE_LINE.match(self.origin):
+            return "profile"
+        return "default" if self.origin.startswith("default") else "rule"
+
+
+@dataclass(frozen=True)
+class RankBinding:
+    rank: int
+    worker: int
+    local_rank: int
+    host: str
+    gpu: int | None
+    """The node's GPU index it drives; None where the device plugin chooses the worker's GPUs, or none."""
+    nic: str | None
+    """The hardware's NIC its GPU's traffic goes through; None where that is not known."""
+    hca: str | None
+    rail: str | None
+    rankfile_line: str | None
+
+    JSON_PROPERTIES = ("gpu_text", "nic_text")
+
+    @property
+    def gpu_text(self) -> str:
+        return "-" if self.gpu is None else str(self.gpu)
+
+    @property
+    def nic_text(self) -> str:
+        if self.nic is None:
+            return "-"
+        return f"{self.nic} ({self.hca})" if self.hca else self.nic
+
+
+@dataclass(frozen=True)
+class Explanation:
+    job: str
+    source: str
+    cluster: str
+    pool: str
+    namespace: str
+    facts: tuple[Fact, ...]
+    ranks: tuple[RankBinding, ...]
+    binding_rule: str
+
+
+class _Where:
+    """`path:line` of a key in a profile, or None where the profile does not set it."""
+
+    def __init__(self, document: ProfileFile | None) -> None:
+        self.document = document
+
+    def __call__(self, *keys: str | int) -> str | None:
+        if self.document is None:
+            return None
+        node = self.document.data
+        for key in keys:
+            try:
+                node = node[key]
+            except (KeyError, IndexError, TypeError):
+                return None
+        where = self.document.location(*keys)
+        return f"{where.path}:{where.line}"
+
+
+def _said(where: str | None, what: str, otherwise: str) -> str:
+    return f"{where}: {what}" if where else otherwise
+
+
+def explain_job(job: Job, documents: list[ProfileFile]) -> Explanation:
+    by_name = {(d.kind, str(d.data.get("name"))): d for d in documents}
+    at_job = _Where(next(d for d in documents if d.kind == "Job" and d.source == job.source))
+    at_cluster = _Where(by_name.get(("Cluster", job.cluster.name)))
+    at_hw = _Where(by_name.get(("Hardware", job.pool.hardware.name)))
+    mpijob = mpijob_name(job)
+    facts = [*_naming(job, mpijob, at_job), *_size(job, at_job, at_cluster, at_hw),
+             *_resources(job, at_job, at_cluster, at_hw), *_networks(job, at_job, at_cluster, at_hw),
+             *_environment(job, at_job), *_mpi(job, mpijob, at_job), *_security(job, at_job),
+             *_scheduling(job, at_job, at_cluster)]
+    return Explanation(job=job.name, source=job.source, cluster=job.cluster.name, pool=job.pool.name,
+                       namespace=job.namespace, facts=tuple(facts), ranks=rank_bindings(job, mpijob),
+                       binding_rule=BINDING_RULE + _binding_gaps(job))
+
+
+def _naming(job: Job, mpijob: str, at: _Where) -> list[Fact]:
+    naming = _said(at("naming"), f"naming {job.naming.value}", f"default: naming {defaults.JOB_NAMING}")
+    if job.naming is Naming.CONTENT_HASH:
+        origin = f"{naming}; the last {names.RUN_DIGEST_LENGTH} characters are a digest of {RUN_DIGEST_COVERS}"
+    else:
+        origin = f"{naming}: the job's own name, so an edited run reuses the MPIJob (mpi-operator keeps its launcher)"
+    return [Fact("naming", "MPIJob name", mpijob, origin),
+            Fact("naming", "chart and Helm release", job.name, _said(at("name"), "name", "the job's name")),
+            Fact("naming", "namespace", job.namespace,
+                 _said(at("namespace"), "namespace", f"the first namespace of cluster {job.cluster.name}")),
+            Fact("naming", "worker pods", f"{names.worker_name(mpijob, 0)} .. "
+                 f"{names.worker_name(mpijob, job.worker_count - 1)}",
+                 "mpi-operator names workers <mpijob>-worker-<i>, reachable as "
+                 f"{names.worker_host(mpijob, job.namespace, 0)} through the job's headless service")]
+
+
+def _size(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[Fact]:
+    hardware = job.pool.hardware
+    facts = [Fact("size", "workers", str(job.worker_count), job.origin("workers")),
+             Fact("size", "most workers the pool holds", str(job.max_workers), job.origin("max_workers"))]
+    if job.uses_gpus:
+        facts.append(Fact("size", "GPUs per worker", str(job.gpus_per_worker),
+                          _said(at("gpusPerWorker"), "gpusPerWorker",
+                                _said(at_hw("gpu", "count"), f"gpu.count of hardware {hardware.name}: a worker "
+                                      "takes a whole node's GPUs unless the job says otherwise",
+                                      f"hardware {hardware.name}: a worker takes a whole node's GPUs"))))
+        slots_default = "one rank per GPU (slotsPerWorker defaults to GPUs per worker)"
+    elif job.resources.cpu is not None:
+        slots_default = "one rank per CPU the worker asks for (resources.cpu)"
+    else:
+        slots_default = f"one rank per physical core of hardware {hardware.name} (sockets x coresPerSocket)"
+    facts.append(Fact("size", "slots per worker", str(job.slots_per_worker),
+                      _said(at("slotsPerWorker"), "slotsPerWorker", slots_default)))
+    facts.append(Fact("size", "ranks", str(job.worker_count * job.slots_per_worker),
+                      "workers x slots per worker: mpirun's rank count and the hostfile's slots"))
+    return facts
+
+
+def _resources(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[Fact]:
+    facts = []
+    for key, value in (("cpu", job.resources.cpu), ("memory", job.resources.memory)):
+        if value is not None:
+            facts.append(Fact("worker resources", key, value, _said(at("resources", key), f"resources.{key}", "")))
+    if job.uses_gpus:
+        gpu = job.pool.hardware.gpu
+        facts.append(Fact("worker resources", gpu.resource, str(job.gpus_per_worker),
+                          _said(at_hw("gpu", "resource"), "gpu.resource", "default: GPUs are requested as "
+                                f"{derive.DEFAULT_GPU_RESOURCE} (NVIDIA's device plugin)")
+                          + "; as a limit, the way extended resources are requested"))
+    provider = PROVIDERS[job.cluster.network.provider]
+    limits = dict(pod_network(job, job.name).limits)
+    for attachment in job.rails:
+        rail = attachment.rail
+        if rail.resource in limits:
+            index = next(i for i, r in enumerate(job.cluster.rails) if r.name == rail.name)
+            facts.append(Fact("worker resources", rail.resource, str(limits[rail.resource]),
+                              _said(at_cluster("rails", index), f"rail {rail.name}", f"rail {rail.name}")
+                              + f", under the {provider.name.value} provider's resource prefix: one device of each "
+                              "rail per worker"))
+    facts.append(Fact("worker resources", "/dev/shm", job.shm_size,
+                      _said(at("shmSize"), "shmSize", "default: 1Gi per GPU (1Gi for a CPU job), a memory-backed "
+                            "emptyDir: NCCL and MPI share memory between a node's ranks through it")))
+    for key, value in (("cpu", job.launcher_resources.cpu), ("memory", job.launcher_resources.memory)):
+        if value is not None:
+            facts.append(Fact("launcher resources", key, value,
+                              _said(at("launcher", "resources", key), f"launcher.resources.{key}",
+                                    "default: the launcher only runs mpirun")))
+    return facts
+
+
+def _nic_line(job: Job, nic: Nic, at_hw: _Where) -> str:
+    index = next(i for i, n in enumerate(job.pool.hardware.nics) if n.name == nic.name)
+    return _said(at_hw("nics", index), f"NIC {nic.name} of hardware {job.pool.hardware.name}",
+                 f"NIC {nic.name} of hardware {job.pool.hardware.name}")
+
+
+def _networks(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[Fact]:
+    provider = job.cluster.network.provider.value
+    facts = [Fact("networks", "provider", provider, _said(at_cluster("network", "provider"), "network.provider",
+                                                          f"default: {provider}"))]
+    chosen = _said(at("rails"), "rails", f"every rail of pool {job.pool.name} (the job names none)")
+    host = PROVIDERS[job.cluster.network.provider].host_network
+    for attachment in job.rails:
+        nic = attachment.nic
+        where = ("the node's own interface (host networking)" if host else
+                 f"NetworkAttachmentDefinition {job.namespace}/{names.nad_name(attachment.rail.name)} as "
+                 f"interface {attachment.interface}")
+        link = f"{nic.link_type.value} " if nic.link_type else ""
+        facts.append(Fact("networks", f"rail {attachment.rail.name}",
+                          f"{where}, over NIC {nic.name} ({link}{nic.hca or 'HCA not named'}, port {nic.port})",
+                          f"{chosen}; {_nic_line(job, nic, at_hw)}"))
+    if not job.rails:
+        facts.append(Fact("networks", "rails", "none", f"{chosen}: the cluster network (eth0) carries everything"))
+    return facts
+
+
+def _environment(job: Job, at: _Where) -> list[Fact]:
+    facts = []
+    for var in job.env:
+        value = f"from Secret {var.secret.name}, key {var.secret.key}" if var.secret else var.value
+        where = at("env", var.name)
+        if var.origin.startswith(f"{job.source}: env"):
+            origin = f"{where}: {var.origin.split(': ', 1)[1]}" if where else var.origin
+        else:
+            origin = f"rule: {var.origin}"
+        facts.append(Fact("environment", var.name, value, origin))
+    return facts
+
+
+def _mpi(job: Job, mpijob: str, at: _Where) -> list[Fact]:
+    implementation = job.mpi_implementation
+    facts = [Fact("mpi", "implementation", implementation.value,
+                  _said(at("mpiImplementation"), "mpiImplementation", "default: OpenMPI"))]
+    if implementation is MpiImplementation.OPENMPI:
+        facts.append(Fact("mpi", "OpenMPI version", str(job.openmpi_version),
+                          _said(at("openMPIVersion"), "openMPIVersion", f"default: {defaults.OPENMPI_VERSION}")))
+        placement = job.placement
+        if placement.rankfile:
+            value, origin = (f"rankfile {names.RANKFILE_PATH}", "each rank bound to every core of the socket of its "
+                             "GPU's NIC (the NIC's numaNode), where the host-side work of its GPU is fastest")
+        else:
+            value = " ".join(f for f in (f"--map-by {placement.map_by}" if placement.map_by else "",
+                                         f"--bind-to {placement.bind_to.value}" if placement.bind_to else "") if f) \
+                or "OpenMPI's own default"
+            origin = _said(at("placement"), "placement", f"no rankfile: {placement.no_rankfile}")
+        facts.append(Fact("mpi", "placement", value, origin))
+    facts.append(Fact("mpi", "hostfile", f"{names.HOSTFILE_PATH} in ConfigMap {names.hostfile_configmap_name(mpijob)} "
+                      f"({', '.join(configmap_keys(job))})", "one line per worker in mpi-operator's own format, given "
+                      "to mpirun explicitly (OpenMPI 5 ignores the operator's OMPI_MCA_orte_* variables)"))
+    command = plain(launcher_command(job, workers_variable(job)))
+    origin = (_said(at("launcherCommand"), "launcherCommand", "") if job.launcher_command is not None else
+              "mpirun with the hostfile, the rank count, the placement, every env variable exported by name "
+              "(variables of a container do not reach processes started over ssh)"
+              + (f"; {at('mpirunArgs')}: mpirunArgs" if at("mpirunArgs") else "")
+              + (f"; {at('program')}: program" if at("program") else ""))
+    facts.append(Fact("mpi", "launcher command", shlex.join(str(part) for part in command), origin))
+    return facts
+
+
+def _security(job: Job, at: _Where) -> list[Fact]:
+    rdma = bool(job.rails) and PROVIDERS[job.cluster.network.provider].rdma
+    if job.privileged_reason is not None:
+        return [Fact("security", "workers", "privileged", f"{at('privileged', 'reason')}: {job.privileged_reason}")]
+    facts = [Fact("security", "capabilities", "IPC_LOCK" if rdma else "none added",
+                  "RDMA pins memory, which needs IPC_LOCK, and nothing more (not privileged)" if rdma
+                  else "no RDMA rails: nothing beyond the runtime's defaults")]
+    facts.append(Fact("security", "user", "root" if job.runs_as_root else str(job.run_as_user),
+                      _said(at("runAsUser"), "runAsUser", "default: the image's user (sshd needs root unless the "
+                            "image is built for another)")))
+    return facts
+
+
+def _scheduling(job: Job, at: _Where, at_cluster: _Where) -> list[Fact]:
+    scheduler = job.cluster.scheduling.scheduler.value
+    facts = [Fact("scheduling", "scheduler", scheduler,
+                  _said(at_cluster("scheduling", "scheduler"), "scheduling.scheduler", "default: none"))]
+    if job.scheduling.queue:
+        facts.append(Fact("scheduling", "queue", job.scheduling.queue,
+                          _said(at("scheduling", "queue"), "scheduling.queue",
+                                f"the first queue of cluster {job.cluster.name} serving namespace {job.namespace}")))
+    if job.scheduling.priority_class:
+        facts.append(Fact("scheduling", "priority class", job.scheduling.priority_class,
+                          _said(at("scheduling", "priorityClass"), "scheduling.priorityClass", "")))
+    return facts
+
+
+def _whole_node(job: Job) -> bool:
+    """Local rank i drives the node's GPU i: the worker has every GPU of the node and one rank on each."""
+    gpu = job.pool.hardware.gpu
+    return job.uses_gpus and gpu is not None and job.gpus_per_worker == gpu.count \
+        and job.slots_per_worker == job.gpus_per_worker
+
+
+def _binding_gaps(job: Job) -> str:
+    """Why a rank's GPU or NIC is not known, where it is not."""
+    hardware = job.pool.hardware
+    if not job.uses_gpus:
+        return "; a CPU job: no GPU, and MPI's traffic takes every attached rail (UCX)" if job.rails else \
+            "; a CPU job with no rails: everything goes over the cluster network"
+    if job.gpus_per_worker != hardware.gpu.count:
+        return (f"; here a worker has {job.gpus_per_worker} of a node's {hardware.gpu.count} GPUs and the GPU device "
+                "plugin chooses which, so no rank's GPU or NIC is known before it runs")
+    if not _whole_node(job):
+        return (f"; here {job.slots_per_worker} ranks share {job.gpus_per_worker} GPUs: which rank drives which GPU "
+                "is the program's choice")
+    if not any(nic.gpus for nic in hardware.nics):
+        return (f"; hardware {hardware.name} does not say which NIC each GPU sits beside (`gpus` of its NICs), so "
+                "no rank's NIC is known")
+    return ""
+
+
+def rank_bindings(job: Job, mpijob: str) -> tuple[RankBinding, ...]:
+    """Each rank's worker, GPU and NIC: what the rankfile binds, and what NCCL and the frameworks choose."""
+    hardware = job.pool.hardware
+    whole_node = _whole_node(job)
+    nic_of_gpu = {gpu: nic for nic in hardware.nics for gpu in nic.gpus}
+    rail_of_nic = {attachment.nic.name: attachment.rail.name for attachment in job.rails}
+    bindings = []
+    for worker in range(job.worker_count):
+        host = names.worker_host(mpijob, job.namespace, worker)
+        for local in range(job.slots_per_worker):
+            rank = worker * job.slots_per_worker + local
+            gpu = local if whole_node else None
+            nic = nic_of_gpu.get(gpu) if gpu is not None else None
+            rail = rail_of_nic.get(nic.name) if nic else None
+            line = rankfile_line(rank, host, job.placement.rank_sockets[local], job.placement.cores_per_socket) \
+                if job.placement.rankfile else None
+            bindings.append(RankBinding(rank, worker, local, host, gpu, nic.name if nic and rail else None,
+                                        nic.hca if nic and rail else None, rail, line))
+    return tuple(bindings)

@@ -1,0 +1,134 @@
+"""`mpigen plan` and `mpigen explain` as text for the terminal and as JSON for machines: strings from result
+objects, nothing printed here."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from decimal import Decimal
+from typing import Any
+
+from generator.diagnostics import Location, one_line
+from generator.insight.explain import Explanation
+from generator.insight.plan import NEVER, STARTS, WAITS, FleetPlan, PoolPlan
+
+PLAN_FORMAT = 1
+"""Version of `mpigen plan --output json` and `mpigen explain --output json`: raised when a field changes meaning
+or goes away (new fields do not raise it)."""
+
+
+ORIGIN_WORDS = {"profile": "from ", "default": "", "rule": "because "}
+
+
+def _plain(value: Any) -> Any:
+    """Result objects as JSON values: dataclasses as objects, Decimals as numbers, locations as `path:line:col`."""
+    if isinstance(value, Location):
+        return {"path": value.path, "line": value.line, "column": value.column}
+    if dataclasses.is_dataclass(value):
+        fields = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        extra = {name: _plain(getattr(value, name)) for name in getattr(type(value), "JSON_PROPERTIES", ())}
+        return {**fields, **extra}
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, (tuple, list)):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _json(kind: str, body: Any) -> str:
+    return json.dumps({"format": PLAN_FORMAT, "kind": kind, **body}, indent=2, sort_keys=False,
+                      ensure_ascii=False) + "\n"
+
+
+def plan_json(plan: FleetPlan) -> str:
+    jobs = plan.jobs
+    summary = {"jobs": len(jobs), "starts": sum(j.state == STARTS for j in jobs),
+               "waits": sum(j.state == WAITS for j in jobs), "never": sum(j.state == NEVER for j in jobs)}
+    return _json("plan", {"summary": summary, "clusters": _plain(plan.clusters)})
+
+
+def _amounts(items: tuple[tuple[str, str], ...]) -> str:
+    return ", ".join(f"{amount} {name}" for name, amount in items) or "nothing"
+
+
+def _table(rows: list[list[str]], indent: str) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [indent + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+            for row in rows]
+
+
+def _pool_lines(pool: PoolPlan) -> list[str]:
+    lines = [f"  pool {pool.name}: {pool.nodes} x {pool.hardware}",
+             f"    each node offers: {_amounts(pool.per_node)}",
+             f"    all its jobs at once ask: {_amounts(pool.asked_at_once)}"
+             + ("" if not pool.jobs else " (they fit together)" if pool.all_at_once else " (they do not fit together)")]
+    if not pool.jobs:
+        return [*lines, "    no jobs"]
+    rows = [["JOB", "WORKERS", "GPUS", "RANKS", "NODES", "STATE", "GPU-HOURS", "PROFILE"]]
+    for job in pool.jobs:
+        hours = "-" if job.gpu_hours is None else f"{'<=' if job.gpu_hours_basis.startswith('at most') else ''}" \
+            f"{_plain(job.gpu_hours)}"
+        if job.state == NEVER:
+            rows.append([job.name, "-", "-", "-", "-", "never", "-", str(job.location)])
+            continue
+        rows.append([job.name, f"{job.worker_count} x {job.gpus_per_worker} GPU" if job.gpus_per_worker
+                     else str(job.worker_count), str(job.gpus), str(job.ranks), str(job.nodes_alone),
+                     job.state, hours, f"{job.location.path}:{job.location.line}"])
+    lines += _table(rows, "    ")
+    for job in pool.jobs:
+        if job.state == WAITS:
+            lines.append(f"    {job.name} waits for {', '.join(job.waits_for)}")
+        elif job.state == NEVER:
+            lines.append(f"    {job.location}: {job.name} can never run: {one_line(job.reason)}")
+    return lines
+
+
+def plan_text(plan: FleetPlan) -> str:
+    lines: list[str] = []
+    for cluster in plan.clusters:
+        lines.append(f"cluster {cluster.name} ({cluster.source}): scheduler {cluster.scheduler}, "
+                     f"network {cluster.provider}")
+        for pool in cluster.pools:
+            lines += _pool_lines(pool)
+        if cluster.queues:
+            rows = [["QUEUE", "RESOURCE", "QUOTA", "MAY BORROW", "ASKED", ""]]
+            for queue in cluster.queues:
+                asked = dict(queue.demand)
+                for name, nominal, borrow in queue.quota:
+                    rows.append([queue.name, name, nominal, borrow or "-", asked.get(name, "0"),
+                                 "over" if name in queue.over else ""])
+            lines.append("  queues (asked: all their jobs at once, launchers included):")
+            lines += _table(rows, "    ")
+        lines += [f"  note: {note}" for note in cluster.notes]
+        lines.append("")
+    jobs = plan.jobs
+    hours = [job.gpu_hours for job in jobs if job.gpu_hours is not None]
+    lines.append(f"{len(jobs)} job(s): {sum(j.state == STARTS for j in jobs)} start at once, "
+                 f"{sum(j.state == WAITS for j in jobs)} wait, {sum(j.state == NEVER for j in jobs)} can never run"
+                 + (f"; {_plain(sum(hours))} GPU-hours where a job says its duration" if hours else ""))
+    return "\n".join(lines) + "\n"
+
+
+def explain_json(explanation: Explanation) -> str:
+    return _json("explain", _plain(explanation))
+
+
+def explain_text(explanation: Explanation) -> str:
+    lines = [f"job {explanation.job} ({explanation.source}): cluster {explanation.cluster}, pool {explanation.pool}, "
+             f"namespace {explanation.namespace}"]
+    section = None
+    for fact in explanation.facts:
+        if fact.section != section:
+            section = fact.section
+            lines += ["", f"{section}:"]
+        lines.append(f"  {fact.name} = {one_line(fact.value)}")
+        lines.append(f"      {ORIGIN_WORDS[fact.origin_kind]}{one_line(fact.origin)}")
+    if explanation.ranks:
+        lines += ["", "ranks (rank: worker, local rank, GPU, NIC, rail; the rankfile line where there is one):"]
+        for rank in explanation.ranks:
+            lines.append(f"  {rank.rank}: worker {rank.worker}, local rank {rank.local_rank}, GPU {rank.gpu_text}, "
+                         f"NIC {rank.nic_text}, rail {rank.rail or '-'}")
+            if rank.rankfile_line:
+                lines.append(f"      {rank.rankfile_line}")
+        lines.append(f"  GPU and NIC: {explanation.binding_rule}")
+    return "\n".join(lines) + "\n"
