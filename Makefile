@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 HELM3  := .tools/helm3/helm
 HELM4  := .tools/helm4/helm
 
-.PHONY: render validate check test lint helm bench fuzz clean
+.PHONY: render validate check test lint helm chromium bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,17 @@ $(HELM4): scripts/install_helm.py
 
 helm: $(HELM3) $(HELM4)
 
+# tests/acceptance/test_plan_picture.py renders `mpigen plan --html` in a real headless Chromium: Debian's package,
+# installed here where apt-get works as root. Elsewhere install Chromium yourself (or point MPIGEN_CHROMIUM at it);
+# without it that test skips on your machine and fails in CI.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || [ -n "$(MPIGEN_CHROMIUM)" ] || \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's chromium for the picture test"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 || \
+	      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }; \
+	  else echo "no chromium, and apt-get cannot install it here: the picture test will skip"; fi
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
@@ -41,7 +52,7 @@ check: $(STAMP) $(HELM4)
 # Tests run in parallel, one worker per core (pytest-xdist): most of the suite waits on Helm and mpigen
 # processes; with two workers the suite takes about 380-400 s on a 2-core machine. PYTEST_WORKERS=0 runs it serially.
 PYTEST_WORKERS ?= auto
-test: $(STAMP) helm lint check
+test: $(STAMP) helm chromium lint check
 	MPIGEN_HELM3=$(abspath $(HELM3)) MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q -n $(PYTEST_WORKERS)
 
 # A long fuzz (`make test` runs a short one from a fixed seed): FUZZ_EXAMPLES mutations of the example profiles

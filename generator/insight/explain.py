@@ -80,7 +80,8 @@ class RankBinding:
 @dataclass(frozen=True)
 class Explanation:
     job: str
-    source: str
+    path: str
+    """The job profile's path as given."""
     cluster: str
     pool: str
     namespace: str
@@ -114,7 +115,8 @@ def _said(where: str | None, what: str, otherwise: str) -> str:
 
 def explain_job(job: Job, documents: list[ProfileFile]) -> Explanation:
     by_name = {(d.kind, str(d.data.get("name"))): d for d in documents}
-    at_job = _Where(next(d for d in documents if d.kind == "Job" and d.source == job.source))
+    document = next(d for d in documents if d.kind == "Job" and d.source == job.source)
+    at_job = _Where(document)
     at_cluster = _Where(by_name.get(("Cluster", job.cluster.name)))
     at_hw = _Where(by_name.get(("Hardware", job.pool.hardware.name)))
     mpijob = mpijob_name(job)
@@ -122,7 +124,7 @@ def explain_job(job: Job, documents: list[ProfileFile]) -> Explanation:
              *_resources(job, at_job, at_cluster, at_hw), *_networks(job, at_job, at_cluster, at_hw),
              *_environment(job, at_job), *_mpi(job, mpijob, at_job), *_security(job, at_job),
              *_scheduling(job, at_job, at_cluster)]
-    return Explanation(job=job.name, source=job.source, cluster=job.cluster.name, pool=job.pool.name,
+    return Explanation(job=job.name, path=document.path, cluster=job.cluster.name, pool=job.pool.name,
                        namespace=job.namespace, facts=tuple(facts), ranks=rank_bindings(job, mpijob),
                        binding_rule=BINDING_RULE + _binding_gaps(job))
 
@@ -145,7 +147,10 @@ def _naming(job: Job, mpijob: str, at: _Where) -> list[Fact]:
 
 def _size(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[Fact]:
     hardware = job.pool.hardware
-    facts = [Fact("size", "workers", str(job.worker_count), job.origin("workers")),
+    sized = job.origin("workers")  # `<source>:<line>: ...`, the profile's stable name: here, its path as given
+    if sized.startswith(f"{job.source}:") and at.document is not None:
+        sized = at.document.path + sized[len(job.source):]
+    facts = [Fact("size", "workers", str(job.worker_count), sized),
              Fact("size", "most workers the pool holds", str(job.max_workers), job.origin("max_workers"))]
     if job.uses_gpus:
         facts.append(Fact("size", "GPUs per worker", str(job.gpus_per_worker),
@@ -229,7 +234,8 @@ def _environment(job: Job, at: _Where) -> list[Fact]:
         value = f"from Secret {var.secret.name}, key {var.secret.key}" if var.secret else var.value
         where = at("env", var.name)
         if var.origin.startswith(f"{job.source}: env"):
-            origin = f"{where}: {var.origin.split(': ', 1)[1]}" if where else var.origin
+            said = var.origin.split(": ", 1)[1].replace("env", f"env.{var.name}", 1)
+            origin = f"{where}: {said}" if where else var.origin
         else:
             origin = f"rule: {var.origin}"
         facts.append(Fact("environment", var.name, value, origin))

@@ -12,7 +12,7 @@ from generator.diagnostics import Diagnostic, Location
 from generator.insight import capacity
 from generator.insight.capacity import Amounts
 from generator.load import ProfileFile
-from generator.model import Cluster, Fleet, Job, NodePool, Scheduler
+from generator.model import Cluster, Fleet, Job, NodePool, Queue, Scheduler
 
 STARTS = "starts"
 WAITS = "waits"
@@ -85,7 +85,8 @@ class QueuePlan:
 @dataclass(frozen=True)
 class ClusterPlan:
     name: str
-    source: str
+    path: str
+    """The cluster profile's path as given."""
     scheduler: str
     provider: str
     pools: tuple[PoolPlan, ...]
@@ -132,7 +133,7 @@ def _cluster_plan(cluster: Cluster, jobs: tuple[Job, ...], by_source: dict[str, 
                   unfit: dict[tuple[str, str], list[JobPlan]]) -> ClusterPlan:
     pools = tuple(_pool_plan(cluster, pool, tuple(job for job in jobs if job.pool.name == pool.name), by_source,
                              unfit.get((cluster.name, pool.name), [])) for pool in cluster.pools)
-    return ClusterPlan(name=cluster.name, source=cluster.source, scheduler=cluster.scheduling.scheduler.value,
+    return ClusterPlan(name=cluster.name, path=by_source[cluster.source].path, scheduler=cluster.scheduling.scheduler.value,
                        provider=cluster.network.provider.value, pools=pools,
                        queues=tuple(_queue_plan(cluster, queue, jobs) for queue in cluster.scheduling.queues),
                        notes=tuple(_notes(cluster, pools)))
@@ -189,23 +190,47 @@ def gpu_hours(job: Job) -> tuple[Decimal | None, str]:
     return None, ""
 
 
-def _queue_plan(cluster: Cluster, queue, jobs: tuple[Job, ...]) -> QueuePlan:
+def _queue_plan(cluster: Cluster, queue: Queue, jobs: tuple[Job, ...]) -> QueuePlan:
     mine = tuple(job for job in jobs if job.scheduling.queue == queue.name)
-    nominal: dict[str, tuple[int, int | None, str]] = {}
+    nominal, borrowable, units = _quota(queue), _borrowable(cluster, queue), {}
     for share in queue.shares:
-        for quota in share.quotas:
-            count, borrow, _ = nominal.get(quota.resource, (0, None, quota.unit))
-            extra = quota.borrowing_limit
-            nominal[quota.resource] = (count + quota.count,
-                                       None if borrow is None and extra is None else (borrow or 0) + (extra or 0),
-                                       quota.unit)
+        units.update((quota.resource, quota.unit) for quota in share.quotas)
     demand = _sum([capacity.job_demand(job, launcher=True) for job in mine])
     over = tuple(name for name, amount in demand.items if name in nominal
-                 and amount > nominal[name][0] + (nominal[name][1] or 0))
+                 and amount > nominal[name] + borrowable.get(name, 0))
     return QueuePlan(name=queue.name, namespaces=queue.namespaces,
-                     quota=tuple((name, f"{count}{unit}", None if borrow is None else f"{borrow}{unit}")
-                                 for name, (count, borrow, unit) in nominal.items()),
+                     quota=tuple((name, f"{count}{units[name]}", f"{borrowable.get(name, 0)}{units[name]}")
+                                 for name, count in nominal.items()),
                      demand=demand.texts(), over=over, jobs=tuple(job.name for job in mine))
+
+
+def _quota(queue: Queue, pool: str | None = None) -> dict[str, int]:
+    """The queue's nominal quota of each resource, over its pools (or of one pool)."""
+    total: dict[str, int] = {}
+    for share in queue.shares:
+        if pool is None or share.pool.name == pool:
+            for quota in share.quotas:
+                total[quota.resource] = total.get(quota.resource, 0) + quota.count
+    return total
+
+
+def _borrowable(cluster: Cluster, queue: Queue) -> dict[str, int]:
+    """What a Kueue queue may borrow beyond its own: per pool, what the other queues of its cohort hold there,
+    capped by its own borrowing limit (admission.borrowable_nodes, in resources)."""
+    if queue.cohort is None:
+        return {}
+    total: dict[str, int] = {}
+    for share in queue.shares:
+        others: dict[str, int] = {}
+        for other in cluster.scheduling.queues:
+            if other.cohort == queue.cohort and other.name != queue.name:
+                for name, count in _quota(other, share.pool.name).items():
+                    others[name] = others.get(name, 0) + count
+        for quota in share.quotas:
+            lendable = others.get(quota.resource, 0)
+            limit = quota.borrowing_limit
+            total[quota.resource] = total.get(quota.resource, 0) + (lendable if limit is None else min(lendable, limit))
+    return total
 
 
 def _notes(cluster: Cluster, pools: tuple[PoolPlan, ...]) -> list[str]:

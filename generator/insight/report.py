@@ -86,7 +86,7 @@ def _pool_lines(pool: PoolPlan) -> list[str]:
 def plan_text(plan: FleetPlan) -> str:
     lines: list[str] = []
     for cluster in plan.clusters:
-        lines.append(f"cluster {cluster.name} ({cluster.source}): scheduler {cluster.scheduler}, "
+        lines.append(f"cluster {cluster.name} ({cluster.path}): scheduler {cluster.scheduler}, "
                      f"network {cluster.provider}")
         for pool in cluster.pools:
             lines += _pool_lines(pool)
@@ -114,7 +114,7 @@ def explain_json(explanation: Explanation) -> str:
 
 
 def explain_text(explanation: Explanation) -> str:
-    lines = [f"job {explanation.job} ({explanation.source}): cluster {explanation.cluster}, pool {explanation.pool}, "
+    lines = [f"job {explanation.job} ({explanation.path}): cluster {explanation.cluster}, pool {explanation.pool}, "
              f"namespace {explanation.namespace}"]
     section = None
     for fact in explanation.facts:

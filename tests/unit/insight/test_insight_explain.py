@@ -1,0 +1,110 @@
+"""`mpigen explain` (generator/insight/explain.py): its values are the charts' own, and each origin points at the
+profile line that sets the value, or names the default or rule it follows."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import PROFILES, TRAIN_JOB
+from ruamel.yaml import YAML
+
+from generator.insight.explain import Explanation, explain_job
+from generator.package.stream import manifest_stream
+from generator.pipeline import check_profiles, compile_profiles
+
+
+def _explain(root: Path, name: str) -> Explanation:
+    result = check_profiles([root])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    return explain_job(next(j for j in result.fleet.jobs if j.name == name), result.documents)
+
+
+@pytest.fixture(scope="module")
+def resnet() -> Explanation:
+    return _explain(PROFILES, "resnet50-dgx")
+
+
+@pytest.fixture(scope="module")
+def objects() -> list[dict[str, Any]]:
+    result = compile_profiles([PROFILES])
+    return [o for o in YAML(typ="safe").load_all(manifest_stream(result.charts)) if o]
+
+
+def _facts(explanation: Explanation, section: str) -> dict[str, str]:
+    return {fact.name: fact.value for fact in explanation.facts if fact.section == section}
+
+
+def _of(objects: list[dict[str, Any]], kind: str, prefix: str) -> dict[str, Any]:
+    return next(o for o in objects if o["kind"] == kind and o["metadata"]["name"].startswith(prefix))
+
+
+def test_names_env_and_command_are_the_charts_own(resnet, objects):
+    mpijob = _of(objects, "MPIJob", "resnet50-dgx-")
+    assert _facts(resnet, "naming")["MPIJob name"] == mpijob["metadata"]["name"]
+    specs = mpijob["spec"]["mpiReplicaSpecs"]
+    worker = specs["Worker"]["template"]["spec"]["containers"][0]
+    assert _facts(resnet, "environment") == {var["name"]: var["value"] for var in worker["env"]}
+    launcher = specs["Launcher"]["template"]["spec"]["containers"][0]
+    assert shlex.split(_facts(resnet, "mpi")["launcher command"]) == [
+        *launcher.get("command", []), *launcher.get("args", [])]
+    limits = worker["resources"]["limits"]
+    resources = _facts(resnet, "worker resources")
+    assert {name: resources[name] for name in limits} == {name: str(value) for name, value in limits.items()}
+
+
+def test_each_rank_has_the_rankfile_line_the_chart_carries(resnet, objects):
+    configmap = _of(objects, "ConfigMap", "resnet50-dgx-")
+    assert [rank.rankfile_line for rank in resnet.ranks] == configmap["data"]["rankfile"].splitlines()
+
+
+def test_a_rank_drives_the_gpu_of_its_local_rank_through_the_nic_beside_it(resnet):
+    # profiles/hardware/dgx-1.yaml: ib2 (mlx5_2) names GPUs 4 and 5 and sits on NUMA node 1; dgx-lab's rail2 runs
+    # over ib2. Rank 13 is worker 1's local rank 5.
+    rank = resnet.ranks[13]
+    assert (rank.worker, rank.local_rank, rank.gpu, rank.nic, rank.hca, rank.rail) == (1, 5, 5, "ib2", "mlx5_2",
+                                                                                         "rail2")
+    assert rank.rankfile_line.endswith(" slot=1:0-19"), "socket 1: ib2's NUMA node; 20 cores a socket"
+    assert len(resnet.ranks) == 16
+
+
+def test_profile_origins_point_at_the_line_that_sets_the_value(resnet):
+    checked = 0
+    for fact in resnet.facts:
+        if fact.origin_kind != "profile":
+            continue
+        match = re.match(r"^(\S+):([0-9]+): (.*)$", fact.origin)
+        path, line, what = match.group(1), int(match.group(2)), match.group(3)
+        text = Path(path).read_text(encoding="utf-8").splitlines()[line - 1]
+        named = re.match(r"^(?:rail|NIC) ([^ ,]+)", what)
+        key = named.group(1) if named else what.split(",")[0].split(":")[0].split(" ")[0].split(".")[-1]
+        assert key in text, (fact, text)
+        checked += 1
+    assert checked >= 12
+
+
+def test_every_fact_says_where_it_comes_from(resnet):
+    kinds = {fact.origin_kind for fact in resnet.facts}
+    assert kinds == {"profile", "default", "rule"}
+    assert all(fact.origin for fact in resnet.facts)
+    hca = next(f for f in resnet.facts if f.name == "NCCL_IB_HCA")
+    assert hca.origin_kind == "rule" and "only their VFs are visible" in hca.origin
+
+
+def test_a_worker_with_part_of_a_node_has_no_known_gpu_or_nic(profiles_copy):
+    explanation = _explain(profiles_copy({"jobs/train.yaml": TRAIN_JOB + "gpusPerWorker: 2\nworkers: 2\n"}), "train")
+    assert all(rank.gpu is None and rank.nic is None and rank.rankfile_line is None for rank in explanation.ranks)
+    assert "the GPU device plugin chooses which" in explanation.binding_rule
+    placement = next(f for f in explanation.facts if f.name == "placement")
+    assert placement.value == "--map-by slot --bind-to none" and "of a node's 8 GPUs" in placement.origin
+
+
+def test_a_profile_env_value_that_overrides_a_derived_one_names_its_line(profiles_copy):
+    explanation = _explain(profiles_copy({"jobs/train.yaml": TRAIN_JOB + "totalGpus: 8\nenv:\n  NCCL_IB_HCA: mlx5_0\n"}),
+                           "train")
+    hca = next(f for f in explanation.facts if f.name == "NCCL_IB_HCA")
+    assert hca.value == "mlx5_0" and hca.origin_kind == "profile"
+    assert re.search(r"train\.yaml:10: env\.NCCL_IB_HCA \(overrides the derived 'mlx5'\)$", hca.origin), hca.origin

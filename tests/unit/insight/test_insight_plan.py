@@ -1,0 +1,158 @@
+"""`mpigen plan`'s numbers (generator/insight/capacity.py, plan.py): what a node offers, what a worker asks, which
+jobs start together, who waits, what can never run and where it says so."""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import Decimal
+from pathlib import Path
+
+from conftest import PROFILES, TRAIN_JOB
+
+from generator.insight import capacity
+from generator.insight.plan import NEVER, STARTS, WAITS, FleetPlan, plan_fleet
+from generator.insight.report import plan_json, plan_text
+from generator.pipeline import check_profiles
+
+
+def _plan(root: Path) -> FleetPlan:
+    result = check_profiles([root], set_aside_unfit=True)
+    assert result.ok, [d.format() for d in result.diagnostics]
+    return plan_fleet(result.fleet, result.documents, result.unfit)
+
+
+def _job(plan: FleetPlan, name: str):
+    return next(job for job in plan.jobs if job.name == name)
+
+
+def test_a_dgx_1_node_offers_its_cpus_memory_gpus_and_one_vf_per_gpu_on_each_rail(example):
+    # profiles/hardware/dgx-1.yaml: 2 sockets x 20 cores x 2 threads, 512 GiB, 8 GPUs; dgx-lab runs the SR-IOV
+    # device plugin with no numVfs, so each rail's PF is assumed split into one VF per GPU (admission.vfs_per_node).
+    cluster = next(c for c in example.fleet.clusters if c.name == "dgx-lab")
+    offer = dict(capacity.node_offer(cluster, cluster.pool("dgx")).items)
+    assert offer == {"cpu": 80, "memory": 512, "nvidia.com/gpu": 8, "nvidia.com/rdma_rail0": 8,
+                     "nvidia.com/rdma_rail1": 8, "nvidia.com/rdma_rail2": 8, "nvidia.com/rdma_rail3": 8}
+
+
+def test_a_worker_asks_for_what_its_container_limits_say(example):
+    # profiles/jobs/resnet50-dgx.yaml: resources cpu 32, memory 256Gi; a whole node's 8 GPUs; one VF per rail.
+    job = next(j for j in example.fleet.jobs if j.name == "resnet50-dgx")
+    assert dict(capacity.worker_ask(job).items) == {
+        "cpu": 32, "memory": 256, "nvidia.com/gpu": 8, "nvidia.com/rdma_rail0": 1, "nvidia.com/rdma_rail1": 1,
+        "nvidia.com/rdma_rail2": 1, "nvidia.com/rdma_rail3": 1}
+
+
+def test_the_example_fleet_plan(example):
+    plan = _plan(PROFILES)
+    assert len(plan.jobs) == len(example.fleet.jobs) == 8 and not plan.never
+    # dgx-pod has 8 DGX-1 nodes: vision-resnet50 (priority class production, 32 GPUs = 4 nodes) is admitted
+    # first; language-bert (48 GPUs = 6 nodes) cannot start beside it and waits for it.
+    vision, language = _job(plan, "vision-resnet50"), _job(plan, "language-bert")
+    assert (vision.state, vision.nodes_alone, len(set(vision.worker_nodes))) == (STARTS, 4, 4)
+    assert (language.state, language.nodes_alone, language.waits_for) == (WAITS, 6, ("vision-resnet50",))
+    # dgx-lab: resnet50-dgx takes two whole nodes; tensorflow-benchmarks' two 1-GPU workers share a third.
+    resnet, bench = _job(plan, "resnet50-dgx"), _job(plan, "tensorflow-benchmarks")
+    assert resnet.worker_nodes == (0, 1) and bench.worker_nodes == (2, 2)
+    where = resnet.location  # totalGpus: 16
+    assert (Path(where.path), where.line, where.column) == (PROFILES / "jobs/resnet50-dgx.yaml", 11, 12)
+    text = plan_text(plan)
+    assert "8 job(s): 7 start at once, 1 wait, 0 can never run" in text
+    assert "language-bert waits for vision-resnet50" in text
+
+
+def test_a_job_too_big_for_its_pool_is_reported_with_its_line_and_the_rest_is_still_planned(profiles_copy):
+    # dgx-lab's dgx pool has 4 nodes of 8 GPUs: 40 GPUs need 5 whole nodes.
+    root = profiles_copy({"jobs/train.yaml": TRAIN_JOB + "totalGpus: 40\n"})
+    plan = _plan(root)
+    train = _job(plan, "train")
+    assert train.state == NEVER
+    assert (Path(train.location.path).name, train.location.line) == ("train.yaml", 8)
+    assert "5 full-node workers need 5 nodes" in train.reason and "has 4" in train.reason
+    assert {job.name for job in plan.jobs} >= {"resnet50-dgx", "vision-resnet50"}, "the rest is still planned"
+    text = plan_text(plan)
+    assert f"{train.location}: train can never run: 5 full-node workers need 5 nodes" in text
+    assert "1 can never run" in text
+
+
+def test_a_job_its_queue_can_never_admit_is_reported(profiles_copy):
+    # dgx-pod's queue language holds 4 nodes and may borrow 2 of its cohort's: 56 GPUs (7 nodes) fit the 8-node
+    # pool but are never admitted.
+    text = (PROFILES / "jobs/language-bert.yaml").read_text(encoding="utf-8").replace("totalGpus: 48",
+                                                                                      "totalGpus: 56")
+    plan = _plan(profiles_copy({"jobs/language-bert.yaml": text}))
+    language = _job(plan, "language-bert")
+    assert language.state == NEVER and "more than queue 'language' can ever hold" in language.reason
+    assert _job(plan, "vision-resnet50").state == STARTS
+
+
+def test_a_queue_in_a_cohort_may_borrow_what_the_others_hold(profiles_copy):
+    # vision sets no borrowing limit: it may borrow all 4 nodes of language, its cohort's other queue.
+    plan = _plan(PROFILES)
+    quotas = {q.name: {name: (nominal, borrow) for name, nominal, borrow in q.quota}
+              for c in plan.clusters for q in c.queues}
+    assert quotas["vision"]["nvidia.com/gpu"] == ("32", "32")
+    assert quotas["language"]["nvidia.com/gpu"] == ("32", "16")  # borrowNodes: {dgx: 2}
+    assert quotas["training"]["nvidia.com/gpu"] == ("32", "0"), "volcano-lab's queues have no cohort"
+
+
+def test_without_a_gang_scheduler_jobs_that_do_not_fit_together_are_named_as_a_deadlock(profiles_copy):
+    # dgx-lab has no scheduler; resnet50-dgx takes 2 of the 4 nodes, so a 24-GPU job (3 nodes) waits.
+    plan = _plan(profiles_copy({"jobs/train.yaml": TRAIN_JOB + "totalGpus: 24\n"}))
+    assert _job(plan, "train").state == WAITS
+    notes = next(c for c in plan.clusters if c.name == "dgx-lab").notes
+    assert any("deadlock" in note and "train" in note for note in notes)
+
+
+def test_priority_decides_who_starts(profiles_copy):
+    # Give language-bert (48 GPUs) a higher priority class than vision-resnet50's: it now starts first, and
+    # vision-resnet50 (4 nodes) no longer fits on the 2 nodes left.
+    cluster = (PROFILES / "clusters/dgx-pod.yaml").read_text(encoding="utf-8")
+    assert "name: research" in cluster
+    cluster = re.sub(r"(name: research\n\s+value: )[0-9]+", r"\g<1>2000000", cluster)
+    plan = _plan(profiles_copy({"clusters/dgx-pod.yaml": cluster}))
+    assert _job(plan, "language-bert").state == STARTS
+    assert _job(plan, "vision-resnet50").state == WAITS
+
+
+def test_host_network_workers_of_different_jobs_never_share_a_node(profiles_copy):
+    # volcano-lab runs on the nodes' network: every worker binds sshd's port on its node, so two 1-GPU jobs of
+    # 4 workers each need 8 nodes, and the pool has 6 (volcano-allreduce already takes 4).
+    job = TRAIN_JOB.replace("cluster: dgx-lab", "cluster: volcano-lab").replace("pool: dgx", "pool: dgx") \
+        + "namespace: training\ngpusPerWorker: 1\nworkers: 2\n"
+    plan = _plan(profiles_copy({"jobs/train.yaml": job}))
+    train = _job(plan, "train")
+    assert train.state == STARTS and sorted(train.worker_nodes) == [4, 5]
+    plan = _plan(profiles_copy({"jobs/train.yaml": job.replace("workers: 2", "workers: 3")}))
+    assert _job(plan, "train").state == WAITS
+
+
+def test_gpu_hours_come_from_the_estimate_else_at_most_the_deadline(profiles_copy):
+    estimated = _plan(profiles_copy({"jobs/train.yaml": TRAIN_JOB + "totalGpus: 8\nestimatedHours: 2.5\n"}))
+    train = _job(estimated, "train")
+    assert train.gpu_hours == Decimal("20.0") and "estimatedHours 2.5" in train.gpu_hours_basis
+    bounded = _plan(profiles_copy({"jobs/train.yaml": TRAIN_JOB + "totalGpus: 16\n"
+                                   "runPolicy:\n  activeDeadlineSeconds: 5400\n"}))
+    train = _job(bounded, "train")
+    assert train.gpu_hours == Decimal("24.0") and train.gpu_hours_basis.startswith("at most")
+    assert "<=24" in plan_text(bounded)
+
+
+def test_queue_demand_counts_every_job_and_its_launcher(profiles_copy):
+    plan = _plan(PROFILES)
+    language = next(q for c in plan.clusters for q in c.queues if q.name == "language")
+    # language-bert: 6 workers x 8 GPUs; its launcher's default 1 CPU and 1Gi.
+    assert dict(language.demand)["nvidia.com/gpu"] == "48" and dict(language.demand)["cpu"] == "1"
+    quota = {name: (nominal, borrow) for name, nominal, borrow in language.quota}
+    assert quota["nvidia.com/gpu"] == ("32", "16") and not language.over
+
+
+def test_json_has_the_same_content(example):
+    plan = _plan(PROFILES)
+    data = json.loads(plan_json(plan))
+    assert data["format"] == 1 and data["kind"] == "plan"
+    assert data["summary"] == {"jobs": 8, "starts": 7, "waits": 1, "never": 0}
+    jobs = {job["name"]: job for c in data["clusters"] for p in c["pools"] for job in p["jobs"]}
+    assert jobs["resnet50-dgx"]["location"] == {"path": str(PROFILES / "jobs/resnet50-dgx.yaml"), "line": 11,
+                                                "column": 12}
+    assert jobs["language-bert"]["waits_for"] == ["vision-resnet50"]
