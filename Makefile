@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 HELM3  := .tools/helm3/helm
 HELM4  := .tools/helm4/helm
 
-.PHONY: render validate check test lint helm chromium bench fuzz clean
+.PHONY: render validate check test lint helm chromium screenshot bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +65,15 @@ fuzz: $(STAMP) helm
 	  echo "fuzz: $(FUZZ_EXAMPLES) examples from seed $$seed (replay: make fuzz FUZZ_SEED=$$seed)"; \
 	  MPIGEN_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) MPIGEN_FUZZ_SEED=$$seed MPIGEN_HELM3=$(abspath $(HELM3)) \
 	  MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q tests/acceptance/test_fuzz.py tests/acceptance/test_fuzz_check.py --hypothesis-show-statistics
+
+# The README's picture of the example fleet: `mpigen plan --html` in headless Chromium. Run it after a change to
+# profiles/ or to the drawing, and commit docs/plan-example-fleet.png.
+screenshot: $(STAMP) chromium
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  $(BIN)/mpigen plan profiles --html "$$tmp/plan.html" >/dev/null && \
+	  $${MPIGEN_CHROMIUM:-chromium} --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
+	    --user-data-dir="$$tmp/browser" --window-size=1560,1780 --screenshot=docs/plan-example-fleet.png \
+	    "file://$$tmp/plan.html" >/dev/null 2>&1 && echo "docs/plan-example-fleet.png"
 
 bench: $(STAMP) helm
 	MPIGEN_HELM3=$(abspath $(HELM3)) $(BIN)/python scripts/bench.py

@@ -220,9 +220,11 @@ def _networks(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[F
                  f"NetworkAttachmentDefinition {job.namespace}/{names.nad_name(attachment.rail.name)} as "
                  f"interface {attachment.interface}")
         link = f"{nic.link_type.value} " if nic.link_type else ""
+        index = next(i for i, r in enumerate(job.cluster.rails) if r.name == attachment.rail.name)
         facts.append(Fact("networks", f"rail {attachment.rail.name}",
                           f"{where}, over NIC {nic.name} ({link}{nic.hca or 'HCA not named'}, port {nic.port})",
-                          f"{chosen}; {_nic_line(job, nic, at_hw)}"))
+                          f"{_said(at_cluster('rails', index), f'rail {attachment.rail.name}', '')}; {chosen}; "
+                          f"{_nic_line(job, nic, at_hw)}"))
     if not job.rails:
         facts.append(Fact("networks", "rails", "none", f"{chosen}: the cluster network (eth0) carries everything"))
     return facts
@@ -237,7 +239,7 @@ def _environment(job: Job, at: _Where) -> list[Fact]:
             said = var.origin.split(": ", 1)[1].replace("env", f"env.{var.name}", 1)
             origin = f"{where}: {said}" if where else var.origin
         else:
-            origin = f"rule: {var.origin}"
+            origin = var.origin
         facts.append(Fact("environment", var.name, value, origin))
     return facts
 

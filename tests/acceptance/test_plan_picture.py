@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import PROFILES, need, run_mpigen
+from conftest import PROFILES, REPO, need, run_mpigen
 
 from generator.insight.picture import JOB_COLOURS
 from generator.pipeline import check_profiles
@@ -177,3 +177,17 @@ def test_a_64_node_pool_stays_readable(profiles_copy, tmp_path):
     shot = tmp_path / "big.png"
     browse(tmp_path, page, "--window-size=1900,1200", f"--screenshot={shot}")
     assert png_pixels(shot.read_bytes())[:2] == (1900, 1200)
+
+
+def test_the_readme_shows_the_example_fleet_as_chromium_drew_it():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "![mpigen plan --html of the example fleet](docs/plan-example-fleet.png)" in readme
+    width, height, rows = png_pixels((REPO / "docs/plan-example-fleet.png").read_bytes())
+    assert (width, height) == (1560, 1780), "the window `make screenshot` uses"
+    painted = set()
+    for row in rows:
+        painted.update(row[i:i + 3] for i in range(0, len(row), 3))
+    fleet = check_profiles([PROFILES]).fleet
+    missing = [job.name for i, job in enumerate(fleet.jobs)
+               if bytes.fromhex(JOB_COLOURS[i % len(JOB_COLOURS)][1:]) not in painted]
+    assert not missing, f"the screenshot lacks these jobs' colours (run `make screenshot`): {missing}"

@@ -79,7 +79,7 @@ def test_profile_origins_point_at_the_line_that_sets_the_value(resnet):
         match = re.match(r"^(\S+):([0-9]+): (.*)$", fact.origin)
         path, line, what = match.group(1), int(match.group(2)), match.group(3)
         text = Path(path).read_text(encoding="utf-8").splitlines()[line - 1]
-        named = re.match(r"^(?:rail|NIC) ([^ ,]+)", what)
+        named = re.match(r"^(?:rail|NIC) ([^ ,;]+)", what)
         key = named.group(1) if named else what.split(",")[0].split(":")[0].split(" ")[0].split(".")[-1]
         assert key in text, (fact, text)
         checked += 1
