@@ -172,7 +172,7 @@ def worker_demand(job: dict[str, Any], offer: NodeOffer, gpus_per_worker: int, w
             demand[resource] = Decimal(gpus_per_worker * worker_count)
     for rail in rail_resources:
         demand[rail] = Decimal(worker_count)
-    demand.update((resource, amount * worker_count) for resource, amount in _cpu_memory(job.get("resources", {})).items())
+    demand.update((resource, amount * worker_count) for resource, amount in cpu_memory(job.get("resources", {})).items())
     return {resource: amount for resource, amount in demand.items() if amount}
 
 
@@ -180,10 +180,10 @@ def launcher_demand(job: dict[str, Any]) -> dict[str, Decimal]:
     """What the launcher asks for (CPUs and GiB of memory): Kueue admits it with the workers, and a Volcano
     queue's capability counts it too."""
     given = job.get("launcher", {}).get("resources")
-    return _cpu_memory(given if given is not None else {CPU: defaults.LAUNCHER_CPU, MEMORY: defaults.LAUNCHER_MEMORY})
+    return cpu_memory(given if given is not None else {CPU: defaults.LAUNCHER_CPU, MEMORY: defaults.LAUNCHER_MEMORY})
 
 
-def _cpu_memory(resources: dict[str, str]) -> dict[str, Decimal]:
+def cpu_memory(resources: dict[str, str]) -> dict[str, Decimal]:
     amounts = {}
     if CPU in resources:
         amounts[CPU] = quantity(resources[CPU])

@@ -17,6 +17,7 @@ from generator import __version__
 from generator.diagnostics import Diagnostic, Severity, one_line
 
 if TYPE_CHECKING:
+    from generator.insight.plan import FleetPlan
     from generator.pipeline import CompileResult
 
 CHECK_FORMATS = ("json", "junit", "sarif", "text")
@@ -215,7 +216,7 @@ def plan(paths: tuple[Path, ...], output: str, strict: bool, html: Path | None, 
         sys.exit(1)
 
 
-def _write_picture(path: Path, page: str, result: CompileResult, fleet_plan: object) -> None:
+def _write_picture(path: Path, page: str, result: CompileResult, fleet_plan: FleetPlan) -> None:
     from generator.insight.picture import fleet_html, fleet_svg
     from generator.write import WriteError
     from generator.write.single import write_file

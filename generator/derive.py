@@ -57,6 +57,9 @@ class Layout:
     workers_per_node: int
     nodes: int
     worker_count_origin: str
+    per_node_bound: str = "GPUs"
+    """What bounds `workers_per_node`: `GPUs`, `CPUs`, `memory`, or `a whole node` (a CPU job that asks for no
+    CPUs takes a node a worker)."""
 
     @property
     def capacity(self) -> int:
@@ -77,6 +80,8 @@ def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_no
     a job that asks for impossible numbers still gets a layout, so every problem can be reported.
     """
     gpus = gpu_count(hardware)
+    resources = job.get("resources", {})
+    cpu = resources.get("cpu")
     if gpus:
         gpus_per_worker = requested_gpus_per_worker(job, gpus)
         if "workers" in job:
@@ -85,21 +90,27 @@ def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_no
             worker_count = int(job.get("totalGpus", gpus_per_worker)) // max(gpus_per_worker, 1)
             origin = f"totalGpus {job.get('totalGpus')} / {gpus_per_worker} GPUs per worker"
         slots = int(job.get("slotsPerWorker", gpus_per_worker))
-        per_node = gpus // gpus_per_worker if gpus_per_worker else 0
+        per_node, bound = (gpus // gpus_per_worker if gpus_per_worker else 0), "GPUs"
     else:
         gpus_per_worker = 0
         worker_count, origin = int(job.get("workers", 1)), "workers"
-        cpu = job.get("resources", {}).get("cpu")
         if cpu is None:
-            default_slots, per_node = physical_cores(hardware), 1
+            default_slots, per_node, bound = physical_cores(hardware), 1, "a whole node"
         else:
-            wanted = quantity(cpu)
-            default_slots = max(int(wanted), 1)
-            per_node = int(Decimal(logical_cpus(hardware)) // wanted) if wanted else 0
+            default_slots, per_node, bound = max(int(quantity(cpu)), 1), 1 << 30, "CPUs"
         slots = int(job.get("slotsPerWorker", default_slots))
+    # The scheduler places a worker where its CPU and memory requests fit too.
+    for asked, offered, what in ((cpu, Decimal(logical_cpus(hardware)) if "coresPerSocket" in hardware["cpu"]
+                                  else None, "CPUs"),
+                                 (resources.get("memory"), quantity(f"{hardware['memoryGiB']}Gi"), "memory")):
+        if asked is not None and offered is not None:
+            wanted = quantity(asked)
+            fits = int(offered // wanted) if wanted else 1 << 30
+            if fits < per_node:
+                per_node, bound = fits, what
     if one_per_node:
         per_node = min(per_node, 1)
-    return Layout(gpus_per_worker, worker_count, slots, per_node, nodes, origin)
+    return Layout(gpus_per_worker, worker_count, slots, per_node, nodes, origin, bound)
 
 
 def socket_of_numa_node(hardware: dict[str, Any], numa_node: int) -> int:

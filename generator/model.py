@@ -110,6 +110,9 @@ class NodePool:
     hardware: Hardware
     nodes: int
     node_labels: tuple[tuple[str, str], ...]
+    offer: tuple[tuple[str, int, str], ...] = ()
+    """What one node offers pods, as `admission.node_offer` counts it: (resource, amount, unit '' or 'Gi') for its
+    CPUs (where the hardware says its cores), memory, GPUs and each rail's devices; the unit of every quota."""
 
     @property
     def node_selector(self) -> tuple[tuple[str, str], ...]:
@@ -182,6 +185,9 @@ class Quota:
     count: int
     unit: str = ""
     borrowing_limit: int | None = None
+    reach: int | None = None
+    """The most of it the queue can ever use on the pool: its own, plus what the other queues of its cohort hold
+    there, within its borrowing limit (Kueue; admission.borrowable_nodes)."""
 
     @property
     def nominal(self) -> int | str:
@@ -412,6 +418,9 @@ class Job:
     run_policy: RunPolicy
     origins: tuple[tuple[str, Origin], ...]
     scheduling: JobScheduling = JobScheduling()
+    workers_per_node: int = 1
+    """Workers of this job a node can hold (derive.layout): by GPUs, CPU and memory requests, one under host
+    networking or where a CPU worker asks for no CPUs (it is meant to have the node)."""
     estimated_hours: float | None = None
     """How long a run is expected to take (`estimatedHours`); only `mpigen plan` reads it."""
 

@@ -1,11 +1,12 @@
-"""What each node pool offers, what each job asks of it, and which jobs fit together: `mpigen plan`'s numbers.
+"""What each node pool offers, what each job asks of it, and which jobs start together: `mpigen plan`'s numbers.
 
-Pure functions over the resolved model. A node offers its logical CPUs, its memory, its GPUs and, per rail it
-carries, the rail's devices (the VFs the device plugin or operator makes, or a shared device's sharing limit),
-the same units the infra chart's queues count in (generator/admission.py). A worker asks for what its pod's
-container limits say (the very `pod_network` of its provider). MPI jobs are gang-scheduled wholes: a job runs
-only once all its workers are placed, so jobs are packed whole, first fit, in the order a scheduler admits them
-(priority, then name). The launcher has no node selector and asks for little; it is counted only in queues.
+Pure functions over the resolved model. A node offers what `admission.node_offer` counts (the model's
+`NodePool.offer`: logical CPUs, memory, GPUs and each rail's devices), the unit of every queue's quota. A worker
+asks for what its container's limits say (its provider's very `pod_network`). MPI jobs are gang-scheduled wholes:
+a job starts only once all its workers are placed, so jobs are admitted whole, in the order a scheduler admits
+them (priority, then name): first against their queue's quota (Kueue: the queue's share of the pool plus what its
+cohort can lend, and the cohort's total; Volcano: the queue's capability), then onto the nodes, first fit, never
+more of one job's workers on a node than its layout holds. The result is one possible state of the cluster.
 """
 
 from __future__ import annotations
@@ -14,12 +15,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from generator import admission
-from generator.manifests.providers import PROVIDERS, pod_network
-from generator.model import Cluster, Job, NodePool, Scheduler
-from generator.vocabulary.kubernetes import quantity
-
-HOST_PORT = "host port"
-"""A pseudo-resource of one per node under host networking: every worker there binds sshd's port on the node."""
+from generator.manifests.providers import pod_network
+from generator.model import Cluster, Job, NodePool, Queue, Scheduler
 
 
 @dataclass(frozen=True)
@@ -35,64 +32,41 @@ class Amounts:
         return tuple((name, admission.amount_text(amount, "Gi" if name == admission.MEMORY else ""))
                      for name, amount in self.items)
 
+    def plus(self, other: Amounts, times: int = 1) -> Amounts:
+        total = dict(self.items)
+        for name, amount in other.items:
+            total[name] = total.get(name, Decimal(0)) + amount * times
+        return Amounts(tuple(total.items()))
 
-def node_offer(cluster: Cluster, pool: NodePool) -> Amounts:
-    """What one node of `pool` offers, the resources of `admission.node_offer` (and the sshd port under host
-    networking)."""
-    hardware = pool.hardware
-    provider = PROVIDERS[cluster.network.provider]
-    gpus = hardware.gpu.count if hardware.gpu else 0
-    items: list[tuple[str, Decimal]] = []
-    if hardware.cpu.cores_per_socket is not None:
-        items.append((admission.CPU, Decimal(hardware.cpu.sockets * hardware.cpu.cores_per_socket
-                                             * hardware.cpu.threads_per_core)))
-    items.append((admission.MEMORY, Decimal(hardware.memory_gib)))
-    if hardware.gpu:
-        items.append((hardware.gpu.resource, Decimal(gpus)))
-    if provider.rdma:
-        devices = admission.rail_devices_per_node(provider.exclusive_devices, {"numVfs": cluster.network.num_vfs},
-                                                  gpus)
-        items += [(rail.resource, Decimal(devices)) for rail in cluster.rails_of(pool)]
-    if provider.host_network:
-        items.append((HOST_PORT, Decimal(1)))
-    return Amounts(tuple(items))
+
+NOTHING = Amounts(())
+
+
+def node_offer(pool: NodePool) -> Amounts:
+    return Amounts(tuple((name, Decimal(amount)) for name, amount, _ in pool.offer))
+
+
+def _cpu_memory(cpu: str | None, memory: str | None) -> tuple[tuple[str, Decimal], ...]:
+    given = {key: value for key, value in ((admission.CPU, cpu), (admission.MEMORY, memory)) if value is not None}
+    return tuple(admission.cpu_memory(given).items())
 
 
 def worker_ask(job: Job) -> Amounts:
     """What one worker pod asks of its node: its container's CPU, memory, GPUs and rail devices."""
-    items: list[tuple[str, Decimal]] = []
-    if job.resources.cpu is not None:
-        items.append((admission.CPU, quantity(job.resources.cpu)))
-    if job.resources.memory is not None:
-        items.append((admission.MEMORY, quantity(job.resources.memory) / 1024 ** 3))
+    items = list(_cpu_memory(job.resources.cpu, job.resources.memory))
     if job.uses_gpus:
         items.append((job.pool.hardware.gpu.resource, Decimal(job.gpus_per_worker)))
-    network = pod_network(job, job.name)
-    items += [(resource, Decimal(count)) for resource, count in network.limits]
-    if network.host_network:
-        items.append((HOST_PORT, Decimal(1)))
+    items += [(resource, Decimal(count)) for resource, count in pod_network(job, job.name).limits]
     return Amounts(tuple(items))
 
 
 def launcher_ask(job: Job) -> Amounts:
-    resources = job.launcher_resources
-    items = []
-    if resources.cpu is not None:
-        items.append((admission.CPU, quantity(resources.cpu)))
-    if resources.memory is not None:
-        items.append((admission.MEMORY, quantity(resources.memory) / 1024 ** 3))
-    return Amounts(tuple(items))
+    return Amounts(_cpu_memory(job.launcher_resources.cpu, job.launcher_resources.memory))
 
 
 def job_demand(job: Job, launcher: bool = False) -> Amounts:
-    """What all of a job's workers ask together (and its launcher, where a queue counts it)."""
-    total: dict[str, Decimal] = {}
-    for name, amount in worker_ask(job).items:
-        total[name] = total.get(name, Decimal(0)) + amount * job.worker_count
-    if launcher:
-        for name, amount in launcher_ask(job).items:
-            total[name] = total.get(name, Decimal(0)) + amount
-    return Amounts(tuple((name, amount) for name, amount in total.items() if name != HOST_PORT))
+    """What all of a job's workers ask together (and its launcher, which queues count too)."""
+    return NOTHING.plus(worker_ask(job), job.worker_count).plus(launcher_ask(job) if launcher else NOTHING)
 
 
 def priority_of(job: Job) -> int:
@@ -105,65 +79,133 @@ def admission_order(jobs: tuple[Job, ...]) -> list[Job]:
     return sorted(jobs, key=lambda job: (-priority_of(job), job.name))
 
 
-class Nodes:
-    """The free resources of a pool's nodes while jobs are packed onto them."""
+class _Nodes:
+    """The free resources of a pool's nodes while jobs are placed on them."""
 
-    def __init__(self, offer: Amounts, count: int) -> None:
-        self.free = [dict(offer.items) for _ in range(count)]
+    def __init__(self, pool: NodePool) -> None:
+        self.free = [dict(node_offer(pool).items) for _ in range(pool.nodes)]
 
     def place(self, job: Job) -> tuple[int, ...] | None:
-        """The node of each worker, first fit, taking their resources; None (and nothing taken) if one does not
-        fit: a gang runs whole or not at all."""
+        """The node of each worker, first fit, at most `workers_per_node` of them a node, taking their resources;
+        None (and nothing taken) if one does not fit: a gang starts whole or not at all."""
         ask = worker_ask(job).items
         taken: list[int] = []
         for _ in range(job.worker_count):
-            node = next((i for i, free in enumerate(self.free)
-                         if all(free.get(name, Decimal(0)) >= amount for name, amount in ask)), None)
+            node = next((i for i, free in enumerate(self.free) if taken.count(i) < job.workers_per_node
+                         and all(free.get(name, Decimal(0)) >= amount for name, amount in ask)), None)
             if node is None:
                 for i in taken:
-                    self._give(i, ask, 1)
+                    self._take(i, ask, -1)
                 return None
-            self._give(node, ask, -1)
+            self._take(node, ask, 1)
             taken.append(node)
         return tuple(taken)
 
-    def _give(self, node: int, ask: tuple[tuple[str, Decimal], ...], sign: int) -> None:
+    def _take(self, node: int, ask: tuple[tuple[str, Decimal], ...], sign: int) -> None:
         for name, amount in ask:
-            self.free[node][name] = self.free[node].get(name, Decimal(0)) + sign * amount
+            self.free[node][name] = self.free[node].get(name, Decimal(0)) - sign * amount
 
 
 def nodes_needed(job: Job) -> int:
-    """Nodes the job's workers take when it has the pool to itself."""
-    placed = Nodes(node_offer(job.cluster, job.pool), job.pool.nodes).place(job)
+    """Nodes the job's workers take when it has the pool to itself; 0 where they never fit."""
+    placed = _Nodes(job.pool).place(job)
     return len(set(placed)) if placed else 0
+
+
+def queue_of(job: Job) -> Queue | None:
+    """The declared queue the job goes to (None: no queues, or Volcano's own `default`)."""
+    return next((q for q in job.cluster.scheduling.queues if q.name == job.scheduling.queue), None)
+
+
+class _Quotas:
+    """What each queue has admitted so far, against what it can ever hold."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.used: dict[tuple[str, str, str], Decimal] = {}
+        """(queue, pool or '' for a cluster-wide Volcano capability, resource) -> admitted."""
+
+    def _limits(self, queue: Queue, job: Job) -> list[tuple[tuple[str, str, str], Decimal, list[str]]]:
+        """(use key, limit, queues sharing the limit) for each resource the job asks of its queue."""
+        asked = job_demand(job, launcher=True)
+        found = []
+        if self.cluster.scheduling.scheduler is Scheduler.VOLCANO:
+            capability: dict[str, int] = {}
+            for share in queue.shares:
+                for quota in share.quotas:
+                    capability[quota.resource] = capability.get(quota.resource, 0) + quota.count
+            for name, _ in asked.items:
+                if name in capability:
+                    found.append(((queue.name, "", name), Decimal(capability[name]), [queue.name]))
+            return found
+        pool = job.pool.name
+        share = next((s for s in queue.shares if s.pool.name == pool), None)
+        if share is None:
+            return found
+        cohort = [q for q in self.cluster.scheduling.queues if queue.cohort is not None and q.cohort == queue.cohort]
+        for quota in share.quotas:
+            if asked.get(quota.resource):
+                found.append(((queue.name, pool, quota.resource), Decimal(quota.reach or quota.count), [queue.name]))
+                if cohort:
+                    total = sum(q.count for other in cohort for s in other.shares if s.pool.name == pool
+                                for q in s.quotas if q.resource == quota.resource)
+                    found.append((("", pool, quota.resource), Decimal(total), [q.name for q in cohort]))
+        return found
+
+    def full(self, job: Job) -> tuple[str, ...]:
+        """The queues whose quota has no room left for the job (none: it may be admitted)."""
+        queue = queue_of(job)
+        if queue is None:
+            return ()
+        asked = job_demand(job, launcher=True)
+        for (owner, pool, resource), limit, queues in self._limits(queue, job):
+            sharing = [owner] if owner else queues  # '' : the cohort's total, used by all its queues
+            used = sum((self.used.get((q, pool, resource), Decimal(0)) for q in sharing), Decimal(0))
+            if used + asked.get(resource) > limit:
+                return tuple(queues)
+        return ()
+
+    def take(self, job: Job) -> None:
+        queue = queue_of(job)
+        if queue is None:
+            return
+        asked = job_demand(job, launcher=True)
+        for key, _, _ in self._limits(queue, job):
+            if key[0]:
+                self.used[key] = self.used.get(key, Decimal(0)) + asked.get(key[2])
+
+
+@dataclass(frozen=True)
+class Waiting:
+    job: Job
+    for_nodes: bool
+    """True: no room on the pool's nodes; False: no room in the quota of `queues`."""
+    queues: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Packing:
-    """One possible state of a pool: the jobs that start at once (with each worker's node) and those that wait."""
+    """One possible state of a cluster: the jobs that start at once (with each worker's node), in admission order,
+    and those that wait."""
 
     running: tuple[tuple[Job, tuple[int, ...]], ...]
-    waiting: tuple[Job, ...]
+    waiting: tuple[Waiting, ...]
 
 
-def pack(cluster: Cluster, pool: NodePool, jobs: tuple[Job, ...]) -> Packing:
-    """Admit jobs whole in scheduler order; a job that does not fit beside those admitted waits."""
-    nodes = Nodes(node_offer(cluster, pool), pool.nodes)
-    running, waiting = [], []
+def pack(cluster: Cluster, jobs: tuple[Job, ...]) -> Packing:
+    """Admit the cluster's jobs whole in scheduler order; a job that does not fit beside those admitted waits."""
+    nodes = {pool.name: _Nodes(pool) for pool in cluster.pools}
+    quotas = _Quotas(cluster)
+    running: list[tuple[Job, tuple[int, ...]]] = []
+    waiting: list[Waiting] = []
     for job in admission_order(jobs):
-        placed = nodes.place(job)
+        if job.workers_per_node < 1:
+            continue  # never fits: validation has set it aside
+        full = quotas.full(job)
+        placed = None if full else nodes[job.pool.name].place(job)
         if placed is None:
-            waiting.append(job)
+            waiting.append(Waiting(job, not full, full))
         else:
+            quotas.take(job)
             running.append((job, placed))
     return Packing(tuple(running), tuple(waiting))
-
-
-def fit_together(cluster: Cluster, pool: NodePool, jobs: tuple[Job, ...]) -> bool:
-    nodes = Nodes(node_offer(cluster, pool), pool.nodes)
-    return all(nodes.place(job) is not None for job in admission_order(jobs))
-
-
-def gangs(cluster: Cluster) -> bool:
-    """Whether the cluster admits jobs whole (a gang scheduler, or Kueue's all-or-nothing admission)."""
-    return cluster.scheduling.scheduler is not Scheduler.NONE

@@ -7,7 +7,6 @@ the charts, taken from the same functions (names, the run digest, the launcher's
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass
 
@@ -17,19 +16,17 @@ from generator.manifests.hostfile import configmap_keys, rankfile_line
 from generator.manifests.manifest import plain
 from generator.manifests.mpijob import launcher_command, workers_variable
 from generator.manifests.providers import PROVIDERS, pod_network
-from generator.manifests.run_name import mpijob_name
+from generator.manifests.run_name import RUN_DIGEST_COVERS, mpijob_name
 from generator.model import Job, MpiImplementation, Naming, Nic
 
-RUN_DIGEST_COVERS = ("the MPIJob's spec without runPolicy.suspend, its namespace, and its hostfile (and rankfile), "
-                     "built under the plain job name: mpi-operator never applies a spec edit to a launcher it created, "
-                     "so an edited run is a new MPIJob and the GitOps tool prunes the old one (DOMAIN.md section 5); "
-                     "suspend is left out so that suspending from git acts on the same MPIJob")
 BINDING_RULE = ("frameworks (Horovod, PyTorch) drive GPU i from local rank i, and NCCL sends each GPU's traffic "
                 "through the NIC nearest it (the hardware profile's `gpus` of each NIC); a worker holds one device of "
                 "each rail it attaches")
 
 
-_PROFILE_LINE = re.compile(r"^\S+:[0-9]+: ")
+PROFILE = "profile"
+DEFAULT = "default"
+RULE = "rule"
 
 
 @dataclass(frozen=True)
@@ -38,16 +35,9 @@ class Fact:
     name: str
     value: str
     origin: str
-    """`path:line: key` of a profile, `default: ...` for a built-in default, or the rule the value follows."""
-
-    JSON_PROPERTIES = ("origin_kind",)
-
-    @property
-    def origin_kind(self) -> str:
-        """`profile`, `default` or `rule`."""
-        if _PROFILE_LINE.match(self.origin):
-            return "profile"
-        return "default" if self.origin.startswith("default") else "rule"
+    """`path:line: key` of a profile, `default: ...`, or the rule the value follows."""
+    origin_kind: str
+    """PROFILE, DEFAULT or RULE."""
 
 
 @dataclass(frozen=True)
@@ -63,8 +53,6 @@ class RankBinding:
     hca: str | None
     rail: str | None
     rankfile_line: str | None
-
-    JSON_PROPERTIES = ("gpu_text", "nic_text")
 
     @property
     def gpu_text(self) -> str:
@@ -109,8 +97,36 @@ class _Where:
         return f"{where.path}:{where.line}"
 
 
-def _said(where: str | None, what: str, otherwise: str) -> str:
-    return f"{where}: {what}" if where else otherwise
+@dataclass(frozen=True)
+class Said:
+    """An origin's words and its kind: a profile line, a default, or a rule (never guessed from the words: a path
+    may hold anything)."""
+
+    text: str
+    kind: str
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __add__(self, more: str) -> Said:
+        return Said(self.text + more, self.kind)
+
+
+def _said(where: str | None, what: str, otherwise: Said | str) -> Said:
+    """`<where>: <what>` where the profile sets it, else `otherwise` (a string: `default: ...` or a rule)."""
+    if where:
+        return Said(f"{where}: {what}", PROFILE)
+    return otherwise if isinstance(otherwise, Said) else _own(otherwise)
+
+
+def _own(text: str) -> Said:
+    """mpigen's own words: a default (they start `default:`) or a rule."""
+    return Said(text, DEFAULT if text.startswith("default") else RULE)
+
+
+def _fact(section: str, name: str, value: str, origin: Said | str) -> Fact:
+    said = origin if isinstance(origin, Said) else _own(origin)
+    return Fact(section, name, value, said.text, said.kind)
 
 
 def explain_job(job: Job, documents: list[ProfileFile]) -> Explanation:
@@ -135,11 +151,11 @@ def _naming(job: Job, mpijob: str, at: _Where) -> list[Fact]:
         origin = f"{naming}; the last {names.RUN_DIGEST_LENGTH} characters are a digest of {RUN_DIGEST_COVERS}"
     else:
         origin = f"{naming}: the job's own name, so an edited run reuses the MPIJob (mpi-operator keeps its launcher)"
-    return [Fact("naming", "MPIJob name", mpijob, origin),
-            Fact("naming", "chart and Helm release", job.name, _said(at("name"), "name", "the job's name")),
-            Fact("naming", "namespace", job.namespace,
+    return [_fact("naming", "MPIJob name", mpijob, origin),
+            _fact("naming", "chart and Helm release", job.name, _said(at("name"), "name", "the job's name")),
+            _fact("naming", "namespace", job.namespace,
                  _said(at("namespace"), "namespace", f"the first namespace of cluster {job.cluster.name}")),
-            Fact("naming", "worker pods", f"{names.worker_name(mpijob, 0)} .. "
+            _fact("naming", "worker pods", f"{names.worker_name(mpijob, 0)} .. "
                  f"{names.worker_name(mpijob, job.worker_count - 1)}",
                  "mpi-operator names workers <mpijob>-worker-<i>, reachable as "
                  f"{names.worker_host(mpijob, job.namespace, 0)} through the job's headless service")]
@@ -147,13 +163,13 @@ def _naming(job: Job, mpijob: str, at: _Where) -> list[Fact]:
 
 def _size(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[Fact]:
     hardware = job.pool.hardware
-    sized = job.origin("workers")  # `<source>:<line>: ...`, the profile's stable name: here, its path as given
-    if sized.startswith(f"{job.source}:") and at.document is not None:
-        sized = at.document.path + sized[len(job.source):]
-    facts = [Fact("size", "workers", str(job.worker_count), sized),
-             Fact("size", "most workers the pool holds", str(job.max_workers), job.origin("max_workers"))]
+    sized = _own(job.origin("workers"))  # `<source>:<line>: ...`, the profile's stable name: here, its path
+    if sized.text.startswith(f"{job.source}:") and at.document is not None:
+        sized = Said(at.document.path + sized.text[len(job.source):], PROFILE)
+    facts = [_fact("size", "workers", str(job.worker_count), sized),
+             _fact("size", "most workers the pool holds", str(job.max_workers), job.origin("max_workers"))]
     if job.uses_gpus:
-        facts.append(Fact("size", "GPUs per worker", str(job.gpus_per_worker),
+        facts.append(_fact("size", "GPUs per worker", str(job.gpus_per_worker),
                           _said(at("gpusPerWorker"), "gpusPerWorker",
                                 _said(at_hw("gpu", "count"), f"gpu.count of hardware {hardware.name}: a worker "
                                       "takes a whole node's GPUs unless the job says otherwise",
@@ -163,9 +179,9 @@ def _size(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[Fact]
         slots_default = "one rank per CPU the worker asks for (resources.cpu)"
     else:
         slots_default = f"one rank per physical core of hardware {hardware.name} (sockets x coresPerSocket)"
-    facts.append(Fact("size", "slots per worker", str(job.slots_per_worker),
+    facts.append(_fact("size", "slots per worker", str(job.slots_per_worker),
                       _said(at("slotsPerWorker"), "slotsPerWorker", slots_default)))
-    facts.append(Fact("size", "ranks", str(job.worker_count * job.slots_per_worker),
+    facts.append(_fact("size", "ranks", str(job.worker_count * job.slots_per_worker),
                       "workers x slots per worker: mpirun's rank count and the hostfile's slots"))
     return facts
 
@@ -174,10 +190,10 @@ def _resources(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[
     facts = []
     for key, value in (("cpu", job.resources.cpu), ("memory", job.resources.memory)):
         if value is not None:
-            facts.append(Fact("worker resources", key, value, _said(at("resources", key), f"resources.{key}", "")))
+            facts.append(_fact("worker resources", key, value, _said(at("resources", key), f"resources.{key}", "")))
     if job.uses_gpus:
         gpu = job.pool.hardware.gpu
-        facts.append(Fact("worker resources", gpu.resource, str(job.gpus_per_worker),
+        facts.append(_fact("worker resources", gpu.resource, str(job.gpus_per_worker),
                           _said(at_hw("gpu", "resource"), "gpu.resource", "default: GPUs are requested as "
                                 f"{derive.DEFAULT_GPU_RESOURCE} (NVIDIA's device plugin)")
                           + "; as a limit, the way extended resources are requested"))
@@ -187,22 +203,22 @@ def _resources(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[
         rail = attachment.rail
         if rail.resource in limits:
             index = next(i for i, r in enumerate(job.cluster.rails) if r.name == rail.name)
-            facts.append(Fact("worker resources", rail.resource, str(limits[rail.resource]),
+            facts.append(_fact("worker resources", rail.resource, str(limits[rail.resource]),
                               _said(at_cluster("rails", index), f"rail {rail.name}", f"rail {rail.name}")
                               + f", under the {provider.name.value} provider's resource prefix: one device of each "
                               "rail per worker"))
-    facts.append(Fact("worker resources", "/dev/shm", job.shm_size,
+    facts.append(_fact("worker resources", "/dev/shm", job.shm_size,
                       _said(at("shmSize"), "shmSize", "default: 1Gi per GPU (1Gi for a CPU job), a memory-backed "
                             "emptyDir: NCCL and MPI share memory between a node's ranks through it")))
     for key, value in (("cpu", job.launcher_resources.cpu), ("memory", job.launcher_resources.memory)):
         if value is not None:
-            facts.append(Fact("launcher resources", key, value,
+            facts.append(_fact("launcher resources", key, value,
                               _said(at("launcher", "resources", key), f"launcher.resources.{key}",
                                     "default: the launcher only runs mpirun")))
     return facts
 
 
-def _nic_line(job: Job, nic: Nic, at_hw: _Where) -> str:
+def _nic_line(job: Job, nic: Nic, at_hw: _Where) -> Said:
     index = next(i for i, n in enumerate(job.pool.hardware.nics) if n.name == nic.name)
     return _said(at_hw("nics", index), f"NIC {nic.name} of hardware {job.pool.hardware.name}",
                  f"NIC {nic.name} of hardware {job.pool.hardware.name}")
@@ -210,7 +226,7 @@ def _nic_line(job: Job, nic: Nic, at_hw: _Where) -> str:
 
 def _networks(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[Fact]:
     provider = job.cluster.network.provider.value
-    facts = [Fact("networks", "provider", provider, _said(at_cluster("network", "provider"), "network.provider",
+    facts = [_fact("networks", "provider", provider, _said(at_cluster("network", "provider"), "network.provider",
                                                           f"default: {provider}"))]
     chosen = _said(at("rails"), "rails", f"every rail of pool {job.pool.name} (the job names none)")
     host = PROVIDERS[job.cluster.network.provider].host_network
@@ -221,12 +237,12 @@ def _networks(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[F
                  f"interface {attachment.interface}")
         link = f"{nic.link_type.value} " if nic.link_type else ""
         index = next(i for i, r in enumerate(job.cluster.rails) if r.name == attachment.rail.name)
-        facts.append(Fact("networks", f"rail {attachment.rail.name}",
+        facts.append(_fact("networks", f"rail {attachment.rail.name}",
                           f"{where}, over NIC {nic.name} ({link}{nic.hca or 'HCA not named'}, port {nic.port})",
-                          f"{_said(at_cluster('rails', index), f'rail {attachment.rail.name}', '')}; {chosen}; "
-                          f"{_nic_line(job, nic, at_hw)}"))
+                          _said(at_cluster("rails", index), f"rail {attachment.rail.name}", "")
+                          + f"; {chosen}; {_nic_line(job, nic, at_hw)}"))
     if not job.rails:
-        facts.append(Fact("networks", "rails", "none", f"{chosen}: the cluster network (eth0) carries everything"))
+        facts.append(_fact("networks", "rails", "none", f"{chosen}: the cluster network (eth0) carries everything"))
     return facts
 
 
@@ -237,19 +253,19 @@ def _environment(job: Job, at: _Where) -> list[Fact]:
         where = at("env", var.name)
         if var.origin.startswith(f"{job.source}: env"):
             said = var.origin.split(": ", 1)[1].replace("env", f"env.{var.name}", 1)
-            origin = f"{where}: {said}" if where else var.origin
+            origin = Said(f"{where}: {said}", PROFILE) if where else _own(var.origin)
         else:
             origin = var.origin
-        facts.append(Fact("environment", var.name, value, origin))
+        facts.append(_fact("environment", var.name, value, origin))
     return facts
 
 
 def _mpi(job: Job, mpijob: str, at: _Where) -> list[Fact]:
     implementation = job.mpi_implementation
-    facts = [Fact("mpi", "implementation", implementation.value,
+    facts = [_fact("mpi", "implementation", implementation.value,
                   _said(at("mpiImplementation"), "mpiImplementation", "default: OpenMPI"))]
     if implementation is MpiImplementation.OPENMPI:
-        facts.append(Fact("mpi", "OpenMPI version", str(job.openmpi_version),
+        facts.append(_fact("mpi", "OpenMPI version", str(job.openmpi_version),
                           _said(at("openMPIVersion"), "openMPIVersion", f"default: {defaults.OPENMPI_VERSION}")))
         placement = job.placement
         if placement.rankfile:
@@ -260,8 +276,8 @@ def _mpi(job: Job, mpijob: str, at: _Where) -> list[Fact]:
                                          f"--bind-to {placement.bind_to.value}" if placement.bind_to else "") if f) \
                 or "OpenMPI's own default"
             origin = _said(at("placement"), "placement", f"no rankfile: {placement.no_rankfile}")
-        facts.append(Fact("mpi", "placement", value, origin))
-    facts.append(Fact("mpi", "hostfile", f"{names.HOSTFILE_PATH} in ConfigMap {names.hostfile_configmap_name(mpijob)} "
+        facts.append(_fact("mpi", "placement", value, origin))
+    facts.append(_fact("mpi", "hostfile", f"{names.HOSTFILE_PATH} in ConfigMap {names.hostfile_configmap_name(mpijob)} "
                       f"({', '.join(configmap_keys(job))})", "one line per worker in mpi-operator's own format, given "
                       "to mpirun explicitly (OpenMPI 5 ignores the operator's OMPI_MCA_orte_* variables)"))
     command = plain(launcher_command(job, workers_variable(job)))
@@ -270,18 +286,19 @@ def _mpi(job: Job, mpijob: str, at: _Where) -> list[Fact]:
               "(variables of a container do not reach processes started over ssh)"
               + (f"; {at('mpirunArgs')}: mpirunArgs" if at("mpirunArgs") else "")
               + (f"; {at('program')}: program" if at("program") else ""))
-    facts.append(Fact("mpi", "launcher command", shlex.join(str(part) for part in command), origin))
+    facts.append(_fact("mpi", "launcher command", shlex.join(str(part) for part in command), origin))
     return facts
 
 
 def _security(job: Job, at: _Where) -> list[Fact]:
     rdma = bool(job.rails) and PROVIDERS[job.cluster.network.provider].rdma
     if job.privileged_reason is not None:
-        return [Fact("security", "workers", "privileged", f"{at('privileged', 'reason')}: {job.privileged_reason}")]
-    facts = [Fact("security", "capabilities", "IPC_LOCK" if rdma else "none added",
+        return [_fact("security", "workers", "privileged",
+                      _said(at("privileged", "reason"), f"privileged.reason: {job.privileged_reason}", ""))]
+    facts = [_fact("security", "capabilities", "IPC_LOCK" if rdma else "none added",
                   "RDMA pins memory, which needs IPC_LOCK, and nothing more (not privileged)" if rdma
                   else "no RDMA rails: nothing beyond the runtime's defaults")]
-    facts.append(Fact("security", "user", "root" if job.runs_as_root else str(job.run_as_user),
+    facts.append(_fact("security", "user", "root" if job.runs_as_root else str(job.run_as_user),
                       _said(at("runAsUser"), "runAsUser", "default: the image's user (sshd needs root unless the "
                             "image is built for another)")))
     return facts
@@ -289,14 +306,14 @@ def _security(job: Job, at: _Where) -> list[Fact]:
 
 def _scheduling(job: Job, at: _Where, at_cluster: _Where) -> list[Fact]:
     scheduler = job.cluster.scheduling.scheduler.value
-    facts = [Fact("scheduling", "scheduler", scheduler,
+    facts = [_fact("scheduling", "scheduler", scheduler,
                   _said(at_cluster("scheduling", "scheduler"), "scheduling.scheduler", "default: none"))]
     if job.scheduling.queue:
-        facts.append(Fact("scheduling", "queue", job.scheduling.queue,
+        facts.append(_fact("scheduling", "queue", job.scheduling.queue,
                           _said(at("scheduling", "queue"), "scheduling.queue",
                                 f"the first queue of cluster {job.cluster.name} serving namespace {job.namespace}")))
     if job.scheduling.priority_class:
-        facts.append(Fact("scheduling", "priority class", job.scheduling.priority_class,
+        facts.append(_fact("scheduling", "priority class", job.scheduling.priority_class,
                           _said(at("scheduling", "priorityClass"), "scheduling.priorityClass", "")))
     return facts
 
@@ -330,7 +347,10 @@ def rank_bindings(job: Job, mpijob: str) -> tuple[RankBinding, ...]:
     """Each rank's worker, GPU and NIC: what the rankfile binds, and what NCCL and the frameworks choose."""
     hardware = job.pool.hardware
     whole_node = _whole_node(job)
-    nic_of_gpu = {gpu: nic for nic in hardware.nics for gpu in nic.gpus}
+    nic_of_gpu: dict[int, Nic] = {}
+    for nic in hardware.nics:  # the first NIC that names a GPU, as derive.gpu_sockets reads them
+        for gpu in nic.gpus:
+            nic_of_gpu.setdefault(gpu, nic)
     rail_of_nic = {attachment.nic.name: attachment.rail.name for attachment in job.rails}
     bindings = []
     for worker in range(job.worker_count):

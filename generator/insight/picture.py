@@ -49,8 +49,8 @@ def node_layout(hardware: Hardware) -> tuple[_Numa, ...]:
     """The hardware's NICs and GPUs by NUMA node and PCIe switch, as its profile states them."""
     by_numa: dict[int | None, list[_Group]] = {}
     named: set[int] = set()
-    for nic in hardware.nics:
-        by_numa.setdefault(nic.numa_node, []).append(_Group(nic, nic.gpus))
+    for nic in hardware.nics:  # a GPU two NICs name is drawn beside the first (explain's NIC of its ranks)
+        by_numa.setdefault(nic.numa_node, []).append(_Group(nic, tuple(g for g in nic.gpus if g not in named)))
         named.update(nic.gpus)
     rest = tuple(gpu for gpu in range(hardware.gpu.count if hardware.gpu else 0) if gpu not in named)
     if rest:
@@ -60,7 +60,7 @@ def node_layout(hardware: Hardware) -> tuple[_Numa, ...]:
                  for numa in order)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Geometry:
     width: int
     height: int
@@ -288,7 +288,8 @@ def _legend(cluster: Cluster, plan: ClusterPlan, colours: dict[tuple[str, str], 
             if job.state == STARTS:
                 state = f"starts on nodes {', '.join(str(n) for n in sorted(set(job.worker_nodes)))}"
             elif job.state == WAITS:
-                state = f"waits for {', '.join(job.waits_for)} (not drawn)"
+                held = f", held by {', '.join(job.waits_for)}" if job.waits_for else ""
+                state = f"waits for {job.reason}{held} (not drawn)"
             else:
                 state = f"can never run: {job.location}"
             size = f"{job.worker_count} worker(s) x {job.gpus_per_worker} GPU(s)" if job.gpus_per_worker \

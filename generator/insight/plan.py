@@ -1,6 +1,6 @@
 """`mpigen plan`: per cluster and node pool, what the nodes offer against what the jobs ask, which jobs start
-together and which wait, each queue's quota against its jobs' demand, and GPU-hours. Result objects only; the
-reports (text, JSON, the picture) are written from them elsewhere.
+together and which wait (for nodes, or for their queue's quota), each queue's quota against its jobs' demand, and
+GPU-hours. Result objects only; the reports (text, JSON, the picture) are written from them elsewhere.
 """
 
 from __future__ import annotations
@@ -8,10 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from generator import admission
 from generator.diagnostics import Diagnostic, Location
 from generator.insight import capacity
-from generator.insight.capacity import Amounts
 from generator.load import ProfileFile
+from generator.manifests.providers import PROVIDERS
 from generator.model import Cluster, Fleet, Job, NodePool, Queue, Scheduler
 
 STARTS = "starts"
@@ -23,7 +24,7 @@ NEVER = "never"
 class JobPlan:
     name: str
     location: Location
-    """The profile line that sizes the job (`totalGpus`, `workers`), or the reason it can never run."""
+    """The profile line that sizes the job (`totalGpus`, `workers`), or where validation says it can never run."""
     cluster: str
     pool: str
     namespace: str = ""
@@ -32,25 +33,22 @@ class JobPlan:
     worker_count: int = 0
     gpus_per_worker: int = 0
     slots_per_worker: int = 0
+    ranks: int = 0
+    gpus: int = 0
     per_worker: tuple[tuple[str, str], ...] = ()
     nodes_alone: int = 0
     """Nodes its workers take when it has the pool to itself."""
     state: str = STARTS
     waits_for: tuple[str, ...] = ()
-    """WAITS: the jobs that started before it on its pool; room for it comes back as they finish."""
+    """WAITS: the jobs admitted before it that hold what it needs (nodes of its pool, or its queue's quota)."""
     reason: str = ""
+    """WAITS: what it waits for; NEVER: why it can never run, and what to do."""
     gpu_hours: Decimal | None = None
+    gpu_hours_bound: bool = False
+    """True: `gpu_hours` is an upper bound (from the active deadline), not an estimate."""
     gpu_hours_basis: str = ""
     worker_nodes: tuple[int, ...] = ()
-    """STARTS: the node (index in its pool) of each worker in this plan's packing."""
-
-    @property
-    def ranks(self) -> int:
-        return self.worker_count * self.slots_per_worker
-
-    @property
-    def gpus(self) -> int:
-        return self.worker_count * self.gpus_per_worker
+    """STARTS: the node (index in its pool) of each worker in this plan's placement."""
 
 
 @dataclass(frozen=True)
@@ -59,10 +57,10 @@ class PoolPlan:
     hardware: str
     nodes: int
     per_node: tuple[tuple[str, str], ...]
-    total: tuple[tuple[str, str], ...]
     asked_at_once: tuple[tuple[str, str], ...]
-    """What every job of the pool asks together, whether or not they fit at once."""
+    """What every job of the pool that can run asks together, whether or not they fit at once."""
     jobs: tuple[JobPlan, ...]
+    """In the order the scheduler admits them, then those that can never run."""
 
     @property
     def all_at_once(self) -> bool:
@@ -70,15 +68,23 @@ class PoolPlan:
 
 
 @dataclass(frozen=True)
+class QuotaLine:
+    pool: str
+    """The pool of a Kueue flavor; '' for a Volcano capability, which counts every pool."""
+    resource: str
+    quota: str
+    may_borrow: str
+    """What the queue may use beyond its own (Kueue: what its cohort holds there, within its limit)."""
+    asked: str
+    """What all the queue's jobs ask there at once, launchers included."""
+    over: bool
+
+
+@dataclass(frozen=True)
 class QueuePlan:
     name: str
     namespaces: tuple[str, ...]
-    quota: tuple[tuple[str, str, str | None], ...]
-    """(resource, nominal quota, what it may borrow or None), summed over the pools it covers."""
-    demand: tuple[tuple[str, str], ...]
-    """What all its jobs ask at once, launchers included (Kueue admits them with the workers)."""
-    over: tuple[str, ...]
-    """Resources its jobs together ask more of than the queue holds with what it may borrow."""
+    lines: tuple[QuotaLine, ...]
     jobs: tuple[str, ...]
 
 
@@ -92,7 +98,7 @@ class ClusterPlan:
     pools: tuple[PoolPlan, ...]
     queues: tuple[QueuePlan, ...]
     notes: tuple[str, ...]
-    """What can deadlock, and what the plan leaves out."""
+    """What can deadlock or clash, and what the plan leaves out."""
 
 
 @dataclass(frozen=True)
@@ -109,148 +115,169 @@ class FleetPlan:
 
 
 def plan_fleet(fleet: Fleet, documents: list[ProfileFile],
-               unfit: list[tuple[ProfileFile, list[Diagnostic]]] = ()) -> FleetPlan:
-    """`documents`: the profiles the fleet came from (for the line of each job); `unfit`: jobs validation found
-    can never run, with why."""
+               unfit: list[tuple[ProfileFile, list[Diagnostic]]] | None = None) -> FleetPlan:
+    """`documents`: the profiles the fleet came from (for each job's line and each cluster's path); `unfit`: jobs
+    validation found can never run, with why."""
     by_source = {document.source: document for document in documents}
-    unfit_by_cluster: dict[tuple[str, str], list[JobPlan]] = {}
-    for document, problems in unfit:
+    unfit_by_pool: dict[tuple[str, str], list[JobPlan]] = {}
+    for document, problems in unfit or []:
         job = _unfit_job(document, problems)
-        unfit_by_cluster.setdefault((job.cluster, job.pool), []).append(job)
-    return FleetPlan(tuple(_cluster_plan(cluster, fleet.jobs_of(cluster), by_source, unfit_by_cluster)
+        unfit_by_pool.setdefault((job.cluster, job.pool), []).append(job)
+    return FleetPlan(tuple(_cluster_plan(cluster, fleet.jobs_of(cluster), by_source, unfit_by_pool)
                            for cluster in fleet.clusters))
 
 
 def _unfit_job(document: ProfileFile, problems: list[Diagnostic]) -> JobPlan:
-    first = problems[0]
     reason = "; ".join(f"{p.message}; {p.hint}" if p.hint else p.message for p in problems)
-    return JobPlan(name=str(document.data.get("name")), location=first.location,
+    return JobPlan(name=str(document.data.get("name")), location=problems[0].location,
                    cluster=str(document.data.get("cluster")), pool=str(document.data.get("pool")),
                    namespace=str(document.data.get("namespace", "")), state=NEVER, reason=reason)
 
 
 def _cluster_plan(cluster: Cluster, jobs: tuple[Job, ...], by_source: dict[str, ProfileFile],
                   unfit: dict[tuple[str, str], list[JobPlan]]) -> ClusterPlan:
-    pools = tuple(_pool_plan(cluster, pool, tuple(job for job in jobs if job.pool.name == pool.name), by_source,
-                             unfit.get((cluster.name, pool.name), [])) for pool in cluster.pools)
-    return ClusterPlan(name=cluster.name, path=by_source[cluster.source].path, scheduler=cluster.scheduling.scheduler.value,
-                       provider=cluster.network.provider.value, pools=pools,
-                       queues=tuple(_queue_plan(cluster, queue, jobs) for queue in cluster.scheduling.queues),
-                       notes=tuple(_notes(cluster, pools)))
+    packing = capacity.pack(cluster, jobs)
+    order = [job.name for job in capacity.admission_order(jobs)]
+    running = {job.name: nodes for job, nodes in packing.running}
+    planned: dict[str, JobPlan] = {}
+    for job in jobs:
+        document = by_source[job.source]
+        if job.name in running:
+            planned[job.name] = _job_plan(job, document, STARTS, worker_nodes=running[job.name])
+            continue
+        alone = capacity.nodes_needed(job)
+        if not alone:
+            planned[job.name] = _job_plan(job, document, NEVER, reason=(
+                f"its {job.worker_count} workers do not fit pool '{job.pool.name}' even with every node free "
+                f"(each asks {_amounts(capacity.worker_ask(job).texts())}; a node offers "
+                f"{_amounts(capacity.node_offer(job.pool).texts())})"))
+            continue
+        waiting = next(w for w in packing.waiting if w.job.name == job.name)
+        before = order[:order.index(job.name)]
+        if waiting.for_nodes:
+            holders = tuple(name for name in before if name in running
+                            and next(j for j in jobs if j.name == name).pool.name == job.pool.name)
+            reason = f"nodes of pool '{job.pool.name}'"
+        else:
+            holders = tuple(name for name in before if name in running
+                            and next(j for j in jobs if j.name == name).scheduling.queue in waiting.queues)
+            reason = (f"quota of queue '{waiting.queues[0]}'" if len(waiting.queues) == 1 else
+                      f"quota its cohort shares (queues {', '.join(repr(q) for q in waiting.queues)})")
+        planned[job.name] = _job_plan(job, document, WAITS, waits_for=holders, reason=reason)
+    pools = tuple(_pool_plan(pool, [planned[name] for name in order if planned[name].pool == pool.name],
+                             [j for j in jobs if j.pool.name == pool.name and planned[j.name].state != NEVER],
+                             unfit.get((cluster.name, pool.name), []))
+                  for pool in cluster.pools)
+    return ClusterPlan(name=cluster.name, path=by_source[cluster.source].path,
+                       scheduler=cluster.scheduling.scheduler.value, provider=cluster.network.provider.value,
+                       pools=pools, queues=tuple(_queue_plan(cluster, queue, jobs, planned)
+                                                 for queue in cluster.scheduling.queues),
+                       notes=tuple(_notes(cluster, pools, jobs)))
 
 
-def _sum(amounts: list[Amounts]) -> Amounts:
-    total: dict[str, Decimal] = {}
-    for each in amounts:
-        for name, amount in each.items:
-            total[name] = total.get(name, Decimal(0)) + amount
-    return Amounts(tuple(total.items()))
+def _amounts(items: tuple[tuple[str, str], ...]) -> str:
+    return ", ".join(f"{amount} {name}" for name, amount in items) or "nothing"
 
 
-def _pool_plan(cluster: Cluster, pool: NodePool, jobs: tuple[Job, ...], by_source: dict[str, ProfileFile],
-               unfit: list[JobPlan]) -> PoolPlan:
-    offer = capacity.node_offer(cluster, pool)
-    packing = capacity.pack(cluster, pool, jobs)
-    started = tuple(job.name for job, _ in packing.running)
-    planned = [_job_plan(job, by_source[job.source], STARTS, worker_nodes=nodes) for job, nodes in packing.running]
-    planned += [_job_plan(job, by_source[job.source], WAITS, waits_for=started) for job in packing.waiting]
-    order = {job.name: i for i, job in enumerate(capacity.admission_order(jobs))}
-    planned.sort(key=lambda plan: order[plan.name])
-    total = Amounts(tuple((name, amount * pool.nodes) for name, amount in offer.items if name != capacity.HOST_PORT))
+def _pool_plan(pool: NodePool, planned: list[JobPlan], jobs: list[Job], unfit: list[JobPlan]) -> PoolPlan:
+    asked = capacity.NOTHING
+    for job in jobs:
+        asked = asked.plus(capacity.job_demand(job))
     return PoolPlan(name=pool.name, hardware=pool.hardware.name, nodes=pool.nodes,
-                    per_node=tuple(t for t in offer.texts() if t[0] != capacity.HOST_PORT), total=total.texts(),
-                    asked_at_once=_sum([capacity.job_demand(job) for job in jobs]).texts(),
+                    per_node=capacity.node_offer(pool).texts(), asked_at_once=asked.texts(),
                     jobs=tuple(planned) + tuple(sorted(unfit, key=lambda j: j.name)))
 
 
 def _job_plan(job: Job, document: ProfileFile, state: str, waits_for: tuple[str, ...] = (),
-              worker_nodes: tuple[int, ...] = ()) -> JobPlan:
+              worker_nodes: tuple[int, ...] = (), reason: str = "") -> JobPlan:
     key = next((k for k in ("totalGpus", "workers") if k in document.data), "name")
-    hours, basis = gpu_hours(job)
+    hours, bound, basis = gpu_hours(job)
     return JobPlan(name=job.name, location=document.location(key), cluster=job.cluster.name, pool=job.pool.name,
                    namespace=job.namespace, queue=job.scheduling.queue, priority=capacity.priority_of(job),
                    worker_count=job.worker_count, gpus_per_worker=job.gpus_per_worker,
-                   slots_per_worker=job.slots_per_worker, per_worker=capacity.worker_ask(job).texts(),
-                   nodes_alone=capacity.nodes_needed(job), state=state, waits_for=waits_for,
-                   gpu_hours=hours, gpu_hours_basis=basis, worker_nodes=worker_nodes)
+                   slots_per_worker=job.slots_per_worker, ranks=job.worker_count * job.slots_per_worker,
+                   gpus=job.worker_count * job.gpus_per_worker, per_worker=capacity.worker_ask(job).texts(),
+                   nodes_alone=capacity.nodes_needed(job), state=state, waits_for=waits_for, reason=reason,
+                   gpu_hours=hours, gpu_hours_bound=bound, gpu_hours_basis=basis, worker_nodes=worker_nodes)
 
 
-def gpu_hours(job: Job) -> tuple[Decimal | None, str]:
-    """GPU-hours of one run: from the job's estimate, else at most its active deadline; None without either."""
+def gpu_hours(job: Job) -> tuple[Decimal | None, bool, str]:
+    """GPU-hours of one run: the job's estimate, else at most its active deadline (then `bound` is True); None
+    without either, or for a CPU job."""
     gpus = job.worker_count * job.gpus_per_worker
     if not gpus:
-        return None, ""
+        return None, False, ""
     if job.estimated_hours is not None:
-        return (Decimal(str(job.estimated_hours)) * gpus).quantize(Decimal("0.1")), \
+        return (Decimal(str(job.estimated_hours)) * gpus).quantize(Decimal("0.1")), False, \
             f"{gpus} GPUs x estimatedHours {job.estimated_hours}"
     deadline = job.run_policy.active_deadline_seconds
     if deadline is not None:
-        return (Decimal(deadline) * gpus / 3600).quantize(Decimal("0.1")), \
+        return (Decimal(deadline) * gpus / 3600).quantize(Decimal("0.1")), True, \
             f"at most: {gpus} GPUs x activeDeadlineSeconds {deadline}"
-    return None, ""
+    return None, False, ""
 
 
-def _queue_plan(cluster: Cluster, queue: Queue, jobs: tuple[Job, ...]) -> QueuePlan:
-    mine = tuple(job for job in jobs if job.scheduling.queue == queue.name)
-    nominal, borrowable, units = _quota(queue), _borrowable(cluster, queue), {}
-    for share in queue.shares:
-        units.update((quota.resource, quota.unit) for quota in share.quotas)
-    demand = _sum([capacity.job_demand(job, launcher=True) for job in mine])
-    over = tuple(name for name, amount in demand.items if name in nominal
-                 and amount > nominal[name] + borrowable.get(name, 0))
-    return QueuePlan(name=queue.name, namespaces=queue.namespaces,
-                     quota=tuple((name, f"{count}{units[name]}", f"{borrowable.get(name, 0)}{units[name]}")
-                                 for name, count in nominal.items()),
-                     demand=demand.texts(), over=over, jobs=tuple(job.name for job in mine))
-
-
-def _quota(queue: Queue, pool: str | None = None) -> dict[str, int]:
-    """The queue's nominal quota of each resource, over its pools (or of one pool)."""
-    total: dict[str, int] = {}
-    for share in queue.shares:
-        if pool is None or share.pool.name == pool:
-            for quota in share.quotas:
-                total[quota.resource] = total.get(quota.resource, 0) + quota.count
-    return total
-
-
-def _borrowable(cluster: Cluster, queue: Queue) -> dict[str, int]:
-    """What a Kueue queue may borrow beyond its own: per pool, what the other queues of its cohort hold there,
-    capped by its own borrowing limit (admission.borrowable_nodes, in resources)."""
-    if queue.cohort is None:
-        return {}
-    total: dict[str, int] = {}
-    for share in queue.shares:
-        others: dict[str, int] = {}
-        for other in cluster.scheduling.queues:
-            if other.cohort == queue.cohort and other.name != queue.name:
-                for name, count in _quota(other, share.pool.name).items():
-                    others[name] = others.get(name, 0) + count
+def _queue_plan(cluster: Cluster, queue: Queue, jobs: tuple[Job, ...], planned: dict[str, JobPlan]) -> QueuePlan:
+    mine = [job for job in jobs if job.scheduling.queue == queue.name and planned[job.name].state != NEVER]
+    volcano = cluster.scheduling.scheduler is Scheduler.VOLCANO
+    lines = []
+    for share in queue.shares if not volcano else ():
+        asked = capacity.NOTHING
+        for job in mine:
+            if job.pool.name == share.pool.name:
+                asked = asked.plus(capacity.job_demand(job, launcher=True))
         for quota in share.quotas:
-            lendable = others.get(quota.resource, 0)
-            limit = quota.borrowing_limit
-            total[quota.resource] = total.get(quota.resource, 0) + (lendable if limit is None else min(lendable, limit))
-    return total
+            reach = quota.reach if quota.reach is not None else quota.count
+            lines.append(QuotaLine(share.pool.name, quota.resource, _text(quota.count, quota.unit),
+                                   _text(reach - quota.count, quota.unit), _text(asked.get(quota.resource), quota.unit),
+                                   asked.get(quota.resource) > reach))
+    if volcano:
+        asked = capacity.NOTHING
+        for job in mine:
+            asked = asked.plus(capacity.job_demand(job, launcher=True))
+        capability: dict[str, tuple[int, str]] = {}
+        for share in queue.shares:
+            for quota in share.quotas:
+                capability[quota.resource] = (capability.get(quota.resource, (0, ""))[0] + quota.count, quota.unit)
+        for resource, (count, unit) in capability.items():
+            lines.append(QuotaLine("", resource, _text(count, unit), _text(0, unit),
+                                   _text(asked.get(resource), unit), asked.get(resource) > count))
+    return QueuePlan(name=queue.name, namespaces=queue.namespaces, lines=tuple(lines),
+                     jobs=tuple(job.name for job in mine))
 
 
-def _notes(cluster: Cluster, pools: tuple[PoolPlan, ...]) -> list[str]:
+def _text(amount: Decimal | int, unit: str) -> str:
+    return admission.amount_text(Decimal(amount), unit)
+
+
+def _notes(cluster: Cluster, pools: tuple[PoolPlan, ...], jobs: tuple[Job, ...]) -> list[str]:
     notes = []
     scheduler = cluster.scheduling.scheduler
     for pool in pools:
         waiting = [job.name for job in pool.jobs if job.state == WAITS]
-        if not waiting:
-            continue
-        started = ", ".join(job.name for job in pool.jobs if job.state == STARTS)
-        if scheduler is Scheduler.NONE:
-            notes.append(f"pool '{pool.name}': {', '.join(waiting)} cannot run beside {started}. Without gang "
-                         "scheduling the default scheduler places pods one at a time, so each job can get part of "
-                         "its workers and wait forever for the rest, holding the nodes the other needs (deadlock). "
-                         "Give the cluster a gang scheduler (`scheduling.scheduler`), or do not sync them at once")
-        elif scheduler is Scheduler.KUEUE:
-            notes.append(f"pool '{pool.name}': Kueue admits {', '.join(waiting)} once the jobs before it "
-                         f"({started}) finish and free the quota; until then it stays suspended, no pod created")
-        else:
+        started = [job.name for job in pool.jobs if job.state == STARTS]
+        if waiting and scheduler is Scheduler.NONE:
+            notes.append(f"pool '{pool.name}': {', '.join(waiting)} cannot run beside {', '.join(started)}. Without "
+                         "gang scheduling the default scheduler places pods one at a time, so each job can get part "
+                         "of its workers and wait forever for the rest, holding the nodes the other needs "
+                         "(deadlock). Give the cluster a gang scheduler (`scheduling.scheduler`), or do not sync "
+                         "them at once")
+        elif waiting and scheduler is Scheduler.KUEUE:
+            notes.append(f"pool '{pool.name}': Kueue keeps {', '.join(waiting)} suspended (no pod created) until "
+                         "the jobs admitted before it finish and free the quota or the nodes")
+        elif waiting:
             notes.append(f"pool '{pool.name}': the gang scheduler starts {', '.join(waiting)} whole once the jobs "
-                         f"before it ({started}) free the nodes; until then its pods stay Pending, none running")
-    notes.append("launchers are not placed: they have no node selector and ask for little; queues count them")
+                         "before it free the nodes; until then its pods stay Pending, none running")
+        if PROVIDERS[cluster.network.provider].host_network and len(started) > 1:
+            notes.append(f"pool '{pool.name}': {', '.join(started)} all run on the nodes' network, and the charts keep "
+                         "one worker of a job a node but nothing keeps workers of two jobs apart: on a node that "
+                         f"gets two, the second sshd cannot bind port {cluster.network.ssh_port}")
+    for job in jobs:
+        gang = admission.min_available_limit(job.worker_count, job.launcher_creation_policy)
+        if scheduler.gangs_through_operator and job.scheduling.min_available is not None \
+                and job.scheduling.min_available < gang:
+            notes.append(f"{job.name}: minAvailable {job.scheduling.min_available} is less than its {gang} pods, so "
+                         "the gang scheduler may start part of it, which then waits for the rest holding its nodes")
+    notes.append("launchers are not placed on nodes (1 CPU and 1Gi each unless a job says otherwise); queues "
+                 "count them")
     return notes

@@ -10,7 +10,7 @@ from typing import Any
 
 from generator.diagnostics import Location, one_line
 from generator.insight.explain import Explanation
-from generator.insight.plan import NEVER, STARTS, WAITS, FleetPlan, PoolPlan
+from generator.insight.plan import NEVER, STARTS, WAITS, FleetPlan, JobPlan, PoolPlan, QueuePlan
 
 PLAN_FORMAT = 1
 """Version of `mpigen plan --output json` and `mpigen explain --output json`: raised when a field changes meaning
@@ -25,9 +25,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Location):
         return {"path": value.path, "line": value.line, "column": value.column}
     if dataclasses.is_dataclass(value):
-        fields = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        extra = {name: _plain(getattr(value, name)) for name in getattr(type(value), "JSON_PROPERTIES", ())}
-        return {**fields, **extra}
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, (tuple, list)):
@@ -57,30 +55,44 @@ def _table(rows: list[list[str]], indent: str) -> list[str]:
             for row in rows]
 
 
+def _hours(job: JobPlan) -> str:
+    if job.gpu_hours is None:
+        return "-"
+    return f"{'<=' if job.gpu_hours_bound else ''}{_plain(job.gpu_hours)}"
+
+
 def _pool_lines(pool: PoolPlan) -> list[str]:
+    fit = "" if not pool.jobs else " (they fit together)" if pool.all_at_once else " (they do not fit together)"
     lines = [f"  pool {pool.name}: {pool.nodes} x {pool.hardware}",
              f"    each node offers: {_amounts(pool.per_node)}",
-             f"    all its jobs at once ask: {_amounts(pool.asked_at_once)}"
-             + ("" if not pool.jobs else " (they fit together)" if pool.all_at_once else " (they do not fit together)")]
+             f"    all its jobs at once ask: {_amounts(pool.asked_at_once)}{fit}"]
     if not pool.jobs:
         return [*lines, "    no jobs"]
     rows = [["JOB", "WORKERS", "GPUS", "RANKS", "NODES", "STATE", "GPU-HOURS", "PROFILE"]]
     for job in pool.jobs:
-        hours = "-" if job.gpu_hours is None else f"{'<=' if job.gpu_hours_basis.startswith('at most') else ''}" \
-            f"{_plain(job.gpu_hours)}"
-        if job.state == NEVER:
-            rows.append([job.name, "-", "-", "-", "-", "never", "-", str(job.location)])
+        if job.state == NEVER and not job.worker_count:
+            rows.append([job.name, "-", "-", "-", "-", job.state, "-", f"{job.location.path}:{job.location.line}"])
             continue
         rows.append([job.name, f"{job.worker_count} x {job.gpus_per_worker} GPU" if job.gpus_per_worker
-                     else str(job.worker_count), str(job.gpus), str(job.ranks), str(job.nodes_alone),
-                     job.state, hours, f"{job.location.path}:{job.location.line}"])
+                     else str(job.worker_count), str(job.gpus), str(job.ranks), str(job.nodes_alone or "-"),
+                     job.state, _hours(job), f"{job.location.path}:{job.location.line}"])
     lines += _table(rows, "    ")
     for job in pool.jobs:
         if job.state == WAITS:
-            lines.append(f"    {job.name} waits for {', '.join(job.waits_for)}")
+            held = f", held by {', '.join(job.waits_for)}" if job.waits_for else ""
+            lines.append(f"    {job.name} waits for {job.reason}{held}")
         elif job.state == NEVER:
             lines.append(f"    {job.location}: {job.name} can never run: {one_line(job.reason)}")
     return lines
+
+
+def _queue_lines(queues: tuple[QueuePlan, ...]) -> list[str]:
+    rows = [["QUEUE", "POOL", "RESOURCE", "QUOTA", "MAY BORROW", "ASKED", ""]]
+    for queue in queues:
+        for line in queue.lines:
+            rows.append([queue.name, line.pool or "(all)", line.resource, line.quota, line.may_borrow, line.asked,
+                         "over" if line.over else ""])
+    return ["  queues (asked: all their jobs at once, launchers included):", *_table(rows, "    ")]
 
 
 def plan_text(plan: FleetPlan) -> str:
@@ -91,21 +103,17 @@ def plan_text(plan: FleetPlan) -> str:
         for pool in cluster.pools:
             lines += _pool_lines(pool)
         if cluster.queues:
-            rows = [["QUEUE", "RESOURCE", "QUOTA", "MAY BORROW", "ASKED", ""]]
-            for queue in cluster.queues:
-                asked = dict(queue.demand)
-                for name, nominal, borrow in queue.quota:
-                    rows.append([queue.name, name, nominal, borrow or "-", asked.get(name, "0"),
-                                 "over" if name in queue.over else ""])
-            lines.append("  queues (asked: all their jobs at once, launchers included):")
-            lines += _table(rows, "    ")
+            lines += _queue_lines(cluster.queues)
         lines += [f"  note: {note}" for note in cluster.notes]
         lines.append("")
     jobs = plan.jobs
-    hours = [job.gpu_hours for job in jobs if job.gpu_hours is not None]
+    estimated = [job.gpu_hours for job in jobs if job.gpu_hours is not None and not job.gpu_hours_bound]
+    bounded = [job.gpu_hours for job in jobs if job.gpu_hours is not None and job.gpu_hours_bound]
+    hours = ([f"{_plain(sum(estimated))} GPU-hours estimated ({len(estimated)} job(s))"] if estimated else []) + \
+        ([f"at most {_plain(sum(bounded))} bounded by deadlines ({len(bounded)} job(s))"] if bounded else [])
     lines.append(f"{len(jobs)} job(s): {sum(j.state == STARTS for j in jobs)} start at once, "
                  f"{sum(j.state == WAITS for j in jobs)} wait, {sum(j.state == NEVER for j in jobs)} can never run"
-                 + (f"; {_plain(sum(hours))} GPU-hours where a job says its duration" if hours else ""))
+                 + (f"; {', '.join(hours)}" if hours else ""))
     return "\n".join(lines) + "\n"
 
 

@@ -107,7 +107,11 @@ def _cluster(document: ProfileFile, hardware: dict[str, Hardware], hardware_data
                           resource=names.rail_resource(prefix, resource_name), ipam=ipam,
                           host_interface=r.get("hostInterface")))
     pools = tuple(NodePool(name=p["name"], hardware=hardware[p["hardware"]], nodes=p["nodes"],
-                           node_labels=_labels(p.get("nodeLabels"))) for p in data["nodePools"])
+                           node_labels=_labels(p.get("nodeLabels")),
+                           offer=admission.node_offer(hardware_data[p["hardware"]], admission.rail_resource_names(
+                               data, hardware_data[p["hardware"]], prefix), provider.exclusive_devices,
+                               network).resources)
+                  for p in data["nodePools"])
     return Cluster(
         name=data["name"],
         source=document.source,
@@ -122,29 +126,25 @@ def _cluster(document: ProfileFile, hardware: dict[str, Hardware], hardware_data
         gitops=_gitops(data["gitops"]) if "gitops" in data else None,
         cpu_manager_policy=data.get("cpuManagerPolicy"),
         pod_security=tuple(sorted(data.get("podSecurity", {}).items())),
-        scheduling=_scheduling(data, pools, hardware_data, network, provider.exclusive_devices, prefix),
+        scheduling=_scheduling(data, pools),
     )
 
 
-def _scheduling(data: dict[str, Any], pools: tuple[NodePool, ...], hardware_data: dict[str, dict[str, Any]],
-                network: dict[str, Any], exclusive_devices: bool, prefix: str) -> Scheduling:
+def _scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Scheduling:
     given = data.get("scheduling", {})
     scheduler = Scheduler(admission.scheduler_of(data))
     if scheduler is Scheduler.NONE:
         return Scheduling()
-    offers = {}
-    for pool in pools:
-        hw = hardware_data[pool.hardware.name]
-        offers[pool.name] = admission.node_offer(hw, admission.rail_resource_names(data, hw, prefix),
-                                                 exclusive_devices, network)
     by_name = {pool.name: pool for pool in pools}
     queues = []
     for queue in admission.queues(data):
         shares = []
         for pool_name, nodes in queue.nodes:
             borrow = queue.borrowable(pool_name)
-            quotas = tuple(Quota(resource, count * nodes, unit, count * borrow if borrow is not None else None)
-                           for resource, count, unit in offers[pool_name].resources)
+            reach = nodes + admission.borrowable_nodes(data, queue, pool_name)
+            quotas = tuple(Quota(resource, count * nodes, unit, count * borrow if borrow is not None else None,
+                                 reach=count * reach)
+                           for resource, count, unit in by_name[pool_name].offer)
             shares.append(QueueShare(by_name[pool_name], nodes, borrow, quotas))
         queues.append(Queue(queue.name, queue.namespaces, tuple(shares), queue.cohort, queue.weight))
     return Scheduling(
@@ -242,6 +242,7 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
         run_policy=_run_policy(data.get("runPolicy", {}), cluster),
         origins=_origins(document, data, cluster, pool, shape, name_limit),
         scheduling=_job_scheduling(data, cluster, data.get("namespace", cluster.namespaces[0])),
+        workers_per_node=shape.workers_per_node,
         estimated_hours=data.get("estimatedHours"),
     )
 

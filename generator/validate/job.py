@@ -7,7 +7,7 @@ import difflib
 from typing import Any
 
 from generator import derive
-from generator.diagnostics import Diagnostic, Severity, did_you_mean
+from generator.diagnostics import NEVER_FITS, Diagnostic, Severity, did_you_mean
 from generator.load import ProfileFile, to_plain
 from generator.manifests.providers import provider_of
 from generator.schema_files import load_schema
@@ -147,7 +147,7 @@ def _check_memory(document: ProfileFile, job: dict[str, Any], pool: dict[str, An
         if text is not None and derive.quantity(text) > node:
             found.append(Diagnostic(document.location(*path),
                                     f"a worker's {what} of {text} is more than a node of pool '{pool['name']}' "
-                                    f"has ({hardware['memoryGiB']}Gi)", f"ask for less {what}"))
+                                    f"has ({hardware['memoryGiB']}Gi)", f"ask for less {what}", code=NEVER_FITS))
     shm = job.get("shmSize")
     if not found and memory is not None and shm is not None and derive.quantity(shm) >= derive.quantity(memory):
         found.append(Diagnostic(document.location("shmSize"),

@@ -67,6 +67,8 @@ def _check_gpu_request(document: ProfileFile, job: dict[str, Any], gpus: int, wh
 def _check_capacity(document: ProfileFile, job: dict[str, Any], shape: Layout, where_pool: str,
                     host_network: bool) -> list[Diagnostic]:
     if shape.workers_per_node == 0:
+        if shape.per_node_bound == "memory":
+            return []  # validate/job.py's memory check says it, with the numbers
         return [Diagnostic(document.location("resources", "cpu"), "a worker does not fit on one node", "ask for less",
                            code=NEVER_FITS)]
     if shape.worker_count <= shape.capacity:
@@ -75,12 +77,15 @@ def _check_capacity(document: ProfileFile, job: dict[str, Any], shape: Layout, w
     if host_network:
         message = (f"{shape.worker_count} workers need {shape.worker_count} nodes under host networking (one "
                    f"worker per node: each binds the sshd port) but {where_pool} has {shape.nodes}")
-    elif shape.workers_per_node == 1:
+    elif shape.workers_per_node == 1 and shape.per_node_bound in ("GPUs", "a whole node"):
         message = (f"{shape.worker_count} full-node workers need {shape.worker_count} nodes but "
                    f"{where_pool} has {shape.nodes}")
     else:
+        natural = "GPUs" if shape.gpus_per_worker else "CPUs"  # what bounds a worker of such a pool anyway
+        by = "" if shape.per_node_bound == natural else \
+            f" (by their {'CPU' if shape.per_node_bound == 'CPUs' else shape.per_node_bound} requests)"
         message = (f"{shape.worker_count} workers need more than the {shape.nodes} nodes of {where_pool}: "
-                   f"{shape.workers_per_node} fit on a node, {shape.capacity} in all")
+                   f"{shape.workers_per_node} fit on a node{by}, {shape.capacity} in all")
     return [Diagnostic(document.location(size_key), message, f"use at most {shape.capacity} workers, or a bigger pool",
                        code=NEVER_FITS)]
 

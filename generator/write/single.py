@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 from pathlib import Path
 
 from generator.write.folder import reason
@@ -12,21 +13,25 @@ from generator.write.paths import WriteFailed
 
 
 def write_file(path: Path, data: bytes) -> None:
-    """Write `data` beside `path` under a fixed temporary name, then rename it over `path`. The name is fixed so a
-    run killed halfway leaves at most that one file, which the next run replaces."""
-    temporary = path.with_name(f".{path.name}.mpigen-tmp")
+    """Write `data` into a temporary file of its own beside `path`, then rename it over `path`: two runs never
+    share a temporary file, and Ctrl-C or SIGTERM wait until the rename is done (only SIGKILL can leave the
+    temporary file `.<name>.*.mpigen-tmp` behind)."""
+    temporary: str | None = None
     try:
         with signals_deferred():
-            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+            descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".mpigen-tmp",
+                                                     dir=path.parent)
             try:
                 view = memoryview(data)
                 while view:
                     view = view[os.write(descriptor, view):]
+                os.fchmod(descriptor, 0o644)
                 os.fsync(descriptor)
             finally:
                 os.close(descriptor)
             os.replace(temporary, path)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
         raise WriteFailed(f"cannot write {path}: {reason(exc)}") from exc

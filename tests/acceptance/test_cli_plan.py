@@ -10,9 +10,10 @@ from conftest import PROFILES, REPO, TRAIN_JOB, run_mpigen
 def test_plan_of_the_example_fleet():
     done = run_mpigen("plan", PROFILES, "--strict")
     assert done.returncode == 0, done.stderr
-    assert "pool dgx: 8 x dgx-1" in done.stdout and "language-bert waits for vision-resnet50" in done.stdout
-    assert done.stdout.rstrip().endswith("8 job(s): 7 start at once, 1 wait, 0 can never run; 432 GPU-hours where a "
-                                         "job says its duration")  # resnet50-dgx: 16 x 3 h; vision: <= 32 x 12 h
+    assert "pool dgx: 8 x dgx-1" in done.stdout and "language-bert waits for quota" in done.stdout
+    # resnet50-dgx: 16 GPUs x estimatedHours 3
+    assert done.stdout.rstrip().endswith("8 job(s): 7 start at once, 1 wait, 0 can never run; 48 GPU-hours estimated "
+                                         "(1 job(s))")
     data = json.loads(run_mpigen("plan", PROFILES, "--output", "json").stdout)
     assert data["summary"]["waits"] == 1
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -108,3 +109,20 @@ def test_a_profile_env_value_that_overrides_a_derived_one_names_its_line(profile
     hca = next(f for f in explanation.facts if f.name == "NCCL_IB_HCA")
     assert hca.value == "mlx5_0" and hca.origin_kind == "profile"
     assert re.search(r"train\.yaml:10: env\.NCCL_IB_HCA \(overrides the derived 'mlx5'\)$", hca.origin), hca.origin
+
+
+def test_an_origins_kind_does_not_depend_on_the_path(tmp_path, resnet):
+    # Profiles under a folder whose name has a space: the same facts, each with the same kind of origin.
+    root = tmp_path / "my fleet: v2" / "profiles"
+    shutil.copytree(PROFILES, root)
+    moved = _explain(root, "resnet50-dgx")
+    assert [(f.name, f.origin_kind) for f in moved.facts] == [(f.name, f.origin_kind) for f in resnet.facts]
+    workers = next(f for f in moved.facts if f.name == "workers")
+    assert workers.origin.startswith(f"{root / 'jobs/resnet50-dgx.yaml'}:11: totalGpus 16")
+
+
+def test_a_gpu_two_nics_name_goes_through_the_first(profiles_copy):
+    text = (PROFILES / "hardware/dgx-1.yaml").read_text(encoding="utf-8")
+    explanation = _explain(profiles_copy({"hardware/dgx-1.yaml": text.replace("gpus: [2, 3]", "gpus: [0, 1]")}),
+                           "resnet50-dgx")
+    assert [(r.gpu, r.nic) for r in explanation.ranks[:4]] == [(0, "ib0"), (1, "ib0"), (2, None), (3, None)]

@@ -30,7 +30,7 @@ def test_a_dgx_1_node_offers_its_cpus_memory_gpus_and_one_vf_per_gpu_on_each_rai
     # profiles/hardware/dgx-1.yaml: 2 sockets x 20 cores x 2 threads, 512 GiB, 8 GPUs; dgx-lab runs the SR-IOV
     # device plugin with no numVfs, so each rail's PF is assumed split into one VF per GPU (admission.vfs_per_node).
     cluster = next(c for c in example.fleet.clusters if c.name == "dgx-lab")
-    offer = dict(capacity.node_offer(cluster, cluster.pool("dgx")).items)
+    offer = dict(capacity.node_offer(cluster.pool("dgx")).items)
     assert offer == {"cpu": 80, "memory": 512, "nvidia.com/gpu": 8, "nvidia.com/rdma_rail0": 8,
                      "nvidia.com/rdma_rail1": 8, "nvidia.com/rdma_rail2": 8, "nvidia.com/rdma_rail3": 8}
 
@@ -58,7 +58,8 @@ def test_the_example_fleet_plan(example):
     assert (Path(where.path), where.line, where.column) == (PROFILES / "jobs/resnet50-dgx.yaml", 11, 12)
     text = plan_text(plan)
     assert "8 job(s): 7 start at once, 1 wait, 0 can never run" in text
-    assert "language-bert waits for vision-resnet50" in text
+    assert "language-bert waits for quota its cohort shares (queues 'vision', 'language'), held by " \
+        "vision-resnet50" in text  # 32 + 48 GPUs: more than the cohort's 64
 
 
 def test_a_job_too_big_for_its_pool_is_reported_with_its_line_and_the_rest_is_still_planned(profiles_copy):
@@ -86,14 +87,14 @@ def test_a_job_its_queue_can_never_admit_is_reported(profiles_copy):
     assert _job(plan, "vision-resnet50").state == STARTS
 
 
-def test_a_queue_in_a_cohort_may_borrow_what_the_others_hold(profiles_copy):
+def test_a_queue_in_a_cohort_may_borrow_what_the_others_hold():
     # vision sets no borrowing limit: it may borrow all 4 nodes of language, its cohort's other queue.
     plan = _plan(PROFILES)
-    quotas = {q.name: {name: (nominal, borrow) for name, nominal, borrow in q.quota}
-              for c in plan.clusters for q in c.queues}
-    assert quotas["vision"]["nvidia.com/gpu"] == ("32", "32")
-    assert quotas["language"]["nvidia.com/gpu"] == ("32", "16")  # borrowNodes: {dgx: 2}
-    assert quotas["training"]["nvidia.com/gpu"] == ("32", "0"), "volcano-lab's queues have no cohort"
+    lines = {(q.name, line.resource): (line.pool, line.quota, line.may_borrow)
+             for c in plan.clusters for q in c.queues for line in q.lines}
+    assert lines[("vision", "nvidia.com/gpu")] == ("dgx", "32", "32")
+    assert lines[("language", "nvidia.com/gpu")] == ("dgx", "32", "16")  # borrowNodes: {dgx: 2}
+    assert lines[("training", "nvidia.com/gpu")] == ("", "32", "0"), "a Volcano capability counts every pool"
 
 
 def test_without_a_gang_scheduler_jobs_that_do_not_fit_together_are_named_as_a_deadlock(profiles_copy):
@@ -115,16 +116,70 @@ def test_priority_decides_who_starts(profiles_copy):
     assert _job(plan, "vision-resnet50").state == WAITS
 
 
-def test_host_network_workers_of_different_jobs_never_share_a_node(profiles_copy):
-    # volcano-lab runs on the nodes' network: every worker binds sshd's port on its node, so two 1-GPU jobs of
-    # 4 workers each need 8 nodes, and the pool has 6 (volcano-allreduce already takes 4).
-    job = TRAIN_JOB.replace("cluster: dgx-lab", "cluster: volcano-lab").replace("pool: dgx", "pool: dgx") \
-        + "namespace: training\ngpusPerWorker: 1\nworkers: 2\n"
+def test_host_network_keeps_one_worker_of_a_job_a_node_and_names_the_port_clash_between_jobs(profiles_copy):
+    # volcano-lab runs on the nodes' network: the charts keep a job's workers one a node (each binds sshd's port,
+    # 2222), so a 2-worker job of 1 GPU each takes two nodes. Workers of two jobs are not kept apart.
+    job = TRAIN_JOB.replace("cluster: dgx-lab", "cluster: volcano-lab") \
+        + "namespace: training\ngpusPerWorker: 1\nworkers: 2\nscheduling:\n  queue: experiments\n"
     plan = _plan(profiles_copy({"jobs/train.yaml": job}))
     train = _job(plan, "train")
-    assert train.state == STARTS and sorted(train.worker_nodes) == [4, 5]
-    plan = _plan(profiles_copy({"jobs/train.yaml": job.replace("workers: 2", "workers: 3")}))
-    assert _job(plan, "train").state == WAITS
+    assert train.state == STARTS and len(set(train.worker_nodes)) == 2 and train.nodes_alone == 2
+    notes = next(c for c in plan.clusters if c.name == "volcano-lab").notes
+    assert any("nothing keeps workers of two jobs apart" in note and "port 2222" in note for note in notes)
+
+
+def test_a_cpu_worker_that_asks_for_no_cpus_has_a_node_to_itself(profiles_copy):
+    # A CPU job without resources.cpu gets slots = the node's physical cores (derive.layout): one worker a node.
+    job = TRAIN_JOB.replace("pool: dgx", "pool: cpu") + "workers: 3\n"
+    train = _job(_plan(profiles_copy({"jobs/train.yaml": job})), "train")
+    assert train.state == STARTS and len(set(train.worker_nodes)) == 3 and train.slots_per_worker == 64
+
+
+def test_cpu_requests_bound_the_workers_a_gpu_node_holds(profiles_copy):
+    # A DGX-1 node has 80 logical CPUs: workers of 1 GPU and 41 CPUs fit one a node, so 8 need 8 nodes and the
+    # pool has 4. Validation says so (the layout counts CPUs as the scheduler does), and plan reports it.
+    plan = _plan(profiles_copy({"jobs/train.yaml": TRAIN_JOB + "gpusPerWorker: 1\nworkers: 8\n"
+                                "resources:\n  cpu: \"41\"\n"}))
+    train = _job(plan, "train")
+    assert train.state == NEVER and "1 fit on a node (by their CPU requests), 4 in all" in train.reason
+    assert train.location.line == 9  # workers: 8
+
+
+def test_memory_beyond_a_node_is_a_job_that_never_runs(profiles_copy):
+    plan = _plan(profiles_copy({"jobs/train.yaml": TRAIN_JOB + "totalGpus: 8\nresources:\n  memory: 600Gi\n"}))
+    train = _job(plan, "train")
+    assert train.state == NEVER and "more than a node of pool 'dgx' has (512Gi)" in train.reason
+    assert train.location.line == 10
+
+
+def test_a_queue_without_a_cohort_admits_only_what_its_quota_holds(profiles_copy):
+    # Take the cohort away: queue vision holds 4 nodes (32 GPUs) and borrows nothing, so a second 32-GPU job of
+    # its namespace waits for vision-resnet50's quota although 4 nodes are free once language-bert is gone.
+    cluster = (PROFILES / "clusters/dgx-pod.yaml").read_text(encoding="utf-8")
+    assert cluster.count("      cohort: dgx-pod\n") == 2
+    vision = (PROFILES / "jobs/vision-resnet50.yaml").read_text(encoding="utf-8")
+    plan = _plan(profiles_copy({"clusters/dgx-pod.yaml": cluster.replace("      cohort: dgx-pod\n", "")
+                                .replace("      borrowNodes: {dgx: 2}  # at most two of the vision team's idle nodes\n",
+                                         ""),
+                                "jobs/language-bert.yaml": None,
+                                "jobs/vision-two.yaml": vision.replace("name: vision-resnet50", "name: vision-two")}))
+    first, second = _job(plan, "vision-resnet50"), _job(plan, "vision-two")
+    assert first.state == STARTS
+    assert (second.state, second.waits_for, second.reason) == (WAITS, ("vision-resnet50",), "quota of queue 'vision'")
+    lines = {(q.name, line.resource): line for c in plan.clusters for q in c.queues for line in q.lines}
+    assert lines[("vision", "nvidia.com/gpu")].over and lines[("vision", "nvidia.com/gpu")].asked == "64"
+
+
+def test_a_job_waits_only_for_jobs_admitted_before_it(profiles_copy):
+    # dgx-lab's 4 DGX-1 nodes, admitted by name: resnet50-dgx (2 nodes), tensorflow-benchmarks (2 GPUs of a
+    # third), x-big (24 GPUs: 3 nodes) waits; y-small (1 GPU) starts after it, and is not what x-big waits for.
+    plan = _plan(profiles_copy({
+        "jobs/x-big.yaml": TRAIN_JOB.replace("name: train", "name: x-big") + "totalGpus: 24\n",
+        "jobs/y-small.yaml": TRAIN_JOB.replace("name: train", "name: y-small") + "gpusPerWorker: 1\nworkers: 1\n"}))
+    big = _job(plan, "x-big")
+    assert big.state == WAITS and _job(plan, "y-small").state == STARTS
+    assert big.waits_for == ("resnet50-dgx", "tensorflow-benchmarks")
+    assert big.reason == "nodes of pool 'dgx'"
 
 
 def test_gpu_hours_come_from_the_estimate_else_at_most_the_deadline(profiles_copy):
@@ -134,20 +189,22 @@ def test_gpu_hours_come_from_the_estimate_else_at_most_the_deadline(profiles_cop
     bounded = _plan(profiles_copy({"jobs/train.yaml": TRAIN_JOB + "totalGpus: 16\n"
                                    "runPolicy:\n  activeDeadlineSeconds: 5400\n"}))
     train = _job(bounded, "train")
-    assert train.gpu_hours == Decimal("24.0") and train.gpu_hours_basis.startswith("at most")
+    assert train.gpu_hours == Decimal("24.0") and train.gpu_hours_bound
     assert "<=24" in plan_text(bounded)
 
 
-def test_queue_demand_counts_every_job_and_its_launcher(profiles_copy):
+def test_queue_demand_counts_every_job_and_its_launcher():
     plan = _plan(PROFILES)
     language = next(q for c in plan.clusters for q in c.queues if q.name == "language")
-    # language-bert: 6 workers x 8 GPUs; its launcher's default 1 CPU and 1Gi.
-    assert dict(language.demand)["nvidia.com/gpu"] == "48" and dict(language.demand)["cpu"] == "1"
-    quota = {name: (nominal, borrow) for name, nominal, borrow in language.quota}
-    assert quota["nvidia.com/gpu"] == ("32", "16") and not language.over
+    lines = {line.resource: line for line in language.lines}
+    # language-bert: 6 workers x 8 GPUs; its launcher's default 1 CPU and 1Gi; the queue holds 4 nodes and may
+    # borrow 2 (borrowNodes), 48 GPUs in all: not over.
+    assert (lines["nvidia.com/gpu"].asked, lines["cpu"].asked, lines["memory"].asked) == ("48", "1", "1Gi")
+    assert (lines["nvidia.com/gpu"].quota, lines["nvidia.com/gpu"].may_borrow) == ("32", "16")
+    assert not any(line.over for line in language.lines)
 
 
-def test_json_has_the_same_content(example):
+def test_json_has_the_same_content():
     plan = _plan(PROFILES)
     data = json.loads(plan_json(plan))
     assert data["format"] == 1 and data["kind"] == "plan"

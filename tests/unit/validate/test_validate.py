@@ -470,6 +470,19 @@ def test_more_partial_node_cpu_workers_than_fit(diagnose):
                      "2 fit on a node, 16 in all"))
 
 
+def test_cpu_and_memory_requests_bound_the_gpu_workers_a_node_holds(diagnose):
+    # A DGX-1 node has 80 logical CPUs and 512Gi: 1-GPU workers of 30 CPUs fit two a node (not eight, as the
+    # GPUs alone would allow), so 9 need more than the pool's 4 nodes; of 300Gi, one a node.
+    text = GPU_JOB.replace("workers: 2", "workers: 9") + 'gpusPerWorker: 1\nresources:\n  cpu: "30"\n'
+    expect(diagnose({"jobs/train.yaml": text}), ("jobs/train.yaml", 7, 10, "9 workers need more than the 4 nodes of "
+                                                 "pool 'dgx' (hardware 'dgx-1'): 2 fit on a node (by their CPU "
+                                                 "requests), 8 in all"))
+    text = GPU_JOB.replace("workers: 2", "workers: 5") + "gpusPerWorker: 1\nresources:\n  memory: 300Gi\n"
+    expect(diagnose({"jobs/train.yaml": text}), ("jobs/train.yaml", 7, 10, "5 workers need more than the 4 nodes of "
+                                                 "pool 'dgx' (hardware 'dgx-1'): 1 fit on a node (by their memory "
+                                                 "requests), 4 in all"))
+
+
 def test_cpu_request_above_a_nodes_cpus(diagnose):
     outcome = diagnose({"jobs/train.yaml": CPU_JOB + 'resources:\n  cpu: "200"\n'})
     expect(outcome, ("jobs/train.yaml", 10, 8, "a worker asks for 200 CPUs but a node of pool 'cpu' (hardware 'cpu-node') "

@@ -1,0 +1,63 @@
+"""The picture's own rules (generator/insight/picture.py): hardware drawn as its profile groups it, each GPU once,
+profile text escaped, the same bytes every time. What a browser makes of it: tests/acceptance/test_plan_picture.py."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from conftest import PROFILES
+
+from generator.insight.picture import fleet_html, fleet_svg, node_layout
+from generator.insight.plan import plan_fleet
+from generator.pipeline import check_profiles
+
+
+def _draw(root: Path) -> tuple[str, str]:
+    result = check_profiles([root], set_aside_unfit=True)
+    assert result.ok, [d.format() for d in result.diagnostics]
+    plan = plan_fleet(result.fleet, result.documents, result.unfit)
+    return fleet_html(result.fleet, plan), fleet_svg(result.fleet, plan)
+
+
+def test_a_dgx_1_is_drawn_as_its_profile_groups_it(example):
+    # profiles/hardware/dgx-1.yaml: ib0 (GPUs 0, 1) and ib1 (2, 3) on NUMA node 0; ib2 (4, 5) and ib3 (6, 7) on 1.
+    hardware = next(h for h in example.fleet.hardware if h.name == "dgx-1")
+    layout = node_layout(hardware)
+    assert [(numa.label, [(g.nic.name, g.gpus) for g in numa.groups]) for numa in layout] == [
+        ("NUMA 0", [("ib0", (0, 1)), ("ib1", (2, 3))]), ("NUMA 1", [("ib2", (4, 5)), ("ib3", (6, 7))])]
+
+
+def test_a_gpu_two_nics_name_is_drawn_once_beside_the_first(profiles_copy):
+    text = (PROFILES / "hardware/dgx-1.yaml").read_text(encoding="utf-8")
+    assert text.count("gpus: [2, 3]") == 1
+    root = profiles_copy({"hardware/dgx-1.yaml": text.replace("gpus: [2, 3]", "gpus: [0, 1]")})
+    hardware = next(h for h in check_profiles([root]).fleet.hardware if h.name == "dgx-1")
+    groups = [(g.nic.name if g.nic else None, g.gpus) for numa in node_layout(hardware) for g in numa.groups]
+    assert groups == [("ib0", (0, 1)), ("ib1", ()), ("ib2", (4, 5)), ("ib3", (6, 7)), (None, (2, 3))]
+    drawn = [gpu for _, gpus in groups for gpu in gpus]
+    assert sorted(drawn) == list(range(8)), "every GPU exactly once"
+    html, _ = _draw(root)
+    # resnet50-dgx's ranks 0-3 on node 0: GPUs 0 and 1 through ib0 (the first NIC naming them); 2 and 3 through
+    # none the profile names.
+    assert 'data-gpu="0" data-job="resnet50-dgx" data-rank="0" data-worker="0" data-nic="ib0"' in html
+    assert 'data-gpu="2" data-job="resnet50-dgx" data-rank="2" data-worker="0" data-nic=""' in html
+    assert html.count('data-job="resnet50-dgx" data-rank="0"') == 1
+
+
+def test_text_is_escaped_and_the_bytes_are_the_same_every_time():
+    # Profile names are DNS labels, but a plan's texts (reasons, notes) quote whatever validation said: whatever
+    # a text holds, the page shows it as text. language-bert waits, so its name and reason reach the legend only.
+    result = check_profiles([PROFILES], set_aside_unfit=True)
+    plan = plan_fleet(result.fleet, result.documents, result.unfit)
+    hostile = '<img src=x onerror="alert(1)">&amp;</svg><script>'
+    clusters = tuple(replace(c, pools=tuple(replace(p, jobs=tuple(
+        replace(j, name=hostile, reason=hostile) if j.name == "language-bert" else j for j in p.jobs))
+        for p in c.pools)) for c in plan.clusters)
+    hostile_plan = replace(plan, clusters=clusters)
+    html, svg = fleet_html(result.fleet, hostile_plan), fleet_svg(result.fleet, hostile_plan)
+    for page in (html, svg):
+        assert "<img" not in page and "<script" not in page and page.count("</svg>") == page.count("<svg ")
+        assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;amp;&lt;/svg&gt;&lt;script&gt;" in page
+    assert (html, svg) == (fleet_html(result.fleet, hostile_plan), fleet_svg(result.fleet, hostile_plan))
+    assert html.startswith("<!DOCTYPE html>") and svg.startswith('<svg xmlns="http://www.w3.org/2000/svg"')
