@@ -128,6 +128,11 @@ def bench_size(jobs: int, helm: str | None, helm_up_to: int) -> list[tuple[str, 
             rows.append((name, timed.seconds, timed.peak_mb, note))
         valid = run([*mpigen, "validate", "profiles"], work, env)
         rows.append(("validate", valid.seconds, valid.peak_mb, ""))
+        planned = run([*mpigen, "plan", "profiles", "--html", "plan.html"], work, env)
+        rows.append(("plan --html", planned.seconds, planned.peak_mb,
+                     f"{(work / 'plan.html').stat().st_size // 1024} KiB page"))
+        explained = run([*mpigen, "explain", "job-0", "-p", "profiles"], work, env)
+        rows.append(("explain one job", explained.seconds, explained.peak_mb, ""))
         checked = run([*mpigen, "check", "--no-helm", "charts"], work, env)
         documents = int(m.group(1)) if (m := re.search(r"in (\d+) document", checked.stdout)) else 0
         rows.append(("check --no-helm", checked.seconds, checked.peak_mb,

@@ -20,7 +20,7 @@ from generator.model import Cluster, Fleet, Hardware, Job, Nic
 
 JOB_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
                "#bcbd22", "#393b79", "#ad494a", "#637939")
-"""One per job in fleet order, repeating after twelve."""
+"""Twelve colours that tell jobs apart (`job_colours`)."""
 NODES_PER_ROW = 8
 GPU_W, GPU_H, NIC_W, GAP, PAD = 26, 22, 46, 4, 8
 HEADER = 18
@@ -96,7 +96,7 @@ def _geometry(layout: tuple[_Numa, ...], cpu_rows: int) -> _Geometry:
 
 def fleet_svg(fleet: Fleet, plan: FleetPlan) -> str:
     """One SVG with every cluster, one under another."""
-    colours = _colours(fleet)
+    colours = job_colours(plan)
     parts, y, width = [], 0, 0
     for cluster in fleet.clusters:
         body, w, h = _cluster_svg(cluster, _plan_of(plan, cluster), fleet, colours)
@@ -109,7 +109,7 @@ def fleet_svg(fleet: Fleet, plan: FleetPlan) -> str:
 
 def fleet_html(fleet: Fleet, plan: FleetPlan) -> str:
     """A page: per cluster its heading and its picture."""
-    colours = _colours(fleet)
+    colours = job_colours(plan)
     sections = []
     for cluster in fleet.clusters:
         cluster_plan = _plan_of(plan, cluster)
@@ -128,8 +128,16 @@ def fleet_html(fleet: Fleet, plan: FleetPlan) -> str:
             + "".join(sections) + "</body></html>\n")
 
 
-def _colours(fleet: Fleet) -> dict[tuple[str, str], str]:
-    return {(job.cluster.name, job.name): JOB_COLOURS[i % len(JOB_COLOURS)] for i, job in enumerate(fleet.jobs)}
+def job_colours(plan: FleetPlan) -> dict[tuple[str, str], str]:
+    """(cluster, job) -> its colour, taken in turn across the fleet: in each cluster the jobs that start come first
+    (in admission order), so a cluster's drawn jobs repeat a colour only beyond twelve of them."""
+    colours, turn = {}, 0
+    for cluster in plan.clusters:
+        jobs = [job for pool in cluster.pools for job in pool.jobs]
+        for job in [job for job in jobs if job.state == STARTS] + [job for job in jobs if job.state != STARTS]:
+            colours[(cluster.name, job.name)] = JOB_COLOURS[turn % len(JOB_COLOURS)]
+            turn += 1
+    return colours
 
 
 def _plan_of(plan: FleetPlan, cluster: Cluster) -> ClusterPlan:

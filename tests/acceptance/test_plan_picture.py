@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import PROFILES, REPO, need, run_mpigen
 
-from generator.insight.picture import JOB_COLOURS
+from generator.insight.picture import job_colours
+from generator.insight.plan import plan_fleet
 from generator.pipeline import check_profiles
 
 
@@ -152,8 +153,10 @@ def test_chromium_paints_each_running_jobs_colour(drawn, tmp_path):
         for row in rows:
             for i in range(0, len(row), 3):
                 counts[row[i:i + 3]] = counts.get(row[i:i + 3], 0) + 1
-        for i, job in enumerate(result.fleet.jobs):
-            colour = bytes.fromhex(JOB_COLOURS[i % len(JOB_COLOURS)][1:])
+        colours = job_colours(plan_fleet(result.fleet, result.documents))
+        assert len(set(colours.values())) == len(colours), "the example fleet's jobs each have a colour of their own"
+        for job in result.fleet.jobs:
+            colour = bytes.fromhex(colours[(job.cluster.name, job.name)][1:])
             # A legend swatch is 12 x 12 pixels; a GPU box 26 x 22, of which about 430 keep the colour around the
             # rank's number; a CPU job's workers are named in its colour. language-bert waits: its swatch only.
             drawn = job.worker_count * job.gpus_per_worker * 400 if job.uses_gpus else 100
@@ -187,7 +190,7 @@ def test_the_readme_shows_the_example_fleet_as_chromium_drew_it():
     painted = set()
     for row in rows:
         painted.update(row[i:i + 3] for i in range(0, len(row), 3))
-    fleet = check_profiles([PROFILES]).fleet
-    missing = [job.name for i, job in enumerate(fleet.jobs)
-               if bytes.fromhex(JOB_COLOURS[i % len(JOB_COLOURS)][1:]) not in painted]
+    result = check_profiles([PROFILES])
+    colours = job_colours(plan_fleet(result.fleet, result.documents))
+    missing = [job for (_, job), colour in colours.items() if bytes.fromhex(colour[1:]) not in painted]
     assert not missing, f"the screenshot lacks these jobs' colours (run `make screenshot`): {missing}"
