@@ -8,6 +8,7 @@ from __future__ import annotations
 
 # An edited job is a new MPIJob, pruned and replaced by the GitOps tool (DOMAIN.md section 5).
 JOB_NAMING = "content-hash"
+JOB_BACKEND = "mpijob"  # the backend of a job whose profile and cluster choose none
 OPENMPI_VERSION = 4
 # The launcher starts once every worker is Ready: no "could not resolve hostname" race at start-up
 # (mpi-operator #481, #386). mpigen creates no gang-scheduling PodGroup, so this cannot deadlock (#608).

@@ -119,6 +119,13 @@ class NodePool:
         return tuple(sorted(dict(self.hardware.node_labels + self.node_labels).items()))
 
 
+class Backend(str, Enum):
+    """The controller that runs a job: mpi-operator's MPIJob, or Volcano's own Job (`batch.volcano.sh`)."""
+
+    MPIJOB = "mpijob"
+    VOLCANO_JOB = "volcano-job"
+
+
 class NetworkProvider(str, Enum):
     """How rails reach pods; each is described, beside its builders, by its module in generator/manifests/providers/
     (the registry `PROVIDERS` there)."""
@@ -264,6 +271,8 @@ class Cluster:
     pod_security: tuple[tuple[str, str], ...] = ()
     """(namespace, least Pod Security level) the profile asks for beyond what the jobs need."""
     scheduling: Scheduling = Scheduling()
+    job_backend: Backend = Backend.MPIJOB
+    """The backend of its jobs that choose none (`jobBackend`)."""
 
     def pool(self, name: str) -> NodePool:
         return next(pool for pool in self.pools if pool.name == name)
@@ -418,6 +427,7 @@ class Job:
     run_policy: RunPolicy
     origins: tuple[tuple[str, Origin], ...]
     scheduling: JobScheduling = JobScheduling()
+    backend: Backend = Backend.MPIJOB
     workers_per_node: int = 1
     """Workers of this job a node can hold (derive.layout): by GPUs, CPU and memory requests, one under host
     networking or where a CPU worker asks for no CPUs (it is meant to have the node)."""

@@ -11,6 +11,7 @@ from generator import admission, defaults, derive, names
 from generator.load import ProfileFile, to_plain
 from generator.manifests.providers import DEFAULT_PROVIDER, PROVIDERS, setting_defaults
 from generator.model import (
+    Backend,
     Cluster,
     Cpu,
     EnvVar,
@@ -127,6 +128,7 @@ def _cluster(document: ProfileFile, hardware: dict[str, Hardware], hardware_data
         cpu_manager_policy=data.get("cpuManagerPolicy"),
         pod_security=tuple(sorted(data.get("podSecurity", {}).items())),
         scheduling=_scheduling(data, pools),
+        job_backend=Backend(data.get("jobBackend", defaults.JOB_BACKEND)),
     )
 
 
@@ -242,6 +244,7 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
         run_policy=_run_policy(data.get("runPolicy", {}), cluster),
         origins=_origins(document, data, cluster, pool, shape, name_limit),
         scheduling=_job_scheduling(data, cluster, data.get("namespace", cluster.namespaces[0])),
+        backend=Backend(data.get("backend", cluster.job_backend.value)),
         workers_per_node=shape.workers_per_node,
         estimated_hours=data.get("estimatedHours"),
     )

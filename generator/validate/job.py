@@ -11,6 +11,7 @@ from generator.diagnostics import NEVER_FITS, Diagnostic, Severity, did_you_mean
 from generator.load import ProfileFile, to_plain
 from generator.manifests.providers import provider_of
 from generator.schema_files import load_schema
+from generator.validate.backend import check_backend
 from generator.validate.facts import check_core_facts
 from generator.validate.fields import check_release_name
 from generator.validate.gitops import check_gitops_job
@@ -30,6 +31,7 @@ def check_job(document: ProfileFile, index: Index) -> list[Diagnostic]:
         return found + _unknown_cluster(document, job["cluster"], index)
     cluster = to_plain(cluster_doc.data)
     found += _check_namespace(document, job, cluster_doc, cluster)
+    found += check_backend(document, job, cluster)
     found += check_gitops_job(document, job, cluster)
     pool = {p["name"]: p for p in cluster["nodePools"]}.get(job["pool"])
     if pool is None:
