@@ -27,6 +27,9 @@ TEMPLATES = "templates"
 HELPERS = "_helpers.tpl"
 NOTES = "NOTES.txt"
 MPIJOB_TEMPLATE = "mpijob.yaml"
+VOLCANO_JOB_TEMPLATE = "volcano-job.yaml"
+JOB_TEMPLATES = {"mpijob": MPIJOB_TEMPLATE, "volcano-job": VOLCANO_JOB_TEMPLATE}
+"""The template of a job chart's job object, by backend."""
 HOSTFILE_TEMPLATE = "hostfile-configmap.yaml"
 NAMESPACES_TEMPLATE = "namespaces.yaml"
 

@@ -31,12 +31,24 @@ def mpijob_name(job: str, digest: str | None) -> str:
     return f"{job}-{digest}" if digest else job
 
 
-def worker_name(job: str, index: int | str) -> str:
-    return f"{job}-worker-{index}"
+WORKER_ROLES = {"mpijob": "worker", "volcano-job": "mpiworker"}
+"""The worker pods' part of their names, by backend: mpi-operator's `<mpijob>-worker-<i>`; a Volcano Job names a
+task's pods `<job>-<task>-<i>` (its PodNameFmt), and mpigen's worker task is `mpiworker`."""
+LAUNCHER_TASK = "mpimaster"
+"""The launcher's task of a Volcano Job, as Volcano's own MPI examples and its mpi plugin call it."""
+
+
+def worker_name(job: str, index: int | str, backend: str = "mpijob") -> str:
+    return f"{job}-{WORKER_ROLES[backend]}-{index}"
 
 
 def launcher_name(job: str) -> str:
     return f"{job}-launcher"
+
+
+def volcano_launcher_name(job: str) -> str:
+    """The launcher pod of a Volcano Job: task `mpimaster`, its only replica."""
+    return f"{job}-{LAUNCHER_TASK}-0"
 
 
 def service_name(job: str) -> str:
@@ -44,11 +56,13 @@ def service_name(job: str) -> str:
 
 
 def host_fqdn(pod: str, job: str, namespace: str) -> str:
+    """Both backends give each pod its own name as hostname and the job's headless service (named after the job)
+    as subdomain: mpi-operator, and Volcano's svc plugin."""
     return f"{pod}.{service_name(job)}.{namespace}.svc"
 
 
-def worker_host(job: str, namespace: str, index: int | str) -> str:
-    return host_fqdn(worker_name(job, index), job, namespace)
+def worker_host(job: str, namespace: str, index: int | str, backend: str = "mpijob") -> str:
+    return host_fqdn(worker_name(job, index, backend), job, namespace)
 
 
 def hostfile_configmap_name(job: str) -> str:
@@ -60,13 +74,14 @@ def operator_owned_names(job: str) -> tuple[str, ...]:
     return (f"{job}-config", f"{job}-ssh", launcher_name(job))
 
 
-def last_worker_name_problem(job: str, worker_count: int, hashed: bool = False) -> str:
-    """Why mpi-operator would reject this job's last worker name, or '' when it is fine.
+def last_worker_name_problem(job: str, worker_count: int, hashed: bool = False, backend: str = "mpijob") -> str:
+    """Why the controller would reject this job's last worker name, or '' when it is fine.
 
-    `hashed`: the MPIJob name carries the run digest, whose value is not known yet but whose length is.
+    `hashed`: the job object's name carries the run digest, whose value is not known yet but whose length is.
     """
-    name = worker_name(mpijob_name(job, RUN_DIGEST_PLACEHOLDER if hashed else None), max(worker_count - 1, 0))
-    shown = worker_name(mpijob_name(job, "<hash>" if hashed else None), max(worker_count - 1, 0))
+    last = max(worker_count - 1, 0)
+    name = worker_name(mpijob_name(job, RUN_DIGEST_PLACEHOLDER if hashed else None), last, backend)
+    shown = worker_name(mpijob_name(job, "<hash>" if hashed else None), last, backend)
     if len(name) > DNS1035_MAX:
         return f"worker pod name '{shown}' is {len(name)} characters, more than {DNS1035_MAX}"
     if not DNS1035_LABEL.match(name):
@@ -77,9 +92,9 @@ def last_worker_name_problem(job: str, worker_count: int, hashed: bool = False) 
 HELM_RELEASE_MAX = 53
 
 
-def max_workers_for_name(job: str, hashed: bool = False) -> int:
+def max_workers_for_name(job: str, hashed: bool = False, backend: str = "mpijob") -> int:
     """The most workers whose last pod name `<mpijob>-worker-<n-1>` still fits in a DNS-1035 label."""
-    room = DNS1035_MAX - len(worker_name(mpijob_name(job, RUN_DIGEST_PLACEHOLDER if hashed else None), ""))
+    room = DNS1035_MAX - len(worker_name(mpijob_name(job, RUN_DIGEST_PLACEHOLDER if hashed else None), "", backend))
     return 10**room if room > 0 else 0
 
 

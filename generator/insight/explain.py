@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from generator import defaults, derive, names
 from generator.load import ProfileFile
-from generator.manifests.hostfile import configmap_keys, rankfile_line
+from generator.manifests.hostfile import configmap_keys, job_host, rankfile_line
 from generator.manifests.manifest import plain
 from generator.manifests.mpijob import launcher_command, workers_variable
 from generator.manifests.providers import PROVIDERS, pod_network
@@ -155,10 +155,10 @@ def _naming(job: Job, mpijob: str, at: _Where) -> list[Fact]:
             _fact("naming", "chart and Helm release", job.name, _said(at("name"), "name", "the job's name")),
             _fact("naming", "namespace", job.namespace,
                  _said(at("namespace"), "namespace", f"the first namespace of cluster {job.cluster.name}")),
-            _fact("naming", "worker pods", f"{names.worker_name(mpijob, 0)} .. "
-                 f"{names.worker_name(mpijob, job.worker_count - 1)}",
+            _fact("naming", "worker pods", f"{names.worker_name(mpijob, 0, job.backend.value)} .. "
+                 f"{names.worker_name(mpijob, job.worker_count - 1, job.backend.value)}",
                  "mpi-operator names workers <mpijob>-worker-<i>, reachable as "
-                 f"{names.worker_host(mpijob, job.namespace, 0)} through the job's headless service")]
+                 f"{job_host(job, mpijob, 0)} through the job's headless service")]
 
 
 def _size(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[Fact]:
@@ -354,7 +354,7 @@ def rank_bindings(job: Job, mpijob: str) -> tuple[RankBinding, ...]:
     rail_of_nic = {attachment.nic.name: attachment.rail.name for attachment in job.rails}
     bindings = []
     for worker in range(job.worker_count):
-        host = names.worker_host(mpijob, job.namespace, worker)
+        host = job_host(job, mpijob, worker)
         for local in range(job.slots_per_worker):
             rank = worker * job.slots_per_worker + local
             gpu = local if whole_node else None

@@ -17,8 +17,10 @@ from generator.manifests.manifest import Manifest, Variable, plain
 from generator.manifests.mpijob import host_path_reasons, mpijob_object, workers_variable
 from generator.manifests.network import build_namespace
 from generator.manifests.run_name import named_spec
-from generator.model import Cluster, Job
+from generator.manifests.volcano_job import volcano_job_object
+from generator.model import Backend, Cluster, Job
 from generator.podsecurity import Level, PodSecurity, combine, evaluate
+from generator.vocabulary import volcano_job
 
 
 def job_chart_ref(job: Job, release: str | None = None) -> ChartRef:
@@ -36,22 +38,36 @@ def build_job(job: Job, chart: ChartRef, worker_count: int | None = None) -> lis
 
 
 def build_marked_job(job: Job, chart: ChartRef, workers: Variable | None = None) -> list[Manifest]:
-    """The hostfile ConfigMap and the MPIJob of `job`, the values a chart value sets marked as Variables."""
+    """The hostfile ConfigMap and the job object (an MPIJob, or a Volcano Job) of `job`, the values a chart value
+    sets marked as Variables."""
     workers = workers or workers_variable(job)
-    mpijob, spec = named_spec(job, workers)
+    name, spec = named_spec(job, workers)
+    build = volcano_job_object if job.backend is Backend.VOLCANO_JOB else mpijob_object
     return [
-        Manifest(chartfiles.HOSTFILE_TEMPLATE, build_hostfile_configmap(job, chart, mpijob, workers.plain)),
-        Manifest(chartfiles.MPIJOB_TEMPLATE, mpijob_object(job, chart, mpijob, spec)),
+        Manifest(chartfiles.HOSTFILE_TEMPLATE, build_hostfile_configmap(job, chart, name, workers.plain)),
+        Manifest(chartfiles.JOB_TEMPLATES[job.backend.value], build(job, chart, name, spec)),
     ]
+
+
+def job_object(manifests: list[Manifest]) -> Manifest:
+    """The job object among a job chart's manifests."""
+    return next(m for m in manifests if m.template in chartfiles.JOB_TEMPLATES.values())
+
+
+def pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pod specs of a job object mpigen built (plain): each replica's of an MPIJob, each task's of a Volcano
+    Job."""
+    if obj["kind"] == volcano_job.KIND and obj["apiVersion"] == volcano_job.API_VERSION:
+        return [task["template"]["spec"] for task in obj["spec"]["tasks"]]
+    return [replica["template"]["spec"] for replica in obj["spec"]["mpiReplicaSpecs"].values()]
 
 
 def job_pod_security(job: Job, mpijob: dict[str, Any] | None = None) -> PodSecurity:
     """The Pod Security level the pods of `job` need: of its launcher and its workers, the higher.
-    `mpijob`: the job's MPIJob, plain, where it is built already."""
+    `mpijob`: the job's object (MPIJob or Volcano Job), plain, where it is built already."""
     if mpijob is None:
-        mpijob = next(m.obj for m in build_job(job, job_chart_ref(job)) if m.template == chartfiles.MPIJOB_TEMPLATE)
-    replicas = mpijob["spec"]["mpiReplicaSpecs"]
-    return combine(evaluate(replica["template"]["spec"]) for replica in replicas.values())
+        mpijob = job_object(build_job(job, job_chart_ref(job))).obj
+    return combine(evaluate(spec) for spec in pod_specs(mpijob))
 
 
 def _with_profile_reasons(job: Job, security: PodSecurity) -> PodSecurity:

@@ -21,10 +21,15 @@ def hostfile_line(host: str, slots: int, implementation: MpiImplementation) -> s
     return f"{host}:{slots}"
 
 
+def job_host(job: Job, name: str, index: int | str) -> str:
+    """Worker `index`'s host name, under the job object's `name` and the job's backend."""
+    return names.worker_host(name, job.namespace, index, job.backend.value)
+
+
 def hostfile_lines(job: Job, mpijob: str, worker_count: int) -> list[str]:
     """`mpijob` is the MPIJob's name, which the worker pods and the service are named after."""
     return [
-        hostfile_line(names.worker_host(mpijob, job.namespace, i), job.slots_per_worker, job.mpi_implementation)
+        hostfile_line(job_host(job, mpijob, i), job.slots_per_worker, job.mpi_implementation)
         for i in range(worker_count)
     ]
 
@@ -38,7 +43,7 @@ def rankfile_lines(job: Job, mpijob: str, worker_count: int) -> list[str]:
     """Ranks fill workers in hostfile order; local rank i drives GPU i and is bound to its NIC's socket."""
     placement = job.placement
     return [
-        rankfile_line(worker * job.slots_per_worker + local, names.worker_host(mpijob, job.namespace, worker),
+        rankfile_line(worker * job.slots_per_worker + local, job_host(job, mpijob, worker),
                       socket, placement.cores_per_socket)
         for worker in range(worker_count)
         for local, socket in enumerate(placement.rank_sockets)

@@ -220,7 +220,7 @@ def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
     template_metadata: dict[str, Any] = {}
     if network.host_network:
         template_metadata["labels"] = {WORKER_OF_LABEL: mpijob}
-    annotations = {**dict(network.annotations), **_privileged_annotation(job), **_host_path_annotation(job),
+    annotations = {**dict(network.annotations), **privileged_annotation(job), **host_path_annotation(job),
                    **worker_annotations(job)}
     if annotations:
         template_metadata["annotations"] = annotations
@@ -235,7 +235,7 @@ def _priority(job: Job) -> dict[str, str]:
     return {"priorityClassName": priority} if priority is not None else {}
 
 
-def _privileged_annotation(job: Job) -> dict[str, str]:
+def privileged_annotation(job: Job) -> dict[str, str]:
     """The profile's reason for privileged workers, where reviewers of the chart and of the pods see it."""
     return {chartfiles.PRIVILEGED_REASON: job.privileged_reason} if job.privileged_reason is not None else {}
 
@@ -246,7 +246,7 @@ def host_path_reasons(job: Job) -> dict[str, str]:
             if volume.host_path is not None and volume.host_path_reason is not None}
 
 
-def _host_path_annotation(job: Job) -> dict[str, str]:
+def host_path_annotation(job: Job) -> dict[str, str]:
     """The profile's reasons for host folders, where reviewers of the chart and of the pods see them: every
     pod that mounts them (launcher and workers) and the MPIJob."""
     reasons = [f"{volume}: {reason}" for volume, reason in host_path_reasons(job).items()]
@@ -283,8 +283,8 @@ def build_mpijob_spec(job: Job, mpijob: str, workers: Variable) -> dict[str, Any
     launcher, worker = mpi_operator.LAUNCHER, mpi_operator.WORKER
     spec["mpiReplicaSpecs"] = {
         launcher: {"replicas": 1, "restartPolicy": mpi_operator.DEFAULT_RESTART_POLICY[launcher],
-                   "template": {**({"metadata": {"annotations": _host_path_annotation(job)}}
-                                   if _host_path_annotation(job) else {}),
+                   "template": {**({"metadata": {"annotations": host_path_annotation(job)}}
+                                   if host_path_annotation(job) else {}),
                                 "spec": build_launcher_pod_spec(job, mpijob, workers)}},
         worker: {"replicas": workers, "restartPolicy": mpi_operator.DEFAULT_RESTART_POLICY[worker],
                  "template": build_worker_pod_template(job, mpijob)},
@@ -301,7 +301,7 @@ def mpijob_object(job: Job, chart: ChartRef, mpijob: str, spec: dict[str, Any]) 
     """The MPIJob named `mpijob` (see `manifests.run_name.named_spec`) around its `spec`, built under that name."""
     meta = metadata(mpijob, chart, job.namespace,
                     annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE,
-                                 **_privileged_annotation(job), **_host_path_annotation(job)})
+                                 **privileged_annotation(job), **host_path_annotation(job)})
     meta["labels"] = {**meta["labels"], **job_labels(job)}
     return {
         "apiVersion": mpi_operator.API_VERSION,

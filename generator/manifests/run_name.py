@@ -21,7 +21,8 @@ from generator import names
 from generator.manifests.hostfile import configmap_data
 from generator.manifests.manifest import Variable, plain
 from generator.manifests.mpijob import build_mpijob_spec, workers_variable
-from generator.model import Job, Naming
+from generator.manifests.volcano_job import build_volcano_job_spec
+from generator.model import Backend, Job, Naming
 
 RUN_DIGEST_COVERS = ("the MPIJob's spec without runPolicy.suspend, its namespace, and its hostfile (and rankfile), "
                      "built under the plain job name: mpi-operator never applies a spec edit to a launcher it created, "
@@ -32,13 +33,13 @@ RUN_DIGEST_COVERS = ("the MPIJob's spec without runPolicy.suspend, its namespace
 
 def run_digest(job: Job) -> str:
     """Short hex digest of the run: the MPIJob spec without `suspend`, its namespace, its hostfile (and rankfile)."""
-    return _digest(job, build_mpijob_spec(job, job.name, workers_variable(job)))
+    return _digest(job, build_job_spec(job, job.name, workers_variable(job)))
 
 
 def _digest(job: Job, spec: dict[str, Any]) -> str:
-    """`run_digest` of the MPIJob `spec`, built under the plain job name with the profile's worker count."""
+    """`run_digest` of the job object's `spec`, built under the plain job name with the profile's worker count."""
     spec = plain(spec)
-    del spec["runPolicy"]["suspend"]
+    spec.get("runPolicy", {}).pop("suspend", None)
     run = {"namespace": job.namespace, "spec": spec, **configmap_data(job, job.name, job.worker_count)}
     canonical = json.dumps(run, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:names.RUN_DIGEST_LENGTH]
@@ -57,7 +58,14 @@ def named_spec(job: Job, workers: Variable) -> tuple[str, dict[str, Any]]:
     if job.naming is Naming.STABLE:
         name = names.mpijob_name(job.name, None)
     elif workers.value == job.worker_count:
-        name = names.mpijob_name(job.name, _digest(job, build_mpijob_spec(job, job.name, workers)))
+        name = names.mpijob_name(job.name, _digest(job, build_job_spec(job, job.name, workers)))
     else:  # the run is the profile's, whatever workers the objects are built for
         name = mpijob_name(job)
-    return name, build_mpijob_spec(job, name, workers)
+    return name, build_job_spec(job, name, workers)
+
+
+def build_job_spec(job: Job, name: str, workers: Variable) -> dict[str, Any]:
+    """The spec of the job's object under its backend: an MPIJob's, or a Volcano Job's."""
+    if job.backend is Backend.VOLCANO_JOB:
+        return build_volcano_job_spec(job, name, workers)
+    return build_mpijob_spec(job, name, workers)

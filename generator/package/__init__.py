@@ -19,9 +19,9 @@ from typing import Any
 from generator import chartfiles, names, yamlio
 from generator.chartfiles import action, helpers_tpl, include, template_path, trimmed_action
 from generator.diagnostics import Diagnostic, Location
-from generator.manifests import Manifest, build_infra, build_marked_job, infra_chart_ref, job_chart_ref
+from generator.manifests import Manifest, build_infra, build_marked_job, infra_chart_ref, job_chart_ref, job_object
 from generator.manifests.gitops import BootstrapFile, build_bootstrap, mpijob_health_check
-from generator.manifests.hostfile import hostfile_line, rankfile_line
+from generator.manifests.hostfile import hostfile_line, job_host, rankfile_line
 from generator.manifests.labels import CHART_VERSION, STANDARD_LABEL_KEYS, ChartRef
 from generator.manifests.manifest import Variable, plain, variables
 from generator.manifests.providers import PROVIDERS
@@ -97,7 +97,7 @@ def package_fleet(fleet: Fleet) -> list[Chart]:
         for cluster in clusters:
             jobs = fleet.jobs_of(cluster)
             built = {job.name: build_marked_job(job, job_chart_ref(job)) for job in jobs}  # each job's MPIJob, once
-            mpijobs = {name: plain(_mpijob_of(manifests).obj) for name, manifests in built.items()}
+            mpijobs = {name: plain(job_object(manifests).obj) for name, manifests in built.items()}
             bootstrap = tuple((file.path, bootstrap_text(file, cluster)) for file in build_bootstrap(cluster, jobs))
             if cluster.gitops is not None and cluster.gitops.tool is GitOpsTool.ARGOCD:
                 bootstrap += ((names.argocd_health_check_path(cluster.name), mpijob_health_check()),)
@@ -210,13 +210,13 @@ def _values_schema(title: str, properties: dict[str, Any]) -> str:
 
 def hostfile_printf(job: Job, mpijob: str) -> str:
     """Go `printf` format of one hostfile line of MPIJob `mpijob`, `%d` standing for the worker index."""
-    return hostfile_line(names.worker_host(mpijob, job.namespace, "%d"), job.slots_per_worker,
+    return hostfile_line(job_host(job, mpijob, "%d"), job.slots_per_worker,
                          job.mpi_implementation)
 
 
 def rankfile_printf(job: Job, mpijob: str, socket: int) -> str:
     """Go `printf` format of a rankfile line binding to `socket`: the rank, then the worker index."""
-    return rankfile_line("%d", names.worker_host(mpijob, job.namespace, "%d"), socket, job.placement.cores_per_socket)
+    return rankfile_line("%d", job_host(job, mpijob, "%d"), socket, job.placement.cores_per_socket)
 
 
 def _job_helpers(job: Job, ref: ChartRef, mpijob: str) -> str:
@@ -251,8 +251,6 @@ def _job_holes(ref: ChartRef, manifest: Manifest) -> dict[tuple[str | int, ...],
     return holes
 
 
-def _mpijob_of(manifests: list[Manifest]) -> Manifest:
-    return next(m for m in manifests if m.template == chartfiles.MPIJOB_TEMPLATE)
 
 
 def _naming_note(job: Job, mpijob: str) -> str:
@@ -300,7 +298,7 @@ def package_job_chart(job: Job, marked: list[Manifest] | None = None) -> Chart:
     """`marked`: the job's objects as `build_marked_job` gives them, where they are built already."""
     ref = job_chart_ref(job)
     marked = marked if marked is not None else build_marked_job(job, ref)
-    mpijob = _mpijob_of(marked).obj["metadata"]["name"]
+    mpijob = job_object(marked).obj["metadata"]["name"]
     files: dict[str, str] = {
         chartfiles.CHART_YAML: _chart_yaml(ref, f"MPI job {job.name} on cluster {job.cluster.name}, node pool "
                                   f"{job.pool.name}", job.source, {

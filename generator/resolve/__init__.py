@@ -208,7 +208,8 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
     openmpi = implementation is MpiImplementation.OPENMPI
     openmpi_version = int(data.get("openMPIVersion", defaults.OPENMPI_VERSION)) if openmpi else None
     naming = Naming(data.get("naming", defaults.JOB_NAMING))
-    name_limit = names.max_workers_for_name(data["name"], hashed=naming is Naming.CONTENT_HASH)
+    backend = Backend(data.get("backend", cluster.job_backend.value))
+    name_limit = names.max_workers_for_name(data["name"], hashed=naming is Naming.CONTENT_HASH, backend=backend.value)
     gpu_shm = f"{shape.gpus_per_worker}Gi" if shape.gpus_per_worker > 0 else "1Gi"
     return Job(
         name=data["name"],
@@ -244,7 +245,7 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
         run_policy=_run_policy(data.get("runPolicy", {}), cluster),
         origins=_origins(document, data, cluster, pool, shape, name_limit),
         scheduling=_job_scheduling(data, cluster, data.get("namespace", cluster.namespaces[0])),
-        backend=Backend(data.get("backend", cluster.job_backend.value)),
+        backend=backend,
         workers_per_node=shape.workers_per_node,
         estimated_hours=data.get("estimatedHours"),
     )
@@ -271,7 +272,8 @@ def _env(document: ProfileFile, data: dict[str, Any], rails: tuple[RailAttachmen
     derived = derived_env(rails, uses_gpus, cluster.network.provider, implementation,
                           nic_distance=pool.hardware.gpu.nic_distance if uses_gpus and rails else None,
                           openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
-                          ssh_port=PROVIDERS[cluster.network.provider].worker_ssh_port(cluster.network))
+                          ssh_port=PROVIDERS[cluster.network.provider].worker_ssh_port(cluster.network),
+                          operator=Backend(data.get("backend", cluster.job_backend.value)) is Backend.MPIJOB)
     for name, value, why in derived:
         if name in user_env:
             env.append(_env_var(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))

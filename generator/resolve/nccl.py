@@ -48,16 +48,17 @@ def derived_env(rails: tuple[RailAttachment, ...], uses_gpus: bool,
                 provider: NetworkProvider = DEFAULT_PROVIDER,
                 implementation: MpiImplementation = MpiImplementation.OPENMPI, *,
                 nic_distance: PciDistance | None = None, openmpi_version: int = 4, slots_per_worker: int = 1,
-                ssh_port: int | None = None) -> list[tuple[str, str, str]]:
+                ssh_port: int | None = None, operator: bool = True) -> list[tuple[str, str, str]]:
     """(name, value, why) for each NCCL, UCX and MPI variable, in a fixed order.
 
-    `ssh_port`: sshd's port on the workers where it is not 22 (host networking).
+    `ssh_port`: sshd's port on the workers where it is not 22 (host networking). `operator`: mpi-operator runs
+    the job (an MPIJob) and sets OpenMPI 4's ORTE variables itself; under another backend mpigen sets them.
     """
     env: list[tuple[str, str, str]] = []
     if uses_gpus:
         env += _nccl(rails, PROVIDERS[provider], nic_distance)
     if implementation is MpiImplementation.OPENMPI:
-        env += _openmpi(rails, openmpi_version, slots_per_worker, ssh_port)
+        env += _openmpi(rails, openmpi_version, slots_per_worker, ssh_port, operator)
     elif implementation is MpiImplementation.INTEL:
         env += _intel_mpi(rails)
     if rails and not PROVIDERS[provider].exclusive_devices:
@@ -66,14 +67,23 @@ def derived_env(rails: tuple[RailAttachment, ...], uses_gpus: bool,
     return env
 
 
-def _openmpi(rails: tuple[RailAttachment, ...], version: int, slots: int,
-             ssh_port: int | None) -> list[tuple[str, str, str]]:
+def _openmpi(rails: tuple[RailAttachment, ...], version: int, slots: int, ssh_port: int | None,
+             operator: bool = True) -> list[tuple[str, str, str]]:
     if rails:
         env = [("OMPI_MCA_pml", "ucx", "RDMA rails: OpenMPI's point-to-point over UCX")]
     else:
         env = [("OMPI_MCA_pml", "ob1", "no RDMA rails: OpenMPI's TCP transport"),
                ("OMPI_MCA_btl", "tcp,self", "no RDMA rails: TCP between nodes"),
                ("OMPI_MCA_btl_tcp_if_include", "eth0", "the cluster network's interface in the pod")]
+    if version < 5 and not operator:
+        # What mpi-operator appends to an MPIJob's launcher (DOMAIN.md section 1); no controller does it for a
+        # Volcano Job. The hostfile itself is given to mpirun on its command line.
+        env += [("OMPI_MCA_orte_keep_fqdn_hostnames", "true", "the hostfile's names are the workers' DNS names, "
+                 "kept whole (mpi-operator sets it for an MPIJob; here no controller does)"),
+                ("OMPI_MCA_orte_set_default_slots", str(slots), "slots per worker (mpi-operator sets it for an "
+                 "MPIJob; here no controller does)"),
+                ("OMPI_MCA_plm_rsh_args", derive.OPERATOR_SSH_ARGS, "ssh retries while the workers' names appear "
+                 "(mpi-operator's own value for an MPIJob; here no controller sets it)")]
     if version >= 5:
         # OpenMPI 5 runs on PRRTE and ignores the OMPI_MCA_orte_* variables mpi-operator sets (mpi-operator
         # #842): the same settings under their PRTE names (kubeflow/trainer #4029).

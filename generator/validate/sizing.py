@@ -12,7 +12,7 @@ from generator.load import ProfileFile
 
 
 def check_layout(document: ProfileFile, job: dict[str, Any], pool: dict[str, Any],
-                 hardware: dict[str, Any], host_network: bool = False) -> list[Diagnostic]:
+                 hardware: dict[str, Any], host_network: bool = False, backend: str = "mpijob") -> list[Diagnostic]:
     """Each step stops the next where it makes the size meaningless: a worker that cannot ask for what it does
     has no layout to check."""
     gpus = derive.gpu_count(hardware)
@@ -24,7 +24,7 @@ def check_layout(document: ProfileFile, job: dict[str, Any], pool: dict[str, Any
         return found + refused
     shape = derive.layout(job, hardware, int(pool["nodes"]), one_per_node=host_network)
     return found + _check_capacity(document, job, shape, where_pool, host_network) + \
-        _check_worker_names(document, job, shape)
+        _check_worker_names(document, job, shape, backend)
 
 
 def _check_gpu_keys(document: ProfileFile, job: dict[str, Any], gpus: int, where_pool: str) -> list[Diagnostic]:
@@ -90,16 +90,17 @@ def _check_capacity(document: ProfileFile, job: dict[str, Any], shape: Layout, w
                        code=NEVER_FITS)]
 
 
-def _check_worker_names(document: ProfileFile, job: dict[str, Any], shape: Layout) -> list[Diagnostic]:
+def _check_worker_names(document: ProfileFile, job: dict[str, Any], shape: Layout, backend: str) -> list[Diagnostic]:
     """The last worker's pod name must be a DNS-1035 label, content hash included."""
     hashed = job.get("naming", defaults.JOB_NAMING) == "content-hash"
-    problem = names.last_worker_name_problem(job["name"], shape.worker_count, hashed=hashed)
+    problem = names.last_worker_name_problem(job["name"], shape.worker_count, hashed=hashed, backend=backend)
     if not problem:
         return []
     last = names.worker_name(names.mpijob_name(job["name"], names.RUN_DIGEST_PLACEHOLDER if hashed else None),
-                             max(shape.worker_count - 1, 0))
+                             max(shape.worker_count - 1, 0), backend)
     room = names.DNS1035_MAX - (len(last) - len(job["name"]))
-    return [Diagnostic(document.location("name"), f"mpi-operator would reject this job: {problem}",
+    controller = "mpi-operator" if backend == "mpijob" else "Volcano"
+    return [Diagnostic(document.location("name"), f"{controller} would reject this job: {problem}",
                        (f"shorten the job name to at most {room} characters" if len(last) >
                         names.DNS1035_MAX else "shorten the job name")
                        + (f" (the MPIJob name adds {names.RUN_DIGEST_LENGTH + 1} characters of content "

@@ -1,0 +1,74 @@
+"""The Volcano Job (`batch.volcano.sh/v1alpha1`) of a job whose backend is `volcano-job`.
+
+The same pods as the MPIJob's (generator/manifests/mpijob.py builds both): a launcher task `mpimaster` that runs
+mpirun with mpigen's hostfile, and a worker task `mpiworker` running sshd. What mpi-operator does for an MPIJob is
+said here in Volcano's words: the gang is the Job's `minAvailable` (the workers, and the launcher unless it waits
+for them); `WaitForWorkersReady` is the launcher task's `dependsOn` the workers; the job ends when the launcher
+task completes; the `ssh` plugin gives every pod the job's key, the `svc` plugin the host names the hostfile uses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
+from generator.manifests.manifest import Variable
+from generator.manifests.mpijob import (
+    build_launcher_pod_spec,
+    build_worker_pod_template,
+    host_path_annotation,
+    privileged_annotation,
+)
+from generator.manifests.scheduling import job_labels, min_available
+from generator.model import Job
+from generator.names import LAUNCHER_TASK, WORKER_ROLES
+from generator.vocabulary import mpi_operator, volcano_job
+from generator.vocabulary.mpi_operator import WAIT_FOR_WORKERS_READY
+
+WORKER_TASK = WORKER_ROLES["volcano-job"]
+NVIDIA_VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
+
+
+def build_volcano_job_spec(job: Job, name: str, workers: Variable) -> dict[str, Any]:
+    """The spec of Volcano Job `name`, the values a chart value sets marked as Variables."""
+    launcher_spec = build_launcher_pod_spec(job, name, workers)
+    if job.uses_gpus:
+        # The launcher asks for no GPU, but a CUDA image says NVIDIA_VISIBLE_DEVICES=all, which would show it every
+        # GPU of its node: mpi-operator empties it on an MPIJob's launcher (DOMAIN.md section 1), so does mpigen.
+        # On this container only: mpirun exports the job's own variables to the ranks.
+        container = launcher_spec["containers"][0]
+        container["env"] = [*container.get("env", []), {"name": NVIDIA_VISIBLE_DEVICES, "value": ""}]
+    launcher_template: dict[str, Any] = {
+        **({"metadata": {"annotations": host_path_annotation(job)}} if host_path_annotation(job) else {}),
+        "spec": {**launcher_spec, "restartPolicy": mpi_operator.DEFAULT_RESTART_POLICY[mpi_operator.LAUNCHER]},
+    }
+    worker_template = build_worker_pod_template(job, name)
+    worker_template["spec"]["restartPolicy"] = mpi_operator.DEFAULT_RESTART_POLICY[mpi_operator.WORKER]
+    launcher_task: dict[str, Any] = {
+        "name": LAUNCHER_TASK, "replicas": 1,
+        "policies": [{"event": volcano_job.TASK_COMPLETED, "action": volcano_job.COMPLETE_JOB}],
+    }
+    if job.launcher_creation_policy == WAIT_FOR_WORKERS_READY:
+        launcher_task["dependsOn"] = {"name": [WORKER_TASK]}
+    launcher_task["template"] = launcher_template
+    ssh = [f"{volcano_job.SSH_KEY_FILE_PATH_FLAG}={job.ssh_auth_mount_path}"] if job.ssh_auth_mount_path else []
+    spec: dict[str, Any] = {"schedulerName": volcano_job.SCHEDULER_NAME, "minAvailable": min_available(job, workers)}
+    if job.scheduling.queue is not None:
+        spec["queue"] = job.scheduling.queue
+    if job.scheduling.priority_class is not None:
+        spec["priorityClassName"] = job.scheduling.priority_class
+    if job.run_policy.backoff_limit is not None:
+        spec["maxRetry"] = job.run_policy.backoff_limit
+    if job.run_policy.ttl_seconds_after_finished is not None:
+        spec["ttlSecondsAfterFinished"] = job.run_policy.ttl_seconds_after_finished
+    spec["plugins"] = {volcano_job.SSH_PLUGIN: ssh, volcano_job.SVC_PLUGIN: []}
+    spec["tasks"] = [launcher_task, {"name": WORKER_TASK, "replicas": workers, "template": worker_template}]
+    return spec
+
+
+def volcano_job_object(job: Job, chart: ChartRef, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    meta = metadata(name, chart, job.namespace,
+                    annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE,
+                                 **privileged_annotation(job), **host_path_annotation(job)})
+    meta["labels"] = {**meta["labels"], **job_labels(job)}
+    return {"apiVersion": volcano_job.API_VERSION, "kind": volcano_job.KIND, "metadata": meta, "spec": spec}
