@@ -57,6 +57,8 @@ VENDORED: tuple[tuple[str, str, str, str], ...] = (
      "a kueue cluster's topology levels"),
     ("scheduling/kueue/kueue.x-k8s.io_workloadpriorityclasses.yaml", KUEUE, "kueue.x-k8s.io/v1beta2",
      "a kueue cluster's priority classes"),
+    ("scheduling/batch.volcano.sh_jobs.yaml", VOLCANO, "batch.volcano.sh/v1alpha1",
+     "the job object of a job whose backend is volcano-job"),
     ("scheduling/scheduling.volcano.sh_queues.yaml", VOLCANO, "scheduling.volcano.sh/v1beta1",
      "one per queue of a volcano cluster"),
     ("gitops/argocd/application-crd.yaml", ARGOCD, "argoproj.io/v1alpha1",

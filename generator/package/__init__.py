@@ -25,7 +25,7 @@ from generator.manifests.hostfile import hostfile_line, job_host, rankfile_line
 from generator.manifests.labels import CHART_VERSION, STANDARD_LABEL_KEYS, ChartRef
 from generator.manifests.manifest import Variable, plain, variables
 from generator.manifests.providers import PROVIDERS
-from generator.model import Cluster, Fleet, GitOpsTool, Job, Naming, NodePool, Scheduler
+from generator.model import Backend, Cluster, Fleet, GitOpsTool, Job, Naming, NodePool, Scheduler
 from generator.package.template import Hole, escape_text, render_template
 from generator.parallel import split_map
 
@@ -253,12 +253,22 @@ def _job_holes(ref: ChartRef, manifest: Manifest) -> dict[tuple[str | int, ...],
 
 
 
+def _noun(job: Job) -> str:
+    """What the job's object is called, by backend."""
+    return "Volcano Job" if _volcano(job) else "MPIJob"
+
+
+def _volcano(job: Job) -> bool:
+    return job.backend is Backend.VOLCANO_JOB
+
+
 def _naming_note(job: Job, mpijob: str) -> str:
+    noun = _noun(job)
     if job.naming is Naming.STABLE:
-        return f"MPIJob name {mpijob} (naming: stable): an edit to a job that already ran reaches it only " \
-               "once the MPIJob is deleted."
-    return f"MPIJob name {mpijob} (naming: content-hash): a profile edit that changes the run gives a new " \
-           "name, and the old MPIJob is pruned; `--set` values do not rename it."
+        return f"{noun} name {mpijob} (naming: stable): an edit to a job that already ran reaches it only " \
+               f"once the {noun} is deleted."
+    return f"{noun} name {mpijob} (naming: content-hash): a profile edit that changes the run gives a new " \
+           f"name, and the old {noun} is pruned; `--set` values do not rename it."
 
 
 def _kueue(job: Job) -> bool:
@@ -271,6 +281,9 @@ def _scheduling_note(job: Job, mpijob: str) -> str:
     if scheduling.scheduler is Scheduler.KUEUE:
         return (f"Admitted whole by Kueue through LocalQueue {own.queue} (kubectl -n {job.namespace} get workloads); "
                 "created suspended, Kueue unsuspends it on admission.\n")
+    if _volcano(job):
+        queue = f", queue {own.queue}" if own.queue else ""
+        return f"Gang-scheduled by volcano{queue}: Volcano's job controller creates its PodGroup.\n"
     if scheduling.scheduler.gangs_through_operator:
         queue = f", queue {own.queue}" if own.queue else ""
         return (f"Gang-scheduled by {scheduling.scheduler.value}{queue}: mpi-operator (--gang-scheduling="
@@ -280,17 +293,22 @@ def _scheduling_note(job: Job, mpijob: str) -> str:
 
 def _job_notes(job: Job, mpijob: str) -> str:
     ns, name = job.namespace, mpijob
+    if _volcano(job):
+        commands = (f"  kubectl -n {ns} get vcjob {name}\n"
+                    f"  kubectl -n {ns} logs -f pod/{names.volcano_launcher_name(name)}\n"
+                    f"  kubectl -n {ns} get events --field-selector involvedObject.name={name}\n")
+    else:
+        commands = (f"  kubectl -n {ns} get mpijob {name}\n"
+                    f"  kubectl -n {ns} logs -f job/{names.launcher_name(name)}\n"
+                    f"  kubectl -n {ns} get events --field-selector involvedObject.name={name}\n"
+                    "    (mpi-operator reports an MPIJob it rejects only as a ValidationError event)\n")
     return escape_text(
-        f"MPIJob {name} in namespace {ns}: "
+        f"{_noun(job)} {name} in namespace {ns}: "
     ) + action(chartfiles.WORKERS_EXPRESSION) + escape_text(
         f" worker(s) x {job.slots_per_worker} slot(s), {job.mpi_implementation.value}"
-    ) + ("" if _kueue(job) else chartfiles.SUSPENDED_NOTE) + ".\n" + escape_text(
+    ) + ("" if _kueue(job) or _volcano(job) else chartfiles.SUSPENDED_NOTE) + ".\n" + escape_text(
         f"Hostfile: ConfigMap {names.hostfile_configmap_name(name)}, mounted in the launcher at "
-        f"{names.HOSTFILE_PATH}.\n" + _scheduling_note(job, mpijob) + "\n"
-        f"  kubectl -n {ns} get mpijob {name}\n"
-        f"  kubectl -n {ns} logs -f job/{names.launcher_name(name)}\n"
-        f"  kubectl -n {ns} get events --field-selector involvedObject.name={name}\n"
-        "    (mpi-operator reports an MPIJob it rejects only as a ValidationError event)\n"
+        f"{names.HOSTFILE_PATH}.\n" + _scheduling_note(job, mpijob) + "\n" + commands
     )
 
 
@@ -313,22 +331,25 @@ def package_job_chart(job: Job, marked: list[Manifest] | None = None) -> Chart:
                 (chartfiles.IMAGE, job.image, ["Container image of the launcher and every worker.",
                                       f"From {job.origin('image')}."]),
                 (chartfiles.WORKERS, job.worker_count, [
-                    "Worker pods: the MPIJob's Worker replicas, the hostfile and mpirun's rank count follow it.",
+                    ("Worker pods: the Volcano Job's mpiworker replicas and its minAvailable, the hostfile and "
+                     "mpirun's rank count follow it." if _volcano(job) else
+                     "Worker pods: the MPIJob's Worker replicas, the hostfile and mpirun's rank count follow it."),
                     f"From {job.origin('workers')}. At most {job.max_workers}: {job.origin('max_workers')}."]),
-                (chartfiles.SUSPEND, job.run_policy.suspend, [
+                *([] if _volcano(job) else [(chartfiles.SUSPEND, job.run_policy.suspend, [
                     "Create the MPIJob suspended (runPolicy.suspend): no pods until Kueue admits it."
                     if _kueue(job) else
                     "Create the MPIJob suspended (runPolicy.suspend): no pods until it is set to false.",
-                    f"From {job.origin('suspend')}."]),
+                    f"From {job.origin('suspend')}."])]),
             ]),
         chartfiles.VALUES_SCHEMA: _values_schema(f"Values of MPI job {job.name}", {
             chartfiles.IMAGE: {"type": "string", "minLength": 1, "pattern": "^[^\\s]+$",
                       "description": "Container image of the launcher and every worker."},
             chartfiles.WORKERS: {"type": "integer", "minimum": 1, "maximum": job.max_workers,
                         "description": f"Worker pods; at most {job.max_workers} fit pool {job.pool.name}."},
-            chartfiles.SUSPEND: {"type": "boolean", "const": True, "description": "Create the MPIJob suspended: "
-                                 "Kueue unsuspends it when it admits it; false would start it without admission."}
-            if _kueue(job) else {"type": "boolean", "description": "Create the MPIJob suspended."},
+            **({} if _volcano(job) else {chartfiles.SUSPEND: {
+                "type": "boolean", "const": True, "description": "Create the MPIJob suspended: Kueue unsuspends it "
+                "when it admits it; false would start it without admission."}
+                if _kueue(job) else {"type": "boolean", "description": "Create the MPIJob suspended."}}),
         }),
         template_path(chartfiles.HELPERS): helpers_tpl(ref, _job_helpers(job, ref, mpijob)),
         template_path(chartfiles.NOTES): _job_notes(job, mpijob),

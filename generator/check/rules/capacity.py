@@ -4,7 +4,13 @@ otherwise the workers never schedule, and nothing says why until someone reads t
 from __future__ import annotations
 
 from generator.check.findings import CheckContext, Finding, RenderedObject, finding
-from generator.check.rules.pods import is_extended_resource, pod_requests, pod_templates, whole_quantity
+from generator.check.rules.pods import (
+    is_extended_resource,
+    is_volcano_job,
+    pod_requests,
+    pod_templates,
+    whole_quantity,
+)
 from generator.check.rules.reading import path_of
 from generator.vocabulary import mpi_operator
 
@@ -12,16 +18,16 @@ RULE_CAPACITY = "capacity"
 
 
 def check_capacity(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
-    """The extended resources of one MPIJob worker fit one node of the pool its chart targets."""
+    """The extended resources of one worker (of an MPIJob or a Volcano Job) fit one node of its chart's pool."""
     findings: list[Finding] = []
     for document in documents:
         shape = context.node_shapes.get(document.chart) if document.chart else None
-        if shape is None or document.kind != mpi_operator.KIND:
+        if shape is None or not (document.kind == mpi_operator.KIND or is_volcano_job(document)):
             continue
         offered = shape.resources if isinstance(shape.resources, dict) else {}
         node = _node_words(shape.cluster, shape.pool)
         for template in pod_templates(document):
-            if template.role != mpi_operator.WORKER:
+            if not template.is_worker:
                 continue
             for resource, asked in sorted(pod_requests(template).items()):
                 if not is_extended_resource(resource):

@@ -7,9 +7,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from generator import names
 from generator.check.findings import RenderedObject
 from generator.check.rules.reading import Path, as_dict, as_int
-from generator.vocabulary import mpi_operator
+from generator.vocabulary import mpi_operator, volcano_job
 
 _TEMPLATE_PATHS: dict[str, Path] = {
     "Pod": (),
@@ -35,6 +36,12 @@ class PodTemplate:
     spec: dict[str, Any]
 
     @property
+    def is_worker(self) -> bool:
+        """An MPI job's worker: an MPIJob's Worker replica, or the worker task of a Volcano Job mpigen wrote."""
+        return (self.document.kind == mpi_operator.KIND and self.role == mpi_operator.WORKER) or \
+            (is_volcano_job(self.document) and self.role == names.WORKER_ROLES["volcano-job"])
+
+    @property
     def containers(self) -> list[tuple[Path, dict[str, Any]]]:
         return self._list("containers")
 
@@ -49,8 +56,13 @@ class PodTemplate:
         return [((*self.path, "spec", key, i), c) for i, c in enumerate(items) if isinstance(c, dict)]
 
 
+def is_volcano_job(document: RenderedObject) -> bool:
+    """Volcano's own Job (`batch.volcano.sh`), not Kubernetes' batch/v1 Job of the same kind."""
+    return document.kind == volcano_job.KIND and document.api_version.split("/")[0] == volcano_job.GROUP
+
+
 def pod_templates(document: RenderedObject) -> list[PodTemplate]:
-    """The pod templates of an MPIJob (per replica type) or of a built-in workload kind."""
+    """The pod templates of an MPIJob (per replica type), a Volcano Job (per task) or a built-in workload kind."""
     obj = document.obj
     found: list[tuple[str, Path, Any]] = []
     if document.kind == mpi_operator.KIND:
@@ -58,6 +70,11 @@ def pod_templates(document: RenderedObject) -> list[PodTemplate]:
         for role, replica in (as_dict(spec.get("mpiReplicaSpecs")) or {}).items():
             if isinstance(role, str) and isinstance(replica, dict):
                 found.append((role, ("spec", "mpiReplicaSpecs", role, "template"), replica.get("template")))
+    elif is_volcano_job(document):
+        tasks = (as_dict(obj.get("spec")) or {}).get("tasks")
+        for i, task in enumerate(tasks if isinstance(tasks, list) else []):
+            if isinstance(task, dict):
+                found.append((str(task.get("name", "")), ("spec", "tasks", i, "template"), task.get("template")))
     elif document.kind in _TEMPLATE_PATHS:
         parts = _TEMPLATE_PATHS[document.kind]
         node: Any = obj

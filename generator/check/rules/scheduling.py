@@ -5,7 +5,10 @@ it, waits forever without an error.
   asks for no more pods than the job has, and, under `launcherCreationPolicy: WaitForWorkersReady`, for no more
   than its workers: the launcher is created only once they run, so a gang that counts it deadlocks
   (mpi-operator #608; with no minAvailable the operator counts it).
-- A gang's Volcano queue (`schedulingPolicy.queue`) exists, unless it is Volcano's own `default` or `root`.
+- A Volcano Job's gang (`minAvailable`) asks for no more pods than its tasks have, and, where its launcher task
+  waits for the workers (`dependsOn`), for no more than the workers: the same deadlock.
+- A gang's Volcano queue (`schedulingPolicy.queue`, a Volcano Job's `queue`) exists, unless it is Volcano's own
+  `default` or `root`.
 - A job with Kueue's queue-name label names a LocalQueue of its namespace (in the render or the extra
   manifests of the same cluster), whose ClusterQueue, where known, covers every resource its pods request; it
   is created suspended, or a GitOps tool would start it without admission. Its priority-class label names a
@@ -17,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator.check.findings import CheckContext, Finding, RenderedObject, finding
-from generator.check.rules.pods import pod_requests, pod_templates
+from generator.check.rules.pods import is_volcano_job, pod_requests, pod_templates
 from generator.check.rules.reading import as_dict, as_int, as_str, metadata_name, path_of
 from generator.diagnostics import Severity
 from generator.vocabulary import mpi_operator
@@ -31,13 +34,45 @@ def check_scheduling(documents: list[RenderedObject], context: CheckContext) -> 
     findings: list[Finding] = []
     known = _Known([*documents, *context.extra])
     for document in documents:
+        spec = as_dict(document.obj.get("spec")) or {}
+        if is_volcano_job(document):
+            findings += _check_volcano_job_gang(document, spec)
+            findings += _check_volcano_queue(document, as_str(spec.get("queue")), ("spec", "queue"), known, context)
+            continue
         if document.kind != mpi_operator.KIND:
             continue
-        spec = as_dict(document.obj.get("spec")) or {}
         findings += _check_gang(document, spec)
-        findings += _check_volcano_queue(document, spec, known, context)
+        policy = as_dict((as_dict(spec.get("runPolicy")) or {}).get("schedulingPolicy")) or {}
+        findings += _check_volcano_queue(document, as_str(policy.get("queue")),
+                                         ("spec", "runPolicy", "schedulingPolicy", "queue"), known, context)
         findings += _check_queue(document, spec, known, context)
     return findings
+
+
+def _check_volcano_job_gang(document: RenderedObject, spec: dict[str, Any]) -> list[Finding]:
+    """A Volcano Job's gang (`minAvailable`) asks for no more pods than its tasks have (Volcano's admission
+    webhook refuses the job otherwise), and for none of a task that starts only after others run (`dependsOn`):
+    its pods are created once the others run, which wait for the whole gang, so the job deadlocks."""
+    tasks = [task for task in spec.get("tasks") or [] if isinstance(task, dict)] \
+        if isinstance(spec.get("tasks"), list) else []
+    replicas = {str(task.get("name")): as_int(task.get("replicas")) for task in tasks}
+    minimum = as_int(spec.get("minAvailable"))
+    if minimum is None or any(count is None for count in replicas.values()):
+        return []  # not integers, or left to Volcano's defaults: the schema check says what is wrong
+    total = sum(count for count in replicas.values() if count is not None)
+    where = path_of(("spec", "minAvailable"))
+    if minimum > total:
+        return [finding(document, where, (
+            f"minAvailable {minimum} is more than the job's {total} pods: Volcano refuses the job ('minAvailable' "
+            "should not be greater than total replicas in tasks)"), RULE_SCHEDULING)]
+    waiting = [str(task.get("name")) for task in tasks if task.get("dependsOn")]
+    first = total - sum(replicas[name] or 0 for name in waiting)
+    if waiting and minimum > first:
+        return [finding(document, where, (
+            f"minAvailable {minimum}, but task(s) {', '.join(waiting)} start only once the tasks they depend on run, "
+            f"and those {first} pods wait for the whole gang: the job deadlocks; set minAvailable to {first}"),
+            RULE_SCHEDULING)]
+    return []
 
 
 def _worker_count(spec: dict[str, Any]) -> int | None:
@@ -110,15 +145,13 @@ class _Known:
         return None
 
 
-def _check_volcano_queue(document: RenderedObject, spec: dict[str, Any], known: _Known,
+def _check_volcano_queue(document: RenderedObject, queue: str | None, where: tuple[str, ...], known: _Known,
                          context: CheckContext) -> list[Finding]:
-    policy = as_dict((as_dict(spec.get("runPolicy")) or {}).get("schedulingPolicy")) or {}
-    queue = as_str(policy.get("queue"))
     if not queue or queue in vocabulary.VOLCANO_OWN_QUEUES:
         return []
     if known.find(vocabulary.VOLCANO_QUEUE, queue, None, document, context, VOLCANO_GROUP) is not None:
         return []
-    return [finding(document, path_of(("spec", "runPolicy", "schedulingPolicy", "queue")), (
+    return [finding(document, path_of(where), (
         f"no Volcano Queue {queue} in this render or the extra manifests (--context); Volcano leaves the job's "
         "PodGroup pending"), RULE_SCHEDULING)]
 
