@@ -70,14 +70,18 @@ COMMITTED_LEVELS = {
     ("dgx-pod/jobs/language-bert", "team-language"): ("privileged", "container worker adds capability IPC_LOCK"),
     ("volcano-lab/jobs/volcano-allreduce", "training"): (
         "privileged", "hostNetwork: true; container worker adds capability IPC_LOCK"),
+    ("volcano-lab/jobs/allreduce-vcjob", "training"): (
+        "privileged", "hostNetwork: true; container worker adds capability IPC_LOCK"),
 }
 # Documents of the committed charts, by hand: 33 before the gang-scheduled clusters; dgx-pod's infra 22 (2
 # Namespaces, 4 SriovNetworkNodePolicies, 8 SriovIBNetworks, 2 WorkloadPriorityClasses, a Topology, a
 # ResourceFlavor, 2 ClusterQueues, 2 LocalQueues), its two jobs 4, its bootstrap 4 (in 2 files); volcano-lab's
-# infra 5 (a Namespace, the rdma-devices ConfigMap, a PriorityClass, 2 Queues), its job 2.
-DOCUMENTS = "70 document(s) of 13 chart(s) and 6 manifest file(s)"
+# infra 5 (a Namespace, the rdma-devices ConfigMap, a PriorityClass, 2 Queues), its two jobs 4 (an MPIJob and a
+# Volcano Job, each with its hostfile ConfigMap).
+DOCUMENTS = "72 document(s) of 14 chart(s) and 6 manifest file(s)"
 POD_SECURITY_LINE = re.compile(
-    r"pod security (\w+): (\S+)/templates/mpijob\.yaml: MPIJob/\S+ in namespace ([a-z-]+)(?:: (.*))?")
+    r"pod security (\w+): (\S+)/templates/(?:mpijob|volcano-job)\.yaml: (?:MPIJob|Job)/\S+ in namespace ([a-z-]+)"
+    r"(?:: (.*))?")
 
 
 def test_check_reports_the_pod_security_level_of_every_workload(helm):
