@@ -17,7 +17,7 @@ from generator.manifests.manifest import plain
 from generator.manifests.mpijob import launcher_command, workers_variable
 from generator.manifests.providers import PROVIDERS, pod_network
 from generator.manifests.run_name import RUN_DIGEST_COVERS, mpijob_name
-from generator.model import Job, MpiImplementation, Naming, Nic
+from generator.model import Backend, Job, MpiImplementation, Naming, Nic
 
 BINDING_RULE = ("frameworks (Horovod, PyTorch) drive GPU i from local rank i, and NCCL sends each GPU's traffic "
                 "through the NIC nearest it (the hardware profile's `gpus` of each NIC); a worker holds one device of "
@@ -151,7 +151,12 @@ def _naming(job: Job, mpijob: str, at: _Where) -> list[Fact]:
         origin = f"{naming}; the last {names.RUN_DIGEST_LENGTH} characters are a digest of {RUN_DIGEST_COVERS}"
     else:
         origin = f"{naming}: the job's own name, so an edited run reuses the MPIJob (mpi-operator keeps its launcher)"
-    return [_fact("naming", "MPIJob name", mpijob, origin),
+    noun = "Volcano Job" if job.backend is Backend.VOLCANO_JOB else "MPIJob"
+    return [_fact("naming", f"{noun} name", mpijob, origin),
+            _fact("naming", "backend", job.backend.value,
+                  _said(at("backend"), "backend", f"cluster {job.cluster.name}'s jobBackend"
+                        if job.cluster.job_backend is job.backend and job.backend is not Backend.MPIJOB
+                        else "default: mpijob (mpi-operator's MPIJob)")),
             _fact("naming", "chart and Helm release", job.name, _said(at("name"), "name", "the job's name")),
             _fact("naming", "namespace", job.namespace,
                  _said(at("namespace"), "namespace", f"the first namespace of cluster {job.cluster.name}")),

@@ -24,11 +24,12 @@ from generator.manifests.mpijob import build_mpijob_spec, workers_variable
 from generator.manifests.volcano_job import build_volcano_job_spec
 from generator.model import Backend, Job, Naming
 
-RUN_DIGEST_COVERS = ("the MPIJob's spec without runPolicy.suspend, its namespace, and its hostfile (and rankfile), "
+RUN_DIGEST_COVERS = ("the job object's spec (an MPIJob's without runPolicy.suspend), its namespace, and its hostfile "
+                     "(and rankfile), "
                      "built under the plain job name: mpi-operator never applies a spec edit to a launcher it created, "
                      "so an edited run is a new MPIJob and the GitOps tool prunes the old one (DOMAIN.md section 5); "
                      "suspend is left out so that suspending from git acts on the same MPIJob")
-"""What the digest in an MPIJob's name covers, and why, in a reader's words (`mpigen explain`)."""
+"""What the digest in a job object's name covers, and why, in a reader's words (`mpigen explain`)."""
 
 
 def run_digest(job: Job) -> str:

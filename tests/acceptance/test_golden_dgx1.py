@@ -166,3 +166,64 @@ def test_roce_rail_networks_and_device_plugin(roce):
     # DOMAIN 2/4: ConnectX-4 VFs (15b3:1014) of PF ib0, RDMA-capable, Ethernet link.
     assert selectors == {"vendors": ["15b3"], "devices": ["1014"], "drivers": ["mlx5_core"], "pfNames": ["ib0"],
                          "linkTypes": ["ether"], "isRdma": True}
+
+
+# --- the same job as Volcano's own Job (backend volcano-job) -----------------------------------------------
+
+@pytest.fixture(scope="module")
+def volcano(tmp_path_factory) -> CompileResult:
+    """dgx-lab under Volcano (its scheduler and job controller), resnet50-dgx compiled to a Volcano Job."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("volcano") / "profiles"
+    shutil.copytree(PROFILES, root)
+    cluster = (root / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
+    assert "scheduling" not in cluster
+    (root / "clusters" / "dgx-lab.yaml").write_text(cluster + "scheduling:\n  scheduler: volcano\n", encoding="utf-8")
+    job = (root / "jobs" / "resnet50-dgx.yaml").read_text(encoding="utf-8")
+    (root / "jobs" / "resnet50-dgx.yaml").write_text(job + "backend: volcano-job\n", encoding="utf-8")
+    result = compile_profiles([root])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    return result
+
+
+# What mpi-operator appends to an MPIJob's launcher for OpenMPI (DOMAIN 1), which nothing sets for a Volcano Job:
+# mpigen sets it on every container (the hostfile itself is on mpirun's command line).
+ORTE_ENV = [
+    ("OMPI_MCA_orte_keep_fqdn_hostnames", "true"),  # the hostfile's names are FQDNs, kept whole
+    ("OMPI_MCA_orte_set_default_slots", "8"),  # a rank per GPU of a DGX-1
+    ("OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10"),  # the operator's own ssh retries
+]
+VOLCANO_ENV = [*IB_ENV[:4], *ORTE_ENV, IB_ENV[4]]  # derived variables first, then the profile's NCCL_DEBUG
+
+
+def test_infiniband_job_as_a_volcano_job(volcano):
+    (vcjob,) = [o for o in _objects(volcano) if o["kind"] == "Job" and o["apiVersion"] == "batch.volcano.sh/v1alpha1"
+                and o["metadata"]["name"].startswith("resnet50-dgx-")]
+    name = vcjob["metadata"]["name"]
+    assert name.startswith("resnet50-dgx-") and len(name) == len("resnet50-dgx-") + 7  # the run's digest
+    spec = vcjob["spec"]
+    # Volcano's MPI example: ssh (keys at /root/.ssh) and svc (host names) plugins, tasks mpimaster and mpiworker,
+    # the master's TaskCompleted ending the job. WaitForWorkersReady: the master waits for the workers (dependsOn),
+    # so the gang is the 2 workers (Volcano's mpi plugin guide; counting the master would deadlock).
+    assert (spec["schedulerName"], spec["minAvailable"], spec["plugins"]) == ("volcano", 2, {"ssh": [], "svc": []})
+    master, workers = spec["tasks"]
+    assert (master["name"], master["replicas"], master["dependsOn"]) == ("mpimaster", 1, {"name": ["mpiworker"]})
+    assert master["policies"] == [{"event": "TaskCompleted", "action": "CompleteJob"}]
+    assert (workers["name"], workers["replicas"]) == ("mpiworker", 2)
+    worker = workers["template"]
+    container = worker["spec"]["containers"][0]
+    assert _env(container) == VOLCANO_ENV
+    assert container["resources"] == {"requests": REQUESTS, "limits": LIMITS}  # the same pods as the MPIJob's
+    assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+    assert json.loads(worker["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]) == NETWORKS
+    launcher = master["template"]["spec"]["containers"][0]
+    assert launcher["command"] == _mpirun(VOLCANO_ENV)
+    # DOMAIN 1: the operator empties NVIDIA_VISIBLE_DEVICES on the launcher (it asks for no GPU); not exported.
+    assert _env(launcher) == [*VOLCANO_ENV, ("NVIDIA_VISIBLE_DEVICES", "")]
+    # Volcano names task pods <job>-<task>-<i> and its svc plugin makes <pod>.<job> resolvable (hostname and
+    # subdomain), in the job's namespace.
+    (hostfile,) = [o for o in _objects(volcano) if o["kind"] == "ConfigMap" and o["metadata"]["name"] ==
+                   f"{name}-hostfile"]
+    assert hostfile["data"]["hostfile"] == (f"{name}-mpiworker-0.{name}.ml-training.svc slots=8\n"
+                                            f"{name}-mpiworker-1.{name}.ml-training.svc slots=8\n")

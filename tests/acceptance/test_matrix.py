@@ -266,22 +266,30 @@ def matrix_files(combinations: list[tuple[str, str, str]]) -> dict[str, str]:
 
 # --- the matrix, rendered once and checked once per Helm version -----------------------------------
 
-@pytest.fixture(scope="module")
-def matrix(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(profiles, charts): the whole matrix, rendered once by the real command line."""
-    root = tmp_path_factory.mktemp("matrix")
-    profiles = write(root.resolve() / "profiles", matrix_files(COMBINATIONS))
+def render_matrix(root: Path, files: dict[str, str]) -> tuple[Path, Path]:
+    """(profiles, charts): `files` written under `root` and rendered once by the real command line."""
+    profiles = write(root.resolve() / "profiles", files)
     charts = root / "charts"
     rendered = run_mpigen("render", profiles, "-o", charts)
     assert rendered.returncode == 0, rendered.stdout + rendered.stderr
     return profiles, charts
 
 
-@pytest.fixture(scope="module")
-def compiled(matrix: tuple[Path, Path]) -> CompileResult:
-    result = compile_profiles([matrix[0]])
+def compile_matrix(profiles: Path) -> CompileResult:
+    result = compile_profiles([profiles])
     assert result.ok, [d.format() for d in result.diagnostics]
     return result
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(profiles, charts): the whole matrix."""
+    return render_matrix(tmp_path_factory.mktemp("matrix"), matrix_files(COMBINATIONS))
+
+
+@pytest.fixture(scope="module")
+def compiled(matrix: tuple[Path, Path]) -> CompileResult:
+    return compile_matrix(matrix[0])
 
 
 def crd_files(upstream: Path) -> dict[str, list[Path]]:

@@ -35,6 +35,7 @@ def crds(upstream: Path) -> CustomResourceSchemas:
         upstream / "scheduling" / "scheduling.x-k8s.io_podgroups.yaml",
         upstream / "scheduling" / "scheduling.volcano.sh_podgroups.yaml",
         upstream / "scheduling" / "scheduling.volcano.sh_queues.yaml",
+        upstream / "scheduling" / "batch.volcano.sh_jobs.yaml",
         *(upstream / "scheduling" / "kueue" / f"kueue.x-k8s.io_{kind}.yaml" for kind in
           ("clusterqueues", "localqueues", "resourceflavors", "topologies", "workloadpriorityclasses")),
         *(upstream / "network" / "sriov-network-operator" / f"config__crd__bases__sriovnetwork.openshift.io_{kind}.yaml"
@@ -99,11 +100,14 @@ def test_every_other_kind_is_a_builtin_valid_for_the_cluster_version(rendered: l
 def test_every_pod_template_is_a_valid_pod(rendered: list) -> None:
     checked = {}
     for cluster, doc in rendered:
-        if doc["kind"] != "MPIJob":
-            continue
-        for replica, spec in doc["spec"]["mpiReplicaSpecs"].items():
-            checked[(doc["metadata"]["name"], replica)] = strict_errors(pod_of(spec), cluster.kubernetes_version)
-    assert len(checked) >= 2
+        if doc["kind"] == "MPIJob":
+            for replica, spec in doc["spec"]["mpiReplicaSpecs"].items():
+                checked[(doc["metadata"]["name"], replica)] = strict_errors(pod_of(spec), cluster.kubernetes_version)
+        elif doc["apiVersion"] == "batch.volcano.sh/v1alpha1":
+            for task in doc["spec"]["tasks"]:
+                checked[(doc["metadata"]["name"], task["name"])] = strict_errors(pod_of(task),
+                                                                                cluster.kubernetes_version)
+    assert len(checked) >= 2 and any(role == "mpiworker" for _, role in checked)
     assert checked == {key: None for key in checked}
 
 

@@ -1,5 +1,6 @@
 """Names mpi-operator creates for an MPIJob (`<job>-config`, `-ssh`, `-launcher`, `-worker-<N>`, Service
-`<job>`): another object taking one stops the job (ErrResourceExists), so check says so first."""
+`<job>`), and Volcano's job plugins for a Volcano Job (`<job>-svc`, `<job>-ssh`, Service and NetworkPolicy
+`<job>`): another object taking one stops the job, so check says so first."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from dataclasses import dataclass
 
 from generator import names
 from generator.check.findings import CheckContext, Finding, RenderedObject, finding
+from generator.check.rules.pods import is_volcano_job
 from generator.check.rules.reading import metadata_name, path_of
-from generator.vocabulary import mpi_operator
+from generator.vocabulary import mpi_operator, volcano_job
 
 RULE_NAMES = "names"
 
@@ -52,12 +54,42 @@ def _candidate_jobs(name: str) -> list[str]:
     return candidates
 
 
+def volcano_owned(job: str, name: str) -> _Owned | None:
+    """What Volcano's job controller and its svc and ssh plugins create under `name` for Volcano Job `job`."""
+    svc, ssh = volcano_job.plugin_owned_names(job)
+    if name == svc:
+        return _Owned(("ConfigMap",), f"ConfigMap {name} (the svc plugin's host files, mounted at /etc/volcano)")
+    if name == ssh:
+        return _Owned(("Secret",), f"Secret {name} (the ssh plugin's keys)")
+    if name == job:
+        return _Owned(("Service", "NetworkPolicy"), f"the headless Service and the NetworkPolicy {name} of the svc "
+                      "plugin")
+    return None
+
+
+def _check_volcano_names(documents: list[RenderedObject], extra: list[RenderedObject]) -> list[Finding]:
+    jobs = {(d.namespace, metadata_name(d)) for d in [*documents, *extra] if is_volcano_job(d) and metadata_name(d)}
+    findings: list[Finding] = []
+    for document in documents:
+        name = metadata_name(document)
+        for job in (name, name[:-4] if name.endswith(("-svc", "-ssh")) else None):
+            owned = volcano_owned(job, name) if job and (document.namespace, job) in jobs else None
+            if owned is None or document.kind not in owned.kinds:
+                continue
+            findings.append(finding(document, path_of(("metadata", "name")), (
+                f"name {name} is Volcano's for its Job {job}: it creates {owned.what} under that name, which this "
+                f"{document.kind} would clash with; rename it"), RULE_NAMES))
+            break
+    return findings
+
+
 def check_reserved_names(documents: list[RenderedObject], context: CheckContext | None = None) -> list[Finding]:
-    """No object beside MPIJob `<job>` is named `<job>-config`, `-ssh`, `-launcher`, `-worker-<N>` (or Service `<job>`)."""
-    extra = context.extra if context is not None else ()
+    """No object beside MPIJob `<job>` is named `<job>-config`, `-ssh`, `-launcher`, `-worker-<N>` (or Service `<job>`);
+    none beside Volcano Job `<job>` takes `<job>-svc`, `<job>-ssh`, or Service or NetworkPolicy `<job>`."""
+    extra = list(context.extra) if context is not None else []
     jobs = {(d.namespace, metadata_name(d)) for d in [*documents, *extra]
             if d.kind == mpi_operator.KIND and metadata_name(d)}
-    findings: list[Finding] = []
+    findings: list[Finding] = _check_volcano_names(documents, extra)
     for document in documents:
         name = metadata_name(document)
         if not name:

@@ -592,6 +592,8 @@ def example_shapes(example) -> dict[str, NodeShape]:
              "netapp-lab/jobs/netapp-resnet50": NodeShape("netapp-lab", "dgx", {
                  "nvidia.com/gpu": 8, **{f"rdma/rdma_rail{i}": None for i in range(4)}}),
              "volcano-lab/jobs/volcano-allreduce": NodeShape("volcano-lab", "dgx", {
+                 "nvidia.com/gpu": 8, **{f"rdma/rdma_rail{i}": None for i in range(4)}}),
+             "volcano-lab/jobs/allreduce-vcjob": NodeShape("volcano-lab", "dgx", {
                  "nvidia.com/gpu": 8, **{f"rdma/rdma_rail{i}": None for i in range(4)}})}
     pod = NodeShape("dgx-pod", "dgx", {"nvidia.com/gpu": 8, **{f"openshift.io/rdma_rail{i}": None for i in range(4)}})
     pools |= {"dgx-pod/jobs/vision-resnet50": pod, "dgx-pod/jobs/language-bert": pod}

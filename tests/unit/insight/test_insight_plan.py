@@ -45,7 +45,7 @@ def test_a_worker_asks_for_what_its_container_limits_say(example):
 
 def test_the_example_fleet_plan(example):
     plan = _plan(PROFILES)
-    assert len(plan.jobs) == len(example.fleet.jobs) == 8 and not plan.never
+    assert len(plan.jobs) == len(example.fleet.jobs) == 9 and not plan.never
     # dgx-pod has 8 DGX-1 nodes: vision-resnet50 (priority class production, 32 GPUs = 4 nodes) is admitted
     # first; language-bert (48 GPUs = 6 nodes) cannot start beside it and waits for it.
     vision, language = _job(plan, "vision-resnet50"), _job(plan, "language-bert")
@@ -57,7 +57,7 @@ def test_the_example_fleet_plan(example):
     where = resnet.location  # totalGpus: 16
     assert (Path(where.path), where.line, where.column) == (PROFILES / "jobs/resnet50-dgx.yaml", 11, 12)
     text = plan_text(plan)
-    assert "8 job(s): 7 start at once, 1 wait, 0 can never run" in text
+    assert "9 job(s): 8 start at once, 1 wait, 0 can never run" in text
     assert "language-bert waits for quota its cohort shares (queues 'vision', 'language'), held by " \
         "vision-resnet50" in text  # 32 + 48 GPUs: more than the cohort's 64
 
@@ -121,7 +121,7 @@ def test_host_network_keeps_one_worker_of_a_job_a_node_and_names_the_port_clash_
     # 2222), so a 2-worker job of 1 GPU each takes two nodes. Workers of two jobs are not kept apart.
     job = TRAIN_JOB.replace("cluster: dgx-lab", "cluster: volcano-lab") \
         + "namespace: training\ngpusPerWorker: 1\nworkers: 2\nscheduling:\n  queue: experiments\n"
-    plan = _plan(profiles_copy({"jobs/train.yaml": job}))
+    plan = _plan(profiles_copy({"jobs/train.yaml": job, "jobs/allreduce-vcjob.yaml": None}))  # it fills experiments
     train = _job(plan, "train")
     assert train.state == STARTS and len(set(train.worker_nodes)) == 2 and train.nodes_alone == 2
     notes = next(c for c in plan.clusters if c.name == "volcano-lab").notes
@@ -208,7 +208,7 @@ def test_json_has_the_same_content():
     plan = _plan(PROFILES)
     data = json.loads(plan_json(plan))
     assert data["format"] == 1 and data["kind"] == "plan"
-    assert data["summary"] == {"jobs": 8, "starts": 7, "waits": 1, "never": 0}
+    assert data["summary"] == {"jobs": 9, "starts": 8, "waits": 1, "never": 0}
     jobs = {job["name"]: job for c in data["clusters"] for p in c["pools"] for job in p["jobs"]}
     assert jobs["resnet50-dgx"]["location"] == {"path": str(PROFILES / "jobs/resnet50-dgx.yaml"), "line": 11,
                                                 "column": 12}

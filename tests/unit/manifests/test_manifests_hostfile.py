@@ -17,7 +17,7 @@ import yaml
 from conftest import is_run_of, run_helm, run_name_of
 
 from generator import names
-from generator.manifests import build_job, job_chart_ref
+from generator.manifests import build_job, job_chart_ref, job_object
 from generator.model import Job, MpiImplementation, Naming, Placement
 from generator.package import output_files
 from generator.pipeline import CompileResult, compile_profiles
@@ -196,8 +196,9 @@ def test_name_helpers_follow_the_operator():
 
 def test_configmap_is_named_hostfile_never_the_operators_config(example):
     for job in example.fleet.jobs:
-        built = {m.obj["kind"]: m.obj for m in build_job(job, job_chart_ref(job))}
-        run = built["MPIJob"]["metadata"]["name"]
+        manifests = build_job(job, job_chart_ref(job))
+        built = {m.obj["kind"]: m.obj for m in manifests}
+        run = job_object(manifests).obj["metadata"]["name"]  # an MPIJob, or the Volcano Job of allreduce-vcjob
         assert is_run_of(run, job.name)
         assert built["ConfigMap"]["metadata"]["name"] == f"{run}-hostfile"
         assert built["ConfigMap"]["metadata"]["namespace"] == job.namespace

@@ -16,7 +16,7 @@ import yaml
 from conftest import PROFILES, is_run_of, run_helm
 
 from generator import names
-from generator.manifests import build_job, job_chart_ref
+from generator.manifests import build_job, job_chart_ref, job_object
 from generator.model import EnvVar, Job, MpiImplementation
 from generator.package import output_files
 from generator.pipeline import CompileResult, compile_profiles
@@ -510,7 +510,7 @@ def test_privileged_workers_only_with_a_reason_written_beside_them(profiles_copy
 
 def test_no_job_of_the_examples_is_privileged_or_mounts_the_host(example):
     for job in example.fleet.jobs:
-        mpijob = _mpijob(job)
+        mpijob = job_object(build_job(job, job_chart_ref(job))).obj  # an MPIJob, or allreduce-vcjob's Volcano Job
         assert "mpigen/privileged-reason" not in mpijob["metadata"]["annotations"]
         for path, node in _walk(mpijob):
             assert not (path and path[-1] in ("privileged", "hostPath", "hostPID", "hostIPC")), (job.name, path, node)

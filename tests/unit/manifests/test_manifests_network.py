@@ -121,7 +121,7 @@ def test_namespaces_of_the_cluster_are_created(example):
                        "netapp-lab/infra": ["ai-training"], "netapp-lab/jobs/netapp-resnet50": [],
                        "dgx-pod/infra": ["team-language", "team-vision"], "dgx-pod/jobs/language-bert": [],
                        "dgx-pod/jobs/vision-resnet50": [], "volcano-lab/infra": ["training"],
-                       "volcano-lab/jobs/volcano-allreduce": []}
+                       "volcano-lab/jobs/volcano-allreduce": [], "volcano-lab/jobs/allreduce-vcjob": []}
 
 
 def test_namespaces_outlive_the_infra_chart_under_helm_and_argo_cd(example):
@@ -132,7 +132,7 @@ def test_namespaces_outlive_the_infra_chart_under_helm_and_argo_cd(example):
 
 
 # Pod Security levels, by hand: resnet50-dgx's workers add IPC_LOCK (RDMA), netapp-resnet50's also use the host's
-# network (and volcano-allreduce's: host-network), the dgx-pod jobs' add IPC_LOCK;
+# network (and volcano-allreduce's and allreduce-vcjob's: host-network), the dgx-pod jobs' add IPC_LOCK;
 # pi and cpu-pi run as uid 1000, so mpigen gives them the restricted settings.
 NAMESPACE_LEVELS = {
     "ml-training": ("privileged", "v1.31", "job resnet50-dgx: container worker adds capability IPC_LOCK"),
@@ -142,7 +142,8 @@ NAMESPACE_LEVELS = {
                     "job netapp-resnet50: container worker adds capability IPC_LOCK"),
     "team-vision": ("privileged", "v1.31", "job vision-resnet50: container worker adds capability IPC_LOCK"),
     "team-language": ("privileged", "v1.31", "job language-bert: container worker adds capability IPC_LOCK"),
-    "training": ("privileged", "v1.31", "job volcano-allreduce: hostNetwork: true; "
+    "training": ("privileged", "v1.31", "job allreduce-vcjob: hostNetwork: true; job allreduce-vcjob: container "
+                 "worker adds capability IPC_LOCK; job volcano-allreduce: hostNetwork: true; "
                  "job volcano-allreduce: container worker adds capability IPC_LOCK"),
 }
 

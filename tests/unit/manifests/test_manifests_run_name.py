@@ -31,8 +31,8 @@ def _objects(result: CompileResult) -> list[dict[str, Any]]:
 
 
 def _run(result: CompileResult, job: str) -> dict[str, Any]:
-    (mpijob,) = [o for o in _objects(result) if o["kind"] == "MPIJob"
-                 and o["metadata"]["labels"]["app.kubernetes.io/instance"] == job]
+    (mpijob,) = [o for o in _objects(result) if o["metadata"]["labels"]["app.kubernetes.io/instance"] == job and (
+        o["kind"] == "MPIJob" or o["apiVersion"] == "batch.volcano.sh/v1alpha1")]  # a job's object, either backend
     return mpijob
 
 
@@ -55,7 +55,7 @@ def _profile(name: str) -> str:
 def test_every_example_job_is_named_job_dash_seven_hex(example):
     runs = {job.name: _run_name(example, job.name) for job in example.fleet.jobs}
     assert set(runs) == {"cpu-pi", "pi", "resnet50-dgx", "tensorflow-benchmarks", "netapp-resnet50", "vision-resnet50",
-                         "language-bert", "volcano-allreduce"}
+                         "language-bert", "volcano-allreduce", "allreduce-vcjob"}
     for job, run in runs.items():
         assert is_run_of(run, job), run
     assert len(set(runs.values())) == len(runs)
@@ -73,7 +73,8 @@ def test_the_name_is_the_same_in_another_process(example, tmp_path):
     # Python's hash() is salted per process; the digest must not depend on it (nor on dict order).
     out = run_mpigen("render", PROFILES, "--manifests")
     assert out.returncode == 0, out.stderr
-    names = {d["metadata"]["name"] for d in yaml.safe_load_all(out.stdout) if d and d["kind"] == "MPIJob"}
+    names = {d["metadata"]["name"] for d in yaml.safe_load_all(out.stdout)
+             if d and (d["kind"] == "MPIJob" or d["apiVersion"] == "batch.volcano.sh/v1alpha1")}
     assert names == {_run_name(example, job.name) for job in example.fleet.jobs}
 
 

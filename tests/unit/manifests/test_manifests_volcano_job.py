@@ -175,3 +175,24 @@ def test_a_profile_volcano_cannot_honour_is_refused(profiles_copy, tmp_path: Pat
     (problem,) = errors(on_dgx_lab)
     assert problem.startswith("jobs/allreduce-vcjob.yaml:11:10: error: backend volcano-job needs Volcano, but "
                               "cluster 'dgx-lab' has scheduling.scheduler none")
+
+
+def test_check_finds_an_object_that_takes_a_name_volcano_creates(example):
+    # Volcano's svc plugin makes ConfigMap <job>-svc, a headless Service and a NetworkPolicy <job>; its ssh plugin
+    # Secret <job>-ssh. mpigen's own hostfile ConfigMap <job>-hostfile is none of them.
+    from generator.check.rules.names import check_reserved_names
+
+    _, vcjob, configmap = example
+    name, namespace = vcjob["metadata"]["name"], vcjob["metadata"]["namespace"]
+
+    def obj(kind: str, object_name: str) -> RenderedObject:
+        return RenderedObject("x.yaml", {"apiVersion": "v1", "kind": kind,
+                                         "metadata": {"name": object_name, "namespace": namespace}})
+
+    job = RenderedObject("job.yaml", vcjob)
+    assert check_reserved_names([job, RenderedObject("cm.yaml", configmap)]) == []
+    found = check_reserved_names([job, obj("ConfigMap", f"{name}-svc"), obj("Secret", f"{name}-ssh"),
+                                  obj("Service", name), obj("ConfigMap", f"{name}-ssh")])
+    assert [f.message.split(":")[0] for f in found] == [
+        f"name {name}-svc is Volcano's for its Job {name}", f"name {name}-ssh is Volcano's for its Job {name}",
+        f"name {name} is Volcano's for its Job {name}"]

@@ -98,7 +98,8 @@ def test_a_borrowing_limit_needs_a_cohort(diagnose):
 
 
 def test_volcanos_own_queues_are_not_the_charts(diagnose):
-    outcome = diagnose({"clusters/volcano-lab.yaml": VOLCANO_LAB.replace("- name: experiments", "- name: default")})
+    outcome = diagnose({"clusters/volcano-lab.yaml": VOLCANO_LAB.replace("- name: experiments", "- name: default"),
+                        "jobs/allreduce-vcjob.yaml": None})  # it goes to experiments
     expect(outcome, ("clusters/volcano-lab.yaml", 37, 13, "Volcano creates the queue 'default' itself"))
 
 
