@@ -54,6 +54,7 @@ POOL = "mpigen/pool"
 NODE_RESOURCES = "mpigen/node-resources"
 """JSON: the extended resources one node of the pool offers (a count, or null where the profiles say none)."""
 MPIJOB = "mpigen/mpijob"
+"""The name of the chart's job object: its MPIJob's, or its Volcano Job's under `backend: volcano-job`."""
 NAMING = "mpigen/naming"
 
 # --- object annotations, for the chart's reviewers ---------------------------------------------------
