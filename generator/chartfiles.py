@@ -149,7 +149,7 @@ app.kubernetes.io/managed-by: {{{{ .Release.Service | quote }}}}
 _RANGE_WORKERS = "{{{{- range $i := until (" + WORKERS_EXPRESSION + ") }}}}\n"
 _END_END = "{{{{- end }}}}\n{{{{- end }}}}\n"
 HOSTFILE_DEFINE_FORM = (
-    "\n{{{{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}}}\n"
+    "\n{{{{/* Hostfile lines, one per worker, named as the job's controller names its pods. */}}}}\n"
     '{{{{- define "{name}.' + HOSTFILE_HELPER + '" -}}}}\n' + _RANGE_WORKERS
     + "{{{{ printf {format} $i }}}}\n" + _END_END)
 """The hostfile helper: one line per worker, `format` a Go string literal holding `%d` for the worker index."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from generator import defaults
 from generator.vocabulary.kubernetes import quantity
 
 DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
@@ -22,6 +23,11 @@ OPERATOR_SSH_ARGS = "-o ConnectionAttempts=10"
 def gitops_namespace(gitops: dict[str, Any]) -> str:
     """Where a cluster's GitOps objects live: the profile's `namespace`, else the tool's own."""
     return str(gitops.get("namespace", {"argocd": "argocd", "flux": "flux-system"}[gitops["tool"]]))
+
+
+def backend_of(job: dict[str, Any], cluster: dict[str, Any]) -> str:
+    """The job's backend: its own `backend`, else its cluster's `jobBackend`, else mpijob."""
+    return str(job.get("backend", cluster.get("jobBackend", defaults.JOB_BACKEND)))
 
 
 def gpu_count(hardware: dict[str, Any]) -> int:

@@ -19,7 +19,8 @@ from generator.manifests.mpijob import (
     host_path_annotation,
     privileged_annotation,
 )
-from generator.manifests.scheduling import job_labels, min_available
+from generator.manifests.providers import pod_network
+from generator.manifests.scheduling import min_available
 from generator.model import Job
 from generator.names import LAUNCHER_TASK, WORKER_ROLES
 from generator.vocabulary import mpi_operator, volcano_job
@@ -27,6 +28,7 @@ from generator.vocabulary.mpi_operator import WAIT_FOR_WORKERS_READY
 
 WORKER_TASK = WORKER_ROLES["volcano-job"]
 NVIDIA_VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
+NEVER = "Never"
 
 
 def build_volcano_job_spec(job: Job, name: str, workers: Variable) -> dict[str, Any]:
@@ -44,31 +46,43 @@ def build_volcano_job_spec(job: Job, name: str, workers: Variable) -> dict[str, 
     }
     worker_template = build_worker_pod_template(job, name)
     worker_template["spec"]["restartPolicy"] = mpi_operator.DEFAULT_RESTART_POLICY[mpi_operator.WORKER]
-    launcher_task: dict[str, Any] = {
-        "name": LAUNCHER_TASK, "replicas": 1,
-        "policies": [{"event": volcano_job.TASK_COMPLETED, "action": volcano_job.COMPLETE_JOB}],
-    }
+    launcher_task: dict[str, Any] = {"name": LAUNCHER_TASK, "replicas": 1, "policies": _launcher_policies(job)}
+    if job.run_policy.backoff_limit == 0:
+        launcher_template["spec"]["restartPolicy"] = NEVER  # fails for good at the first failure
+    elif job.run_policy.backoff_limit is not None:
+        launcher_task["maxRetry"] = job.run_policy.backoff_limit
     if job.launcher_creation_policy == WAIT_FOR_WORKERS_READY:
         launcher_task["dependsOn"] = {"name": [WORKER_TASK]}
     launcher_task["template"] = launcher_template
     ssh = [f"{volcano_job.SSH_KEY_FILE_PATH_FLAG}={job.ssh_auth_mount_path}"] if job.ssh_auth_mount_path else []
+    # The svc plugin's NetworkPolicy admits only the job's pods by their labels; on the nodes' network the workers'
+    # daemons connect back to mpirun from their node's address, which no pod selector matches.
+    svc = [volcano_job.DISABLE_NETWORK_POLICY_FLAG] if pod_network(job, name).host_network else []
     spec: dict[str, Any] = {"schedulerName": volcano_job.SCHEDULER_NAME, "minAvailable": min_available(job, workers)}
     if job.scheduling.queue is not None:
         spec["queue"] = job.scheduling.queue
     if job.scheduling.priority_class is not None:
         spec["priorityClassName"] = job.scheduling.priority_class
-    if job.run_policy.backoff_limit is not None:
-        spec["maxRetry"] = job.run_policy.backoff_limit
     if job.run_policy.ttl_seconds_after_finished is not None:
         spec["ttlSecondsAfterFinished"] = job.run_policy.ttl_seconds_after_finished
-    spec["plugins"] = {volcano_job.SSH_PLUGIN: ssh, volcano_job.SVC_PLUGIN: []}
-    spec["tasks"] = [launcher_task, {"name": WORKER_TASK, "replicas": workers, "template": worker_template}]
+    spec["plugins"] = {volcano_job.SSH_PLUGIN: ssh, volcano_job.SVC_PLUGIN: svc}
+    # Workers first: where minAvailable is less than the tasks' pods, Volcano sizes the PodGroup's minimum resources
+    # from the first minAvailable pods in task order (calcPGMinResources), which must be the workers.
+    spec["tasks"] = [{"name": WORKER_TASK, "replicas": workers, "template": worker_template}, launcher_task]
     return spec
+
+
+def _launcher_policies(job: Job) -> list[dict[str, str]]:
+    """The job completes when mpirun does, and ends failed once the launcher has failed as often as mpi-operator's
+    launcher Job would retry (`backoffLimit`): the task's own maxRetry raises TaskFailed (Volcano counts the
+    launcher's restarts); the job-level maxRetry counts only RestartJob actions and would never stop it."""
+    failed = volcano_job.POD_FAILED if job.run_policy.backoff_limit == 0 else volcano_job.TASK_FAILED
+    return [{"event": volcano_job.TASK_COMPLETED, "action": volcano_job.COMPLETE_JOB},
+            {"event": failed, "action": volcano_job.TERMINATE_JOB}]
 
 
 def volcano_job_object(job: Job, chart: ChartRef, name: str, spec: dict[str, Any]) -> dict[str, Any]:
     meta = metadata(name, chart, job.namespace,
                     annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE,
                                  **privileged_annotation(job), **host_path_annotation(job)})
-    meta["labels"] = {**meta["labels"], **job_labels(job)}
     return {"apiVersion": volcano_job.API_VERSION, "kind": volcano_job.KIND, "metadata": meta, "spec": spec}

@@ -251,8 +251,6 @@ def _job_holes(ref: ChartRef, manifest: Manifest) -> dict[tuple[str | int, ...],
     return holes
 
 
-
-
 def _noun(job: Job) -> str:
     """What the job's object is called, by backend."""
     return "Volcano Job" if _volcano(job) else "MPIJob"
@@ -332,7 +330,8 @@ def package_job_chart(job: Job, marked: list[Manifest] | None = None) -> Chart:
                                       f"From {job.origin('image')}."]),
                 (chartfiles.WORKERS, job.worker_count, [
                     ("Worker pods: the Volcano Job's mpiworker replicas and its minAvailable, the hostfile and "
-                     "mpirun's rank count follow it." if _volcano(job) else
+                     "mpirun's rank count follow it. Volcano refuses the change on a Job already created (the "
+                     "launcher's command changes with it): set it before the first sync." if _volcano(job) else
                      "Worker pods: the MPIJob's Worker replicas, the hostfile and mpirun's rank count follow it."),
                     f"From {job.origin('workers')}. At most {job.max_workers}: {job.origin('max_workers')}."]),
                 *([] if _volcano(job) else [(chartfiles.SUSPEND, job.run_policy.suspend, [

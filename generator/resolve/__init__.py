@@ -208,7 +208,7 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
     openmpi = implementation is MpiImplementation.OPENMPI
     openmpi_version = int(data.get("openMPIVersion", defaults.OPENMPI_VERSION)) if openmpi else None
     naming = Naming(data.get("naming", defaults.JOB_NAMING))
-    backend = Backend(data.get("backend", cluster.job_backend.value))
+    backend = Backend(data.get("backend", cluster.job_backend.value))  # derive.backend_of, on the resolved cluster
     name_limit = names.max_workers_for_name(data["name"], hashed=naming is Naming.CONTENT_HASH, backend=backend.value)
     gpu_shm = f"{shape.gpus_per_worker}Gi" if shape.gpus_per_worker > 0 else "1Gi"
     return Job(
@@ -232,7 +232,7 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
         launcher_command=tuple(data["launcherCommand"]) if "launcherCommand" in data else None,
         worker_command=tuple(data["workerCommand"]) if "workerCommand" in data else None,
         rails=rails,
-        env=_env(document, data, rails, shape, cluster, pool, implementation, openmpi_version),
+        env=_env(document, data, rails, shape, cluster, pool, implementation, openmpi_version, backend),
         volumes=tuple(_volume(v) for v in data.get("volumes", [])),
         shm_size=data.get("shmSize", gpu_shm),
         resources=_resources(data.get("resources")),
@@ -264,7 +264,7 @@ def _rail_attachments(data: dict[str, Any], cluster: Cluster, pool: NodePool) ->
 
 def _env(document: ProfileFile, data: dict[str, Any], rails: tuple[RailAttachment, ...], shape: derive.Layout,
          cluster: Cluster, pool: NodePool, implementation: MpiImplementation,
-         openmpi_version: int | None) -> tuple[EnvVar, ...]:
+         openmpi_version: int | None, backend: Backend) -> tuple[EnvVar, ...]:
     """The derived variables first (the profile's value where it sets one), then the profile's own."""
     uses_gpus = shape.gpus_per_worker > 0
     user_env = data.get("env", {})
@@ -273,7 +273,7 @@ def _env(document: ProfileFile, data: dict[str, Any], rails: tuple[RailAttachmen
                           nic_distance=pool.hardware.gpu.nic_distance if uses_gpus and rails else None,
                           openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
                           ssh_port=PROVIDERS[cluster.network.provider].worker_ssh_port(cluster.network),
-                          operator=Backend(data.get("backend", cluster.job_backend.value)) is Backend.MPIJOB)
+                          operator=backend is Backend.MPIJOB)
     for name, value, why in derived:
         if name in user_env:
             env.append(_env_var(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))

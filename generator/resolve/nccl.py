@@ -61,6 +61,10 @@ def derived_env(rails: tuple[RailAttachment, ...], uses_gpus: bool,
         env += _openmpi(rails, openmpi_version, slots_per_worker, ssh_port, operator)
     elif implementation is MpiImplementation.INTEL:
         env += _intel_mpi(rails)
+    if not operator and implementation is not MpiImplementation.OPENMPI:
+        variable = "I_MPI_HYDRA_HOST_FILE" if implementation is MpiImplementation.INTEL else "HYDRA_HOST_FILE"
+        env.append((variable, names.HOSTFILE_PATH, "the hostfile, for an mpirun that does not name one (mpi-operator "
+                    "sets it for an MPIJob; here no controller does)"))
     if rails and not PROVIDERS[provider].exclusive_devices:
         env.append(("UCX_NET_DEVICES", _exact_hcas(rails), "the attached rails' HCAs and ports: the pod sees every "
                     "HCA of the node"))
@@ -77,8 +81,10 @@ def _openmpi(rails: tuple[RailAttachment, ...], version: int, slots: int, ssh_po
                ("OMPI_MCA_btl_tcp_if_include", "eth0", "the cluster network's interface in the pod")]
     if version < 5 and not operator:
         # What mpi-operator appends to an MPIJob's launcher (DOMAIN.md section 1); no controller does it for a
-        # Volcano Job. The hostfile itself is given to mpirun on its command line.
-        env += [("OMPI_MCA_orte_keep_fqdn_hostnames", "true", "the hostfile's names are the workers' DNS names, "
+        # Volcano Job. mpigen's mpirun names the hostfile itself; a profile's own launcherCommand may not.
+        env += [("OMPI_MCA_orte_default_hostfile", names.HOSTFILE_PATH, "the hostfile, for an mpirun that does not "
+                 "name one (mpi-operator sets it for an MPIJob; here no controller does)"),
+                ("OMPI_MCA_orte_keep_fqdn_hostnames", "true", "the hostfile's names are the workers' DNS names, "
                  "kept whole (mpi-operator sets it for an MPIJob; here no controller does)"),
                 ("OMPI_MCA_orte_set_default_slots", str(slots), "slots per worker (mpi-operator sets it for an "
                  "MPIJob; here no controller does)"),

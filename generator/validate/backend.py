@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from generator import admission, defaults
+from generator.derive import backend_of
 from generator.diagnostics import Diagnostic
 from generator.load import ProfileFile
 
@@ -24,10 +25,6 @@ _VOLCANO_UNSUPPORTED = (
 )
 
 
-def backend_of(job: dict[str, Any], cluster: dict[str, Any]) -> str:
-    return str(job.get("backend", cluster.get("jobBackend", defaults.JOB_BACKEND)))
-
-
 def check_backend(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
     backend = backend_of(job, cluster)
     if backend == MPIJOB:
@@ -40,6 +37,17 @@ def check_backend(document: ProfileFile, job: dict[str, Any], cluster: dict[str,
                                 f"scheduling.scheduler {admission.scheduler_of(cluster)}: Volcano's job controller "
                                 "and scheduler run the job",
                                 "set `scheduling.scheduler: volcano` on the cluster, or choose `backend: mpijob`"))
+    if job.get("naming") == "stable":
+        found.append(Diagnostic(document.location("naming"), f"naming stable cannot be used under {chosen}: "
+                                "Volcano's admission webhook refuses every change to a created Job but its replicas "
+                                "and minAvailable, so the GitOps tool could never apply a later edit",
+                                "remove it (content-hash naming makes an edited job a new Job), or choose "
+                                "`backend: mpijob`"))
+    if job.get("runAsUser"):
+        found.append(Diagnostic(document.location("runAsUser"), f"runAsUser {job['runAsUser']} cannot be used under "
+                                f"{chosen}: Volcano's ssh plugin mounts the job's keys owned by root with mode 0600, "
+                                "so sshd and ssh running as another user cannot read them",
+                                "run the image as root (no runAsUser), or choose `backend: mpijob`"))
     policy = job.get("runPolicy", {})
     for key, allowed, why in _VOLCANO_UNSUPPORTED:
         if key in policy and policy[key] != allowed:

@@ -11,7 +11,7 @@ from generator.diagnostics import NEVER_FITS, Diagnostic, Severity, did_you_mean
 from generator.load import ProfileFile, to_plain
 from generator.manifests.providers import provider_of
 from generator.schema_files import load_schema
-from generator.validate.backend import backend_of, check_backend
+from generator.validate.backend import check_backend
 from generator.validate.facts import check_core_facts
 from generator.validate.fields import check_release_name
 from generator.validate.gitops import check_gitops_job
@@ -118,7 +118,7 @@ def _check_shape(document: ProfileFile, job: dict[str, Any], cluster: dict[str, 
     """The facts sizing needs, the size on the pool, then (if it fits) the placement of its GPUs and NICs."""
     host_network = _host_network(cluster)
     unknown = check_core_facts(document, job, pool, hardware, hardware_doc)
-    found = unknown or check_layout(document, job, pool, hardware, host_network, backend_of(job, cluster))
+    found = unknown or check_layout(document, job, pool, hardware, host_network, derive.backend_of(job, cluster))
     if not any(d.severity is Severity.ERROR for d in found):
         shape = derive.layout(job, hardware, pool["nodes"], one_per_node=host_network)
         found += check_job_topology(document, job, cluster, pool, hardware, shape)

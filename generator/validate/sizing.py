@@ -103,5 +103,6 @@ def _check_worker_names(document: ProfileFile, job: dict[str, Any], shape: Layou
     return [Diagnostic(document.location("name"), f"{controller} would reject this job: {problem}",
                        (f"shorten the job name to at most {room} characters" if len(last) >
                         names.DNS1035_MAX else "shorten the job name")
-                       + (f" (the MPIJob name adds {names.RUN_DIGEST_LENGTH + 1} characters of content "
-                          "hash; `naming: stable` drops them)" if hashed else ""))]
+                       + (f" (the {'MPIJob' if backend == 'mpijob' else 'Volcano Job'} name adds "
+                          f"{names.RUN_DIGEST_LENGTH + 1} characters of content hash"
+                          + ("; `naming: stable` drops them)" if backend == "mpijob" else ")") if hashed else ""))]

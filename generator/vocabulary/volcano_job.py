@@ -22,6 +22,12 @@ SSH_KEY_FILE_PATH_FLAG = "--ssh-key-file-path"
 TASK_COMPLETED = "TaskCompleted"
 COMPLETE_JOB = "CompleteJob"
 """The launcher task's policy: when mpirun ends, the job completes and Volcano kills the workers still running."""
+TASK_FAILED = "TaskFailed"
+"""Raised once a task's pods have restarted its maxRetry times (Volcano's job controller counts their restarts)."""
+POD_FAILED = "PodFailed"
+TERMINATE_JOB = "TerminateJob"
+DISABLE_NETWORK_POLICY_FLAG = "--disable-network-policy"
+"""The svc plugin's flag: no NetworkPolicy `<job>` admitting only the job's pods by their labels."""
 
 
 def plugin_owned_names(job: str) -> tuple[str, ...]:

@@ -190,6 +190,7 @@ def volcano(tmp_path_factory) -> CompileResult:
 # What mpi-operator appends to an MPIJob's launcher for OpenMPI (DOMAIN 1), which nothing sets for a Volcano Job:
 # mpigen sets it on every container (the hostfile itself is on mpirun's command line).
 ORTE_ENV = [
+    ("OMPI_MCA_orte_default_hostfile", "/etc/mpigen/hostfile"),  # for an mpirun that does not name it
     ("OMPI_MCA_orte_keep_fqdn_hostnames", "true"),  # the hostfile's names are FQDNs, kept whole
     ("OMPI_MCA_orte_set_default_slots", "8"),  # a rank per GPU of a DGX-1
     ("OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10"),  # the operator's own ssh retries
@@ -203,13 +204,16 @@ def test_infiniband_job_as_a_volcano_job(volcano):
     name = vcjob["metadata"]["name"]
     assert name.startswith("resnet50-dgx-") and len(name) == len("resnet50-dgx-") + 7  # the run's digest
     spec = vcjob["spec"]
-    # Volcano's MPI example: ssh (keys at /root/.ssh) and svc (host names) plugins, tasks mpimaster and mpiworker,
-    # the master's TaskCompleted ending the job. WaitForWorkersReady: the master waits for the workers (dependsOn),
-    # so the gang is the 2 workers (Volcano's mpi plugin guide; counting the master would deadlock).
+    # Volcano's MPI example: ssh (keys at /root/.ssh) and svc (host names) plugins, tasks mpiworker and mpimaster
+    # (workers first: Volcano sizes the PodGroup from the first minAvailable pods in task order), the master's
+    # TaskCompleted ending the job. WaitForWorkersReady: the master waits for the workers (dependsOn), so the gang
+    # is the 2 workers (Volcano's mpi plugin guide; counting the master would deadlock).
     assert (spec["schedulerName"], spec["minAvailable"], spec["plugins"]) == ("volcano", 2, {"ssh": [], "svc": []})
-    master, workers = spec["tasks"]
+    workers, master = spec["tasks"]
     assert (master["name"], master["replicas"], master["dependsOn"]) == ("mpimaster", 1, {"name": ["mpiworker"]})
-    assert master["policies"] == [{"event": "TaskCompleted", "action": "CompleteJob"}]
+    # backoffLimit 2 (the profile): the master's own maxRetry; reaching it raises TaskFailed, which ends the job.
+    assert master["maxRetry"] == 2 and master["policies"] == [{"event": "TaskCompleted", "action": "CompleteJob"},
+                                                              {"event": "TaskFailed", "action": "TerminateJob"}]
     assert (workers["name"], workers["replicas"]) == ("mpiworker", 2)
     worker = workers["template"]
     container = worker["spec"]["containers"][0]

@@ -51,14 +51,18 @@ def test_the_example_job_is_a_volcano_job_of_two_tasks(example):
     assert (vcjob["apiVersion"], vcjob["kind"]) == ("batch.volcano.sh/v1alpha1", "Job")
     spec = vcjob["spec"]
     assert spec["schedulerName"] == "volcano" and spec["queue"] == "experiments"
-    assert spec["plugins"] == {"ssh": [], "svc": []}
-    launcher, worker = spec["tasks"]
+    # volcano-lab runs on the nodes' network: the svc plugin's NetworkPolicy (the job's pods, by label) would
+    # refuse the workers' daemons connecting back from their node's address, so it is turned off.
+    assert spec["plugins"] == {"ssh": [], "svc": ["--disable-network-policy"]}
+    # Workers first: Volcano sizes the PodGroup's minimum from the first minAvailable pods in task order.
+    worker, launcher = spec["tasks"]
     assert (launcher["name"], launcher["replicas"], worker["name"], worker["replicas"]) == \
         ("mpimaster", 1, "mpiworker", 2)
-    # The launcher task ends the job when mpirun ends (Volcano's MPI example), and under WaitForWorkersReady starts
-    # only once the workers run; so the gang is the two workers (Volcano's mpi plugin guide: minAvailable equal to
-    # the worker replicas), or it would never complete.
-    assert launcher["policies"] == [{"event": "TaskCompleted", "action": "CompleteJob"}]
+    # The launcher task ends the job when mpirun ends (Volcano's MPI example), or fails it once its restarts reach
+    # the task's maxRetry (TaskFailed); under WaitForWorkersReady it starts only once the workers run, so the gang
+    # is the two workers (Volcano's mpi plugin guide: minAvailable equal to the worker replicas).
+    assert launcher["policies"] == [{"event": "TaskCompleted", "action": "CompleteJob"},
+                                    {"event": "TaskFailed", "action": "TerminateJob"}]
     assert launcher["dependsOn"] == {"name": ["mpiworker"]}
     assert spec["minAvailable"] == 2
 
@@ -100,8 +104,9 @@ def test_the_pods_are_the_mpijobs_but_for_what_no_operator_sets_here(profiles_co
         YAML(typ="safe", pure=True).dump(template["spec"], out)
         return out.getvalue().replace(name, "<job>")
 
-    orte = {"OMPI_MCA_orte_keep_fqdn_hostnames", "OMPI_MCA_orte_set_default_slots", "OMPI_MCA_plm_rsh_args"}
-    launcher, worker = (t["template"] for t in vcjob["spec"]["tasks"])
+    orte = {"OMPI_MCA_orte_default_hostfile", "OMPI_MCA_orte_keep_fqdn_hostnames", "OMPI_MCA_orte_set_default_slots",
+            "OMPI_MCA_plm_rsh_args"}
+    worker, launcher = (t["template"] for t in vcjob["spec"]["tasks"])
     mpi_launcher = mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]
     mpi_worker = mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]
     for vc, mpi, role in ((launcher, mpi_launcher, "launcher"), (worker, mpi_worker, "worker")):
@@ -127,7 +132,7 @@ def test_the_pods_are_the_mpijobs_but_for_what_no_operator_sets_here(profiles_co
 def test_at_startup_puts_the_launcher_in_the_gang(profiles_copy):
     job = _job(profiles_copy, VCJOB + "launcherCreationPolicy: AtStartup\n")
     spec = _built(job)[0]["spec"]
-    assert "dependsOn" not in spec["tasks"][0] and spec["minAvailable"] == 3
+    assert "dependsOn" not in spec["tasks"][1] and spec["minAvailable"] == 3
 
 
 def test_settings_mpi_operator_has_under_other_names(profiles_copy):
@@ -135,7 +140,12 @@ def test_settings_mpi_operator_has_under_other_names(profiles_copy):
                "  ttlSecondsAfterFinished: 600\n")
     spec = _built(job)[0]["spec"]
     assert spec["plugins"]["ssh"] == ["--ssh-key-file-path=/home/mpiuser/.ssh"]
-    assert (spec["maxRetry"], spec["ttlSecondsAfterFinished"]) == (2, 600)
+    # backoffLimit: the launcher task's own maxRetry, which Volcano's TaskFailed counts (the job-level maxRetry
+    # counts RestartJob actions only).
+    assert (spec["tasks"][1]["maxRetry"], spec["ttlSecondsAfterFinished"]) == (2, 600) and "maxRetry" not in spec
+    never = _built(_job(profiles_copy, VCJOB + "runPolicy:\n  backoffLimit: 0\n"))[0]["spec"]["tasks"][1]
+    assert never["template"]["spec"]["restartPolicy"] == "Never" and "maxRetry" not in never
+    assert never["policies"][1] == {"event": "PodFailed", "action": "TerminateJob"}
 
 
 def test_check_finds_a_volcano_gang_that_can_never_form(example):
@@ -170,6 +180,12 @@ def test_a_profile_volcano_cannot_honour_is_refused(profiles_copy, tmp_path: Pat
     assert [e.split(": error: ")[0] for e in errors(VCJOB + "runPolicy:\n  activeDeadlineSeconds: 60\n"
                                                     "  cleanPodPolicy: All\n")] == \
         ["jobs/allreduce-vcjob.yaml:18:26", "jobs/allreduce-vcjob.yaml:19:19"]
+    (stable,) = errors(VCJOB + "naming: stable\n")
+    assert stable.startswith("jobs/allreduce-vcjob.yaml:17:9: error: naming stable cannot be used under backend "
+                             "volcano-job: Volcano's admission webhook refuses every change to a created Job")
+    (user,) = [e for e in errors(VCJOB + "runAsUser: 1000\nsshAuthMountPath: /home/mpiuser/.ssh\n") if ": error: " in e]
+    assert user.startswith("jobs/allreduce-vcjob.yaml:17:12: error: runAsUser 1000 cannot be used under backend "
+                           "volcano-job: Volcano's ssh plugin mounts the job's keys owned by root with mode 0600")
     on_dgx_lab = VCJOB.replace("cluster: volcano-lab", "cluster: dgx-lab").replace(
         "scheduling:\n  queue: experiments\n", "")
     (problem,) = errors(on_dgx_lab)

@@ -11,7 +11,7 @@ app.kubernetes.io/instance: {{ .Release.Name | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{- end }}
 
-{{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}
+{{/* Hostfile lines, one per worker, named as the job's controller names its pods. */}}
 {{- define "cpu-pi.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
 {{ printf "cpu-pi-4d09928-worker-%d.cpu-pi-4d09928.mpi.svc slots=1" $i }}

@@ -11,7 +11,7 @@ app.kubernetes.io/instance: {{ .Release.Name | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{- end }}
 
-{{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}
+{{/* Hostfile lines, one per worker, named as the job's controller names its pods. */}}
 {{- define "resnet50-dgx.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
 {{ printf "resnet50-dgx-435a6d0-worker-%d.resnet50-dgx-435a6d0.ml-training.svc slots=8" $i }}

@@ -11,7 +11,7 @@ app.kubernetes.io/instance: {{ .Release.Name | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{- end }}
 
-{{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}
+{{/* Hostfile lines, one per worker, named as the job's controller names its pods. */}}
 {{- define "tensorflow-benchmarks.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
 {{ printf "tensorflow-benchmarks-cbf0717-worker-%d.tensorflow-benchmarks-cbf0717.ml-training.svc slots=1" $i }}

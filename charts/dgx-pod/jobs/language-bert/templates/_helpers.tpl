@@ -11,7 +11,7 @@ app.kubernetes.io/instance: {{ .Release.Name | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{- end }}
 
-{{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}
+{{/* Hostfile lines, one per worker, named as the job's controller names its pods. */}}
 {{- define "language-bert.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
 {{ printf "language-bert-e4033c4-worker-%d.language-bert-e4033c4.team-language.svc slots=8" $i }}

@@ -11,7 +11,7 @@ app.kubernetes.io/instance: {{ .Release.Name | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{- end }}
 
-{{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}
+{{/* Hostfile lines, one per worker, named as the job's controller names its pods. */}}
 {{- define "vision-resnet50.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
 {{ printf "vision-resnet50-b7985ab-worker-%d.vision-resnet50-b7985ab.team-vision.svc slots=8" $i }}

@@ -11,7 +11,7 @@ app.kubernetes.io/instance: {{ .Release.Name | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{- end }}
 
-{{/* Hostfile lines, one per worker, exactly as mpi-operator names its workers. */}}
+{{/* Hostfile lines, one per worker, named as the job's controller names its pods. */}}
 {{- define "volcano-allreduce.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
 {{ printf "volcano-allreduce-0441b97-worker-%d.volcano-allreduce-0441b97.training.svc slots=8" $i }}
