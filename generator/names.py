@@ -144,6 +144,11 @@ def argocd_health_check_path(cluster: str) -> str:
     return f"{bootstrap_dir(cluster)}/argocd/mpijob-health.lua"
 
 
+def argocd_volcano_health_check_path(cluster: str) -> str:
+    """The Lua health check of Volcano Jobs for the cluster's Argo CD, where it has any."""
+    return f"{bootstrap_dir(cluster)}/argocd/volcano-job-health.lua"
+
+
 def bootstrap_apps_dir(cluster: str) -> str:
     """One Application or HelmRelease per chart; the root keeps this folder in sync (never itself)."""
     return f"{bootstrap_dir(cluster)}/apps"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from generator import names
-from generator.model import Cluster, GitOps, GitOpsTool, Job, Scheduler
+from generator.model import Backend, Cluster, GitOps, GitOpsTool, Job, Scheduler
 from generator.vocabulary import mpi_operator
 from generator.vocabulary import scheduling as kueue
 
@@ -244,6 +244,15 @@ MPIJOB_HEALTH_KEY = "resource.customizations.health.kubeflow.org_MPIJob"
 """The argocd-cm key Argo CD reads an MPIJob's health check from (`resource.customizations.health.<group>_<kind>`)."""
 
 
+VOLCANO_JOB_HEALTH_KEY = "resource.customizations.health.batch.volcano.sh_Job"
+"""The argocd-cm key of a Volcano Job's health check."""
+
+
+def volcano_job_health_check() -> str:
+    """The Lua that maps a Volcano Job's phase to Argo CD's health, for clusters with `volcano-job` jobs."""
+    return (Path(__file__).parent / "volcano_job_health.lua").read_text(encoding="utf-8")
+
+
 def mpijob_health_check() -> str:
     """The Lua that maps an MPIJob's conditions to Argo CD's health: Argo CD ships no health check for
     kubeflow.org kinds, so without it a running, suspended, finished and failed MPIJob look alike."""
@@ -257,6 +266,10 @@ class BootstrapFile:
     path: str
     purpose: str
     objects: tuple[dict[str, Any], ...]
+
+
+def runs_volcano_jobs(jobs: tuple[Job, ...] | list[Job]) -> bool:
+    return any(job.backend is Backend.VOLCANO_JOB for job in jobs)
 
 
 def build_bootstrap(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> list[BootstrapFile]:
@@ -274,7 +287,10 @@ def build_bootstrap(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> list
                           f"Argo CD app of apps of cluster {cluster.name}. {apply_once} (into the cluster Argo CD "
                           f"runs in); it keeps {apps_dir}/ in sync. For MPIJob health, add "
                           f"{repo_path(gitops, names.argocd_health_check_path(cluster.name))} to argocd-cm as "
-                          f"{MPIJOB_HEALTH_KEY}.",
+                          f"{MPIJOB_HEALTH_KEY}." + (
+                              f" For Volcano Job health, add "
+                              f"{repo_path(gitops, names.argocd_volcano_health_check_path(cluster.name))} as "
+                              f"{VOLCANO_JOB_HEALTH_KEY}." if runs_volcano_jobs(jobs) else ""),
                           (build_argocd_root_application(cluster),)),
             BootstrapFile(f"{names.bootstrap_apps_dir(cluster.name)}/applications.yaml",
                           f"One Argo CD Application per chart of cluster {cluster.name}, synced by the root "

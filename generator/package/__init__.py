@@ -20,7 +20,13 @@ from generator import chartfiles, names, yamlio
 from generator.chartfiles import action, helpers_tpl, include, template_path, trimmed_action
 from generator.diagnostics import Diagnostic, Location
 from generator.manifests import Manifest, build_infra, build_marked_job, infra_chart_ref, job_chart_ref, job_object
-from generator.manifests.gitops import BootstrapFile, build_bootstrap, mpijob_health_check
+from generator.manifests.gitops import (
+    BootstrapFile,
+    build_bootstrap,
+    mpijob_health_check,
+    runs_volcano_jobs,
+    volcano_job_health_check,
+)
 from generator.manifests.hostfile import hostfile_line, job_host, rankfile_line
 from generator.manifests.labels import CHART_VERSION, STANDARD_LABEL_KEYS, ChartRef
 from generator.manifests.manifest import Variable, plain, variables
@@ -101,6 +107,9 @@ def package_fleet(fleet: Fleet) -> list[Chart]:
             bootstrap = tuple((file.path, bootstrap_text(file, cluster)) for file in build_bootstrap(cluster, jobs))
             if cluster.gitops is not None and cluster.gitops.tool is GitOpsTool.ARGOCD:
                 bootstrap += ((names.argocd_health_check_path(cluster.name), mpijob_health_check()),)
+                if runs_volcano_jobs(jobs):
+                    bootstrap += ((names.argocd_volcano_health_check_path(cluster.name),
+                                   volcano_job_health_check()),)
             charts.append(package_infra_chart(cluster, bootstrap, jobs, mpijobs))
             charts += [package_job_chart(job, built[job.name]) for job in jobs]
         return charts
