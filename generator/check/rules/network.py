@@ -1,6 +1,7 @@
 """Multus networks: each network a pod names exists as a NetworkAttachmentDefinition (in the render, the
 extra manifests, or made by a network operator), its CNI config is readable, and the pod requests the
-device-plugin resource the NAD needs. Otherwise Multus fails the pod and the job never starts."""
+device-plugin resource the NAD needs. Otherwise Multus fails the pod and the job never starts. And a Volcano Job
+whose tasks run on the nodes' network turns its svc plugin's NetworkPolicy off, or its ranks cannot connect."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ from typing import Any
 
 from generator.check.findings import CheckContext, Finding, RenderedObject, finding
 from generator.check.rules.goerrors import go_quote
-from generator.check.rules.pods import PodTemplate, pod_requests, pod_templates
+from generator.check.rules.pods import PodTemplate, is_volcano_job, pod_requests, pod_templates
 from generator.check.rules.reading import as_dict, as_str, metadata_name, path_of
 from generator.diagnostics import Severity
 from generator.manifests.providers import PROVIDERS
+from generator.vocabulary import volcano_job
 from generator.vocabulary.multus import NETWORKS_ANNOTATION, RESOURCE_NAME_ANNOTATION
 
 RULE_NETWORK = "network"
@@ -182,14 +184,35 @@ def _annotations(metadata: dict[str, Any]) -> dict[str, Any]:
     return as_dict(metadata.get("annotations")) or {}
 
 
+def _check_volcano_network_policy(document: RenderedObject, templates: list[PodTemplate]) -> list[Finding]:
+    """Volcano's svc plugin creates a NetworkPolicy admitting only the job's pods, by their labels, unless told
+    `--disable-network-policy`; pods on the nodes' network reach others from their node's address, which no pod
+    selector matches, so an MPI job with such tasks cannot connect its ranks where the CNI enforces policies."""
+    plugins = as_dict((as_dict(document.obj.get("spec")) or {}).get("plugins")) or {}
+    svc = plugins.get(volcano_job.SVC_PLUGIN)
+    if not isinstance(svc, list) or volcano_job.DISABLE_NETWORK_POLICY_FLAG in svc:
+        return []
+    host = [template.role for template in templates if template.spec.get("hostNetwork") is True]
+    if not host:
+        return []
+    return [finding(document, path_of(("spec", "plugins", volcano_job.SVC_PLUGIN)), (
+        f"task(s) {', '.join(host)} run on the nodes' network, but the svc plugin's NetworkPolicy admits only the "
+        "job's pods by their labels, and traffic from a node's address matches none: mpirun's daemons cannot "
+        f"connect where the CNI enforces NetworkPolicies; add {volcano_job.DISABLE_NETWORK_POLICY_FLAG} to the svc "
+        "plugin"), RULE_NETWORK)]
+
+
 def check_networks(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
     """Every Multus network a pod names exists, has a usable CNI config, and gets the device it needs."""
     findings: list[Finding] = []
     index = _NadIndex([*documents, *context.extra])
     to_check = {id(d): d for d in documents if d.kind == NAD_KIND}
     for document in documents:
-        for template in pod_templates(document):
+        templates = pod_templates(document)
+        for template in templates:
             findings += _check_pod_networks(template, index, to_check)
+        if is_volcano_job(document):
+            findings += _check_volcano_network_policy(document, templates)
     for nad in to_check.values():
         if nad.kind != NAD_KIND:
             continue

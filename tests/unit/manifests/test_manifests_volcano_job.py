@@ -212,3 +212,16 @@ def test_check_finds_an_object_that_takes_a_name_volcano_creates(example):
     assert [f.message.split(":")[0] for f in found] == [
         f"name {name}-svc is Volcano's for its Job {name}", f"name {name}-ssh is Volcano's for its Job {name}",
         f"name {name} is Volcano's for its Job {name}"]
+
+
+def test_check_finds_a_host_network_volcano_job_that_keeps_the_network_policy(example):
+    # The example runs on volcano-lab's host network: mpigen turns the svc plugin's NetworkPolicy off. Without the
+    # flag, check says why mpirun's daemons would not connect.
+    from generator.check.rules.network import check_networks
+
+    _, vcjob, _ = example
+    assert check_networks([RenderedObject("job.yaml", vcjob)], CheckContext()) == []
+    kept = {**vcjob, "spec": {**vcjob["spec"], "plugins": {"ssh": [], "svc": []}}}
+    (found,) = check_networks([RenderedObject("job.yaml", kept)], CheckContext())
+    assert found.path == ".spec.plugins.svc" and found.message.startswith(
+        "task(s) mpiworker run on the nodes' network, but the svc plugin's NetworkPolicy admits only the job's pods")
