@@ -1,6 +1,6 @@
 """The key of a render: everything its output and its messages depend on, as one digest.
 
-A render that wrote its output folder leaves a stamp there (generator/write/stamp.py) with its key; the next
+A `render --stamp` leaves a stamp in its output folder (generator/write/stamp.py) with its key; the next
 render whose key is the same, into a folder the stamp proves untouched, has nothing to compile or write. So the
 key covers the profile files (each by the path given, its stable name and its bytes), mpigen's own files, the
 packages installed beside it and the interpreter, how the output folder was named and where it lies in git

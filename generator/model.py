@@ -125,6 +125,16 @@ class Backend(str, Enum):
     MPIJOB = "mpijob"
     VOLCANO_JOB = "volcano-job"
 
+    @property
+    def noun(self) -> str:
+        """What the job's object is called."""
+        return "MPIJob" if self is Backend.MPIJOB else "Volcano Job"
+
+    @property
+    def controller(self) -> str:
+        """Who runs, and may reject, the job's object."""
+        return "mpi-operator" if self is Backend.MPIJOB else "Volcano"
+
 
 class NetworkProvider(str, Enum):
     """How rails reach pods; each is described, beside its builders, by its module in generator/manifests/providers/
@@ -190,11 +200,11 @@ class Quota:
 
     resource: str
     count: int
-    unit: str = ""
-    borrowing_limit: int | None = None
-    reach: int | None = None
+    reach: int
     """The most of it the queue can ever use on the pool: its own, plus what the other queues of its cohort hold
     there, within its borrowing limit (Kueue; admission.borrowable_nodes)."""
+    unit: str = ""
+    borrowing_limit: int | None = None
 
     @property
     def nominal(self) -> int | str:
@@ -229,6 +239,14 @@ class Queue:
     shares: tuple[QueueShare, ...]
     cohort: str | None = None
     weight: int | None = None
+
+    def capability(self) -> dict[str, tuple[int, str]]:
+        """A Volcano queue's capability: its share of every pool, summed per resource, as (count, unit)."""
+        totals: dict[str, tuple[int, str]] = {}
+        for share in self.shares:
+            for quota in share.quotas:
+                totals[quota.resource] = (totals.get(quota.resource, (0, quota.unit))[0] + quota.count, quota.unit)
+        return totals
 
 
 @dataclass(frozen=True)

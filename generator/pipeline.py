@@ -50,7 +50,7 @@ def check_profiles(paths: Iterable[Path], set_aside_unfit: bool = False) -> Comp
         for diagnostic in errors(diagnostics):
             if diagnostic.code == NEVER_FITS:
                 unfit.setdefault(diagnostic.location.path, []).append(diagnostic)
-        diagnostics = [d for d in diagnostics if d.location.path not in unfit or d.code != NEVER_FITS]
+        diagnostics = [d for d in diagnostics if d.code != NEVER_FITS]  # each is in `unfit` now
         documents = [d for d in documents if d.kind != "Job" or d.path not in unfit]
     result = CompileResult(diagnostics=diagnostics, profile_count=loaded.file_count,
                            paths={document.source: document.path for document in expanded.documents},

@@ -2,7 +2,8 @@
 whose every fact mpigen cannot know is a guess marked in a comment with what to read, on a node or in the
 cluster, to replace it.
 
-Pure: `starting_fleet` gives the files as text by path; `write_new` puts them on disk and never replaces a file.
+`starting_fleet` gives the files as text by path (reading only the built-in profiles); `write_new` puts them on
+disk and never replaces a file.
 """
 
 from __future__ import annotations

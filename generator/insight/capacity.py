@@ -130,13 +130,10 @@ class _Quotas:
         asked = job_demand(job, launcher=True)
         found = []
         if self.cluster.scheduling.scheduler is Scheduler.VOLCANO:
-            capability: dict[str, int] = {}
-            for share in queue.shares:
-                for quota in share.quotas:
-                    capability[quota.resource] = capability.get(quota.resource, 0) + quota.count
+            capability = queue.capability()
             for name, _ in asked.items:
                 if name in capability:
-                    found.append(((queue.name, "", name), Decimal(capability[name]), [queue.name]))
+                    found.append(((queue.name, "", name), Decimal(capability[name][0]), [queue.name]))
             return found
         pool = job.pool.name
         share = next((s for s in queue.shares if s.pool.name == pool), None)
@@ -145,7 +142,7 @@ class _Quotas:
         cohort = [q for q in self.cluster.scheduling.queues if queue.cohort is not None and q.cohort == queue.cohort]
         for quota in share.quotas:
             if asked.get(quota.resource):
-                found.append(((queue.name, pool, quota.resource), Decimal(quota.reach or quota.count), [queue.name]))
+                found.append(((queue.name, pool, quota.resource), Decimal(quota.reach), [queue.name]))
                 if cohort:
                     total = sum(q.count for other in cohort for s in other.shares if s.pool.name == pool
                                 for q in s.quotas if q.resource == quota.resource)
@@ -178,9 +175,12 @@ class _Quotas:
 @dataclass(frozen=True)
 class Waiting:
     job: Job
-    for_nodes: bool
-    """True: no room on the pool's nodes; False: no room in the quota of `queues`."""
     queues: tuple[str, ...] = ()
+    """The queues whose quota has no room for it; none: no room on its pool's nodes."""
+
+    @property
+    def for_nodes(self) -> bool:
+        return not self.queues
 
 
 @dataclass(frozen=True)
@@ -199,12 +199,10 @@ def pack(cluster: Cluster, jobs: tuple[Job, ...]) -> Packing:
     running: list[tuple[Job, tuple[int, ...]]] = []
     waiting: list[Waiting] = []
     for job in admission_order(jobs):
-        if job.workers_per_node < 1:
-            continue  # never fits: validation has set it aside
         full = quotas.full(job)
         placed = None if full else nodes[job.pool.name].place(job)
         if placed is None:
-            waiting.append(Waiting(job, not full, full))
+            waiting.append(Waiting(job, full))
         else:
             quotas.take(job)
             running.append((job, placed))

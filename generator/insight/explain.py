@@ -151,8 +151,7 @@ def _naming(job: Job, mpijob: str, at: _Where) -> list[Fact]:
         origin = f"{naming}; the last {names.RUN_DIGEST_LENGTH} characters are a digest of {RUN_DIGEST_COVERS}"
     else:
         origin = f"{naming}: the job's own name, so an edited run reuses the MPIJob (mpi-operator keeps its launcher)"
-    noun = "Volcano Job" if job.backend is Backend.VOLCANO_JOB else "MPIJob"
-    return [_fact("naming", f"{noun} name", mpijob, origin),
+    return [_fact("naming", f"{job.backend.noun} name", mpijob, origin),
             _fact("naming", "backend", job.backend.value,
                   _said(at("backend"), "backend", f"cluster {job.cluster.name}'s jobBackend"
                         if job.cluster.job_backend is job.backend and job.backend is not Backend.MPIJOB
@@ -284,8 +283,9 @@ def _mpi(job: Job, mpijob: str, at: _Where) -> list[Fact]:
             origin = _said(at("placement"), "placement", f"no rankfile: {placement.no_rankfile}")
         facts.append(_fact("mpi", "placement", value, origin))
     facts.append(_fact("mpi", "hostfile", f"{names.HOSTFILE_PATH} in ConfigMap {names.hostfile_configmap_name(mpijob)} "
-                      f"({', '.join(configmap_keys(job))})", "one line per worker in mpi-operator's own format, given "
-                      "to mpirun explicitly (OpenMPI 5 ignores the operator's OMPI_MCA_orte_* variables)"))
+                      f"({', '.join(configmap_keys(job))})", "one line per worker, in the format mpi-operator writes "
+                      "(`host slots=N` for OpenMPI, `host:N` for Intel MPI and MPICH), given to mpigen's mpirun "
+                      "explicitly: no controller's hostfile variable is relied on (OpenMPI 5 ignores ORTE's)"))
     command = plain(launcher_command(job, workers_variable(job)))
     origin = (_said(at("launcherCommand"), "launcherCommand", "") if job.launcher_command is not None else
               "mpirun with the hostfile, the rank count, the placement, every env variable exported by name "

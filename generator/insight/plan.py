@@ -24,7 +24,8 @@ NEVER = "never"
 class JobPlan:
     name: str
     location: Location
-    """The profile line that sizes the job (`totalGpus`, `workers`), or where validation says it can never run."""
+    """The profile line that sizes the job (`totalGpus`, `workers`, else its `name`), or where validation says it can
+    never run."""
     cluster: str
     pool: str
     namespace: str = ""
@@ -149,8 +150,8 @@ def _cluster_plan(cluster: Cluster, jobs: tuple[Job, ...], by_source: dict[str, 
         if not alone:
             planned[job.name] = _job_plan(job, document, NEVER, reason=(
                 f"its {job.worker_count} workers do not fit pool '{job.pool.name}' even with every node free "
-                f"(each asks {_amounts(capacity.worker_ask(job).texts())}; a node offers "
-                f"{_amounts(capacity.node_offer(job.pool).texts())})"))
+                f"(each asks {amounts_text(capacity.worker_ask(job).texts())}; a node offers "
+                f"{amounts_text(capacity.node_offer(job.pool).texts())})"))
             continue
         waiting = next(w for w in packing.waiting if w.job.name == job.name)
         before = order[:order.index(job.name)]
@@ -175,7 +176,8 @@ def _cluster_plan(cluster: Cluster, jobs: tuple[Job, ...], by_source: dict[str, 
                        notes=tuple(_notes(cluster, pools, jobs)))
 
 
-def _amounts(items: tuple[tuple[str, str], ...]) -> str:
+def amounts_text(items: tuple[tuple[str, str], ...]) -> str:
+    """`80 cpu, 512Gi memory, ...` (reports write amounts so too)."""
     return ", ".join(f"{amount} {name}" for name, amount in items) or "nothing"
 
 
@@ -227,19 +229,14 @@ def _queue_plan(cluster: Cluster, queue: Queue, jobs: tuple[Job, ...], planned: 
             if job.pool.name == share.pool.name:
                 asked = asked.plus(capacity.job_demand(job, launcher=True))
         for quota in share.quotas:
-            reach = quota.reach if quota.reach is not None else quota.count
             lines.append(QuotaLine(share.pool.name, quota.resource, _text(quota.count, quota.unit),
-                                   _text(reach - quota.count, quota.unit), _text(asked.get(quota.resource), quota.unit),
-                                   asked.get(quota.resource) > reach))
+                                   _text(quota.reach - quota.count, quota.unit),
+                                   _text(asked.get(quota.resource), quota.unit), asked.get(quota.resource) > quota.reach))
     if volcano:
         asked = capacity.NOTHING
         for job in mine:
             asked = asked.plus(capacity.job_demand(job, launcher=True))
-        capability: dict[str, tuple[int, str]] = {}
-        for share in queue.shares:
-            for quota in share.quotas:
-                capability[quota.resource] = (capability.get(quota.resource, (0, ""))[0] + quota.count, quota.unit)
-        for resource, (count, unit) in capability.items():
+        for resource, (count, unit) in queue.capability().items():
             lines.append(QuotaLine("", resource, _text(count, unit), _text(0, unit),
                                    _text(asked.get(resource), unit), asked.get(resource) > count))
     return QueuePlan(name=queue.name, namespaces=queue.namespaces, lines=tuple(lines),

@@ -9,19 +9,19 @@ from decimal import Decimal
 from typing import Any
 
 from generator.diagnostics import Location, one_line
-from generator.insight.explain import Explanation
-from generator.insight.plan import NEVER, STARTS, WAITS, FleetPlan, JobPlan, PoolPlan, QueuePlan
+from generator.insight.explain import DEFAULT, PROFILE, RULE, Explanation
+from generator.insight.plan import NEVER, STARTS, WAITS, FleetPlan, JobPlan, PoolPlan, QueuePlan, amounts_text
 
 PLAN_FORMAT = 1
 """Version of `mpigen plan --output json` and `mpigen explain --output json`: raised when a field changes meaning
 or goes away (new fields do not raise it)."""
 
 
-ORIGIN_WORDS = {"profile": "from ", "default": "", "rule": "because "}
+ORIGIN_WORDS = {PROFILE: "from ", DEFAULT: "", RULE: "because "}
 
 
 def _plain(value: Any) -> Any:
-    """Result objects as JSON values: dataclasses as objects, Decimals as numbers, locations as `path:line:col`."""
+    """Result objects as JSON values: dataclasses as objects, Decimals as numbers, locations as {path, line, column}."""
     if isinstance(value, Location):
         return {"path": value.path, "line": value.line, "column": value.column}
     if dataclasses.is_dataclass(value):
@@ -45,10 +45,6 @@ def plan_json(plan: FleetPlan) -> str:
     return _json("plan", {"summary": summary, "clusters": _plain(plan.clusters)})
 
 
-def _amounts(items: tuple[tuple[str, str], ...]) -> str:
-    return ", ".join(f"{amount} {name}" for name, amount in items) or "nothing"
-
-
 def _table(rows: list[list[str]], indent: str) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [indent + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
@@ -64,8 +60,8 @@ def _hours(job: JobPlan) -> str:
 def _pool_lines(pool: PoolPlan) -> list[str]:
     fit = "" if not pool.jobs else " (they fit together)" if pool.all_at_once else " (they do not fit together)"
     lines = [f"  pool {pool.name}: {pool.nodes} x {pool.hardware}",
-             f"    each node offers: {_amounts(pool.per_node)}",
-             f"    all its jobs at once ask: {_amounts(pool.asked_at_once)}{fit}"]
+             f"    each node offers: {amounts_text(pool.per_node)}",
+             f"    all its jobs at once ask: {amounts_text(pool.asked_at_once)}{fit}"]
     if not pool.jobs:
         return [*lines, "    no jobs"]
     rows = [["JOB", "WORKERS", "GPUS", "RANKS", "NODES", "STATE", "GPU-HOURS", "PROFILE"]]

@@ -14,6 +14,7 @@ Every value comes from the model: no timestamps, no random names, so a re-render
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -248,15 +249,42 @@ VOLCANO_JOB_HEALTH_KEY = "resource.customizations.health.batch.volcano.sh_Job"
 """The argocd-cm key of a Volcano Job's health check."""
 
 
+@functools.cache
+def _lua(name: str) -> str:
+    return (Path(__file__).parent / name).read_text(encoding="utf-8")
+
+
 def volcano_job_health_check() -> str:
     """The Lua that maps a Volcano Job's phase to Argo CD's health, for clusters with `volcano-job` jobs."""
-    return (Path(__file__).parent / "volcano_job_health.lua").read_text(encoding="utf-8")
+    return _lua("volcano_job_health.lua")
 
 
 def mpijob_health_check() -> str:
     """The Lua that maps an MPIJob's conditions to Argo CD's health: Argo CD ships no health check for
     kubeflow.org kinds, so without it a running, suspended, finished and failed MPIJob look alike."""
-    return (Path(__file__).parent / "mpijob_health.lua").read_text(encoding="utf-8")
+    return _lua("mpijob_health.lua")
+
+
+@dataclass(frozen=True)
+class HealthCheck:
+    """A Lua health check an Argo CD cluster's bootstrap carries: where, for which argocd-cm key, of what."""
+
+    path: str
+    key: str
+    lua: str
+    noun: str
+
+
+def argocd_health_checks(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> tuple[HealthCheck, ...]:
+    """The health checks of an Argo CD cluster: MPIJobs' always, Volcano Jobs' where it runs any."""
+    if cluster.gitops is None or cluster.gitops.tool is not GitOpsTool.ARGOCD:
+        return ()
+    checks = [HealthCheck(names.argocd_health_check_path(cluster.name), MPIJOB_HEALTH_KEY, mpijob_health_check(),
+                          Backend.MPIJOB.noun)]
+    if any(job.backend is Backend.VOLCANO_JOB for job in jobs):
+        checks.append(HealthCheck(names.argocd_volcano_health_check_path(cluster.name), VOLCANO_JOB_HEALTH_KEY,
+                                  volcano_job_health_check(), Backend.VOLCANO_JOB.noun))
+    return tuple(checks)
 
 
 @dataclass(frozen=True)
@@ -266,10 +294,6 @@ class BootstrapFile:
     path: str
     purpose: str
     objects: tuple[dict[str, Any], ...]
-
-
-def runs_volcano_jobs(jobs: tuple[Job, ...] | list[Job]) -> bool:
-    return any(job.backend is Backend.VOLCANO_JOB for job in jobs)
 
 
 def build_bootstrap(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> list[BootstrapFile]:
@@ -282,15 +306,13 @@ def build_bootstrap(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> list
     apps_dir = repo_path(gitops, names.bootstrap_apps_dir(cluster.name))
     apply_once = f"Apply once, by hand: kubectl apply -f {root_dir}/"
     if gitops.tool is GitOpsTool.ARGOCD:
+        install = "".join(f" For {check.noun} health, add {repo_path(gitops, check.path)}"
+                          f"{' to argocd-cm' if i == 0 else ''} as {check.key}."
+                          for i, check in enumerate(argocd_health_checks(cluster, jobs)))
         return [
             BootstrapFile(f"{names.bootstrap_root_dir(cluster.name)}/root-application.yaml",
                           f"Argo CD app of apps of cluster {cluster.name}. {apply_once} (into the cluster Argo CD "
-                          f"runs in); it keeps {apps_dir}/ in sync. For MPIJob health, add "
-                          f"{repo_path(gitops, names.argocd_health_check_path(cluster.name))} to argocd-cm as "
-                          f"{MPIJOB_HEALTH_KEY}." + (
-                              f" For Volcano Job health, add "
-                              f"{repo_path(gitops, names.argocd_volcano_health_check_path(cluster.name))} as "
-                              f"{VOLCANO_JOB_HEALTH_KEY}." if runs_volcano_jobs(jobs) else ""),
+                          f"runs in); it keeps {apps_dir}/ in sync.{install}",
                           (build_argocd_root_application(cluster),)),
             BootstrapFile(f"{names.bootstrap_apps_dir(cluster.name)}/applications.yaml",
                           f"One Argo CD Application per chart of cluster {cluster.name}, synced by the root "

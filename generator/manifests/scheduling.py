@@ -60,13 +60,8 @@ def build_workload_priority_class(name: str, value: int, description: str | None
 
 
 def _capability(queue: Queue) -> dict[str, int | str]:
-    """A Volcano queue's capability: its share of every pool, summed per resource."""
-    totals: dict[str, tuple[int, str]] = {}
-    for share in queue.shares:
-        for quota in share.quotas:
-            before, _ = totals.get(quota.resource, (0, quota.unit))
-            totals[quota.resource] = (before + quota.count, quota.unit)
-    return {resource: quantity_text(count, unit) for resource, (count, unit) in totals.items()}
+    """A Volcano queue's capability, as its Queue object writes it."""
+    return {resource: quantity_text(count, unit) for resource, (count, unit) in queue.capability().items()}
 
 
 def build_volcano_queue(queue: Queue, chart: ChartRef) -> dict[str, Any]:

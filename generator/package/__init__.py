@@ -22,16 +22,14 @@ from generator.diagnostics import Diagnostic, Location
 from generator.manifests import Manifest, build_infra, build_marked_job, infra_chart_ref, job_chart_ref, job_object
 from generator.manifests.gitops import (
     BootstrapFile,
+    argocd_health_checks,
     build_bootstrap,
-    mpijob_health_check,
-    runs_volcano_jobs,
-    volcano_job_health_check,
 )
 from generator.manifests.hostfile import hostfile_line, job_host, rankfile_line
 from generator.manifests.labels import CHART_VERSION, STANDARD_LABEL_KEYS, ChartRef
 from generator.manifests.manifest import Variable, plain, variables
 from generator.manifests.providers import PROVIDERS
-from generator.model import Backend, Cluster, Fleet, GitOpsTool, Job, Naming, NodePool, Scheduler
+from generator.model import Backend, Cluster, Fleet, Job, Naming, NodePool, Scheduler
 from generator.package.template import Hole, escape_text, render_template
 from generator.parallel import split_map
 
@@ -105,11 +103,7 @@ def package_fleet(fleet: Fleet) -> list[Chart]:
             built = {job.name: build_marked_job(job, job_chart_ref(job)) for job in jobs}  # each job's MPIJob, once
             mpijobs = {name: plain(job_object(manifests).obj) for name, manifests in built.items()}
             bootstrap = tuple((file.path, bootstrap_text(file, cluster)) for file in build_bootstrap(cluster, jobs))
-            if cluster.gitops is not None and cluster.gitops.tool is GitOpsTool.ARGOCD:
-                bootstrap += ((names.argocd_health_check_path(cluster.name), mpijob_health_check()),)
-                if runs_volcano_jobs(jobs):
-                    bootstrap += ((names.argocd_volcano_health_check_path(cluster.name),
-                                   volcano_job_health_check()),)
+            bootstrap += tuple((check.path, check.lua) for check in argocd_health_checks(cluster, jobs))
             charts.append(package_infra_chart(cluster, bootstrap, jobs, mpijobs))
             charts += [package_job_chart(job, built[job.name]) for job in jobs]
         return charts
@@ -260,17 +254,12 @@ def _job_holes(ref: ChartRef, manifest: Manifest) -> dict[tuple[str | int, ...],
     return holes
 
 
-def _noun(job: Job) -> str:
-    """What the job's object is called, by backend."""
-    return "Volcano Job" if _volcano(job) else "MPIJob"
-
-
 def _volcano(job: Job) -> bool:
     return job.backend is Backend.VOLCANO_JOB
 
 
 def _naming_note(job: Job, mpijob: str) -> str:
-    noun = _noun(job)
+    noun = job.backend.noun
     if job.naming is Naming.STABLE:
         return f"{noun} name {mpijob} (naming: stable): an edit to a job that already ran reaches it only " \
                f"once the {noun} is deleted."
@@ -310,7 +299,7 @@ def _job_notes(job: Job, mpijob: str) -> str:
                     f"  kubectl -n {ns} get events --field-selector involvedObject.name={name}\n"
                     "    (mpi-operator reports an MPIJob it rejects only as a ValidationError event)\n")
     return escape_text(
-        f"{_noun(job)} {name} in namespace {ns}: "
+        f"{job.backend.noun} {name} in namespace {ns}: "
     ) + action(chartfiles.WORKERS_EXPRESSION) + escape_text(
         f" worker(s) x {job.slots_per_worker} slot(s), {job.mpi_implementation.value}"
     ) + ("" if _kueue(job) or _volcano(job) else chartfiles.SUSPENDED_NOTE) + ".\n" + escape_text(

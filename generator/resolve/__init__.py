@@ -144,8 +144,8 @@ def _scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Scheduling
         for pool_name, nodes in queue.nodes:
             borrow = queue.borrowable(pool_name)
             reach = nodes + admission.borrowable_nodes(data, queue, pool_name)
-            quotas = tuple(Quota(resource, count * nodes, unit, count * borrow if borrow is not None else None,
-                                 reach=count * reach)
+            quotas = tuple(Quota(resource, count * nodes, count * reach, unit,
+                                 count * borrow if borrow is not None else None)
                            for resource, count, unit in by_name[pool_name].offer)
             shares.append(QueueShare(by_name[pool_name], nodes, borrow, quotas))
         queues.append(Queue(queue.name, queue.namespaces, tuple(shares), queue.cohort, queue.weight))

@@ -72,7 +72,7 @@ def derived_env(rails: tuple[RailAttachment, ...], uses_gpus: bool,
 
 
 def _openmpi(rails: tuple[RailAttachment, ...], version: int, slots: int, ssh_port: int | None,
-             operator: bool = True) -> list[tuple[str, str, str]]:
+             operator: bool) -> list[tuple[str, str, str]]:
     if rails:
         env = [("OMPI_MCA_pml", "ucx", "RDMA rails: OpenMPI's point-to-point over UCX")]
     else:

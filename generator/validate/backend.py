@@ -10,9 +10,7 @@ from generator import admission, defaults
 from generator.derive import backend_of
 from generator.diagnostics import Diagnostic
 from generator.load import ProfileFile
-
-MPIJOB = "mpijob"
-VOLCANO_JOB = "volcano-job"
+from generator.model import Backend
 
 # runPolicy settings a Volcano Job has no field for: (key, value it may keep, why).
 _VOLCANO_UNSUPPORTED = (
@@ -27,7 +25,7 @@ _VOLCANO_UNSUPPORTED = (
 
 def check_backend(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
     backend = backend_of(job, cluster)
-    if backend == MPIJOB:
+    if backend == Backend.MPIJOB.value:
         return []
     chosen = f"backend {backend}" + ("" if "backend" in job else f" (cluster '{cluster['name']}'s jobBackend)")
     where = document.location("backend") if "backend" in job else document.location("cluster")

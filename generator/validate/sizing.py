@@ -9,6 +9,7 @@ from generator import defaults, derive, names
 from generator.derive import Layout
 from generator.diagnostics import NEVER_FITS, Diagnostic
 from generator.load import ProfileFile
+from generator.model import Backend
 
 
 def check_layout(document: ProfileFile, job: dict[str, Any], pool: dict[str, Any],
@@ -99,10 +100,9 @@ def _check_worker_names(document: ProfileFile, job: dict[str, Any], shape: Layou
     last = names.worker_name(names.mpijob_name(job["name"], names.RUN_DIGEST_PLACEHOLDER if hashed else None),
                              max(shape.worker_count - 1, 0), backend)
     room = names.DNS1035_MAX - (len(last) - len(job["name"]))
-    controller = "mpi-operator" if backend == "mpijob" else "Volcano"
-    return [Diagnostic(document.location("name"), f"{controller} would reject this job: {problem}",
+    kind = Backend(backend)
+    return [Diagnostic(document.location("name"), f"{kind.controller} would reject this job: {problem}",
                        (f"shorten the job name to at most {room} characters" if len(last) >
                         names.DNS1035_MAX else "shorten the job name")
-                       + (f" (the {'MPIJob' if backend == 'mpijob' else 'Volcano Job'} name adds "
-                          f"{names.RUN_DIGEST_LENGTH + 1} characters of content hash"
-                          + ("; `naming: stable` drops them)" if backend == "mpijob" else ")") if hashed else ""))]
+                       + (f" (the {kind.noun} name adds {names.RUN_DIGEST_LENGTH + 1} characters of content hash"
+                          + ("; `naming: stable` drops them)" if kind is Backend.MPIJOB else ")") if hashed else ""))]

@@ -53,9 +53,9 @@ from generator.write.paths import (
     check_relative,
 )
 from generator.write.plan import checked_plan, refuse_plan
-from generator.write.stamp import CACHE_FILES, Stamp, StampRequest, fresh_stamp, read_clock, record_stamp, unseal
+from generator.write.stamp import Stamp, StampRequest, fresh_stamp, read_clock, record_stamp, unseal
 
-__all__ = ["CACHE_DIR", "CACHE_FILES", "COMMITTED_PLAN", "OWNERSHIP_FILE", "STAGING_DIR", "Stamp", "StampRequest",
+__all__ = ["CACHE_DIR", "COMMITTED_PLAN", "OWNERSHIP_FILE", "STAGING_DIR", "Stamp", "StampRequest",
            "TreeDiff", "WriteError", "WriteFailed", "WriteRefused", "WriteReport", "check_relative", "compare_tree",
            "fresh_stamp", "output_lock", "owned_files", "recover", "write_tree"]
 

@@ -163,9 +163,7 @@ class _Folder:
         fd = os.open(name, _CREATE_FLAGS, 0o644, dir_fd=parent_fd)
         try:
             os.fchmod(fd, 0o644)  # whatever the umask
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, data)
             if _syncfs is None:
                 os.fsync(fd)
         finally:
@@ -177,6 +175,13 @@ class _Folder:
     def files(self) -> Iterator[str]:
         """Every non-folder below this one (links too, not followed), as relative paths."""
         yield from _walk(self.fd, "", 0)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """All of `data`: os.write may write less than it is given."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def read_all(fd: int) -> bytes:

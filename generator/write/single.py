@@ -7,7 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from generator.write.folder import reason
+from generator.write.folder import reason, write_all
 from generator.write.lock import signals_deferred
 from generator.write.paths import WriteFailed
 
@@ -22,9 +22,7 @@ def write_file(path: Path, data: bytes) -> None:
             descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".mpigen-tmp",
                                                      dir=path.parent)
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(descriptor, view):]
+                write_all(descriptor, data)
                 os.fchmod(descriptor, 0o644)
                 os.fsync(descriptor)
             finally:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.write.folder import _CREATE_FLAGS, _READ_FLAGS, _Folder, open_dir, read_all
+from generator.write.folder import _CREATE_FLAGS, _READ_FLAGS, _Folder, open_dir, read_all, write_all
 from generator.write.lock import output_lock
 from generator.write.paths import CACHE_DIR, MAX_LIST_BYTES, WriteError
 
@@ -299,9 +299,7 @@ def _replace(dir_fd: int, name: str, data: bytes) -> None:
         os.unlink(temporary, dir_fd=dir_fd)
     fd = os.open(temporary, _CREATE_FLAGS, 0o644, dir_fd=dir_fd)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        write_all(fd, data)
     finally:
         os.close(fd)
     os.rename(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)

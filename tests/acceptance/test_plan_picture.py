@@ -137,6 +137,23 @@ def test_chromium_shows_every_job_and_rail_and_each_ranks_nic_is_explains(drawn,
             explained[job] = {rank["rank"]: rank for rank in json.loads(said.stdout)["ranks"]}
         rank = explained[job][int(attrs["data-rank"])]
         assert attrs["data-nic"] == (rank["nic"] or ""), (job, attrs)
+    # And, apart from explain: a rank's NIC is the box its GPU is drawn beside, the first NIC whose `gpus` the
+    # hardware profile lists that GPU under (empty where the worker's GPUs are the device plugin's choice).
+    jobs = {(job.cluster.name, job.name): job for job in fleet.jobs}
+    beside = None
+    checked = 0
+    for cluster, attrs in parsed.elements:
+        if "data-nic" in attrs and "data-rank" not in attrs:
+            beside = attrs["data-nic"]
+        elif "data-node" in attrs:
+            beside = None
+        if "data-rank" not in attrs or not attrs["data-nic"]:
+            continue
+        hardware = jobs[(cluster, attrs["data-job"])].pool.hardware
+        listed = next(nic.name for nic in hardware.nics if int(attrs["data-gpu"]) in nic.gpus)
+        assert attrs["data-nic"] == beside == listed, (cluster, attrs)
+        checked += 1
+    assert checked >= 16 * 3, "the whole-node jobs' ranks of dgx-lab, netapp-lab and volcano-lab at least"
     resnet = [a for c, a in ranks if a["data-job"] == "resnet50-dgx" and a["data-rank"] == "13"]
     assert [(a["data-gpu"], a["data-nic"]) for a in resnet] == [("5", "ib2")]
 
