@@ -106,8 +106,9 @@ def _write_locked(folder: _Folder, files: dict[str, bytes], wanted: dict[str, by
         folder.require_file_or_missing(path)
     report = WriteReport()
     moves: list[str] = []
-    os.mkdir(STAGING_DIR, 0o755, dir_fd=folder.fd)
     try:
+        # Inside the try: a signal handled as mkdir returns raises there, and the staging it made must go too.
+        os.mkdir(STAGING_DIR, 0o755, dir_fd=folder.fd)
         unseal(folder)  # the folder is changing: no stamp may vouch for it until it is stamped anew
         clock_ns = None
         if stamped:

@@ -34,8 +34,11 @@ def signals_deferred() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, set())  # the mask as it is, changing nothing
     try:
+        # A signal that arrived just before is handled as this call returns, with the mask already changed:
+        # the `finally` puts the mask back then too.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)

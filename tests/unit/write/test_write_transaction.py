@@ -59,6 +59,26 @@ def test_a_render_killed_while_staging_leaves_the_folder_as_it_was(tmp_path):
     assert {k: (out / k).read_bytes() for k in NEW} == NEW and not (out / "c/jobs/j0").exists()
 
 
+def test_a_signal_handled_as_the_staging_folder_is_made_leaves_no_staging(tmp_path, monkeypatch):
+    """Python runs a signal's handler as soon as the call it arrived in returns, mkdir's included: the
+    exception then comes from the very line that made the staging folder, which must still be removed."""
+    out = tmp_path / "charts"
+    write_tree(out, OLD)
+    before = digest(out)
+    real_mkdir = os.mkdir
+
+    def interrupted_mkdir(path, *args, **kwargs):
+        real_mkdir(path, *args, **kwargs)
+        if path == STAGING_DIR:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "mkdir", interrupted_mkdir)
+    with pytest.raises(KeyboardInterrupt):
+        write_tree(out, NEW)
+    assert not (out / STAGING_DIR).exists()
+    assert digest(out) == before
+
+
 def test_a_render_killed_after_committing_is_completed_by_the_next(tmp_path):
     out = tmp_path / "charts"
     write_tree(out, OLD)
