@@ -28,10 +28,14 @@ HELPERS = "_helpers.tpl"
 NOTES = "NOTES.txt"
 MPIJOB_TEMPLATE = "mpijob.yaml"
 VOLCANO_JOB_TEMPLATE = "volcano-job.yaml"
-JOB_TEMPLATES = {"mpijob": MPIJOB_TEMPLATE, "volcano-job": VOLCANO_JOB_TEMPLATE}
+TRAINJOB_TEMPLATE = "trainjob.yaml"
+JOB_TEMPLATES = {"mpijob": MPIJOB_TEMPLATE, "volcano-job": VOLCANO_JOB_TEMPLATE, "trainjob": TRAINJOB_TEMPLATE}
 """The template of a job chart's job object, by backend."""
 HOSTFILE_TEMPLATE = "hostfile-configmap.yaml"
 NAMESPACES_TEMPLATE = "namespaces.yaml"
+TRAINING_RUNTIMES_TEMPLATE = "training-runtimes.yaml"
+"""The infra chart's TrainingRuntimes, one per `trainjob` job: Trainer's webhook refuses a TrainJob whose runtime
+does not exist yet, and Helm would create a TrainJob before a TrainingRuntime of the same chart."""
 
 TEMPLATE_SUPPORT_FILES = (HELPERS, NOTES)
 """The files of templates/ that render to no object."""
@@ -54,7 +58,7 @@ POOL = "mpigen/pool"
 NODE_RESOURCES = "mpigen/node-resources"
 """JSON: the extended resources one node of the pool offers (a count, or null where the profiles say none)."""
 MPIJOB = "mpigen/mpijob"
-"""The name of the chart's job object: its MPIJob's, or its Volcano Job's under `backend: volcano-job`."""
+"""The name of the chart's job object: its MPIJob's, its Volcano Job's, or its TrainJob's (by backend)."""
 NAMING = "mpigen/naming"
 
 # --- object annotations, for the chart's reviewers ---------------------------------------------------

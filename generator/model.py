@@ -120,20 +120,28 @@ class NodePool:
 
 
 class Backend(str, Enum):
-    """The controller that runs a job: mpi-operator's MPIJob, or Volcano's own Job (`batch.volcano.sh`)."""
+    """The controller that runs a job: mpi-operator's MPIJob, Volcano's own Job (`batch.volcano.sh`), or Kubeflow
+    Trainer v2's TrainJob on a TrainingRuntime whose `mlPolicy.mpi` makes the launcher, hostfile and ssh keys."""
 
     MPIJOB = "mpijob"
     VOLCANO_JOB = "volcano-job"
+    TRAINJOB = "trainjob"
 
     @property
     def noun(self) -> str:
         """What the job's object is called."""
-        return "MPIJob" if self is Backend.MPIJOB else "Volcano Job"
+        return {"mpijob": "MPIJob", "volcano-job": "Volcano Job", "trainjob": "TrainJob"}[self.value]
 
     @property
     def controller(self) -> str:
         """Who runs, and may reject, the job's object."""
-        return "mpi-operator" if self is Backend.MPIJOB else "Volcano"
+        return {"mpijob": "mpi-operator", "volcano-job": "Volcano", "trainjob": "Kubeflow Trainer"}[self.value]
+
+    @property
+    def sets_openmpi_hostfile_variables(self) -> bool:
+        """The controller gives the launcher OpenMPI 4's ORTE variables (hostfile, FQDN names, slots, ssh retries):
+        mpi-operator for an MPIJob, Trainer's MPI plugin for a TrainJob; nobody for a Volcano Job."""
+        return self is not Backend.VOLCANO_JOB
 
 
 class NetworkProvider(str, Enum):

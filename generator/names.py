@@ -31,9 +31,10 @@ def mpijob_name(job: str, digest: str | None) -> str:
     return f"{job}-{digest}" if digest else job
 
 
-WORKER_ROLES = {"mpijob": "worker", "volcano-job": "mpiworker"}
+WORKER_ROLES = {"mpijob": "worker", "volcano-job": "mpiworker", "trainjob": "node-0"}
 """The worker pods' part of their names, by backend: mpi-operator's `<mpijob>-worker-<i>`; a Volcano Job names a
-task's pods `<job>-<task>-<i>` (its PodNameFmt), and mpigen's worker task is `mpiworker`."""
+task's pods `<job>-<task>-<i>` (its PodNameFmt), and mpigen's worker task is `mpiworker`; JobSet names a TrainJob's
+pods `<trainjob>-<replicatedJob>-<jobIndex>-<i>`, and the workers are replicated job `node`, Job index 0."""
 LAUNCHER_TASK = "mpimaster"
 """The launcher's task of a Volcano Job, as Volcano's own MPI examples and its mpi plugin call it."""
 
@@ -55,14 +56,22 @@ def service_name(job: str) -> str:
     return job
 
 
-def host_fqdn(pod: str, job: str, namespace: str) -> str:
-    """Both backends give each pod its own name as hostname and the job's headless service (named after the job)
-    as subdomain: mpi-operator, and Volcano's svc plugin."""
+def host_fqdn(pod: str, job: str, namespace: str, backend: str = "mpijob") -> str:
+    """Every backend gives each pod its own name as hostname and the job's headless service (named after the job)
+    as subdomain: mpi-operator, Volcano's svc plugin, and JobSet for a TrainJob. A TrainJob's hosts are written as
+    Trainer's MPI plugin writes them into its own hostfile, `<pod>.<trainjob>`."""
+    if backend == "trainjob":
+        return f"{pod}.{service_name(job)}"
     return f"{pod}.{service_name(job)}.{namespace}.svc"
 
 
 def worker_host(job: str, namespace: str, index: int | str, backend: str = "mpijob") -> str:
-    return host_fqdn(worker_name(job, index, backend), job, namespace)
+    return host_fqdn(worker_name(job, index, backend), job, namespace, backend)
+
+
+def trainjob_launcher_name(job: str) -> str:
+    """The launcher pod of a TrainJob: replicated job `launcher`, Job index 0, its only pod."""
+    return f"{job}-launcher-0-0"
 
 
 def hostfile_configmap_name(job: str) -> str:
@@ -147,6 +156,11 @@ def argocd_health_check_path(cluster: str) -> str:
 def argocd_volcano_health_check_path(cluster: str) -> str:
     """The Lua health check of Volcano Jobs for the cluster's Argo CD, where it has any."""
     return f"{bootstrap_dir(cluster)}/argocd/volcano-job-health.lua"
+
+
+def argocd_trainjob_health_check_path(cluster: str) -> str:
+    """The Lua health check of TrainJobs for the cluster's Argo CD, where it has any."""
+    return f"{bootstrap_dir(cluster)}/argocd/trainjob-health.lua"
 
 
 def bootstrap_apps_dir(cluster: str) -> str:

@@ -3,7 +3,8 @@
 MPIJob, NetworkAttachmentDefinition and the two PodGroups have hand-written schemas in schemas/crds/. The
 operators' own kinds the infra charts also emit (sriov-network-operator's networks and policies, Kueue's
 queues, flavors, topology and priority classes, Volcano's Queue) and the GitOps kinds of the bootstrap output
-(Argo CD's Application, Flux's GitRepository, Kustomization and HelmRelease) are judged by their upstream CRDs
+(Argo CD's Application, Flux's GitRepository, Kustomization and HelmRelease), and the job objects of the
+other backends (Volcano's Job, Kubeflow Trainer's TrainJob and TrainingRuntime) are judged by their upstream CRDs
 as they are, converted the way `mpigen check --crds` converts any CRD (generator/check/crdschema.py): shipping
 them makes `mpigen check` judge mpigen's own output without `--crds`.
 
@@ -38,6 +39,7 @@ ARGOCD = "argoproj/argo-cd@37ee0097cf851bc2dd7665fc081bbce61a7e836e"
 SOURCE_CONTROLLER = "fluxcd/source-controller@39b711b111fa906c3db0a424e252a5d12e48646d"
 HELM_CONTROLLER = "fluxcd/helm-controller@0f61a8607a62be64638f2f912d9487e653960a6e"
 KUSTOMIZE_CONTROLLER = "fluxcd/kustomize-controller@186fb3b29138ce82ff61ba1a9370b96a3dd598fe"
+TRAINER = "kubeflow/trainer@8c0f5059bd51ec3ba6d6a6a7b2e1471de7bc13b3"
 
 # (file under ../shared/upstream, the upstream repository@commit, the apiVersion mpigen emits, why it does)
 VENDORED: tuple[tuple[str, str, str, str], ...] = (
@@ -59,6 +61,10 @@ VENDORED: tuple[tuple[str, str, str, str], ...] = (
      "a kueue cluster's priority classes"),
     ("scheduling/batch.volcano.sh_jobs.yaml", VOLCANO, "batch.volcano.sh/v1alpha1",
      "the job object of a job whose backend is volcano-job"),
+    ("trainer/trainer.kubeflow.org_trainjobs.yaml", TRAINER, "trainer.kubeflow.org/v1alpha1",
+     "the job object of a job whose backend is trainjob"),
+    ("trainer/trainer.kubeflow.org_trainingruntimes.yaml", TRAINER, "trainer.kubeflow.org/v1alpha1",
+     "in the infra chart, the runtime of each job whose backend is trainjob"),
     ("scheduling/scheduling.volcano.sh_queues.yaml", VOLCANO, "scheduling.volcano.sh/v1beta1",
      "one per queue of a volcano cluster"),
     ("gitops/argocd/application-crd.yaml", ARGOCD, "argoproj.io/v1alpha1",

@@ -161,8 +161,10 @@ def _naming(job: Job, mpijob: str, at: _Where) -> list[Fact]:
                  _said(at("namespace"), "namespace", f"the first namespace of cluster {job.cluster.name}")),
             _fact("naming", "worker pods", f"{names.worker_name(mpijob, 0, job.backend.value)} .. "
                  f"{names.worker_name(mpijob, job.worker_count - 1, job.backend.value)}",
-                 ("mpi-operator names workers <mpijob>-worker-<i>" if job.backend is Backend.MPIJOB else
-                  "Volcano names a task's pods <job>-<task>-<i> (task mpiworker)")
+                 {Backend.MPIJOB: "mpi-operator names workers <mpijob>-worker-<i>",
+                  Backend.VOLCANO_JOB: "Volcano names a task's pods <job>-<task>-<i> (task mpiworker)",
+                  Backend.TRAINJOB: "JobSet names a TrainJob's pods <trainjob>-<replicatedJob>-<jobIndex>-<i> "
+                  "(replicated job node)"}[job.backend]
                  + f", reachable as {job_host(job, mpijob, 0)} through the job's headless service")]
 
 

@@ -17,10 +17,11 @@ from generator.manifests.manifest import Manifest, Variable, plain
 from generator.manifests.mpijob import host_path_reasons, mpijob_object, workers_variable
 from generator.manifests.network import build_namespace
 from generator.manifests.run_name import named_spec
+from generator.manifests.trainjob import training_runtime_object, trainjob_object
 from generator.manifests.volcano_job import volcano_job_object
 from generator.model import Backend, Cluster, Job
 from generator.podsecurity import Level, PodSecurity, combine, evaluate
-from generator.vocabulary import volcano_job
+from generator.vocabulary import trainer, volcano_job
 
 
 def job_chart_ref(job: Job, release: str | None = None) -> ChartRef:
@@ -42,7 +43,8 @@ def build_marked_job(job: Job, chart: ChartRef, workers: Variable | None = None)
     sets marked as Variables."""
     workers = workers or workers_variable(job)
     name, spec = named_spec(job, workers)
-    build = volcano_job_object if job.backend is Backend.VOLCANO_JOB else mpijob_object
+    build = {Backend.MPIJOB: mpijob_object, Backend.VOLCANO_JOB: volcano_job_object,
+             Backend.TRAINJOB: trainjob_object}[job.backend]
     return [
         Manifest(chartfiles.HOSTFILE_TEMPLATE, build_hostfile_configmap(job, chart, name, workers.plain)),
         Manifest(chartfiles.JOB_TEMPLATES[job.backend.value], build(job, chart, name, spec)),
@@ -54,19 +56,30 @@ def job_object(manifests: list[Manifest]) -> Manifest:
     return next(m for m in manifests if m.template in chartfiles.JOB_TEMPLATES.values())
 
 
+def pods_object(job: Job, manifests: list[Manifest]) -> dict[str, Any]:
+    """The object that holds the job's pod templates, plain: its job object, or under a TrainJob the
+    TrainingRuntime the infra chart carries for it."""
+    obj = plain(job_object(manifests).obj)
+    if job.backend is Backend.TRAINJOB:
+        return training_runtime_object(job, infra_chart_ref(job.cluster), obj["metadata"]["name"])
+    return obj
+
+
 def pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    """The pod specs of a job object mpigen built (plain): each replica's of an MPIJob, each task's of a Volcano
-    Job."""
+    """The pod specs of an object mpigen built (plain): each replica's of an MPIJob, each task's of a Volcano
+    Job, each replicated job's of a TrainingRuntime."""
     if obj["kind"] == volcano_job.KIND and obj["apiVersion"] == volcano_job.API_VERSION:
         return [task["template"]["spec"] for task in obj["spec"]["tasks"]]
+    if obj["kind"] == trainer.RUNTIME_KIND and obj["apiVersion"] == trainer.API_VERSION:
+        return [rjob["template"]["spec"]["template"]["spec"] for rjob in obj["spec"]["template"]["spec"]["replicatedJobs"]]
     return [replica["template"]["spec"] for replica in obj["spec"]["mpiReplicaSpecs"].values()]
 
 
 def job_pod_security(job: Job, mpijob: dict[str, Any] | None = None) -> PodSecurity:
     """The Pod Security level the pods of `job` need: of its launcher and its workers, the higher.
-    `mpijob`: the job's object (MPIJob or Volcano Job), plain, where it is built already."""
+    `mpijob`: the object holding the job's pods (`pods_object`), plain, where it is built already."""
     if mpijob is None:
-        mpijob = job_object(build_job(job, job_chart_ref(job))).obj
+        mpijob = pods_object(job, build_job(job, job_chart_ref(job)))
     return combine(evaluate(spec) for spec in pod_specs(mpijob))
 
 
@@ -112,4 +125,6 @@ def build_infra(cluster: Cluster, chart: ChartRef, jobs: tuple[Job, ...] = (),
     levels = namespace_pod_security(cluster, jobs, mpijobs)
     manifests = [Manifest(chartfiles.NAMESPACES_TEMPLATE, build_namespace(ns, chart, levels[ns], cluster.kubernetes_version))
                  for ns in cluster.namespaces]
-    return manifests + providers.infra(cluster, chart) + scheduling.infra(cluster, chart)
+    runtimes = [Manifest(chartfiles.TRAINING_RUNTIMES_TEMPLATE, training_runtime_object(job, chart, named_spec(
+                    job, workers_variable(job))[0])) for job in jobs if job.backend is Backend.TRAINJOB]
+    return manifests + providers.infra(cluster, chart) + scheduling.infra(cluster, chart) + runtimes

@@ -21,7 +21,7 @@ from typing import Any
 
 from generator import names
 from generator.model import Backend, Cluster, GitOps, GitOpsTool, Job, Scheduler
-from generator.vocabulary import mpi_operator
+from generator.vocabulary import mpi_operator, trainer
 from generator.vocabulary import scheduling as kueue
 
 ARGOCD_API_VERSION = "argoproj.io/v1alpha1"
@@ -56,7 +56,9 @@ class Delivery:
     wave: int
     depends_on: tuple[str, ...]
     kueue_managed: bool = False
-    """A job chart whose MPIJob Kueue suspends, unsuspends and places: the tool must leave those fields alone."""
+    """A job chart whose job object Kueue suspends, unsuspends and places: the tool must leave those fields alone."""
+    backend: Backend = Backend.MPIJOB
+    """A job chart's backend: the kind of its job object."""
 
 
 def deliveries(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> list[Delivery]:
@@ -68,7 +70,7 @@ def deliveries(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> list[Deli
         Delivery(name=names.gitops_job_name(cluster.name, job.name),
                  chart_dir=names.chart_dir_of_job(cluster.name, job.name), release=job.name,
                  namespace=job.namespace, wave=JOB_WAVE, depends_on=(infra.name,),
-                 kueue_managed=cluster.scheduling.scheduler is Scheduler.KUEUE)
+                 kueue_managed=cluster.scheduling.scheduler is Scheduler.KUEUE, backend=job.backend)
         for job in sorted(jobs, key=lambda j: j.name)
     ]
 
@@ -110,11 +112,16 @@ def _automated_sync(create_namespace: bool, respect_ignore_differences: bool = F
     return policy
 
 
-def kueue_ignore_differences() -> list[dict[str, Any]]:
-    """The MPIJob fields Kueue owns (`runPolicy.suspend`, and what it injects into the pod templates on
-    admission): Argo CD neither reports them as drift nor, with `RespectIgnoreDifferences=true`, puts git's
-    values back on sync. Without it, self-heal would set `suspend: true` on a running job (Kueue reads that
-    as the job being stopped), or a sync after any commit would."""
+def kueue_ignore_differences(backend: Backend = Backend.MPIJOB) -> list[dict[str, Any]]:
+    """The job object's fields Kueue owns (suspend, and what it injects into the pods on admission): Argo CD
+    neither reports them as drift nor, with `RespectIgnoreDifferences=true`, puts git's values back on sync.
+    Without it, self-heal would set `suspend: true` on a running job (Kueue reads that as the job being
+    stopped), or a sync after any commit would."""
+    if backend is Backend.TRAINJOB:
+        # Kueue unsuspends a TrainJob on admission and injects its flavors' node selectors and tolerations as
+        # runtime patches of its own (the pods are in the TrainingRuntime, which Kueue leaves alone).
+        return [{"group": trainer.GROUP, "kind": trainer.TRAINJOB_KIND,
+                 "jsonPointers": ["/spec/suspend", "/spec/runtimePatches"]}]
     group = mpi_operator.API_VERSION.split("/")[0]
     return [{
         "group": group,
@@ -141,7 +148,7 @@ def build_argocd_application(cluster: Cluster, delivery: Delivery) -> dict[str, 
                 "helm": {"releaseName": delivery.release},
             },
             "destination": {"server": gitops.destination, "namespace": delivery.namespace},
-            **({"ignoreDifferences": kueue_ignore_differences()} if delivery.kueue_managed else {}),
+            **({"ignoreDifferences": kueue_ignore_differences(delivery.backend)} if delivery.kueue_managed else {}),
             "syncPolicy": _automated_sync(create_namespace=True, respect_ignore_differences=delivery.kueue_managed),
         },
     }
@@ -247,6 +254,8 @@ MPIJOB_HEALTH_KEY = "resource.customizations.health.kubeflow.org_MPIJob"
 
 VOLCANO_JOB_HEALTH_KEY = "resource.customizations.health.batch.volcano.sh_Job"
 """The argocd-cm key of a Volcano Job's health check."""
+TRAINJOB_HEALTH_KEY = "resource.customizations.health.trainer.kubeflow.org_TrainJob"
+"""The argocd-cm key of a TrainJob's health check."""
 
 
 @functools.cache
@@ -257,6 +266,12 @@ def _lua(name: str) -> str:
 def volcano_job_health_check() -> str:
     """The Lua that maps a Volcano Job's phase to Argo CD's health, for clusters with `volcano-job` jobs."""
     return _lua("volcano_job_health.lua")
+
+
+def trainjob_health_check() -> str:
+    """The Lua that maps a TrainJob's conditions to Argo CD's health, for clusters with `trainjob` jobs: Argo CD
+    ships no health check for trainer.kubeflow.org kinds."""
+    return _lua("trainjob_health.lua")
 
 
 def mpijob_health_check() -> str:
@@ -276,7 +291,7 @@ class HealthCheck:
 
 
 def argocd_health_checks(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> tuple[HealthCheck, ...]:
-    """The health checks of an Argo CD cluster: MPIJobs' always, Volcano Jobs' where it runs any."""
+    """The health checks of an Argo CD cluster: MPIJobs' always, Volcano Jobs' and TrainJobs' where it runs any."""
     if cluster.gitops is None or cluster.gitops.tool is not GitOpsTool.ARGOCD:
         return ()
     checks = [HealthCheck(names.argocd_health_check_path(cluster.name), MPIJOB_HEALTH_KEY, mpijob_health_check(),
@@ -284,6 +299,9 @@ def argocd_health_checks(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) ->
     if any(job.backend is Backend.VOLCANO_JOB for job in jobs):
         checks.append(HealthCheck(names.argocd_volcano_health_check_path(cluster.name), VOLCANO_JOB_HEALTH_KEY,
                                   volcano_job_health_check(), Backend.VOLCANO_JOB.noun))
+    if any(job.backend is Backend.TRAINJOB for job in jobs):
+        checks.append(HealthCheck(names.argocd_trainjob_health_check_path(cluster.name), TRAINJOB_HEALTH_KEY,
+                                  trainjob_health_check(), Backend.TRAINJOB.noun))
     return tuple(checks)
 
 

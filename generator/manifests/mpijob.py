@@ -10,13 +10,14 @@ from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISS
 from generator.manifests.manifest import Variable
 from generator.manifests.providers import PROVIDERS, WORKER_OF_LABEL, PodNetwork, pod_network
 from generator.manifests.scheduling import job_labels, pod_priority_class, scheduling_policy, worker_annotations
-from generator.model import Job, MpiImplementation, Resources
+from generator.model import Backend, Job, MpiImplementation, Resources
 from generator.vocabulary import mpi_operator
 
 LAUNCHER_CONTAINER = "launcher"
 WORKER_CONTAINER = "worker"
 HOSTFILE_VOLUME = "mpigen-hostfile"
 SHM_VOLUME = "dshm"
+NVIDIA_VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 RANK_COUNT_FLAG = {MpiImplementation.OPENMPI: "-np", MpiImplementation.INTEL: "-n", MpiImplementation.MPICH: "-n"}
 
 
@@ -39,7 +40,12 @@ def mpirun_command(job: Job, workers: Variable) -> list[str | Variable]:
         command = ["mpirun"]
         if job.runs_as_root:
             command.append("--allow-run-as-root")
-        command += ["--hostfile", names.HOSTFILE_PATH, flag, ranks, *placement_flags(job)]
+        command += ["--hostfile", names.HOSTFILE_PATH]
+        if job.backend is not Backend.TRAINJOB:
+            # Under a TrainJob the launcher lives in the infra chart's runtime, which no value of the job chart
+            # reaches: without -np, OpenMPI runs one rank per slot of the hostfile, which follows the workers.
+            command += [flag, ranks]
+        command += placement_flags(job)
         port = PROVIDERS[job.cluster.network.provider].worker_ssh_port(job.cluster.network)
         if port is not None and job.openmpi_version == 4:
             # Command line, not OMPI_MCA_plm_rsh_args: the operator appends that variable to the launcher.
@@ -197,6 +203,17 @@ def build_launcher_pod_spec(job: Job, mpijob: str, workers: Variable) -> dict[st
             *_claims(job),
         ],
     }
+
+
+def hide_gpus_from_launcher(job: Job, launcher_spec: dict[str, Any]) -> dict[str, Any]:
+    """The launcher asks for no GPU, but a CUDA image says NVIDIA_VISIBLE_DEVICES=all, which would show it every
+    GPU of its node: mpi-operator empties it on an MPIJob's launcher (DOMAIN.md section 1); for the backends whose
+    controller does not, mpigen does. On the launcher's container only: mpirun exports the job's own variables to
+    the ranks."""
+    if job.uses_gpus:
+        container = launcher_spec["containers"][0]
+        container["env"] = [*container.get("env", []), {"name": NVIDIA_VISIBLE_DEVICES, "value": ""}]
+    return launcher_spec
 
 
 def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:

@@ -21,11 +21,12 @@ from generator import names
 from generator.manifests.hostfile import configmap_data
 from generator.manifests.manifest import Variable, plain
 from generator.manifests.mpijob import build_mpijob_spec, workers_variable
+from generator.manifests.trainjob import build_training_runtime_spec, build_trainjob_spec
 from generator.manifests.volcano_job import build_volcano_job_spec
 from generator.model import Backend, Job, Naming
 
-RUN_DIGEST_COVERS = ("the job object's spec (an MPIJob's without runPolicy.suspend), its namespace, and its hostfile "
-                     "(and rankfile), "
+RUN_DIGEST_COVERS = ("the job object's spec (without suspend; a TrainJob's with its TrainingRuntime), its namespace, "
+                     "and its hostfile (and rankfile), "
                      "built under the plain job name: mpi-operator never applies a spec edit to a launcher it created, "
                      "so an edited run is a new MPIJob and the GitOps tool prunes the old one (DOMAIN.md section 5); "
                      "suspend is left out so that suspending from git acts on the same MPIJob")
@@ -40,7 +41,10 @@ def run_digest(job: Job) -> str:
 def _digest(job: Job, spec: dict[str, Any]) -> str:
     """`run_digest` of the job object's `spec`, built under the plain job name with the profile's worker count."""
     spec = plain(spec)
-    spec.get("runPolicy", {}).pop("suspend", None)
+    spec.get("runPolicy", {}).pop("suspend", None)  # an MPIJob's
+    if job.backend is Backend.TRAINJOB:
+        spec.pop("suspend", None)
+        spec["runtime"] = build_training_runtime_spec(job, job.name)  # the pods live in the TrainingRuntime
     run = {"namespace": job.namespace, "spec": spec, **configmap_data(job, job.name, job.worker_count)}
     canonical = json.dumps(run, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:names.RUN_DIGEST_LENGTH]
@@ -66,7 +70,10 @@ def named_spec(job: Job, workers: Variable) -> tuple[str, dict[str, Any]]:
 
 
 def build_job_spec(job: Job, name: str, workers: Variable) -> dict[str, Any]:
-    """The spec of the job's object under its backend: an MPIJob's, or a Volcano Job's."""
+    """The spec of the job's object under its backend: an MPIJob's, a Volcano Job's, or a TrainJob's (whose
+    runtime, which the digest covers too, is built for the infra chart)."""
     if job.backend is Backend.VOLCANO_JOB:
         return build_volcano_job_spec(job, name, workers)
+    if job.backend is Backend.TRAINJOB:
+        return build_trainjob_spec(job, name, workers)
     return build_mpijob_spec(job, name, workers)

@@ -16,6 +16,7 @@ from generator.manifests.manifest import Variable
 from generator.manifests.mpijob import (
     build_launcher_pod_spec,
     build_worker_pod_template,
+    hide_gpus_from_launcher,
     host_path_annotation,
     privileged_annotation,
 )
@@ -27,19 +28,12 @@ from generator.vocabulary import mpi_operator, volcano_job
 from generator.vocabulary.mpi_operator import WAIT_FOR_WORKERS_READY
 
 WORKER_TASK = WORKER_ROLES["volcano-job"]
-NVIDIA_VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 NEVER = "Never"
 
 
 def build_volcano_job_spec(job: Job, name: str, workers: Variable) -> dict[str, Any]:
     """The spec of Volcano Job `name`, the values a chart value sets marked as Variables."""
-    launcher_spec = build_launcher_pod_spec(job, name, workers)
-    if job.uses_gpus:
-        # The launcher asks for no GPU, but a CUDA image says NVIDIA_VISIBLE_DEVICES=all, which would show it every
-        # GPU of its node: mpi-operator empties it on an MPIJob's launcher (DOMAIN.md section 1), so does mpigen.
-        # On this container only: mpirun exports the job's own variables to the ranks.
-        container = launcher_spec["containers"][0]
-        container["env"] = [*container.get("env", []), {"name": NVIDIA_VISIBLE_DEVICES, "value": ""}]
+    launcher_spec = hide_gpus_from_launcher(job, build_launcher_pod_spec(job, name, workers))
     launcher_template: dict[str, Any] = {
         **({"metadata": {"annotations": host_path_annotation(job)}} if host_path_annotation(job) else {}),
         "spec": {**launcher_spec, "restartPolicy": mpi_operator.DEFAULT_RESTART_POLICY[mpi_operator.LAUNCHER]},

@@ -19,7 +19,15 @@ from typing import Any
 from generator import chartfiles, names, yamlio
 from generator.chartfiles import action, helpers_tpl, include, template_path, trimmed_action
 from generator.diagnostics import Diagnostic, Location
-from generator.manifests import Manifest, build_infra, build_marked_job, infra_chart_ref, job_chart_ref, job_object
+from generator.manifests import (
+    Manifest,
+    build_infra,
+    build_marked_job,
+    infra_chart_ref,
+    job_chart_ref,
+    job_object,
+    pods_object,
+)
 from generator.manifests.gitops import (
     BootstrapFile,
     argocd_health_checks,
@@ -101,7 +109,7 @@ def package_fleet(fleet: Fleet) -> list[Chart]:
         for cluster in clusters:
             jobs = fleet.jobs_of(cluster)
             built = {job.name: build_marked_job(job, job_chart_ref(job)) for job in jobs}  # each job's MPIJob, once
-            mpijobs = {name: plain(job_object(manifests).obj) for name, manifests in built.items()}
+            mpijobs = {job.name: pods_object(job, built[job.name]) for job in jobs}
             bootstrap = tuple((file.path, bootstrap_text(file, cluster)) for file in build_bootstrap(cluster, jobs))
             bootstrap += tuple((check.path, check.lua) for check in argocd_health_checks(cluster, jobs))
             charts.append(package_infra_chart(cluster, bootstrap, jobs, mpijobs))
@@ -258,6 +266,29 @@ def _volcano(job: Job) -> bool:
     return job.backend is Backend.VOLCANO_JOB
 
 
+def _trainjob(job: Job) -> bool:
+    return job.backend is Backend.TRAINJOB
+
+
+def _workers_note(job: Job) -> str:
+    if _volcano(job):
+        return ("Worker pods: the Volcano Job's mpiworker replicas and its minAvailable, the hostfile and mpirun's rank "
+                "count follow it. Volcano refuses the change on a Job already created (the launcher's command changes "
+                "with it): set it before the first sync.")
+    if _trainjob(job):
+        return ("Worker pods: the TrainJob's numNodes and the hostfile follow it, and with them mpirun's rank count "
+                "(one rank per slot of the hostfile). Trainer refuses the change on a TrainJob already created "
+                "(spec.trainer is immutable): set it before the first sync.")
+    return "Worker pods: the MPIJob's Worker replicas, the hostfile and mpirun's rank count follow it."
+
+
+def _suspend_note(job: Job) -> str:
+    field = "spec.suspend" if _trainjob(job) else "runPolicy.suspend"
+    if _kueue(job):
+        return f"Create the {job.backend.noun} suspended ({field}): no pods until Kueue admits it."
+    return f"Create the {job.backend.noun} suspended ({field}): no pods until it is set to false."
+
+
 def _naming_note(job: Job, mpijob: str) -> str:
     noun = job.backend.noun
     if job.naming is Naming.STABLE:
@@ -293,6 +324,11 @@ def _job_notes(job: Job, mpijob: str) -> str:
         commands = (f"  kubectl -n {ns} get vcjob {name}\n"
                     f"  kubectl -n {ns} logs -f pod/{names.volcano_launcher_name(name)}\n"
                     f"  kubectl -n {ns} get events --field-selector involvedObject.name={name}\n")
+    elif _trainjob(job):
+        commands = (f"  kubectl -n {ns} get trainjob {name}\n"
+                    f"  kubectl -n {ns} logs -f pod/{names.trainjob_launcher_name(name)}\n"
+                    f"  kubectl -n {ns} get events --field-selector involvedObject.name={name}\n"
+                    f"    (its TrainingRuntime {name} is in cluster {job.cluster.name}'s infra chart)\n")
     else:
         commands = (f"  kubectl -n {ns} get mpijob {name}\n"
                     f"  kubectl -n {ns} logs -f job/{names.launcher_name(name)}\n"
@@ -324,29 +360,25 @@ def package_job_chart(job: Job, marked: list[Manifest] | None = None) -> Chart:
              GENERATED_NOTE.format(source=job.source) + " `--set` is for one-off renders.",
              _naming_note(job, mpijob)],
             [
-                (chartfiles.IMAGE, job.image, ["Container image of the launcher and every worker.",
-                                      f"From {job.origin('image')}."]),
+                # Under a TrainJob the image is in the TrainingRuntime of the infra chart, which no value here reaches.
+                *([] if _trainjob(job) else [(chartfiles.IMAGE, job.image, [
+                    "Container image of the launcher and every worker.", f"From {job.origin('image')}."])]),
                 (chartfiles.WORKERS, job.worker_count, [
-                    ("Worker pods: the Volcano Job's mpiworker replicas and its minAvailable, the hostfile and "
-                     "mpirun's rank count follow it. Volcano refuses the change on a Job already created (the "
-                     "launcher's command changes with it): set it before the first sync." if _volcano(job) else
-                     "Worker pods: the MPIJob's Worker replicas, the hostfile and mpirun's rank count follow it."),
+                    _workers_note(job),
                     f"From {job.origin('workers')}. At most {job.max_workers}: {job.origin('max_workers')}."]),
                 *([] if _volcano(job) else [(chartfiles.SUSPEND, job.run_policy.suspend, [
-                    "Create the MPIJob suspended (runPolicy.suspend): no pods until Kueue admits it."
-                    if _kueue(job) else
-                    "Create the MPIJob suspended (runPolicy.suspend): no pods until it is set to false.",
-                    f"From {job.origin('suspend')}."])]),
+                    _suspend_note(job), f"From {job.origin('suspend')}."])]),
             ]),
         chartfiles.VALUES_SCHEMA: _values_schema(f"Values of MPI job {job.name}", {
-            chartfiles.IMAGE: {"type": "string", "minLength": 1, "pattern": "^[^\\s]+$",
-                      "description": "Container image of the launcher and every worker."},
+            **({} if _trainjob(job) else {chartfiles.IMAGE: {
+                "type": "string", "minLength": 1, "pattern": "^[^\\s]+$",
+                "description": "Container image of the launcher and every worker."}}),
             chartfiles.WORKERS: {"type": "integer", "minimum": 1, "maximum": job.max_workers,
                         "description": f"Worker pods; at most {job.max_workers} fit pool {job.pool.name}."},
             **({} if _volcano(job) else {chartfiles.SUSPEND: {
-                "type": "boolean", "const": True, "description": "Create the MPIJob suspended: Kueue unsuspends it "
-                "when it admits it; false would start it without admission."}
-                if _kueue(job) else {"type": "boolean", "description": "Create the MPIJob suspended."}}),
+                "type": "boolean", "const": True, "description": f"Create the {job.backend.noun} suspended: Kueue "
+                "unsuspends it when it admits it; false would start it without admission."}
+                if _kueue(job) else {"type": "boolean", "description": f"Create the {job.backend.noun} suspended."}}),
         }),
         template_path(chartfiles.HELPERS): helpers_tpl(ref, _job_helpers(job, ref, mpijob)),
         template_path(chartfiles.NOTES): _job_notes(job, mpijob),

@@ -273,7 +273,7 @@ def _env(document: ProfileFile, data: dict[str, Any], rails: tuple[RailAttachmen
                           nic_distance=pool.hardware.gpu.nic_distance if uses_gpus and rails else None,
                           openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
                           ssh_port=PROVIDERS[cluster.network.provider].worker_ssh_port(cluster.network),
-                          operator=backend is Backend.MPIJOB)
+                          operator=backend.sets_openmpi_hostfile_variables)
     for name, value, why in derived:
         if name in user_env:
             env.append(_env_var(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))

@@ -51,8 +51,9 @@ def derived_env(rails: tuple[RailAttachment, ...], uses_gpus: bool,
                 ssh_port: int | None = None, operator: bool = True) -> list[tuple[str, str, str]]:
     """(name, value, why) for each NCCL, UCX and MPI variable, in a fixed order.
 
-    `ssh_port`: sshd's port on the workers where it is not 22 (host networking). `operator`: mpi-operator runs
-    the job (an MPIJob) and sets OpenMPI 4's ORTE variables itself; under another backend mpigen sets them.
+    `ssh_port`: sshd's port on the workers where it is not 22 (host networking). `operator`: the job's controller
+    sets OpenMPI 4's ORTE variables on the launcher itself (mpi-operator for an MPIJob, Trainer's MPI plugin for a
+    TrainJob); where none does (a Volcano Job), mpigen sets them.
     """
     env: list[tuple[str, str, str]] = []
     if uses_gpus:

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator import admission, defaults
+from generator import admission, defaults, names
 from generator.derive import backend_of
 from generator.diagnostics import Diagnostic
 from generator.load import ProfileFile
 from generator.model import Backend
+from generator.vocabulary import mpi_operator
+from generator.vocabulary.kubernetes import DNS1035_MAX
 
 # runPolicy settings a Volcano Job has no field for: (key, value it may keep, why).
 _VOLCANO_UNSUPPORTED = (
@@ -23,12 +25,22 @@ _VOLCANO_UNSUPPORTED = (
 )
 
 
+# runPolicy settings a TrainJob has no field for: (key, value it may keep, why).
+_TRAINJOB_UNSUPPORTED = (
+    ("cleanPodPolicy", defaults.CLEAN_POD_POLICY, "a TrainJob ends as its launcher completes (JobSet's successPolicy), "
+     "and JobSet then deletes the workers' Job: `Running`, and nothing else"),
+)
+_TRAINJOB_SCHEDULERS = (admission.NONE, admission.KUEUE)
+
+
 def check_backend(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
     backend = backend_of(job, cluster)
     if backend == Backend.MPIJOB.value:
         return []
     chosen = f"backend {backend}" + ("" if "backend" in job else f" (cluster '{cluster['name']}'s jobBackend)")
     where = document.location("backend") if "backend" in job else document.location("cluster")
+    if backend == Backend.TRAINJOB.value:
+        return _check_trainjob(document, job, cluster, chosen, where)
     found = []
     if admission.scheduler_of(cluster) != admission.VOLCANO:
         found.append(Diagnostic(where, f"{chosen} needs Volcano, but cluster '{cluster['name']}' has "
@@ -46,11 +58,49 @@ def check_backend(document: ProfileFile, job: dict[str, Any], cluster: dict[str,
                                 f"{chosen}: Volcano's ssh plugin mounts the job's keys owned by root with mode 0600, "
                                 "so sshd and ssh running as another user cannot read them",
                                 "run the image as root (no runAsUser), or choose `backend: mpijob`"))
-    policy = job.get("runPolicy", {})
-    for key, allowed, why in _VOLCANO_UNSUPPORTED:
-        if key in policy and policy[key] != allowed:
-            found.append(Diagnostic(document.location("runPolicy", key), f"runPolicy.{key} "
-                                    f"{json.dumps(policy[key])} cannot be expressed under {chosen}: {why}",
-                                    "remove it, or choose `backend: mpijob`"))
-    return found
+    return found + _unsupported_run_policy(document, job, _VOLCANO_UNSUPPORTED, chosen)
 
+
+
+def _check_trainjob(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any], chosen: str,
+                    where: Any) -> list[Diagnostic]:
+    found = []
+    implementation = job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION)
+    if implementation != "OpenMPI":
+        found.append(Diagnostic(document.location("mpiImplementation"), f"mpiImplementation {implementation} cannot "
+                                f"be used under {chosen}: Trainer's MPI plugin writes the hostfile for OpenMPI only "
+                                "(the TrainingRuntime's mlPolicy.mpi.mpiImplementation allows only OpenMPI)",
+                                "use an OpenMPI image, or choose `backend: mpijob`"))
+    scheduler = admission.scheduler_of(cluster)
+    if scheduler not in _TRAINJOB_SCHEDULERS:
+        found.append(Diagnostic(where, f"{chosen} cannot run under cluster '{cluster['name']}'s scheduling.scheduler "
+                                f"{scheduler}: mpigen compiles a TrainJob's gang only through Kueue (Trainer's own "
+                                "podGroupPolicy is not compiled yet)",
+                                "choose `backend: mpijob` (or `volcano-job` under Volcano)"))
+    if job.get("naming") == "stable":
+        found.append(Diagnostic(document.location("naming"), f"naming stable cannot be used under {chosen}: a "
+                                "TrainJob's runtimeRef and trainer fields are immutable, and Trainer builds the "
+                                "JobSet once and never applies a later runtime edit to it",
+                                "remove it (content-hash naming makes an edited job a new TrainJob), or choose "
+                                "`backend: mpijob`"))
+    hashed = job.get("naming", defaults.JOB_NAMING) == "content-hash"
+    launcher = names.trainjob_launcher_name(names.mpijob_name(job["name"], names.RUN_DIGEST_PLACEHOLDER
+                                                                if hashed else None))
+    if len(launcher) > DNS1035_MAX:
+        room = DNS1035_MAX - (len(launcher) - len(job["name"]))
+        found.append(Diagnostic(document.location("name"), f"Kubeflow Trainer would reject this job: its launcher pod "
+                                f"<trainjob>-launcher-0-0 would be {len(launcher)} characters, more than "
+                                f"{DNS1035_MAX} (JobSet makes it the pod's hostname)",
+                                f"shorten the job name to at most {room} characters"
+                                + (f" (the TrainJob name adds {names.RUN_DIGEST_LENGTH + 1} characters of content "
+                                   "hash)" if hashed else "")))
+    return found + _unsupported_run_policy(document, job, _TRAINJOB_UNSUPPORTED, chosen)
+
+
+def _unsupported_run_policy(document: ProfileFile, job: dict[str, Any],
+                            unsupported: tuple[tuple[str, Any, str], ...], chosen: str) -> list[Diagnostic]:
+    """The runPolicy settings the chosen backend has no field for, each where the profile sets it."""
+    policy = job.get("runPolicy", {})
+    return [Diagnostic(document.location("runPolicy", key), f"runPolicy.{key} {json.dumps(policy[key])} cannot be "
+                       f"expressed under {chosen}: {why}", "remove it, or choose `backend: mpijob`")
+            for key, allowed, why in unsupported if key in policy and policy[key] != allowed]

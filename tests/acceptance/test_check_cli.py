@@ -60,6 +60,8 @@ COMMITTED_LEVELS = {
     ("cpu-lab/jobs/cpu-pi", "mpi"): ("restricted", ""),
     ("dgx-lab/jobs/pi", "hpc"): ("restricted", ""),
     ("dgx-lab/jobs/resnet50-dgx", "ml-training"): ("privileged", "container worker adds capability IPC_LOCK"),
+    # resnet50-trainjob's pods are in the TrainingRuntime the infra chart carries for it.
+    ("dgx-lab/infra", "ml-training"): ("privileged", "container node adds capability IPC_LOCK"),
     ("dgx-lab/jobs/tensorflow-benchmarks", "ml-training"): (
         "baseline", "container launcher lacks allowPrivilegeEscalation: false, runAsNonRoot: true, seccompProfile "
         "RuntimeDefault, capabilities drop ALL; container worker lacks allowPrivilegeEscalation: false, runAsNonRoot: "
@@ -77,10 +79,12 @@ COMMITTED_LEVELS = {
 # Namespaces, 4 SriovNetworkNodePolicies, 8 SriovIBNetworks, 2 WorkloadPriorityClasses, a Topology, a
 # ResourceFlavor, 2 ClusterQueues, 2 LocalQueues), its two jobs 4, its bootstrap 4 (in 2 files); volcano-lab's
 # infra 5 (a Namespace, the rdma-devices ConfigMap, a PriorityClass, 2 Queues), its two jobs 4 (an MPIJob and a
-# Volcano Job, each with its hostfile ConfigMap).
-DOCUMENTS = "72 document(s) of 14 chart(s) and 6 manifest file(s)"
+# Volcano Job, each with its hostfile ConfigMap); dgx-lab's resnet50-trainjob 4 (its chart's TrainJob and hostfile
+# ConfigMap, a TrainingRuntime in the infra chart, an Argo CD Application).
+DOCUMENTS = "76 document(s) of 15 chart(s) and 6 manifest file(s)"
 POD_SECURITY_LINE = re.compile(
-    r"pod security (\w+): (\S+)/templates/(?:mpijob|volcano-job)\.yaml: (?:MPIJob|Job)/\S+ in namespace ([a-z-]+)"
+    r"pod security (\w+): (\S+)/templates/(?:mpijob|volcano-job|training-runtimes)\.yaml: (?:MPIJob|Job|TrainingRuntime)/\S+"
+    r" in namespace ([a-z-]+)"
     r"(?:: (.*))?")
 
 

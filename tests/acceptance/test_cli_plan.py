@@ -12,7 +12,7 @@ def test_plan_of_the_example_fleet():
     assert done.returncode == 0, done.stderr
     assert "pool dgx: 8 x dgx-1" in done.stdout and "language-bert waits for quota" in done.stdout
     # resnet50-dgx: 16 GPUs x estimatedHours 3
-    assert done.stdout.rstrip().endswith("9 job(s): 8 start at once, 1 wait, 0 can never run; 48 GPU-hours estimated "
+    assert done.stdout.rstrip().endswith("10 job(s): 9 start at once, 1 wait, 0 can never run; 48 GPU-hours estimated "
                                          "(1 job(s))")
     data = json.loads(run_mpigen("plan", PROFILES, "--output", "json").stdout)
     assert data["summary"]["waits"] == 1

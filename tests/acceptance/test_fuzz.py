@@ -997,11 +997,16 @@ def kube_expanded(text: str) -> str:
 
 def kept_problems(kept: list[Kept], documents: list[Any], charts: dict[str, str]) -> list[str]:
     """The texts a case wrote that a compiled fleet does not carry as written (`charts`: the folder of each
-    job file's chart, as check names it), once Kubernetes has expanded env values and commands."""
+    job file's chart, as check names it), once Kubernetes has expanded env values and commands. A TrainJob's pods
+    are in the TrainingRuntime its runtimeRef names, which the cluster's infra chart carries."""
     problems = []
     for want in kept:
-        every = [c for document in documents if document.chart == charts.get(want.job)
-                 for c in containers(document.obj)]
+        own = [document for document in documents if document.chart == charts.get(want.job)]
+        runtimes = {(document.namespace, document.obj["spec"]["runtimeRef"]["name"]) for document in own
+                    if document.kind == "TrainJob"}
+        own += [document for document in documents
+                if document.kind == "TrainingRuntime" and (document.namespace, document.name) in runtimes]
+        every = [c for document in own for c in containers(document.obj)]
         if want.where == "env":
             given = [kube_expanded(e.get("value", "")) for c in every for e in c.get("env") or []
                      if e.get("name") == want.name]

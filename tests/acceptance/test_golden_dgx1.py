@@ -180,6 +180,7 @@ def volcano(tmp_path_factory) -> CompileResult:
     cluster = (root / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
     assert "scheduling" not in cluster
     (root / "clusters" / "dgx-lab.yaml").write_text(cluster + "scheduling:\n  scheduler: volcano\n", encoding="utf-8")
+    (root / "jobs" / "resnet50-trainjob.yaml").unlink()  # mpigen compiles a TrainJob's gang through Kueue only
     job = (root / "jobs" / "resnet50-dgx.yaml").read_text(encoding="utf-8")
     (root / "jobs" / "resnet50-dgx.yaml").write_text(job + "backend: volcano-job\n", encoding="utf-8")
     result = compile_profiles([root])
@@ -231,3 +232,69 @@ def test_infiniband_job_as_a_volcano_job(volcano):
                    f"{name}-hostfile"]
     assert hostfile["data"]["hostfile"] == (f"{name}-mpiworker-0.{name}.ml-training.svc slots=8\n"
                                             f"{name}-mpiworker-1.{name}.ml-training.svc slots=8\n")
+
+
+# --- the same job as Kubeflow Trainer v2's TrainJob (backend trainjob) ------------------------------------------
+
+@pytest.fixture(scope="module")
+def trainjob(tmp_path_factory) -> CompileResult:
+    """dgx-lab as it is (no scheduler: Trainer runs the TrainJob), resnet50-dgx compiled to a TrainJob."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("trainjob") / "profiles"
+    shutil.copytree(PROFILES, root)
+    job = (root / "jobs" / "resnet50-dgx.yaml").read_text(encoding="utf-8")
+    (root / "jobs" / "resnet50-dgx.yaml").write_text(job + "backend: trainjob\n", encoding="utf-8")
+    result = compile_profiles([root])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    return result
+
+
+def test_infiniband_job_as_a_trainjob(trainjob):
+    (tj,) = [o for o in _objects(trainjob) if o["kind"] == "TrainJob" and o["metadata"]["name"].startswith("resnet50-dgx-")]
+    name = tj["metadata"]["name"]
+    assert len(name) == len("resnet50-dgx-") + 7  # the run's digest, covering the runtime too
+    # A namespaced TrainingRuntime of the same name (runtimeRef.kind defaults to ClusterTrainingRuntime); the job
+    # chart's `workers` value is numNodes, the worker count (Trainer's MPI plugin: node count = numNodes when the
+    # launcher is no node).
+    assert tj["spec"] == {"runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime", "name": name},
+                          "trainer": {"numNodes": 2}, "suspend": False}
+    # In the infra chart: Trainer's webhook refuses a TrainJob whose runtime does not exist yet.
+    (runtime,) = [m.obj for chart in trainjob.charts if chart.directory == "dgx-lab/infra" for m in chart.manifests
+                  if m.obj["kind"] == "TrainingRuntime" and m.obj["metadata"]["name"] == name]
+    assert runtime["metadata"]["namespace"] == "ml-training"
+    # mlPolicy.mpi: OpenMPI (the only hostfile Trainer writes), 8 slots per node (a rank per GPU of a DGX-1), the
+    # keys where mpi-operator would put them for a root image, and a launcher that is no node (it has no GPU).
+    assert runtime["spec"]["mlPolicy"] == {"numNodes": 2, "mpi": {
+        "numProcPerNode": 8, "mpiImplementation": "OpenMPI", "sshAuthMountPath": "/root/.ssh",
+        "runLauncherAsNode": False}}
+    jobset = runtime["spec"]["template"]["spec"]
+    # mpi-operator's Service publishes not-ready addresses; the run succeeds when the launcher does.
+    assert jobset["network"] == {"publishNotReadyAddresses": True}
+    assert jobset["successPolicy"] == {"operator": "All", "targetReplicatedJobs": ["launcher"]}
+    nodes, launcher_job = jobset["replicatedJobs"]
+    # WaitForWorkersReady: the launcher's Job waits for the nodes' Job to be Ready (JobSet dependsOn, which may
+    # name only a replicated job listed before). backoffLimit 2 (the profile): the launcher Job's, as mpi-operator's.
+    assert (launcher_job["name"], launcher_job["dependsOn"]) == ("launcher", [{"name": "node", "status": "Ready"}])
+    assert launcher_job["template"]["spec"]["backoffLimit"] == 2
+    worker = nodes["template"]["spec"]["template"]
+    container = worker["spec"]["containers"][0]
+    # Trainer's MPI plugin mounts the keys only into containers named `node`.
+    assert container["name"] == "node"
+    # Trainer sets OpenMPI's ORTE variables on the launcher as mpi-operator does: the env is the MPIJob's.
+    assert _env(container) == IB_ENV
+    assert container["resources"] == {"requests": REQUESTS, "limits": LIMITS}
+    assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+    assert json.loads(worker["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]) == NETWORKS
+    assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}} in worker["spec"]["volumes"]
+    launcher = launcher_job["template"]["spec"]["template"]["spec"]["containers"][0]
+    # No -np: the launcher is in the infra chart, which the job chart's `workers` value does not reach; OpenMPI
+    # then starts one rank per slot of the hostfile (2 workers x 8 slots = 16).
+    command = _mpirun(IB_ENV)
+    assert launcher["command"] == command[:command.index("-np")] + command[command.index("-np") + 2:]
+    # DOMAIN 1: the launcher asks for no GPU; Trainer does not empty NVIDIA_VISIBLE_DEVICES as mpi-operator does.
+    assert _env(launcher) == [*IB_ENV, ("NVIDIA_VISIBLE_DEVICES", "")] and launcher["name"] == "node"
+    # Trainer's hostfile lines (mpi.go: "%s slots=%d"), JobSet's endpoints <trainjob>-node-0-<i>.<trainjob>.
+    (hostfile,) = [o for o in _objects(trainjob) if o["kind"] == "ConfigMap" and o["metadata"]["name"] ==
+                   f"{name}-hostfile"]
+    assert hostfile["data"]["hostfile"] == f"{name}-node-0-0.{name} slots=8\n{name}-node-0-1.{name} slots=8\n"

@@ -36,6 +36,8 @@ def crds(upstream: Path) -> CustomResourceSchemas:
         upstream / "scheduling" / "scheduling.volcano.sh_podgroups.yaml",
         upstream / "scheduling" / "scheduling.volcano.sh_queues.yaml",
         upstream / "scheduling" / "batch.volcano.sh_jobs.yaml",
+        upstream / "trainer" / "trainer.kubeflow.org_trainjobs.yaml",
+        upstream / "trainer" / "trainer.kubeflow.org_trainingruntimes.yaml",
         *(upstream / "scheduling" / "kueue" / f"kueue.x-k8s.io_{kind}.yaml" for kind in
           ("clusterqueues", "localqueues", "resourceflavors", "topologies", "workloadpriorityclasses")),
         *(upstream / "network" / "sriov-network-operator" / f"config__crd__bases__sriovnetwork.openshift.io_{kind}.yaml"
@@ -81,7 +83,8 @@ def test_every_custom_resource_matches_its_upstream_crd(rendered: list, crds: Cu
             results[(*key, doc["metadata"].get("namespace"), doc["metadata"]["name"])] = crds.problems(doc)
     assert {kind for _, kind, _, _ in results} >= {"MPIJob", "NetworkAttachmentDefinition", "Queue", "ResourceFlavor",
                                                    "ClusterQueue", "LocalQueue", "Topology", "WorkloadPriorityClass",
-                                                   "SriovIBNetwork", "SriovNetworkNodePolicy"}
+                                                   "SriovIBNetwork", "SriovNetworkNodePolicy", "TrainJob",
+                                                   "TrainingRuntime"}
     assert results == {key: [] for key in results}
 
 
@@ -106,6 +109,10 @@ def test_every_pod_template_is_a_valid_pod(rendered: list) -> None:
         elif doc["apiVersion"] == "batch.volcano.sh/v1alpha1":
             for task in doc["spec"]["tasks"]:
                 checked[(doc["metadata"]["name"], task["name"])] = strict_errors(pod_of(task),
+                                                                                cluster.kubernetes_version)
+        elif doc["kind"] == "TrainingRuntime":
+            for rjob in doc["spec"]["template"]["spec"]["replicatedJobs"]:
+                checked[(doc["metadata"]["name"], rjob["name"])] = strict_errors(pod_of(rjob["template"]["spec"]),
                                                                                 cluster.kubernetes_version)
     assert len(checked) >= 2 and any(role == "mpiworker" for _, role in checked)
     assert checked == {key: None for key in checked}

@@ -11,7 +11,7 @@ from generator import names
 from generator.check.findings import CheckContext, Finding, RenderedObject, finding
 from generator.check.rules.pods import is_volcano_job
 from generator.check.rules.reading import metadata_name, path_of
-from generator.vocabulary import mpi_operator, volcano_job
+from generator.vocabulary import mpi_operator, trainer, volcano_job
 
 RULE_NAMES = "names"
 
@@ -83,13 +83,44 @@ def _check_volcano_names(documents: list[RenderedObject], extra: list[RenderedOb
     return findings
 
 
+def trainer_owned(job: str, name: str) -> _Owned | None:
+    """What Kubeflow Trainer and JobSet create under `name` for TrainJob `job`."""
+    hostfile, ssh = trainer.trainer_owned_names(job)
+    if name == hostfile:
+        return _Owned(("ConfigMap",), f"ConfigMap {name} (the MPI plugin's hostfile, mounted at /etc/mpi)")
+    if name == ssh:
+        return _Owned(("Secret",), f"Secret {name} (the MPI plugin's ssh keys)")
+    if name == job:
+        return _Owned(("JobSet", "Service"), f"the JobSet {name} and its headless Service")
+    return None
+
+
+def _check_trainer_names(documents: list[RenderedObject], extra: list[RenderedObject]) -> list[Finding]:
+    jobs = {(d.namespace, metadata_name(d)) for d in [*documents, *extra]
+            if d.kind == trainer.TRAINJOB_KIND and d.api_version.split("/")[0] == trainer.GROUP and metadata_name(d)}
+    findings: list[Finding] = []
+    for document in documents:
+        name = metadata_name(document)
+        for suffix in ("", "-mpi-hostfile", "-mpi-ssh-auth"):
+            job = name[:-len(suffix)] if suffix and name.endswith(suffix) else (name if not suffix else None)
+            owned = trainer_owned(job, name) if job and (document.namespace, job) in jobs else None
+            if owned is None or document.kind not in owned.kinds:
+                continue
+            findings.append(finding(document, path_of(("metadata", "name")), (
+                f"name {name} is Kubeflow Trainer's for its TrainJob {job}: it creates {owned.what} under that name, "
+                f"which this {document.kind} would clash with; rename it"), RULE_NAMES))
+            break
+    return findings
+
+
 def check_reserved_names(documents: list[RenderedObject], context: CheckContext | None = None) -> list[Finding]:
     """No object beside MPIJob `<job>` is named `<job>-config`, `-ssh`, `-launcher`, `-worker-<N>` (or Service `<job>`);
-    none beside Volcano Job `<job>` takes `<job>-svc`, `<job>-ssh`, or Service or NetworkPolicy `<job>`."""
+    none beside Volcano Job `<job>` takes `<job>-svc`, `<job>-ssh`, or Service or NetworkPolicy `<job>`; none beside
+    TrainJob `<job>` takes `<job>-mpi-hostfile`, `<job>-mpi-ssh-auth`, or JobSet or Service `<job>`."""
     extra = list(context.extra) if context is not None else []
     jobs = {(d.namespace, metadata_name(d)) for d in [*documents, *extra]
             if d.kind == mpi_operator.KIND and metadata_name(d)}
-    findings: list[Finding] = _check_volcano_names(documents, extra)
+    findings: list[Finding] = _check_volcano_names(documents, extra) + _check_trainer_names(documents, extra)
     for document in documents:
         name = metadata_name(document)
         if not name:

@@ -10,7 +10,7 @@ from typing import Any
 from generator import names
 from generator.check.findings import RenderedObject
 from generator.check.rules.reading import Path, as_dict, as_int
-from generator.vocabulary import mpi_operator, volcano_job
+from generator.vocabulary import mpi_operator, trainer, volcano_job
 
 _TEMPLATE_PATHS: dict[str, Path] = {
     "Pod": (),
@@ -37,9 +37,11 @@ class PodTemplate:
 
     @property
     def is_worker(self) -> bool:
-        """An MPI job's worker: an MPIJob's Worker replica, or the worker task of a Volcano Job mpigen wrote."""
+        """An MPI job's worker: an MPIJob's Worker replica, the worker task of a Volcano Job mpigen wrote, or the
+        `node` replicated job of a TrainingRuntime."""
         return (self.document.kind == mpi_operator.KIND and self.role == mpi_operator.WORKER) or \
-            (is_volcano_job(self.document) and self.role == names.WORKER_ROLES["volcano-job"])
+            (is_volcano_job(self.document) and self.role == names.WORKER_ROLES["volcano-job"]) or \
+            (is_training_runtime(self.document) and self.role == trainer.NODE)
 
     @property
     def containers(self) -> list[tuple[Path, dict[str, Any]]]:
@@ -61,8 +63,14 @@ def is_volcano_job(document: RenderedObject) -> bool:
     return document.kind == volcano_job.KIND and document.api_version.split("/")[0] == volcano_job.GROUP
 
 
+def is_training_runtime(document: RenderedObject) -> bool:
+    """Kubeflow Trainer's TrainingRuntime, whose JobSet template holds a TrainJob's pods."""
+    return document.kind == trainer.RUNTIME_KIND and document.api_version.split("/")[0] == trainer.GROUP
+
+
 def pod_templates(document: RenderedObject) -> list[PodTemplate]:
-    """The pod templates of an MPIJob (per replica type), a Volcano Job (per task) or a built-in workload kind."""
+    """The pod templates of an MPIJob (per replica type), a Volcano Job (per task), a TrainingRuntime (per
+    replicated job) or a built-in workload kind."""
     obj = document.obj
     found: list[tuple[str, Path, Any]] = []
     if document.kind == mpi_operator.KIND:
@@ -75,6 +83,15 @@ def pod_templates(document: RenderedObject) -> list[PodTemplate]:
         for i, task in enumerate(tasks if isinstance(tasks, list) else []):
             if isinstance(task, dict):
                 found.append((str(task.get("name", "")), ("spec", "tasks", i, "template"), task.get("template")))
+    elif is_training_runtime(document):
+        jobset = as_dict((as_dict((as_dict(obj.get("spec")) or {}).get("template")) or {}).get("spec")) or {}
+        rjobs = jobset.get("replicatedJobs")
+        for i, rjob in enumerate(rjobs if isinstance(rjobs, list) else []):
+            if isinstance(rjob, dict):
+                job_template = as_dict(rjob.get("template")) or {}
+                found.append((str(rjob.get("name", "")),
+                              ("spec", "template", "spec", "replicatedJobs", i, "template", "spec", "template"),
+                              (as_dict(job_template.get("spec")) or {}).get("template")))
     elif document.kind in _TEMPLATE_PATHS:
         parts = _TEMPLATE_PATHS[document.kind]
         node: Any = obj

@@ -587,7 +587,8 @@ def example_shapes(example) -> dict[str, NodeShape]:
     dgx-pod's 8 GPUs and four rails of VFs from sriov-network-operator (prefix `openshift.io`)."""
     dgx = NodeShape("dgx-lab", "dgx", {"nvidia.com/gpu": 8, **{f"nvidia.com/rdma_rail{i}": None for i in range(4)}})
     cpu = NodeShape("dgx-lab", "cpu", {})
-    pools = {"dgx-lab/jobs/resnet50-dgx": dgx, "dgx-lab/jobs/tensorflow-benchmarks": dgx, "dgx-lab/jobs/pi": cpu,
+    pools = {"dgx-lab/jobs/resnet50-dgx": dgx, "dgx-lab/jobs/resnet50-trainjob": dgx,
+             "dgx-lab/jobs/tensorflow-benchmarks": dgx, "dgx-lab/jobs/pi": cpu,
              "cpu-lab/jobs/cpu-pi": NodeShape("cpu-lab", "cpu", {}),
              "netapp-lab/jobs/netapp-resnet50": NodeShape("netapp-lab", "dgx", {
                  "nvidia.com/gpu": 8, **{f"rdma/rdma_rail{i}": None for i in range(4)}}),

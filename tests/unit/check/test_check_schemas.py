@@ -51,6 +51,7 @@ VENDORED = {
     *(("kueue.x-k8s.io/v1beta2", kind) for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue", "Topology",
                                                     "WorkloadPriorityClass")),
     ("scheduling.volcano.sh/v1beta1", "Queue"), ("batch.volcano.sh/v1alpha1", "Job"),
+    ("trainer.kubeflow.org/v1alpha1", "TrainJob"), ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"),
     ("argoproj.io/v1alpha1", "Application"),
     ("source.toolkit.fluxcd.io/v1", "GitRepository"), ("kustomize.toolkit.fluxcd.io/v1", "Kustomization"),
     ("helm.toolkit.fluxcd.io/v2", "HelmRelease"),
@@ -63,6 +64,7 @@ UPSTREAM_CRDS = ("mpi-operator/kubeflow.org_mpijobs.yaml", "network/nad-client/a
                  *(f"scheduling/kueue/kueue.x-k8s.io_{kind}.yaml" for kind in
                    ("resourceflavors", "clusterqueues", "localqueues", "topologies", "workloadpriorityclasses")),
                  "scheduling/scheduling.volcano.sh_queues.yaml", "scheduling/batch.volcano.sh_jobs.yaml",
+                 "trainer/trainer.kubeflow.org_trainjobs.yaml", "trainer/trainer.kubeflow.org_trainingruntimes.yaml",
                  "gitops/argocd/application-crd.yaml",
                  *(f"gitops/flux/{name}.yaml" for name in ("source.toolkit.fluxcd.io_gitrepositories",
                                                            "kustomize.toolkit.fluxcd.io_kustomizations",
@@ -774,19 +776,19 @@ def test_each_validator_is_compiled_once_and_each_file_read_once(fleet: list[Ren
     assert schema_set.compiled_count == 0
     for document in fleet:
         schema_set.check(document)
-    assert schema_set.compiled_count == len(kinds) == 14
+    assert schema_set.compiled_count == len(kinds) == 16
     reads = schemas_module._bundled_json.cache_info().misses
     documents = [fleet[i % len(fleet)] for i in range(100)]
     results = [schema_set.check(document) for document in documents]
     assert results == [[]] * 100
     broken = [doc(mutated(d.obj, at("metadata", "labels")([1]))) for d in documents]
     assert all(schema_set.check(document) for document in broken)
-    assert schema_set.compiled_count == 14
+    assert schema_set.compiled_count == 16
     assert schemas_module._bundled_json.cache_info().misses == reads
     # A second set of the same version reads nothing again, but compiles its own validators.
     again = SchemaSet("1.29")
     assert all(again.check(document) == [] for document in documents)
-    assert again.compiled_count == 14
+    assert again.compiled_count == 16
     assert schemas_module._bundled_json.cache_info().misses == reads
 
 

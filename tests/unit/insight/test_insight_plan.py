@@ -45,19 +45,22 @@ def test_a_worker_asks_for_what_its_container_limits_say(example):
 
 def test_the_example_fleet_plan(example):
     plan = _plan(PROFILES)
-    assert len(plan.jobs) == len(example.fleet.jobs) == 9 and not plan.never
+    assert len(plan.jobs) == len(example.fleet.jobs) == 10 and not plan.never
     # dgx-pod has 8 DGX-1 nodes: vision-resnet50 (priority class production, 32 GPUs = 4 nodes) is admitted
     # first; language-bert (48 GPUs = 6 nodes) cannot start beside it and waits for it.
     vision, language = _job(plan, "vision-resnet50"), _job(plan, "language-bert")
     assert (vision.state, vision.nodes_alone, len(set(vision.worker_nodes))) == (STARTS, 4, 4)
     assert (language.state, language.nodes_alone, language.waits_for) == (WAITS, 6, ("vision-resnet50",))
-    # dgx-lab: resnet50-dgx takes two whole nodes; tensorflow-benchmarks' two 1-GPU workers share a third.
-    resnet, bench = _job(plan, "resnet50-dgx"), _job(plan, "tensorflow-benchmarks")
-    assert resnet.worker_nodes == (0, 1) and bench.worker_nodes == (2, 2)
+    # dgx-lab's 4 nodes, admitted by name: resnet50-dgx takes two whole nodes, resnet50-trainjob a third;
+    # tensorflow-benchmarks' two 1-GPU workers share the fourth.
+    resnet, trainjob = _job(plan, "resnet50-dgx"), _job(plan, "resnet50-trainjob")
+    bench = _job(plan, "tensorflow-benchmarks")
+    assert resnet.worker_nodes == (0, 1) and trainjob.worker_nodes == (2,) and bench.worker_nodes == (3, 3)
+    assert bench.state == STARTS
     where = resnet.location  # totalGpus: 16
     assert (Path(where.path), where.line, where.column) == (PROFILES / "jobs/resnet50-dgx.yaml", 11, 12)
     text = plan_text(plan)
-    assert "9 job(s): 8 start at once, 1 wait, 0 can never run" in text
+    assert "10 job(s): 9 start at once, 1 wait, 0 can never run" in text
     assert "language-bert waits for quota its cohort shares (queues 'vision', 'language'), held by " \
         "vision-resnet50" in text  # 32 + 48 GPUs: more than the cohort's 64
 
@@ -99,7 +102,8 @@ def test_a_queue_in_a_cohort_may_borrow_what_the_others_hold():
 
 def test_without_a_gang_scheduler_jobs_that_do_not_fit_together_are_named_as_a_deadlock(profiles_copy):
     # dgx-lab has no scheduler; resnet50-dgx takes 2 of the 4 nodes, so a 24-GPU job (3 nodes) waits.
-    plan = _plan(profiles_copy({"jobs/train.yaml": TRAIN_JOB + "totalGpus: 24\n"}))
+    # resnet50-trainjob is left out: its name holds "train".
+    plan = _plan(profiles_copy({"jobs/train.yaml": TRAIN_JOB + "totalGpus: 24\n", "jobs/resnet50-trainjob.yaml": None}))
     assert _job(plan, "train").state == WAITS
     notes = next(c for c in plan.clusters if c.name == "dgx-lab").notes
     assert any("deadlock" in note and "train" in note for note in notes)
@@ -171,14 +175,15 @@ def test_a_queue_without_a_cohort_admits_only_what_its_quota_holds(profiles_copy
 
 
 def test_a_job_waits_only_for_jobs_admitted_before_it(profiles_copy):
-    # dgx-lab's 4 DGX-1 nodes, admitted by name: resnet50-dgx (2 nodes), tensorflow-benchmarks (2 GPUs of a
-    # third), x-big (24 GPUs: 3 nodes) waits; y-small (1 GPU) starts after it, and is not what x-big waits for.
+    # dgx-lab's 4 DGX-1 nodes, admitted by name: resnet50-dgx (2 nodes), resnet50-trainjob (a third),
+    # tensorflow-benchmarks (2 GPUs of the fourth), x-big (24 GPUs: 3 nodes) waits; y-small (1 GPU) starts after
+    # it, beside tensorflow-benchmarks, and is not what x-big waits for.
     plan = _plan(profiles_copy({
         "jobs/x-big.yaml": TRAIN_JOB.replace("name: train", "name: x-big") + "totalGpus: 24\n",
         "jobs/y-small.yaml": TRAIN_JOB.replace("name: train", "name: y-small") + "gpusPerWorker: 1\nworkers: 1\n"}))
     big = _job(plan, "x-big")
     assert big.state == WAITS and _job(plan, "y-small").state == STARTS
-    assert big.waits_for == ("resnet50-dgx", "tensorflow-benchmarks")
+    assert big.waits_for == ("resnet50-dgx", "resnet50-trainjob", "tensorflow-benchmarks")
     assert big.reason == "nodes of pool 'dgx'"
 
 
@@ -208,7 +213,7 @@ def test_json_has_the_same_content():
     plan = _plan(PROFILES)
     data = json.loads(plan_json(plan))
     assert data["format"] == 1 and data["kind"] == "plan"
-    assert data["summary"] == {"jobs": 9, "starts": 8, "waits": 1, "never": 0}
+    assert data["summary"] == {"jobs": 10, "starts": 9, "waits": 1, "never": 0}
     jobs = {job["name"]: job for c in data["clusters"] for p in c["pools"] for job in p["jobs"]}
     assert jobs["resnet50-dgx"]["location"] == {"path": str(PROFILES / "jobs/resnet50-dgx.yaml"), "line": 11,
                                                 "column": 12}

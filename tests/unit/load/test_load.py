@@ -398,7 +398,8 @@ def test_non_profile_files_are_ignored(profiles_copy):
         "profiles/hardware/cpu-node.yaml", "profiles/hardware/dgx-1-roce.yaml", "profiles/hardware/dgx-1.yaml",
         "profiles/jobs/allreduce-vcjob.yaml", "profiles/jobs/cpu-pi.yaml", "profiles/jobs/language-bert.yaml",
         "profiles/jobs/netapp-resnet50.yaml",
-        "profiles/jobs/pi.yaml", "profiles/jobs/resnet50-dgx.yaml", "profiles/jobs/tensorflow-benchmarks.yaml",
+        "profiles/jobs/pi.yaml", "profiles/jobs/resnet50-dgx.yaml", "profiles/jobs/resnet50-trainjob.yaml",
+        "profiles/jobs/tensorflow-benchmarks.yaml",
         "profiles/jobs/vision-resnet50.yaml", "profiles/jobs/volcano-allreduce.yaml"]
 
 
@@ -414,7 +415,7 @@ def test_missing_path_is_reported_and_the_rest_still_read(tmp_path):
     loaded = load_paths([missing, PROFILES])
     assert [d.format() for d in loaded.diagnostics] == [
         f"{missing}:1:1: error: no such file or folder; give the profiles folder, e.g. `mpigen validate profiles`"]
-    assert len(loaded.documents) == 17
+    assert len(loaded.documents) == 18
 
 
 def test_a_single_file_can_be_given():

@@ -28,7 +28,8 @@ ARGOCD_FILES = ["dgx-lab/bootstrap/apps/applications.yaml", "dgx-lab/bootstrap/r
 KUEUE_FILES = ["dgx-pod/bootstrap/apps/applications.yaml", "dgx-pod/bootstrap/root/root-application.yaml"]
 FLUX_FILES = ["cpu-lab/bootstrap/apps/helmreleases.yaml", "cpu-lab/bootstrap/root/root-sync.yaml"]
 REPO_URL = "https://git.example.com/platform/gpu-fleet.git"
-DGX_JOBS = {"pi": "hpc", "resnet50-dgx": "ml-training", "tensorflow-benchmarks": "ml-training"}
+DGX_JOBS = {"pi": "hpc", "resnet50-dgx": "ml-training", "resnet50-trainjob": "ml-training",
+            "tensorflow-benchmarks": "ml-training"}
 SKIP_DRY_RUN = "SkipDryRunOnMissingResource=true"
 
 
@@ -96,7 +97,7 @@ def test_each_gitops_cluster_gets_a_root_and_an_apps_folder(files: dict) -> None
 def test_one_application_or_helmrelease_per_chart(example: CompileResult, files: dict) -> None:
     applications = by_name(of_kind({p: files[p] for p in ARGOCD_FILES + KUEUE_FILES}, "Application"))
     assert sorted(applications) == ["dgx-lab", "dgx-lab-infra", "dgx-lab-pi", "dgx-lab-resnet50-dgx",
-                                    "dgx-lab-tensorflow-benchmarks", "dgx-pod", "dgx-pod-infra",
+                                    "dgx-lab-resnet50-trainjob", "dgx-lab-tensorflow-benchmarks", "dgx-pod", "dgx-pod-infra",
                                     "dgx-pod-language-bert", "dgx-pod-vision-resnet50"]
     releases = by_name(of_kind(files, "HelmRelease"))
     assert sorted(releases) == ["cpu-lab-cpu-pi", "cpu-lab-infra"]
@@ -149,7 +150,7 @@ def test_every_bootstrap_object_passes_its_upstream_crd(files: dict, gitops_crds
             findings = gitops_crds.check(RenderedObject(path, obj))
             assert findings == [], [f"{f.path}: {f.message}" for f in findings]
             checked += 1
-    assert checked == 13
+    assert checked == 14
 
 
 @pytest.mark.parametrize(("path", "kind", "mutate", "where"), [
@@ -180,7 +181,7 @@ def test_every_referenced_chart_exists_and_helm_renders_it(files: dict, rendered
                app["spec"]["source"]]
     targets += [(hr["spec"]["chart"]["spec"]["chart"].removeprefix("./"), hr["spec"]["releaseName"],
                  hr["spec"]["targetNamespace"]) for hr in of_kind(files, "HelmRelease")]
-    assert len(targets) == 9
+    assert len(targets) == 10
     for path, release, namespace in targets:
         chart = repo / path
         chart_yaml = YAML(typ="safe", pure=True).load((chart / "Chart.yaml").read_text(encoding="utf-8"))
@@ -191,7 +192,7 @@ def test_every_referenced_chart_exists_and_helm_renders_it(files: dict, rendered
         instances = {doc["metadata"]["labels"]["app.kubernetes.io/instance"] for doc in docs}
         assert instances == {release}, path
         for doc in docs:
-            if doc["kind"] in ("MPIJob", "ConfigMap") and "/jobs/" in path:
+            if doc["kind"] in ("MPIJob", "TrainJob", "ConfigMap") and "/jobs/" in path:
                 assert doc["metadata"]["namespace"] == namespace, (path, doc["kind"])
 
 
@@ -348,7 +349,8 @@ def test_rendering_twice_gives_the_same_bytes_and_nothing_time_based_or_random(e
     again = compile_profiles([PROFILES])
     first = {p: d for p, d in output_files(example.charts).items() if "/bootstrap/" in p}
     second = {p: d for p, d in output_files(again.charts).items() if "/bootstrap/" in p}
-    assert first == second and len(first) == 6 + 2  # and the Argo CD health check of dgx-lab and dgx-pod
+    # and the Argo CD health checks: of MPIJobs on dgx-lab and dgx-pod, of dgx-lab's TrainJob
+    assert first == second and len(first) == 6 + 2 + 1
     for path, data in first.items():
         text = data.decode("utf-8")
         assert "{{" not in text, path  # plain manifests: nothing for a template engine to evaluate
@@ -380,6 +382,22 @@ def test_argocd_applications_of_kueue_jobs_ignore_and_respect_what_kueue_owns(fi
     assert "ignoreDifferences" not in apps["dgx-pod-infra"]["spec"]
     for app in files["dgx-lab/bootstrap/apps/applications.yaml"]:  # no Kueue there
         assert "ignoreDifferences" not in app["spec"]
+
+
+def test_a_kueue_trainjobs_application_ignores_what_kueue_owns_of_a_trainjob(profiles_copy: Callable) -> None:
+    """Kueue unsuspends an admitted TrainJob and puts its flavor's placement into runtime patches of its own (the
+    pods are in the TrainingRuntime): those two fields, and no MPIJob's, for a job whose backend is trainjob."""
+    from generator.manifests.gitops import build_argocd_application, deliveries
+    from generator.pipeline import compile_profiles
+
+    text = (PROFILES / "jobs/vision-resnet50.yaml").read_text(encoding="utf-8") + "backend: trainjob\n"
+    result = compile_profiles([profiles_copy({"jobs/vision-resnet50.yaml": text})])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    cluster = next(c for c in result.fleet.clusters if c.name == "dgx-pod")
+    apps = {d.release: build_argocd_application(cluster, d) for d in deliveries(cluster, result.fleet.jobs_of(cluster))}
+    assert apps["vision-resnet50"]["spec"]["ignoreDifferences"] == [
+        {"group": "trainer.kubeflow.org", "kind": "TrainJob", "jsonPointers": ["/spec/suspend", "/spec/runtimePatches"]}]
+    assert apps["language-bert"]["spec"]["ignoreDifferences"] == [KUEUE_OWNED]
 
 
 def test_flux_releases_of_kueue_jobs_patch_only_what_git_changed(profiles_copy: Callable,

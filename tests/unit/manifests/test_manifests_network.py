@@ -116,7 +116,8 @@ def test_namespaces_of_the_cluster_are_created(example):
     created = {chart.directory: sorted(m.obj["metadata"]["name"] for m in chart.manifests if m.obj["kind"] == "Namespace")
                for chart in example.charts}
     assert created == {"dgx-lab/infra": ["hpc", "ml-training"], "cpu-lab/infra": ["mpi"], "dgx-lab/jobs/pi": [],
-                       "dgx-lab/jobs/resnet50-dgx": [], "dgx-lab/jobs/tensorflow-benchmarks": [],
+                       "dgx-lab/jobs/resnet50-dgx": [], "dgx-lab/jobs/resnet50-trainjob": [],
+                       "dgx-lab/jobs/tensorflow-benchmarks": [],
                        "cpu-lab/jobs/cpu-pi": [],
                        "netapp-lab/infra": ["ai-training"], "netapp-lab/jobs/netapp-resnet50": [],
                        "dgx-pod/infra": ["team-language", "team-vision"], "dgx-pod/jobs/language-bert": [],
@@ -131,11 +132,13 @@ def test_namespaces_outlive_the_infra_chart_under_helm_and_argo_cd(example):
         assert annotations["argocd.argoproj.io/sync-options"] == "Prune=false,Delete=false"
 
 
-# Pod Security levels, by hand: resnet50-dgx's workers add IPC_LOCK (RDMA), netapp-resnet50's also use the host's
+# Pod Security levels, by hand: resnet50-dgx's workers add IPC_LOCK (RDMA), and so do resnet50-trainjob's (its
+# TrainingRuntime's `node` containers), netapp-resnet50's also use the host's
 # network (and volcano-allreduce's and allreduce-vcjob's: host-network), the dgx-pod jobs' add IPC_LOCK;
 # pi and cpu-pi run as uid 1000, so mpigen gives them the restricted settings.
 NAMESPACE_LEVELS = {
-    "ml-training": ("privileged", "v1.31", "job resnet50-dgx: container worker adds capability IPC_LOCK"),
+    "ml-training": ("privileged", "v1.31", "job resnet50-dgx: container worker adds capability IPC_LOCK; "
+                    "job resnet50-trainjob: container node adds capability IPC_LOCK"),
     "hpc": ("restricted", "v1.31", None),
     "mpi": ("restricted", "v1.32", None),
     "ai-training": ("privileged", "v1.31", "job netapp-resnet50: hostNetwork: true; "
@@ -170,7 +173,8 @@ def test_a_namespace_without_jobs_is_restricted_unless_the_cluster_asks_for_more
     assert labels["empty"] == ("restricted", None)
     assert labels["shared"] == ("baseline", "cluster dgx-lab asks for baseline")
     # A floor below what the jobs need does not lower it.
-    assert labels["ml-training"] == ("privileged", "job resnet50-dgx: container worker adds capability IPC_LOCK")
+    assert labels["ml-training"] == ("privileged", "job resnet50-dgx: container worker adds capability IPC_LOCK; "
+                                     "job resnet50-trainjob: container node adds capability IPC_LOCK")
 
 
 def test_a_privileged_job_raises_its_namespace_and_says_why(profiles_copy):

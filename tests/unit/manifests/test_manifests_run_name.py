@@ -32,7 +32,7 @@ def _objects(result: CompileResult) -> list[dict[str, Any]]:
 
 def _run(result: CompileResult, job: str) -> dict[str, Any]:
     (mpijob,) = [o for o in _objects(result) if o["metadata"]["labels"]["app.kubernetes.io/instance"] == job and (
-        o["kind"] == "MPIJob" or o["apiVersion"] == "batch.volcano.sh/v1alpha1")]  # a job's object, either backend
+        o["kind"] in ("MPIJob", "TrainJob") or o["apiVersion"] == "batch.volcano.sh/v1alpha1")]  # any backend's job object
     return mpijob
 
 
@@ -54,8 +54,8 @@ def _profile(name: str) -> str:
 
 def test_every_example_job_is_named_job_dash_seven_hex(example):
     runs = {job.name: _run_name(example, job.name) for job in example.fleet.jobs}
-    assert set(runs) == {"cpu-pi", "pi", "resnet50-dgx", "tensorflow-benchmarks", "netapp-resnet50", "vision-resnet50",
-                         "language-bert", "volcano-allreduce", "allreduce-vcjob"}
+    assert set(runs) == {"cpu-pi", "pi", "resnet50-dgx", "resnet50-trainjob", "tensorflow-benchmarks", "netapp-resnet50",
+                         "vision-resnet50", "language-bert", "volcano-allreduce", "allreduce-vcjob"}
     for job, run in runs.items():
         assert is_run_of(run, job), run
     assert len(set(runs.values())) == len(runs)
@@ -74,7 +74,7 @@ def test_the_name_is_the_same_in_another_process(example, tmp_path):
     out = run_mpigen("render", PROFILES, "--manifests")
     assert out.returncode == 0, out.stderr
     names = {d["metadata"]["name"] for d in yaml.safe_load_all(out.stdout)
-             if d and (d["kind"] == "MPIJob" or d["apiVersion"] == "batch.volcano.sh/v1alpha1")}
+             if d and (d["kind"] in ("MPIJob", "TrainJob") or d["apiVersion"] == "batch.volcano.sh/v1alpha1")}
     assert names == {_run_name(example, job.name) for job in example.fleet.jobs}
 
 
@@ -222,7 +222,7 @@ def test_a_renamed_job_prunes_its_old_chart(profiles_copy):
     rendered = run_mpigen("render", root, "-o", charts)
     assert rendered.returncode == 0, rendered.stderr
     jobs = charts / "dgx-lab" / "jobs"
-    assert sorted(p.name for p in jobs.iterdir()) == ["pi-v2", "resnet50-dgx", "tensorflow-benchmarks"]
+    assert sorted(p.name for p in jobs.iterdir()) == ["pi-v2", "resnet50-dgx", "resnet50-trainjob", "tensorflow-benchmarks"]
     apps = (charts / "dgx-lab" / "bootstrap" / "apps" / "applications.yaml").read_text(encoding="utf-8")
     assert "name: dgx-lab-pi-v2\n" in apps and "name: dgx-lab-pi\n" not in apps
 

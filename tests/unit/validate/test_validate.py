@@ -577,7 +577,7 @@ def test_cluster_name_too_long_for_its_infra_release(diagnose):
     name = "c" * 48
     text = CLUSTER.replace("name: dgx-lab", f"name: {name}")
     outcome = diagnose({"clusters/dgx-lab.yaml": text, "jobs/pi.yaml": None, "jobs/resnet50-dgx.yaml": None,
-                        "jobs/tensorflow-benchmarks.yaml": None})
+                        "jobs/resnet50-trainjob.yaml": None, "jobs/tensorflow-benchmarks.yaml": None})
     expect(outcome, ("clusters/dgx-lab.yaml", 3, 7, f"infra chart release '{name}-infra' is 54 characters",
                      "shorten the name to at most 47 characters"))
 
@@ -1189,5 +1189,6 @@ def test_a_name_ending_in_a_newline_is_refused(diagnose):
             "character"),
            ("jobs/pi.yaml", 6, 10, *unknown),
            ("jobs/resnet50-dgx.yaml", 7, 10, *unknown),
+           ("jobs/resnet50-trainjob.yaml", 10, 10, *unknown),
            ("jobs/tensorflow-benchmarks.yaml", 7, 10, *unknown),
            ("jobs/train.yaml", 9, 7, "key 'NCCL_DEBUG\\x0a' in `env` is not valid: character 11 is U+000A"))

@@ -1,0 +1,37 @@
+"""Kubeflow Trainer v2 (`trainer.kubeflow.org/v1alpha1`): a TrainJob on a TrainingRuntime, as Trainer treats them.
+
+Sources: ../shared/upstream/trainer/ (the TrainJob and TrainingRuntime CRDs, the shipped runtimes, and the MPI
+plugin's source, pkg/runtime/framework/plugins/mpi/mpi.go). The runtime's template is a JobSet spec; JobSet names a
+replicated job's pods `<jobset>-<replicatedJob>-<jobIndex>-<podIndex>`, one Job per replicated job, behind a
+headless Service named after the JobSet (the TrainJob), which is the pods' subdomain. Under `mlPolicy.mpi` Trainer
+writes the hostfile ConfigMap `<trainjob>-mpi-hostfile` (lines `<trainjob>-node-0-<i>.<trainjob> slots=<n>`, OpenMPI
+only), makes the ssh Secret `<trainjob>-mpi-ssh-auth`, mounts it at `sshAuthMountPath` in every container named
+`node` of the `node` and `launcher` replicated jobs, mounts the hostfile at /etc/mpi in the launcher's and sets
+OpenMPI's ORTE variables there. Its admission webhook refuses a TrainJob whose TrainingRuntime does not exist yet.
+"""
+
+from __future__ import annotations
+
+API_VERSION = "trainer.kubeflow.org/v1alpha1"
+GROUP = "trainer.kubeflow.org"
+TRAINJOB_KIND = "TrainJob"
+RUNTIME_KIND = "TrainingRuntime"
+
+NODE = "node"
+"""The workers' replicated job, and the name of the one container in each pod that Trainer's MPI plugin touches."""
+LAUNCHER = "launcher"
+NODE_JOB_INDEX = 0
+"""A replicated job with one replica: its Job is index 0, so workers are `<trainjob>-node-0-<i>`."""
+ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+ANCESTOR_TRAINER = "trainer"
+"""The replicated job whose pod count is the TrainJob's `numNodes`: under `runLauncherAsNode: false`, the nodes."""
+OPENMPI = "OpenMPI"
+"""The only `mpiImplementation` the CRD allows: the plugin writes no hostfile for any other."""
+READY = "Ready"
+ALL = "All"
+
+
+def trainer_owned_names(trainjob: str) -> tuple[str, ...]:
+    """Objects Trainer and JobSet create for TrainJob `trainjob` (besides its pods): a chart must not take them.
+    The JobSet and its headless Service share the TrainJob's own name."""
+    return (f"{trainjob}-mpi-hostfile", f"{trainjob}-mpi-ssh-auth")
