@@ -6,23 +6,32 @@ from __future__ import annotations
 from generator.check.findings import CheckContext, Finding, RenderedObject, finding
 from generator.check.rules.pods import (
     is_extended_resource,
+    is_training_runtime,
+    is_trainjob,
     is_volcano_job,
     pod_requests,
     pod_templates,
     whole_quantity,
 )
-from generator.check.rules.reading import path_of
+from generator.check.rules.reading import metadata_name, path_of
 from generator.vocabulary import mpi_operator
 
 RULE_CAPACITY = "capacity"
 
 
 def check_capacity(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
-    """The extended resources of one worker (of an MPIJob or a Volcano Job) fit one node of its chart's pool."""
+    """The extended resources of one worker (of an MPIJob, a Volcano Job, or the TrainingRuntime of a TrainJob)
+    fit one node of its chart's pool. A TrainingRuntime is in the infra chart, which targets no pool: it is judged
+    by the pool of the job chart whose TrainJob runs on it (same namespace and name)."""
     findings: list[Finding] = []
+    trainjob_charts = {(d.namespace, metadata_name(d)): d.chart for d in documents
+                       if is_trainjob(d) and d.chart}
     for document in documents:
-        shape = context.node_shapes.get(document.chart) if document.chart else None
-        if shape is None or not (document.kind == mpi_operator.KIND or is_volcano_job(document)):
+        chart = trainjob_charts.get((document.namespace, metadata_name(document))) \
+            if is_training_runtime(document) else document.chart
+        shape = context.node_shapes.get(chart) if chart else None
+        if shape is None or not (document.kind == mpi_operator.KIND or is_volcano_job(document)
+                                 or is_training_runtime(document)):
             continue
         offered = shape.resources if isinstance(shape.resources, dict) else {}
         node = _node_words(shape.cluster, shape.pool)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from generator import names
 from generator.check.findings import CheckContext, Finding, RenderedObject, finding
-from generator.check.rules.pods import is_volcano_job
+from generator.check.rules.pods import is_trainjob, is_volcano_job
 from generator.check.rules.reading import metadata_name, path_of
 from generator.vocabulary import mpi_operator, trainer, volcano_job
 
@@ -96,8 +96,7 @@ def trainer_owned(job: str, name: str) -> _Owned | None:
 
 
 def _check_trainer_names(documents: list[RenderedObject], extra: list[RenderedObject]) -> list[Finding]:
-    jobs = {(d.namespace, metadata_name(d)) for d in [*documents, *extra]
-            if d.kind == trainer.TRAINJOB_KIND and d.api_version.split("/")[0] == trainer.GROUP and metadata_name(d)}
+    jobs = {(d.namespace, metadata_name(d)) for d in [*documents, *extra] if is_trainjob(d) and metadata_name(d)}
     findings: list[Finding] = []
     for document in documents:
         name = metadata_name(document)

@@ -63,6 +63,11 @@ def is_volcano_job(document: RenderedObject) -> bool:
     return document.kind == volcano_job.KIND and document.api_version.split("/")[0] == volcano_job.GROUP
 
 
+def is_trainjob(document: RenderedObject) -> bool:
+    """Kubeflow Trainer's TrainJob, whose pods are in the TrainingRuntime it names."""
+    return document.kind == trainer.TRAINJOB_KIND and document.api_version.split("/")[0] == trainer.GROUP
+
+
 def is_training_runtime(document: RenderedObject) -> bool:
     """Kubeflow Trainer's TrainingRuntime, whose JobSet template holds a TrainJob's pods."""
     return document.kind == trainer.RUNTIME_KIND and document.api_version.split("/")[0] == trainer.GROUP

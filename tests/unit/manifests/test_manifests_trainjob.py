@@ -8,6 +8,7 @@ Trainer's webhook, which refuses a TrainJob whose TrainingRuntime does not exist
 
 from __future__ import annotations
 
+import copy
 import io
 from pathlib import Path
 from typing import Any
@@ -242,3 +243,27 @@ def test_under_kueue_the_trainjob_is_admitted_through_its_queue(profiles_copy):
     # The topology Kueue is asked to keep the workers in is on the workers' pods, in the runtime.
     node = _pod(_rjobs(runtime)["node"])
     assert "kueue.x-k8s.io/podset-required-topology" in node["metadata"]["annotations"]
+
+
+def test_check_judges_the_runtimes_workers_by_the_pool_of_the_trainjobs_chart(example):
+    # The runtime is in the infra chart, which targets no pool; the job chart's Chart.yaml names the pool of its
+    # TrainJob, and so of the runtime of the same namespace and name.
+    from generator.check.findings import CheckContext, NodeShape, RenderedObject
+    from generator.check.rules.capacity import check_capacity
+
+    _, trainjob, runtime, _ = example
+    shape = NodeShape("dgx-lab", "dgx", {"nvidia.com/gpu": 8, **{f"nvidia.com/rdma_rail{i}": 8 for i in range(4)}})
+    job = RenderedObject("charts/dgx-lab/jobs/resnet50-trainjob/templates/trainjob.yaml", trainjob,
+                         chart="charts/dgx-lab/jobs/resnet50-trainjob")
+
+    def findings(obj: dict[str, Any]) -> list[str]:
+        document = RenderedObject("charts/dgx-lab/infra/templates/training-runtimes.yaml", obj,
+                                  chart="charts/dgx-lab/infra")
+        context = CheckContext(node_shapes={"charts/dgx-lab/jobs/resnet50-trainjob": shape})
+        return [f.message for f in check_capacity([job, document], context)]
+
+    assert findings(runtime) == []
+    greedy = copy.deepcopy(runtime)
+    _pod(_rjobs(greedy)["node"])["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = 16
+    assert findings(greedy) == ["the worker container requests 16 nvidia.com/gpu, but a node of pool dgx (cluster "
+                                "dgx-lab) has 8; the workers never schedule"]
