@@ -130,18 +130,23 @@ class Backend(str, Enum):
     @property
     def noun(self) -> str:
         """What the job's object is called."""
-        return {"mpijob": "MPIJob", "volcano-job": "Volcano Job", "trainjob": "TrainJob"}[self.value]
+        return _BACKEND_NOUNS[self]
 
     @property
     def controller(self) -> str:
         """Who runs, and may reject, the job's object."""
-        return {"mpijob": "mpi-operator", "volcano-job": "Volcano", "trainjob": "Kubeflow Trainer"}[self.value]
+        return _BACKEND_CONTROLLERS[self]
 
     @property
     def sets_openmpi_hostfile_variables(self) -> bool:
         """The controller gives the launcher OpenMPI 4's ORTE variables (hostfile, FQDN names, slots, ssh retries):
         mpi-operator for an MPIJob, Trainer's MPI plugin for a TrainJob; nobody for a Volcano Job."""
         return self is not Backend.VOLCANO_JOB
+
+
+_BACKEND_NOUNS = {Backend.MPIJOB: "MPIJob", Backend.VOLCANO_JOB: "Volcano Job", Backend.TRAINJOB: "TrainJob"}
+_BACKEND_CONTROLLERS = {Backend.MPIJOB: "mpi-operator", Backend.VOLCANO_JOB: "Volcano",
+                        Backend.TRAINJOB: "Kubeflow Trainer"}
 
 
 class NetworkProvider(str, Enum):

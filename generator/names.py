@@ -7,6 +7,7 @@ when the caller builds a Helm `printf` format instead of a concrete name.
 
 from __future__ import annotations
 
+from generator.vocabulary import trainer
 from generator.vocabulary.kubernetes import DNS1035_LABEL, DNS1035_MAX
 
 HOSTFILE_DIR = "/etc/mpigen"
@@ -31,10 +32,11 @@ def mpijob_name(job: str, digest: str | None) -> str:
     return f"{job}-{digest}" if digest else job
 
 
-WORKER_ROLES = {"mpijob": "worker", "volcano-job": "mpiworker", "trainjob": "node-0"}
+WORKER_ROLES = {"mpijob": "worker", "volcano-job": "mpiworker", "trainjob": f"{trainer.NODE}-{trainer.JOB_INDEX}"}
 """The worker pods' part of their names, by backend: mpi-operator's `<mpijob>-worker-<i>`; a Volcano Job names a
 task's pods `<job>-<task>-<i>` (its PodNameFmt), and mpigen's worker task is `mpiworker`; JobSet names a TrainJob's
-pods `<trainjob>-<replicatedJob>-<jobIndex>-<i>`, and the workers are replicated job `node`, Job index 0."""
+pods' hostnames `<trainjob>-<replicatedJob>-<jobIndex>-<i>`, and the workers are replicated job `node`, Job index 0
+(the pods' own names carry a random suffix: the hostname is what the hostfile and DNS use)."""
 LAUNCHER_TASK = "mpimaster"
 """The launcher's task of a Volcano Job, as Volcano's own MPI examples and its mpi plugin call it."""
 
@@ -69,9 +71,14 @@ def worker_host(job: str, namespace: str, index: int | str, backend: str = "mpij
     return host_fqdn(worker_name(job, index, backend), job, namespace, backend)
 
 
-def trainjob_launcher_name(job: str) -> str:
-    """The launcher pod of a TrainJob: replicated job `launcher`, Job index 0, its only pod."""
-    return f"{job}-launcher-0-0"
+def trainjob_launcher_job(job: str) -> str:
+    """The launcher's batch Job of a TrainJob: JobSet names it `<jobset>-<replicatedJob>-<jobIndex>`."""
+    return f"{job}-{trainer.LAUNCHER}-{trainer.JOB_INDEX}"
+
+
+def trainjob_launcher_host(job: str) -> str:
+    """The launcher pod's hostname (JobSet's `<job>-<podIndex>`): a DNS label, so at most 63 characters."""
+    return f"{trainjob_launcher_job(job)}-0"
 
 
 def hostfile_configmap_name(job: str) -> str:

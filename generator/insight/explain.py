@@ -163,8 +163,8 @@ def _naming(job: Job, mpijob: str, at: _Where) -> list[Fact]:
                  f"{names.worker_name(mpijob, job.worker_count - 1, job.backend.value)}",
                  {Backend.MPIJOB: "mpi-operator names workers <mpijob>-worker-<i>",
                   Backend.VOLCANO_JOB: "Volcano names a task's pods <job>-<task>-<i> (task mpiworker)",
-                  Backend.TRAINJOB: "JobSet names a TrainJob's pods <trainjob>-<replicatedJob>-<jobIndex>-<i> "
-                  "(replicated job node)"}[job.backend]
+                  Backend.TRAINJOB: "JobSet gives a TrainJob's pods the hostnames "
+                  "<trainjob>-<replicatedJob>-<jobIndex>-<i> (replicated job node)"}[job.backend]
                  + f", reachable as {job_host(job, mpijob, 0)} through the job's headless service")]
 
 
@@ -189,7 +189,8 @@ def _size(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[Fact]
     facts.append(_fact("size", "slots per worker", str(job.slots_per_worker),
                       _said(at("slotsPerWorker"), "slotsPerWorker", slots_default)))
     facts.append(_fact("size", "ranks", str(job.worker_count * job.slots_per_worker),
-                      "workers x slots per worker: mpirun's rank count and the hostfile's slots"))
+                      "workers x slots per worker: the hostfile's slots, and mpirun's rank count"
+                      + (" (no -np: one rank per slot of the hostfile)" if job.backend is Backend.TRAINJOB else "")))
     return facts
 
 
@@ -287,10 +288,13 @@ def _mpi(job: Job, mpijob: str, at: _Where) -> list[Fact]:
     facts.append(_fact("mpi", "hostfile", f"{names.HOSTFILE_PATH} in ConfigMap {names.hostfile_configmap_name(mpijob)} "
                       f"({', '.join(configmap_keys(job))})", "one line per worker, in the format mpi-operator writes "
                       "(`host slots=N` for OpenMPI, `host:N` for Intel MPI and MPICH), given to mpigen's mpirun "
-                      "explicitly: no controller's hostfile variable is relied on (OpenMPI 5 ignores ORTE's)"))
+                      "explicitly: no controller's hostfile variable is relied on (OpenMPI 5 ignores ORTE's)"
+                      + ("; its lines are those Trainer writes into its own (<trainjob>-mpi-hostfile, OpenMPI's "
+                         "default hostfile on the launcher)" if job.backend is Backend.TRAINJOB else "")))
     command = plain(launcher_command(job, workers_variable(job)))
     origin = (_said(at("launcherCommand"), "launcherCommand", "") if job.launcher_command is not None else
-              "mpirun with the hostfile, the rank count, the placement, every env variable exported by name "
+              "mpirun with the hostfile, " + ("" if job.backend is Backend.TRAINJOB else "the rank count, ") +
+              "the placement, every env variable exported by name "
               "(variables of a container do not reach processes started over ssh)"
               + (f"; {at('mpirunArgs')}: mpirunArgs" if at("mpirunArgs") else "")
               + (f"; {at('program')}: program" if at("program") else ""))

@@ -112,6 +112,15 @@ def _automated_sync(create_namespace: bool, respect_ignore_differences: bool = F
     return policy
 
 
+ARGOCD_RUNTIME_RETRY = {"limit": 10, "backoff": {"duration": "10s", "factor": 2, "maxDuration": "3m"}}
+"""A TrainJob's Application retries a failed sync: Trainer's webhook refuses a TrainJob until its TrainingRuntime
+exists, and on a renamed run the infra Application (which carries it) syncs the same commit independently. Argo CD
+never retries a failed automated sync of the same commit on its own."""
+FLUX_RUNTIME_RETRIES = 10
+"""The same for Flux: `dependsOn` holds a job release until the infra release is Ready, which it still is, at the
+previous revision, when both see a new commit."""
+
+
 def kueue_ignore_differences(backend: Backend = Backend.MPIJOB) -> list[dict[str, Any]]:
     """The job object's fields Kueue owns (suspend, and what it injects into the pods on admission): Argo CD
     neither reports them as drift nor, with `RespectIgnoreDifferences=true`, puts git's values back on sync.
@@ -149,7 +158,8 @@ def build_argocd_application(cluster: Cluster, delivery: Delivery) -> dict[str, 
             },
             "destination": {"server": gitops.destination, "namespace": delivery.namespace},
             **({"ignoreDifferences": kueue_ignore_differences(delivery.backend)} if delivery.kueue_managed else {}),
-            "syncPolicy": _automated_sync(create_namespace=True, respect_ignore_differences=delivery.kueue_managed),
+            "syncPolicy": {**_automated_sync(create_namespace=True, respect_ignore_differences=delivery.kueue_managed),
+                           **({"retry": ARGOCD_RUNTIME_RETRY} if delivery.backend is Backend.TRAINJOB else {})},
         },
     }
 
@@ -238,6 +248,9 @@ def build_flux_helm_release(cluster: Cluster, delivery: Delivery) -> dict[str, A
         # sends the whole object, `suspend: true` with it.
         spec["install"] = {"serverSideApply": False}
         spec["upgrade"] = {"serverSideApply": "disabled"}
+    if delivery.backend is Backend.TRAINJOB:
+        for action in ("install", "upgrade"):
+            spec[action] = {**spec.get(action, {}), "remediation": {"retries": FLUX_RUNTIME_RETRIES}}
     return {
         "apiVersion": FLUX_HELM_API_VERSION,
         "kind": "HelmRelease",

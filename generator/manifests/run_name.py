@@ -27,9 +27,10 @@ from generator.model import Backend, Job, Naming
 
 RUN_DIGEST_COVERS = ("the job object's spec (without suspend; a TrainJob's with its TrainingRuntime), its namespace, "
                      "and its hostfile (and rankfile), "
-                     "built under the plain job name: mpi-operator never applies a spec edit to a launcher it created, "
-                     "so an edited run is a new MPIJob and the GitOps tool prunes the old one (DOMAIN.md section 5); "
-                     "suspend is left out so that suspending from git acts on the same MPIJob")
+                     "built under the plain job name: no controller applies a spec edit to a run it started "
+                     "(mpi-operator keeps its launcher, DOMAIN.md section 5; Volcano's webhook refuses the edit; "
+                     "Trainer builds the JobSet once), so an edited run is a new job object and the GitOps tool "
+                     "prunes the old one; suspend is left out so that suspending from git acts on the same object")
 """What the digest in a job object's name covers, and why, in a reader's words (`mpigen explain`)."""
 
 

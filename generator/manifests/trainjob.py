@@ -36,15 +36,15 @@ from generator.model import Job
 from generator.vocabulary import mpi_operator, trainer
 from generator.vocabulary.mpi_operator import WAIT_FOR_WORKERS_READY
 
-DEFAULT_SSH_AUTH_MOUNT_PATH = "/root/.ssh"
-"""mpi-operator's and Trainer's default alike (the CRD's `sshAuthMountPath` default)."""
-
 
 def build_trainjob_spec(job: Job, name: str, workers: Variable) -> dict[str, Any]:
-    """The TrainJob `name`: its runtime, the worker count (a chart value) and suspend (a chart value)."""
+    """The TrainJob `name`: its runtime, the worker count (a chart value), the slots of each, and suspend (a chart
+    value)."""
     spec: dict[str, Any] = {
         "runtimeRef": {"apiGroup": trainer.GROUP, "kind": trainer.RUNTIME_KIND, "name": name},
-        "trainer": {"numNodes": workers},
+        # numProcPerNode here too: with the runtime's at 1, Trainer would otherwise count the node container's GPUs
+        # as its slots (mpi.go, EnforceMLPolicy), against the job's own slotsPerWorker.
+        "trainer": {"numNodes": workers, "numProcPerNode": job.slots_per_worker},
     }
     if job.run_policy.active_deadline_seconds is not None:
         spec["activeDeadlineSeconds"] = job.run_policy.active_deadline_seconds
@@ -52,11 +52,10 @@ def build_trainjob_spec(job: Job, name: str, workers: Variable) -> dict[str, Any
     return spec
 
 
-def _named_node(pod_spec: dict[str, Any]) -> dict[str, Any]:
-    """The pod's one container named `node`: Trainer's MPI plugin mounts the ssh keys (and, in the launcher, the
+def _name_node(pod_spec: dict[str, Any]) -> None:
+    """Name the pod's one container `node`: Trainer's MPI plugin mounts the ssh keys (and, in the launcher, the
     hostfile and the OpenMPI variables) only into a container of that name."""
     pod_spec["containers"] = [{**pod_spec["containers"][0], "name": trainer.NODE}, *pod_spec["containers"][1:]]
-    return pod_spec
 
 
 def build_training_runtime_spec(job: Job, name: str) -> dict[str, Any]:
@@ -65,13 +64,13 @@ def build_training_runtime_spec(job: Job, name: str) -> dict[str, Any]:
     workers = Variable(chartfiles.WORKERS, job.worker_count)
     launcher_spec = hide_gpus_from_launcher(job, build_launcher_pod_spec(job, name, workers))
     launcher_spec["restartPolicy"] = mpi_operator.DEFAULT_RESTART_POLICY[mpi_operator.LAUNCHER]
-    launcher_template: dict[str, Any] = {
-        **({"metadata": {"annotations": host_path_annotation(job)}} if host_path_annotation(job) else {}),
-        "spec": _named_node(launcher_spec),
-    }
+    _name_node(launcher_spec)
+    reasons = host_path_annotation(job)
+    launcher_template: dict[str, Any] = {**({"metadata": {"annotations": reasons}} if reasons else {}),
+                                         "spec": launcher_spec}
     worker_template = build_worker_pod_template(job, name)
     worker_template["spec"]["restartPolicy"] = mpi_operator.DEFAULT_RESTART_POLICY[mpi_operator.WORKER]
-    _named_node(worker_template["spec"])
+    _name_node(worker_template["spec"])
     launcher_job: dict[str, Any] = {"template": launcher_template}
     if job.run_policy.backoff_limit is not None:
         launcher_job["backoffLimit"] = job.run_policy.backoff_limit  # the launcher is a batch Job, as mpi-operator's
@@ -96,7 +95,8 @@ def build_training_runtime_spec(job: Job, name: str) -> dict[str, Any]:
         "mlPolicy": {"numNodes": job.worker_count, "mpi": {
             "numProcPerNode": job.slots_per_worker,
             "mpiImplementation": trainer.OPENMPI,
-            "sshAuthMountPath": job.ssh_auth_mount_path or DEFAULT_SSH_AUTH_MOUNT_PATH,
+            # mpi-operator's default and Trainer's alike (the CRDs' `sshAuthMountPath` defaults)
+            "sshAuthMountPath": job.ssh_auth_mount_path or mpi_operator.DEFAULT_SSH_AUTH_MOUNT_PATH,
             "runLauncherAsNode": False,
         }},
         "template": {"spec": jobset},
@@ -104,11 +104,14 @@ def build_training_runtime_spec(job: Job, name: str) -> dict[str, Any]:
 
 
 def _annotations(job: Job) -> dict[str, str]:
+    """Argo CD may apply the objects before Trainer's CRDs exist; reviewers see the profile's reasons for privilege
+    and host folders on both objects."""
     return {ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE, **privileged_annotation(job),
             **host_path_annotation(job)}
 
 
 def trainjob_object(job: Job, chart: ChartRef, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """The TrainJob named `name` (see `manifests.run_name.named_spec`) around its `spec`, with Kueue's labels."""
     meta = metadata(name, chart, job.namespace, annotations=_annotations(job))
     meta["labels"] = {**meta["labels"], **job_labels(job)}
     return {"apiVersion": trainer.API_VERSION, "kind": trainer.TRAINJOB_KIND, "metadata": meta, "spec": spec}

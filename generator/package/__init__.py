@@ -326,7 +326,7 @@ def _job_notes(job: Job, mpijob: str) -> str:
                     f"  kubectl -n {ns} get events --field-selector involvedObject.name={name}\n")
     elif _trainjob(job):
         commands = (f"  kubectl -n {ns} get trainjob {name}\n"
-                    f"  kubectl -n {ns} logs -f pod/{names.trainjob_launcher_name(name)}\n"
+                    f"  kubectl -n {ns} logs -f job/{names.trainjob_launcher_job(name)}\n"
                     f"  kubectl -n {ns} get events --field-selector involvedObject.name={name}\n"
                     f"    (its TrainingRuntime {name} is in cluster {job.cluster.name}'s infra chart)\n")
     else:
@@ -391,7 +391,7 @@ def package_job_chart(job: Job, marked: list[Manifest] | None = None) -> Chart:
 
 # --- infra chart ---------------------------------------------------------------------------------
 
-def _infra_notes(cluster: Cluster) -> str:
+def _infra_notes(cluster: Cluster, manifests: list[Manifest]) -> str:
     lines = [f"Cluster {cluster.name}: namespaces {', '.join(cluster.namespaces)}."]
     network = cluster.network
     if cluster.rails:
@@ -401,6 +401,11 @@ def _infra_notes(cluster: Cluster) -> str:
     else:
         lines.append(f"No RDMA rails ({network.provider.value}).")
     lines += _infra_scheduling_notes(cluster)
+    runtimes = [m.obj["metadata"] for m in manifests if m.template == chartfiles.TRAINING_RUNTIMES_TEMPLATE]
+    if runtimes:
+        lines.append("TrainingRuntimes of the cluster's TrainJobs (sync this chart before the jobs' charts: Trainer "
+                     "refuses a TrainJob whose runtime does not exist yet):")
+        lines += [f"  {meta['namespace']}/{meta['name']}" for meta in runtimes]
     return escape_text("\n".join(lines) + "\n")
 
 
@@ -414,8 +419,9 @@ def _infra_scheduling_notes(cluster: Cluster) -> list[str]:
         lines = [f"Gang scheduling ({scheduling.scheduler.value}): run mpi-operator with --gang-scheduling={flag}; it "
                  "creates each MPIJob's PodGroup from runPolicy.schedulingPolicy."]
     else:
-        lines = ["Gang scheduling (kueue): Kueue admits each MPIJob whole (enable its kubeflow.org/mpijob integration; "
-                 "waitForPodsReady makes a job that cannot start all its pods give its quota back)."]
+        lines = ["Gang scheduling (kueue): Kueue admits each MPIJob and TrainJob whole (enable its kubeflow.org/mpijob "
+                 "and trainer.kubeflow.org/trainjob integrations; waitForPodsReady makes a job that cannot start all "
+                 "its pods give its quota back)."]
     lines += [f"  queue {queue.name}: " + ", ".join(f"{share.nodes} of pool {share.pool.name}'s {share.pool.nodes} "
                                                     "nodes" for share in queue.shares)
               + (f"; cohort {queue.cohort}" if queue.cohort else "") for queue in scheduling.queues]
@@ -428,7 +434,8 @@ def package_infra_chart(cluster: Cluster, bootstrap: tuple[tuple[str, str], ...]
     ref = infra_chart_ref(cluster)
     manifests = build_infra(cluster, ref, jobs, mpijobs)
     files: dict[str, str] = {
-        chartfiles.CHART_YAML: _chart_yaml(ref, f"Namespaces and RDMA rail networks of cluster {cluster.name}",
+        chartfiles.CHART_YAML: _chart_yaml(ref, f"Namespaces, RDMA rail networks, scheduling objects and "
+                                          f"TrainingRuntimes of cluster {cluster.name}",
                                            cluster.source, _cluster_annotations(cluster)),
         chartfiles.VALUES_YAML: _values_yaml(
             [f"Values of the infra chart of cluster {cluster.name}.",
@@ -436,7 +443,7 @@ def package_infra_chart(cluster: Cluster, bootstrap: tuple[tuple[str, str], ...]
              "there is nothing to set."], []),
         chartfiles.VALUES_SCHEMA: _values_schema(f"Values of the infra chart of cluster {cluster.name}", {}),
         template_path(chartfiles.HELPERS): helpers_tpl(ref),
-        template_path(chartfiles.NOTES): _infra_notes(cluster),
+        template_path(chartfiles.NOTES): _infra_notes(cluster, manifests),
     }
     for template, group in _group(manifests).items():
         files[template_path(template)] = _template_file(group, lambda m: {("metadata", "labels"): _labels_hole(ref, m)},

@@ -10,7 +10,7 @@ from generator import admission, defaults, names
 from generator.derive import backend_of
 from generator.diagnostics import Diagnostic
 from generator.load import ProfileFile
-from generator.model import Backend
+from generator.model import Backend, MpiImplementation, Naming
 from generator.vocabulary import mpi_operator
 from generator.vocabulary.kubernetes import DNS1035_MAX
 
@@ -47,7 +47,7 @@ def check_backend(document: ProfileFile, job: dict[str, Any], cluster: dict[str,
                                 f"scheduling.scheduler {admission.scheduler_of(cluster)}: Volcano's job controller "
                                 "and scheduler run the job",
                                 "set `scheduling.scheduler: volcano` on the cluster, or choose `backend: mpijob`"))
-    if job.get("naming") == "stable":
+    if job.get("naming") == Naming.STABLE.value:
         found.append(Diagnostic(document.location("naming"), f"naming stable cannot be used under {chosen}: "
                                 "Volcano's admission webhook refuses every change to a created Job but its replicas "
                                 "and minAvailable, so the GitOps tool could never apply a later edit",
@@ -66,7 +66,7 @@ def _check_trainjob(document: ProfileFile, job: dict[str, Any], cluster: dict[st
                     where: Any) -> list[Diagnostic]:
     found = []
     implementation = job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION)
-    if implementation != "OpenMPI":
+    if implementation != MpiImplementation.OPENMPI.value:
         found.append(Diagnostic(document.location("mpiImplementation"), f"mpiImplementation {implementation} cannot "
                                 f"be used under {chosen}: Trainer's MPI plugin writes the hostfile for OpenMPI only "
                                 "(the TrainingRuntime's mlPolicy.mpi.mpiImplementation allows only OpenMPI)",
@@ -77,20 +77,20 @@ def _check_trainjob(document: ProfileFile, job: dict[str, Any], cluster: dict[st
                                 f"{scheduler}: mpigen compiles a TrainJob's gang only through Kueue (Trainer's own "
                                 "podGroupPolicy is not compiled yet)",
                                 "choose `backend: mpijob` (or `volcano-job` under Volcano)"))
-    if job.get("naming") == "stable":
+    if job.get("naming") == Naming.STABLE.value:
         found.append(Diagnostic(document.location("naming"), f"naming stable cannot be used under {chosen}: a "
                                 "TrainJob's runtimeRef and trainer fields are immutable, and Trainer builds the "
                                 "JobSet once and never applies a later runtime edit to it",
                                 "remove it (content-hash naming makes an edited job a new TrainJob), or choose "
                                 "`backend: mpijob`"))
-    hashed = job.get("naming", defaults.JOB_NAMING) == "content-hash"
-    launcher = names.trainjob_launcher_name(names.mpijob_name(job["name"], names.RUN_DIGEST_PLACEHOLDER
+    hashed = job.get("naming", defaults.JOB_NAMING) == Naming.CONTENT_HASH.value
+    launcher = names.trainjob_launcher_host(names.mpijob_name(job["name"], names.RUN_DIGEST_PLACEHOLDER
                                                                 if hashed else None))
     if len(launcher) > DNS1035_MAX:
         room = DNS1035_MAX - (len(launcher) - len(job["name"]))
-        found.append(Diagnostic(document.location("name"), f"Kubeflow Trainer would reject this job: its launcher pod "
-                                f"<trainjob>-launcher-0-0 would be {len(launcher)} characters, more than "
-                                f"{DNS1035_MAX} (JobSet makes it the pod's hostname)",
+        found.append(Diagnostic(document.location("name"), "Kubeflow Trainer would reject this job: its launcher's "
+                                f"hostname <trainjob>-launcher-0-0 would be {len(launcher)} characters, more than "
+                                f"{DNS1035_MAX} (a DNS label)",
                                 f"shorten the job name to at most {room} characters"
                                 + (f" (the TrainJob name adds {names.RUN_DIGEST_LENGTH + 1} characters of content "
                                    "hash)" if hashed else "")))

@@ -8,6 +8,7 @@ from typing import Any
 from generator import derive, names
 from generator.diagnostics import Diagnostic, Severity
 from generator.load import ProfileFile
+from generator.model import Backend
 from generator.validate.index import Index
 
 GITOPS_TOOLS = {"argocd": "Argo CD", "flux": "Flux"}
@@ -31,7 +32,9 @@ def check_gitops_job(document: ProfileFile, job: dict[str, Any], cluster: dict[s
     allowed = job.get("allowRerunAfterTtl", False)
     if gitops is not None:
         tool, kind = GITOPS_TOOLS[gitops["tool"]], GITOPS_OBJECTS[gitops["tool"]]
-        if ttl is not None and not allowed:
+        # A TrainJob's TTL is its JobSet's: Trainer deletes the JobSet, keeps the finished TrainJob and never
+        # builds its JobSet again, so the GitOps tool finds nothing missing.
+        if ttl is not None and not allowed and derive.backend_of(job, cluster) != Backend.TRAINJOB.value:
             found.append(Diagnostic(
                 document.location("runPolicy", "ttlSecondsAfterFinished"),
                 f"runPolicy.ttlSecondsAfterFinished deletes the MPIJob {ttl} s after it finishes, and {tool}, which "

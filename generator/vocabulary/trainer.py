@@ -2,8 +2,9 @@
 
 Sources: ../shared/upstream/trainer/ (the TrainJob and TrainingRuntime CRDs, the shipped runtimes, and the MPI
 plugin's source, pkg/runtime/framework/plugins/mpi/mpi.go). The runtime's template is a JobSet spec; JobSet names a
-replicated job's pods `<jobset>-<replicatedJob>-<jobIndex>-<podIndex>`, one Job per replicated job, behind a
-headless Service named after the JobSet (the TrainJob), which is the pods' subdomain. Under `mlPolicy.mpi` Trainer
+replicated job's pods' hostnames `<jobset>-<replicatedJob>-<jobIndex>-<podIndex>`, one Job per replicated job, behind a
+headless Service named after the JobSet (the TrainJob), which is the pods' subdomain (the pods' own names end in a
+random suffix). Under `mlPolicy.mpi` Trainer
 writes the hostfile ConfigMap `<trainjob>-mpi-hostfile` (lines `<trainjob>-node-0-<i>.<trainjob> slots=<n>`, OpenMPI
 only), makes the ssh Secret `<trainjob>-mpi-ssh-auth`, mounts it at `sshAuthMountPath` in every container named
 `node` of the `node` and `launcher` replicated jobs, mounts the hostfile at /etc/mpi in the launcher's and sets
@@ -20,8 +21,8 @@ RUNTIME_KIND = "TrainingRuntime"
 NODE = "node"
 """The workers' replicated job, and the name of the one container in each pod that Trainer's MPI plugin touches."""
 LAUNCHER = "launcher"
-NODE_JOB_INDEX = 0
-"""A replicated job with one replica: its Job is index 0, so workers are `<trainjob>-node-0-<i>`."""
+JOB_INDEX = 0
+"""Each replicated job has one replica: its Job is index 0, so the workers' hostnames are `<trainjob>-node-0-<i>`."""
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 ANCESTOR_TRAINER = "trainer"
 """The replicated job whose pod count is the TrainJob's `numNodes`: under `runLauncherAsNode: false`, the nodes."""

@@ -219,6 +219,10 @@ def test_infiniband_job_as_a_volcano_job(volcano):
     worker = workers["template"]
     container = worker["spec"]["containers"][0]
     assert _env(container) == VOLCANO_ENV
+    # DOMAIN 1: mpi-operator runs `/usr/sbin/sshd -De` in a worker without a command; Volcano runs the image's
+    # entrypoint, so mpigen says it, and probes sshd's port (a worker is Ready once sshd listens).
+    assert container["command"] == ["/usr/sbin/sshd", "-De"]
+    assert container["readinessProbe"] == {"tcpSocket": {"port": 22}}
     assert container["resources"] == {"requests": REQUESTS, "limits": LIMITS}  # the same pods as the MPIJob's
     assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
     assert json.loads(worker["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]) == NETWORKS
@@ -256,9 +260,9 @@ def test_infiniband_job_as_a_trainjob(trainjob):
     assert len(name) == len("resnet50-dgx-") + 7  # the run's digest, covering the runtime too
     # A namespaced TrainingRuntime of the same name (runtimeRef.kind defaults to ClusterTrainingRuntime); the job
     # chart's `workers` value is numNodes, the worker count (Trainer's MPI plugin: node count = numNodes when the
-    # launcher is no node).
+    # launcher is no node); numProcPerNode the slots (else Trainer could take the GPU count for a runtime's 1).
     assert tj["spec"] == {"runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime", "name": name},
-                          "trainer": {"numNodes": 2}, "suspend": False}
+                          "trainer": {"numNodes": 2, "numProcPerNode": 8}, "suspend": False}
     # In the infra chart: Trainer's webhook refuses a TrainJob whose runtime does not exist yet.
     (runtime,) = [m.obj for chart in trainjob.charts if chart.directory == "dgx-lab/infra" for m in chart.manifests
                   if m.obj["kind"] == "TrainingRuntime" and m.obj["metadata"]["name"] == name]
@@ -279,15 +283,18 @@ def test_infiniband_job_as_a_trainjob(trainjob):
     assert launcher_job["template"]["spec"]["backoffLimit"] == 2
     worker = nodes["template"]["spec"]["template"]
     container = worker["spec"]["containers"][0]
-    # Trainer's MPI plugin mounts the keys only into containers named `node`.
-    assert container["name"] == "node"
-    # Trainer sets OpenMPI's ORTE variables on the launcher as mpi-operator does: the env is the MPIJob's.
-    assert _env(container) == IB_ENV
+    # Trainer's MPI plugin mounts the keys only into containers named `node`. DOMAIN 1: mpi-operator runs
+    # `/usr/sbin/sshd -De` in a worker without a command; Trainer runs the image's entrypoint, so mpigen says it, and
+    # probes sshd's port so that the launcher's dependsOn Ready means sshd listens.
+    assert container["name"] == "node" and container["command"] == ["/usr/sbin/sshd", "-De"]
+    assert container["readinessProbe"] == {"tcpSocket": {"port": 22}}
+    assert _env(container) == IB_ENV  # the MPIJob's worker env
     assert container["resources"] == {"requests": REQUESTS, "limits": LIMITS}
     assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
     assert json.loads(worker["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]) == NETWORKS
     assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}} in worker["spec"]["volumes"]
     launcher = launcher_job["template"]["spec"]["template"]["spec"]["containers"][0]
+    # Trainer sets OpenMPI's ORTE variables on the launcher as mpi-operator does: the env is the MPIJob's.
     # No -np: the launcher is in the infra chart, which the job chart's `workers` value does not reach; OpenMPI
     # then starts one rank per slot of the hostfile (2 workers x 8 slots = 16).
     command = _mpirun(IB_ENV)

@@ -100,8 +100,8 @@ def _check_trainer_names(documents: list[RenderedObject], extra: list[RenderedOb
     findings: list[Finding] = []
     for document in documents:
         name = metadata_name(document)
-        for suffix in ("", "-mpi-hostfile", "-mpi-ssh-auth"):
-            job = name[:-len(suffix)] if suffix and name.endswith(suffix) else (name if not suffix else None)
+        for suffix in ("", *(owned.removeprefix("<job>") for owned in trainer.trainer_owned_names("<job>"))):
+            job = name.removesuffix(suffix) if name.endswith(suffix) else None
             owned = trainer_owned(job, name) if job and (document.namespace, job) in jobs else None
             if owned is None or document.kind not in owned.kinds:
                 continue

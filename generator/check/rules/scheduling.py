@@ -20,10 +20,10 @@ from __future__ import annotations
 from typing import Any
 
 from generator.check.findings import CheckContext, Finding, RenderedObject, finding
-from generator.check.rules.pods import is_volcano_job, pod_requests, pod_templates
+from generator.check.rules.pods import is_trainjob, is_volcano_job, pod_requests, pod_templates
 from generator.check.rules.reading import as_dict, as_int, as_str, metadata_name, path_of
 from generator.diagnostics import Severity
-from generator.vocabulary import mpi_operator
+from generator.vocabulary import mpi_operator, trainer
 from generator.vocabulary import scheduling as vocabulary
 
 RULE_SCHEDULING = "scheduling"
@@ -39,14 +39,37 @@ def check_scheduling(documents: list[RenderedObject], context: CheckContext) -> 
             findings += _check_volcano_job_gang(document, spec)
             findings += _check_volcano_queue(document, as_str(spec.get("queue")), ("spec", "queue"), known, context)
             continue
+        if is_trainjob(document):
+            runtime, found = _trainjob_runtime(document, spec, known, context)
+            findings += found
+            findings += _check_queue(document, ("spec", "suspend"), runtime, known, context)
+            continue
         if document.kind != mpi_operator.KIND:
             continue
         findings += _check_gang(document, spec)
         policy = as_dict((as_dict(spec.get("runPolicy")) or {}).get("schedulingPolicy")) or {}
         findings += _check_volcano_queue(document, as_str(policy.get("queue")),
                                          ("spec", "runPolicy", "schedulingPolicy", "queue"), known, context)
-        findings += _check_queue(document, spec, known, context)
+        findings += _check_queue(document, ("spec", "runPolicy", "suspend"), document, known, context)
     return findings
+
+
+def _trainjob_runtime(document: RenderedObject, spec: dict[str, Any], known: _Known,
+                      context: CheckContext) -> tuple[RenderedObject | None, list[Finding]]:
+    """The TrainingRuntime a TrainJob runs on, which holds its pods: Trainer's webhook refuses a TrainJob whose
+    runtime does not exist ("specified trainingRuntime must be created before the TrainJob is created"). A
+    ClusterTrainingRuntime is not looked for (mpigen writes none)."""
+    ref = as_dict(spec.get("runtimeRef")) or {}
+    name = as_str(ref.get("name"))
+    if not name or ref.get("kind") != trainer.RUNTIME_KIND:
+        return None, []
+    runtime = known.find(trainer.RUNTIME_KIND, name, document.namespace, document, context, trainer.GROUP)
+    if runtime is not None:
+        return runtime, []
+    return None, [finding(document, path_of(("spec", "runtimeRef", "name")), (
+        f"no TrainingRuntime {document.namespace}/{name} in this render or the extra manifests (--context); Trainer "
+        "refuses a TrainJob whose runtime does not exist (mpigen puts it in the cluster's infra chart)"),
+        RULE_SCHEDULING)]
 
 
 def _check_volcano_job_gang(document: RenderedObject, spec: dict[str, Any]) -> list[Finding]:
@@ -119,13 +142,14 @@ def _same_cluster(document: RenderedObject, other: RenderedObject, context: Chec
     return not mine or not theirs or mine == theirs
 
 
-_LOOKED_UP = {(VOLCANO_GROUP, vocabulary.VOLCANO_QUEUE), *((vocabulary.KUEUE_GROUP, kind) for kind in (
-    vocabulary.LOCAL_QUEUE, vocabulary.CLUSTER_QUEUE, vocabulary.WORKLOAD_PRIORITY_CLASS, vocabulary.TOPOLOGY))}
+_LOOKED_UP = {(VOLCANO_GROUP, vocabulary.VOLCANO_QUEUE), (trainer.GROUP, trainer.RUNTIME_KIND),
+              *((vocabulary.KUEUE_GROUP, kind) for kind in (vocabulary.LOCAL_QUEUE, vocabulary.CLUSTER_QUEUE,
+                                                             vocabulary.WORKLOAD_PRIORITY_CLASS, vocabulary.TOPOLOGY))}
 
 
 class _Known:
-    """The queues, priority classes and topologies among the documents, by API group, kind and name: each job's
-    lookups cost what its cluster's few such objects cost, not what the whole render holds."""
+    """The queues, priority classes, topologies and TrainingRuntimes among the documents, by API group, kind and
+    name: each job's lookups cost what its cluster's few such objects cost, not what the whole render holds."""
 
     def __init__(self, documents: list[RenderedObject]) -> None:
         self._by_name: dict[tuple[str, str, str], list[RenderedObject]] = {}
@@ -156,9 +180,10 @@ def _check_volcano_queue(document: RenderedObject, queue: str | None, where: tup
         "PodGroup pending"), RULE_SCHEDULING)]
 
 
-def _check_kueue_references(document: RenderedObject, known: _Known,
+def _check_kueue_references(document: RenderedObject, pods: RenderedObject | None, known: _Known,
                             context: CheckContext) -> list[Finding]:
-    """The WorkloadPriorityClass the priority-class label names, and the topology levels the workers ask for."""
+    """The WorkloadPriorityClass the priority-class label names, and the topology levels the workers ask for
+    (`pods`: the object that holds the job's pods, the job itself but for a TrainJob)."""
     findings: list[Finding] = []
     priority = _labels(document.obj).get(vocabulary.PRIORITY_CLASS_LABEL)
     if isinstance(priority, str) and known.find(vocabulary.WORKLOAD_PRIORITY_CLASS, priority, None, document,
@@ -168,19 +193,21 @@ def _check_kueue_references(document: RenderedObject, known: _Known,
             RULE_SCHEDULING))
     levels = {level.get("nodeLabel") for other in known.topologies if _same_cluster(document, other, context)
               for level in (as_dict(other.obj.get("spec")) or {}).get("levels") or [] if isinstance(level, dict)}
-    for template in pod_templates(document):
+    for template in pod_templates(pods) if pods is not None else []:
         annotations = as_dict(template.metadata.get("annotations")) or {}
         for key in (vocabulary.REQUIRED_TOPOLOGY, vocabulary.PREFERRED_TOPOLOGY):
             label = annotations.get(key)
             if isinstance(label, str) and label not in levels:
-                findings.append(finding(document, path_of((*template.path, "metadata", "annotations", key)), (
+                findings.append(finding(pods, path_of((*template.path, "metadata", "annotations", key)), (
                     f"no Kueue Topology in this render or the extra manifests (--context) has the level {label}; "
                     "Kueue never admits the job"), RULE_SCHEDULING))
     return findings
 
 
-def _check_queue(document: RenderedObject, spec: dict[str, Any], known: _Known,
+def _check_queue(document: RenderedObject, suspend: tuple[str, ...], pods: RenderedObject | None, known: _Known,
                  context: CheckContext) -> list[Finding]:
+    """The queue a Kueue job names, and what it asks of it: created suspended (`suspend`: where the job object says
+    so), a LocalQueue that exists, a ClusterQueue covering what its pods (in `pods`) request."""
     queue = _labels(document.obj).get(vocabulary.QUEUE_NAME_LABEL)
     if queue is None:
         return []
@@ -188,13 +215,15 @@ def _check_queue(document: RenderedObject, spec: dict[str, Any], known: _Known,
     if not isinstance(queue, str):
         return []
     findings: list[Finding] = []
-    run_policy = as_dict(spec.get("runPolicy")) or {}
-    if run_policy.get("suspend") is not True:
-        findings.append(finding(document, path_of(("spec", "runPolicy", "suspend")), (
-            "a job Kueue admits should be created suspended (runPolicy.suspend: true): Kueue unsuspends it on "
+    node: Any = document.obj
+    for part in suspend:
+        node = as_dict(node).get(part) if as_dict(node) is not None else None
+    if node is not True:
+        findings.append(finding(document, path_of(suspend), (
+            f"a job Kueue admits should be created suspended ({'.'.join(suspend[1:])}: true): Kueue unsuspends it on "
             "admission, and a GitOps tool that puts git's false back starts it without admission"),
             RULE_SCHEDULING, Severity.WARNING))
-    findings += _check_kueue_references(document, known, context)
+    findings += _check_kueue_references(document, pods, known, context)
     local = known.find(vocabulary.LOCAL_QUEUE, queue, document.namespace, document, context)
     if local is None:
         return [*findings, finding(document, where, (
@@ -211,11 +240,11 @@ def _check_queue(document: RenderedObject, spec: dict[str, Any], known: _Known,
         for resource in (as_dict(group) or {}).get("coveredResources") or []:
             if isinstance(resource, str):
                 covered.add(resource)
-    for template in pod_templates(document):
+    for template in pod_templates(pods) if pods is not None else []:
         for resource, asked in sorted(pod_requests(template).items()):
             if resource in covered:
                 continue
-            findings.append(finding(document, path_of(asked.paths[0]), (
+            findings.append(finding(pods, path_of(asked.paths[0]), (
                 f"the {template.role.lower()} requests {resource}, which ClusterQueue {cluster_queue_name} (of "
                 f"LocalQueue {document.namespace}/{queue}) does not cover; Kueue never admits the job"),
                 RULE_SCHEDULING))

@@ -612,12 +612,16 @@ def test_the_example_fleet_is_clean(example):
 
 
 def test_the_example_fleet_breaks_when_its_infra_is_missing(example):
-    """The clean result above is not vacuous: without the infra chart the rails are missing."""
+    """The clean result above is not vacuous: without the infra chart the rails are missing, and the runtime of
+    resnet50-trainjob's TrainJob (Trainer's webhook would refuse the TrainJob)."""
     documents = [RenderedObject(f"{chart.directory}/templates/{manifest.template}", manifest.obj, chart.directory)
                  for chart in example.charts if chart.directory != "dgx-lab/infra" for manifest in chart.manifests]
     findings = run_rules(documents, CheckContext(node_shapes=example_shapes(example)))
-    assert sorted({f.message.split(" (")[0] for f in findings}) == [
-        f"no NetworkAttachmentDefinition ml-training/rail{i}" for i in range(4)]
+    (trainjob,) = [m.obj["metadata"]["name"] for chart in example.charts for m in chart.manifests
+                   if m.obj["kind"] == "TrainJob"]
+    assert sorted({f.message.split(" (")[0].split(";")[0] for f in findings}) == [
+        *(f"no NetworkAttachmentDefinition ml-training/rail{i}" for i in range(4)),
+        f"no TrainingRuntime ml-training/{trainjob} in this render or the extra manifests"]
 
 
 # --- pod-security: Pod Security admission refuses pods above the namespace's enforce level -------------------------

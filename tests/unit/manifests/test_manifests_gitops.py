@@ -225,15 +225,15 @@ def test_applications_follow_the_profiles(files: dict) -> None:
     expected |= {f"dgx-lab-{job}": (f"charts/dgx-lab/jobs/{job}", job, ns) for job, ns in DGX_JOBS.items()}
     assert {name: (app["spec"]["source"]["path"], app["spec"]["source"]["helm"]["releaseName"],
                    app["spec"]["destination"]["namespace"]) for name, app in apps.items()} == expected
-    for app in apps.values():
+    for name, app in apps.items():
         assert app["metadata"]["namespace"] == "argocd"
         assert app["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"]
         assert app["spec"]["project"] == "default"
         assert app["spec"]["source"]["repoURL"] == REPO_URL
         assert app["spec"]["source"]["targetRevision"] == "main"
         assert app["spec"]["destination"]["server"] == "https://kubernetes.default.svc"
-        assert app["spec"]["syncPolicy"] == {"automated": {"prune": True, "selfHeal": True},
-                                             "syncOptions": ["CreateNamespace=true"]}
+        policy = {k: v for k, v in app["spec"]["syncPolicy"].items() if not (k == "retry" and "trainjob" in name)}
+        assert policy == {"automated": {"prune": True, "selfHeal": True}, "syncOptions": ["CreateNamespace=true"]}
 
 
 def test_sync_waves_put_the_infra_chart_before_every_job(files: dict) -> None:
@@ -417,3 +417,23 @@ def test_flux_releases_of_kueue_jobs_patch_only_what_git_changed(profiles_copy: 
     broken["spec"]["upgrade"]["serverSideApply"] = False  # a boolean only at install
     assert {f.path for f in gitops_crds.check(RenderedObject("helmreleases.yaml", broken))} == {
         ".spec.upgrade.serverSideApply"}
+
+
+def test_a_trainjobs_delivery_retries_until_its_runtime_exists(files: dict, profiles_copy: Callable,
+                                                                gitops_crds: SchemaSet) -> None:
+    """Trainer's webhook refuses a TrainJob whose TrainingRuntime does not exist yet ("specified trainingRuntime must
+    be created before the TrainJob is created"), and a renamed run's runtime arrives with the infra chart, which the
+    tool syncs independently of the job's: the TrainJob's Application retries a failed sync (Argo CD never retries a
+    failed automated sync of one commit by itself), its HelmRelease remediates install and upgrade by retrying. The
+    MPIJobs' deliveries are left as they were."""
+    apps = by_name(files["dgx-lab/bootstrap/apps/applications.yaml"])
+    retry = apps["dgx-lab-resnet50-trainjob"]["spec"]["syncPolicy"]["retry"]
+    assert retry == {"limit": 10, "backoff": {"duration": "10s", "factor": 2, "maxDuration": "3m"}}
+    assert gitops_crds.check(RenderedObject("apps.yaml", apps["dgx-lab-resnet50-trainjob"])) == []
+    assert all("retry" not in app["spec"]["syncPolicy"] for name, app in apps.items() if "trainjob" not in name)
+    result = edited_profiles(profiles_copy, "dgx-lab", ("  tool: argocd\n", "  tool: flux\n"))
+    releases = by_name(bootstrap_of(result)["dgx-lab/bootstrap/apps/helmreleases.yaml"])
+    spec = releases["dgx-lab-resnet50-trainjob"]["spec"]
+    assert spec["install"] == {"remediation": {"retries": 10}} and spec["upgrade"] == {"remediation": {"retries": 10}}
+    assert gitops_crds.check(RenderedObject("hr.yaml", releases["dgx-lab-resnet50-trainjob"])) == []
+    assert "install" not in releases["dgx-lab-resnet50-dgx"]["spec"]

@@ -68,7 +68,7 @@ def test_the_example_job_is_a_trainjob_on_its_own_runtime(example):
     assert trainjob["spec"]["runtimeRef"] == {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime",
                                               "name": name}
     assert (runtime["metadata"]["name"], runtime["metadata"]["namespace"]) == (name, trainjob["metadata"]["namespace"])
-    assert trainjob["spec"]["trainer"] == {"numNodes": 1} and trainjob["spec"]["suspend"] is False
+    assert trainjob["spec"]["trainer"] == {"numNodes": 1, "numProcPerNode": 8} and trainjob["spec"]["suspend"] is False
     mpi = runtime["spec"]["mlPolicy"]["mpi"]
     assert mpi == {"numProcPerNode": 8, "mpiImplementation": "OpenMPI", "sshAuthMountPath": "/root/.ssh",
                    "runLauncherAsNode": False}
@@ -154,13 +154,27 @@ def test_the_pods_are_the_mpijobs_but_for_what_the_backend_requires(profiles_cop
             np = command.index("-np")
             assert command[np + 1] == "8" and tj_container["command"] == command[:np] + command[np + 2:]
         else:
-            assert tj_container.get("command") == mpi_container.get("command")
+            # DOMAIN.md section 1: mpi-operator runs `/usr/sbin/sshd -De` in a worker with no command; Trainer runs
+            # the image's entrypoint (its own MPI runtime says sshd, and probes it), so mpigen says both.
+            assert "command" not in mpi_container and "readinessProbe" not in mpi_container
+            assert tj_container["command"] == ["/usr/sbin/sshd", "-De"]
+            assert tj_container["readinessProbe"] == {"tcpSocket": {"port": 22}}
         assert text(tj.get("metadata"), tj_name) == text(mpi.get("metadata"), mpi_name), role  # the networks
         same = {k: v for k, v in tj["spec"].items() if k not in ("containers", "restartPolicy")}
         mpi_same = {k: v for k, v in mpi["spec"].items() if k != "containers"}
         assert text(same, tj_name) == text(mpi_same, mpi_name), role  # volumes, node selector, affinity
         restart = mpijob["spec"]["mpiReplicaSpecs"]["Launcher" if role == "launcher" else "Worker"]["restartPolicy"]
         assert tj["spec"]["restartPolicy"] == restart
+
+
+def test_one_slot_per_worker_stays_one_slot(profiles_copy):
+    # mpi.go EnforceMLPolicy: with the runtime's numProcPerNode at 1 and none on the TrainJob, Trainer takes the
+    # node container's GPU count as its slots; the TrainJob's own numProcPerNode wins over both.
+    plugin = (TRAINER / "reference__pkg_runtime_framework_plugins_mpi_mpi.go").read_text(encoding="utf-8")
+    assert "} else if *info.RuntimePolicy.MLPolicySource.MPI.NumProcPerNode == 1 {" in plugin
+    trainjob, runtime, configmap = _built(_job(profiles_copy, TRAINJOB + "slotsPerWorker: 1\n"))
+    assert trainjob["spec"]["trainer"]["numProcPerNode"] == runtime["spec"]["mlPolicy"]["mpi"]["numProcPerNode"] == 1
+    assert configmap["data"]["hostfile"].endswith(" slots=1\n")
 
 
 def test_at_startup_the_launcher_does_not_wait(profiles_copy):
@@ -172,9 +186,12 @@ def test_at_startup_the_launcher_does_not_wait(profiles_copy):
 def test_run_policy_under_trainers_names(profiles_copy):
     text = TRAINJOB.replace("  backoffLimit: 2\n", "  backoffLimit: 2\n  activeDeadlineSeconds: 3600\n"
                             "  ttlSecondsAfterFinished: 600\n  suspend: true\n") + \
-        "sshAuthMountPath: /home/mpiuser/.ssh\nallowRerunAfterTtl: true\n"
+        "sshAuthMountPath: /home/mpiuser/.ssh\n"
     trainjob, runtime, _ = _built(_job(profiles_copy, text))
     assert (trainjob["spec"]["activeDeadlineSeconds"], trainjob["spec"]["suspend"]) == (3600, True)
+    # The TTL is the JobSet's: Trainer deletes it and keeps the finished TrainJob, whose JobSet it never builds
+    # again (jobset.go's Status: a JobSet gone after its TTL), so dgx-lab's Argo CD re-runs nothing and the
+    # profile needs no `allowRerunAfterTtl`.
     assert runtime["spec"]["template"]["spec"]["ttlSecondsAfterFinished"] == 600
     assert runtime["spec"]["mlPolicy"]["mpi"]["sshAuthMountPath"] == "/home/mpiuser/.ssh"
 
@@ -197,10 +214,10 @@ def test_a_profile_trainer_cannot_honour_is_refused(profiles_copy, tmp_path: Pat
                             "backend trainjob: a TrainJob ends as its launcher completes")
     long_name = TRAINJOB.replace("name: resnet50-trainjob", "name: " + "r" * 43)
     (name,) = errors(long_name)
-    # r*43 + "-" + 7 hex + "-launcher-0-0" is 63 + 1 characters: JobSet makes the pod's name its hostname.
+    # r*43 + "-" + 7 hex + "-launcher-0-0" is 63 + 1 characters: JobSet's hostname of the launcher pod.
     name_line = TRAINJOB.splitlines().index("name: resnet50-trainjob") + 1
-    assert name.startswith(f"{PATH}:{name_line}:7: error: Kubeflow Trainer would reject this job: its launcher pod "
-                           "<trainjob>-launcher-0-0 would be 64 characters, more than 63") and \
+    assert name.startswith(f"{PATH}:{name_line}:7: error: Kubeflow Trainer would reject this job: its launcher's "
+                           "hostname <trainjob>-launcher-0-0 would be 64 characters, more than 63") and \
         "shorten the job name to at most 42 characters" in name
     on_volcano = TRAINJOB.replace("cluster: dgx-lab", "cluster: volcano-lab").replace(
         "namespace: ml-training", "namespace: training")
@@ -267,3 +284,44 @@ def test_check_judges_the_runtimes_workers_by_the_pool_of_the_trainjobs_chart(ex
     _pod(_rjobs(greedy)["node"])["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = 16
     assert findings(greedy) == ["the worker container requests 16 nvidia.com/gpu, but a node of pool dgx (cluster "
                                 "dgx-lab) has 8; the workers never schedule"]
+
+
+def test_check_reads_a_kueue_trainjob_with_its_runtimes_pods(profiles_copy):
+    from generator.check.findings import CheckContext, RenderedObject
+    from generator.check.rules.scheduling import check_scheduling
+
+    vision = (PROFILES / "jobs/vision-resnet50.yaml").read_text(encoding="utf-8") + "backend: trainjob\n"
+    result = compile_profiles([profiles_copy({"jobs/vision-resnet50.yaml": vision})])
+    documents = [RenderedObject(f"{chart.directory}/templates/{m.template}", m.obj, chart.directory)
+                 for chart in result.charts if chart.directory.startswith("dgx-pod/") for m in chart.manifests]
+    assert check_scheduling(documents, CheckContext()) == []
+    (trainjob,) = [d for d in documents if d.kind == "TrainJob"]
+    (runtime,) = [d for d in documents if d.kind == "TrainingRuntime"]
+    others = [d for d in documents if d not in (trainjob, runtime)]
+
+    def messages(job: dict[str, Any], pods: dict[str, Any] | None) -> list[str]:
+        found = check_scheduling([RenderedObject(trainjob.source, job, trainjob.chart), *others,
+                                  *([RenderedObject(runtime.source, pods, runtime.chart)] if pods else [])],
+                                 CheckContext())
+        return [f"{f.object} {f.path}: {f.message.split(';')[0]}" for f in found]
+
+    name = trainjob.obj["metadata"]["name"]
+    unsuspended = copy.deepcopy(trainjob.obj)
+    unsuspended["spec"]["suspend"] = False
+    unsuspended["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "nosuch"
+    assert messages(unsuspended, runtime.obj) == [
+        f"TrainJob/{name} .spec.suspend: a job Kueue admits should be created suspended (suspend: true): Kueue "
+        "unsuspends it on admission, and a GitOps tool that puts git's false back starts it without admission",
+        f"TrainJob/{name} .metadata.labels[\"kueue.x-k8s.io/queue-name\"]: no LocalQueue team-vision/nosuch (named by "
+        "kueue.x-k8s.io/queue-name) in this render or the extra manifests (--context)"]
+    # The pods are the runtime's: a resource the ClusterQueue does not cover is found there.
+    greedy = copy.deepcopy(runtime.obj)
+    _pod(_rjobs(greedy)["node"])["spec"]["containers"][0]["resources"]["limits"]["example.com/fpga"] = 1
+    (uncovered,) = messages(trainjob.obj, greedy)
+    assert uncovered.startswith(f"TrainingRuntime/{name} .spec.template.spec.replicatedJobs[0].template.spec."
+                                "template.spec.containers[0].resources.limits[\"example.com/fpga\"]: the node requests "
+                                "example.com/fpga, which ClusterQueue")
+    # Without its runtime, Trainer's webhook refuses the TrainJob.
+    assert messages(trainjob.obj, None) == [
+        f"TrainJob/{name} .spec.runtimeRef.name: no TrainingRuntime team-vision/{name} in this render or the extra "
+        "manifests (--context)"]
