@@ -74,8 +74,14 @@ def make_fleet(root: Path, jobs: int) -> None:
     for name, _, text in clusters:
         (root / "clusters" / f"{name}.yaml").write_text(text, encoding="utf-8")
     for i in range(jobs):
-        name, hardware, _ = clusters[i % CLUSTERS]
+        name, hardware, text = clusters[i % CLUSTERS]
         size = f"workers: {1 + i % 4}\n"
+        # A third of the jobs on other backends, where the cluster allows them: Volcano's own Job under Volcano,
+        # Trainer's TrainJob (with its runtime in the infra chart) without a scheduler or under Kueue.
+        if (i // CLUSTERS) % 3 == 1 and "scheduler: volcano" in text:
+            size += "backend: volcano-job\n"
+        elif (i // CLUSTERS) % 3 == 1 and ("scheduler: kueue" in text or "scheduler:" not in text):
+            size += "backend: trainjob\n"
         if hardware == "cpu-node":
             size += 'resources: {cpu: "4", memory: 8Gi}\n'
         elif not name.endswith("hst"):
