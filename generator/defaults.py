@@ -11,7 +11,9 @@ JOB_NAMING = "content-hash"
 JOB_BACKEND = "mpijob"  # the backend of a job whose profile and cluster choose none
 OPENMPI_VERSION = 4
 # The launcher starts once every worker is Ready: no "could not resolve hostname" race at start-up
-# (mpi-operator #481, #386). mpigen creates no gang-scheduling PodGroup, so this cannot deadlock (#608).
+# (mpi-operator #481, #386). Under --gang-scheduling the operator's PodGroup counts workers + 1 unless told
+# otherwise, which with this policy deadlocks (#608): mpigen sets minAvailable to the workers there
+# (manifests/scheduling.py `min_available`, and `check` refuses the rest).
 # (The operator's own default is AtStartup.)
 LAUNCHER_CREATION_POLICY = "WaitForWorkersReady"
 # Running pods are removed once the job ends, so a finished job holds no GPUs (the operator's default is None).

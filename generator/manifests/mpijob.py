@@ -171,15 +171,16 @@ def build_worker_container(job: Job, network: PodNetwork) -> dict[str, Any]:
     container: dict[str, Any] = {"name": WORKER_CONTAINER, "image": _image(job)}
     if job.worker_command is not None:
         container["command"] = [literal(part) for part in job.worker_command]
-    elif network.ssh_port is not None or job.backend is not Backend.MPIJOB:
-        # mpi-operator runs `/usr/sbin/sshd -De` in a worker container that has no command (DOMAIN.md section 1);
-        # Volcano and Trainer run the image's own entrypoint, so mpigen says it (as Trainer's own MPI runtime does).
-        port = ["-p", str(network.ssh_port)] if network.ssh_port is not None else []
-        container["command"] = [*SSHD, *port]
-        if job.backend is not Backend.MPIJOB:
-            # Ready once sshd listens, not once the container started: a launcher that waits for the workers
-            # (dependsOn) waits for that (Trainer's own MPI runtime probes sshd so).
-            container["readinessProbe"] = {"tcpSocket": {"port": network.ssh_port or SSH_PORT}}
+    else:
+        if network.ssh_port is not None or job.backend is not Backend.MPIJOB:
+            # mpi-operator runs `/usr/sbin/sshd -De` in a worker container that has no command (DOMAIN.md section
+            # 1); Volcano and Trainer run the image's own entrypoint, so mpigen says it (as Trainer's runtime does).
+            port = ["-p", str(network.ssh_port)] if network.ssh_port is not None else []
+            container["command"] = [*SSHD, *port]
+        # Ready once sshd listens, not once the container started: `WaitForWorkersReady` (and a launcher's
+        # dependsOn) then means what it says, and Hydra (Intel MPI, MPICH) does not retry ssh. mpi-operator's own
+        # Intel MPI and MPICH examples probe the sshd port so; Trainer's MPI runtime too.
+        container["readinessProbe"] = {"tcpSocket": {"port": network.ssh_port or SSH_PORT}, "initialDelaySeconds": 2}
     if job.env:
         container["env"] = _env(job)
     limits: dict[str, Any] = dict(_cpu_memory(job.resources))

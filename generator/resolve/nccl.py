@@ -44,6 +44,11 @@ def rail_host_interface(rail: RailAttachment) -> str:
     return rail.rail.host_interface or rail.nic.pf_name
 
 
+SHARED_MEMORY_BTL = {False: "vader", True: "sm"}
+"""OpenMPI's shared-memory transport between ranks of one node: `vader` in OpenMPI 4, renamed `sm` in 5 (by
+OpenMPI 5 version)."""
+
+
 def derived_env(rails: tuple[RailAttachment, ...], uses_gpus: bool,
                 provider: NetworkProvider = DEFAULT_PROVIDER,
                 implementation: MpiImplementation = MpiImplementation.OPENMPI, *,
@@ -78,7 +83,9 @@ def _openmpi(rails: tuple[RailAttachment, ...], version: int, slots: int, ssh_po
         env = [("OMPI_MCA_pml", "ucx", "RDMA rails: OpenMPI's point-to-point over UCX")]
     else:
         env = [("OMPI_MCA_pml", "ob1", "no RDMA rails: OpenMPI's TCP transport"),
-               ("OMPI_MCA_btl", "tcp,self", "no RDMA rails: TCP between nodes"),
+               ("OMPI_MCA_btl", f"{SHARED_MEMORY_BTL[version >= 5]},tcp,self", "no RDMA rails: TCP between nodes, "
+                "and shared memory between the ranks of one worker (`vader` in OpenMPI 4, `sm` in 5); without it "
+                "they would talk over TCP loopback"),
                ("OMPI_MCA_btl_tcp_if_include", "eth0", "the cluster network's interface in the pod")]
     if version < 5 and not operator:
         # What mpi-operator appends to an MPIJob's launcher (DOMAIN.md section 1); no controller does it for a

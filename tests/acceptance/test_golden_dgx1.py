@@ -105,6 +105,10 @@ def test_infiniband_job(example):
     # DOMAIN 2: RDMA pods need IPC_LOCK, not privileged.
     assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
     assert json.loads(worker["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]) == NETWORKS
+    # No command: the operator runs `/usr/sbin/sshd -De` (DOMAIN 1). Ready once sshd listens on 22, so that
+    # WaitForWorkersReady means it (mpi-operator's own Intel MPI and MPICH examples probe sshd's port so).
+    assert "command" not in container
+    assert container["readinessProbe"] == {"tcpSocket": {"port": 22}, "initialDelaySeconds": 2}
     launcher = mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
     assert launcher["command"] == _mpirun(IB_ENV)
     assert _env(launcher) == IB_ENV, "the launcher exports what it has: the same env"
@@ -222,7 +226,7 @@ def test_infiniband_job_as_a_volcano_job(volcano):
     # DOMAIN 1: mpi-operator runs `/usr/sbin/sshd -De` in a worker without a command; Volcano runs the image's
     # entrypoint, so mpigen says it, and probes sshd's port (a worker is Ready once sshd listens).
     assert container["command"] == ["/usr/sbin/sshd", "-De"]
-    assert container["readinessProbe"] == {"tcpSocket": {"port": 22}}
+    assert container["readinessProbe"] == {"tcpSocket": {"port": 22}, "initialDelaySeconds": 2}
     assert container["resources"] == {"requests": REQUESTS, "limits": LIMITS}  # the same pods as the MPIJob's
     assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
     assert json.loads(worker["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]) == NETWORKS
@@ -287,7 +291,7 @@ def test_infiniband_job_as_a_trainjob(trainjob):
     # `/usr/sbin/sshd -De` in a worker without a command; Trainer runs the image's entrypoint, so mpigen says it, and
     # probes sshd's port so that the launcher's dependsOn Ready means sshd listens.
     assert container["name"] == "node" and container["command"] == ["/usr/sbin/sshd", "-De"]
-    assert container["readinessProbe"] == {"tcpSocket": {"port": 22}}
+    assert container["readinessProbe"] == {"tcpSocket": {"port": 22}, "initialDelaySeconds": 2}
     assert _env(container) == IB_ENV  # the MPIJob's worker env
     assert container["resources"] == {"requests": REQUESTS, "limits": LIMITS}
     assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import PROFILES, is_run_of, run_helm
+from conftest import PROFILES, UPSTREAM, is_run_of, need, run_helm
 
 from generator import names
 from generator.manifests import build_job, job_chart_ref, job_object
@@ -568,3 +568,25 @@ def test_a_host_folder_given_with_a_reason_shows_the_reason_to_reviewers(profile
         assert _replica(mpijob, role)["template"]["metadata"]["annotations"]["mpigen/host-path-reason"] == shown
         volumes = _replica(mpijob, role)["template"]["spec"]["volumes"]
         assert volumes[-2] == {"name": "docker", "hostPath": {"path": "/var/run/docker.sock", "type": "Directory"}}
+
+
+def test_workers_are_ready_once_sshd_listens_as_in_mpi_operators_examples(profiles_copy):
+    # mpi-operator's Intel MPI and MPICH examples give the worker a tcpSocket readiness probe on sshd's port: Hydra
+    # does not retry ssh, and without it Ready (what WaitForWorkersReady waits for) means only that the container
+    # started. mpigen probes every worker's sshd the same way, whatever the MPI.
+    example = UPSTREAM / "mpi-operator" / "examples" / "pi__pi-intel.yaml"
+    need(example.is_file(), "needs ../shared/upstream/mpi-operator")
+    upstream = yaml.safe_load(example.read_text(encoding="utf-8"))
+    probe = upstream["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["readinessProbe"]
+    assert set(probe) == {"tcpSocket", "initialDelaySeconds"} and probe["initialDelaySeconds"] == 2
+    # (A profile whose workerCommand starts sshd itself, as jobs/pi.yaml does, gets no probe: its port is the
+    # image's own sshd_config's.)
+    for implementation in ("OpenMPI", "Intel", "MPICH"):
+        text = (PROFILES / "jobs/resnet50-dgx.yaml").read_text(encoding="utf-8") + \
+            f"mpiImplementation: {implementation}\n"
+        result = compile_profiles([profiles_copy({"jobs/resnet50-dgx.yaml": text})])
+        assert result.ok, [d.format() for d in result.diagnostics]
+        job = next(j for j in result.fleet.jobs if j.name == "resnet50-dgx")
+        worker = job_object(build_job(job, job_chart_ref(job))).obj["spec"]["mpiReplicaSpecs"]["Worker"]
+        container = worker["template"]["spec"]["containers"][0]
+        assert container["readinessProbe"] == {"tcpSocket": {"port": 22}, "initialDelaySeconds": 2}, implementation

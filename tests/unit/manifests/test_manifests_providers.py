@@ -160,7 +160,7 @@ def test_tcp_provider_refuses_rails_and_runs_over_the_cluster_network(profiles_c
     worker = _resnet_worker(_compile(profiles_copy, "tcp", "OpenMPI"))
     container = worker["spec"]["containers"][0]
     env = {e["name"]: e["value"] for e in container["env"]}
-    assert env["NCCL_IB_DISABLE"] == "1" and env["OMPI_MCA_btl"] == "tcp,self"
+    assert env["NCCL_IB_DISABLE"] == "1" and env["OMPI_MCA_btl"] == "vader,tcp,self"
     assert "securityContext" not in container, "no RDMA, no IPC_LOCK"
 
 

@@ -156,9 +156,10 @@ def test_the_pods_are_the_mpijobs_but_for_what_the_backend_requires(profiles_cop
         else:
             # DOMAIN.md section 1: mpi-operator runs `/usr/sbin/sshd -De` in a worker with no command; Trainer runs
             # the image's entrypoint (its own MPI runtime says sshd, and probes it), so mpigen says both.
-            assert "command" not in mpi_container and "readinessProbe" not in mpi_container
-            assert tj_container["command"] == ["/usr/sbin/sshd", "-De"]
-            assert tj_container["readinessProbe"] == {"tcpSocket": {"port": 22}}
+            assert "command" not in mpi_container and tj_container["command"] == ["/usr/sbin/sshd", "-De"]
+            # Both probe sshd's port (mpi-operator's Intel MPI and MPICH examples, Trainer's MPI runtime).
+            assert tj_container["readinessProbe"] == mpi_container["readinessProbe"] == {
+                "tcpSocket": {"port": 22}, "initialDelaySeconds": 2}
         assert text(tj.get("metadata"), tj_name) == text(mpi.get("metadata"), mpi_name), role  # the networks
         same = {k: v for k, v in tj["spec"].items() if k not in ("containers", "restartPolicy")}
         mpi_same = {k: v for k, v in mpi["spec"].items() if k != "containers"}

@@ -17,7 +17,7 @@ NETWORK_SCHEMA = json.loads((REPO / "schemas" / "cluster.schema.json").read_text
     "properties"]["network"]["properties"]
 PROVIDER_MODULES = REPO / "generator" / "manifests" / "providers"
 # Strings that are not the provider but share its name: OpenMPI's TCP transport (`btl`) and libfabric's provider.
-NOT_THE_PROVIDER = {("generator/resolve/nccl.py", "tcp,self"), ("generator/resolve/nccl.py", "tcp")}
+NOT_THE_PROVIDER = {("generator/resolve/nccl.py", ",tcp,self"), ("generator/resolve/nccl.py", "tcp")}
 
 
 def test_the_registry_describes_every_provider_in_the_order_of_the_enum():

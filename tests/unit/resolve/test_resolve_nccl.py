@@ -46,9 +46,13 @@ def test_persistent_hca_names_leave_nccl_ib_hca_unset(example):
 
 
 def test_gpu_job_without_rails_uses_sockets_and_cpu_job_gets_no_nccl(example):
+    # OpenMPI's btl list: TCP between nodes, its shared-memory transport (`vader` in 4.x, renamed `sm` in 5.x,
+    # OpenMPI 5 release notes) between the ranks of one worker, `self` to a rank itself.
     assert _env(()) == {"NCCL_IB_DISABLE": "1", "NCCL_SOCKET_IFNAME": "eth0", "OMPI_MCA_pml": "ob1",
-                        "OMPI_MCA_btl": "tcp,self", "OMPI_MCA_btl_tcp_if_include": "eth0"}
+                        "OMPI_MCA_btl": "vader,tcp,self", "OMPI_MCA_btl_tcp_if_include": "eth0"}
     assert _env(_rails(example), uses_gpus=False) == {"OMPI_MCA_pml": "ucx"}
+    five = {name: value for name, value, _ in derived_env((), False, openmpi_version=5)}
+    assert five["OMPI_MCA_btl"] == "sm,tcp,self"  # OpenMPI 5 renamed vader to sm
 
 
 def test_shared_devices_name_the_hcas_exactly(example):

@@ -14,6 +14,6 @@ app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{/* Hostfile lines, one per worker, named as the job's controller names its pods. */}}
 {{- define "cpu-pi.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "cpu-pi-4d09928-worker-%d.cpu-pi-4d09928.mpi.svc slots=1" $i }}
+{{ printf "cpu-pi-c1e3c4c-worker-%d.cpu-pi-c1e3c4c.mpi.svc slots=1" $i }}
 {{- end }}
 {{- end }}

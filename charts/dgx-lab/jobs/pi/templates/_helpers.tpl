@@ -14,6 +14,6 @@ app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{/* Hostfile lines, one per worker, named as the job's controller names its pods. */}}
 {{- define "pi.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "pi-f949d33-worker-%d.pi-f949d33.hpc.svc slots=1" $i }}
+{{ printf "pi-44d7871-worker-%d.pi-44d7871.hpc.svc slots=1" $i }}
 {{- end }}
 {{- end }}

@@ -14,20 +14,20 @@ app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{/* Hostfile lines, one per worker, named as the job's controller names its pods. */}}
 {{- define "resnet50-trainjob.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "resnet50-trainjob-bc74e54-node-0-%d.resnet50-trainjob-bc74e54 slots=8" $i }}
+{{ printf "resnet50-trainjob-5ba71ac-node-0-%d.resnet50-trainjob-5ba71ac slots=8" $i }}
 {{- end }}
 {{- end }}
 
 {{/* Rankfile lines: local rank i of worker w is rank w*8+i, bound to the socket of GPU i's NIC. */}}
 {{- define "resnet50-trainjob.rankfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "rank %d=resnet50-trainjob-bc74e54-node-0-%d.resnet50-trainjob-bc74e54 slot=0:0-19" (add (mul $i 8) 0) $i }}
-{{ printf "rank %d=resnet50-trainjob-bc74e54-node-0-%d.resnet50-trainjob-bc74e54 slot=0:0-19" (add (mul $i 8) 1) $i }}
-{{ printf "rank %d=resnet50-trainjob-bc74e54-node-0-%d.resnet50-trainjob-bc74e54 slot=0:0-19" (add (mul $i 8) 2) $i }}
-{{ printf "rank %d=resnet50-trainjob-bc74e54-node-0-%d.resnet50-trainjob-bc74e54 slot=0:0-19" (add (mul $i 8) 3) $i }}
-{{ printf "rank %d=resnet50-trainjob-bc74e54-node-0-%d.resnet50-trainjob-bc74e54 slot=1:0-19" (add (mul $i 8) 4) $i }}
-{{ printf "rank %d=resnet50-trainjob-bc74e54-node-0-%d.resnet50-trainjob-bc74e54 slot=1:0-19" (add (mul $i 8) 5) $i }}
-{{ printf "rank %d=resnet50-trainjob-bc74e54-node-0-%d.resnet50-trainjob-bc74e54 slot=1:0-19" (add (mul $i 8) 6) $i }}
-{{ printf "rank %d=resnet50-trainjob-bc74e54-node-0-%d.resnet50-trainjob-bc74e54 slot=1:0-19" (add (mul $i 8) 7) $i }}
+{{ printf "rank %d=resnet50-trainjob-5ba71ac-node-0-%d.resnet50-trainjob-5ba71ac slot=0:0-19" (add (mul $i 8) 0) $i }}
+{{ printf "rank %d=resnet50-trainjob-5ba71ac-node-0-%d.resnet50-trainjob-5ba71ac slot=0:0-19" (add (mul $i 8) 1) $i }}
+{{ printf "rank %d=resnet50-trainjob-5ba71ac-node-0-%d.resnet50-trainjob-5ba71ac slot=0:0-19" (add (mul $i 8) 2) $i }}
+{{ printf "rank %d=resnet50-trainjob-5ba71ac-node-0-%d.resnet50-trainjob-5ba71ac slot=0:0-19" (add (mul $i 8) 3) $i }}
+{{ printf "rank %d=resnet50-trainjob-5ba71ac-node-0-%d.resnet50-trainjob-5ba71ac slot=1:0-19" (add (mul $i 8) 4) $i }}
+{{ printf "rank %d=resnet50-trainjob-5ba71ac-node-0-%d.resnet50-trainjob-5ba71ac slot=1:0-19" (add (mul $i 8) 5) $i }}
+{{ printf "rank %d=resnet50-trainjob-5ba71ac-node-0-%d.resnet50-trainjob-5ba71ac slot=1:0-19" (add (mul $i 8) 6) $i }}
+{{ printf "rank %d=resnet50-trainjob-5ba71ac-node-0-%d.resnet50-trainjob-5ba71ac slot=1:0-19" (add (mul $i 8) 7) $i }}
 {{- end }}
 {{- end }}

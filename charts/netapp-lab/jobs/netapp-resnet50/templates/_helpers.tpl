@@ -14,6 +14,6 @@ app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{/* Hostfile lines, one per worker, named as the job's controller names its pods. */}}
 {{- define "netapp-resnet50.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "netapp-resnet50-41bb128-worker-%d.netapp-resnet50-41bb128.ai-training.svc slots=8" $i }}
+{{ printf "netapp-resnet50-e24c284-worker-%d.netapp-resnet50-e24c284.ai-training.svc slots=8" $i }}
 {{- end }}
 {{- end }}

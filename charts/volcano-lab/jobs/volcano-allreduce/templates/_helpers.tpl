@@ -14,20 +14,20 @@ app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{/* Hostfile lines, one per worker, named as the job's controller names its pods. */}}
 {{- define "volcano-allreduce.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "volcano-allreduce-0441b97-worker-%d.volcano-allreduce-0441b97.training.svc slots=8" $i }}
+{{ printf "volcano-allreduce-e6774c8-worker-%d.volcano-allreduce-e6774c8.training.svc slots=8" $i }}
 {{- end }}
 {{- end }}
 
 {{/* Rankfile lines: local rank i of worker w is rank w*8+i, bound to the socket of GPU i's NIC. */}}
 {{- define "volcano-allreduce.rankfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "rank %d=volcano-allreduce-0441b97-worker-%d.volcano-allreduce-0441b97.training.svc slot=0:0-19" (add (mul $i 8) 0) $i }}
-{{ printf "rank %d=volcano-allreduce-0441b97-worker-%d.volcano-allreduce-0441b97.training.svc slot=0:0-19" (add (mul $i 8) 1) $i }}
-{{ printf "rank %d=volcano-allreduce-0441b97-worker-%d.volcano-allreduce-0441b97.training.svc slot=0:0-19" (add (mul $i 8) 2) $i }}
-{{ printf "rank %d=volcano-allreduce-0441b97-worker-%d.volcano-allreduce-0441b97.training.svc slot=0:0-19" (add (mul $i 8) 3) $i }}
-{{ printf "rank %d=volcano-allreduce-0441b97-worker-%d.volcano-allreduce-0441b97.training.svc slot=1:0-19" (add (mul $i 8) 4) $i }}
-{{ printf "rank %d=volcano-allreduce-0441b97-worker-%d.volcano-allreduce-0441b97.training.svc slot=1:0-19" (add (mul $i 8) 5) $i }}
-{{ printf "rank %d=volcano-allreduce-0441b97-worker-%d.volcano-allreduce-0441b97.training.svc slot=1:0-19" (add (mul $i 8) 6) $i }}
-{{ printf "rank %d=volcano-allreduce-0441b97-worker-%d.volcano-allreduce-0441b97.training.svc slot=1:0-19" (add (mul $i 8) 7) $i }}
+{{ printf "rank %d=volcano-allreduce-e6774c8-worker-%d.volcano-allreduce-e6774c8.training.svc slot=0:0-19" (add (mul $i 8) 0) $i }}
+{{ printf "rank %d=volcano-allreduce-e6774c8-worker-%d.volcano-allreduce-e6774c8.training.svc slot=0:0-19" (add (mul $i 8) 1) $i }}
+{{ printf "rank %d=volcano-allreduce-e6774c8-worker-%d.volcano-allreduce-e6774c8.training.svc slot=0:0-19" (add (mul $i 8) 2) $i }}
+{{ printf "rank %d=volcano-allreduce-e6774c8-worker-%d.volcano-allreduce-e6774c8.training.svc slot=0:0-19" (add (mul $i 8) 3) $i }}
+{{ printf "rank %d=volcano-allreduce-e6774c8-worker-%d.volcano-allreduce-e6774c8.training.svc slot=1:0-19" (add (mul $i 8) 4) $i }}
+{{ printf "rank %d=volcano-allreduce-e6774c8-worker-%d.volcano-allreduce-e6774c8.training.svc slot=1:0-19" (add (mul $i 8) 5) $i }}
+{{ printf "rank %d=volcano-allreduce-e6774c8-worker-%d.volcano-allreduce-e6774c8.training.svc slot=1:0-19" (add (mul $i 8) 6) $i }}
+{{ printf "rank %d=volcano-allreduce-e6774c8-worker-%d.volcano-allreduce-e6774c8.training.svc slot=1:0-19" (add (mul $i 8) 7) $i }}
 {{- end }}
 {{- end }}
