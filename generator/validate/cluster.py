@@ -38,6 +38,7 @@ def _check_names(document: ProfileFile, data: dict[str, Any]) -> list[Diagnostic
     pools, rails = data["nodePools"], data.get("rails", [])
     found = list(duplicates(document, pools, "name", ("nodePools",), "node pool"))
     found += duplicates(document, data["namespaces"], "", ("namespaces",), "namespace")
+    found += _check_system_namespaces(document, data["namespaces"])
     found += duplicates(document, rails, "name", ("rails",), "rail")
     found += duplicates(document, rails, "nic", ("rails",), "rail NIC")
     resources = [r.get("resourceName", names.default_rail_resource_name(r["name"])) for r in rails]
@@ -56,6 +57,19 @@ def _check_names(document: ProfileFile, data: dict[str, Any]) -> list[Diagnostic
     for i, pool in enumerate(pools):
         found += check_label_keys(document, pool.get("nodeLabels", {}), ("nodePools", i, "nodeLabels"))
     return found
+
+
+def _check_system_namespaces(document: ProfileFile, namespaces: list[str]) -> list[Diagnostic]:
+    """The infra chart creates, owns and labels each namespace of the cluster with the Pod Security level its jobs
+    need. Kubernetes' own namespaces exist already, so a Helm or Flux install fails ("exists and cannot be imported
+    into the current release"); and `baseline` or `restricted` on `kube-system` would make admission refuse the
+    privileged system pods (CNI, kube-proxy, the device plugins the infra chart configures)."""
+    return [Diagnostic(document.location("namespaces", i), f"namespace '{namespace}' is Kubernetes' own: the infra "
+                       "chart creates and labels every namespace of `namespaces`, so an install would fail on it (it "
+                       "exists already) and its Pod Security label would apply to the cluster's system pods",
+                       "run the jobs in a namespace of their own (e.g. ml-training)")
+            for i, namespace in enumerate(namespaces)
+            if namespace == "default" or namespace.startswith("kube-")]
 
 
 def _pool_hardware(document: ProfileFile, pools: list[dict[str, Any]],

@@ -1192,3 +1192,14 @@ def test_a_name_ending_in_a_newline_is_refused(diagnose):
            ("jobs/resnet50-trainjob.yaml", 10, 10, *unknown),
            ("jobs/tensorflow-benchmarks.yaml", 7, 10, *unknown),
            ("jobs/train.yaml", 9, 7, "key 'NCCL_DEBUG\\x0a' in `env` is not valid: character 11 is U+000A"))
+
+
+@pytest.mark.parametrize("namespace", ["kube-system", "default", "kube-public"])
+def test_kubernetes_own_namespaces_are_not_job_namespaces(diagnose, namespace):
+    # The infra chart creates and owns every namespace of the cluster, labelled with its jobs' Pod Security level.
+    # Helm refuses to take over a namespace that exists ("exists and cannot be imported into the current release"),
+    # and `enforce: baseline` on kube-system would make admission refuse its privileged pods (CNI, kube-proxy).
+    outcome = diagnose({"clusters/dgx-lab.yaml": CLUSTER.replace("namespaces: [ml-training, hpc]",
+                                                                 f"namespaces: [ml-training, hpc, {namespace}]")})
+    expect(outcome, ("clusters/dgx-lab.yaml", 5, 32, f"namespace '{namespace}' is Kubernetes' own",
+                     "run the jobs in a namespace of their own"))
