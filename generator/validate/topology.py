@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import derive
+from generator import defaults, derive
 from generator.diagnostics import Diagnostic, Severity
 from generator.load import ProfileFile
 from generator.vocabulary import mpi_operator
@@ -55,6 +55,52 @@ def check_job_topology(document: ProfileFile, job: dict[str, Any], cluster: dict
     return found
 
 
+MCA_FLAGS = ("-mca", "--mca", "-gmca", "--gmca")
+
+
+def _mca_set_by_mpigen(job: dict[str, Any], cluster: dict[str, Any], hardware: dict[str, Any]) -> dict[str, str]:
+    """OpenMPI's MCA parameters mpigen sets for this job, each with where and why (resolve/nccl.py's OpenMPI
+    variables, and the host network's ssh port on mpirun's command line)."""
+    version = job.get("openMPIVersion", defaults.OPENMPI_VERSION)
+    attached = job.get("rails", [r["name"] for r in derive.pool_rails(cluster, hardware)])
+    found = {"pml": "OMPI_MCA_pml, from the job's rails (ucx with rails, ob1 without)"}
+    if not attached:
+        found["btl"] = "OMPI_MCA_btl (shared memory, tcp and self without rails)"
+        found["btl_tcp_if_include"] = "OMPI_MCA_btl_tcp_if_include (the pod's eth0 without rails)"
+    backend = derive.backend_of(job, cluster)
+    if version < 5 and backend == "volcano-job":
+        for name in ("orte_default_hostfile", "orte_keep_fqdn_hostnames", "orte_set_default_slots",
+                     "plm_rsh_args"):
+            found[name] = f"OMPI_MCA_{name}, which no controller sets for a Volcano Job"
+    if version < 5 and cluster.get("network", {}).get("provider") == "host-network":
+        found["plm_rsh_args"] = ("`--mca plm_rsh_args` on mpirun's command line (sshd's port on the nodes' network: "
+                                 "OpenMPI aborts when a parameter is listed twice, 'MCA parameters can only be "
+                                 "listed once')")
+    return found
+
+
+def _check_mca_args(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any],
+                    hardware: dict[str, Any]) -> list[Diagnostic]:
+    """`-mca NAME VALUE` in mpirunArgs for a parameter mpigen sets itself: OpenMPI takes the command line's value
+    over the environment's without a word, and aborts on one listed twice on it. One place says each value: the
+    profile's `env` replaces a derived variable, and `explain` shows which won."""
+    if "launcherCommand" in job:
+        return []
+    args = job.get("mpirunArgs", [])
+    ours = _mca_set_by_mpigen(job, cluster, hardware)
+    found: list[Diagnostic] = []
+    for i, arg in enumerate(args[:-1]):
+        name = args[i + 1]
+        if arg not in MCA_FLAGS or name not in ours:
+            continue
+        fix = ("set the ssh port with the cluster's `network.sshPort`" if name == "plm_rsh_args"
+               and ours[name].startswith("`--mca") else
+               f"set `OMPI_MCA_{name}` in the job's `env` instead: the profile's value replaces mpigen's")
+        found.append(Diagnostic(document.location("mpirunArgs", i + 1), f"`{arg} {name}` in mpirunArgs sets "
+                                f"what mpigen already sets: {ours[name]}", fix))
+    return found
+
+
 def _check_mpi_options(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any], hardware: dict[str, Any],
                        shape: derive.Layout) -> list[Diagnostic]:
     found: list[Diagnostic] = []
@@ -67,6 +113,7 @@ def _check_mpi_options(document: ProfileFile, job: dict[str, Any], cluster: dict
                 found.append(Diagnostic(document.location(key, at_key=True),
                                         f"`{key}` is for OpenMPI, and this job uses {implementation}", hint))
         return found
+    found += _check_mca_args(document, job, cluster, hardware)
     for i, arg in enumerate(job.get("mpirunArgs", [])):
         flag = arg.split("=", 1)[0]
         if flag in PLACEMENT_FLAGS and "launcherCommand" not in job:

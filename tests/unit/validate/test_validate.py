@@ -1203,3 +1203,19 @@ def test_kubernetes_own_namespaces_are_not_job_namespaces(diagnose, namespace):
                                                                  f"namespaces: [ml-training, hpc, {namespace}]")})
     expect(outcome, ("clusters/dgx-lab.yaml", 5, 32, f"namespace '{namespace}' is Kubernetes' own",
                      "run the jobs in a namespace of their own"))
+
+
+def test_an_mca_parameter_mpigen_sets_is_refused_in_mpirun_args(diagnose):
+    # OpenMPI takes a command line `-mca` over the environment's OMPI_MCA_ variable without a word, and aborts on a
+    # parameter listed twice on the command line ("MCA parameters can only be listed once"). The NetApp seed's own
+    # mpirun line carries `-mca pml ob1` and `-mca plm_rsh_args "-p 22122"`: ported as they are onto its
+    # host-network cluster (where mpigen gives mpirun `--mca plm_rsh_args` itself), both are refused.
+    seed = (PROFILES / "jobs/netapp-resnet50.yaml").read_text(encoding="utf-8")
+    text = seed + 'mpirunArgs: [-mca, pml, ob1, -mca, plm_rsh_args, "-p 22122", -mca, orte_base_help_aggregate, "0"]\n'
+    outcome = diagnose({"jobs/netapp-resnet50.yaml": text})
+    line = len(seed.splitlines()) + 1
+    expect(outcome,
+           ("jobs/netapp-resnet50.yaml", line, 20, "`-mca pml` in mpirunArgs sets what mpigen already sets: "
+            "OMPI_MCA_pml", "set `OMPI_MCA_pml` in the job's `env` instead"),
+           ("jobs/netapp-resnet50.yaml", line, 36, "`-mca plm_rsh_args` in mpirunArgs sets what mpigen already "
+            "sets: `--mca plm_rsh_args` on mpirun's command line", "the cluster's `network.sshPort`"))

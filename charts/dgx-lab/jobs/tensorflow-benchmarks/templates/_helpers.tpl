@@ -14,6 +14,6 @@ app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{/* Hostfile lines, one per worker, named as the job's controller names its pods. */}}
 {{- define "tensorflow-benchmarks.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "tensorflow-benchmarks-ad16b9a-worker-%d.tensorflow-benchmarks-ad16b9a.ml-training.svc slots=1" $i }}
+{{ printf "tensorflow-benchmarks-d379870-worker-%d.tensorflow-benchmarks-d379870.ml-training.svc slots=1" $i }}
 {{- end }}
 {{- end }}
