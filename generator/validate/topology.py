@@ -13,6 +13,7 @@ from typing import Any
 from generator import defaults, derive
 from generator.diagnostics import Diagnostic, Severity
 from generator.load import ProfileFile
+from generator.model import NetworkProvider
 from generator.vocabulary import mpi_operator
 
 # OpenMPI's mapping and binding options, which mpigen derives from `placement`.
@@ -65,14 +66,14 @@ def _mca_set_by_mpigen(job: dict[str, Any], cluster: dict[str, Any], hardware: d
     attached = job.get("rails", [r["name"] for r in derive.pool_rails(cluster, hardware)])
     found = {"pml": "OMPI_MCA_pml, from the job's rails (ucx with rails, ob1 without)"}
     if not attached:
-        found["btl"] = "OMPI_MCA_btl (shared memory, tcp and self without rails)"
+        found["btl"] = "OMPI_MCA_btl (OpenMPI's transports without rails)"
         found["btl_tcp_if_include"] = "OMPI_MCA_btl_tcp_if_include (the pod's eth0 without rails)"
     backend = derive.backend_of(job, cluster)
     if version < 5 and backend == "volcano-job":
         for name in ("orte_default_hostfile", "orte_keep_fqdn_hostnames", "orte_set_default_slots",
                      "plm_rsh_args"):
             found[name] = f"OMPI_MCA_{name}, which no controller sets for a Volcano Job"
-    if version < 5 and cluster.get("network", {}).get("provider") == "host-network":
+    if version < 5 and cluster.get("network", {}).get("provider") == NetworkProvider.HOST_NETWORK.value:
         found["plm_rsh_args"] = ("`--mca plm_rsh_args` on mpirun's command line (sshd's port on the nodes' network: "
                                  "OpenMPI aborts when a parameter is listed twice, 'MCA parameters can only be "
                                  "listed once')")

@@ -440,7 +440,10 @@ def test_gpu_job_without_rails_slots_and_mpirun(tfb):
     command = _container(tfb, "Launcher")["command"]
     assert _follows(command, "-np") == ["2"]
     assert "NCCL_IB_DISABLE" in _follows(command, "-x")
-    tail = ["-mca", "pml", "ob1", "-mca", "btl", "^openib", "python",
+    # The upstream example's `-mca btl ^openib` is the profile's env (OMPI_MCA_btl), exported like every variable.
+    env = {e["name"]: e["value"] for e in _container(tfb, "Launcher")["env"]}
+    assert env["OMPI_MCA_btl"] == "^openib" and env["OMPI_MCA_pml"] == "ob1"
+    tail = ["-x", "NCCL_DEBUG", "python",
             "scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py", "--model=resnet101", "--batch_size=64",
             "--variable_update=horovod"]
     assert command[-len(tail):] == tail
