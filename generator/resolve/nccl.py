@@ -45,8 +45,8 @@ def rail_host_interface(rail: RailAttachment) -> str:
 
 
 SHARED_MEMORY_BTL = {False: "vader", True: "sm"}
-"""OpenMPI's shared-memory transport between ranks of one node: `vader` in OpenMPI 4, renamed `sm` in 5 (by
-OpenMPI 5 version)."""
+"""OpenMPI's shared-memory transport between ranks of one node, keyed by whether the version is 5 or later:
+`vader` in OpenMPI 4, renamed `sm` in 5."""
 
 
 def derived_env(rails: tuple[RailAttachment, ...], uses_gpus: bool,

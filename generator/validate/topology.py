@@ -13,7 +13,7 @@ from typing import Any
 from generator import defaults, derive
 from generator.diagnostics import Diagnostic, Severity
 from generator.load import ProfileFile
-from generator.model import NetworkProvider
+from generator.model import Backend, NetworkProvider
 from generator.vocabulary import mpi_operator
 
 # OpenMPI's mapping and binding options, which mpigen derives from `placement`.
@@ -69,7 +69,7 @@ def _mca_set_by_mpigen(job: dict[str, Any], cluster: dict[str, Any], hardware: d
         found["btl"] = "OMPI_MCA_btl (OpenMPI's transports without rails)"
         found["btl_tcp_if_include"] = "OMPI_MCA_btl_tcp_if_include (the pod's eth0 without rails)"
     backend = derive.backend_of(job, cluster)
-    if version < 5 and backend == "volcano-job":
+    if version < 5 and backend == Backend.VOLCANO_JOB.value:
         for name in ("orte_default_hostfile", "orte_keep_fqdn_hostnames", "orte_set_default_slots",
                      "plm_rsh_args"):
             found[name] = f"OMPI_MCA_{name}, which no controller sets for a Volcano Job"
