@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from generator import chartfiles, names
-from generator.manifests import providers, scheduling
+from generator.manifests import providers, run_name, scheduling
 from generator.manifests.hostfile import build_hostfile_configmap
 from generator.manifests.labels import ChartRef
 from generator.manifests.manifest import Manifest, Variable, plain
@@ -95,7 +95,7 @@ def namespace_pod_security(cluster: Cluster, jobs: tuple[Job, ...],
                            mpijobs: Mapping[str, dict[str, Any]] | None = None) -> dict[str, PodSecurity]:
     """The Pod Security level each namespace must allow: the most any of its jobs' pods needs, and at least
     what the cluster profile asks for. The reasons name the job and the control that needs the level.
-    `mpijobs`: the jobs' MPIJobs, plain, by job name, where they are built already."""
+    `mpijobs`: the objects holding the jobs' pods (`pods_object`), plain, by job name, where they are built already."""
     built = mpijobs or {}
     floors = dict(cluster.pod_security)
     levels: dict[str, PodSecurity] = {}
@@ -121,10 +121,17 @@ def build_infra(cluster: Cluster, chart: ChartRef, jobs: tuple[Job, ...] = (),
     """Namespaces jobs may run in, labelled with the Pod Security level their jobs need, what the cluster's
     network provider needs (device plugin config, the rails' networks in each namespace), and its scheduler's
     queues and priority classes.
-    `mpijobs`: as for `namespace_pod_security`."""
+    `mpijobs`: as for `namespace_pod_security` (a TrainJob's is the TrainingRuntime, which this chart carries)."""
     levels = namespace_pod_security(cluster, jobs, mpijobs)
     manifests = [Manifest(chartfiles.NAMESPACES_TEMPLATE, build_namespace(ns, chart, levels[ns], cluster.kubernetes_version))
                  for ns in cluster.namespaces]
-    runtimes = [Manifest(chartfiles.TRAINING_RUNTIMES_TEMPLATE, training_runtime_object(job, chart, named_spec(
-                    job, workers_variable(job))[0])) for job in jobs if job.backend is Backend.TRAINJOB]
+    runtimes = [Manifest(chartfiles.TRAINING_RUNTIMES_TEMPLATE, _training_runtime(job, chart, mpijobs or {}))
+                for job in jobs if job.backend is Backend.TRAINJOB]
     return manifests + providers.infra(cluster, chart) + scheduling.infra(cluster, chart) + runtimes
+
+
+def _training_runtime(job: Job, chart: ChartRef, built: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """The TrainingRuntime of a TrainJob's run: the one `pods_object` built already for this chart, else anew."""
+    if job.name in built and chart == infra_chart_ref(job.cluster):
+        return built[job.name]
+    return training_runtime_object(job, chart, run_name.mpijob_name(job))

@@ -108,7 +108,7 @@ def package_fleet(fleet: Fleet) -> list[Chart]:
         charts: list[Chart] = []
         for cluster in clusters:
             jobs = fleet.jobs_of(cluster)
-            built = {job.name: build_marked_job(job, job_chart_ref(job)) for job in jobs}  # each job's MPIJob, once
+            built = {job.name: build_marked_job(job, job_chart_ref(job)) for job in jobs}  # each job's objects, once
             mpijobs = {job.name: pods_object(job, built[job.name]) for job in jobs}
             bootstrap = tuple((file.path, bootstrap_text(file, cluster)) for file in build_bootstrap(cluster, jobs))
             bootstrap += tuple((check.path, check.lua) for check in argocd_health_checks(cluster, jobs))
@@ -430,7 +430,7 @@ def _infra_scheduling_notes(cluster: Cluster) -> list[str]:
 
 def package_infra_chart(cluster: Cluster, bootstrap: tuple[tuple[str, str], ...] = (),
                         jobs: tuple[Job, ...] = (), mpijobs: dict[str, dict[str, Any]] | None = None) -> Chart:
-    """`mpijobs`: the jobs' MPIJobs, plain, by job name, where they are built already."""
+    """`mpijobs`: the objects holding the jobs' pods (`pods_object`), plain, by job name, where they are built."""
     ref = infra_chart_ref(cluster)
     manifests = build_infra(cluster, ref, jobs, mpijobs)
     files: dict[str, str] = {

@@ -8,7 +8,7 @@ from typing import Any
 
 from generator import admission, defaults, names
 from generator.derive import backend_of
-from generator.diagnostics import Diagnostic
+from generator.diagnostics import Diagnostic, Location
 from generator.load import ProfileFile
 from generator.model import Backend, MpiImplementation, Naming
 from generator.vocabulary import mpi_operator
@@ -39,8 +39,12 @@ def check_backend(document: ProfileFile, job: dict[str, Any], cluster: dict[str,
         return []
     chosen = f"backend {backend}" + ("" if "backend" in job else f" (cluster '{cluster['name']}'s jobBackend)")
     where = document.location("backend") if "backend" in job else document.location("cluster")
-    if backend == Backend.TRAINJOB.value:
-        return _check_trainjob(document, job, cluster, chosen, where)
+    check = _check_trainjob if backend == Backend.TRAINJOB.value else _check_volcano_job
+    return check(document, job, cluster, chosen, where)
+
+
+def _check_volcano_job(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any], chosen: str,
+                       where: Location) -> list[Diagnostic]:
     found = []
     if admission.scheduler_of(cluster) != admission.VOLCANO:
         found.append(Diagnostic(where, f"{chosen} needs Volcano, but cluster '{cluster['name']}' has "
@@ -61,9 +65,8 @@ def check_backend(document: ProfileFile, job: dict[str, Any], cluster: dict[str,
     return found + _unsupported_run_policy(document, job, _VOLCANO_UNSUPPORTED, chosen)
 
 
-
 def _check_trainjob(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any], chosen: str,
-                    where: Any) -> list[Diagnostic]:
+                    where: Location) -> list[Diagnostic]:
     found = []
     implementation = job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION)
     if implementation != MpiImplementation.OPENMPI.value:

@@ -275,6 +275,17 @@ def render_matrix(root: Path, files: dict[str, str]) -> tuple[Path, Path]:
     return profiles, charts
 
 
+def check_matrix_strict(helm: str, upstream: Path, charts: Path, kinds: set[str]) -> str:
+    """`mpigen check --strict` over a rendered matrix with real Helm, given the upstream CRDs of the operators' and
+    GitOps tools' kinds among `kinds` (with --strict any other kind fails; `check` validates each CRD it is given,
+    which costs seconds for large ones the charts do not need): asserts it passes and returns its summary line."""
+    crds = [path for name, paths in crd_files(upstream).items() if name in ("sriov-network-operator", "gitops")
+            for path in paths if {kind for _, kind in CustomResourceSchemas([path]).keys} & kinds]
+    checked = run_mpigen("check", "--helm", helm, "--strict", *(a for crd in crds for a in ("--crds", crd)), charts)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    return checked.stdout.splitlines()[-1]
+
+
 def compile_matrix(profiles: Path) -> CompileResult:
     result = compile_profiles([profiles])
     assert result.ok, [d.format() for d in result.diagnostics]
@@ -340,19 +351,15 @@ def test_every_combination_has_a_chart_with_its_mpijob(matrix, compiled):
 
 def test_the_matrix_passes_check_strict_with_real_helm(helm, upstream, matrix, compiled):
     _, charts = matrix
-    # The upstream CRDs of the kinds the charts hold (with --strict any other kind fails): `check` validates each
-    # CRD given before using it, which costs seconds for the large ones the charts do not need (ApplicationSet).
     kinds = {doc["kind"] for _, doc in _objects(compiled)}
     crds = [path for name, paths in crd_files(upstream).items() if name in ("sriov-network-operator", "gitops")
             for path in paths if {kind for _, kind in CustomResourceSchemas([path]).keys} & kinds]
     assert len(crds) == 7, crds  # SriovNetworkNodePolicy, SriovNetwork, SriovIBNetwork; Argo CD and Flux
-    checked = run_mpigen("check", "--helm", helm, "--strict", *(a for crd in crds for a in ("--crds", crd)), charts)
-    assert checked.returncode == 0, checked.stdout + checked.stderr
-    summary = checked.stdout.splitlines()[-1]
+    summary = check_matrix_strict(helm, upstream, charts, kinds)
     charts_checked = len(COMBINATIONS) + len(PROVIDERS) * len(GPU_HARDWARE) + 1
     gitops_files = 2 * (len(PROVIDERS) * len(GPU_HARDWARE) + 1)  # root/ and apps/ of every cluster
     assert re.fullmatch(rf"0 error\(s\), 0 warning\(s\) in \d+ document\(s\) of {charts_checked} chart\(s\) and "
-                        rf"{gitops_files} manifest file\(s\)", summary), checked.stdout
+                        rf"{gitops_files} manifest file\(s\)", summary), summary
 
 
 def _objects(compiled: CompileResult) -> list[tuple[str, dict[str, Any]]]:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import kubernetes_validate
 import pytest
-from conftest import CustomResourceSchemas, is_run_of, run_mpigen
-from test_matrix import COMBINATIONS, compile_matrix, crd_files, matrix_files, placement, render_matrix
+from conftest import CustomResourceSchemas, is_run_of
+from test_matrix import COMBINATIONS, check_matrix_strict, compile_matrix, matrix_files, placement, render_matrix
 
 from generator.pipeline import CompileResult
 
@@ -70,12 +70,9 @@ def test_every_combination_is_a_trainjob_on_a_runtime_of_its_infra_chart(compile
 def test_the_trainjob_matrix_passes_check_strict_with_real_helm(helm, upstream, matrix, compiled):
     _, charts = matrix
     kinds = {m.obj["kind"] for chart in compiled.charts for m in chart.manifests}
-    crds = [path for name, paths in crd_files(upstream).items() if name in ("sriov-network-operator", "gitops")
-            for path in paths if {kind for _, kind in CustomResourceSchemas([path]).keys} & (kinds | {
-                "Application", "HelmRelease", "GitRepository", "Kustomization"})]
-    checked = run_mpigen("check", "--helm", helm, "--strict", *(a for crd in crds for a in ("--crds", crd)), charts)
-    assert checked.returncode == 0, checked.stdout + checked.stderr
+    summary = check_matrix_strict(helm, upstream, charts, kinds | {"Application", "HelmRelease", "GitRepository",
+                                                                  "Kustomization"})
     clusters = {placement(*combination)[0] for combination in OPENMPI}
     charts_checked = len(OPENMPI) + len(clusters)
     assert re.search(rf"^0 error\(s\), 0 warning\(s\) in \d+ document\(s\) of {charts_checked} chart\(s\)",
-                     checked.stdout.splitlines()[-1]), checked.stdout
+                     summary), summary

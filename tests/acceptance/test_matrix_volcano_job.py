@@ -9,13 +9,13 @@ from pathlib import Path
 
 import kubernetes_validate
 import pytest
-from conftest import CustomResourceSchemas, is_run_of, run_mpigen
+from conftest import CustomResourceSchemas, is_run_of
 from test_matrix import (
     COMBINATIONS,
     GPU_HARDWARE,
     PROVIDERS,
+    check_matrix_strict,
     compile_matrix,
-    crd_files,
     matrix_files,
     placement,
     render_matrix,
@@ -66,11 +66,8 @@ def test_every_combination_is_a_volcano_job_valid_for_volcano_and_kubernetes(com
 def test_the_volcano_matrix_passes_check_strict_with_real_helm(helm, upstream, matrix, compiled):
     _, charts = matrix
     kinds = {m.obj["kind"] for chart in compiled.charts for m in chart.manifests}
-    crds = [path for name, paths in crd_files(upstream).items() if name in ("sriov-network-operator", "gitops")
-            for path in paths if {kind for _, kind in CustomResourceSchemas([path]).keys} & (kinds | {
-                "Application", "HelmRelease", "GitRepository", "Kustomization"})]
-    checked = run_mpigen("check", "--helm", helm, "--strict", *(a for crd in crds for a in ("--crds", crd)), charts)
-    assert checked.returncode == 0, checked.stdout + checked.stderr
+    summary = check_matrix_strict(helm, upstream, charts, kinds | {"Application", "HelmRelease", "GitRepository",
+                                                                  "Kustomization"})
     charts_checked = len(COMBINATIONS) + len(PROVIDERS) * len(GPU_HARDWARE) + 1
     assert re.search(rf"^0 error\(s\), 0 warning\(s\) in \d+ document\(s\) of {charts_checked} chart\(s\)",
-                     checked.stdout.splitlines()[-1]), checked.stdout
+                     summary), summary

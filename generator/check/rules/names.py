@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from generator import names
@@ -67,17 +68,22 @@ def volcano_owned(job: str, name: str) -> _Owned | None:
     return None
 
 
-def _check_volcano_names(documents: list[RenderedObject], extra: list[RenderedObject]) -> list[Finding]:
-    jobs = {(d.namespace, metadata_name(d)) for d in [*documents, *extra] if is_volcano_job(d) and metadata_name(d)}
+def _check_controller_names(documents: list[RenderedObject], extra: list[RenderedObject],
+                            is_job: Callable[[RenderedObject], bool], owned_by: Callable[[str, str], _Owned | None],
+                            suffixes: tuple[str, ...], whose: str) -> list[Finding]:
+    """No object beside a job `<job>` that `is_job` recognises takes a name its controller creates for it:
+    `<job>` itself or `<job><suffix>` (what `owned_by(job, name)` says, for the kinds it names)."""
+    jobs = {(d.namespace, metadata_name(d)) for d in [*documents, *extra] if is_job(d) and metadata_name(d)}
     findings: list[Finding] = []
     for document in documents:
         name = metadata_name(document)
-        for job in (name, name[:-4] if name.endswith(("-svc", "-ssh")) else None):
-            owned = volcano_owned(job, name) if job and (document.namespace, job) in jobs else None
+        for suffix in ("", *suffixes):
+            job = name.removesuffix(suffix) if name.endswith(suffix) else None
+            owned = owned_by(job, name) if job and (document.namespace, job) in jobs else None
             if owned is None or document.kind not in owned.kinds:
                 continue
             findings.append(finding(document, path_of(("metadata", "name")), (
-                f"name {name} is Volcano's for its Job {job}: it creates {owned.what} under that name, which this "
+                f"name {name} is {whose} {job}: it creates {owned.what} under that name, which this "
                 f"{document.kind} would clash with; rename it"), RULE_NAMES))
             break
     return findings
@@ -95,21 +101,9 @@ def trainer_owned(job: str, name: str) -> _Owned | None:
     return None
 
 
-def _check_trainer_names(documents: list[RenderedObject], extra: list[RenderedObject]) -> list[Finding]:
-    jobs = {(d.namespace, metadata_name(d)) for d in [*documents, *extra] if is_trainjob(d) and metadata_name(d)}
-    findings: list[Finding] = []
-    for document in documents:
-        name = metadata_name(document)
-        for suffix in ("", *(owned.removeprefix("<job>") for owned in trainer.trainer_owned_names("<job>"))):
-            job = name.removesuffix(suffix) if name.endswith(suffix) else None
-            owned = trainer_owned(job, name) if job and (document.namespace, job) in jobs else None
-            if owned is None or document.kind not in owned.kinds:
-                continue
-            findings.append(finding(document, path_of(("metadata", "name")), (
-                f"name {name} is Kubeflow Trainer's for its TrainJob {job}: it creates {owned.what} under that name, "
-                f"which this {document.kind} would clash with; rename it"), RULE_NAMES))
-            break
-    return findings
+def _suffixes(owned_names: Callable[[str], tuple[str, ...]]) -> tuple[str, ...]:
+    """What a controller's names for a job add to the job's name."""
+    return tuple(owned.removeprefix("<job>") for owned in owned_names("<job>"))
 
 
 def check_reserved_names(documents: list[RenderedObject], context: CheckContext | None = None) -> list[Finding]:
@@ -119,7 +113,10 @@ def check_reserved_names(documents: list[RenderedObject], context: CheckContext 
     extra = list(context.extra) if context is not None else []
     jobs = {(d.namespace, metadata_name(d)) for d in [*documents, *extra]
             if d.kind == mpi_operator.KIND and metadata_name(d)}
-    findings: list[Finding] = _check_volcano_names(documents, extra) + _check_trainer_names(documents, extra)
+    findings = _check_controller_names(documents, extra, is_volcano_job, volcano_owned,
+                                       _suffixes(volcano_job.plugin_owned_names), "Volcano's for its Job")
+    findings += _check_controller_names(documents, extra, is_trainjob, trainer_owned,
+                                        _suffixes(trainer.trainer_owned_names), "Kubeflow Trainer's for its TrainJob")
     for document in documents:
         name = metadata_name(document)
         if not name:
