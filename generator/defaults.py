@@ -10,6 +10,9 @@ from __future__ import annotations
 JOB_NAMING = "content-hash"
 JOB_BACKEND = "mpijob"  # the backend of a job whose profile and cluster choose none
 OPENMPI_VERSION = 4
+OPENMPI_UCX = True
+"""Whether an OpenMPI image has the UCX component when the job does not say (`openMPIUcx`): NVIDIA's NGC images and
+mpi-operator's examples do."""
 # The launcher starts once every worker is Ready: no "could not resolve hostname" race at start-up
 # (mpi-operator #481, #386). Under --gang-scheduling the operator's PodGroup counts workers + 1 unless told
 # otherwise, which with this policy deadlocks (#608): mpigen sets minAvailable to the workers there

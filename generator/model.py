@@ -462,6 +462,9 @@ class Job:
     workers_per_node: int = 1
     """Workers of this job a node can hold (derive.layout): by GPUs, CPU and memory requests, one under host
     networking or where a CPU worker asks for no CPUs (it is meant to have the node)."""
+    openmpi_ucx: bool | None = True
+    """The image's OpenMPI has the UCX component (`openMPIUcx`): MPI over UCX on the rails, else over TCP (None for
+    Intel MPI and MPICH)."""
     estimated_hours: float | None = None
     """How long a run is expected to take (`estimatedHours`); only `mpigen plan` reads it."""
 

@@ -275,6 +275,9 @@ def _mpi(job: Job, mpijob: str, at: _Where) -> list[Fact]:
     if implementation is MpiImplementation.OPENMPI:
         facts.append(_fact("mpi", "OpenMPI version", str(job.openmpi_version),
                           _said(at("openMPIVersion"), "openMPIVersion", f"default: {defaults.OPENMPI_VERSION}")))
+        facts.append(_fact("mpi", "OpenMPI has UCX", "yes" if job.openmpi_ucx else "no",
+                          _said(at("openMPIUcx"), "openMPIUcx", "default: true (NGC images and mpi-operator's "
+                                "examples have it); decides OMPI_MCA_pml on RDMA rails")))
         placement = job.placement
         if placement.rankfile:
             value, origin = (f"rankfile {names.RANKFILE_PATH}", "each rank bound to every core of the socket of its "

@@ -225,6 +225,7 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
         slots_per_worker=shape.slots_per_worker,
         mpi_implementation=implementation,
         openmpi_version=openmpi_version,
+        openmpi_ucx=data.get("openMPIUcx", defaults.OPENMPI_UCX) if openmpi else None,
         placement=resolve_placement(data, hardware_data[pool.hardware.name], implementation, shape.gpus_per_worker,
                                     shape.slots_per_worker, cluster.cpu_manager_policy),
         program=tuple(data.get("program", ())),
@@ -273,7 +274,8 @@ def _env(document: ProfileFile, data: dict[str, Any], rails: tuple[RailAttachmen
                           nic_distance=pool.hardware.gpu.nic_distance if uses_gpus and rails else None,
                           openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
                           ssh_port=PROVIDERS[cluster.network.provider].worker_ssh_port(cluster.network),
-                          operator=backend.sets_openmpi_hostfile_variables)
+                          operator=backend.sets_openmpi_hostfile_variables,
+                          ucx=data.get("openMPIUcx", defaults.OPENMPI_UCX))
     for name, value, why in derived:
         if name in user_env:
             env.append(_env_var(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))

@@ -53,18 +53,20 @@ def derived_env(rails: tuple[RailAttachment, ...], uses_gpus: bool,
                 provider: NetworkProvider = DEFAULT_PROVIDER,
                 implementation: MpiImplementation = MpiImplementation.OPENMPI, *,
                 nic_distance: PciDistance | None = None, openmpi_version: int = 4, slots_per_worker: int = 1,
-                ssh_port: int | None = None, operator: bool = True) -> list[tuple[str, str, str]]:
+                ssh_port: int | None = None, operator: bool = True, ucx: bool = True) -> list[tuple[str, str, str]]:
     """(name, value, why) for each NCCL, UCX and MPI variable, in a fixed order.
 
     `ssh_port`: sshd's port on the workers where it is not 22 (host networking). `operator`: the job's controller
     sets OpenMPI 4's ORTE variables on the launcher itself (mpi-operator for an MPIJob, Trainer's MPI plugin for a
-    TrainJob); where none does (a Volcano Job), mpigen sets them.
+    TrainJob); where none does (a Volcano Job), mpigen sets them. `ucx`: the image's OpenMPI has the UCX component
+    (the job's `openMPIUcx`).
     """
     env: list[tuple[str, str, str]] = []
     if uses_gpus:
         env += _nccl(rails, PROVIDERS[provider], nic_distance)
     if implementation is MpiImplementation.OPENMPI:
-        env += _openmpi(rails, openmpi_version, slots_per_worker, ssh_port, operator)
+        env += _openmpi(rails, openmpi_version, slots_per_worker, ssh_port, operator, ucx,
+                        PROVIDERS[provider].host_network)
     elif implementation is MpiImplementation.INTEL:
         env += _intel_mpi(rails)
     if not operator and implementation is not MpiImplementation.OPENMPI:
@@ -78,15 +80,25 @@ def derived_env(rails: tuple[RailAttachment, ...], uses_gpus: bool,
 
 
 def _openmpi(rails: tuple[RailAttachment, ...], version: int, slots: int, ssh_port: int | None,
-             operator: bool) -> list[tuple[str, str, str]]:
-    if rails:
-        env = [("OMPI_MCA_pml", "ucx", "RDMA rails: OpenMPI's point-to-point over UCX")]
+             operator: bool, ucx: bool, host_network: bool) -> list[tuple[str, str, str]]:
+    if rails and ucx:
+        env = [("OMPI_MCA_pml", "ucx", "RDMA rails, and the image's OpenMPI has UCX (openMPIUcx, default true): "
+                "OpenMPI's point-to-point over UCX")]
     else:
-        env = [("OMPI_MCA_pml", "ob1", "no RDMA rails: OpenMPI's TCP transport"),
-               ("OMPI_MCA_btl", f"{SHARED_MEMORY_BTL[version >= 5]},tcp,self", "no RDMA rails: TCP between nodes, "
+        # OpenMPI without its UCX component aborts in MPI_Init when told `pml=ucx` ("PML ucx cannot be selected"):
+        # its point-to-point goes over TCP, on the rails where there are some; NCCL still talks RDMA on its own.
+        if rails:
+            why = "openMPIUcx: false, the image's OpenMPI has no UCX: MPI over TCP"
+            interfaces = ",".join(rail_host_interface(r) if host_network else r.interface for r in rails)
+            where = (f"the rails' interfaces on the node: MPI's TCP traffic on the rails ({why})" if host_network else
+                     f"the rails' interfaces in the pod: MPI's TCP traffic on the rails ({why})")
+        else:
+            why, interfaces, where = "no RDMA rails", "eth0", "the cluster network's interface in the pod"
+        env = [("OMPI_MCA_pml", "ob1", f"{why}: OpenMPI's TCP transport"),
+               ("OMPI_MCA_btl", f"{SHARED_MEMORY_BTL[version >= 5]},tcp,self", f"{why}: TCP between nodes, "
                 "and shared memory between the ranks of one worker (`vader` in OpenMPI 4, `sm` in 5); without it "
                 "they would talk over TCP loopback"),
-               ("OMPI_MCA_btl_tcp_if_include", "eth0", "the cluster network's interface in the pod")]
+               ("OMPI_MCA_btl_tcp_if_include", interfaces, where)]
     if version < 5 and not operator:
         # What mpi-operator appends to an MPIJob's launcher (DOMAIN.md section 1); no controller does it for a
         # Volcano Job. mpigen's mpirun names the hostfile itself; a profile's own launcherCommand may not.

@@ -64,10 +64,10 @@ def _mca_set_by_mpigen(job: dict[str, Any], cluster: dict[str, Any], hardware: d
     variables, and the host network's ssh port on mpirun's command line)."""
     version = job.get("openMPIVersion", defaults.OPENMPI_VERSION)
     attached = job.get("rails", [r["name"] for r in derive.pool_rails(cluster, hardware)])
-    found = {"pml": "OMPI_MCA_pml, from the job's rails (ucx with rails, ob1 without)"}
-    if not attached:
-        found["btl"] = "OMPI_MCA_btl (OpenMPI's transports without rails)"
-        found["btl_tcp_if_include"] = "OMPI_MCA_btl_tcp_if_include (the pod's eth0 without rails)"
+    found = {"pml": "OMPI_MCA_pml, from the job's rails and openMPIUcx (ucx with rails and UCX, else ob1)"}
+    if not attached or not job.get("openMPIUcx", True):
+        found["btl"] = "OMPI_MCA_btl (OpenMPI's transports over TCP)"
+        found["btl_tcp_if_include"] = "OMPI_MCA_btl_tcp_if_include (the interfaces MPI's TCP traffic takes)"
     backend = derive.backend_of(job, cluster)
     if version < 5 and backend == Backend.VOLCANO_JOB.value:
         for name in ("orte_default_hostfile", "orte_keep_fqdn_hostnames", "orte_set_default_slots",
@@ -107,7 +107,7 @@ def _check_mpi_options(document: ProfileFile, job: dict[str, Any], cluster: dict
     found: list[Diagnostic] = []
     implementation = job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION)
     if implementation != "OpenMPI":
-        for key, hint in (("openMPIVersion", "remove it"),
+        for key, hint in (("openMPIVersion", "remove it"), ("openMPIUcx", "remove it"),
                           ("placement", "remove it; Intel MPI pins ranks with I_MPI_PIN_DOMAIN in `env`, MPICH with "
                            "mpirunArgs such as `-bind-to`")):
             if key in job:

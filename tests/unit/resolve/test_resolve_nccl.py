@@ -149,3 +149,20 @@ def test_no_gdr_level_where_the_nearest_nic_is_across_the_cpu(example, distance)
     # avoids; NODE is not a level NCCL reads at all.
     env = derived_env(_rails(example), True, nic_distance=distance)
     assert "NCCL_NET_GDR_LEVEL" not in [name for name, _, _ in env]
+
+
+def test_an_openmpi_without_ucx_runs_mpi_over_tcp_on_the_rails(example):
+    # OpenMPI selects a pml by name from OMPI_MCA_pml; one built without its UCX component has no `ucx` pml and
+    # MPI_Init aborts ("PML ucx cannot be selected"). So `openMPIUcx: false` gives ob1 with the TCP btl (and shared
+    # memory within a worker) over the rails' interfaces; NCCL's own RDMA settings stay as they are.
+    rails = _rails(example)
+    env = {name: value for name, value, _ in derived_env(rails, True, ucx=False)}
+    assert env["OMPI_MCA_pml"] == "ob1"
+    assert env["OMPI_MCA_btl"] == "vader,tcp,self"
+    assert env["OMPI_MCA_btl_tcp_if_include"] == "rail0,rail1,rail2,rail3"
+    assert env["NCCL_IB_HCA"] == "mlx5", "NCCL keeps RDMA: it does not go through OpenMPI's transports"
+    assert {name: value for name, value, _ in derived_env(rails, True)}["OMPI_MCA_pml"] == "ucx", "the default"
+    on_nodes = tuple(replace(r, rail=replace(r.rail, host_interface=f"enp{i}s0.309{i}")) for i, r in enumerate(rails))
+    host = {name: value for name, value, _ in derived_env(on_nodes, True, NetworkProvider.HOST_NETWORK, ucx=False)}
+    assert host["OMPI_MCA_btl_tcp_if_include"] == "enp0s0.3090,enp1s0.3091,enp2s0.3092,enp3s0.3093", \
+        "on the nodes' network, the nodes' own interfaces of the rails"

@@ -68,7 +68,7 @@ def test_map_by_beside_a_rankfile_is_refused(profiles_copy):
                                    "the rankfile places every rank; remove mapBy"]
 
 
-@pytest.mark.parametrize("key", ["openMPIVersion: 5", "placement: {bindTo: core}"])
+@pytest.mark.parametrize("key", ["openMPIVersion: 5", "openMPIUcx: false", "placement: {bindTo: core}"])
 def test_openmpi_options_on_another_mpi_are_refused(profiles_copy, key):
     root, found = _diagnostics(profiles_copy, {"jobs/train.yaml": TRAIN + f"workers: 2\nmpiImplementation: Intel\n{key}\n"})
     (shown,) = _shown(root, found)
@@ -111,3 +111,18 @@ def test_placement_flags_in_mpirun_args_are_refused(profiles_copy, flag):
     other_args = "workers: 2\nmpirunArgs: [-mca, orte_base_help_aggregate, '0']\n"  # a parameter mpigen leaves alone
     _, other = _diagnostics(profiles_copy, {"jobs/train.yaml": TRAIN + other_args})
     assert other == []
+
+
+def test_openmpi_without_ucx_is_compiled_to_tcp_and_its_btl_is_refused_in_mpirun_args(profiles_copy):
+    # The job says its image's OpenMPI has no UCX: mpigen sets the btl itself then, so `-mca btl` on the command
+    # line would silently win over it (OpenMPI prefers the command line to the environment).
+    root, found = _diagnostics(profiles_copy, {"jobs/train.yaml": TRAIN + "workers: 2\nopenMPIUcx: false\n"
+                                                                   "mpirunArgs: [-mca, btl, 'tcp,self']\n"})
+    (shown,) = _shown(root, found)
+    assert shown.startswith("jobs/train.yaml:10:20: error: `-mca btl` in mpirunArgs sets what mpigen already sets: "
+                            "OMPI_MCA_btl"), shown
+    root = profiles_copy({"jobs/train.yaml": TRAIN + "workers: 2\nopenMPIUcx: false\n"})
+    (job,) = [j for j in compile_profiles([root]).fleet.jobs if j.source.endswith("train.yaml")]
+    env = {var.name: var.value for var in job.env}
+    assert env["OMPI_MCA_pml"] == "ob1" and env["OMPI_MCA_btl_tcp_if_include"].startswith("rail0")
+    assert job.openmpi_ucx is False
