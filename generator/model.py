@@ -365,6 +365,17 @@ class EnvVar:
     origin: str
     secret: SecretKey | None = None
     """Where the value comes from instead of `value` (then ''): a key of a Secret in the job's namespace."""
+    run_ref: RunRef | None = None
+    """Or a name of the run, which the builder fills in from the job object's name (then `value` is '')."""
+
+
+class RunRef(str, Enum):
+    """A name of the run that exists only once the job object's name, with its digest, is known."""
+
+    FIRST_WORKER = "firstWorker"
+    """The first worker's host name: rank 0's host (torch.distributed's MASTER_ADDR)."""
+    NAME = "name"
+    """The job object's name."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from generator import defaults, derive, names
 from generator.load import ProfileFile
 from generator.manifests.hostfile import configmap_keys, job_host, rankfile_line
 from generator.manifests.manifest import plain
-from generator.manifests.mpijob import launcher_command, workers_variable
+from generator.manifests.mpijob import env_value, launcher_command, workers_variable
 from generator.manifests.providers import PROVIDERS, pod_network
 from generator.manifests.run_name import RUN_DIGEST_COVERS, mpijob_name
 from generator.model import Backend, Job, MpiImplementation, Naming, Nic
@@ -138,7 +138,7 @@ def explain_job(job: Job, documents: list[ProfileFile]) -> Explanation:
     mpijob = mpijob_name(job)
     facts = [*_naming(job, mpijob, at_job), *_size(job, at_job, at_cluster, at_hw),
              *_resources(job, at_job, at_cluster, at_hw), *_networks(job, at_job, at_cluster, at_hw),
-             *_environment(job, at_job), *_mpi(job, mpijob, at_job), *_security(job, at_job),
+             *_environment(job, mpijob, at_job), *_mpi(job, mpijob, at_job), *_security(job, at_job),
              *_scheduling(job, at_job, at_cluster)]
     return Explanation(job=job.name, path=document.path, cluster=job.cluster.name, pool=job.pool.name,
                        namespace=job.namespace, facts=tuple(facts), ranks=rank_bindings(job, mpijob),
@@ -254,10 +254,12 @@ def _networks(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[F
     return facts
 
 
-def _environment(job: Job, at: _Where) -> list[Fact]:
+def _environment(job: Job, mpijob: str, at: _Where) -> list[Fact]:
     facts = []
     for var in job.env:
-        value = f"from Secret {var.secret.name}, key {var.secret.key}" if var.secret else var.value
+        value = (f"from Secret {var.secret.name}, key {var.secret.key}" if var.secret else
+                 f"{env_value(job, var, mpijob)} (runRef {var.run_ref.value}: filled in with the {job.backend.noun}'s "
+                 "name)" if var.run_ref else var.value)
         where = at("env", var.name)
         if var.origin.startswith(f"{job.source}: env"):
             said = var.origin.split(": ", 1)[1].replace("env", f"env.{var.name}", 1)

@@ -10,7 +10,7 @@ from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISS
 from generator.manifests.manifest import Variable
 from generator.manifests.providers import PROVIDERS, WORKER_OF_LABEL, PodNetwork, pod_network
 from generator.manifests.scheduling import job_labels, pod_priority_class, scheduling_policy, worker_annotations
-from generator.model import Backend, Job, MpiImplementation, Resources
+from generator.model import Backend, EnvVar, Job, MpiImplementation, Resources, RunRef
 from generator.vocabulary import mpi_operator
 
 LAUNCHER_CONTAINER = "launcher"
@@ -59,11 +59,13 @@ def mpirun_command(job: Job, workers: Variable) -> list[str | Variable]:
     else:
         command = ["mpirun", "-hostfile", names.HOSTFILE_PATH, flag, ranks]
         for var in job.env:
-            if var.secret is None:
+            if var.secret is None and var.run_ref is None:
                 command += ["-genv", var.name, var.value]
-        secrets = [var.name for var in job.env if var.secret is not None]
-        if secrets:  # by name: a Secret's value must not stand in the command line
-            command += ["-genvlist", ",".join(secrets)]
+        # By name: a Secret's value must not stand in the command line, and a name of the run is the launcher's
+        # variable, filled in with the job object's name.
+        by_name = [var.name for var in job.env if var.secret is not None or var.run_ref is not None]
+        if by_name:
+            command += ["-genvlist", ",".join(by_name)]
     command += [*job.mpirun_args, *job.program]
     return [part if isinstance(part, Variable) else literal(part) for part in command]
 
@@ -89,9 +91,20 @@ def launcher_command(job: Job, workers: Variable) -> list[str | Variable]:
     return mpirun_command(job, workers)
 
 
-def _env(job: Job) -> list[dict[str, Any]]:
+def _env(job: Job, run: str) -> list[dict[str, Any]]:
     return [{"name": var.name, "valueFrom": {"secretKeyRef": {"name": var.secret.name, "key": var.secret.key}}}
-            if var.secret is not None else {"name": var.name, "value": literal(var.value)} for var in job.env]
+            if var.secret is not None else {"name": var.name, "value": literal(env_value(job, var, run))}
+            for var in job.env]
+
+
+def env_value(job: Job, var: EnvVar, run: str) -> str:
+    """A variable's value in the run `run` (the job object's name): a name of the run is made from it here, since
+    the profile cannot know the digest in it."""
+    if var.run_ref is RunRef.FIRST_WORKER:
+        return names.worker_host(run, job.namespace, 0, job.backend.value)
+    if var.run_ref is RunRef.NAME:
+        return run
+    return var.value
 
 
 def _cpu_memory(resources: Resources) -> dict[str, str]:
@@ -146,14 +159,14 @@ def _image(job: Job) -> Variable:
     return Variable(chartfiles.IMAGE, job.image)
 
 
-def build_launcher_container(job: Job, workers: Variable) -> dict[str, Any]:
+def build_launcher_container(job: Job, mpijob: str, workers: Variable) -> dict[str, Any]:
     container: dict[str, Any] = {
         "name": LAUNCHER_CONTAINER,
         "image": _image(job),
         "command": launcher_command(job, workers),
     }
     if job.env:
-        container["env"] = _env(job)
+        container["env"] = _env(job, mpijob)
     resources = _cpu_memory(job.launcher_resources)
     if resources:
         container["resources"] = {"requests": resources, "limits": dict(resources)}
@@ -167,7 +180,7 @@ def build_launcher_container(job: Job, workers: Variable) -> dict[str, Any]:
     return container
 
 
-def build_worker_container(job: Job, network: PodNetwork) -> dict[str, Any]:
+def build_worker_container(job: Job, mpijob: str, network: PodNetwork) -> dict[str, Any]:
     container: dict[str, Any] = {"name": WORKER_CONTAINER, "image": _image(job)}
     if job.worker_command is not None:
         container["command"] = [literal(part) for part in job.worker_command]
@@ -182,7 +195,7 @@ def build_worker_container(job: Job, network: PodNetwork) -> dict[str, Any]:
         # Intel MPI and MPICH examples probe the sshd port so; Trainer's MPI runtime too.
         container["readinessProbe"] = {"tcpSocket": {"port": network.ssh_port or SSH_PORT}, "initialDelaySeconds": 2}
     if job.env:
-        container["env"] = _env(job)
+        container["env"] = _env(job, mpijob)
     limits: dict[str, Any] = dict(_cpu_memory(job.resources))
     requests = dict(limits)
     if job.uses_gpus:
@@ -204,7 +217,7 @@ def build_launcher_pod_spec(job: Job, mpijob: str, workers: Variable) -> dict[st
     return {
         "automountServiceAccountToken": False,
         **_priority(job),
-        "containers": [build_launcher_container(job, workers)],
+        "containers": [build_launcher_container(job, mpijob, workers)],
         "volumes": [
             {"name": HOSTFILE_VOLUME, "configMap": {
                 "name": names.hostfile_configmap_name(mpijob),
@@ -238,7 +251,7 @@ def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
     selector = dict(job.pool.node_selector)
     if selector:
         spec["nodeSelector"] = selector
-    spec["containers"] = [build_worker_container(job, network)]
+    spec["containers"] = [build_worker_container(job, mpijob, network)]
     spec["volumes"] = [
         {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": job.shm_size}},
         *_claims(job),

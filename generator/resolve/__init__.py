@@ -39,6 +39,7 @@ from generator.model import (
     RailAttachment,
     Resources,
     RunPolicy,
+    RunRef,
     Scheduler,
     Scheduling,
     SecretKey,
@@ -178,7 +179,10 @@ def _job_scheduling(data: dict[str, Any], cluster: Cluster, namespace: str) -> J
 
 
 def _env_var(name: str, value: str | dict[str, Any], origin: str) -> EnvVar:
-    """A variable the profile sets: a literal, or a key of a Secret (`{secretKeyRef: {name, key}}`)."""
+    """A variable the profile sets: a literal, a key of a Secret (`{secretKeyRef: {name, key}}`), or a name of the
+    run (`{runRef: firstWorker|name}`), which only the builder knows."""
+    if isinstance(value, dict) and "runRef" in value:
+        return EnvVar(name, "", origin, run_ref=RunRef(value["runRef"]))
     if isinstance(value, dict):
         ref = value["secretKeyRef"]
         return EnvVar(name, "", origin, SecretKey(ref["name"], ref["key"]))

@@ -593,3 +593,43 @@ def test_workers_are_ready_once_sshd_listens_as_in_mpi_operators_examples(profil
         worker = job_object(build_job(job, job_chart_ref(job))).obj["spec"]["mpiReplicaSpecs"]["Worker"]
         container = worker["template"]["spec"]["containers"][0]
         assert container["readinessProbe"] == {"tcpSocket": {"port": 22}, "initialDelaySeconds": 2}, implementation
+
+
+@pytest.mark.parametrize("name", ["resnet50-dgx", "volcano-allreduce", "resnet50-trainjob"])
+def test_a_run_ref_names_the_first_worker_of_this_run(profiles_copy, name):
+    # torch.distributed's MASTER_ADDR must be rank 0's host. mpirun starts rank 0 on the first host of its
+    # hostfile, and that host's name carries the run's digest, which no profile can know. `{runRef: firstWorker}`
+    # is filled in with the hostfile's first host, on every container, for every backend (MPIJob, Volcano Job,
+    # TrainJob); a new run (another image) gets its own name in it.
+    from generator.manifests import pod_specs, pods_object
+    path = f"jobs/{name}.yaml"
+    text = (PROFILES / path).read_text(encoding="utf-8")
+    refs = "  MASTER_ADDR: {runRef: firstWorker}\n  RUN: {runRef: name}\n"
+    text = text.replace("\nenv:\n", f"\nenv:\n{refs}") if "\nenv:\n" in text else text + f"env:\n{refs}"
+    image = next(line for line in text.splitlines() if line.startswith("image: "))
+    hosts = set()
+    for tag in ("", "-next"):
+        job = _job(_compile(profiles_copy, {path: text.replace(image, image + tag)}), name)
+        manifests = build_job(job, job_chart_ref(job))
+        hostfile = next(m.obj for m in manifests if m.obj["kind"] == "ConfigMap")["data"]["hostfile"]
+        first_host = hostfile.splitlines()[0].split()[0]
+        run = job_object(manifests).obj["metadata"]["name"]
+        containers = [c for spec in pod_specs(pods_object(job, manifests)) for c in spec["containers"]]
+        assert len(containers) == 2
+        for container in containers:
+            env = {var["name"]: var.get("value") for var in container["env"]}
+            assert env["MASTER_ADDR"] == first_host, container["name"]
+            assert env["RUN"] == run
+        hosts.add(first_host)
+    assert len(hosts) == 2, "each run names its own first worker"
+
+
+def test_a_run_ref_reaches_hydra_ranks_by_name(profiles_copy):
+    # Hydra's `-genv NAME VALUE` would need the value on the command line; a name of the run is the launcher's own
+    # variable, so it is passed by name (`-genvlist`), like a Secret's.
+    text = (PROFILES / "jobs/pi.yaml").read_text(encoding="utf-8")
+    job = _job(_compile(profiles_copy, {"jobs/pi.yaml": text + "mpiImplementation: Intel\n"
+                                        "env:\n  MASTER_ADDR: {runRef: firstWorker}\n"}), "pi")
+    command = _container(_mpijob(job), "Launcher")["command"]
+    assert command[command.index("-genvlist") + 1] == "MASTER_ADDR"
+    assert "-genv" not in command or "MASTER_ADDR" not in command[:command.index("-genvlist")]

@@ -1219,3 +1219,15 @@ def test_an_mca_parameter_mpigen_sets_is_refused_in_mpirun_args(diagnose):
             "OMPI_MCA_pml", "set `OMPI_MCA_pml` in the job's `env` instead"),
            ("jobs/netapp-resnet50.yaml", line, 36, "`-mca plm_rsh_args` in mpirunArgs sets what mpigen already "
             "sets: `--mca plm_rsh_args` on mpirun's command line", "the cluster's `network.sshPort`"))
+
+
+def test_a_run_ref_is_one_of_the_names_mpigen_fills_in(diagnose):
+    # `runRef` names what only exists once mpigen has hashed the run; anything else, or a value that is both a
+    # name of the run and a Secret's key, is refused where it is written.
+    text = (PROFILES / "jobs/pi.yaml").read_text(encoding="utf-8")
+    line = len(text.splitlines()) + 2
+    outcome = diagnose({"jobs/pi.yaml": text + "env:\n  A: {runRef: firstworker}\n"
+                        "  C: {runRef: name, secretKeyRef: {name: a, key: b}}\n"})
+    expect(outcome, ("jobs/pi.yaml", line, 15, "`env.A.runRef` is 'firstworker', which is not allowed",
+                     "did you mean 'firstWorker'?"),
+           ("jobs/pi.yaml", line + 1, 6, "has too many properties", "`{runRef: firstWorker | name}`"))
