@@ -304,6 +304,8 @@ class Cluster:
     scheduling: Scheduling = Scheduling()
     job_backend: Backend = Backend.MPIJOB
     """The backend of its jobs that choose none (`jobBackend`)."""
+    existing_namespaces: tuple[str, ...] = ()
+    """Namespaces of `namespaces` created outside mpigen: the infra chart does not create (own) them."""
 
     def pool(self, name: str) -> NodePool:
         return next(pool for pool in self.pools if pool.name == name)

@@ -124,7 +124,7 @@ def build_infra(cluster: Cluster, chart: ChartRef, jobs: tuple[Job, ...] = (),
     `mpijobs`: as for `namespace_pod_security` (a TrainJob's is the TrainingRuntime, which this chart carries)."""
     levels = namespace_pod_security(cluster, jobs, mpijobs)
     manifests = [Manifest(chartfiles.NAMESPACES_TEMPLATE, build_namespace(ns, chart, levels[ns], cluster.kubernetes_version))
-                 for ns in cluster.namespaces]
+                 for ns in cluster.namespaces if ns not in cluster.existing_namespaces]
     runtimes = [Manifest(chartfiles.TRAINING_RUNTIMES_TEMPLATE, _training_runtime(job, chart, mpijobs or {}))
                 for job in jobs if job.backend is Backend.TRAINJOB]
     return manifests + providers.infra(cluster, chart) + scheduling.infra(cluster, chart) + runtimes

@@ -119,6 +119,7 @@ def _cluster(document: ProfileFile, hardware: dict[str, Hardware], hardware_data
         source=document.source,
         kubernetes_version=data["kubernetesVersion"],
         namespaces=tuple(data["namespaces"]),
+        existing_namespaces=tuple(data.get("existingNamespaces", ())),
         network=Network(provider=provider.name, resource_prefix=prefix,
                         device_plugin_namespace=network["devicePluginNamespace"],
                         cni_version=network["cniVersion"], operator_namespace=network["operatorNamespace"],

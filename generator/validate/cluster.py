@@ -38,7 +38,13 @@ def _check_names(document: ProfileFile, data: dict[str, Any]) -> list[Diagnostic
     pools, rails = data["nodePools"], data.get("rails", [])
     found = list(duplicates(document, pools, "name", ("nodePools",), "node pool"))
     found += duplicates(document, data["namespaces"], "", ("namespaces",), "namespace")
-    found += _check_system_namespaces(document, data["namespaces"])
+    existing = data.get("existingNamespaces", [])
+    found += _check_system_namespaces(document, data["namespaces"], existing)
+    for i, namespace in enumerate(existing):
+        if namespace not in data["namespaces"]:
+            found.append(Diagnostic(document.location("existingNamespaces", i), f"`existingNamespaces` names "
+                                    f"'{namespace}', which is not in `namespaces`",
+                                    did_you_mean(namespace, data["namespaces"]) or "add it to `namespaces` too"))
     found += duplicates(document, rails, "name", ("rails",), "rail")
     found += duplicates(document, rails, "nic", ("rails",), "rail NIC")
     resources = [r.get("resourceName", names.default_rail_resource_name(r["name"])) for r in rails]
@@ -59,17 +65,25 @@ def _check_names(document: ProfileFile, data: dict[str, Any]) -> list[Diagnostic
     return found
 
 
-def _check_system_namespaces(document: ProfileFile, namespaces: list[str]) -> list[Diagnostic]:
+def _check_system_namespaces(document: ProfileFile, namespaces: list[str], existing: list[str]) -> list[Diagnostic]:
     """The infra chart creates, owns and labels each namespace of the cluster with the Pod Security level its jobs
-    need. Kubernetes' own namespaces exist already, so a Helm or Flux install fails ("exists and cannot be imported
-    into the current release"); and `baseline` or `restricted` on `kube-system` would make admission refuse the
-    privileged system pods (CNI, kube-proxy, the device plugins the infra chart configures)."""
-    return [Diagnostic(document.location("namespaces", i), f"namespace '{namespace}' is Kubernetes' own: the infra "
-                       "chart creates and labels every namespace of `namespaces`, so an install would fail on it (it "
-                       "exists already) and its Pod Security label would apply to the cluster's system pods",
-                       "run the jobs in a namespace of their own (e.g. ml-training)")
-            for i, namespace in enumerate(namespaces)
-            if namespace == "default" or namespace.startswith("kube-")]
+    need, but those the profile says exist already. Kubernetes' own namespaces exist, so a Helm or Flux install
+    fails ("exists and cannot be imported into the current release"); `default` may be named as existing, `kube-*`
+    never: they hold the cluster's privileged system pods (CNI, kube-proxy, the device plugins the infra chart
+    configures), which a Pod Security label there would refuse, and are no place for jobs."""
+    found = []
+    for i, namespace in enumerate(namespaces):
+        if namespace.startswith("kube-"):
+            found.append(Diagnostic(document.location("namespaces", i), f"namespace '{namespace}' is Kubernetes' own "
+                                    "and holds the cluster's system pods: no place for jobs, and a Pod Security "
+                                    "label there would refuse its privileged pods",
+                                    "run the jobs in a namespace of their own (e.g. ml-training)"))
+        elif namespace == "default" and namespace not in existing:
+            found.append(Diagnostic(document.location("namespaces", i), f"namespace '{namespace}' is Kubernetes' own: "
+                                    "the infra chart creates and labels every namespace of `namespaces`, so an install "
+                                    "would fail on it (it exists already)", "run the jobs in a namespace of their own "
+                                    "(e.g. ml-training), or list it in `existingNamespaces` too"))
+    return found
 
 
 def _pool_hardware(document: ProfileFile, pools: list[dict[str, Any]],

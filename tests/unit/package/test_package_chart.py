@@ -124,3 +124,32 @@ def test_an_object_over_etcds_default_limit_is_an_error_at_its_profile(profiles_
     assert not (tmp_path / "charts").exists()
     root = profiles_copy({"jobs/pi.yaml": PI + "env:\n  BIG: " + "x" * 600_000 + "\n"})
     assert run_mpigen("render", root, "-o", tmp_path / "charts").returncode == 0
+
+
+def test_an_existing_namespace_is_not_created_but_told_its_label_and_judged_with_context(profiles_copy, tmp_path):
+    # Helm refuses to install an object that exists outside its release ("exists and cannot be imported into the
+    # current release"): a namespace the cluster profile says exists is left out of the infra chart, which still
+    # gives it the rails' networks; NOTES say the Pod Security label its jobs need. Given the live namespace with
+    # `--context`, check judges that label as Pod Security admission will (tensorflow-benchmarks' workers there run
+    # privileged).
+    cluster = (PROFILES / "clusters/dgx-lab.yaml").read_text(encoding="utf-8")
+    root = profiles_copy({"clusters/dgx-lab.yaml": cluster + "existingNamespaces: [ml-training]\n"})
+    charts = tmp_path / "charts"
+    assert run_mpigen("render", root, "-o", charts).returncode == 0
+    infra = charts / "dgx-lab" / "infra"
+    namespaces = (infra / "templates/namespaces.yaml").read_text(encoding="utf-8")
+    assert "name: ml-training" not in namespaces
+    assert "name: hpc" in namespaces, "hpc is still the chart's"
+    assert "namespace: ml-training" in (infra / "templates/network-attachments.yaml").read_text(encoding="utf-8")
+    notes = (infra / "templates/NOTES.txt").read_text(encoding="utf-8")
+    assert ("kubectl label namespace ml-training --overwrite pod-security.kubernetes.io/enforce=privileged "
+            "pod-security.kubernetes.io/enforce-version=v1.31") in notes
+    live = tmp_path / "ml-training.yaml"
+    live.write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml-training\n  labels:\n"
+                    "    pod-security.kubernetes.io/enforce: restricted\n", encoding="utf-8")
+    checked = run_mpigen("check", "--no-helm", "--context", live, charts / "dgx-lab")
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "namespace ml-training enforces Pod Security level restricted, but these pods need privileged" \
+        in checked.stdout
+    live.write_text(live.read_text(encoding="utf-8").replace("restricted", "privileged"), encoding="utf-8")
+    assert run_mpigen("check", "--no-helm", "--context", live, charts / "dgx-lab").returncode == 0

@@ -1231,3 +1231,15 @@ def test_a_run_ref_is_one_of_the_names_mpigen_fills_in(diagnose):
     expect(outcome, ("jobs/pi.yaml", line, 15, "`env.A.runRef` is 'firstworker', which is not allowed",
                      "did you mean 'firstWorker'?"),
            ("jobs/pi.yaml", line + 1, 6, "has too many properties", "`{runRef: firstWorker | name}`"))
+
+
+def test_existing_namespaces_are_some_of_the_clusters_and_never_kube_system(diagnose):
+    # A namespace created by hand (kube-openmpi's README has users create theirs) is named as existing, so the infra
+    # chart does not try to own it; `default` may be named so, `kube-*` never (their system pods).
+    outcome = diagnose({"clusters/dgx-lab.yaml": CLUSTER.replace(
+        "namespaces: [ml-training, hpc]", "namespaces: [ml-training, hpc, default, kube-system]\n"
+        "existingNamespaces: [hpc, default, kube-system, ml-trainng]")})
+    expect(outcome, ("clusters/dgx-lab.yaml", 5, 41, "namespace 'kube-system' is Kubernetes' own and holds the "
+                     "cluster's system pods", "run the jobs in a namespace of their own"),
+           ("clusters/dgx-lab.yaml", 6, 49, "`existingNamespaces` names 'ml-trainng', which is not in `namespaces`",
+            "did you mean 'ml-training'?"))
