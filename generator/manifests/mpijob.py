@@ -8,6 +8,7 @@ from generator import chartfiles, derive, names
 from generator.manifests.hostfile import configmap_keys
 from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
 from generator.manifests.manifest import Variable
+from generator.manifests.node_placement import launcher_placement, worker_placement
 from generator.manifests.providers import PROVIDERS, WORKER_OF_LABEL, PodNetwork, pod_network
 from generator.manifests.scheduling import job_labels, pod_priority_class, scheduling_policy, worker_annotations
 from generator.model import Backend, Job, MpiImplementation, Resources
@@ -204,6 +205,7 @@ def build_launcher_pod_spec(job: Job, mpijob: str, workers: Variable) -> dict[st
     return {
         "automountServiceAccountToken": False,
         **_priority(job),
+        **launcher_placement(job),
         "containers": [build_launcher_container(job, workers)],
         "volumes": [
             {"name": HOSTFILE_VOLUME, "configMap": {
@@ -235,9 +237,7 @@ def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
         # One worker per node: a second would find sshd's port taken.
         spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": {"matchLabels": {WORKER_OF_LABEL: mpijob}}, "topologyKey": "kubernetes.io/hostname"}]}}
-    selector = dict(job.pool.node_selector)
-    if selector:
-        spec["nodeSelector"] = selector
+    spec.update(worker_placement(job))
     spec["containers"] = [build_worker_container(job, network)]
     spec["volumes"] = [
         {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": job.shm_size}},

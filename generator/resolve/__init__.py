@@ -42,6 +42,7 @@ from generator.model import (
     Scheduler,
     Scheduling,
     SecretKey,
+    Taint,
     TopologyLevel,
     Volume,
 )
@@ -111,7 +112,8 @@ def _cluster(document: ProfileFile, hardware: dict[str, Hardware], hardware_data
                            node_labels=_labels(p.get("nodeLabels")),
                            offer=admission.node_offer(hardware_data[p["hardware"]], admission.rail_resource_names(
                                data, hardware_data[p["hardware"]], prefix), provider.exclusive_devices,
-                               network).resources)
+                               network).resources,
+                           taints=tuple(Taint(t["key"], t["effect"], t.get("value")) for t in p.get("taints", ())))
                   for p in data["nodePools"])
     return Cluster(
         name=data["name"],
@@ -129,6 +131,7 @@ def _cluster(document: ProfileFile, hardware: dict[str, Hardware], hardware_data
         pod_security=tuple(sorted(data.get("podSecurity", {}).items())),
         scheduling=_scheduling(data, pools),
         job_backend=Backend(data.get("jobBackend", defaults.JOB_BACKEND)),
+        launcher_pool=data.get("launcherPool"),
     )
 
 

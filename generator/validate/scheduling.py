@@ -284,6 +284,12 @@ def _check_admission(document: ProfileFile, job: dict[str, Any], cluster: dict[s
         return [Diagnostic(where, f"queue '{queue.name}' does not cover pool '{pool['name']}' (not in its `nodes`): "
                            "no flavor of its ClusterQueue selects the workers' nodes, so Kueue never admits the job",
                            "add the pool to the queue's `nodes`")]
+    launcher_pool = cluster.get("launcherPool")  # one the cluster does not have is reported at the cluster
+    if launcher_pool in offers and not queue.covers(launcher_pool):
+        return [Diagnostic(where, f"queue '{queue.name}' does not cover pool '{launcher_pool}', the cluster's "
+                           "`launcherPool`: Kueue admits the launcher on a flavor of the job's queue, and none selects "
+                           "that pool's nodes, so it never admits the job",
+                           f"add '{launcher_pool}' to the queue's `nodes`, or remove the cluster's `launcherPool`")]
     return _check_quota(size, cluster, queue, pool, offers, workers, launcher, shape.worker_count)
 
 
@@ -291,7 +297,8 @@ def _check_quota(size: Location, cluster: dict[str, Any], queue: admission.Queue
                  offers: dict[str, admission.NodeOffer], workers: dict[str, Decimal], launcher: dict[str, Decimal],
                  worker_count: int) -> list[Diagnostic]:
     """kueue: the workers fit the queue's share of their pool plus what it may borrow there, and the launcher fits
-    what is left of it, or the share of another pool the queue covers (Kueue places it on any flavor)."""
+    what is left of it, or the share of another pool the queue covers (Kueue places it on any flavor); a launcher
+    pinned to the cluster's `launcherPool` only there."""
     def reach(name: str) -> int:
         return queue.nodes_of(name) + admission.borrowable_nodes(cluster, queue, name)
 
@@ -305,13 +312,21 @@ def _check_quota(size: Location, cluster: dict[str, Any], queue: admission.Queue
                            f"{resource}, more than queue '{queue.name}' can ever hold on pool '{pool['name']}' ({held}: "
                            f"{own + extra} of {pool['nodes']} nodes), so it is never admitted",
                            "ask for less, or give the queue more nodes (`nodes`, `borrowNodes`)", code=NEVER_FITS)]
-    places = [(pool["name"], workers)] + [(name, {}) for name, _ in queue.nodes if name != pool["name"]]
+    # The launcher's node selector leaves Kueue that pool's flavor alone (the queue covers it: _check_admission).
+    pinned = cluster.get("launcherPool") if cluster.get("launcherPool") in offers else None
+    places = [(pinned, workers if pinned == pool["name"] else {})] if pinned is not None else \
+        [(pool["name"], workers)] + [(name, {}) for name, _ in queue.nodes if name != pool["name"]]
     for name, taken in places:
         offer = offers[name]
         if all(taken.get(r, Decimal(0)) + launcher[r] <= (offer.amount(r) or 0) * reach(name) for r in launcher):
             return []
     shown = ", ".join(f"{admission.amount_text(amount, 'Gi' if resource == admission.MEMORY else '')} {resource}"
                       for resource, amount in launcher.items())
+    if pinned is not None and pinned != pool["name"]:
+        return [Diagnostic(size, f"the job's launcher ({shown}) does not fit what queue '{queue.name}' can ever hold "
+                           f"on pool '{pinned}', the cluster's `launcherPool`, so Kueue never admits the job (it "
+                           "admits the launcher with the workers)", "ask for less with `launcher.resources`, or give "
+                           "the queue more nodes of that pool", code=NEVER_FITS)]
     return [Diagnostic(size, f"the job's workers take all that queue '{queue.name}' can ever hold on pool "
                        f"'{pool['name']}', and its launcher ({shown}) fits nowhere else in the queue, so Kueue never "
                        "admits the job (it admits the launcher with the workers)",
