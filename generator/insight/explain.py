@@ -140,7 +140,7 @@ def explain_job(job: Job, documents: list[ProfileFile]) -> Explanation:
     facts = [*_naming(job, mpijob, at_job), *_size(job, at_job, at_cluster, at_hw),
              *_resources(job, at_job, at_cluster, at_hw), *_networks(job, at_job, at_cluster, at_hw),
              *_environment(job, at_job), *_mpi(job, mpijob, at_job), *_security(job, at_job),
-             *_scheduling(job, at_job, at_cluster), *_placement(job, at_job, at_cluster)]
+             *_scheduling(job, at_job, at_cluster), *_placement(job, at_job, at_cluster), *_metadata(job, at_job)]
     return Explanation(job=job.name, path=document.path, cluster=job.cluster.name, pool=job.pool.name,
                        namespace=job.namespace, facts=tuple(facts), ranks=rank_bindings(job, mpijob),
                        binding_rule=BINDING_RULE + _binding_gaps(job))
@@ -378,6 +378,18 @@ def _placement(job: Job, at: _Where, at_cluster: _Where) -> list[Fact]:
                + "), so it tolerates their taints")
         facts.append(_fact("nodes", "launcher tolerations", _tolerations_text(pools),
                            _taints_said(job, pools, at_cluster) + f": {why}"))
+    return facts
+
+
+def _metadata(job: Job, at: _Where) -> list[Fact]:
+    """The image pull policy, and the profile's labels and annotations on the job object and its pods."""
+    facts = [_fact("metadata", "image pull policy", job.image_pull_policy or "Kubernetes' default",
+                   _said(at("imagePullPolicy"), "imagePullPolicy", "default: left out, so Kubernetes pulls a "
+                         "`:latest` or untagged image on every start (Always) and any other once a node (IfNotPresent)"))]
+    where = f"on the {job.backend.noun} and every pod it makes"
+    for field, pairs in (("labels", job.labels), ("annotations", job.annotations)):
+        facts += [_fact("metadata", f"{field[:-1]} {key}", value, _said(at(field, key), f"{field}.{key}", "") +
+                        f": {where}") for key, value in pairs]
     return facts
 
 

@@ -251,6 +251,9 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
         backend=backend,
         workers_per_node=shape.workers_per_node,
         estimated_hours=data.get("estimatedHours"),
+        image_pull_policy=data.get("imagePullPolicy"),
+        labels=_labels(data.get("labels")),
+        annotations=_labels(data.get("annotations")),
     )
 
 

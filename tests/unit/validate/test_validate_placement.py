@@ -69,3 +69,34 @@ def test_under_kueue_the_launcher_counts_against_its_own_pools_quota(diagnose):
                         "jobs/vision-resnet50.yaml": vision + "launcher: {resources: {cpu: \"300\"}}\n"})
     expect(outcome, ("jobs/vision-resnet50.yaml", 11, 12, "the job's launcher (300 cpu) does not fit "
                      "what queue 'vision' can ever hold on pool 'cpu', the cluster's `launcherPool`"))
+
+
+RESNET = (PROFILES / "jobs" / "resnet50-dgx.yaml").read_text(encoding="utf-8")
+RESNET_END = len(RESNET.splitlines()) + 1
+
+
+def test_labels_and_annotations_of_mpigens_or_the_controllers_domains_are_refused(diagnose):
+    """mpi-operator selects a job's pods by `training.kubeflow.org/*`, Kueue admits by `kueue.x-k8s.io/queue-name`,
+    the chart's selectors are `app.kubernetes.io/*`, and Kubernetes reserves `kubernetes.io` and `k8s.io`."""
+    added = ("labels: {app.kubernetes.io/name: x, training.kubeflow.org/job-role: worker, team: vision}\n"
+             "annotations: {kueue.x-k8s.io/queue-name: q, mpigen/privileged-reason: none, example.com/ok: '{{ x }}'}\n")
+    outcome = diagnose({"jobs/resnet50-dgx.yaml": RESNET + added})
+    job = "jobs/resnet50-dgx.yaml"
+    expect(outcome,
+           (job, RESNET_END, 10, "label key 'app.kubernetes.io/name' is in domain kubernetes.io",
+            "use a domain of your own, e.g. example.com/name"),
+           (job, RESNET_END, 37, "label key 'training.kubeflow.org/job-role' is in domain kubeflow.org"),
+           (job, RESNET_END + 1, 15, "annotation key 'kueue.x-k8s.io/queue-name' is in domain x-k8s.io"),
+           (job, RESNET_END + 1, 45, "annotation key 'mpigen/privileged-reason' is in domain mpigen"))
+
+
+def test_a_label_value_kubernetes_would_refuse_is_refused(diagnose):
+    """A label value is at most 63 characters, alphanumeric at both ends (IsValidLabelValue): `{{` never is one."""
+    outcome = diagnose({"jobs/resnet50-dgx.yaml": RESNET + f"labels: {{team: '{'a' * 64}', run: '{{{{ x }}}}'}}\n"})
+    assert len(outcome.diagnostics) == 2 and all("jobs/resnet50-dgx.yaml" in line for line in outcome.shown()), \
+        outcome.shown()
+
+
+def test_an_unknown_pull_policy_is_refused(diagnose):
+    outcome = diagnose({"jobs/resnet50-dgx.yaml": RESNET + "imagePullPolicy: Sometimes\n"})
+    assert len(outcome.diagnostics) == 1 and "IfNotPresent" in outcome.shown()[0], outcome.shown()
