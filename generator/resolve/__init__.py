@@ -138,8 +138,9 @@ def _cluster(document: ProfileFile, hardware: dict[str, Hardware], hardware_data
 def _scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Scheduling:
     given = data.get("scheduling", {})
     scheduler = Scheduler(admission.scheduler_of(data))
+    classes = tuple(PriorityClass(p["name"], p["value"], p.get("description")) for p in given.get("priorityClasses", []))
     if scheduler is Scheduler.NONE:
-        return Scheduling()
+        return Scheduling(priority_classes=classes)  # the pods' own priority, without a gang scheduler
     by_name = {pool.name: pool for pool in pools}
     queues = []
     for queue in admission.queues(data):
@@ -156,8 +157,7 @@ def _scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Scheduling
         scheduler=scheduler,
         scheduler_name=admission.coscheduling_scheduler(data) if scheduler is Scheduler.COSCHEDULING else None,
         schedule_timeout_seconds=given.get("scheduleTimeoutSeconds"),
-        priority_classes=tuple(PriorityClass(p["name"], p["value"], p.get("description"))
-                               for p in given.get("priorityClasses", [])),
+        priority_classes=classes,
         topology=tuple(TopologyLevel(level["name"], level["nodeLabel"]) for level in given.get("topology", [])),
         queues=tuple(queues),
     )
@@ -166,9 +166,9 @@ def _scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Scheduling
 def _job_scheduling(data: dict[str, Any], cluster: Cluster, namespace: str) -> JobScheduling:
     """The queue a job goes to (its own choice, else the first serving its namespace), and what else it chose."""
     scheduling = cluster.scheduling
-    if scheduling.scheduler is Scheduler.NONE:
-        return JobScheduling()
     given = data.get("scheduling", {})
+    if scheduling.scheduler is Scheduler.NONE:
+        return JobScheduling(priority_class=given.get("priorityClass"))
     queue = given.get("queue")
     if queue is None:
         queue = next((q.name for q in scheduling.queues if namespace in q.namespaces), None)

@@ -24,13 +24,13 @@ from generator.vocabulary import scheduling as vocabulary
 CLUSTER_SETTINGS = {
     "schedulerName": (admission.COSCHEDULING,),
     "scheduleTimeoutSeconds": (admission.COSCHEDULING,),  # mpi-operator does not pass it to a Volcano PodGroup
-    "priorityClasses": (admission.VOLCANO, admission.COSCHEDULING, admission.KUEUE),
+    "priorityClasses": (admission.NONE, admission.VOLCANO, admission.COSCHEDULING, admission.KUEUE),
     "topology": (admission.KUEUE,),
     "queues": admission.QUEUED,
 }
 QUEUE_SETTINGS = {"cohort": (admission.KUEUE,), "borrowNodes": (admission.KUEUE,), "weight": (admission.VOLCANO,)}
 JOB_SETTINGS = {"queue": admission.QUEUED, "minAvailable": admission.GANG_SCHEDULERS, "topology": (admission.KUEUE,),
-                "priorityClass": (admission.VOLCANO, admission.COSCHEDULING, admission.KUEUE)}
+                "priorityClass": (admission.NONE, admission.VOLCANO, admission.COSCHEDULING, admission.KUEUE)}
 
 
 def _readers(schedulers: tuple[str, ...]) -> str:
@@ -166,10 +166,12 @@ def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: di
     hardware = pool_hardware[pool["name"]]
     scheduler = admission.scheduler_of(cluster)
     given = job.get("scheduling", {})
-    if "scheduling" in job and scheduler == admission.NONE:
+    classes = [c["name"] for c in cluster.get("scheduling", {}).get("priorityClasses", [])]
+    if "scheduling" in job and scheduler == admission.NONE and not classes:
         return [Diagnostic(document.location("scheduling", at_key=True),
                            f"cluster '{cluster['name']}' has no gang scheduler, so `scheduling` has no effect",
-                           "remove it, or give the cluster a `scheduling` section")]
+                           "remove it, or give the cluster a `scheduling` section (`priorityClasses` alone, with "
+                           "`scheduler: none`, for pod priority)")]
     found: list[Diagnostic] = []
     for key, readers in JOB_SETTINGS.items():
         if key in given and scheduler not in readers:
@@ -182,8 +184,7 @@ def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: di
                                 f"cluster '{cluster['name']}' admits jobs through Kueue, which creates them suspended "
                                 "and unsuspends them on admission; `suspend: false` would start the job without it",
                                 "remove runPolicy.suspend"))
-    classes = [c["name"] for c in cluster.get("scheduling", {}).get("priorityClasses", [])]
-    if "priorityClass" in given and given["priorityClass"] not in classes and scheduler != admission.NONE:
+    if "priorityClass" in given and given["priorityClass"] not in classes:
         found.append(Diagnostic(document.location("scheduling", "priorityClass"),
                                 f"cluster '{cluster['name']}' declares no priority class '{given['priorityClass']}'",
                                 did_you_mean(given["priorityClass"], classes) if classes else

@@ -100,3 +100,23 @@ def test_a_label_value_kubernetes_would_refuse_is_refused(diagnose):
 def test_an_unknown_pull_policy_is_refused(diagnose):
     outcome = diagnose({"jobs/resnet50-dgx.yaml": RESNET + "imagePullPolicy: Sometimes\n"})
     assert len(outcome.diagnostics) == 1 and "IfNotPresent" in outcome.shown()[0], outcome.shown()
+
+
+# --- pod priority without a gang scheduler ----------------------------------------------------------------------
+
+PRIORITY = "scheduling:\n  scheduler: none\n  priorityClasses: [{name: batch-high, value: 1000}]\n"
+
+
+def test_a_priority_class_the_cluster_does_not_declare_is_refused(diagnose):
+    """A pod naming a PriorityClass that does not exist is refused by the Priority admission plugin."""
+    outcome = diagnose({LAB: DGX_LAB + PRIORITY,
+                        "jobs/resnet50-dgx.yaml": RESNET + "scheduling: {priorityClass: batch-hgih}\n"})
+    expect(outcome, ("jobs/resnet50-dgx.yaml", RESNET_END, 29, "cluster 'dgx-lab' declares no priority class "
+                     "'batch-hgih'", "did you mean 'batch-high'"))
+
+
+def test_without_a_gang_scheduler_only_the_priority_class_is_read(diagnose):
+    outcome = diagnose({LAB: DGX_LAB + PRIORITY,
+                        "jobs/resnet50-dgx.yaml": RESNET + "scheduling: {priorityClass: batch-high, queue: q}\n"})
+    expect(outcome, ("jobs/resnet50-dgx.yaml", RESNET_END, 41, "`scheduling.queue` has no effect with cluster "
+                     "'dgx-lab''s scheduler `none`"))
