@@ -73,12 +73,11 @@ def test_labels_and_annotations_reach_the_job_object_and_its_pods(profiles_copy)
             assert ANNOTATIONS.items() <= template["metadata"]["annotations"].items(), (name, role)
 
 
-def test_kueues_labels_stay_beside_the_profiles(profiles_copy):
-    """Kueue admits an MPIJob through the LocalQueue its `kueue.x-k8s.io/queue-name` label names."""
-    vision = (PROFILES / "jobs/vision-resnet50.yaml").read_text(encoding="utf-8") + "labels: {team: vision}\n"
-    result = compile_profiles([profiles_copy({"jobs/vision-resnet50.yaml": vision})])
-    assert result.ok, [d.format() for d in result.diagnostics]
-    job = next(j for j in result.fleet.jobs if j.name == "vision-resnet50")
+def test_kueues_labels_stay_beside_the_profiles(example):
+    """Kueue admits an MPIJob through the LocalQueue its `kueue.x-k8s.io/queue-name` label names; the example
+    vision-resnet50 carries a team label and pins its pull policy."""
+    job = next(j for j in example.fleet.jobs if j.name == "vision-resnet50")
     labels = job_object(build_job(job, job_chart_ref(job))).obj["metadata"]["labels"]
-    assert labels["team"] == "vision" and labels["kueue.x-k8s.io/queue-name"] == "vision"
+    assert labels["example.com/team"] == "vision" and labels["kueue.x-k8s.io/queue-name"] == "vision"
+    assert all(c["imagePullPolicy"] == "IfNotPresent" for spec in _pod_specs(job).values() for c in spec["containers"])
     assert labels["kueue.x-k8s.io/priority-class"] == "production"

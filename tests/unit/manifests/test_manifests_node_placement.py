@@ -22,7 +22,6 @@ from generator.pipeline import CompileResult, compile_profiles
 
 DGX_LAB = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
 VOLCANO_LAB = (PROFILES / "clusters" / "volcano-lab.yaml").read_text(encoding="utf-8")
-DGX_POD = (PROFILES / "clusters" / "dgx-pod.yaml").read_text(encoding="utf-8")
 DGX_POOL = "  - name: dgx\n    hardware: dgx-1\n"
 CPU_POOL = "  - name: cpu\n    hardware: cpu-node\n    nodes: 8\n"
 GPU_TAINTS = ("    taints:\n"
@@ -98,13 +97,15 @@ def test_a_launcher_pool_takes_the_launchers_off_the_gpu_pool(profiles_copy):
         assert pods["worker"]["tolerations"] == GPU_TOLERATIONS, name
 
 
-def test_under_kueue_the_launcher_tolerates_the_pools_its_queue_may_admit_it_on(profiles_copy):
-    """dgx-pod's queues cover only the dgx pool: Kueue admits the launcher on that flavor and adds its node labels
-    to the launcher's selector, so without the tolerations the admitted launcher would stay Pending."""
-    result = _compile(profiles_copy, {"clusters/dgx-pod.yaml": _tainted(DGX_POD)})
-    pods = _pod_specs(_job(result, "vision-resnet50"))
-    assert pods["launcher"]["tolerations"] == GPU_TOLERATIONS
-    assert pods["worker"]["tolerations"] == GPU_TOLERATIONS
+def test_under_kueue_the_launcher_tolerates_the_pools_its_queue_may_admit_it_on(example):
+    """dgx-pod's dgx pool carries the GPU operator's taint and its queues cover only that pool: Kueue admits the
+    launcher on its flavor and adds its node labels to the launcher's selector, so without the toleration the
+    admitted launcher would stay Pending."""
+    gpu = [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}]
+    for name in ("vision-resnet50", "language-bert"):
+        pods = _pod_specs(_job(example, name))
+        assert pods["launcher"]["tolerations"] == gpu and "nodeSelector" not in pods["launcher"], name
+        assert pods["worker"]["tolerations"] == gpu, name
 
 
 def test_the_tolerations_are_part_of_the_run(profiles_copy, example):
