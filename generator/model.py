@@ -105,6 +105,23 @@ class Rail:
 
 
 @dataclass(frozen=True)
+class Taint:
+    """A taint every node of a pool carries (Kubernetes' Taint): pods that do not tolerate it are kept off."""
+
+    key: str
+    effect: str
+    """NoSchedule, PreferNoSchedule or NoExecute."""
+    value: str | None = None
+
+    @property
+    def toleration(self) -> dict[str, str]:
+        """The toleration that matches exactly this taint: `Equal` to its value, or `Exists` where it has none."""
+        if self.value is None:
+            return {"key": self.key, "operator": "Exists", "effect": self.effect}
+        return {"key": self.key, "operator": "Equal", "value": self.value, "effect": self.effect}
+
+
+@dataclass(frozen=True)
 class NodePool:
     name: str
     hardware: Hardware
@@ -113,6 +130,8 @@ class NodePool:
     offer: tuple[tuple[str, int, str], ...] = ()
     """What one node offers pods, as `admission.node_offer` counts it: (resource, amount, unit '' or 'Gi') for its
     CPUs (where the hardware says its cores), memory, GPUs and each rail's devices; the unit of every quota."""
+    taints: tuple[Taint, ...] = ()
+    """The taints of the pool's nodes (`taints`): the pods placed there get the tolerations that match them."""
 
     @property
     def node_selector(self) -> tuple[tuple[str, str], ...]:
@@ -306,6 +325,8 @@ class Cluster:
     """The backend of its jobs that choose none (`jobBackend`)."""
     existing_namespaces: tuple[str, ...] = ()
     """Namespaces of `namespaces` created outside mpigen: the infra chart does not create (own) them."""
+    launcher_pool: str | None = None
+    """The pool every launcher of the cluster runs on (`launcherPool`); None: wherever the scheduler puts it."""
 
     def pool(self, name: str) -> NodePool:
         return next(pool for pool in self.pools if pool.name == name)
@@ -480,6 +501,14 @@ class Job:
     Intel MPI and MPICH)."""
     estimated_hours: float | None = None
     """How long a run is expected to take (`estimatedHours`); only `mpigen plan` reads it."""
+    image_pull_policy: str | None = None
+    """`imagePullPolicy` of both containers; None: Kubernetes' own default (Always for `:latest`, else IfNotPresent)."""
+    labels: tuple[tuple[str, str], ...] = ()
+    """The profile's `labels`, on the job object and on every pod it makes."""
+    annotations: tuple[tuple[str, str], ...] = ()
+    """The profile's `annotations`, on the job object and on every pod it makes."""
+    spread: str | None = None
+    """How the workers share nodes (`spreadWorkers`): `one-per-node`, `pack`, or None (the scheduler's choice)."""
 
     @property
     def uses_gpus(self) -> bool:

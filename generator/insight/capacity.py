@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from generator import admission
+from generator.manifests.node_placement import launcher_pool
 from generator.manifests.providers import pod_network
 from generator.model import Cluster, Job, NodePool, Queue, Scheduler
 
@@ -125,28 +126,34 @@ class _Quotas:
         self.used: dict[tuple[str, str, str], Decimal] = {}
         """(queue, pool or '' for a cluster-wide Volcano capability, resource) -> admitted."""
 
-    def _limits(self, queue: Queue, job: Job) -> list[tuple[tuple[str, str, str], Decimal, list[str]]]:
-        """(use key, limit, queues sharing the limit) for each resource the job asks of its queue."""
-        asked = job_demand(job, launcher=True)
+    def _limits(self, queue: Queue, job: Job) -> list[tuple[tuple[str, str, str], Decimal, list[str], Decimal]]:
+        """(use key, limit, queues sharing the limit, what the job asks of it) for each resource the job asks of its
+        queue. Under Kueue a launcher pinned to the cluster's `launcherPool` counts against that pool's share."""
         found = []
         if self.cluster.scheduling.scheduler is Scheduler.VOLCANO:
+            asked = job_demand(job, launcher=True)
             capability = queue.capability()
-            for name, _ in asked.items:
+            for name, amount in asked.items:
                 if name in capability:
-                    found.append(((queue.name, "", name), Decimal(capability[name][0]), [queue.name]))
+                    found.append(((queue.name, "", name), Decimal(capability[name][0]), [queue.name], amount))
             return found
-        pool = job.pool.name
-        share = next((s for s in queue.shares if s.pool.name == pool), None)
-        if share is None:
-            return found
+        pinned = launcher_pool(job)
+        if pinned is None or pinned.name == job.pool.name:
+            asks = [(job.pool.name, job_demand(job, launcher=True))]
+        else:
+            asks = [(job.pool.name, job_demand(job)), (pinned.name, launcher_ask(job))]
         cohort = [q for q in self.cluster.scheduling.queues if queue.cohort is not None and q.cohort == queue.cohort]
-        for quota in share.quotas:
-            if asked.get(quota.resource):
-                found.append(((queue.name, pool, quota.resource), Decimal(quota.reach), [queue.name]))
+        for pool, asked in asks:
+            share = next((s for s in queue.shares if s.pool.name == pool), None)
+            for quota in share.quotas if share is not None else ():
+                amount = asked.get(quota.resource)
+                if not amount:
+                    continue
+                found.append(((queue.name, pool, quota.resource), Decimal(quota.reach), [queue.name], amount))
                 if cohort:
                     total = sum(q.count for other in cohort for s in other.shares if s.pool.name == pool
                                 for q in s.quotas if q.resource == quota.resource)
-                    found.append((("", pool, quota.resource), Decimal(total), [q.name for q in cohort]))
+                    found.append((("", pool, quota.resource), Decimal(total), [q.name for q in cohort], amount))
         return found
 
     def full(self, job: Job) -> tuple[str, ...]:
@@ -154,11 +161,10 @@ class _Quotas:
         queue = queue_of(job)
         if queue is None:
             return ()
-        asked = job_demand(job, launcher=True)
-        for (owner, pool, resource), limit, queues in self._limits(queue, job):
+        for (owner, pool, resource), limit, queues, amount in self._limits(queue, job):
             sharing = [owner] if owner else queues  # '' : the cohort's total, used by all its queues
             used = sum((self.used.get((q, pool, resource), Decimal(0)) for q in sharing), Decimal(0))
-            if used + asked.get(resource) > limit:
+            if used + amount > limit:
                 return tuple(queues)
         return ()
 
@@ -166,10 +172,9 @@ class _Quotas:
         queue = queue_of(job)
         if queue is None:
             return
-        asked = job_demand(job, launcher=True)
-        for key, _, _ in self._limits(queue, job):
+        for key, _, _, amount in self._limits(queue, job):
             if key[0]:
-                self.used[key] = self.used.get(key, Decimal(0)) + asked.get(key[2])
+                self.used[key] = self.used.get(key, Decimal(0)) + amount
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,10 @@ from generator.load import ProfileFile
 from generator.manifests.hostfile import configmap_keys, job_host, rankfile_line
 from generator.manifests.manifest import plain
 from generator.manifests.mpijob import env_value, launcher_command, workers_variable
+from generator.manifests.node_placement import launcher_pool, launcher_pools, tolerations
 from generator.manifests.providers import PROVIDERS, pod_network
 from generator.manifests.run_name import RUN_DIGEST_COVERS, mpijob_name
-from generator.model import Backend, Job, MpiImplementation, Naming, Nic
+from generator.model import Backend, Job, MpiImplementation, Naming, Nic, NodePool, Scheduler
 
 BINDING_RULE = ("frameworks (Horovod, PyTorch) drive GPU i from local rank i, and NCCL sends each GPU's traffic "
                 "through the NIC nearest it (the hardware profile's `gpus` of each NIC); a worker holds one device of "
@@ -139,7 +140,7 @@ def explain_job(job: Job, documents: list[ProfileFile]) -> Explanation:
     facts = [*_naming(job, mpijob, at_job), *_size(job, at_job, at_cluster, at_hw),
              *_resources(job, at_job, at_cluster, at_hw), *_networks(job, at_job, at_cluster, at_hw),
              *_environment(job, mpijob, at_job), *_mpi(job, mpijob, at_job), *_security(job, at_job),
-             *_scheduling(job, at_job, at_cluster)]
+             *_scheduling(job, at_job, at_cluster), *_placement(job, at_job, at_cluster), *_metadata(job, at_job)]
     return Explanation(job=job.name, path=document.path, cluster=job.cluster.name, pool=job.pool.name,
                        namespace=job.namespace, facts=tuple(facts), ranks=rank_bindings(job, mpijob),
                        binding_rule=BINDING_RULE + _binding_gaps(job))
@@ -332,6 +333,68 @@ def _scheduling(job: Job, at: _Where, at_cluster: _Where) -> list[Fact]:
     if job.scheduling.priority_class:
         facts.append(_fact("scheduling", "priority class", job.scheduling.priority_class,
                           _said(at("scheduling", "priorityClass"), "scheduling.priorityClass", "")))
+    return facts
+
+
+def _selector_text(selector: tuple[tuple[str, str], ...]) -> str:
+    return ", ".join(f"{key}={value}" for key, value in selector)
+
+
+def _tolerations_text(pools: tuple[NodePool, ...]) -> str:
+    return ", ".join(f"{t['key']}{'=' + t['value'] if 'value' in t else ''}:{t['effect']} ({t['operator']})"
+                     for t in tolerations(pools))
+
+
+def _taints_said(job: Job, pools: tuple[NodePool, ...], at_cluster: _Where) -> str:
+    """`<path>:<line>: nodePools[i].taints` of each tainted pool, or the pools' names."""
+    said = []
+    for pool in pools:
+        if pool.taints:
+            index = next(i for i, p in enumerate(job.cluster.pools) if p.name == pool.name)
+            said.append(str(_said(at_cluster("nodePools", index, "taints"), f"taints of pool {pool.name}",
+                                  f"taints of pool {pool.name}")))
+    return "; ".join(said)
+
+
+def _placement(job: Job, at: _Where, at_cluster: _Where) -> list[Fact]:
+    """Where the pods may run: the pools' node labels and the tolerations of their taints."""
+    facts = []
+    if job.pool.node_selector:
+        facts.append(_fact("nodes", "worker node selector", _selector_text(job.pool.node_selector),
+                           f"the node labels of pool {job.pool.name} (its hardware's and its own)"))
+    if job.pool.taints:
+        facts.append(_fact("nodes", "worker tolerations", _tolerations_text((job.pool,)),
+                           _taints_said(job, (job.pool,), at_cluster) + ": a pod is not scheduled on a node with a "
+                           "NoSchedule taint it does not tolerate, so each taint gets the toleration matching it "
+                           "(Equal to its value, Exists without one)"))
+    pinned = launcher_pool(job)
+    if pinned is not None:
+        facts.append(_fact("nodes", "launcher node selector", _selector_text(pinned.node_selector),
+                           _said(at_cluster("launcherPool"), f"launcherPool {pinned.name}: its node labels", "")))
+    else:
+        facts.append(_fact("nodes", "launcher node selector", "none", "default: the launcher runs wherever the "
+                           "scheduler puts it (the cluster names no launcherPool)"
+                           + ("; Kueue pins it to the nodes of the flavor it admits it on"
+                              if job.cluster.scheduling.scheduler is Scheduler.KUEUE else "")))
+    pools = launcher_pools(job)
+    if any(pool.taints for pool in pools):
+        why = ("the launcher runs on that pool" if pinned is not None else
+               "the launcher may run on these pools (its job's" + (" and its queue's" if len(pools) > 1 else "")
+               + "), so it tolerates their taints")
+        facts.append(_fact("nodes", "launcher tolerations", _tolerations_text(pools),
+                           _taints_said(job, pools, at_cluster) + f": {why}"))
+    return facts
+
+
+def _metadata(job: Job, at: _Where) -> list[Fact]:
+    """The image pull policy, and the profile's labels and annotations on the job object and its pods."""
+    facts = [_fact("metadata", "image pull policy", job.image_pull_policy or "Kubernetes' default",
+                   _said(at("imagePullPolicy"), "imagePullPolicy", "default: left out, so Kubernetes pulls a "
+                         "`:latest` or untagged image on every start (Always) and any other once a node (IfNotPresent)"))]
+    where = f"on the {job.backend.noun} and every pod it makes"
+    for field, pairs in (("labels", job.labels), ("annotations", job.annotations)):
+        facts += [_fact("metadata", f"{field[:-1]} {key}", value, _said(at(field, key), f"{field}.{key}", "") +
+                        f": {where}") for key, value in pairs]
     return facts
 
 

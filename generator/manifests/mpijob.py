@@ -8,6 +8,7 @@ from generator import chartfiles, derive, names
 from generator.manifests.hostfile import configmap_keys
 from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
 from generator.manifests.manifest import Variable
+from generator.manifests.node_placement import launcher_placement, worker_placement
 from generator.manifests.providers import PROVIDERS, WORKER_OF_LABEL, PodNetwork, pod_network
 from generator.manifests.scheduling import job_labels, pod_priority_class, scheduling_policy, worker_annotations
 from generator.model import Backend, EnvVar, Job, MpiImplementation, Resources, RunRef
@@ -159,10 +160,16 @@ def _image(job: Job) -> Variable:
     return Variable(chartfiles.IMAGE, job.image)
 
 
+def _pull_policy(job: Job) -> dict[str, str]:
+    """The profile's `imagePullPolicy`; none: Kubernetes' own default for the image's tag."""
+    return {"imagePullPolicy": job.image_pull_policy} if job.image_pull_policy is not None else {}
+
+
 def build_launcher_container(job: Job, mpijob: str, workers: Variable) -> dict[str, Any]:
     container: dict[str, Any] = {
         "name": LAUNCHER_CONTAINER,
         "image": _image(job),
+        **_pull_policy(job),
         "command": launcher_command(job, workers),
     }
     if job.env:
@@ -181,7 +188,7 @@ def build_launcher_container(job: Job, mpijob: str, workers: Variable) -> dict[s
 
 
 def build_worker_container(job: Job, mpijob: str, network: PodNetwork) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": WORKER_CONTAINER, "image": _image(job)}
+    container: dict[str, Any] = {"name": WORKER_CONTAINER, "image": _image(job), **_pull_policy(job)}
     if job.worker_command is not None:
         container["command"] = [literal(part) for part in job.worker_command]
     else:
@@ -217,6 +224,7 @@ def build_launcher_pod_spec(job: Job, mpijob: str, workers: Variable) -> dict[st
     return {
         "automountServiceAccountToken": False,
         **_priority(job),
+        **launcher_placement(job),
         "containers": [build_launcher_container(job, mpijob, workers)],
         "volumes": [
             {"name": HOSTFILE_VOLUME, "configMap": {
@@ -248,26 +256,43 @@ def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
         # One worker per node: a second would find sshd's port taken.
         spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": {"matchLabels": {WORKER_OF_LABEL: mpijob}}, "topologyKey": "kubernetes.io/hostname"}]}}
-    selector = dict(job.pool.node_selector)
-    if selector:
-        spec["nodeSelector"] = selector
+    spec.update(worker_placement(job))
     spec["containers"] = [build_worker_container(job, mpijob, network)]
     spec["volumes"] = [
         {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": job.shm_size}},
         *_claims(job),
     ]
     template: dict[str, Any] = {}
-    template_metadata: dict[str, Any] = {}
-    if network.host_network:
-        template_metadata["labels"] = {WORKER_OF_LABEL: mpijob}
-    annotations = {**dict(network.annotations), **privileged_annotation(job), **host_path_annotation(job),
-                   **worker_annotations(job)}
-    if annotations:
-        template_metadata["annotations"] = annotations
+    labels = {**dict(job.labels), **({WORKER_OF_LABEL: mpijob} if network.host_network else {})}
+    annotations = {**dict(job.annotations), **dict(network.annotations), **privileged_annotation(job),
+                   **host_path_annotation(job), **worker_annotations(job)}
+    template_metadata = pod_metadata(labels, annotations)
     if template_metadata:
         template["metadata"] = template_metadata
     template["spec"] = spec
     return template
+
+
+def pod_metadata(labels: dict[str, str], annotations: dict[str, str]) -> dict[str, Any]:
+    """A pod template's `metadata`: its labels and annotations where it has any."""
+    return {key: value for key, value in (("labels", labels), ("annotations", annotations)) if value}
+
+
+def launcher_template_metadata(job: Job) -> dict[str, Any]:
+    """The launcher pod template's `metadata`, where it has any: the profile's labels and annotations, and the
+    reasons for the host folders it mounts."""
+    metadata = pod_metadata(dict(job.labels), {**dict(job.annotations), **host_path_annotation(job)})
+    return {"metadata": metadata} if metadata else {}
+
+
+def job_metadata(job: Job, chart: ChartRef, name: str, labels: dict[str, str]) -> dict[str, Any]:
+    """The job object's metadata: the chart's labels and `labels` (mpigen's own), then the profile's labels and
+    annotations (validate refuses keys of mpigen's and the controllers' domains, so none overrides theirs)."""
+    meta = metadata(name, chart, job.namespace,
+                    annotations={**dict(job.annotations), ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE,
+                                 **privileged_annotation(job), **host_path_annotation(job)})
+    meta["labels"] = {**meta["labels"], **dict(job.labels), **labels}
+    return meta
 
 
 def _priority(job: Job) -> dict[str, str]:
@@ -323,8 +348,7 @@ def build_mpijob_spec(job: Job, mpijob: str, workers: Variable) -> dict[str, Any
     launcher, worker = mpi_operator.LAUNCHER, mpi_operator.WORKER
     spec["mpiReplicaSpecs"] = {
         launcher: {"replicas": 1, "restartPolicy": mpi_operator.DEFAULT_RESTART_POLICY[launcher],
-                   "template": {**({"metadata": {"annotations": host_path_annotation(job)}}
-                                   if host_path_annotation(job) else {}),
+                   "template": {**launcher_template_metadata(job),
                                 "spec": build_launcher_pod_spec(job, mpijob, workers)}},
         worker: {"replicas": workers, "restartPolicy": mpi_operator.DEFAULT_RESTART_POLICY[worker],
                  "template": build_worker_pod_template(job, mpijob)},
@@ -339,13 +363,9 @@ def workers_variable(job: Job, worker_count: int | None = None) -> Variable:
 
 def mpijob_object(job: Job, chart: ChartRef, mpijob: str, spec: dict[str, Any]) -> dict[str, Any]:
     """The MPIJob named `mpijob` (see `manifests.run_name.named_spec`) around its `spec`, built under that name."""
-    meta = metadata(mpijob, chart, job.namespace,
-                    annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE,
-                                 **privileged_annotation(job), **host_path_annotation(job)})
-    meta["labels"] = {**meta["labels"], **job_labels(job)}
     return {
         "apiVersion": mpi_operator.API_VERSION,
         "kind": mpi_operator.KIND,
-        "metadata": meta,
+        "metadata": job_metadata(job, chart, mpijob, job_labels(job)),
         "spec": spec,
     }

@@ -4,6 +4,7 @@
   `runPolicy.schedulingPolicy`, from which mpi-operator (`--gang-scheduling=volcano`) makes the PodGroup.
 - coscheduling: PriorityClasses (named by the pods themselves), and the same `schedulingPolicy`
   (`--gang-scheduling=<scheduler name>`).
+- none: only the PriorityClasses a cluster may declare, named by the pods themselves.
 - kueue: one ResourceFlavor per pool, a ClusterQueue per queue covering every resource a job can request,
   a LocalQueue per queue and namespace, WorkloadPriorityClasses and the Topology; the MPIJob carries the
   queue-name (and priority-class) label, is created suspended, and its workers carry the topology annotation.
@@ -141,9 +142,7 @@ def infra(cluster: Cluster, chart: ChartRef) -> list[Manifest]:
     """The cluster-wide scheduling objects of the cluster's scheduler; none without one."""
     scheduling = cluster.scheduling
     classes = scheduling.priority_classes
-    if scheduling.scheduler is Scheduler.NONE:
-        return []
-    if scheduling.scheduler is not Scheduler.KUEUE:
+    if scheduling.scheduler is not Scheduler.KUEUE:  # none: the PriorityClasses alone, for the pods' priority
         manifests = [Manifest(PRIORITY_CLASSES_TEMPLATE, build_priority_class(p.name, p.value, p.description, chart))
                      for p in classes]
         return manifests + [Manifest(VOLCANO_QUEUES_TEMPLATE, build_volcano_queue(queue, chart))
@@ -192,8 +191,9 @@ def scheduling_policy(job: Job, workers: Variable) -> dict[str, Any] | None:
 
 def pod_priority_class(job: Job) -> str | None:
     """coscheduling: the pods' own `priorityClassName` (the scheduler-plugins PodGroup has no priority field, and
-    mpi-operator does not pass `schedulingPolicy.priorityClass` to it)."""
-    if job.cluster.scheduling.scheduler is Scheduler.COSCHEDULING:
+    mpi-operator does not pass `schedulingPolicy.priorityClass` to it); no gang scheduler: likewise, the only place
+    a priority can be said (kube-scheduler orders its queue by it and preempts lower ones for it)."""
+    if job.cluster.scheduling.scheduler in (Scheduler.COSCHEDULING, Scheduler.NONE):
         return job.scheduling.priority_class
     return None
 

@@ -29,6 +29,8 @@ from generator.manifests.mpijob import (
     build_worker_pod_template,
     hide_gpus_from_launcher,
     host_path_annotation,
+    job_metadata,
+    launcher_template_metadata,
     privileged_annotation,
 )
 from generator.manifests.scheduling import job_labels
@@ -65,9 +67,7 @@ def build_training_runtime_spec(job: Job, name: str) -> dict[str, Any]:
     launcher_spec = hide_gpus_from_launcher(job, build_launcher_pod_spec(job, name, workers))
     launcher_spec["restartPolicy"] = mpi_operator.DEFAULT_RESTART_POLICY[mpi_operator.LAUNCHER]
     _name_node(launcher_spec)
-    reasons = host_path_annotation(job)
-    launcher_template: dict[str, Any] = {**({"metadata": {"annotations": reasons}} if reasons else {}),
-                                         "spec": launcher_spec}
+    launcher_template: dict[str, Any] = {**launcher_template_metadata(job), "spec": launcher_spec}
     worker_template = build_worker_pod_template(job, name)
     worker_template["spec"]["restartPolicy"] = mpi_operator.DEFAULT_RESTART_POLICY[mpi_operator.WORKER]
     _name_node(worker_template["spec"])
@@ -112,9 +112,8 @@ def _annotations(job: Job) -> dict[str, str]:
 
 def trainjob_object(job: Job, chart: ChartRef, name: str, spec: dict[str, Any]) -> dict[str, Any]:
     """The TrainJob named `name` (see `manifests.run_name.named_spec`) around its `spec`, with Kueue's labels."""
-    meta = metadata(name, chart, job.namespace, annotations=_annotations(job))
-    meta["labels"] = {**meta["labels"], **job_labels(job)}
-    return {"apiVersion": trainer.API_VERSION, "kind": trainer.TRAINJOB_KIND, "metadata": meta, "spec": spec}
+    return {"apiVersion": trainer.API_VERSION, "kind": trainer.TRAINJOB_KIND,
+            "metadata": job_metadata(job, chart, name, job_labels(job)), "spec": spec}
 
 
 def training_runtime_object(job: Job, chart: ChartRef, name: str) -> dict[str, Any]:

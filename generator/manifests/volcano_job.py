@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
+from generator.manifests.labels import ChartRef
 from generator.manifests.manifest import Variable
 from generator.manifests.mpijob import (
     build_launcher_pod_spec,
     build_worker_pod_template,
     hide_gpus_from_launcher,
-    host_path_annotation,
-    privileged_annotation,
+    job_metadata,
+    launcher_template_metadata,
 )
 from generator.manifests.providers import pod_network
 from generator.manifests.scheduling import min_available
@@ -35,7 +35,7 @@ def build_volcano_job_spec(job: Job, name: str, workers: Variable) -> dict[str, 
     """The spec of Volcano Job `name`, the values a chart value sets marked as Variables."""
     launcher_spec = hide_gpus_from_launcher(job, build_launcher_pod_spec(job, name, workers))
     launcher_template: dict[str, Any] = {
-        **({"metadata": {"annotations": host_path_annotation(job)}} if host_path_annotation(job) else {}),
+        **launcher_template_metadata(job),
         "spec": {**launcher_spec, "restartPolicy": mpi_operator.DEFAULT_RESTART_POLICY[mpi_operator.LAUNCHER]},
     }
     worker_template = build_worker_pod_template(job, name)
@@ -76,7 +76,5 @@ def _launcher_policies(job: Job) -> list[dict[str, str]]:
 
 
 def volcano_job_object(job: Job, chart: ChartRef, name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    meta = metadata(name, chart, job.namespace,
-                    annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE,
-                                 **privileged_annotation(job), **host_path_annotation(job)})
-    return {"apiVersion": volcano_job.API_VERSION, "kind": volcano_job.KIND, "metadata": meta, "spec": spec}
+    return {"apiVersion": volcano_job.API_VERSION, "kind": volcano_job.KIND,
+            "metadata": job_metadata(job, chart, name, {}), "spec": spec}

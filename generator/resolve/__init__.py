@@ -43,6 +43,7 @@ from generator.model import (
     Scheduler,
     Scheduling,
     SecretKey,
+    Taint,
     TopologyLevel,
     Volume,
 )
@@ -112,7 +113,8 @@ def _cluster(document: ProfileFile, hardware: dict[str, Hardware], hardware_data
                            node_labels=_labels(p.get("nodeLabels")),
                            offer=admission.node_offer(hardware_data[p["hardware"]], admission.rail_resource_names(
                                data, hardware_data[p["hardware"]], prefix), provider.exclusive_devices,
-                               network).resources)
+                               network).resources,
+                           taints=tuple(Taint(t["key"], t["effect"], t.get("value")) for t in p.get("taints", ())))
                   for p in data["nodePools"])
     return Cluster(
         name=data["name"],
@@ -131,14 +133,16 @@ def _cluster(document: ProfileFile, hardware: dict[str, Hardware], hardware_data
         pod_security=tuple(sorted(data.get("podSecurity", {}).items())),
         scheduling=_scheduling(data, pools),
         job_backend=Backend(data.get("jobBackend", defaults.JOB_BACKEND)),
+        launcher_pool=data.get("launcherPool"),
     )
 
 
 def _scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Scheduling:
     given = data.get("scheduling", {})
     scheduler = Scheduler(admission.scheduler_of(data))
+    classes = tuple(PriorityClass(p["name"], p["value"], p.get("description")) for p in given.get("priorityClasses", []))
     if scheduler is Scheduler.NONE:
-        return Scheduling()
+        return Scheduling(priority_classes=classes)  # the pods' own priority, without a gang scheduler
     by_name = {pool.name: pool for pool in pools}
     queues = []
     for queue in admission.queues(data):
@@ -155,8 +159,7 @@ def _scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Scheduling
         scheduler=scheduler,
         scheduler_name=admission.coscheduling_scheduler(data) if scheduler is Scheduler.COSCHEDULING else None,
         schedule_timeout_seconds=given.get("scheduleTimeoutSeconds"),
-        priority_classes=tuple(PriorityClass(p["name"], p["value"], p.get("description"))
-                               for p in given.get("priorityClasses", [])),
+        priority_classes=classes,
         topology=tuple(TopologyLevel(level["name"], level["nodeLabel"]) for level in given.get("topology", [])),
         queues=tuple(queues),
     )
@@ -165,9 +168,9 @@ def _scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Scheduling
 def _job_scheduling(data: dict[str, Any], cluster: Cluster, namespace: str) -> JobScheduling:
     """The queue a job goes to (its own choice, else the first serving its namespace), and what else it chose."""
     scheduling = cluster.scheduling
-    if scheduling.scheduler is Scheduler.NONE:
-        return JobScheduling()
     given = data.get("scheduling", {})
+    if scheduling.scheduler is Scheduler.NONE:
+        return JobScheduling(priority_class=given.get("priorityClass"))
     queue = given.get("queue")
     if queue is None:
         queue = next((q.name for q in scheduling.queues if namespace in q.namespaces), None)
@@ -254,6 +257,9 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
         backend=backend,
         workers_per_node=shape.workers_per_node,
         estimated_hours=data.get("estimatedHours"),
+        image_pull_policy=data.get("imagePullPolicy"),
+        labels=_labels(data.get("labels")),
+        annotations=_labels(data.get("annotations")),
     )
 
 

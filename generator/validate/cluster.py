@@ -30,6 +30,7 @@ def check_cluster(document: ProfileFile, index: Index) -> list[Diagnostic]:
     found += check_rail_facts(document, data, usable, index.hardware)
     found += check_cluster_gitops(document, data.get("gitops"))
     found += check_cluster_scheduling(document, data, carriers)
+    found += _check_launcher_pool(document, data, carriers)
     return found
 
 
@@ -62,7 +63,37 @@ def _check_names(document: ProfileFile, data: dict[str, Any]) -> list[Diagnostic
                                 "use the device plugin's own domain, e.g. nvidia.com"))
     for i, pool in enumerate(pools):
         found += check_label_keys(document, pool.get("nodeLabels", {}), ("nodePools", i, "nodeLabels"))
+        found += _check_taints(document, pool.get("taints", []), ("nodePools", i, "taints"))
     return found
+
+
+def _check_taints(document: ProfileFile, taints: list[dict[str, str]], path: tuple[str | int, ...]) -> list[Diagnostic]:
+    """Keys within Kubernetes' limits, and one taint per key and effect, as a Node holds them (the API server
+    refuses a Node with two taints of one key and effect)."""
+    found = list(duplicates(document, [f"{t['key']}:{t['effect']}" for t in taints], "", path, "taint"))
+    for i, taint in enumerate(taints):
+        prefix, _, name = taint["key"].rpartition("/")
+        if len(prefix) > 253 or len(name) > 63:
+            found.append(Diagnostic(document.location(*path, i, "key"), f"taint key '{taint['key']}' is too long",
+                                    "Kubernetes allows a prefix of 253 and a name of 63 characters"))
+    return found
+
+
+def _check_launcher_pool(document: ProfileFile, data: dict[str, Any], carriers: Carriers | None) -> list[Diagnostic]:
+    """`launcherPool` names a pool whose node labels pick its nodes: they become the launchers' node selector."""
+    name = data.get("launcherPool")
+    if name is None:
+        return []
+    pools = [pool["name"] for pool in data["nodePools"]]
+    if name not in pools:
+        return [Diagnostic(document.location("launcherPool"), f"`launcherPool` names node pool '{name}', which the "
+                           "cluster does not have", did_you_mean(name, pools))]
+    for pool, hardware in carriers or ():
+        if pool["name"] == name and not {**hardware.get("nodeLabels", {}), **pool.get("nodeLabels", {})}:
+            return [Diagnostic(document.location("launcherPool"), f"pool '{name}' has no node labels, so the "
+                               "launchers would get no node selector and could run on any node",
+                               f"give pool '{name}' `nodeLabels` that only its nodes carry")]
+    return []
 
 
 def _check_system_namespaces(document: ProfileFile, namespaces: list[str], existing: list[str]) -> list[Diagnostic]:

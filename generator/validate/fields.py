@@ -25,12 +25,13 @@ def duplicates(document: ProfileFile, items: list[Any], key: str, list_path: tup
             seen[value] = i
 
 
-def check_label_keys(document: ProfileFile, labels: dict[str, str], path: tuple[str | int, ...]) -> list[Diagnostic]:
+def check_label_keys(document: ProfileFile, labels: dict[str, str], path: tuple[str | int, ...],
+                     what: str = "label") -> list[Diagnostic]:
     found = []
     for key in labels:
         prefix, _, name = key.rpartition("/")
         if len(prefix) > 253 or len(name) > 63:
-            found.append(Diagnostic(document.location(*path, key, at_key=True), f"label key '{key}' is too long",
+            found.append(Diagnostic(document.location(*path, key, at_key=True), f"{what} key '{key}' is too long",
                                     "Kubernetes allows a prefix of 253 and a name of 63 characters"))
     return found
 

@@ -13,14 +13,14 @@ from generator.manifests.providers import provider_of
 from generator.schema_files import load_schema
 from generator.validate.backend import check_backend
 from generator.validate.facts import check_core_facts
-from generator.validate.fields import check_release_name
+from generator.validate.fields import check_label_keys, check_release_name
 from generator.validate.gitops import check_gitops_job
 from generator.validate.index import Index
 from generator.validate.scheduling import check_job_scheduling
 from generator.validate.sizing import check_layout
 from generator.validate.topology import check_job_topology
 from generator.validate.volumes import check_volumes
-from generator.vocabulary import mpi_operator
+from generator.vocabulary import kubernetes, mpi_operator
 
 
 def check_job(document: ProfileFile, index: Index) -> list[Diagnostic]:
@@ -83,10 +83,33 @@ def _check_own_fields(document: ProfileFile, job: dict[str, Any]) -> list[Diagno
     elif not commands and not misspelt & {"program", "launcherCommand"}:
         found.append(Diagnostic(document.location(), "missing what the job runs",
                                 "add `program: [python, train.py]`; mpigen wraps it in mpirun"))
+    found += _check_metadata(document, job)
     for key in ("mpirunArgs",):
         if key in job and "launcherCommand" in job:
             found.append(Diagnostic(document.location(key), f"`{key}` has no effect with `launcherCommand`",
                                     "put the arguments into launcherCommand", Severity.WARNING))
+    return found
+
+
+def _check_metadata(document: ProfileFile, job: dict[str, Any]) -> list[Diagnostic]:
+    """The profile's own labels and annotations: within Kubernetes' limits, and none of the keys mpigen, Kubernetes or
+    the controllers set and select by (a label of theirs would change what their selectors match)."""
+    found: list[Diagnostic] = []
+    for field in ("labels", "annotations"):
+        given = job.get(field, {})
+        found += check_label_keys(document, given, (field,), field[:-1])
+        for key in given:
+            domain = kubernetes.reserved_key_domain(key)
+            if domain is not None:
+                found.append(Diagnostic(document.location(field, key, at_key=True),
+                                        f"{field[:-1]} key '{key}' is in domain {domain}, whose keys Kubernetes, its "
+                                        "controllers or mpigen set and read", "use a domain of your own, e.g. "
+                                        f"example.com/{key.rpartition('/')[2]}"))
+    size = sum(len(key.encode()) + len(value.encode()) for key, value in job.get("annotations", {}).items())
+    if size > kubernetes.TOTAL_ANNOTATION_SIZE:
+        found.append(Diagnostic(document.location("annotations", at_key=True), f"the annotations are {size} bytes; "
+                                f"Kubernetes refuses an object whose annotations pass {kubernetes.TOTAL_ANNOTATION_SIZE}",
+                                "keep long text elsewhere and link to it"))
     return found
 
 

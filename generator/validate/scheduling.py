@@ -24,13 +24,13 @@ from generator.vocabulary import scheduling as vocabulary
 CLUSTER_SETTINGS = {
     "schedulerName": (admission.COSCHEDULING,),
     "scheduleTimeoutSeconds": (admission.COSCHEDULING,),  # mpi-operator does not pass it to a Volcano PodGroup
-    "priorityClasses": (admission.VOLCANO, admission.COSCHEDULING, admission.KUEUE),
+    "priorityClasses": (admission.NONE, admission.VOLCANO, admission.COSCHEDULING, admission.KUEUE),
     "topology": (admission.KUEUE,),
     "queues": admission.QUEUED,
 }
 QUEUE_SETTINGS = {"cohort": (admission.KUEUE,), "borrowNodes": (admission.KUEUE,), "weight": (admission.VOLCANO,)}
 JOB_SETTINGS = {"queue": admission.QUEUED, "minAvailable": admission.GANG_SCHEDULERS, "topology": (admission.KUEUE,),
-                "priorityClass": (admission.VOLCANO, admission.COSCHEDULING, admission.KUEUE)}
+                "priorityClass": (admission.NONE, admission.VOLCANO, admission.COSCHEDULING, admission.KUEUE)}
 
 
 def _readers(schedulers: tuple[str, ...]) -> str:
@@ -166,10 +166,12 @@ def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: di
     hardware = pool_hardware[pool["name"]]
     scheduler = admission.scheduler_of(cluster)
     given = job.get("scheduling", {})
-    if "scheduling" in job and scheduler == admission.NONE:
+    classes = [c["name"] for c in cluster.get("scheduling", {}).get("priorityClasses", [])]
+    if "scheduling" in job and scheduler == admission.NONE and not classes:
         return [Diagnostic(document.location("scheduling", at_key=True),
                            f"cluster '{cluster['name']}' has no gang scheduler, so `scheduling` has no effect",
-                           "remove it, or give the cluster a `scheduling` section")]
+                           "remove it, or give the cluster a `scheduling` section (`priorityClasses` alone, with "
+                           "`scheduler: none`, for pod priority)")]
     found: list[Diagnostic] = []
     for key, readers in JOB_SETTINGS.items():
         if key in given and scheduler not in readers:
@@ -182,8 +184,7 @@ def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: di
                                 f"cluster '{cluster['name']}' admits jobs through Kueue, which creates them suspended "
                                 "and unsuspends them on admission; `suspend: false` would start the job without it",
                                 "remove runPolicy.suspend"))
-    classes = [c["name"] for c in cluster.get("scheduling", {}).get("priorityClasses", [])]
-    if "priorityClass" in given and given["priorityClass"] not in classes and scheduler != admission.NONE:
+    if "priorityClass" in given and given["priorityClass"] not in classes:
         found.append(Diagnostic(document.location("scheduling", "priorityClass"),
                                 f"cluster '{cluster['name']}' declares no priority class '{given['priorityClass']}'",
                                 did_you_mean(given["priorityClass"], classes) if classes else
@@ -284,6 +285,12 @@ def _check_admission(document: ProfileFile, job: dict[str, Any], cluster: dict[s
         return [Diagnostic(where, f"queue '{queue.name}' does not cover pool '{pool['name']}' (not in its `nodes`): "
                            "no flavor of its ClusterQueue selects the workers' nodes, so Kueue never admits the job",
                            "add the pool to the queue's `nodes`")]
+    launcher_pool = cluster.get("launcherPool")  # one the cluster does not have is reported at the cluster
+    if launcher_pool in offers and not queue.covers(launcher_pool):
+        return [Diagnostic(where, f"queue '{queue.name}' does not cover pool '{launcher_pool}', the cluster's "
+                           "`launcherPool`: Kueue admits the launcher on a flavor of the job's queue, and none selects "
+                           "that pool's nodes, so it never admits the job",
+                           f"add '{launcher_pool}' to the queue's `nodes`, or remove the cluster's `launcherPool`")]
     return _check_quota(size, cluster, queue, pool, offers, workers, launcher, shape.worker_count)
 
 
@@ -291,7 +298,8 @@ def _check_quota(size: Location, cluster: dict[str, Any], queue: admission.Queue
                  offers: dict[str, admission.NodeOffer], workers: dict[str, Decimal], launcher: dict[str, Decimal],
                  worker_count: int) -> list[Diagnostic]:
     """kueue: the workers fit the queue's share of their pool plus what it may borrow there, and the launcher fits
-    what is left of it, or the share of another pool the queue covers (Kueue places it on any flavor)."""
+    what is left of it, or the share of another pool the queue covers (Kueue places it on any flavor); a launcher
+    pinned to the cluster's `launcherPool` only there."""
     def reach(name: str) -> int:
         return queue.nodes_of(name) + admission.borrowable_nodes(cluster, queue, name)
 
@@ -305,13 +313,21 @@ def _check_quota(size: Location, cluster: dict[str, Any], queue: admission.Queue
                            f"{resource}, more than queue '{queue.name}' can ever hold on pool '{pool['name']}' ({held}: "
                            f"{own + extra} of {pool['nodes']} nodes), so it is never admitted",
                            "ask for less, or give the queue more nodes (`nodes`, `borrowNodes`)", code=NEVER_FITS)]
-    places = [(pool["name"], workers)] + [(name, {}) for name, _ in queue.nodes if name != pool["name"]]
+    # The launcher's node selector leaves Kueue that pool's flavor alone (the queue covers it: _check_admission).
+    pinned = cluster.get("launcherPool") if cluster.get("launcherPool") in offers else None
+    places = [(pinned, workers if pinned == pool["name"] else {})] if pinned is not None else \
+        [(pool["name"], workers)] + [(name, {}) for name, _ in queue.nodes if name != pool["name"]]
     for name, taken in places:
         offer = offers[name]
         if all(taken.get(r, Decimal(0)) + launcher[r] <= (offer.amount(r) or 0) * reach(name) for r in launcher):
             return []
     shown = ", ".join(f"{admission.amount_text(amount, 'Gi' if resource == admission.MEMORY else '')} {resource}"
                       for resource, amount in launcher.items())
+    if pinned is not None and pinned != pool["name"]:
+        return [Diagnostic(size, f"the job's launcher ({shown}) does not fit what queue '{queue.name}' can ever hold "
+                           f"on pool '{pinned}', the cluster's `launcherPool`, so Kueue never admits the job (it "
+                           "admits the launcher with the workers)", "ask for less with `launcher.resources`, or give "
+                           "the queue more nodes of that pool", code=NEVER_FITS)]
     return [Diagnostic(size, f"the job's workers take all that queue '{queue.name}' can ever hold on pool "
                        f"'{pool['name']}', and its launcher ({shown}) fits nowhere else in the queue, so Kueue never "
                        "admits the job (it admits the launcher with the workers)",

@@ -169,6 +169,8 @@ volumes:
     mountPath: /raid
 privileged:
   reason: '{REASON}'
+annotations:
+  example.com/run: '{RELEASE}'
 """
 
 
@@ -195,6 +197,9 @@ def test_template_text_in_profiles_renders_literally(helm: Path, literal_chart: 
     assert launcher["command"][-4:] == ["/bin/echo", RELEASE, LOOKUP, TRIM]
     assert mpijob["metadata"]["annotations"]["mpigen/privileged-reason"] == REASON
     assert specs["Worker"]["template"]["metadata"]["annotations"]["mpigen/privileged-reason"] == REASON
+    for metadata in (mpijob["metadata"], specs["Launcher"]["template"]["metadata"],
+                     specs["Worker"]["template"]["metadata"]):
+        assert metadata["annotations"]["example.com/run"] == RELEASE  # the profile's annotation, not the release
     for role in ("Launcher", "Worker"):
         volumes = {v["name"]: v for v in specs[role]["template"]["spec"]["volumes"]}
         assert volumes["raid"]["hostPath"] == {"path": HOST_PATH, "type": "Directory"}

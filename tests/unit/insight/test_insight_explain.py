@@ -126,3 +126,23 @@ def test_a_gpu_two_nics_name_goes_through_the_first(profiles_copy):
     explanation = _explain(profiles_copy({"hardware/dgx-1.yaml": text.replace("gpus: [2, 3]", "gpus: [0, 1]")}),
                            "resnet50-dgx")
     assert [(r.gpu, r.nic) for r in explanation.ranks[:4]] == [(0, "ib0"), (1, "ib0"), (2, None), (3, None)]
+
+
+def test_node_placement_says_which_taints_each_toleration_answers(profiles_copy):
+    """Each pod placed on a tainted pool tolerates its taints (a pod is not scheduled on a node with a NoSchedule taint
+    it does not tolerate); explain names the cluster profile's line of each pool's `taints`, and the launcher's pool."""
+    lab = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
+    cpu = "  - name: cpu\n    hardware: cpu-node\n    nodes: 8\n"
+    lab = lab.replace(cpu, cpu + "    taints: [{key: example.com/batch, effect: NoSchedule}]\n")
+    lab = lab.replace("    nodes: 4\n", "    nodes: 4\n    taints: [{key: nvidia.com/gpu, value: present, effect: "
+                      "NoSchedule}]\n", 1) + "launcherPool: cpu\n"
+    root = profiles_copy({"clusters/dgx-lab.yaml": lab})
+    explanation = _explain(root, "resnet50-dgx")
+    facts = {fact.name: fact for fact in explanation.facts if fact.section == "nodes"}
+    assert facts["worker tolerations"].value == "nvidia.com/gpu=present:NoSchedule (Equal)"
+    assert facts["worker tolerations"].origin.startswith(f"{root}/clusters/dgx-lab.yaml:16: taints of pool dgx")
+    assert facts["launcher node selector"].value == "node.kubernetes.io/instance-type=cpu-2s64c"
+    assert facts["launcher node selector"].origin.startswith(f"{root}/clusters/dgx-lab.yaml:{len(lab.splitlines())}: "
+                                                             "launcherPool cpu")
+    assert facts["launcher tolerations"].value == "example.com/batch:NoSchedule (Exists)"
+    assert facts["launcher tolerations"].origin.startswith(f"{root}/clusters/dgx-lab.yaml:20: taints of pool cpu")

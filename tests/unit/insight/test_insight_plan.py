@@ -218,3 +218,20 @@ def test_json_has_the_same_content():
     assert jobs["resnet50-dgx"]["location"] == {"path": str(PROFILES / "jobs/resnet50-dgx.yaml"), "line": 11,
                                                 "column": 12}
     assert jobs["language-bert"]["waits_for"] == ["vision-resnet50"]
+
+
+def test_under_kueue_a_launcher_pool_takes_the_launchers_quota(profiles_copy):
+    """Kueue admits a launcher whose node selector picks the cluster's `launcherPool` on that pool's flavor, so its
+    CPU and memory count against the queue's share of that pool, not of the workers' pool."""
+    pool = "  - name: dgx\n    hardware: dgx-1\n    nodes: 8\n"
+    cluster = (PROFILES / "clusters" / "dgx-pod.yaml").read_text(encoding="utf-8")
+    cluster = cluster.replace(pool, pool + "  - name: cpu\n    hardware: cpu-node\n    nodes: 2\n")
+    cluster = cluster.replace("      nodes: {dgx: 4}\n", "      nodes: {dgx: 4, cpu: 1}\n") + "launcherPool: cpu\n"
+    result = check_profiles([profiles_copy({"clusters/dgx-pod.yaml": cluster})])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    job = next(j for j in result.fleet.jobs if j.name == "vision-resnet50")
+    quotas = capacity._Quotas(job.cluster)
+    asked = {key: amount for key, _, _, amount in quotas._limits(capacity.queue_of(job), job) if key[0]}
+    # profiles/jobs/vision-resnet50.yaml asks no CPU or memory per worker; the launcher 1 CPU and 1Gi by default.
+    assert asked[("vision", "cpu", "cpu")] == 1 and asked[("vision", "cpu", "memory")] == 1
+    assert ("vision", "dgx", "cpu") not in asked and asked[("vision", "dgx", "nvidia.com/gpu")] == 32

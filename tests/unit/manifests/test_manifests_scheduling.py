@@ -21,9 +21,11 @@ from typing import Any
 import pytest
 from conftest import PROFILES, CustomResourceSchemas, run_helm
 from ruamel.yaml import YAML
+from test_manifests_node_placement import _pod_specs
 
 from generator.check.findings import RenderedObject
 from generator.check.schemas import SchemaSet
+from generator.manifests import build_infra, infra_chart_ref
 from generator.package import output_files
 from generator.pipeline import CompileResult, compile_profiles
 
@@ -261,3 +263,26 @@ def test_coscheduling_priority_is_the_pods_own(profiles_copy: Callable[..., Path
     for chart in ("dgx-pod/jobs/vision-resnet50", "volcano-lab/jobs/volcano-allreduce"):  # not under the others
         template = mpijob(result, chart)["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
         assert "priorityClassName" not in template
+
+
+def test_without_a_gang_scheduler_a_priority_class_is_the_pods_own(profiles_copy):
+    """kube-scheduler orders pending pods by their `priorityClassName`'s value and preempts lower ones for them; the
+    PriorityClass must exist (the Priority admission plugin refuses a pod naming another), so the infra chart
+    carries it, never as the cluster's default. All three backends' pods carry it."""
+    lab = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
+    lab += "scheduling:\n  scheduler: none\n  priorityClasses: [{name: batch-high, value: 1000}]\n"
+    edits = {"clusters/dgx-lab.yaml": lab}
+    for path in ("jobs/resnet50-dgx.yaml", "jobs/resnet50-trainjob.yaml"):
+        edits[path] = (PROFILES / path).read_text(encoding="utf-8") + "scheduling: {priorityClass: batch-high}\n"
+    result = compile_profiles([profiles_copy(edits)])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    jobs = {job.name: job for job in result.fleet.jobs}
+    for name in ("resnet50-dgx", "resnet50-trainjob"):
+        for role, spec in _pod_specs(jobs[name]).items():
+            assert spec["priorityClassName"] == "batch-high", (name, role)
+    assert "priorityClassName" not in _pod_specs(jobs["pi"])["worker"]  # a job that names none
+    cluster = jobs["resnet50-dgx"].cluster
+    classes = [m.obj for m in build_infra(cluster, infra_chart_ref(cluster), tuple(result.fleet.jobs_of(cluster)))
+               if m.obj["kind"] == "PriorityClass"]
+    assert [(c["apiVersion"], c["metadata"]["name"], c["value"], c["globalDefault"]) for c in classes] == [
+        ("scheduling.k8s.io/v1", "batch-high", 1000, False)]

@@ -26,6 +26,9 @@ CPU_NODE = (PROFILES / "hardware" / "cpu-node.yaml").read_text(encoding="utf-8")
 PI = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8")
 
 POD = "clusters/dgx-pod.yaml"
+GPU_TAINT = ("    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]"
+             "  # the NVIDIA GPU operator's common one\n")
+assert GPU_TAINT in DGX_POD and len(VISION.splitlines()) == 24
 assert DGX_POD.splitlines()[37] == "  scheduler: kueue"
 assert DGX_POD.splitlines()[44] == "      nodeLabel: kubernetes.io/hostname"
 assert DGX_POD.splitlines()[53:56] == ["    - name: vision", "      namespaces: [team-vision]", "      nodes: {dgx: 4}"]
@@ -35,7 +38,7 @@ assert VISION.splitlines()[10] == "totalGpus: 32" and VISION.splitlines()[17:21]
 assert BERT.splitlines()[9] == "namespace: team-language" and BERT.splitlines()[11] == "totalGpus: 48"
 assert ALLREDUCE.splitlines()[12:15] == ["scheduling:", "  queue: training", "  priorityClass: training-high"]
 assert VOLCANO_LAB.splitlines()[36] == "    - name: experiments"
-assert DGX_POD.splitlines()[17] == "    hardware: dgx-1" and len(CPU_PI.splitlines()) == 23
+assert DGX_POD.splitlines()[16] == "    hardware: dgx-1" and len(CPU_PI.splitlines()) == 23
 
 
 def test_the_example_jobs_fit_their_queues_exactly_where_the_numbers_say():
@@ -109,7 +112,7 @@ def test_a_queued_pool_must_say_how_many_cpus_its_nodes_have(diagnose):
                         "jobs/vision-resnet50.yaml": None, "jobs/language-bert.yaml": None})
     problems = [d for d in outcome.diagnostics if "coresPerSocket" in d.message]
     assert len(problems) == 1, outcome.shown()
-    assert str(problems[0].location) == outcome.at(POD, 18, 15)
+    assert str(problems[0].location) == outcome.at(POD, 17, 15)
     assert "pool 'dgx' is in a queue, whose cpu quota is its nodes' CPUs" in problems[0].message
 
 
@@ -155,7 +158,7 @@ def test_a_kueue_job_needs_a_queue_that_serves_its_namespace(diagnose):
 
 def test_a_kueue_queue_that_does_not_cover_the_jobs_pool_never_admits_it(diagnose):
     """dgx-pod with a second pool of CPU nodes; the vision queue takes only those: no flavor selects DGX nodes."""
-    cluster = DGX_POD.replace("    nodes: 8\n", "    nodes: 8\n  - name: cpu\n    hardware: cpu-node\n    nodes: 4\n")
+    cluster = DGX_POD.replace(GPU_TAINT, GPU_TAINT + "  - name: cpu\n    hardware: cpu-node\n    nodes: 4\n")
     cluster = cluster.replace("      nodes: {dgx: 4}\n      cohort: dgx-pod\n    - name: language",
                               "      nodes: {cpu: 4}\n      cohort: dgx-pod\n    - name: language")
     outcome = diagnose({POD: cluster, "jobs/language-bert.yaml": None})  # it borrows vision's DGX nodes
@@ -176,14 +179,15 @@ def test_a_queue_covering_no_pool_is_refused(diagnose, cluster, text, line, why)
 def test_kueue_pools_need_node_labels_of_their_own(diagnose):
     """A flavor places the pods it admits by its pool's node labels: none, or another pool's, cannot."""
     unlabelled = CPU_NODE.replace("nodeLabels:\n  node.kubernetes.io/instance-type: cpu-2s64c\n", "")
-    cluster = DGX_POD.replace("    nodes: 8\n", "    nodes: 8\n  - name: cpu\n    hardware: cpu-node\n    nodes: 4\n")
+    cluster = DGX_POD.replace(GPU_TAINT, GPU_TAINT + "  - name: cpu\n    hardware: cpu-node\n    nodes: 4\n")
     cluster = cluster.replace("      nodes: {dgx: 4}\n      cohort: dgx-pod\n    - name: language",
                               "      nodes: {dgx: 4, cpu: 2}\n      cohort: dgx-pod\n    - name: language")
     assert unlabelled != CPU_NODE
     outcome = diagnose({POD: cluster, "hardware/cpu-node.yaml": unlabelled})
     expect(outcome, (POD, 20, 11, "pool 'cpu' has no node labels, so its Kueue ResourceFlavor cannot tell its nodes "
                      "from the others'", "give the pool `nodeLabels`"))
-    twin = DGX_POD.replace("    nodes: 8\n", "    nodes: 4\n  - name: dgx-b\n    hardware: dgx-1\n    nodes: 4\n")
+    twin = DGX_POD.replace("    nodes: 8\n" + GPU_TAINT,
+                           "    nodes: 4\n" + GPU_TAINT + "  - name: dgx-b\n    hardware: dgx-1\n    nodes: 4\n")
     outcome = diagnose({POD: twin.replace("{dgx: 4}", "{dgx: 2, dgx-b: 2}").replace("{dgx: 2}  #", "{dgx: 1}  #"),
                         "jobs/language-bert.yaml": None})  # six nodes no longer fit one pool
     expect(outcome, (POD, 20, 11, "pools 'dgx' and 'dgx-b' pick their nodes by the same labels"))
@@ -291,6 +295,6 @@ def test_kueue_takes_no_min_available_and_coscheduling_no_queue(diagnose):
 
 def test_a_kueue_job_may_not_be_created_running(diagnose):
     outcome = diagnose({"jobs/vision-resnet50.yaml": VISION + "runPolicy:\n  suspend: false\n"})
-    expect(outcome, ("jobs/vision-resnet50.yaml", 23, 12, "cluster 'dgx-pod' admits jobs through Kueue, which creates "
+    expect(outcome, ("jobs/vision-resnet50.yaml", 26, 12, "cluster 'dgx-pod' admits jobs through Kueue, which creates "
                      "them suspended", "remove runPolicy.suspend"))
     assert diagnose({"jobs/vision-resnet50.yaml": VISION + "runPolicy:\n  suspend: true\n"}).diagnostics == []

@@ -14,20 +14,20 @@ app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{/* Hostfile lines, one per worker, named as the job's controller names its pods. */}}
 {{- define "language-bert.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "language-bert-012fbf0-worker-%d.language-bert-012fbf0.team-language.svc slots=8" $i }}
+{{ printf "language-bert-80f3a2d-worker-%d.language-bert-80f3a2d.team-language.svc slots=8" $i }}
 {{- end }}
 {{- end }}
 
 {{/* Rankfile lines: local rank i of worker w is rank w*8+i, bound to the socket of GPU i's NIC. */}}
 {{- define "language-bert.rankfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "rank %d=language-bert-012fbf0-worker-%d.language-bert-012fbf0.team-language.svc slot=0:0-19" (add (mul $i 8) 0) $i }}
-{{ printf "rank %d=language-bert-012fbf0-worker-%d.language-bert-012fbf0.team-language.svc slot=0:0-19" (add (mul $i 8) 1) $i }}
-{{ printf "rank %d=language-bert-012fbf0-worker-%d.language-bert-012fbf0.team-language.svc slot=0:0-19" (add (mul $i 8) 2) $i }}
-{{ printf "rank %d=language-bert-012fbf0-worker-%d.language-bert-012fbf0.team-language.svc slot=0:0-19" (add (mul $i 8) 3) $i }}
-{{ printf "rank %d=language-bert-012fbf0-worker-%d.language-bert-012fbf0.team-language.svc slot=1:0-19" (add (mul $i 8) 4) $i }}
-{{ printf "rank %d=language-bert-012fbf0-worker-%d.language-bert-012fbf0.team-language.svc slot=1:0-19" (add (mul $i 8) 5) $i }}
-{{ printf "rank %d=language-bert-012fbf0-worker-%d.language-bert-012fbf0.team-language.svc slot=1:0-19" (add (mul $i 8) 6) $i }}
-{{ printf "rank %d=language-bert-012fbf0-worker-%d.language-bert-012fbf0.team-language.svc slot=1:0-19" (add (mul $i 8) 7) $i }}
+{{ printf "rank %d=language-bert-80f3a2d-worker-%d.language-bert-80f3a2d.team-language.svc slot=0:0-19" (add (mul $i 8) 0) $i }}
+{{ printf "rank %d=language-bert-80f3a2d-worker-%d.language-bert-80f3a2d.team-language.svc slot=0:0-19" (add (mul $i 8) 1) $i }}
+{{ printf "rank %d=language-bert-80f3a2d-worker-%d.language-bert-80f3a2d.team-language.svc slot=0:0-19" (add (mul $i 8) 2) $i }}
+{{ printf "rank %d=language-bert-80f3a2d-worker-%d.language-bert-80f3a2d.team-language.svc slot=0:0-19" (add (mul $i 8) 3) $i }}
+{{ printf "rank %d=language-bert-80f3a2d-worker-%d.language-bert-80f3a2d.team-language.svc slot=1:0-19" (add (mul $i 8) 4) $i }}
+{{ printf "rank %d=language-bert-80f3a2d-worker-%d.language-bert-80f3a2d.team-language.svc slot=1:0-19" (add (mul $i 8) 5) $i }}
+{{ printf "rank %d=language-bert-80f3a2d-worker-%d.language-bert-80f3a2d.team-language.svc slot=1:0-19" (add (mul $i 8) 6) $i }}
+{{ printf "rank %d=language-bert-80f3a2d-worker-%d.language-bert-80f3a2d.team-language.svc slot=1:0-19" (add (mul $i 8) 7) $i }}
 {{- end }}
 {{- end }}
