@@ -83,7 +83,7 @@ def test_every_custom_resource_matches_its_upstream_crd(rendered: list, crds: Cu
             results[(*key, doc["metadata"].get("namespace"), doc["metadata"]["name"])] = crds.problems(doc)
     assert {kind for _, kind, _, _ in results} >= {"MPIJob", "NetworkAttachmentDefinition", "Queue", "ResourceFlavor",
                                                    "ClusterQueue", "LocalQueue", "Topology", "WorkloadPriorityClass",
-                                                   "SriovIBNetwork", "SriovNetworkNodePolicy",
+                                                   "SriovIBNetwork", "SriovNetwork", "SriovNetworkNodePolicy",
                                                    "SriovNetworkPoolConfig", "TrainJob", "TrainingRuntime"}
     assert results == {key: [] for key in results}
 

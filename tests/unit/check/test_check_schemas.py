@@ -127,7 +127,8 @@ def test_every_custom_kind_of_the_example_fleet_has_an_own_schema(fleet: list[Re
     custom = {(d.api_version, d.kind) for d in fleet if "." in d.api_version.split("/")[0]
               and not d.api_version.split("/")[0].endswith(".k8s.io")}
     assert custom >= {MPIJOB, NAD, ("kueue.x-k8s.io/v1beta2", "ClusterQueue"), ("scheduling.volcano.sh/v1beta1", "Queue"),
-                      *(("sriovnetwork.openshift.io/v1", kind) for kind in ("SriovIBNetwork", "SriovNetworkPoolConfig"))}
+                      *(("sriovnetwork.openshift.io/v1", kind) for kind in ("SriovIBNetwork", "SriovNetwork",
+                                                                            "SriovNetworkPoolConfig"))}
     assert custom <= set(own_schemas())
 
 
@@ -778,19 +779,19 @@ def test_each_validator_is_compiled_once_and_each_file_read_once(fleet: list[Ren
     assert schema_set.compiled_count == 0
     for document in fleet:
         schema_set.check(document)
-    assert schema_set.compiled_count == len(kinds) == 17
+    assert schema_set.compiled_count == len(kinds) == 18
     reads = schemas_module._bundled_json.cache_info().misses
     documents = [fleet[i % len(fleet)] for i in range(100)]
     results = [schema_set.check(document) for document in documents]
     assert results == [[]] * 100
     broken = [doc(mutated(d.obj, at("metadata", "labels")([1]))) for d in documents]
     assert all(schema_set.check(document) for document in broken)
-    assert schema_set.compiled_count == 17
+    assert schema_set.compiled_count == 18
     assert schemas_module._bundled_json.cache_info().misses == reads
     # A second set of the same version reads nothing again, but compiles its own validators.
     again = SchemaSet("1.29")
     assert all(again.check(document) == [] for document in documents)
-    assert again.compiled_count == 17
+    assert again.compiled_count == 18
     assert schemas_module._bundled_json.cache_info().misses == reads
 
 
