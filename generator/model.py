@@ -102,6 +102,17 @@ class Rail:
     ipam: Ipam | None
     host_interface: str | None = None
     """The node's interface of the rail, where the profile names one (else the NIC's PF name is used)."""
+    vlan: int | None = None
+    """Ethernet (RoCE) rails under SR-IOV: the 802.1Q VLAN id set on each VF, where the profile gives one."""
+    vlan_qos: int | None = None
+    """With `vlan`: the 802.1p priority (0-7) of the VF's tagged frames, where the profile gives one."""
+
+    @property
+    def tagging(self) -> str:
+        """The rail's VLAN and priority in words ('' where untagged), for NOTES and explain."""
+        if self.vlan is None:
+            return ""
+        return f"VLAN {self.vlan}" + (f" (802.1p priority {self.vlan_qos})" if self.vlan_qos is not None else "")
 
 
 @dataclass(frozen=True)
@@ -179,6 +190,15 @@ class NetworkProvider(str, Enum):
     TCP = "tcp"
 
 
+class InfinibandGuids(str, Enum):
+    """Who gives InfiniBand VFs the GUIDs the subnet manager knows (the cluster profile's `network.infinibandGuids`)."""
+
+    NODE = "node"
+    """The node: the VFs keep the GUIDs they are given there (by the administrator, or the operator's config daemon)."""
+    IB_KUBERNETES = "ib-kubernetes"
+    """Mellanox ib-kubernetes allocates one per pod and hands it to the CNI through Multus' runtimeConfig."""
+
+
 @dataclass(frozen=True)
 class Network:
     provider: NetworkProvider
@@ -188,6 +208,7 @@ class Network:
     operator_namespace: str
     num_vfs: int | None
     ssh_port: int
+    infiniband_guids: InfinibandGuids = InfinibandGuids.NODE
 
 
 class GitOpsTool(str, Enum):

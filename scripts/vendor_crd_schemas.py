@@ -1,7 +1,7 @@
 """Write schemas/crds/ schemas of the custom resources mpigen's infra charts emit from the upstream CRDs.
 
 MPIJob, NetworkAttachmentDefinition and the two PodGroups have hand-written schemas in schemas/crds/. The
-operators' own kinds the infra charts also emit (sriov-network-operator's networks and policies, Kueue's
+operators' own kinds the infra charts also emit (sriov-network-operator's networks, policies and pool configs, Kueue's
 queues, flavors, topology and priority classes, Volcano's Queue) and the GitOps kinds of the bootstrap output
 (Argo CD's Application, Flux's GitRepository, Kustomization and HelmRelease), and the job objects of the
 other backends (Volcano's Job, Kubeflow Trainer's TrainJob and TrainingRuntime) are judged by their upstream CRDs
@@ -45,6 +45,9 @@ TRAINER = "kubeflow/trainer@8c0f5059bd51ec3ba6d6a6a7b2e1471de7bc13b3"
 VENDORED: tuple[tuple[str, str, str, str], ...] = (
     ("network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovnetworknodepolicies.yaml",
      SRIOV, "sriovnetwork.openshift.io/v1", "one per rail and node pool under sriov-network-operator"),
+    ("network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovnetworkpoolconfigs.yaml",
+     SRIOV, "sriovnetwork.openshift.io/v1",
+     "one per node pool with rails under sriov-network-operator (RDMA subsystem in exclusive mode)"),
     ("network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovnetworks.yaml",
      SRIOV, "sriovnetwork.openshift.io/v1", "one per Ethernet rail and namespace under sriov-network-operator"),
     ("network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovibnetworks.yaml",

@@ -247,7 +247,8 @@ def _networks(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[F
         link = f"{nic.link_type.value} " if nic.link_type else ""
         index = next(i for i, r in enumerate(job.cluster.rails) if r.name == attachment.rail.name)
         facts.append(_fact("networks", f"rail {attachment.rail.name}",
-                          f"{where}, over NIC {nic.name} ({link}{nic.hca or 'HCA not named'}, port {nic.port})",
+                          f"{where}, over NIC {nic.name} ({link}{nic.hca or 'HCA not named'}, port {nic.port})"
+                          + (f", {attachment.rail.tagging}" if attachment.rail.tagging else ""),
                           _said(at_cluster("rails", index), f"rail {attachment.rail.name}", "")
                           + f"; {chosen}; {_nic_line(job, nic, at_hw)}"))
     if not job.rails:

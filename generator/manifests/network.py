@@ -12,16 +12,48 @@ from generator.manifests.labels import (
     ChartRef,
     metadata,
 )
-from generator.model import Cluster, LinkType, Rail
+from generator.model import Cluster, InfinibandGuids, LinkType, Rail
 from generator.podsecurity import ENFORCE_LABEL, ENFORCE_VERSION_LABEL, POD_SECURITY_REASON, PodSecurity
 from generator.vocabulary.multus import RESOURCE_NAME_ANNOTATION
 
 LINK_TYPE_SELECTOR = {LinkType.INFINIBAND: "infiniband", LinkType.ETHERNET: "ether"}
+# ib-sriov-cni's capability for a GUID per pod (its README, "Supported Capabilities"); also SriovIBNetwork's.
+INFINIBAND_GUID_CAPABILITY = {"infinibandGUID": True}
 
 
 def rail_link_type(cluster: Cluster, rail: Rail) -> LinkType:
     """A rail's link type; validation guarantees every pool carrying it agrees on the NIC's."""
     return cluster.rail_nics(rail)[0][1].link_type
+
+
+def vf_vlan(rail: Rail) -> dict[str, int]:
+    """The rail's VLAN id and 802.1p priority for its VFs, under the names both sriov-cni's config and the
+    operator's SriovNetwork give them (`vlan`, `vlanQoS`); empty where the rail is untagged."""
+    if rail.vlan is None:
+        return {}
+    return {"vlan": rail.vlan, **({"vlanQoS": rail.vlan_qos} if rail.vlan_qos is not None else {})}
+
+
+def infiniband_rails(cluster: Cluster) -> tuple[Rail, ...]:
+    return tuple(rail for rail in cluster.rails if rail_link_type(cluster, rail) is LinkType.INFINIBAND)
+
+
+def guid_from_ib_kubernetes(cluster: Cluster, rail: Rail) -> bool:
+    """Whether the rail's VFs get their GUID per pod from ib-kubernetes: its CNI config must then declare the
+    `infinibandGUID` capability, or Multus does not pass the GUID on (CNI's capabilities convention)."""
+    return (cluster.network.infiniband_guids is InfinibandGuids.IB_KUBERNETES
+            and rail_link_type(cluster, rail) is LinkType.INFINIBAND)
+
+
+def guid_note(cluster: Cluster, from_node: str) -> str:
+    """NOTES' words on where the InfiniBand VFs' GUIDs come from ('' without InfiniBand rails): `from_node` says how
+    the provider's nodes give them, where ib-kubernetes does not."""
+    if not infiniband_rails(cluster):
+        return ""
+    if cluster.network.infiniband_guids is InfinibandGuids.NODE:
+        return " " + from_node
+    return (" InfiniBand VFs get their GUIDs from ib-kubernetes, which must run with its subnet manager plugin (UFM): "
+            "it allocates one per pod and Multus hands it to the CNI (capability infinibandGUID).")
 
 
 def whereabouts(rail: Rail) -> dict[str, Any]:

@@ -39,8 +39,9 @@ class Provider:
     """The cluster-wide objects (device plugin config, networks)."""
     pod_network: Callable[[Job, str], PodNetwork]
     """What a worker pod of the job (MPIJob name) needs for its rails."""
-    notes: Callable[[Network], str]
-    """The infra chart's NOTES line about the rails (after `RDMA rails (<name>): `)."""
+    notes: Callable[[Cluster], str]
+    """The infra chart's NOTES line about the rails (after `RDMA rails (<name>): `), with what the nodes must
+    provide that no object of the chart can."""
     resource_prefix: str
     """Default prefix of the rails' extended resources (the cluster's `network.resourcePrefix`)."""
     nic_facts: tuple[str, ...] = ()
@@ -62,6 +63,8 @@ class Provider:
     exclusive_devices: bool = False
     """A pod sees only its own VFs, whose RDMA device names are not the PF's (SR-IOV, rdma CNI exclusive mode);
     otherwise pods see every HCA of the node under its own name."""
+    vlan: bool = False
+    """It sets an Ethernet rail's `vlan` and `vlanQoS` on each VF it hands out (SR-IOV tags the VF's frames)."""
     network_kinds: Mapping[str, str] = field(default_factory=dict)
     """Kinds of its operator that render a NetworkAttachmentDefinition of the same name, with the namespace it
     goes to when `spec.networkNamespace` is not set ('' = the object's own)."""

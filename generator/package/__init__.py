@@ -404,9 +404,9 @@ def _infra_notes(cluster: Cluster, manifests: list[Manifest], jobs: tuple[Job, .
                   f"{ENFORCE_VERSION_LABEL}=v{cluster.kubernetes_version}" for ns in cluster.existing_namespaces]
     network = cluster.network
     if cluster.rails:
-        lines.append(f"RDMA rails ({network.provider.value}): " + PROVIDERS[network.provider].notes(network))
+        lines.append(f"RDMA rails ({network.provider.value}): " + PROVIDERS[network.provider].notes(cluster))
         lines += [f"  {r.name}: resource {r.resource}" + (f", addresses {r.ipam.range}" if r.ipam else "")
-                  for r in cluster.rails]
+                  + (f", {r.tagging}" if r.tagging else "") for r in cluster.rails]
     else:
         lines.append(f"No RDMA rails ({network.provider.value}).")
     lines += _infra_scheduling_notes(cluster)

@@ -20,6 +20,7 @@ from generator.model import (
     GitOpsTool,
     Gpu,
     Hardware,
+    InfinibandGuids,
     Ipam,
     Job,
     JobScheduling,
@@ -108,7 +109,7 @@ def _cluster(document: ProfileFile, hardware: dict[str, Hardware], hardware_data
         ipam = Ipam(range=r["ipam"]["range"], exclude=tuple(r["ipam"].get("exclude", ()))) if "ipam" in r else None
         rails.append(Rail(name=r["name"], nic_name=r["nic"], resource_name=resource_name,
                           resource=names.rail_resource(prefix, resource_name), ipam=ipam,
-                          host_interface=r.get("hostInterface")))
+                          host_interface=r.get("hostInterface"), vlan=r.get("vlan"), vlan_qos=r.get("vlanQoS")))
     pools = tuple(NodePool(name=p["name"], hardware=hardware[p["hardware"]], nodes=p["nodes"],
                            node_labels=_labels(p.get("nodeLabels")),
                            offer=admission.node_offer(hardware_data[p["hardware"]], admission.rail_resource_names(
@@ -125,7 +126,8 @@ def _cluster(document: ProfileFile, hardware: dict[str, Hardware], hardware_data
         network=Network(provider=provider.name, resource_prefix=prefix,
                         device_plugin_namespace=network["devicePluginNamespace"],
                         cni_version=network["cniVersion"], operator_namespace=network["operatorNamespace"],
-                        num_vfs=network.get("numVfs"), ssh_port=network["sshPort"]),
+                        num_vfs=network.get("numVfs"), ssh_port=network["sshPort"],
+                        infiniband_guids=InfinibandGuids(network["infinibandGuids"])),
         pools=pools,
         rails=tuple(rails),
         gitops=_gitops(data["gitops"]) if "gitops" in data else None,

@@ -9,6 +9,7 @@ from generator import derive
 from generator.diagnostics import Diagnostic, Severity
 from generator.load import ProfileFile
 from generator.manifests.providers import PROVIDERS, Provider, provider_of
+from generator.model import LinkType
 
 Carriers = list[tuple[dict[str, Any], dict[str, Any]]]
 """Each node pool with its hardware profile; empty where a pool's hardware is unknown."""
@@ -32,7 +33,8 @@ def check_provider(document: ProfileFile, data: dict[str, Any], carriers: Carrie
         found += _check_rail_ipam_need(document, i, rail, provider)
         if provider.host_interface and "hostInterface" not in rail:
             found += _check_host_interface(document, i, rail, provider, carriers)
-    return found
+        found += _check_rail_vlan(document, i, rail, provider, carriers)
+    return found + _check_infiniband_guids(document, network, provider, rails, carriers)
 
 
 def _check_ignored_settings(document: ProfileFile, network: dict[str, Any], provider: Provider) -> list[Diagnostic]:
@@ -49,6 +51,58 @@ def _check_no_rails(document: ProfileFile, rails: list[dict[str, Any]], provider
     return [Diagnostic(document.location("rails", at_key=True),
                        f"provider '{provider.name.value}' attaches no RDMA rails: MPI and NCCL use the cluster network",
                        f"remove `rails`, or choose an RDMA provider ({rdma})")]
+
+
+def _link_types(rail: dict[str, Any], carriers: Carriers) -> set[str]:
+    """The link types the pools' hardware states for the rail's NIC (one, unless check_rail_carriers refuses it)."""
+    return {nic["linkType"] for _, hardware in carriers for nic in hardware.get("nics", [])
+            if nic["name"] == rail["nic"] and "linkType" in nic}
+
+
+def _check_rail_vlan(document: ProfileFile, i: int, rail: dict[str, Any], provider: Provider,
+                     carriers: Carriers) -> list[Diagnostic]:
+    """A VLAN tags Ethernet frames: SR-IOV sets it on each VF it hands out (sriov-cni's `vlan` and `vlanQoS`, the
+    SriovNetwork's); InfiniBand has partitions (pkeys) instead; providers that attach the node's interface, or none,
+    cannot tag anything."""
+    if "vlan" not in rail:
+        if "vlanQoS" in rail:
+            return [Diagnostic(document.location("rails", i, "vlanQoS", at_key=True),
+                               f"rail '{rail['name']}': `vlanQoS` is the priority of VLAN-tagged frames, and the rail "
+                               "has no `vlan`", "add `vlan: <id>` (1-4094) to the rail, or remove `vlanQoS`")]
+        return []
+    where = document.location("rails", i, "vlan", at_key=True)
+    if LinkType.INFINIBAND.value in _link_types(rail, carriers):
+        return [Diagnostic(where, f"rail '{rail['name']}' runs over InfiniBand NIC '{rail['nic']}', which has no "
+                           "VLANs (InfiniBand separates traffic by partition keys)",
+                           "remove `vlan` (and `vlanQoS`); partitions are the subnet manager's to configure")]
+    if provider.vlan:
+        return []
+    hint = (f"name the node's VLAN interface in `hostInterface` instead (e.g. {_vlan_interface(rail, carriers)}), as "
+            "profiles/clusters/netapp-lab.yaml does" if provider.host_interface else "remove it")
+    return [Diagnostic(where, f"rail '{rail['name']}': `vlan` is not supported under provider '{provider.name.value}': "
+                       "only the SR-IOV providers (" + ", ".join(p.name.value for p in PROVIDERS.values() if p.vlan)
+                       + ") set a VLAN, on each VF", hint)]
+
+
+def _vlan_interface(rail: dict[str, Any], carriers: Carriers) -> str:
+    """The usual name of the rail's VLAN interface on a node (`<pf>.<vlan>`), for a hint."""
+    pf = next((nic["pfName"] for _, hardware in carriers for nic in hardware.get("nics", [])
+               if nic["name"] == rail["nic"] and nic.get("pfName")), "<interface>")
+    return f"{pf}.{rail['vlan']}"
+
+
+def _check_infiniband_guids(document: ProfileFile, network: dict[str, Any], provider: Provider,
+                            rails: list[dict[str, Any]], carriers: Carriers) -> list[Diagnostic]:
+    """`infinibandGuids` says how InfiniBand VFs get their GUIDs: where every rail's link is known and none is
+    InfiniBand, it changes nothing. (Under a provider that does not read it, _check_ignored_settings says so.)"""
+    if "infinibandGuids" not in network or "infinibandGuids" not in provider.settings:
+        return []
+    link_types = [_link_types(rail, carriers) for rail in rails]
+    if not all(link_types) or any(LinkType.INFINIBAND.value in types for types in link_types):
+        return []
+    return [Diagnostic(document.location("network", "infinibandGuids", at_key=True),
+                       "`network.infinibandGuids` has no effect: no rail of the cluster runs over InfiniBand",
+                       "remove it", Severity.WARNING)]
 
 
 def _check_rail_ipam_need(document: ProfileFile, i: int, rail: dict[str, Any], provider: Provider) -> list[Diagnostic]:

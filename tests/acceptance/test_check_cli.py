@@ -80,8 +80,9 @@ COMMITTED_LEVELS = {
 # ResourceFlavor, 2 ClusterQueues, 2 LocalQueues), its two jobs 4, its bootstrap 4 (in 2 files); volcano-lab's
 # infra 5 (a Namespace, the rdma-devices ConfigMap, a PriorityClass, 2 Queues), its two jobs 4 (an MPIJob and a
 # Volcano Job, each with its hostfile ConfigMap); dgx-lab's resnet50-trainjob 4 (its chart's TrainJob and hostfile
-# ConfigMap, a TrainingRuntime in the infra chart, an Argo CD Application).
-DOCUMENTS = "76 document(s) of 15 chart(s) and 6 manifest file(s)"
+# ConfigMap, a TrainingRuntime in the infra chart, an Argo CD Application); dgx-pod's SriovNetworkPoolConfig 1;
+# roce-lab's infra 10 (a Namespace, 4 SriovNetworkNodePolicies, a SriovNetworkPoolConfig, 4 SriovNetworks).
+DOCUMENTS = "87 document(s) of 16 chart(s) and 6 manifest file(s)"
 POD_SECURITY_LINE = re.compile(
     r"pod security (\w+): (\S+)/templates/(?:mpijob|volcano-job|training-runtimes)\.yaml: (?:MPIJob|Job|TrainingRuntime)/\S+"
     r" in namespace ([a-z-]+)"

@@ -354,7 +354,8 @@ def test_the_matrix_passes_check_strict_with_real_helm(helm, upstream, matrix, c
     kinds = {doc["kind"] for _, doc in _objects(compiled)}
     crds = [path for name, paths in crd_files(upstream).items() if name in ("sriov-network-operator", "gitops")
             for path in paths if {kind for _, kind in CustomResourceSchemas([path]).keys} & kinds]
-    assert len(crds) == 7, crds  # SriovNetworkNodePolicy, SriovNetwork, SriovIBNetwork; Argo CD and Flux
+    # SriovNetworkNodePolicy, SriovNetworkPoolConfig, SriovNetwork, SriovIBNetwork; Argo CD and Flux
+    assert len(crds) == 8, crds
     summary = check_matrix_strict(helm, upstream, charts, kinds)
     charts_checked = len(COMBINATIONS) + len(PROVIDERS) * len(GPU_HARDWARE) + 1
     gitops_files = 2 * (len(PROVIDERS) * len(GPU_HARDWARE) + 1)  # root/ and apps/ of every cluster
@@ -384,6 +385,9 @@ def test_custom_resources_validate_against_the_upstream_crds(compiled, upstream_
     # sriov-network-operator: a policy per rail and pool (DGX-2 8, A100 8, H100 8, DGX-1 4, DGX-1 32 GB 4), and a
     # network per rail and namespace: SriovIBNetwork for the InfiniBand rails, SriovNetwork for the DGX-2's RoCE.
     assert counts["SriovNetworkNodePolicy"] == 32
+    # and the RDMA subsystem in exclusive mode on each pool with rails (one a cluster: DGX-2, A100, H100, DGX-1 16 and
+    # 32 GB).
+    assert counts["SriovNetworkPoolConfig"] == 5
     assert counts["SriovIBNetwork"] == 2 * 24 and counts["SriovNetwork"] == 2 * 8
     assert {"NetworkAttachmentDefinition", "Application", "HelmRelease", "GitRepository", "Kustomization"} <= set(counts)
     assert results == {key: [] for key in results}

@@ -222,7 +222,7 @@ def test_the_readme_shows_the_example_fleet_as_chromium_drew_it():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "![mpigen plan --html of the example fleet](docs/plan-example-fleet.png)" in readme
     width, height, rows = png_pixels((REPO / "docs/plan-example-fleet.png").read_bytes())
-    assert (width, height) == (1560, 1780), "the window `make screenshot` uses"
+    assert (width, height) == (1560, 2110), "the window `make screenshot` uses"
     painted = set()
     for row in rows:
         painted.update(row[i:i + 3] for i in range(0, len(row), 3))

@@ -41,7 +41,7 @@ def crds(upstream: Path) -> CustomResourceSchemas:
         *(upstream / "scheduling" / "kueue" / f"kueue.x-k8s.io_{kind}.yaml" for kind in
           ("clusterqueues", "localqueues", "resourceflavors", "topologies", "workloadpriorityclasses")),
         *(upstream / "network" / "sriov-network-operator" / f"config__crd__bases__sriovnetwork.openshift.io_{kind}.yaml"
-          for kind in ("sriovnetworks", "sriovibnetworks", "sriovnetworknodepolicies")),
+          for kind in ("sriovnetworks", "sriovibnetworks", "sriovnetworknodepolicies", "sriovnetworkpoolconfigs")),
     ])
 
 
@@ -83,8 +83,8 @@ def test_every_custom_resource_matches_its_upstream_crd(rendered: list, crds: Cu
             results[(*key, doc["metadata"].get("namespace"), doc["metadata"]["name"])] = crds.problems(doc)
     assert {kind for _, kind, _, _ in results} >= {"MPIJob", "NetworkAttachmentDefinition", "Queue", "ResourceFlavor",
                                                    "ClusterQueue", "LocalQueue", "Topology", "WorkloadPriorityClass",
-                                                   "SriovIBNetwork", "SriovNetworkNodePolicy", "TrainJob",
-                                                   "TrainingRuntime"}
+                                                   "SriovIBNetwork", "SriovNetwork", "SriovNetworkNodePolicy",
+                                                   "SriovNetworkPoolConfig", "TrainJob", "TrainingRuntime"}
     assert results == {key: [] for key in results}
 
 

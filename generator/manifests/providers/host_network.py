@@ -10,10 +10,11 @@ from generator.manifests.labels import ChartRef
 from generator.manifests.manifest import Manifest
 from generator.manifests.provider import PodNetwork, Provider, one_per_rail
 from generator.manifests.providers.rdma_shared import CONFIGMAP, build_rdma_devices_configmap
-from generator.model import Cluster, Job, Network, NetworkProvider
+from generator.model import Cluster, Job, NetworkProvider
 
 
-def notes(network: Network) -> str:
+def notes(cluster: Cluster) -> str:
+    network = cluster.network
     return (f"pods on the nodes' network, one worker per node, sshd on port {network.ssh_port}; "
             f"rdma-shared-dev-plugin config: ConfigMap {CONFIGMAP} in {network.device_plugin_namespace}.")
 

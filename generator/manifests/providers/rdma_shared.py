@@ -13,7 +13,7 @@ from generator.manifests.labels import ChartRef, metadata
 from generator.manifests.manifest import Manifest
 from generator.manifests.network import build_network_attachment, rail_link_type, union, whereabouts
 from generator.manifests.provider import PodNetwork, Provider, multus_annotation, one_per_rail
-from generator.model import Cluster, Job, LinkType, Network, NetworkProvider, Rail
+from generator.model import Cluster, Job, LinkType, NetworkProvider, Rail
 
 # How many containers of a node may share one rail's HCA (the plugin's own example uses 1000); also each shared rail
 # device's quota per node in the queues (generator/admission.py).
@@ -21,7 +21,8 @@ RDMA_HCA_MAX = SHARED_RAIL_DEVICES
 CONFIGMAP = "rdma-devices"
 
 
-def notes(network: Network) -> str:
+def notes(cluster: Cluster) -> str:
+    network = cluster.network
     return ("one macvlan or ipoib NetworkAttachmentDefinition per rail in each namespace; rdma-shared-dev-plugin "
             f"config: ConfigMap {CONFIGMAP} in {network.device_plugin_namespace}; restart the plugin pods after it "
             "changes.")

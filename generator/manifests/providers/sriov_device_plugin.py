@@ -1,5 +1,9 @@
 """`sriov-device-plugin`: the SR-IOV network device plugin hands each pod one VF of every rail's PF;
-Multus attaches it through an `ib-sriov`/`sriov` NetworkAttachmentDefinition chained with `rdma`."""
+Multus attaches it through an `ib-sriov`/`sriov` NetworkAttachmentDefinition chained with `rdma`.
+
+What the nodes must provide themselves, said in the infra chart's NOTES: the RDMA subsystem in exclusive netns
+mode, which the `rdma` CNI needs to move a VF's RDMA device into the pod (not the kernel's default); and, on
+InfiniBand, VF GUIDs the subnet manager knows, unless ib-kubernetes hands them out per pod."""
 
 from __future__ import annotations
 
@@ -10,22 +14,30 @@ from generator import names
 from generator.manifests.labels import ChartRef, metadata
 from generator.manifests.manifest import Manifest
 from generator.manifests.network import (
+    INFINIBAND_GUID_CAPABILITY,
     LINK_TYPE_SELECTOR,
     build_network_attachment,
+    guid_from_ib_kubernetes,
+    guid_note,
     rail_link_type,
     union,
+    vf_vlan,
     whereabouts,
 )
 from generator.manifests.provider import PodNetwork, Provider, multus_annotation, one_per_rail
-from generator.model import Cluster, Job, LinkType, Network, NetworkProvider, Rail
+from generator.model import Cluster, Job, LinkType, NetworkProvider, Rail
 
 CONFIGMAP = "sriovdp-config"
 
 
-def notes(network: Network) -> str:
+def notes(cluster: Cluster) -> str:
+    network = cluster.network
     return ("one NetworkAttachmentDefinition (SR-IOV VF + rdma) per rail in each namespace; SR-IOV device plugin "
             f"config: ConfigMap {CONFIGMAP} in {network.device_plugin_namespace}; restart the device plugin pods "
-            "after it changes.")
+            "after it changes. The rdma CNI needs every node's RDMA subsystem in exclusive netns mode (`rdma system "
+            "set netns exclusive`; to keep it across reboots, the module option `options ib_core netns_mode=0`)."
+            + guid_note(cluster, "InfiniBand VFs keep the GUIDs their node gives them: set each to one the subnet "
+                        "manager knows (`ip link set <pf> vf <n> node_guid <guid>`, and `port_guid <guid>`)."))
 
 
 def nad_name(rail: str, namespace: str) -> str:
@@ -33,9 +45,14 @@ def nad_name(rail: str, namespace: str) -> str:
 
 
 def cni_config(cluster: Cluster, rail: Rail) -> dict[str, Any]:
-    """`sriov` (`ib-sriov` for InfiniBand VFs) chained with `rdma`, addresses from whereabouts."""
-    main = "ib-sriov" if rail_link_type(cluster, rail) is LinkType.INFINIBAND else "sriov"
-    return {"plugins": [{"type": main, "ipam": whereabouts(rail)}, {"type": "rdma"}]}
+    """`sriov` (`ib-sriov` for InfiniBand VFs) chained with `rdma`, addresses from whereabouts. sriov-cni sets the
+    rail's VLAN and its priority on the VF (`vlan`, `vlanQoS`); ib-sriov-cni takes a GUID per pod from Multus'
+    runtimeConfig only where it declares the `infinibandGUID` capability."""
+    main: dict[str, Any] = {"type": "ib-sriov" if rail_link_type(cluster, rail) is LinkType.INFINIBAND else "sriov",
+                            **vf_vlan(rail)}
+    if guid_from_ib_kubernetes(cluster, rail):
+        main["capabilities"] = dict(INFINIBAND_GUID_CAPABILITY)
+    return {"plugins": [{**main, "ipam": whereabouts(rail)}, {"type": "rdma"}]}
 
 
 def device_plugin_resource(cluster: Cluster, rail: Rail) -> dict[str, Any]:
@@ -87,6 +104,7 @@ PROVIDER = Provider(
     # NCCL_IB_HCA from `hca`, the network type from `linkType`; the plugin selects VFs by vendor, VF device id and
     # PF name.
     nic_facts=("hca", "pfName", "vendorId", "vfDeviceId", "linkType"),
-    settings={"devicePluginNamespace": "kube-system"},
+    settings={"devicePluginNamespace": "kube-system", "infinibandGuids": "node"},
     exclusive_devices=True,
+    vlan=True,
 )

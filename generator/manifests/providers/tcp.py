@@ -5,10 +5,10 @@ from __future__ import annotations
 from generator.manifests.labels import ChartRef
 from generator.manifests.manifest import Manifest
 from generator.manifests.provider import PodNetwork, Provider
-from generator.model import Cluster, Job, Network, NetworkProvider
+from generator.model import Cluster, Job, NetworkProvider
 
 
-def notes(network: Network) -> str:
+def notes(cluster: Cluster) -> str:
     return "no RDMA: MPI and NCCL use the cluster network."
 
 

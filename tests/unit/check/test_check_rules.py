@@ -584,7 +584,7 @@ def test_a_failing_rule_is_reported_not_raised(monkeypatch):
 def example_shapes(example) -> dict[str, NodeShape]:
     """By hand, from profiles/: dgx pool nodes offer 8 GPUs and the four rails, cpu pool nodes nothing extended;
     netapp-lab's and volcano-lab's dgx nodes offer 8 GPUs and four rails from rdma-shared-dev-plugin (prefix `rdma`),
-    dgx-pod's 8 GPUs and four rails of VFs from sriov-network-operator (prefix `openshift.io`)."""
+    dgx-pod's 8 GPUs and four rails of VFs from sriov-network-operator (prefix `openshift.io`); roce-lab has no job."""
     dgx = NodeShape("dgx-lab", "dgx", {"nvidia.com/gpu": 8, **{f"nvidia.com/rdma_rail{i}": None for i in range(4)}})
     cpu = NodeShape("dgx-lab", "cpu", {})
     pools = {"dgx-lab/jobs/resnet50-dgx": dgx, "dgx-lab/jobs/resnet50-trainjob": dgx,
@@ -599,7 +599,7 @@ def example_shapes(example) -> dict[str, NodeShape]:
     pod = NodeShape("dgx-pod", "dgx", {"nvidia.com/gpu": 8, **{f"openshift.io/rdma_rail{i}": None for i in range(4)}})
     pools |= {"dgx-pod/jobs/vision-resnet50": pod, "dgx-pod/jobs/language-bert": pod}
     assert {c.directory for c in example.charts} == {*pools, "dgx-lab/infra", "cpu-lab/infra", "netapp-lab/infra",
-                                                     "dgx-pod/infra", "volcano-lab/infra"}
+                                                     "dgx-pod/infra", "volcano-lab/infra", "roce-lab/infra"}
     return pools
 
 

@@ -47,7 +47,8 @@ NAD = ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")
 PODGROUP_X = ("scheduling.x-k8s.io/v1alpha1", "PodGroup")
 PODGROUP_VOLCANO = ("scheduling.volcano.sh/v1beta1", "PodGroup")
 VENDORED = {
-    *(("sriovnetwork.openshift.io/v1", kind) for kind in ("SriovNetworkNodePolicy", "SriovNetwork", "SriovIBNetwork")),
+    *(("sriovnetwork.openshift.io/v1", kind) for kind in ("SriovNetworkNodePolicy", "SriovNetworkPoolConfig",
+                                                          "SriovNetwork", "SriovIBNetwork")),
     *(("kueue.x-k8s.io/v1beta2", kind) for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue", "Topology",
                                                     "WorkloadPriorityClass")),
     ("scheduling.volcano.sh/v1beta1", "Queue"), ("batch.volcano.sh/v1alpha1", "Job"),
@@ -59,6 +60,7 @@ VENDORED = {
 UPSTREAM_CRDS = ("mpi-operator/kubeflow.org_mpijobs.yaml", "network/nad-client/artifacts__networks-crd.yaml",
                  "scheduling/scheduling.x-k8s.io_podgroups.yaml", "scheduling/scheduling.volcano.sh_podgroups.yaml",
                  "network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovnetworknodepolicies.yaml",
+                 "network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovnetworkpoolconfigs.yaml",
                  "network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovnetworks.yaml",
                  "network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovibnetworks.yaml",
                  *(f"scheduling/kueue/kueue.x-k8s.io_{kind}.yaml" for kind in
@@ -125,7 +127,8 @@ def test_every_custom_kind_of_the_example_fleet_has_an_own_schema(fleet: list[Re
     custom = {(d.api_version, d.kind) for d in fleet if "." in d.api_version.split("/")[0]
               and not d.api_version.split("/")[0].endswith(".k8s.io")}
     assert custom >= {MPIJOB, NAD, ("kueue.x-k8s.io/v1beta2", "ClusterQueue"), ("scheduling.volcano.sh/v1beta1", "Queue"),
-                      ("sriovnetwork.openshift.io/v1", "SriovIBNetwork")}
+                      *(("sriovnetwork.openshift.io/v1", kind) for kind in ("SriovIBNetwork", "SriovNetwork",
+                                                                            "SriovNetworkPoolConfig"))}
     assert custom <= set(own_schemas())
 
 
@@ -776,19 +779,19 @@ def test_each_validator_is_compiled_once_and_each_file_read_once(fleet: list[Ren
     assert schema_set.compiled_count == 0
     for document in fleet:
         schema_set.check(document)
-    assert schema_set.compiled_count == len(kinds) == 16
+    assert schema_set.compiled_count == len(kinds) == 18
     reads = schemas_module._bundled_json.cache_info().misses
     documents = [fleet[i % len(fleet)] for i in range(100)]
     results = [schema_set.check(document) for document in documents]
     assert results == [[]] * 100
     broken = [doc(mutated(d.obj, at("metadata", "labels")([1]))) for d in documents]
     assert all(schema_set.check(document) for document in broken)
-    assert schema_set.compiled_count == 16
+    assert schema_set.compiled_count == 18
     assert schemas_module._bundled_json.cache_info().misses == reads
     # A second set of the same version reads nothing again, but compiles its own validators.
     again = SchemaSet("1.29")
     assert all(again.check(document) == [] for document in documents)
-    assert again.compiled_count == 16
+    assert again.compiled_count == 18
     assert schemas_module._bundled_json.cache_info().misses == reads
 
 

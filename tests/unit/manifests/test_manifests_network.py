@@ -121,7 +121,8 @@ def test_namespaces_of_the_cluster_are_created(example):
                        "cpu-lab/jobs/cpu-pi": [],
                        "netapp-lab/infra": ["ai-training"], "netapp-lab/jobs/netapp-resnet50": [],
                        "dgx-pod/infra": ["team-language", "team-vision"], "dgx-pod/jobs/language-bert": [],
-                       "dgx-pod/jobs/vision-resnet50": [], "volcano-lab/infra": ["training"],
+                       "dgx-pod/jobs/vision-resnet50": [], "roce-lab/infra": ["roce-training"],
+                       "volcano-lab/infra": ["training"],
                        "volcano-lab/jobs/volcano-allreduce": [], "volcano-lab/jobs/allreduce-vcjob": []}
 
 
@@ -141,6 +142,7 @@ NAMESPACE_LEVELS = {
                     "job resnet50-trainjob: container node adds capability IPC_LOCK"),
     "hpc": ("restricted", "v1.31", None),
     "mpi": ("restricted", "v1.32", None),
+    "roce-training": ("restricted", "v1.31", None),  # roce-lab has no job
     "ai-training": ("privileged", "v1.31", "job netapp-resnet50: hostNetwork: true; "
                     "job netapp-resnet50: container worker adds capability IPC_LOCK"),
     "team-vision": ("privileged", "v1.31", "job vision-resnet50: container worker adds capability IPC_LOCK"),

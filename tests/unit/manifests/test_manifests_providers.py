@@ -85,8 +85,7 @@ def test_sriov_network_operator_objects(profiles_copy):
                                                                            "Tesla-V100-SXM2-16GB"},
                              "numVfs": 8, "nicSelector": {"vendor": "15b3", "deviceID": "1013", "pfNames": ["ib0"]},
                              "deviceType": "netdevice", "isRdma": True, "linkType": "IB"}
-    networks = {(o["kind"], o["metadata"]["name"]): o for o in objects if o["kind"].startswith("Sriov")
-                and o["kind"] != "SriovNetworkNodePolicy"}
+    networks = {(o["kind"], o["metadata"]["name"]): o for o in objects if o["kind"] in ("SriovNetwork", "SriovIBNetwork")}
     assert sorted(networks) == sorted(("SriovIBNetwork", f"rail{i}-{ns}") for i in range(4)
                                       for ns in ("ml-training", "hpc"))
     network = networks[("SriovIBNetwork", "rail0-ml-training")]
@@ -99,6 +98,103 @@ def test_sriov_network_operator_objects(profiles_copy):
     assert annotation[0] == {"name": "rail0-ml-training", "namespace": "ml-training", "interface": "rail0"}
     limits = worker["spec"]["containers"][0]["resources"]["limits"]
     assert {k: v for k, v in limits.items() if "rdma" in k} == {f"openshift.io/rdma_rail{i}": 1 for i in range(4)}
+
+
+def _infra_notes(result: CompileResult) -> str:
+    (chart,) = [c for c in result.charts if c.directory == "dgx-lab/infra"]
+    return dict(chart.files)["templates/NOTES.txt"]
+
+
+def _sriov_config(nad: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(nad["spec"]["config"])["plugins"][0]
+
+
+def test_sriov_network_operator_puts_each_pool_with_rails_in_exclusive_rdma_mode(profiles_copy):
+    """The `rdma` meta plugin moves a VF's RDMA device into the pod's netns, which needs the RDMA subsystem in
+    exclusive mode (not the kernel's default); the operator sets it per node pool with a SriovNetworkPoolConfig,
+    `rdmaMode: exclusive`, and reboots the pool's nodes `maxUnavailable` at a time (1: "Conservative for reboots")
+    (shared/upstream/network/sriov-network-operator/examples/doc__rdma-configuration.yaml)."""
+    result = _compile(profiles_copy, "sriov-network-operator", "OpenMPI")
+    configs = [o for o in _objects(result) if o["kind"] == "SriovNetworkPoolConfig"]
+    # dgx-lab's cpu pool carries no rails: its nodes are left as they are.
+    assert [(c["apiVersion"], c["metadata"]["name"], c["metadata"]["namespace"]) for c in configs] == [
+        ("sriovnetwork.openshift.io/v1", "dgx", "sriov-network-operator")]
+    assert configs[0]["spec"] == {"maxUnavailable": 1, "rdmaMode": "exclusive",
+                                  "nodeSelector": {"matchLabels": {"nvidia.com/gpu.product": "Tesla-V100-SXM2-16GB"}}}
+    # Synced with the policies: Argo CD must not dry-run it before the operator's CRDs exist.
+    assert configs[0]["metadata"]["annotations"] == {
+        "argocd.argoproj.io/sync-options": "SkipDryRunOnMissingResource=true"}
+    notes = _infra_notes(result)
+    assert "One SriovNetworkPoolConfig per node pool with rails" in notes and "reboots them" in notes
+    assert "1 at a time" in notes
+
+
+def test_sriov_device_plugin_notes_state_the_exclusive_rdma_mode_the_nodes_need(profiles_copy):
+    """Without the operator nobody sets the nodes' RDMA netns mode: the rdma CNI needs `exclusive`
+    (shared/upstream/network/rdma-cni/examples__rdma_net_crd.yaml chains it after sriov), set by `rdma system set
+    netns exclusive`, kept across reboots by ib_core's module option netns_mode=0."""
+    notes = _infra_notes(_compile(profiles_copy, "sriov-device-plugin", "OpenMPI"))
+    assert "`rdma system set netns exclusive`" in notes and "`options ib_core netns_mode=0`" in notes
+    assert "exclusive" not in _infra_notes(_compile(profiles_copy, "rdma-shared", "OpenMPI"))
+
+
+ROCE_RAILS = (RAILS.replace("    nic: ib0\n", "    nic: ib0\n    vlan: 3091\n    vlanQoS: 3\n")
+              .replace("    nic: ib1\n", "    nic: ib1\n    vlan: 3092\n"))
+
+
+@pytest.mark.parametrize("provider", ["sriov-device-plugin", "sriov-network-operator"])
+def test_sr_iov_sets_the_rails_vlan_and_priority_on_the_vfs(profiles_copy, provider):
+    """sriov-cni sets `vlan` and `vlanQoS` on the VF it configures; the operator takes them as SriovNetwork's
+    `spec.vlan` and `spec.vlanQoS` and writes them into that config
+    (shared/upstream/network/sriov-network-operator/bindata__manifests__cni-config__sriov__sriov-cni-config.yaml and
+    config__crd__bases__sriovnetwork.openshift.io_sriovnetworks.yaml). Untagged rails get neither."""
+    cluster = _cluster(provider).replace("hardware: dgx-1\n", "hardware: dgx-1-roce\n").replace(RAILS, ROCE_RAILS)
+    result = compile_profiles([profiles_copy({"clusters/dgx-lab.yaml": cluster})])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    objects = _objects(result)
+    if provider == "sriov-device-plugin":
+        nads = {o["metadata"]["name"]: _sriov_config(o) for o in objects if o["kind"] == "NetworkAttachmentDefinition"
+                and o["metadata"]["namespace"] == "hpc"}
+        tags = {name: {k: v for k, v in config.items() if k in ("type", "vlan", "vlanQoS")}
+                for name, config in nads.items()}
+    else:
+        tags = {o["metadata"]["name"].removesuffix("-hpc"): {"type": o["kind"], **{
+            k: v for k, v in o["spec"].items() if k in ("vlan", "vlanQoS")}} for o in objects
+                if o["kind"] in ("SriovNetwork", "SriovIBNetwork") and o["spec"]["networkNamespace"] == "hpc"}
+    kind = "sriov" if provider == "sriov-device-plugin" else "SriovNetwork"
+    assert tags == {"rail0": {"type": kind, "vlan": 3091, "vlanQoS": 3}, "rail1": {"type": kind, "vlan": 3092},
+                    "rail2": {"type": kind}, "rail3": {"type": kind}}
+    notes = _infra_notes(result)
+    assert "  rail0: resource " in notes and ", VLAN 3091 (802.1p priority 3)\n" in notes
+    assert ", VLAN 3092\n" in notes
+
+
+@pytest.mark.parametrize("provider", ["sriov-device-plugin", "sriov-network-operator"])
+def test_infiniband_guids_from_ib_kubernetes_declare_the_capability(profiles_copy, provider):
+    """ib-kubernetes hands each pod's InfiniBand VF a GUID through Multus' runtimeConfig, which reaches a CNI only
+    where its config declares the capability: ib-sriov-cni's `infinibandGUID` (its README, "Supported
+    Capabilities"), on a SriovIBNetwork `capabilities: '{"infinibandGUID": true}'`
+    (shared/upstream/network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovibnetworks.yaml).
+    By default (`node`) the VFs keep the node's GUIDs and nothing is declared; NOTES says who must set them."""
+    default = _compile(profiles_copy, provider, "OpenMPI")
+    cluster = _cluster(provider).replace(f"  provider: {provider}\n",
+                                         f"  provider: {provider}\n  infinibandGuids: ib-kubernetes\n")
+    ib_kubernetes = compile_profiles([profiles_copy({"clusters/dgx-lab.yaml": cluster})])
+    assert ib_kubernetes.ok, [d.format() for d in ib_kubernetes.diagnostics]
+
+    def capabilities(result: CompileResult) -> set[str]:
+        if provider == "sriov-device-plugin":
+            return {json.dumps(_sriov_config(o).get("capabilities")) for o in _objects(result)
+                    if o["kind"] == "NetworkAttachmentDefinition"}
+        return {o["spec"].get("capabilities", "null") for o in _objects(result) if o["kind"] == "SriovIBNetwork"}
+
+    assert capabilities(default) == {"null"}
+    assert capabilities(ib_kubernetes) == {'{"infinibandGUID": true}'}
+    from_node = "`ip link set <pf> vf <n> node_guid <guid>`" if provider == "sriov-device-plugin" else \
+        "/etc/sriov-operator/infiniband/guids"
+    assert from_node in _infra_notes(default) and from_node not in _infra_notes(ib_kubernetes)
+    assert "ib-kubernetes" not in _infra_notes(default)
+    assert "InfiniBand VFs get their GUIDs from ib-kubernetes" in _infra_notes(ib_kubernetes)
 
 
 def test_rdma_shared_objects(profiles_copy):

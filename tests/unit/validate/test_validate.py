@@ -659,8 +659,10 @@ def _dgx_with_fifth_nic(name: str, hca: str) -> str:
     return text
 
 
-# The fleet's NetApp hardware extends dgx-1 and would repeat its errors; these tests are about dgx-1's own.
-WITHOUT_NETAPP = {"hardware/dgx-1-roce.yaml": None, "clusters/netapp-lab.yaml": None, "jobs/netapp-resnet50.yaml": None}
+# The fleet's NetApp hardware extends dgx-1 and would repeat its errors; these tests are about dgx-1's own. Its
+# clusters (netapp-lab, roce-lab) go with it.
+WITHOUT_NETAPP = {"hardware/dgx-1-roce.yaml": None, "clusters/netapp-lab.yaml": None, "jobs/netapp-resnet50.yaml": None,
+                  "clusters/roce-lab.yaml": None}
 
 
 def test_duplicate_nic_name(diagnose):
@@ -1183,7 +1185,8 @@ def test_a_name_ending_in_a_newline_is_refused(diagnose):
     outcome = diagnose({"clusters/dgx-lab.yaml": CLUSTER.replace("name: dgx-lab", 'name: "dgx-lab\\n"'),
                         "jobs/train.yaml": GPU_JOB.replace("cluster: dgx-lab", "cluster: cpu-lab").replace(
                             "pool: dgx", "pool: cpu") + 'env: {"NCCL_DEBUG\\n": INFO}\n'})
-    unknown = ("no cluster profile is named 'dgx-lab'", "expected one of 'cpu-lab', 'dgx-pod', 'netapp-lab', 'volcano-lab'")
+    unknown = ("no cluster profile is named 'dgx-lab'",
+               "expected one of 'cpu-lab', 'dgx-pod', 'netapp-lab', 'roce-lab', 'volcano-lab'")
     expect(outcome,
            ("clusters/dgx-lab.yaml", 3, 7, "`name` 'dgx-lab\\x0a' is not valid: character 8 is U+000A, a control "
             "character"),

@@ -245,4 +245,4 @@ def test_concurrent_renders_with_different_tmpdirs_never_interleave(tmp_path):
         for tmpdir, _ in processes:
             assert list(tmpdir.iterdir()) == [], "the lock left a file in TMPDIR"
     assert sorted(p.name for p in out.iterdir()) == [".mpigen-owned", "cpu-lab", "dgx-lab", "dgx-pod", "netapp-lab",
-                                                     "volcano-lab"]
+                                                     "roce-lab", "volcano-lab"]

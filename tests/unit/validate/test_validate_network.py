@@ -1,0 +1,98 @@
+"""generator/validate/network.py: the rails' VLAN tags and the InfiniBand GUID setting, on broken copies of the
+example fleet, with the message and the `path:line:col` each points at.
+
+Line numbers are those of the example files (`cat -n profiles/clusters/roce-lab.yaml`), pinned by the asserts
+below so that an edit of them fails here first.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import PROFILES, expect
+
+from generator.diagnostics import Severity
+
+ROCE_LAB = (PROFILES / "clusters" / "roce-lab.yaml").read_text(encoding="utf-8")
+NETAPP_LAB = (PROFILES / "clusters" / "netapp-lab.yaml").read_text(encoding="utf-8")
+DGX_LAB = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
+ROCE, NETAPP, LAB = "clusters/roce-lab.yaml", "clusters/netapp-lab.yaml", "clusters/dgx-lab.yaml"
+
+assert ROCE_LAB.splitlines()[15] == "  provider: sriov-network-operator"
+assert ROCE_LAB.splitlines()[18] == "    hardware: dgx-1-roce"
+assert ROCE_LAB.splitlines()[21:25] == ["  - name: rail0", "    nic: ib0", "    vlan: 3091", "    vlanQoS: 3"]
+assert NETAPP_LAB.splitlines()[22:24] == ["    nic: ib0", "    hostInterface: enp5s0.3091"]
+assert DGX_LAB.splitlines()[10] == "  provider: sriov-device-plugin"
+assert DGX_LAB.splitlines()[19:21] == ["  - name: rail0", "    nic: ib0"]
+
+
+def test_the_example_roce_cluster_tags_its_rails_cleanly(diagnose):
+    expect(diagnose({}))
+
+
+def test_vlan_qos_without_a_vlan_is_refused(diagnose):
+    """sriov-cni and the SriovNetwork take `vlanQoS` as the 802.1p priority of the VF's VLAN-tagged frames
+    (shared/upstream/network/sriov-network-operator/bindata__manifests__cni-config__sriov__sriov-cni-config.yaml
+    writes it only beside `vlan`): without a VLAN there is no tag to carry it."""
+    outcome = diagnose({ROCE: ROCE_LAB.replace("    vlan: 3091\n", "", 1)})
+    expect(outcome, (ROCE, 24, 5, "rail 'rail0': `vlanQoS` is the priority of VLAN-tagged frames, and the rail has "
+                     "no `vlan`", "add `vlan: <id>` (1-4094) to the rail, or remove `vlanQoS`"))
+
+
+def test_a_vlan_on_an_infiniband_rail_is_refused(diagnose):
+    """InfiniBand has partitions (pkeys), not VLANs: the operator's SriovIBNetwork has no `vlan` at all
+    (shared/upstream/network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovibnetworks.yaml),
+    and dgx-1's ports are InfiniBand."""
+    outcome = diagnose({ROCE: ROCE_LAB.replace("hardware: dgx-1-roce", "hardware: dgx-1")})
+    expect(outcome, *((ROCE, 24 + 6 * i, 5, f"rail 'rail{i}' runs over InfiniBand NIC 'ib{i}', which has no VLANs",
+                       "remove `vlan` (and `vlanQoS`)") for i in range(4)))
+
+
+def test_a_vlan_under_host_networking_says_to_name_the_vlan_interface(diagnose):
+    """On the nodes' own network the rail is the node's interface: mpigen cannot tag a VF there, the node's VLAN
+    interface does it (the NetApp seed's enp5s0.3091)."""
+    outcome = diagnose({NETAPP: NETAPP_LAB.replace("    hostInterface: enp5s0.3091\n", "    vlan: 3091\n")})
+    expect(outcome, (NETAPP, 24, 5, "rail 'rail0': `vlan` is not supported under provider 'host-network': only the "
+                     "SR-IOV providers (sriov-device-plugin, sriov-network-operator) set a VLAN, on each VF",
+                     "name the node's VLAN interface in `hostInterface` instead (e.g. enp5s0.3091), as "
+                     "profiles/clusters/netapp-lab.yaml does"))
+
+
+def test_a_vlan_under_rdma_shared_is_refused(diagnose):
+    """rdma-shared attaches a macvlan over the node's interface: no VF to tag. Its master may be the node's VLAN
+    interface (`hostInterface`), which the hint says."""
+    outcome = diagnose({ROCE: ROCE_LAB.replace("provider: sriov-network-operator", "provider: rdma-shared")})
+    expect(outcome, *((ROCE, 24 + 6 * i, 5, f"rail 'rail{i}': `vlan` is not supported under provider 'rdma-shared'",
+                       f"name the node's VLAN interface in `hostInterface` instead (e.g. {pf}.{3091 + i})")
+                      for i, pf in enumerate(("enp5s0", "enp12s0", "enp132s0", "enp139s0"))))
+
+
+@pytest.mark.parametrize(("rail", "line", "column", "shown"), [
+    ("    vlan: 0\n", 24, 11, "`rails[0].vlan` is 0; it must be >= 1"),
+    ("    vlan: 4095\n", 24, 11, "`rails[0].vlan` is 4095; it must be <= 4094"),
+    ("    vlan: 3091\n    vlanQoS: 8\n", 25, 14, "`rails[0].vlanQoS` is 8; it must be <= 7")])
+def test_vlan_and_priority_ranges(diagnose, rail, line, column, shown):
+    """802.1Q ids 1-4094 (0 is untagged, 4095 reserved) and 802.1p priorities 0-7, as the SriovNetwork CRD bounds
+    them (shared/upstream/network/sriov-network-operator/
+    config__crd__bases__sriovnetwork.openshift.io_sriovnetworks.yaml)."""
+    outcome = diagnose({ROCE: ROCE_LAB.replace("    vlan: 3091\n    vlanQoS: 3\n", rail)})
+    expect(outcome, (ROCE, line, column, shown))
+
+
+def test_infiniband_guids_on_a_cluster_without_infiniband_rails_is_a_warning(diagnose):
+    outcome = diagnose({ROCE: ROCE_LAB.replace("  provider: sriov-network-operator\n",
+                                              "  provider: sriov-network-operator\n  infinibandGuids: ib-kubernetes\n")})
+    expect(outcome, (ROCE, 17, 3, "`network.infinibandGuids` has no effect: no rail of the cluster runs over "
+                     "InfiniBand", "remove it"), severity=Severity.WARNING)
+
+
+def test_infiniband_guids_under_a_provider_without_vfs_is_a_warning(diagnose):
+    outcome = diagnose({NETAPP: NETAPP_LAB.replace("  sshPort: 22122\n",
+                                                  "  sshPort: 22122\n  infinibandGuids: ib-kubernetes\n")})
+    expect(outcome, (NETAPP, 17, 3, "`network.infinibandGuids` has no effect under provider 'host-network'",
+                     "only sriov-device-plugin and sriov-network-operator read it"), severity=Severity.WARNING)
+
+
+def test_infiniband_guids_from_ib_kubernetes_on_infiniband_rails_pass(diagnose):
+    outcome = diagnose({LAB: DGX_LAB.replace("  provider: sriov-device-plugin\n",
+                                            "  provider: sriov-device-plugin\n  infinibandGuids: ib-kubernetes\n")})
+    expect(outcome)
