@@ -64,8 +64,8 @@ class Layout:
     nodes: int
     worker_count_origin: str
     per_node_bound: str = "GPUs"
-    """What bounds `workers_per_node`: `GPUs`, `CPUs`, `memory`, or `a whole node` (a CPU job that asks for no
-    CPUs takes a node a worker)."""
+    """What bounds `workers_per_node`: `GPUs`, `CPUs`, `memory`, `a whole node` (a CPU job that asks for no
+    CPUs takes a node a worker), `host networking` or `workerSpread: one-per-node` (one a node)."""
 
     @property
     def capacity(self) -> int:
@@ -77,10 +77,15 @@ def requested_gpus_per_worker(job: dict[str, Any], gpus_per_node: int) -> int:
     return int(job.get("gpusPerWorker", gpus_per_node))
 
 
+WORKER_SPREAD_ONE_PER_NODE = "one-per-node"
+"""The job's `workerSpread` that keeps its workers one a node (`WorkerSpread.ONE_PER_NODE`)."""
+
+
 def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_node: bool = False) -> Layout:
     """Workers, GPUs and slots per worker, and how many such workers the pool can hold.
 
-    `one_per_node`: host networking, where two workers on a node would both bind sshd's port.
+    `one_per_node`: host networking, where two workers on a node would both bind sshd's port; a job that asks for
+    `workerSpread: one-per-node` gets it anyway.
 
     Callers check `gpus_per_worker <= gpu_count` and divisibility of `totalGpus` themselves; here
     a job that asks for impossible numbers still gets a layout, so every problem can be reported.
@@ -114,8 +119,9 @@ def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_no
             fits = int(offered // wanted) if wanted else 1 << 30
             if fits < per_node:
                 per_node, bound = fits, what
-    if one_per_node:
-        per_node = min(per_node, 1)
+    spread = job.get("workerSpread") == WORKER_SPREAD_ONE_PER_NODE
+    if (one_per_node or spread) and per_node > 1:
+        per_node, bound = 1, ("host networking" if one_per_node else f"workerSpread: {WORKER_SPREAD_ONE_PER_NODE}")
     return Layout(gpus_per_worker, worker_count, slots, per_node, nodes, origin, bound)
 
 

@@ -384,6 +384,15 @@ class BindTo(str, Enum):
     SOCKET = "socket"
 
 
+class WorkerSpread(str, Enum):
+    """How a job's workers share nodes (`workerSpread`), where several fit on one."""
+
+    PACK = "pack"
+    """Preferably on as few nodes as they fit: partial-node workers then talk over NVLink, not the rails."""
+    ONE_PER_NODE = "one-per-node"
+    """Never two on one node."""
+
+
 @dataclass(frozen=True)
 class Placement:
     """Where mpirun puts ranks on a worker and what it binds them to (OpenMPI)."""
@@ -520,6 +529,8 @@ class Job:
     openmpi_ucx: bool | None = True
     """The image's OpenMPI has the UCX component (`openMPIUcx`): MPI over UCX on the rails, else over TCP (None for
     Intel MPI and MPICH)."""
+    worker_spread: WorkerSpread | None = None
+    """`workerSpread`; None: wherever the scheduler puts them (one a node under host networking)."""
     estimated_hours: float | None = None
     """How long a run is expected to take (`estimatedHours`); only `mpigen plan` reads it."""
     image_pull_policy: str | None = None
@@ -528,8 +539,6 @@ class Job:
     """The profile's `labels`, on the job object and on every pod it makes."""
     annotations: tuple[tuple[str, str], ...] = ()
     """The profile's `annotations`, on the job object and on every pod it makes."""
-    spread: str | None = None
-    """How the workers share nodes (`spreadWorkers`): `one-per-node`, `pack`, or None (the scheduler's choice)."""
 
     @property
     def uses_gpus(self) -> bool:

@@ -18,7 +18,7 @@ from generator.manifests.mpijob import env_value, launcher_command, workers_vari
 from generator.manifests.node_placement import launcher_pool, launcher_pools, tolerations
 from generator.manifests.providers import PROVIDERS, pod_network
 from generator.manifests.run_name import RUN_DIGEST_COVERS, mpijob_name
-from generator.model import Backend, Job, MpiImplementation, Naming, Nic, NodePool, Scheduler
+from generator.model import Backend, Job, MpiImplementation, Naming, Nic, NodePool, Scheduler, WorkerSpread
 
 BINDING_RULE = ("frameworks (Horovod, PyTorch) drive GPU i from local rank i, and NCCL sends each GPU's traffic "
                 "through the NIC nearest it (the hardware profile's `gpus` of each NIC); a worker holds one device of "
@@ -368,6 +368,14 @@ def _placement(job: Job, at: _Where, at_cluster: _Where) -> list[Fact]:
                            _taints_said(job, (job.pool,), at_cluster) + ": a pod is not scheduled on a node with a "
                            "NoSchedule taint it does not tolerate, so each taint gets the toleration matching it "
                            "(Equal to its value, Exists without one)"))
+    host = PROVIDERS[job.cluster.network.provider].host_network
+    spread = ("one per node" if host or job.worker_spread is WorkerSpread.ONE_PER_NODE else
+              "packed on as few nodes as they fit (preferred)" if job.worker_spread is WorkerSpread.PACK else
+              "wherever the scheduler puts them")
+    facts.append(_fact("nodes", "workers per node", f"{spread}; at most {job.workers_per_node}",
+                       "host networking: two workers on a node would both bind sshd's port" if host else
+                       _said(at("workerSpread"), "workerSpread", "default: the scheduler's own scoring")
+                       + f"; pool {job.pool.name} holds {job.max_workers} such workers"))
     pinned = launcher_pool(job)
     if pinned is not None:
         facts.append(_fact("nodes", "launcher node selector", _selector_text(pinned.node_selector),

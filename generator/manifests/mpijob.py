@@ -11,7 +11,7 @@ from generator.manifests.manifest import Variable
 from generator.manifests.node_placement import launcher_placement, worker_placement
 from generator.manifests.providers import PROVIDERS, WORKER_OF_LABEL, PodNetwork, pod_network
 from generator.manifests.scheduling import job_labels, pod_priority_class, scheduling_policy, worker_annotations
-from generator.model import Backend, EnvVar, Job, MpiImplementation, Resources, RunRef
+from generator.model import Backend, EnvVar, Job, MpiImplementation, Resources, RunRef, WorkerSpread
 from generator.vocabulary import mpi_operator
 
 LAUNCHER_CONTAINER = "launcher"
@@ -21,6 +21,7 @@ SHM_VOLUME = "dshm"
 NVIDIA_VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 SSHD = ("/usr/sbin/sshd", "-De")
 SSH_PORT = 22
+HOSTNAME_LABEL = "kubernetes.io/hostname"
 RANK_COUNT_FLAG = {MpiImplementation.OPENMPI: "-np", MpiImplementation.INTEL: "-n", MpiImplementation.MPICH: "-n"}
 
 
@@ -253,9 +254,9 @@ def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
     if network.host_network:
         spec["hostNetwork"] = True
         spec["dnsPolicy"] = "ClusterFirstWithHostNet"
-        # One worker per node: a second would find sshd's port taken.
-        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"labelSelector": {"matchLabels": {WORKER_OF_LABEL: mpijob}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    affinity = worker_affinity(job, mpijob, network)
+    if affinity:
+        spec["affinity"] = affinity
     spec.update(worker_placement(job))
     spec["containers"] = [build_worker_container(job, mpijob, network)]
     spec["volumes"] = [
@@ -263,7 +264,7 @@ def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
         *_claims(job),
     ]
     template: dict[str, Any] = {}
-    labels = {**dict(job.labels), **({WORKER_OF_LABEL: mpijob} if network.host_network else {})}
+    labels = {**dict(job.labels), **({WORKER_OF_LABEL: mpijob} if affinity else {})}
     annotations = {**dict(job.annotations), **dict(network.annotations), **privileged_annotation(job),
                    **host_path_annotation(job), **worker_annotations(job)}
     template_metadata = pod_metadata(labels, annotations)
@@ -271,6 +272,19 @@ def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
         template["metadata"] = template_metadata
     template["spec"] = spec
     return template
+
+
+def worker_affinity(job: Job, mpijob: str, network: PodNetwork) -> dict[str, Any]:
+    """How the workers of one run share nodes, through the label `WORKER_OF_LABEL` they carry then: never two on a
+    node (host networking, where a second would find sshd's port taken, or `workerSpread: one-per-node`), or
+    preferably as few nodes as they fit (`pack`)."""
+    term = {"labelSelector": {"matchLabels": {WORKER_OF_LABEL: mpijob}}, "topologyKey": HOSTNAME_LABEL}
+    if network.host_network or job.worker_spread is WorkerSpread.ONE_PER_NODE:
+        return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    if job.worker_spread is WorkerSpread.PACK:
+        return {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 100, "podAffinityTerm": term}]}}
+    return {}
 
 
 def pod_metadata(labels: dict[str, str], annotations: dict[str, str]) -> dict[str, Any]:

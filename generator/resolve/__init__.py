@@ -47,6 +47,7 @@ from generator.model import (
     Taint,
     TopologyLevel,
     Volume,
+    WorkerSpread,
 )
 from generator.resolve.nccl import derived_env
 from generator.resolve.placement import resolve_placement
@@ -259,6 +260,7 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
         backend=backend,
         workers_per_node=shape.workers_per_node,
         estimated_hours=data.get("estimatedHours"),
+        worker_spread=WorkerSpread(data["workerSpread"]) if "workerSpread" in data else None,
         image_pull_policy=data.get("imagePullPolicy"),
         labels=_labels(data.get("labels")),
         annotations=_labels(data.get("annotations")),

@@ -154,12 +154,19 @@ def _host_network(cluster: dict[str, Any]) -> bool:
 
 
 def _check_host_network_mpi(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
-    if not _host_network(cluster) or job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION) == "OpenMPI":
+    if not _host_network(cluster):
         return []
-    return [Diagnostic(document.location("mpiImplementation"),
-                       f"cluster '{cluster['name']}' uses host networking, where sshd listens on a port of its "
-                       f"own; mpigen passes that port to OpenMPI's mpirun only",
-                       "use OpenMPI, or another network provider")]
+    found = []
+    if job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION) != "OpenMPI":
+        found.append(Diagnostic(document.location("mpiImplementation"),
+                                f"cluster '{cluster['name']}' uses host networking, where sshd listens on a port of "
+                                "its own; mpigen passes that port to OpenMPI's mpirun only",
+                                "use OpenMPI, or another network provider"))
+    if job.get("workerSpread") == "pack":
+        found.append(Diagnostic(document.location("workerSpread"), f"cluster '{cluster['name']}' uses host "
+                                "networking, where two workers on a node would both bind sshd's port: its workers "
+                                "run one a node, and cannot be packed", "remove workerSpread"))
+    return found
 
 
 def _check_memory(document: ProfileFile, job: dict[str, Any], pool: dict[str, Any],

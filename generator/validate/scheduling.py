@@ -198,7 +198,8 @@ def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: di
                                 "declare the levels in the cluster's `scheduling.topology`"))
     if found or not sized:
         return found
-    shape = derive.layout(job, hardware, pool["nodes"])
+    provider = provider_of(cluster.get("network", {}))
+    shape = derive.layout(job, hardware, pool["nodes"], one_per_node=provider is not None and provider.host_network)
     policy = job.get("launcherCreationPolicy", defaults.LAUNCHER_CREATION_POLICY)
     if scheduler in admission.GANG_SCHEDULERS:
         found += _check_min_available(document, job, shape.worker_count, policy)

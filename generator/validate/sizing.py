@@ -78,6 +78,9 @@ def _check_capacity(document: ProfileFile, job: dict[str, Any], shape: Layout, w
     if host_network:
         message = (f"{shape.worker_count} workers need {shape.worker_count} nodes under host networking (one "
                    f"worker per node: each binds the sshd port) but {where_pool} has {shape.nodes}")
+    elif shape.per_node_bound.startswith("workerSpread"):
+        message = (f"{shape.worker_count} workers need {shape.worker_count} nodes with `{shape.per_node_bound}` "
+                   f"but {where_pool} has {shape.nodes}")
     elif shape.workers_per_node == 1 and shape.per_node_bound in ("GPUs", "a whole node"):
         message = (f"{shape.worker_count} full-node workers need {shape.worker_count} nodes but "
                    f"{where_pool} has {shape.nodes}")

@@ -298,3 +298,14 @@ def test_a_kueue_job_may_not_be_created_running(diagnose):
     expect(outcome, ("jobs/vision-resnet50.yaml", 26, 12, "cluster 'dgx-pod' admits jobs through Kueue, which creates "
                      "them suspended", "remove runPolicy.suspend"))
     assert diagnose({"jobs/vision-resnet50.yaml": VISION + "runPolicy:\n  suspend: true\n"}).diagnostics == []
+
+
+def test_workers_kept_one_a_node_never_share_a_host(diagnose):
+    # Two workers of 4 GPUs fit one DGX-1, but `workerSpread: one-per-node` (a required pod anti-affinity) keeps
+    # them on two: required on one host, Kueue would never admit them. The fit is judged with the same one-a-node
+    # layout as the pods get (as under host networking, where sshd's port keeps workers one a node).
+    one_host = VISION.replace("level: rack", "level: host").replace("totalGpus: 32", "totalGpus: 8\ngpusPerWorker: 4")
+    assert diagnose({"jobs/vision-resnet50.yaml": one_host}).diagnostics == []
+    outcome = diagnose({"jobs/vision-resnet50.yaml": one_host + "workerSpread: one-per-node\n"})
+    expect(outcome, ("jobs/vision-resnet50.yaml", 22, 12, "the job's 2 workers are required on one host (level "
+                     "'host', kubernetes.io/hostname), but a node holds 1", "`mode: preferred`"))
