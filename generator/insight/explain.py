@@ -7,6 +7,7 @@ the charts, taken from the same functions (names, the run digest, the launcher's
 
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ from generator.manifests.node_placement import launcher_pool, launcher_pools, to
 from generator.manifests.providers import PROVIDERS, pod_network
 from generator.manifests.run_name import RUN_DIGEST_COVERS, mpijob_name
 from generator.model import Backend, Job, MpiImplementation, Naming, Nic, NodePool, Scheduler, WorkerSpread
+from generator.vocabulary.multus import NETWORKS_ANNOTATION
 
 BINDING_RULE = ("frameworks (Horovod, PyTorch) drive GPU i from local rank i, and NCCL sends each GPU's traffic "
                 "through the NIC nearest it (the hardware profile's `gpus` of each NIC); a worker holds one device of "
@@ -239,11 +241,11 @@ def _networks(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[F
                                                           f"default: {provider}"))]
     chosen = _said(at("rails"), "rails", f"every rail of pool {job.pool.name} (the job names none)")
     host = PROVIDERS[job.cluster.network.provider].host_network
+    attached = _attachments(job)
     for attachment in job.rails:
         nic = attachment.nic
         where = ("the node's own interface (host networking)" if host else
-                 f"NetworkAttachmentDefinition {job.namespace}/{names.nad_name(attachment.rail.name)} as "
-                 f"interface {attachment.interface}")
+                 f"NetworkAttachmentDefinition {attached[attachment.interface]} as interface {attachment.interface}")
         link = f"{nic.link_type.value} " if nic.link_type else ""
         index = next(i for i, r in enumerate(job.cluster.rails) if r.name == attachment.rail.name)
         facts.append(_fact("networks", f"rail {attachment.rail.name}",
@@ -254,6 +256,14 @@ def _networks(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[F
     if not job.rails:
         facts.append(_fact("networks", "rails", "none", f"{chosen}: the cluster network (eth0) carries everything"))
     return facts
+
+
+def _attachments(job: Job) -> dict[str, str]:
+    """`namespace/name` of the NetworkAttachmentDefinition behind each interface, as the workers' Multus annotation
+    names them (each provider names its own: sriov-network-operator's carry the namespace)."""
+    annotations = dict(pod_network(job, job.name).annotations)
+    listed = json.loads(annotations.get(NETWORKS_ANNOTATION, "[]"))
+    return {item["interface"]: f"{item['namespace']}/{item['name']}" for item in listed}
 
 
 def _environment(job: Job, mpijob: str, at: _Where) -> list[Fact]:

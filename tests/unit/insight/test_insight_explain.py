@@ -146,3 +146,14 @@ def test_node_placement_says_which_taints_each_toleration_answers(profiles_copy)
                                                              "launcherPool cpu")
     assert facts["launcher tolerations"].value == "example.com/batch:NoSchedule (Exists)"
     assert facts["launcher tolerations"].origin.startswith(f"{root}/clusters/dgx-lab.yaml:20: taints of pool cpu")
+
+
+def test_a_rails_network_is_named_as_its_provider_names_it(objects):
+    # sriov-network-operator renders each SriovNetwork's NetworkAttachmentDefinition under the SriovNetwork's own
+    # name in `spec.networkNamespace`; mpigen names them `<rail>-<namespace>`, and explain must name that one, as
+    # the workers' Multus annotation does, not the sriov-device-plugin's `<rail>`.
+    explained = _explain(PROFILES, "vision-resnet50")
+    value = _facts(explained, "networks")["rail rail0"]
+    assert value.startswith("NetworkAttachmentDefinition team-vision/rail0-team-vision as interface rail0"), value
+    network = _of(objects, "SriovIBNetwork", "rail0-team-vision")
+    assert network["spec"]["networkNamespace"] == "team-vision"
