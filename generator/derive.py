@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from generator import defaults
+from generator.model import WorkerSpread
 from generator.vocabulary.kubernetes import quantity
 
 DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
@@ -77,10 +78,6 @@ def requested_gpus_per_worker(job: dict[str, Any], gpus_per_node: int) -> int:
     return int(job.get("gpusPerWorker", gpus_per_node))
 
 
-WORKER_SPREAD_ONE_PER_NODE = "one-per-node"
-"""The job's `workerSpread` that keeps its workers one a node (`WorkerSpread.ONE_PER_NODE`)."""
-
-
 def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_node: bool = False) -> Layout:
     """Workers, GPUs and slots per worker, and how many such workers the pool can hold.
 
@@ -119,9 +116,9 @@ def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_no
             fits = int(offered // wanted) if wanted else 1 << 30
             if fits < per_node:
                 per_node, bound = fits, what
-    spread = job.get("workerSpread") == WORKER_SPREAD_ONE_PER_NODE
+    spread = job.get("workerSpread") == WorkerSpread.ONE_PER_NODE.value
     if (one_per_node or spread) and per_node > 1:
-        per_node, bound = 1, ("host networking" if one_per_node else f"workerSpread: {WORKER_SPREAD_ONE_PER_NODE}")
+        per_node, bound = 1, ("host networking" if one_per_node else f"workerSpread: {WorkerSpread.ONE_PER_NODE.value}")
     return Layout(gpus_per_worker, worker_count, slots, per_node, nodes, origin, bound)
 
 

@@ -124,13 +124,6 @@ class Taint:
     """NoSchedule, PreferNoSchedule or NoExecute."""
     value: str | None = None
 
-    @property
-    def toleration(self) -> dict[str, str]:
-        """The toleration that matches exactly this taint: `Equal` to its value, or `Exists` where it has none."""
-        if self.value is None:
-            return {"key": self.key, "operator": "Exists", "effect": self.effect}
-        return {"key": self.key, "operator": "Equal", "value": self.value, "effect": self.effect}
-
 
 @dataclass(frozen=True)
 class NodePool:

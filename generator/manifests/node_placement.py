@@ -10,14 +10,21 @@ to (Kueue adds the flavor's node labels to the pod's selector on admission).
 
 from __future__ import annotations
 
-from generator.model import Job, NodePool, Scheduler
+from generator.model import Job, NodePool, Scheduler, Taint
+
+
+def toleration(taint: Taint) -> dict[str, str]:
+    """The toleration that matches exactly this taint: `Equal` to its value, or `Exists` where it has none."""
+    if taint.value is None:
+        return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
+    return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
 
 
 def tolerations(pools: tuple[NodePool, ...]) -> list[dict[str, str]]:
     """The tolerations matching every taint of `pools`, each once, in the pools' order."""
     found: list[dict[str, str]] = []
     for pool in pools:
-        found += [taint.toleration for taint in pool.taints if taint.toleration not in found]
+        found += [toleration(taint) for taint in pool.taints if toleration(taint) not in found]
     return found
 
 

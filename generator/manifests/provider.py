@@ -65,6 +65,10 @@ class Provider:
     otherwise pods see every HCA of the node under its own name."""
     vlan: bool = False
     """It sets an Ethernet rail's `vlan` and `vlanQoS` on each VF it hands out (SR-IOV tags the VF's frames)."""
+    selects_pools: bool = False
+    """It makes an object per node pool with rails that selects the pool's nodes by their labels alone, and that a
+    node may match only one of (sriov-network-operator's SriovNetworkPoolConfig): each such pool needs node labels,
+    and none may be matched by another's."""
     network_kinds: Mapping[str, str] = field(default_factory=dict)
     """Kinds of its operator that render a NetworkAttachmentDefinition of the same name, with the namespace it
     goes to when `spec.networkNamespace` is not set ('' = the object's own)."""

@@ -398,10 +398,13 @@ def _infra_notes(cluster: Cluster, manifests: list[Manifest], jobs: tuple[Job, .
     lines = [f"Cluster {cluster.name}: namespaces {', '.join(cluster.namespaces)}."]
     if cluster.existing_namespaces:
         levels = namespace_pod_security(cluster, jobs, mpijobs)
-        lines.append("Namespaces that exist already, which this chart does not create: give each the Pod Security "
-                     "level its jobs need (mpigen check --context <the namespace's YAML> judges the label):")
-        lines += [f"  kubectl label namespace {ns} --overwrite {ENFORCE_LABEL}={levels[ns].level.label} "
-                  f"{ENFORCE_VERSION_LABEL}=v{cluster.kubernetes_version}" for ns in cluster.existing_namespaces]
+        lines.append("Namespaces that exist already, which this chart does not create: each must admit the Pod "
+                     "Security level its jobs need. Unlabelled, it admits what the cluster's default does; only where "
+                     f"its {ENFORCE_LABEL} label is stricter, loosen it (other workloads may rely on it: `mpigen check "
+                     "--context <the namespace's YAML>` judges the live label):")
+        lines += [f"  {ns} needs {levels[ns].level.label}: kubectl label namespace {ns} --overwrite "
+                  f"{ENFORCE_LABEL}={levels[ns].level.label} {ENFORCE_VERSION_LABEL}=v{cluster.kubernetes_version}"
+                  for ns in cluster.existing_namespaces]
     network = cluster.network
     if cluster.rails:
         lines.append(f"RDMA rails ({network.provider.value}): " + PROVIDERS[network.provider].notes(cluster))

@@ -236,7 +236,7 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
         slots_per_worker=shape.slots_per_worker,
         mpi_implementation=implementation,
         openmpi_version=openmpi_version,
-        openmpi_ucx=data.get("openMPIUcx", defaults.OPENMPI_UCX) if openmpi else None,
+        openmpi_ucx=openmpi_ucx(data) if openmpi else None,
         placement=resolve_placement(data, hardware_data[pool.hardware.name], implementation, shape.gpus_per_worker,
                                     shape.slots_per_worker, cluster.cpu_manager_policy),
         program=tuple(data.get("program", ())),
@@ -267,6 +267,11 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
     )
 
 
+def openmpi_ucx(data: dict[str, Any]) -> bool:
+    """Whether the image's OpenMPI has UCX: the profile's `openMPIUcx`, else the default."""
+    return bool(data.get("openMPIUcx", defaults.OPENMPI_UCX))
+
+
 def _rail_attachments(data: dict[str, Any], cluster: Cluster, pool: NodePool) -> tuple[RailAttachment, ...]:
     """The rails the job names (all of its pool's by default), each with the NIC it runs over on that pool."""
     rail_names = data.get("rails", [r.name for r in cluster.rails_of(pool)])
@@ -290,7 +295,7 @@ def _env(document: ProfileFile, data: dict[str, Any], rails: tuple[RailAttachmen
                           openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
                           ssh_port=PROVIDERS[cluster.network.provider].worker_ssh_port(cluster.network),
                           operator=backend.sets_openmpi_hostfile_variables,
-                          ucx=data.get("openMPIUcx", defaults.OPENMPI_UCX))
+                          ucx=openmpi_ucx(data))
     for name, value, why in derived:
         if name in user_env:
             env.append(_env_var(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))

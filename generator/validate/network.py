@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from generator import derive
+from generator import admission, derive
 from generator.diagnostics import Diagnostic, Severity
 from generator.load import ProfileFile
 from generator.manifests.providers import PROVIDERS, Provider, provider_of
@@ -34,7 +34,38 @@ def check_provider(document: ProfileFile, data: dict[str, Any], carriers: Carrie
         if provider.host_interface and "hostInterface" not in rail:
             found += _check_host_interface(document, i, rail, provider, carriers)
         found += _check_rail_vlan(document, i, rail, provider, carriers)
-    return found + _check_infiniband_guids(document, network, provider, rails, carriers)
+    found += _check_infiniband_guids(document, network, provider, rails, carriers)
+    return found + (_check_pool_selectors(document, data, carriers) if provider.selects_pools and rails else [])
+
+
+def _check_pool_selectors(document: ProfileFile, data: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
+    """sriov-network-operator's SriovNetworkPoolConfig (one per pool with rails, rdmaMode exclusive) selects nodes
+    by the pool's labels: with none, its empty selector matches every node of the cluster, and the operator would
+    drain and reboot them all into exclusive mode; and the operator puts a node matched by two pool configs in
+    neither (it refuses to pick one), so a pool whose labels another pool's nodes also carry is refused. (Where Kueue
+    covers the pool, its flavor check already refuses no labels and the same labels twice: said once, there.)"""
+    kueue = (data.get("scheduling", {}).get("scheduler") == admission.KUEUE
+             and {pool for queue in admission.queues(data) for pool, _ in queue.nodes})
+    selectors = []
+    for i, (pool, hardware) in enumerate(carriers):
+        if derive.pool_rails(data, hardware):
+            selectors.append((i, pool["name"], {**hardware.get("nodeLabels", {}), **pool.get("nodeLabels", {})}))
+    found = []
+    for i, name, labels in selectors:
+        if not labels and not (kueue and name in kueue):
+            found.append(Diagnostic(document.location("nodePools", i), f"pool '{name}' carries rails but has no node "
+                                    "labels: its SriovNetworkPoolConfig (RDMA exclusive mode) would select every node "
+                                    "of the cluster, which the operator would drain and reboot", f"give pool '{name}' "
+                                    "`nodeLabels` that only its nodes carry"))
+            continue
+        wider = next((other for j, other, theirs in selectors if j != i and theirs and theirs.items() <= labels.items()
+                      and (theirs != labels or (j < i and not (kueue and {name, other} <= kueue)))), None)
+        if wider is not None:
+            found.append(Diagnostic(document.location("nodePools", i), f"the nodes of pool '{name}' carry every node "
+                                    f"label of pool '{wider}' too, so both pools' SriovNetworkPoolConfigs would select "
+                                    "them, and sriov-network-operator configures a node of two pool configs in neither",
+                                    f"give pool '{wider}' a node label that the nodes of '{name}' do not carry"))
+    return found
 
 
 def _check_ignored_settings(document: ProfileFile, network: dict[str, Any], provider: Provider) -> list[Diagnostic]:

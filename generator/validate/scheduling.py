@@ -13,9 +13,10 @@ from decimal import Decimal
 from typing import Any
 
 from generator import admission, defaults, derive
-from generator.diagnostics import NEVER_FITS, Diagnostic, Location, did_you_mean
+from generator.diagnostics import NEVER_FITS, Diagnostic, Location, Severity, did_you_mean
 from generator.load import ProfileFile
 from generator.manifests.providers import provider_of
+from generator.model import WorkerSpread
 from generator.validate.fields import duplicates
 from generator.validate.network import Carriers
 from generator.vocabulary import scheduling as vocabulary
@@ -205,6 +206,16 @@ def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: di
         found += _check_min_available(document, job, shape.worker_count, policy)
     if topology is not None and scheduler == admission.KUEUE:
         found += _check_topology_fits(document, cluster, topology, shape)
+    if scheduler == admission.KUEUE and levels and job.get("workerSpread") == WorkerSpread.ONE_PER_NODE.value:
+        natural = derive.layout({k: v for k, v in job.items() if k != "workerSpread"}, hardware, pool["nodes"])
+        if natural.workers_per_node > 1:
+            found.append(Diagnostic(document.location("workerSpread"), f"cluster '{cluster['name']}' declares a "
+                                    "topology, so Kueue's topology-aware scheduling places the workers on nodes by "
+                                    "their free capacity, which knows nothing of the pod anti-affinity "
+                                    f"`one-per-node` gives: {natural.workers_per_node} of these workers fit a node, and "
+                                    "one placed beside another would stay Pending while the job holds its quota",
+                                    "ask for whole-node workers (gpusPerWorker, resources) instead, or remove "
+                                    "workerSpread", severity=Severity.WARNING))
     if scheduler in admission.QUEUED:
         found += _check_admission(document, job, cluster, pool, pool_hardware, shape, scheduler)
     return found

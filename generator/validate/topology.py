@@ -65,7 +65,7 @@ def _mca_set_by_mpigen(job: dict[str, Any], cluster: dict[str, Any], hardware: d
     version = job.get("openMPIVersion", defaults.OPENMPI_VERSION)
     attached = job.get("rails", [r["name"] for r in derive.pool_rails(cluster, hardware)])
     found = {"pml": "OMPI_MCA_pml, from the job's rails and openMPIUcx (ucx with rails and UCX, else ob1)"}
-    if not attached or not job.get("openMPIUcx", True):
+    if not attached or not job.get("openMPIUcx", defaults.OPENMPI_UCX):
         found["btl"] = "OMPI_MCA_btl (OpenMPI's transports over TCP)"
         found["btl_tcp_if_include"] = "OMPI_MCA_btl_tcp_if_include (the interfaces MPI's TCP traffic takes)"
     backend = derive.backend_of(job, cluster)

@@ -142,5 +142,6 @@ PROVIDER = Provider(
     settings={"operatorNamespace": "sriov-network-operator", "numVfs": None, "infinibandGuids": "node"},
     exclusive_devices=True,
     vlan=True,
+    selects_pools=True,
     network_kinds={"SriovNetwork": "", "SriovIBNetwork": ""},
 )

@@ -268,7 +268,8 @@ def test_coscheduling_priority_is_the_pods_own(profiles_copy: Callable[..., Path
 def test_without_a_gang_scheduler_a_priority_class_is_the_pods_own(profiles_copy):
     """kube-scheduler orders pending pods by their `priorityClassName`'s value and preempts lower ones for them; the
     PriorityClass must exist (the Priority admission plugin refuses a pod naming another), so the infra chart
-    carries it, never as the cluster's default. All three backends' pods carry it."""
+    carries it, never as the cluster's default. An MPIJob's and a TrainJob's pods carry it (a Volcano Job needs the
+    volcano scheduler, whose own priority is its PodGroup's)."""
     lab = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
     lab += "scheduling:\n  scheduler: none\n  priorityClasses: [{name: batch-high, value: 1000}]\n"
     edits = {"clusters/dgx-lab.yaml": lab}

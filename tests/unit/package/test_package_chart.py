@@ -142,7 +142,8 @@ def test_an_existing_namespace_is_not_created_but_told_its_label_and_judged_with
     assert "name: hpc" in namespaces, "hpc is still the chart's"
     assert "namespace: ml-training" in (infra / "templates/network-attachments.yaml").read_text(encoding="utf-8")
     notes = (infra / "templates/NOTES.txt").read_text(encoding="utf-8")
-    assert ("kubectl label namespace ml-training --overwrite pod-security.kubernetes.io/enforce=privileged "
+    assert ("ml-training needs privileged: kubectl label namespace ml-training --overwrite "
+            "pod-security.kubernetes.io/enforce=privileged "
             "pod-security.kubernetes.io/enforce-version=v1.31") in notes
     live = tmp_path / "ml-training.yaml"
     live.write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml-training\n  labels:\n"

@@ -551,11 +551,12 @@ def test_an_unknown_link_type_is_asked_for_not_guessed(profiles_copy):
     # DGX-2: "EDR IB or 100 GbE". Under the operator, the PF's device id is read rather than the VF's.
     cluster = A100_LAB.format(hardware="dgx-2").replace("nic: ib0", "nic: nic0").replace("nic: ib1", "nic: nic1")
     cluster = cluster.replace('namespaces: [ml]\n', 'namespaces: [ml]\nnetwork: {provider: sriov-network-operator}\n')
+    cluster = cluster.replace("    nodes: 2\n", "    nodes: 2\n    nodeLabels: {example.com/pool: a100}\n")  # its pool config's
     root = profiles_copy({"clusters/a100-lab.yaml": cluster})
     errors = _errors(check_profiles([root]), root)
     assert len(errors) == 2
     assert errors[0] == (
-        "clusters/a100-lab.yaml:13:10: error: rail 'rail0' runs over NIC 'nic0' of hardware 'dgx-2', whose hca, pfName, "
+        "clusters/a100-lab.yaml:14:10: error: rail 'rail0' runs over NIC 'nic0' of hardware 'dgx-2', whose hca, pfName, "
         "vendorId, deviceId and linkType are not known; set them in a hardware profile that extends dgx-2 (read them "
         "on a node: hca and pfName with ibdev2netdev, vendorId and deviceId with lspci -nn, linkType with ibv_devinfo)")
 

@@ -96,3 +96,29 @@ def test_infiniband_guids_from_ib_kubernetes_on_infiniband_rails_pass(diagnose):
     outcome = diagnose({LAB: DGX_LAB.replace("  provider: sriov-device-plugin\n",
                                             "  provider: sriov-device-plugin\n  infinibandGuids: ib-kubernetes\n")})
     expect(outcome)
+
+
+def test_sriov_pool_configs_need_node_labels_that_select_one_pool(diagnose):
+    """A SriovNetworkPoolConfig selects its nodes by `nodeSelector` alone (shared/upstream/network/
+    sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovnetworkpoolconfigs.yaml): an empty one
+    matches every node, which the operator would drain and reboot into RDMA exclusive mode; and it configures a node
+    matched by two pool configs under neither. So each pool with rails needs labels of its own, not all of which
+    another pool's nodes carry."""
+    two_pools = ROCE_LAB.replace("    nodes: 2\n", "    nodes: 2\n  - name: dgx-b\n    hardware: dgx-1-roce\n"
+                                 "    nodes: 2\n    nodeLabels: {example.com/rack: b}\n", 1)
+    expect(diagnose({ROCE: two_pools}), (ROCE, 21, 5, "the nodes of pool 'dgx-b' carry every node label of pool "
+                                         "'dgx' too, so both pools' SriovNetworkPoolConfigs would select them",
+                                         "give pool 'dgx' a node label that the nodes of 'dgx-b' do not carry"))
+    apart = two_pools.replace("    hardware: dgx-1-roce\n    nodes: 2\n  - name: dgx-b",
+                              "    hardware: dgx-1-roce\n    nodes: 2\n    nodeLabels: {example.com/rack: a}\n"
+                              "  - name: dgx-b", 1)
+    expect(diagnose({ROCE: apart}))
+    dgx_1 = (PROFILES / "hardware" / "dgx-1.yaml").read_text(encoding="utf-8")
+    unlabelled = dgx_1.replace("nodeLabels:\n  nvidia.com/gpu.product: Tesla-V100-SXM2-16GB\n", "")
+    assert unlabelled != dgx_1
+    outcome = diagnose({"hardware/dgx-1.yaml": unlabelled})
+    assert [d.format() for d in outcome.diagnostics if d.location.path.endswith(ROCE)] == [
+        f"{outcome.at(ROCE, 18, 5)}: error: pool 'dgx' carries rails but has no node labels: its SriovNetworkPoolConfig "
+        "(RDMA exclusive mode) would select every node of the cluster, which the operator would drain and reboot; give "
+        "pool "
+        "'dgx' `nodeLabels` that only its nodes carry"], outcome.shown()

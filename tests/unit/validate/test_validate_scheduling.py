@@ -14,6 +14,7 @@ from conftest import PROFILES, expect
 from ruamel.yaml import YAML
 
 from generator import admission
+from generator.diagnostics import Severity
 
 DGX_POD = (PROFILES / "clusters" / "dgx-pod.yaml").read_text(encoding="utf-8")
 VOLCANO_LAB = (PROFILES / "clusters" / "volcano-lab.yaml").read_text(encoding="utf-8")
@@ -27,7 +28,7 @@ PI = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8")
 
 POD = "clusters/dgx-pod.yaml"
 GPU_TAINT = ("    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]"
-             "  # the NVIDIA GPU operator's common one\n")
+             "  # set by the admins; the GPU operator's pods tolerate it\n")
 assert GPU_TAINT in DGX_POD and len(VISION.splitlines()) == 24
 assert DGX_POD.splitlines()[37] == "  scheduler: kueue"
 assert DGX_POD.splitlines()[44] == "      nodeLabel: kubernetes.io/hostname"
@@ -307,5 +308,19 @@ def test_workers_kept_one_a_node_never_share_a_host(diagnose):
     one_host = VISION.replace("level: rack", "level: host").replace("totalGpus: 32", "totalGpus: 8\ngpusPerWorker: 4")
     assert diagnose({"jobs/vision-resnet50.yaml": one_host}).diagnostics == []
     outcome = diagnose({"jobs/vision-resnet50.yaml": one_host + "workerSpread: one-per-node\n"})
-    expect(outcome, ("jobs/vision-resnet50.yaml", 22, 12, "the job's 2 workers are required on one host (level "
-                     "'host', kubernetes.io/hostname), but a node holds 1", "`mode: preferred`"))
+    errors = [d.format() for d in outcome.diagnostics if d.severity is Severity.ERROR]
+    assert errors == [f"{outcome.at('jobs/vision-resnet50.yaml', 22, 12)}: error: the job's 2 workers are required on "
+                      "one host (level 'host', kubernetes.io/hostname), but a node holds 1, so Kueue never admits the "
+                      "job; use a higher level, or `mode: preferred`"], outcome.shown()
+
+
+def test_one_per_node_beside_kueue_topology_is_warned(diagnose):
+    # Kueue's topology-aware scheduling assigns each pod a node (domain) by free capacity and pins it there; it does
+    # not evaluate pod anti-affinity, so two workers it packs on one node would leave one Pending under the required
+    # anti-affinity of `one-per-node`. Whole-node workers are one a node anyway.
+    partial = VISION.replace("totalGpus: 32", "totalGpus: 8\ngpusPerWorker: 4") + "workerSpread: one-per-node\n"
+    expect(diagnose({"jobs/vision-resnet50.yaml": partial}),
+           ("jobs/vision-resnet50.yaml", 26, 15, "Kueue's topology-aware scheduling places the workers on nodes by "
+            "their free capacity", "ask for whole-node workers"), severity=Severity.WARNING)
+    whole = VISION + "workerSpread: one-per-node\n"
+    assert diagnose({"jobs/vision-resnet50.yaml": whole}).diagnostics == []
