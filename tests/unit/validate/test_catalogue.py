@@ -551,7 +551,8 @@ def test_an_unknown_link_type_is_asked_for_not_guessed(profiles_copy):
     # DGX-2: "EDR IB or 100 GbE". Under the operator, the PF's device id is read rather than the VF's.
     cluster = A100_LAB.format(hardware="dgx-2").replace("nic: ib0", "nic: nic0").replace("nic: ib1", "nic: nic1")
     cluster = cluster.replace('namespaces: [ml]\n', 'namespaces: [ml]\nnetwork: {provider: sriov-network-operator}\n')
-    cluster = cluster.replace("    nodes: 2\n", "    nodes: 2\n    nodeLabels: {example.com/pool: a100}\n")  # its pool config's
+    # Its own node labels, for its SriovNetworkPoolConfig's selector.
+    cluster = cluster.replace("    nodes: 2\n", "    nodes: 2\n    nodeLabels: {example.com/pool: a100}\n")
     root = profiles_copy({"clusters/a100-lab.yaml": cluster})
     errors = _errors(check_profiles([root]), root)
     assert len(errors) == 2

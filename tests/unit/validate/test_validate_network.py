@@ -101,9 +101,9 @@ def test_infiniband_guids_from_ib_kubernetes_on_infiniband_rails_pass(diagnose):
 def test_sriov_pool_configs_need_node_labels_that_select_one_pool(diagnose):
     """A SriovNetworkPoolConfig selects its nodes by `nodeSelector` alone (shared/upstream/network/
     sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovnetworkpoolconfigs.yaml): an empty one
-    matches every node, which the operator would drain and reboot into RDMA exclusive mode; and it configures a node
-    matched by two pool configs under neither. So each pool with rails needs labels of its own, not all of which
-    another pool's nodes carry."""
+    matches every node, which the operator would drain and reboot into RDMA exclusive mode; and "if a node is
+    selected by more than one pool, then it will not be drained" (the operator's README), so never configured. So
+    each pool with rails needs labels of its own, not all of which another pool's nodes carry."""
     two_pools = ROCE_LAB.replace("    nodes: 2\n", "    nodes: 2\n  - name: dgx-b\n    hardware: dgx-1-roce\n"
                                  "    nodes: 2\n    nodeLabels: {example.com/rack: b}\n", 1)
     expect(diagnose({ROCE: two_pools}), (ROCE, 21, 5, "the nodes of pool 'dgx-b' carry every node label of pool "
