@@ -67,7 +67,7 @@ class Provider:
     """It sets an Ethernet rail's `vlan` and `vlanQoS` on each VF it hands out (SR-IOV tags the VF's frames)."""
     selects_pools: bool = False
     """It makes an object per node pool with rails that selects the pool's nodes by their labels alone, and that a
-    node may match only one of (sriov-network-operator's SriovNetworkPoolConfig): each such pool needs node labels,
+    node may match only one of (the SR-IOV operator's SriovNetworkPoolConfig): each such pool needs node labels,
     and none may be matched by another's."""
     network_kinds: Mapping[str, str] = field(default_factory=dict)
     """Kinds of its operator that render a NetworkAttachmentDefinition of the same name, with the namespace it

@@ -39,7 +39,7 @@ def check_provider(document: ProfileFile, data: dict[str, Any], carriers: Carrie
 
 
 def _check_pool_selectors(document: ProfileFile, data: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
-    """sriov-network-operator's SriovNetworkPoolConfig (one per pool with rails, rdmaMode exclusive) selects nodes
+    """The SR-IOV operator's SriovNetworkPoolConfig (one per pool with rails, rdmaMode exclusive) selects nodes
     by the pool's labels: with none, its empty selector matches every node of the cluster, and the operator would
     drain and reboot them all into exclusive mode; and "every node can only be part of one pool, if a node is
     selected by more than one pool, then it will not be drained" (the operator's README), so a pool whose labels
@@ -64,7 +64,7 @@ def _check_pool_selectors(document: ProfileFile, data: dict[str, Any], carriers:
         if wider is not None:
             found.append(Diagnostic(document.location("nodePools", i), f"the nodes of pool '{name}' carry every node "
                                     f"label of pool '{wider}' too, so both pools' SriovNetworkPoolConfigs would select "
-                                    "them, and sriov-network-operator never drains a node two pool configs select, so "
+                                    "them, and the operator never drains a node two pool configs select, so "
                                     "never configures it",
                                     f"give pool '{wider}' a node label that the nodes of '{name}' do not carry"))
     return found

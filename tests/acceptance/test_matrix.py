@@ -515,9 +515,13 @@ def test_a_bare_builtin_is_refused_naming_the_missing_facts(bare, hw, provider):
         elif "its cpu.coresPerSocket is not known" in message:
             named.add("coresPerSocket")
             assert f"in a hardware profile that extends {hw}" in message, message
+        elif "carries rails but has no node labels" in message:
+            named.add("nodeLabels")  # a built-in names none: its nodes' labels are the site's
         else:
             pytest.fail(f"unexpected error: {message}")
-    expected = BUILTIN_UNSET[hw] & (NEEDED[provider] | {"coresPerSocket"})
+    # sriov-network-operator's SriovNetworkPoolConfig selects the pool's nodes by their labels alone.
+    pool_config = {"nodeLabels"} if provider == "sriov-network-operator" else set()
+    expected = BUILTIN_UNSET[hw] & (NEEDED[provider] | {"coresPerSocket"}) | pool_config
     assert named == expected, mine
     assert rails_named == ({f"r{i}" for i in range(len(NICS[hw]))} if expected & NEEDED[provider] else set())
 
