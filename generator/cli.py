@@ -309,18 +309,31 @@ def init(folder: Path, hardware: str, gitops: str) -> None:
 @click.option("--context", "context", multiple=True, type=click.Path(path_type=Path, exists=True), metavar="PATH",
               help="Charts or manifests that exist beside the checked ones (e.g. the infra chart with the NADs): "
               "rendered and counted as existing, not judged.")
+@click.option("--cluster", "clusters", multiple=True, metavar="NAME=PATH",
+              help="The manifests under PATH are objects of cluster NAME: rules compare objects of one cluster only "
+              "(charts mpigen compiled say their own cluster).")
 @click.option("--strict", is_flag=True, help="A kind with no schema is an error, not a warning.")
 @click.option("--output", "output", type=click.Choice(CHECK_FORMATS), default="text", show_default=True)
 def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version: str | None,
-          crds: tuple[Path, ...], context: tuple[Path, ...], strict: bool, output: str) -> None:
+          crds: tuple[Path, ...], context: tuple[Path, ...], clusters: tuple[str, ...], strict: bool,
+          output: str) -> None:
     """Check charts and manifests as the cluster will judge them: exit 0 clean, 1 findings, 2 usage."""
     from generator.check import CheckOptions, CheckUsageError, run_check
     from generator.check.report import FORMATS
 
     if kube_version is not None and not re.fullmatch(r"v?1\.[0-9]+(\.[0-9]+)?", kube_version):
         raise click.BadParameter("write it like 1.31 or 1.31.4", param_hint="--kube-version")
+    groups = []
+    for given in clusters:
+        name, equals, folder = given.partition("=")
+        if not equals or not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", name) or not folder:
+            raise click.BadParameter(f"{given!r}: write NAME=PATH, NAME a cluster's name (e.g. dgx-lab=manifests/dgx-lab)",
+                                     param_hint="--cluster")
+        if not Path(folder).exists():
+            raise click.BadParameter(f"{given!r}: {folder} does not exist", param_hint="--cluster")
+        groups.append((name, Path(folder)))
     options = CheckOptions(helm=helm, use_helm=not no_helm, kube_version=kube_version.lstrip("v") if kube_version
-                           else None, crds=crds, context=context, strict=strict)
+                           else None, crds=crds, context=context, strict=strict, clusters=tuple(groups))
     try:
         report = run_check(list(paths), options)
     except CheckUsageError as exc:

@@ -34,6 +34,8 @@ class CheckOptions:
     crds: tuple[Path, ...] = ()
     context: tuple[Path, ...] = ()
     strict: bool = False
+    clusters: tuple[tuple[str, Path], ...] = ()
+    """`--cluster NAME=PATH`: the manifests (and charts that record no cluster) under PATH are of cluster NAME."""
 
 
 class CheckUsageError(Exception):
@@ -245,7 +247,24 @@ def _rule_context(targets: Targets, options: CheckOptions, renderer: _Renderer, 
         extra += context_docs
         report.findings += problems
     node_shapes = {chart.display: shape for chart in targets.charts if (shape := chart.node_shape) is not None}
-    return CheckContext(extra=tuple(extra), node_shapes=node_shapes, chart_clusters=clusters)
+    manifests: dict[str, str] = {}
+    for document in (*report.documents, *extra):
+        owner = document.chart or document.source
+        named = clusters if document.chart else manifests
+        if owner not in named and (cluster := _grouped(owner, options.clusters)):
+            named[owner] = cluster
+    return CheckContext(extra=tuple(extra), node_shapes=node_shapes, chart_clusters=clusters,
+                        manifest_clusters=manifests)
+
+
+def _grouped(path: str, groups: tuple[tuple[str, Path], ...]) -> str:
+    """The cluster `--cluster` gives the file or chart folder at `path`: that of the deepest folder holding it."""
+    if not groups:
+        return ""
+    resolved = Path(path).resolve()
+    held = [(len(root.resolve().parts), name) for name, root in groups
+            if resolved == root.resolve() or root.resolve() in resolved.parents]
+    return max(held)[1] if held else ""
 
 
 def _list_pod_security(report: CheckReport) -> None:

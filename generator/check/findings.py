@@ -80,15 +80,30 @@ class CheckContext:
 
     `extra` are documents from outside the render (for example NetworkAttachmentDefinitions already
     in the cluster, given as manifest files); `node_shapes` maps a chart folder to its pool's node,
-    `chart_clusters` to its cluster.
+    `chart_clusters` to its cluster, `manifest_clusters` a manifest file to the cluster `--cluster` puts it in.
+
+    Objects live in clusters: every rule that looks one object up for another looks only among those of the same
+    cluster (`same_cluster`). A chart mpigen compiled is of the cluster its Chart.yaml records; a manifest file of the
+    cluster `--cluster NAME=PATH` says; anything else is of unknown origin, all of it one cluster, and taken to be
+    of every named cluster too (existing objects given with `--context` or `--crds` for the one cluster checked).
     """
 
     extra: tuple[RenderedObject, ...] = ()
     node_shapes: dict[str, NodeShape] = field(default_factory=dict)
     chart_clusters: dict[str, str] = field(default_factory=dict)
     """Chart folder -> the cluster mpigen compiled it for: namespaces of one name in two clusters are two."""
+    manifest_clusters: dict[str, str] = field(default_factory=dict)
+    """Manifest file (as a document's `source` names it) -> its cluster, from `--cluster`."""
 
     def cluster_of(self, document: RenderedObject) -> str:
-        return self.chart_clusters.get(document.chart, "")
+        """The cluster of a document; '' where its origin is unknown."""
+        if document.chart:
+            return self.chart_clusters.get(document.chart, "")
+        return self.manifest_clusters.get(document.source, "")
+
+    def same_cluster(self, document: RenderedObject, other: RenderedObject) -> bool:
+        """Objects of two named clusters never meet; those of unknown origin are taken to be of every cluster."""
+        mine, theirs = self.cluster_of(document), self.cluster_of(other)
+        return not mine or not theirs or mine == theirs
 
 

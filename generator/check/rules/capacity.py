@@ -24,10 +24,10 @@ def check_capacity(documents: list[RenderedObject], context: CheckContext) -> li
     fit one node of its chart's pool. A TrainingRuntime is in the infra chart, which targets no pool: it is judged
     by the pool of the job chart whose TrainJob runs on it (same namespace and name)."""
     findings: list[Finding] = []
-    trainjob_charts = {(d.namespace, metadata_name(d)): d.chart for d in documents
+    trainjob_charts = {(context.cluster_of(d), d.namespace, metadata_name(d)): d.chart for d in documents
                        if is_trainjob(d) and d.chart}
     for document in documents:
-        chart = trainjob_charts.get((document.namespace, metadata_name(document))) \
+        chart = trainjob_charts.get((context.cluster_of(document), document.namespace, metadata_name(document))) \
             if is_training_runtime(document) else document.chart
         shape = context.node_shapes.get(chart) if chart else None
         if shape is None or not (document.kind == mpi_operator.KIND or is_volcano_job(document)

@@ -68,18 +68,34 @@ def volcano_owned(job: str, name: str) -> _Owned | None:
     return None
 
 
-def _check_controller_names(documents: list[RenderedObject], extra: list[RenderedObject],
+def _jobs(documents: list[RenderedObject], is_job: Callable[[RenderedObject], bool]
+          ) -> dict[tuple[str, str], list[RenderedObject]]:
+    """The job objects `is_job` recognises, by namespace and name."""
+    jobs: dict[tuple[str, str], list[RenderedObject]] = {}
+    for document in documents:
+        if is_job(document) and metadata_name(document):
+            jobs.setdefault((document.namespace, metadata_name(document)), []).append(document)
+    return jobs
+
+
+def _beside(document: RenderedObject, job: str, jobs: dict[tuple[str, str], list[RenderedObject]],
+            context: CheckContext) -> bool:
+    """A job named `job` in the document's namespace of its own cluster: a controller's names clash only there."""
+    return any(context.same_cluster(document, other) for other in jobs.get((document.namespace, job), ()))
+
+
+def _check_controller_names(documents: list[RenderedObject], extra: list[RenderedObject], context: CheckContext,
                             is_job: Callable[[RenderedObject], bool], owned_by: Callable[[str, str], _Owned | None],
                             suffixes: tuple[str, ...], whose: str) -> list[Finding]:
     """No object beside a job `<job>` that `is_job` recognises takes a name its controller creates for it:
     `<job>` itself or `<job><suffix>` (what `owned_by(job, name)` says, for the kinds it names)."""
-    jobs = {(d.namespace, metadata_name(d)) for d in [*documents, *extra] if is_job(d) and metadata_name(d)}
+    jobs = _jobs([*documents, *extra], is_job)
     findings: list[Finding] = []
     for document in documents:
         name = metadata_name(document)
         for suffix in ("", *suffixes):
             job = name.removesuffix(suffix) if name.endswith(suffix) else None
-            owned = owned_by(job, name) if job and (document.namespace, job) in jobs else None
+            owned = owned_by(job, name) if job and _beside(document, job, jobs, context) else None
             if owned is None or document.kind not in owned.kinds:
                 continue
             findings.append(finding(document, path_of(("metadata", "name")), (
@@ -110,19 +126,19 @@ def check_reserved_names(documents: list[RenderedObject], context: CheckContext 
     """No object beside MPIJob `<job>` is named `<job>-config`, `-ssh`, `-launcher`, `-worker-<N>` (or Service `<job>`);
     none beside Volcano Job `<job>` takes `<job>-svc`, `<job>-ssh`, or Service or NetworkPolicy `<job>`; none beside
     TrainJob `<job>` takes `<job>-mpi-hostfile`, `<job>-mpi-ssh-auth`, or JobSet or Service `<job>`."""
-    extra = list(context.extra) if context is not None else []
-    jobs = {(d.namespace, metadata_name(d)) for d in [*documents, *extra]
-            if d.kind == mpi_operator.KIND and metadata_name(d)}
-    findings = _check_controller_names(documents, extra, is_volcano_job, volcano_owned,
+    context = context if context is not None else CheckContext()
+    extra = list(context.extra)
+    jobs = _jobs([*documents, *extra], lambda d: d.kind == mpi_operator.KIND)
+    findings = _check_controller_names(documents, extra, context, is_volcano_job, volcano_owned,
                                        _suffixes(volcano_job.plugin_owned_names), "Volcano's for its Job")
-    findings += _check_controller_names(documents, extra, is_trainjob, trainer_owned,
+    findings += _check_controller_names(documents, extra, context, is_trainjob, trainer_owned,
                                         _suffixes(trainer.trainer_owned_names), "Kubeflow Trainer's for its TrainJob")
     for document in documents:
         name = metadata_name(document)
         if not name:
             continue
         for job in _candidate_jobs(name):
-            if (document.namespace, job) not in jobs:
+            if not _beside(document, job, jobs, context):
                 continue
             owned = operator_owned(job, name)
             if owned is None or (name == job and document.kind != "Service"):

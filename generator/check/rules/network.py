@@ -149,10 +149,12 @@ def cni_config_problem(config: Any) -> str:
 
 
 class _NadIndex:
-    """NetworkAttachmentDefinitions by namespace and name; a document without a namespace is in the release's."""
+    """NetworkAttachmentDefinitions by namespace and name; a document without a namespace is in the release's. A pod
+    sees only those of its own cluster (`CheckContext.same_cluster`)."""
 
-    def __init__(self, documents: Iterable[RenderedObject]) -> None:
-        self.by_key: dict[tuple[str, str], RenderedObject] = {}
+    def __init__(self, documents: Iterable[RenderedObject], context: CheckContext) -> None:
+        self.context = context
+        self.by_key: dict[tuple[str, str], list[RenderedObject]] = {}
         self.by_name: dict[str, list[RenderedObject]] = {}
         for document in documents:
             name = metadata_name(document)
@@ -167,17 +169,22 @@ class _NadIndex:
                     document.namespace
             else:
                 continue
-            self.by_key.setdefault((namespace, name), document)
+            self.by_key.setdefault((namespace, name), []).append(document)
             self.by_name.setdefault(name, []).append(document)
 
-    def find(self, namespace: str, name: str) -> RenderedObject | None:
+    def _of(self, pod: RenderedObject, found: list[RenderedObject]) -> RenderedObject | None:
+        """The first of `found` in the pod's cluster, one of that very cluster before one of unknown origin."""
+        mine = [other for other in found if self.context.same_cluster(pod, other)]
+        return next((o for o in mine if self.context.cluster_of(o)), next(iter(mine), None))
+
+    def find(self, pod: RenderedObject, namespace: str, name: str) -> RenderedObject | None:
         """Exact match first; where a namespace is unknown (not written), a NAD of that name is taken on trust."""
-        exact = self.by_key.get((namespace, name))
+        exact = self._of(pod, self.by_key.get((namespace, name), []))
         if exact is not None:
             return exact
         if namespace == "":
-            return next(iter(self.by_name.get(name, [])), None)
-        return self.by_key.get(("", name))
+            return self._of(pod, self.by_name.get(name, []))
+        return self._of(pod, self.by_key.get(("", name), []))
 
 
 def _annotations(metadata: dict[str, Any]) -> dict[str, Any]:
@@ -205,7 +212,7 @@ def _check_volcano_network_policy(document: RenderedObject, templates: list[PodT
 def check_networks(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
     """Every Multus network a pod names exists, has a usable CNI config, and gets the device it needs."""
     findings: list[Finding] = []
-    index = _NadIndex([*documents, *context.extra])
+    index = _NadIndex([*documents, *context.extra], context)
     to_check = {id(d): d for d in documents if d.kind == NAD_KIND}
     for document in documents:
         templates = pod_templates(document)
@@ -260,7 +267,7 @@ def _check_pod_networks(template: PodTemplate, index: _NadIndex, to_check: dict[
     nads: dict[int, RenderedObject] = {}
     for selection in selections:
         namespace = selection.namespace or document.namespace
-        nad = index.find(namespace, selection.name)
+        nad = index.find(document, namespace, selection.name)
         if nad is None:
             shown = f"{namespace}/{selection.name}" if namespace else selection.name
             findings.append(finding(document, where, (

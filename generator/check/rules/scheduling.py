@@ -136,12 +136,6 @@ def _labels(obj: dict[str, Any]) -> dict[str, Any]:
     return as_dict((as_dict(obj.get("metadata")) or {}).get("labels")) or {}
 
 
-def _same_cluster(document: RenderedObject, other: RenderedObject, context: CheckContext) -> bool:
-    """Objects of two compiled clusters never meet; those of unknown origin are taken to be of every cluster."""
-    mine, theirs = context.cluster_of(document), context.cluster_of(other)
-    return not mine or not theirs or mine == theirs
-
-
 _LOOKED_UP = {(VOLCANO_GROUP, vocabulary.VOLCANO_QUEUE), (trainer.GROUP, trainer.RUNTIME_KIND),
               *((vocabulary.KUEUE_GROUP, kind) for kind in (vocabulary.LOCAL_QUEUE, vocabulary.CLUSTER_QUEUE,
                                                              vocabulary.WORKLOAD_PRIORITY_CLASS, vocabulary.TOPOLOGY))}
@@ -164,7 +158,7 @@ class _Known:
     def find(self, kind: str, name: str, namespace: str | None, document: RenderedObject, context: CheckContext,
              group: str = vocabulary.KUEUE_GROUP) -> RenderedObject | None:
         for other in self._by_name.get((group, kind, name), ()):
-            if (namespace is None or other.namespace == namespace) and _same_cluster(document, other, context):
+            if (namespace is None or other.namespace == namespace) and context.same_cluster(document, other):
                 return other
         return None
 
@@ -191,7 +185,7 @@ def _check_kueue_references(document: RenderedObject, pods: RenderedObject | Non
         findings.append(finding(document, path_of(("metadata", "labels", vocabulary.PRIORITY_CLASS_LABEL)), (
             f"no WorkloadPriorityClass {priority} in this render or the extra manifests (--context)"),
             RULE_SCHEDULING))
-    levels = {level.get("nodeLabel") for other in known.topologies if _same_cluster(document, other, context)
+    levels = {level.get("nodeLabel") for other in known.topologies if context.same_cluster(document, other)
               for level in (as_dict(other.obj.get("spec")) or {}).get("levels") or [] if isinstance(level, dict)}
     for template in pod_templates(pods) if pods is not None else []:
         annotations = as_dict(template.metadata.get("annotations")) or {}

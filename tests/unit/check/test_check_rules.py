@@ -685,3 +685,37 @@ def test_namespaces_of_one_name_in_two_clusters_are_two():
     assert rules.check_pod_security([job, ns_a], CheckContext(chart_clusters=only_b)) == []
     unscoped = RenderedObject("cluster/ns.yaml", namespace("ml", "baseline").obj)  # a manifest file: any cluster's
     assert len(rules.check_pod_security([job, unscoped], CheckContext(chart_clusters=clusters))) == 1
+
+
+def test_reserved_names_clash_only_within_one_cluster():
+    """mpi-operator creates `<job>-config` in the MPIJob's own cluster: a ConfigMap of that name in another cluster,
+    though of the same namespace, takes nothing from it (issue of `mpigen check` over several clusters)."""
+    mpijob = job(chart="charts/a/jobs/x")
+    config = RenderedObject("charts/b/jobs/y/templates/configmap.yaml", other("ConfigMap", "x-config").obj,
+                            "charts/b/jobs/y")
+    apart = CheckContext(chart_clusters={"charts/a/jobs/x": "a", "charts/b/jobs/y": "b"})
+    assert check_reserved_names([mpijob, config], apart) == []
+    together = CheckContext(chart_clusters={"charts/a/jobs/x": "a", "charts/b/jobs/y": "a"})
+    assert len(check_reserved_names([mpijob, config], together)) == 1
+    unknown = RenderedObject("manifests/cm.yaml", other("ConfigMap", "x-config").obj)  # of every cluster
+    assert len(check_reserved_names([mpijob, unknown], apart)) == 1
+
+
+def test_a_training_runtime_is_judged_by_the_pool_of_its_own_clusters_trainjob():
+    """A TrainJob's TrainingRuntime lives in its cluster's infra chart; a TrainJob of the same namespace and name in
+    another cluster, whose pool has no such GPUs, says nothing of it."""
+    runtime_obj = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
+                   "metadata": {"name": "t-1", "namespace": "ml"},
+                   "spec": {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {
+                       "template": {"spec": {"containers": [{"name": "node", "image": "i", "resources": {
+                           "limits": {"nvidia.com/gpu": 8}}}]}}}}}]}}}}
+    trainjob_obj = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                    "metadata": {"name": "t-1", "namespace": "ml"}, "spec": {"runtimeRef": {"name": "t-1"}}}
+    runtime = RenderedObject("charts/a/infra/templates/training-runtimes.yaml", runtime_obj, "charts/a/infra")
+    theirs = RenderedObject("charts/b/jobs/t/templates/trainjob.yaml", trainjob_obj, "charts/b/jobs/t")
+    small = NodeShape("b", "small", {"nvidia.com/gpu": 4})
+    clusters = {"charts/a/infra": "a", "charts/b/jobs/t": "b"}
+    context = CheckContext(node_shapes={"charts/b/jobs/t": small}, chart_clusters=clusters)
+    assert check_capacity([runtime, theirs], context) == []
+    same = CheckContext(node_shapes={"charts/b/jobs/t": small}, chart_clusters={**clusters, "charts/a/infra": "b"})
+    assert len(check_capacity([runtime, theirs], same)) == 1
