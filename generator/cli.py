@@ -6,6 +6,7 @@ module (and click, jinja2, jsonschema) is imported. Each command imports the sta
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -331,6 +332,8 @@ def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version
                                      param_hint="--cluster")
         if not Path(folder).exists():
             raise click.BadParameter(f"{given!r}: {folder} does not exist", param_hint="--cluster")
+        if any(os.path.abspath(folder) == os.path.abspath(other) for _, other in groups):
+            raise click.BadParameter(f"{given!r}: {folder} is given another cluster already", param_hint="--cluster")
         groups.append((name, Path(folder)))
     options = CheckOptions(helm=helm, use_helm=not no_helm, kube_version=kube_version.lstrip("v") if kube_version
                            else None, crds=crds, context=context, strict=strict, clusters=tuple(groups))

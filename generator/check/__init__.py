@@ -261,9 +261,10 @@ def _grouped(path: str, groups: tuple[tuple[str, Path], ...]) -> str:
     """The cluster `--cluster` gives the file or chart folder at `path`: that of the deepest folder holding it."""
     if not groups:
         return ""
-    resolved = Path(path).resolve()
-    held = [(len(root.resolve().parts), name) for name, root in groups
-            if resolved == root.resolve() or root.resolve() in resolved.parents]
+    # Absolute, not resolved: a file reached through a link inside the folder is the folder's, as it was read.
+    absolute = Path(os.path.abspath(path))
+    held = [(len(folder.parts), name) for name, root in groups
+            if absolute == (folder := Path(os.path.abspath(root))) or folder in absolute.parents]
     return max(held)[1] if held else ""
 
 

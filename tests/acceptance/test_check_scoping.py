@@ -115,6 +115,8 @@ def test_hand_written_manifests_are_grouped_by_the_cluster_option(tmp_path):
                for line in errors), errors
 
 
-def test_a_cluster_option_must_name_a_cluster_and_a_path(tmp_path):
+def test_a_cluster_option_must_name_a_cluster_and_a_path_once(tmp_path):
     result = run_mpigen("check", "--no-helm", "--cluster", "a-lab", tmp_path)
     assert result.returncode == 2 and "write NAME=PATH" in result.stderr, result.stderr
+    twice = run_mpigen("check", "--no-helm", f"--cluster=a-lab={tmp_path}", f"--cluster=b-lab={tmp_path}", tmp_path)
+    assert twice.returncode == 2 and "is given another cluster already" in twice.stderr, twice.stderr

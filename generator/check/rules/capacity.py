@@ -24,11 +24,9 @@ def check_capacity(documents: list[RenderedObject], context: CheckContext) -> li
     fit one node of its chart's pool. A TrainingRuntime is in the infra chart, which targets no pool: it is judged
     by the pool of the job chart whose TrainJob runs on it (same namespace and name)."""
     findings: list[Finding] = []
-    trainjob_charts = {(context.cluster_of(d), d.namespace, metadata_name(d)): d.chart for d in documents
-                       if is_trainjob(d) and d.chart}
+    trainjobs = [d for d in documents if is_trainjob(d) and d.chart]
     for document in documents:
-        chart = trainjob_charts.get((context.cluster_of(document), document.namespace, metadata_name(document))) \
-            if is_training_runtime(document) else document.chart
+        chart = _trainjob_chart(document, trainjobs, context) if is_training_runtime(document) else document.chart
         shape = context.node_shapes.get(chart) if chart else None
         if shape is None or not (document.kind == mpi_operator.KIND or is_volcano_job(document)
                                  or is_training_runtime(document)):
@@ -57,6 +55,15 @@ def check_capacity(documents: list[RenderedObject], context: CheckContext) -> li
                         f"the {who} {asked.total} {resource}, but {node} has {capacity}; the workers never schedule"),
                         RULE_CAPACITY))
     return findings
+
+
+def _trainjob_chart(runtime: RenderedObject, trainjobs: list[RenderedObject], context: CheckContext) -> str:
+    """The chart of the TrainJob of the runtime's namespace and name in its cluster (of that very cluster first)."""
+    mine = [d for d in trainjobs if d.namespace == runtime.namespace and metadata_name(d) == metadata_name(runtime)
+            and context.same_cluster(runtime, d)]
+    cluster = context.cluster_of(runtime)
+    found = next((d for d in mine if context.cluster_of(d) == cluster), next(iter(mine), None))
+    return found.chart if found is not None else ""
 
 
 def _node_words(cluster: str, pool: str) -> str:

@@ -173,9 +173,11 @@ class _NadIndex:
             self.by_name.setdefault(name, []).append(document)
 
     def _of(self, pod: RenderedObject, found: list[RenderedObject]) -> RenderedObject | None:
-        """The first of `found` in the pod's cluster, one of that very cluster before one of unknown origin."""
+        """The first of `found` in the pod's cluster: one of that very cluster (named or unknown) before one that is
+        only taken to be of it."""
+        cluster = self.context.cluster_of(pod)
         mine = [other for other in found if self.context.same_cluster(pod, other)]
-        return next((o for o in mine if self.context.cluster_of(o)), next(iter(mine), None))
+        return next((o for o in mine if self.context.cluster_of(o) == cluster), next(iter(mine), None))
 
     def find(self, pod: RenderedObject, namespace: str, name: str) -> RenderedObject | None:
         """Exact match first; where a namespace is unknown (not written), a NAD of that name is taken on trust."""

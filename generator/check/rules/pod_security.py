@@ -19,6 +19,15 @@ def workload_pod_security(document: RenderedObject) -> PodSecurity | None:
     return combine(evaluate(template.spec) for template in templates)
 
 
+def _enforced(enforced: dict[tuple[str, str], Level], cluster: str, namespace: str) -> Level | None:
+    """The level a namespace enforces for a workload of `cluster`: its own cluster's, else one of unknown origin;
+    for a workload of unknown origin, which may be of any cluster, the least strict any cluster enforces there."""
+    if cluster:
+        return enforced.get((cluster, namespace), enforced.get(("", namespace)))
+    levels = [level for (_, name), level in enforced.items() if name == namespace]
+    return enforced.get(("", namespace)) or (max(levels) if levels else None)
+
+
 def check_pod_security(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
     """Pod Security admission refuses a pod that needs more than its namespace's `enforce` label allows.
 
@@ -43,7 +52,7 @@ def check_pod_security(documents: list[RenderedObject], context: CheckContext) -
         enforced[(context.cluster_of(document), document.name)] = Level[value.upper()]
     for document in documents:
         security = workload_pod_security(document)
-        allowed = enforced.get((context.cluster_of(document), document.namespace), enforced.get(("", document.namespace)))
+        allowed = _enforced(enforced, context.cluster_of(document), document.namespace)
         if security is None or allowed is None or security.level <= allowed:
             continue
         findings.append(finding(

@@ -226,7 +226,7 @@ def _check_queue(document: RenderedObject, suspend: tuple[str, ...], pods: Rende
     cluster_queue_name = as_str((as_dict(local.obj.get("spec")) or {}).get("clusterQueue"))
     if not cluster_queue_name:
         return findings
-    cluster_queue = known.find(vocabulary.CLUSTER_QUEUE, cluster_queue_name, None, document, context)
+    cluster_queue = known.find(vocabulary.CLUSTER_QUEUE, cluster_queue_name, None, local, context)  # the queue's
     if cluster_queue is None:
         return findings
     covered: set[str] = set()

@@ -719,3 +719,62 @@ def test_a_training_runtime_is_judged_by_the_pool_of_its_own_clusters_trainjob()
     assert check_capacity([runtime, theirs], context) == []
     same = CheckContext(node_shapes={"charts/b/jobs/t": small}, chart_clusters={**clusters, "charts/a/infra": "b"})
     assert len(check_capacity([runtime, theirs], same)) == 1
+
+
+def test_a_manifest_of_unknown_origin_is_judged_with_its_own_and_any_clusters_objects():
+    """Checking `charts/` beside hand-written manifests: a pod of unknown origin takes the NAD of unknown origin
+    beside it before a compiled cluster's of the same name; a namespace only a compiled cluster labels still
+    judges it (at that cluster's level, the least strict where several do)."""
+    nad = {"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
+           "metadata": {"name": "rail0", "namespace": "ml"},
+           "spec": {"config": '{"cniVersion": "0.3.1", "name": "rail0", "type": "macvlan", "master": "ib0"}'}}
+    theirs = copy.deepcopy(nad)
+    theirs["metadata"]["annotations"] = {"k8s.v1.cni.cncf.io/resourceName": "nvidia.com/rdma_rail0"}
+    theirs["spec"]["config"] = '{"cniVersion": "0.3.1", "name": "rail0", "type": "sriov"}'
+    pod = copy.deepcopy(rdma_job().obj)
+    pod["spec"]["mpiReplicaSpecs"]["Worker"]["template"].setdefault("metadata", {})["annotations"] = {
+        "k8s.v1.cni.cncf.io/networks": "rail0"}
+    for container in pod["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"]:
+        container.get("resources", {}).get("limits", {}).pop("nvidia.com/rdma_rail0", None)
+    hand = RenderedObject("manifests/job.yaml", pod)
+    context = CheckContext(chart_clusters={"charts/a/infra": "a"})
+    compiled = RenderedObject("charts/a/infra/templates/network-attachments.yaml", theirs, "charts/a/infra")
+    own = RenderedObject("manifests/nad.yaml", nad)
+    assert [f for f in rules.check_networks([hand, compiled, own], context) if "rdma_rail0" in f.message] == []
+    assert [f for f in rules.check_networks([hand, compiled], context) if "rdma_rail0" in f.message], \
+        "with no NAD of its own, the compiled cluster's is the one it may meet"
+    ns_a = RenderedObject("charts/a/infra/templates/namespaces.yaml", namespace("ml", "restricted").obj, "charts/a/infra")
+    job_of_unknown_origin = RenderedObject("manifests/job.yaml", rdma_job().obj)
+    assert len(rules.check_pod_security([job_of_unknown_origin, ns_a], context)) == 1
+    ns_b = RenderedObject("charts/b/infra/templates/namespaces.yaml", namespace("ml", "privileged").obj, "charts/b/infra")
+    both = CheckContext(chart_clusters={"charts/a/infra": "a", "charts/b/infra": "b"})
+    assert rules.check_pod_security([job_of_unknown_origin, ns_a, ns_b], both) == []
+
+
+def test_cluster_folders_group_files_as_they_were_reached(tmp_path):
+    """`--cluster NAME=PATH`: the deepest folder holding a file gives its cluster; a file reached through a link in
+    the folder is the folder's (paths are made absolute, never resolved through links)."""
+    from generator.check import _grouped
+
+    (tmp_path / "m/a/deep").mkdir(parents=True)
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "m/a/net").symlink_to(tmp_path / "shared")
+    groups = (("a", tmp_path / "m/a"), ("d", tmp_path / "m/a/deep"))
+    assert _grouped(str(tmp_path / "m/a/net/nads.yaml"), groups) == "a"
+    assert _grouped(str(tmp_path / "m/a/deep/x.yaml"), groups) == "d"
+    assert _grouped(str(tmp_path / "m/b/x.yaml"), groups) == ""
+
+
+def test_a_runtime_of_unknown_origin_is_judged_by_the_trainjob_of_its_name():
+    runtime_obj = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
+                   "metadata": {"name": "t-1", "namespace": "ml"},
+                   "spec": {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {
+                       "template": {"spec": {"containers": [{"name": "node", "image": "i", "resources": {
+                           "limits": {"nvidia.com/gpu": 8}}}]}}}}}]}}}}
+    trainjob_obj = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                    "metadata": {"name": "t-1", "namespace": "ml"}, "spec": {"runtimeRef": {"name": "t-1"}}}
+    runtime = RenderedObject("manifests/runtime.yaml", runtime_obj)
+    trainjob = RenderedObject("charts/b/jobs/t/templates/trainjob.yaml", trainjob_obj, "charts/b/jobs/t")
+    context = CheckContext(node_shapes={"charts/b/jobs/t": NodeShape("b", "small", {"nvidia.com/gpu": 4})},
+                           chart_clusters={"charts/b/jobs/t": "b"})
+    assert len(check_capacity([runtime, trainjob], context)) == 1
