@@ -701,16 +701,22 @@ def test_reserved_names_clash_only_within_one_cluster():
     assert len(check_reserved_names([mpijob, unknown], apart)) == 1
 
 
+def _runtime_and_trainjob() -> tuple[dict[str, Any], dict[str, Any]]:
+    """A TrainingRuntime whose node pods ask for 8 GPUs, and the TrainJob `ml/t-1` of the same name."""
+    runtime = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
+               "metadata": {"name": "t-1", "namespace": "ml"},
+               "spec": {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {
+                   "template": {"spec": {"containers": [{"name": "node", "image": "i", "resources": {
+                       "limits": {"nvidia.com/gpu": 8}}}]}}}}}]}}}}
+    trainjob = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                "metadata": {"name": "t-1", "namespace": "ml"}, "spec": {"runtimeRef": {"name": "t-1"}}}
+    return runtime, trainjob
+
+
 def test_a_training_runtime_is_judged_by_the_pool_of_its_own_clusters_trainjob():
     """A TrainJob's TrainingRuntime lives in its cluster's infra chart; a TrainJob of the same namespace and name in
     another cluster, whose pool has no such GPUs, says nothing of it."""
-    runtime_obj = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
-                   "metadata": {"name": "t-1", "namespace": "ml"},
-                   "spec": {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {
-                       "template": {"spec": {"containers": [{"name": "node", "image": "i", "resources": {
-                           "limits": {"nvidia.com/gpu": 8}}}]}}}}}]}}}}
-    trainjob_obj = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
-                    "metadata": {"name": "t-1", "namespace": "ml"}, "spec": {"runtimeRef": {"name": "t-1"}}}
+    runtime_obj, trainjob_obj = _runtime_and_trainjob()
     runtime = RenderedObject("charts/a/infra/templates/training-runtimes.yaml", runtime_obj, "charts/a/infra")
     theirs = RenderedObject("charts/b/jobs/t/templates/trainjob.yaml", trainjob_obj, "charts/b/jobs/t")
     small = NodeShape("b", "small", {"nvidia.com/gpu": 4})
@@ -766,13 +772,7 @@ def test_cluster_folders_group_files_as_they_were_reached(tmp_path):
 
 
 def test_a_runtime_of_unknown_origin_is_judged_by_the_trainjob_of_its_name():
-    runtime_obj = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
-                   "metadata": {"name": "t-1", "namespace": "ml"},
-                   "spec": {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {
-                       "template": {"spec": {"containers": [{"name": "node", "image": "i", "resources": {
-                           "limits": {"nvidia.com/gpu": 8}}}]}}}}}]}}}}
-    trainjob_obj = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
-                    "metadata": {"name": "t-1", "namespace": "ml"}, "spec": {"runtimeRef": {"name": "t-1"}}}
+    runtime_obj, trainjob_obj = _runtime_and_trainjob()
     runtime = RenderedObject("manifests/runtime.yaml", runtime_obj)
     trainjob = RenderedObject("charts/b/jobs/t/templates/trainjob.yaml", trainjob_obj, "charts/b/jobs/t")
     context = CheckContext(node_shapes={"charts/b/jobs/t": NodeShape("b", "small", {"nvidia.com/gpu": 4})},
