@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,21 +172,27 @@ class _NadIndex:
             self.by_key.setdefault((namespace, name), []).append(document)
             self.by_name.setdefault(name, []).append(document)
 
-    def _of(self, pod: RenderedObject, found: list[RenderedObject]) -> RenderedObject | None:
+    def _of(self, pod: RenderedObject, found: list[RenderedObject],
+            fits: Callable[[RenderedObject], bool]) -> RenderedObject | None:
         """The first of `found` in the pod's cluster: one of that very cluster (named or unknown) before one that is
-        only taken to be of it."""
+        only taken to be of it. A pod of unknown origin may be of any cluster: among those, one that `fits` it (whose
+        device the pod requests) is its own, where there is one."""
         cluster = self.context.cluster_of(pod)
         mine = [other for other in found if self.context.same_cluster(pod, other)]
-        return next((o for o in mine if self.context.cluster_of(o) == cluster), next(iter(mine), None))
+        own = [other for other in mine if self.context.cluster_of(other) == cluster]
+        if own or cluster:
+            return next(iter(own or mine), None)
+        return next((other for other in mine if fits(other)), next(iter(mine), None))
 
-    def find(self, pod: RenderedObject, namespace: str, name: str) -> RenderedObject | None:
+    def find(self, pod: RenderedObject, namespace: str, name: str,
+             fits: Callable[[RenderedObject], bool] = lambda nad: True) -> RenderedObject | None:
         """Exact match first; where a namespace is unknown (not written), a NAD of that name is taken on trust."""
-        exact = self._of(pod, self.by_key.get((namespace, name), []))
+        exact = self._of(pod, self.by_key.get((namespace, name), []), fits)
         if exact is not None:
             return exact
         if namespace == "":
-            return self._of(pod, self.by_name.get(name, []))
-        return self._of(pod, self.by_key.get(("", name), []))
+            return self._of(pod, self.by_name.get(name, []), fits)
+        return self._of(pod, self.by_key.get(("", name), []), fits)
 
 
 def _annotations(metadata: dict[str, Any]) -> dict[str, Any]:
@@ -267,9 +273,15 @@ def _check_pod_networks(template: PodTemplate, index: _NadIndex, to_check: dict[
     findings = [finding(document, where, f"{NETWORKS_ANNOTATION} {problem}", RULE_NETWORK) for problem in problems]
     attached: Counter[int] = Counter()
     nads: dict[int, RenderedObject] = {}
+    requests = pod_requests(template)
+
+    def fits(nad: RenderedObject) -> bool:
+        resource = as_str(_annotations(as_dict(nad.obj.get("metadata")) or {}).get(RESOURCE_NAME_ANNOTATION))
+        return not resource or resource in requests
+
     for selection in selections:
         namespace = selection.namespace or document.namespace
-        nad = index.find(document, namespace, selection.name)
+        nad = index.find(document, namespace, selection.name, fits)
         if nad is None:
             shown = f"{namespace}/{selection.name}" if namespace else selection.name
             findings.append(finding(document, where, (
@@ -279,7 +291,6 @@ def _check_pod_networks(template: PodTemplate, index: _NadIndex, to_check: dict[
         attached[id(nad)] += 1
         nads[id(nad)] = nad
         to_check.setdefault(id(nad), nad)
-    requests = pod_requests(template)
     containers = path_of((*template.path, "spec", "containers"))
     for key, count in attached.items():
         nad = nads[key]

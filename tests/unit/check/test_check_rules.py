@@ -749,6 +749,10 @@ def test_a_manifest_of_unknown_origin_is_judged_with_its_own_and_any_clusters_ob
     assert [f for f in rules.check_networks([hand, compiled, own], context) if "rdma_rail0" in f.message] == []
     assert [f for f in rules.check_networks([hand, compiled], context) if "rdma_rail0" in f.message], \
         "with no NAD of its own, the compiled cluster's is the one it may meet"
+    # Of two compiled clusters' NADs of that name, the one whose device the pod does not request is not its own.
+    shared = RenderedObject("charts/b/infra/templates/network-attachments.yaml", nad, "charts/b/infra")
+    two = CheckContext(chart_clusters={"charts/a/infra": "a", "charts/b/infra": "b"})
+    assert [f for f in rules.check_networks([hand, compiled, shared], two) if "rdma_rail0" in f.message] == []
     ns_a = RenderedObject("charts/a/infra/templates/namespaces.yaml", namespace("ml", "restricted").obj, "charts/a/infra")
     job_of_unknown_origin = RenderedObject("manifests/job.yaml", rdma_job().obj)
     assert len(rules.check_pod_security([job_of_unknown_origin, ns_a], context)) == 1
