@@ -54,6 +54,11 @@ def pool_rails(cluster: dict[str, Any], hardware: dict[str, Any]) -> list[dict[s
     return [rail for rail in cluster.get("rails", []) if rail["nic"] in names]
 
 
+def pool_node_labels(pool: dict[str, Any], hardware: dict[str, Any]) -> dict[str, str]:
+    """The labels that pick a pool's nodes: its hardware's, then its own (`NodePool.node_selector` on the model)."""
+    return {**hardware.get("nodeLabels", {}), **pool.get("nodeLabels", {})}
+
+
 @dataclass(frozen=True)
 class Layout:
     """How a job's workers sit on its pool's nodes."""

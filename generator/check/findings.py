@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,5 +106,12 @@ class CheckContext:
         """Objects of two named clusters never meet; those of unknown origin are taken to be of every cluster."""
         mine, theirs = self.cluster_of(document), self.cluster_of(other)
         return not mine or not theirs or mine == theirs
+
+    def seen_by(self, document: RenderedObject, candidates: Iterable[RenderedObject]) -> list[RenderedObject]:
+        """The candidates of the document's cluster: those of that very cluster (named or unknown) first, then those
+        only taken to be of it; each group in the candidates' order."""
+        cluster = self.cluster_of(document)
+        mine = [other for other in candidates if self.same_cluster(document, other)]
+        return sorted(mine, key=lambda other: self.cluster_of(other) != cluster)
 
 

@@ -15,11 +15,11 @@ from generator import defaults, derive, names
 from generator.load import ProfileFile
 from generator.manifests.hostfile import configmap_keys, job_host, rankfile_line
 from generator.manifests.manifest import plain
-from generator.manifests.mpijob import env_value, launcher_command, workers_variable
+from generator.manifests.mpijob import env_value, launcher_command, worker_affinity, workers_variable
 from generator.manifests.node_placement import launcher_pool, launcher_pools, tolerations
 from generator.manifests.providers import PROVIDERS, pod_network
 from generator.manifests.run_name import RUN_DIGEST_COVERS, mpijob_name
-from generator.model import Backend, Job, MpiImplementation, Naming, Nic, NodePool, Scheduler, WorkerSpread
+from generator.model import Backend, Job, MpiImplementation, Naming, Nic, NodePool, Scheduler
 from generator.vocabulary.multus import NETWORKS_ANNOTATION
 
 BINDING_RULE = ("frameworks (Horovod, PyTorch) drive GPU i from local rank i, and NCCL sends each GPU's traffic "
@@ -378,9 +378,11 @@ def _placement(job: Job, at: _Where, at_cluster: _Where) -> list[Fact]:
                            _taints_said(job, (job.pool,), at_cluster) + ": a pod is not scheduled on a node with a "
                            "NoSchedule taint it does not tolerate, so each taint gets the toleration matching it "
                            "(Equal to its value, Exists without one)"))
-    host = PROVIDERS[job.cluster.network.provider].host_network
-    spread = ("one per node" if host or job.worker_spread is WorkerSpread.ONE_PER_NODE else
-              "packed on as few nodes as they fit (preferred)" if job.worker_spread is WorkerSpread.PACK else
+    network = pod_network(job, job.name)
+    host = network.host_network
+    affinity = worker_affinity(job, job.name, network)  # what the workers' pod spec says, read back
+    spread = ("one per node" if "podAntiAffinity" in affinity else
+              "packed on as few nodes as they fit (preferred)" if "podAffinity" in affinity else
               "wherever the scheduler puts them")
     facts.append(_fact("nodes", "workers per node", f"{spread}; at most {job.workers_per_node}",
                        "host networking: two workers on a node would both bind sshd's port" if host else

@@ -117,12 +117,14 @@ def namespace_pod_security(cluster: Cluster, jobs: tuple[Job, ...],
 
 
 def build_infra(cluster: Cluster, chart: ChartRef, jobs: tuple[Job, ...] = (),
-                mpijobs: Mapping[str, dict[str, Any]] | None = None) -> list[Manifest]:
+                mpijobs: Mapping[str, dict[str, Any]] | None = None,
+                levels: Mapping[str, PodSecurity] | None = None) -> list[Manifest]:
     """Namespaces jobs may run in, labelled with the Pod Security level their jobs need, what the cluster's
     network provider needs (device plugin config, the rails' networks in each namespace), and its scheduler's
     queues and priority classes.
-    `mpijobs`: as for `namespace_pod_security` (a TrainJob's is the TrainingRuntime, which this chart carries)."""
-    levels = namespace_pod_security(cluster, jobs, mpijobs)
+    `mpijobs`: as for `namespace_pod_security` (a TrainJob's is the TrainingRuntime, which this chart carries);
+    `levels`: what that gives, where the caller has it already."""
+    levels = levels if levels is not None else namespace_pod_security(cluster, jobs, mpijobs)
     manifests = [Manifest(chartfiles.NAMESPACES_TEMPLATE, build_namespace(ns, chart, levels[ns], cluster.kubernetes_version))
                  for ns in cluster.namespaces if ns not in cluster.existing_namespaces]
     runtimes = [Manifest(chartfiles.TRAINING_RUNTIMES_TEMPLATE, _training_runtime(job, chart, mpijobs or {}))

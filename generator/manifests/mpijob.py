@@ -13,6 +13,7 @@ from generator.manifests.providers import PROVIDERS, WORKER_OF_LABEL, PodNetwork
 from generator.manifests.scheduling import job_labels, pod_priority_class, scheduling_policy, worker_annotations
 from generator.model import Backend, EnvVar, Job, MpiImplementation, Resources, RunRef, WorkerSpread
 from generator.vocabulary import mpi_operator
+from generator.vocabulary import scheduling as scheduling_vocabulary
 
 LAUNCHER_CONTAINER = "launcher"
 WORKER_CONTAINER = "worker"
@@ -21,7 +22,6 @@ SHM_VOLUME = "dshm"
 NVIDIA_VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 SSHD = ("/usr/sbin/sshd", "-De")
 SSH_PORT = 22
-HOSTNAME_LABEL = "kubernetes.io/hostname"
 RANK_COUNT_FLAG = {MpiImplementation.OPENMPI: "-np", MpiImplementation.INTEL: "-n", MpiImplementation.MPICH: "-n"}
 
 
@@ -278,7 +278,8 @@ def worker_affinity(job: Job, mpijob: str, network: PodNetwork) -> dict[str, Any
     """How the workers of one run share nodes, through the label `WORKER_OF_LABEL` they carry then: never two on a
     node (host networking, where a second would find sshd's port taken, or `workerSpread: one-per-node`), or
     preferably as few nodes as they fit (`pack`)."""
-    term = {"labelSelector": {"matchLabels": {WORKER_OF_LABEL: mpijob}}, "topologyKey": HOSTNAME_LABEL}
+    term = {"labelSelector": {"matchLabels": {WORKER_OF_LABEL: mpijob}},
+            "topologyKey": scheduling_vocabulary.HOSTNAME_LABEL}
     if network.host_network or job.worker_spread is WorkerSpread.ONE_PER_NODE:
         return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
     if job.worker_spread is WorkerSpread.PACK:

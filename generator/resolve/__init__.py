@@ -236,7 +236,7 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
         slots_per_worker=shape.slots_per_worker,
         mpi_implementation=implementation,
         openmpi_version=openmpi_version,
-        openmpi_ucx=openmpi_ucx(data) if openmpi else None,
+        openmpi_ucx=_openmpi_ucx(data) if openmpi else None,
         placement=resolve_placement(data, hardware_data[pool.hardware.name], implementation, shape.gpus_per_worker,
                                     shape.slots_per_worker, cluster.cpu_manager_policy),
         program=tuple(data.get("program", ())),
@@ -267,7 +267,7 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
     )
 
 
-def openmpi_ucx(data: dict[str, Any]) -> bool:
+def _openmpi_ucx(data: dict[str, Any]) -> bool:
     """Whether the image's OpenMPI has UCX: the profile's `openMPIUcx`, else the default."""
     return bool(data.get("openMPIUcx", defaults.OPENMPI_UCX))
 
@@ -295,7 +295,7 @@ def _env(document: ProfileFile, data: dict[str, Any], rails: tuple[RailAttachmen
                           openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
                           ssh_port=PROVIDERS[cluster.network.provider].worker_ssh_port(cluster.network),
                           operator=backend.sets_openmpi_hostfile_variables,
-                          ucx=openmpi_ucx(data))
+                          ucx=_openmpi_ucx(data))
     for name, value, why in derived:
         if name in user_env:
             env.append(_env_var(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))

@@ -51,12 +51,9 @@ def _check_volcano_job(document: ProfileFile, job: dict[str, Any], cluster: dict
                                 f"scheduling.scheduler {admission.scheduler_of(cluster)}: Volcano's job controller "
                                 "and scheduler run the job",
                                 "set `scheduling.scheduler: volcano` on the cluster, or choose `backend: mpijob`"))
-    if job.get("naming") == Naming.STABLE.value:
-        found.append(Diagnostic(document.location("naming"), f"naming stable cannot be used under {chosen}: "
-                                "Volcano's admission webhook refuses every change to a created Job but its replicas "
-                                "and minAvailable, so the GitOps tool could never apply a later edit",
-                                "remove it (content-hash naming makes an edited job a new Job), or choose "
-                                "`backend: mpijob`"))
+    found += _stable_naming(document, job, chosen, "Volcano's admission webhook refuses every change to a created "
+                            "Job but its replicas and minAvailable, so the GitOps tool could never apply a later edit",
+                            "Job")
     if job.get("runAsUser"):
         found.append(Diagnostic(document.location("runAsUser"), f"runAsUser {job['runAsUser']} cannot be used under "
                                 f"{chosen}: Volcano's ssh plugin mounts the job's keys owned by root with mode 0600, "
@@ -80,12 +77,8 @@ def _check_trainjob(document: ProfileFile, job: dict[str, Any], cluster: dict[st
                                 f"{scheduler}: mpigen compiles a TrainJob's gang only through Kueue (Trainer's own "
                                 "podGroupPolicy is not compiled yet)",
                                 "choose `backend: mpijob` (or `volcano-job` under Volcano)"))
-    if job.get("naming") == Naming.STABLE.value:
-        found.append(Diagnostic(document.location("naming"), f"naming stable cannot be used under {chosen}: a "
-                                "TrainJob's runtimeRef and trainer fields are immutable, and Trainer builds the "
-                                "JobSet once and never applies a later runtime edit to it",
-                                "remove it (content-hash naming makes an edited job a new TrainJob), or choose "
-                                "`backend: mpijob`"))
+    found += _stable_naming(document, job, chosen, "a TrainJob's runtimeRef and trainer fields are immutable, and "
+                            "Trainer builds the JobSet once and never applies a later runtime edit to it", "TrainJob")
     hashed = job.get("naming", defaults.JOB_NAMING) == Naming.CONTENT_HASH.value
     launcher = names.trainjob_launcher_host(names.mpijob_name(job["name"], names.RUN_DIGEST_PLACEHOLDER
                                                                 if hashed else None))
@@ -98,6 +91,15 @@ def _check_trainjob(document: ProfileFile, job: dict[str, Any], cluster: dict[st
                                 + (f" (the TrainJob name adds {names.RUN_DIGEST_LENGTH + 1} characters of content "
                                    "hash)" if hashed else "")))
     return found + _unsupported_run_policy(document, job, _TRAINJOB_UNSUPPORTED, chosen)
+
+
+def _stable_naming(document: ProfileFile, job: dict[str, Any], chosen: str, why: str, noun: str) -> list[Diagnostic]:
+    """`naming: stable` under a backend whose controller never applies an edit to a created job object."""
+    if job.get("naming") != Naming.STABLE.value:
+        return []
+    return [Diagnostic(document.location("naming"), f"naming stable cannot be used under {chosen}: {why}",
+                       f"remove it (content-hash naming makes an edited job a new {noun}), or choose "
+                       "`backend: mpijob`")]
 
 
 def _unsupported_run_policy(document: ProfileFile, job: dict[str, Any],

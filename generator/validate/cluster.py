@@ -89,7 +89,7 @@ def _check_launcher_pool(document: ProfileFile, data: dict[str, Any], carriers: 
         return [Diagnostic(document.location("launcherPool"), f"`launcherPool` names node pool '{name}', which the "
                            "cluster does not have", did_you_mean(name, pools))]
     for pool, hardware in carriers or ():
-        if pool["name"] == name and not {**hardware.get("nodeLabels", {}), **pool.get("nodeLabels", {})}:
+        if pool["name"] == name and not derive.pool_node_labels(pool, hardware):
             return [Diagnostic(document.location("launcherPool"), f"pool '{name}' has no node labels, so the "
                                "launchers would get no node selector and could run on any node",
                                f"give pool '{name}' `nodeLabels` that only its nodes carry")]

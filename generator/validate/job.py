@@ -9,13 +9,13 @@ from typing import Any
 from generator import derive
 from generator.diagnostics import NEVER_FITS, Diagnostic, Severity, did_you_mean
 from generator.load import ProfileFile, to_plain
-from generator.manifests.providers import provider_of
 from generator.schema_files import load_schema
 from generator.validate.backend import check_backend
 from generator.validate.facts import check_core_facts
 from generator.validate.fields import check_label_keys, check_release_name
 from generator.validate.gitops import check_gitops_job
 from generator.validate.index import Index
+from generator.validate.network import host_network
 from generator.validate.scheduling import check_job_scheduling
 from generator.validate.sizing import check_layout
 from generator.validate.topology import check_job_topology
@@ -47,7 +47,7 @@ def check_job(document: ProfileFile, index: Index) -> list[Diagnostic]:
                      if p["hardware"] in index.hardware} if "scheduling" in cluster else {pool["name"]: hardware}
     found += check_job_scheduling(document, job, cluster, pool, pool_hardware,
                                   sized=not any(d.severity is Severity.ERROR for d in shaped))
-    found += _check_host_network_mpi(document, job, cluster)
+    found += _check_host_network_job(document, job, cluster)
     found += _check_memory(document, job, pool, hardware)
     found += _check_rails(document, job, cluster, pool, hardware)
     found += check_volumes(document, job)
@@ -139,22 +139,17 @@ def _unknown_pool(document: ProfileFile, job: dict[str, Any], cluster: dict[str,
 def _check_shape(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
                  hardware: dict[str, Any], hardware_doc: ProfileFile) -> list[Diagnostic]:
     """The facts sizing needs, the size on the pool, then (if it fits) the placement of its GPUs and NICs."""
-    host_network = _host_network(cluster)
+    one_per_node = host_network(cluster)
     unknown = check_core_facts(document, job, pool, hardware, hardware_doc)
-    found = unknown or check_layout(document, job, pool, hardware, host_network, derive.backend_of(job, cluster))
+    found = unknown or check_layout(document, job, pool, hardware, one_per_node, derive.backend_of(job, cluster))
     if not any(d.severity is Severity.ERROR for d in found):
-        shape = derive.layout(job, hardware, pool["nodes"], one_per_node=host_network)
+        shape = derive.layout(job, hardware, pool["nodes"], one_per_node=one_per_node)
         found += check_job_topology(document, job, cluster, pool, hardware, shape)
     return found
 
 
-def _host_network(cluster: dict[str, Any]) -> bool:
-    provider = provider_of(cluster.get("network", {}))
-    return provider is not None and provider.host_network
-
-
-def _check_host_network_mpi(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
-    if not _host_network(cluster):
+def _check_host_network_job(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
+    if not host_network(cluster):
         return []
     found = []
     if job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION) != "OpenMPI":

@@ -19,6 +19,12 @@ PROVIDER_ONLY = {key: tuple(p.name.value for p in PROVIDERS.values() if key in p
                  for provider in PROVIDERS.values() for key in provider.settings}
 
 
+def host_network(cluster: dict[str, Any]) -> bool:
+    """The cluster's pods use the nodes' network: one worker of a job a node (sshd's port)."""
+    provider = provider_of(cluster.get("network", {}))
+    return provider is not None and provider.host_network
+
+
 def check_provider(document: ProfileFile, data: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
     """What the cluster's network provider needs of its rails, and settings it would ignore."""
     network = data.get("network", {})
@@ -50,7 +56,7 @@ def _check_pool_selectors(document: ProfileFile, data: dict[str, Any], carriers:
     selectors = []
     for i, (pool, hardware) in enumerate(carriers):
         if derive.pool_rails(data, hardware):
-            selectors.append((i, pool["name"], {**hardware.get("nodeLabels", {}), **pool.get("nodeLabels", {})}))
+            selectors.append((i, pool["name"], derive.pool_node_labels(pool, hardware)))
     found = []
     for i, name, labels in selectors:
         if not labels and not (kueue and name in kueue):

@@ -18,7 +18,7 @@ from generator.load import ProfileFile
 from generator.manifests.providers import provider_of
 from generator.model import WorkerSpread
 from generator.validate.fields import duplicates
-from generator.validate.network import Carriers
+from generator.validate.network import Carriers, host_network
 from generator.vocabulary import scheduling as vocabulary
 
 # Settings of the cluster's `scheduling` and of its queues, and the schedulers that read them.
@@ -129,7 +129,7 @@ def _check_flavor_labels(document: ProfileFile, data: dict[str, Any], carriers: 
     for i, (pool, hardware) in enumerate(carriers):
         if pool["name"] not in covered:
             continue
-        labels = tuple(sorted({**hardware.get("nodeLabels", {}), **pool.get("nodeLabels", {})}.items()))
+        labels = tuple(sorted(derive.pool_node_labels(pool, hardware).items()))
         if not labels:
             found.append(Diagnostic(document.location("nodePools", i, "name"),
                                     f"pool '{pool['name']}' has no node labels, so its Kueue ResourceFlavor cannot "
@@ -199,8 +199,7 @@ def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: di
                                 "declare the levels in the cluster's `scheduling.topology`"))
     if found or not sized:
         return found
-    provider = provider_of(cluster.get("network", {}))
-    shape = derive.layout(job, hardware, pool["nodes"], one_per_node=provider is not None and provider.host_network)
+    shape = derive.layout(job, hardware, pool["nodes"], one_per_node=host_network(cluster))
     policy = job.get("launcherCreationPolicy", defaults.LAUNCHER_CREATION_POLICY)
     if scheduler in admission.GANG_SCHEDULERS:
         found += _check_min_available(document, job, shape.worker_count, policy)

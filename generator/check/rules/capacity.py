@@ -59,11 +59,8 @@ def check_capacity(documents: list[RenderedObject], context: CheckContext) -> li
 
 def _trainjob_chart(runtime: RenderedObject, trainjobs: list[RenderedObject], context: CheckContext) -> str:
     """The chart of the TrainJob of the runtime's namespace and name in its cluster (of that very cluster first)."""
-    mine = [d for d in trainjobs if d.namespace == runtime.namespace and metadata_name(d) == metadata_name(runtime)
-            and context.same_cluster(runtime, d)]
-    cluster = context.cluster_of(runtime)
-    found = next((d for d in mine if context.cluster_of(d) == cluster), next(iter(mine), None))
-    return found.chart if found is not None else ""
+    named = [d for d in trainjobs if d.namespace == runtime.namespace and metadata_name(d) == metadata_name(runtime)]
+    return next((d.chart for d in context.seen_by(runtime, named)), "")
 
 
 def _node_words(cluster: str, pool: str) -> str:

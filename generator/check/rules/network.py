@@ -177,15 +177,13 @@ class _NadIndex:
         """The first of `found` in the pod's cluster: one of that very cluster (named or unknown) before one that is
         only taken to be of it. A pod of unknown origin may be of any cluster: among those, one that `fits` it (whose
         device the pod requests) is its own, where there is one."""
-        cluster = self.context.cluster_of(pod)
-        mine = [other for other in found if self.context.same_cluster(pod, other)]
-        own = [other for other in mine if self.context.cluster_of(other) == cluster]
-        if own or cluster:
-            return next(iter(own or mine), None)
-        return next((other for other in mine if fits(other)), next(iter(mine), None))
+        mine = self.context.seen_by(pod, found)
+        if not mine or self.context.cluster_of(pod) or not self.context.cluster_of(mine[0]):
+            return next(iter(mine), None)
+        return next((other for other in mine if fits(other)), mine[0])
 
     def find(self, pod: RenderedObject, namespace: str, name: str,
-             fits: Callable[[RenderedObject], bool] = lambda nad: True) -> RenderedObject | None:
+             fits: Callable[[RenderedObject], bool]) -> RenderedObject | None:
         """Exact match first; where a namespace is unknown (not written), a NAD of that name is taken on trust."""
         exact = self._of(pod, self.by_key.get((namespace, name), []), fits)
         if exact is not None:
