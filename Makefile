@@ -67,9 +67,10 @@ fuzz: $(STAMP) helm
 	  MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q tests/acceptance/test_fuzz.py tests/acceptance/test_fuzz_check.py --hypothesis-show-statistics
 
 # The README's picture of the example fleet: `mpigen plan --html` in headless Chromium. Run it after a change to
-# profiles/ or to the drawing, and commit docs/plan-example-fleet.png.
+# profiles/ or to the drawing, and commit docs/plan-example-fleet.png. The temporary folder by its real path: plan
+# writes through no link, and macOS's TMPDIR lies behind one (/var -> /private/var).
 screenshot: $(STAMP) chromium
-	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	@tmp=$$(cd "$$(mktemp -d)" && pwd -P) && trap 'rm -rf "$$tmp"' EXIT && \
 	  $(BIN)/mpigen plan profiles --html "$$tmp/plan.html" >/dev/null && \
 	  $${MPIGEN_CHROMIUM:-chromium} --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
 	    --user-data-dir="$$tmp/browser" --window-size=1560,2110 --screenshot=docs/plan-example-fleet.png \
