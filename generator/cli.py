@@ -307,23 +307,29 @@ def _same_file(a: str, b: Path) -> bool:
 
 
 @main.command()
-@click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("folder", type=click.Path())
 @click.option("--hardware", type=click.Choice(BUILTIN_HARDWARE), default="dgx-1", show_default=True,
               help="The built-in hardware of the nodes.")
 @click.option("--gitops", type=click.Choice(("argocd", "flux", "none")), default="argocd", show_default=True,
               help="The GitOps tool that syncs the charts.")
-def init(folder: Path, hardware: str, gitops: str) -> None:
+def init(folder: str, hardware: str, gitops: str) -> None:
     """Write a starting fleet into FOLDER that validates and renders as it is; its comments say what to read."""
     from generator.scaffold import ScaffoldError, starting_fleet, write_new
+    from generator.write import WriteError
 
+    if folder == STDOUT:
+        raise click.UsageError("init writes a folder of files, not a stream: give the folder's name (./- for one "
+                               "named -)")
     try:
-        written = write_new(folder, starting_fleet(hardware, gitops))
+        written = write_new(Path(folder), starting_fleet(hardware, gitops))
     except ScaffoldError as exc:
         raise click.UsageError(str(exc)) from exc
+    except WriteError as exc:
+        _error(str(exc))
     for path in written:
-        click.echo(f"wrote {path}")
-    click.echo(f"next: replace the guesses its comments mark, then `mpigen validate {folder}` and "
-               f"`mpigen render {folder} -o charts`")
+        click.echo(f"wrote {one_line(str(path))}")
+    click.echo(f"next: replace the guesses its comments mark, then `mpigen validate {one_line(folder)}` and "
+               f"`mpigen render {one_line(folder)} -o charts`")
 
 
 @main.command()
