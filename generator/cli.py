@@ -132,9 +132,13 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
             diff = compare_tree(output, files)
         except WriteError as exc:
             _error(str(exc))
-        for label, changed in (("missing", diff.missing), ("stale", diff.stale), ("extra", diff.extra)):
+        for label, changed in (("missing", diff.missing), ("stale", diff.stale), ("extra", diff.extra),
+                               ("pending", diff.pending)):
             for file in changed:
                 click.echo(f"{label}: {output / file}")
+        if diff.pending:
+            click.echo(f"{(output / diff.pending[0]).parent} holds a render that was committed and not completed: "
+                       "the next render completes it (or refuses it), so the charts will change", err=True)
         if not diff.clean:
             click.echo(f"{output} is not what the profiles compile to: run `make render` and commit it", err=True)
             sys.exit(1)
