@@ -358,14 +358,20 @@ def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version
     """Check charts and manifests as the cluster will judge them: exit 0 clean, 1 findings, 2 usage."""
     from generator.check import CheckOptions, CheckUsageError, run_check
     from generator.check.report import FORMATS
+    from generator.vocabulary.kubernetes import dns1035_label_problems
 
     if kube_version is not None and not re.fullmatch(r"v?1\.[0-9]+(\.[0-9]+)?", kube_version):
         raise click.BadParameter("write it like 1.31 or 1.31.4", param_hint="--kube-version")
     groups = []
     for given in clusters:
         name, equals, folder = given.partition("=")
-        if not equals or not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", name) or not folder:
+        if not equals or not name or not folder:
             raise click.BadParameter(f"{given!r}: write NAME=PATH, NAME a cluster's name (e.g. dgx-lab=manifests/dgx-lab)",
+                                     param_hint="--cluster")
+        if problems := dns1035_label_problems(name):
+            shown = repr(name) if len(name) <= 63 else f"{name[:40]!r}... ({len(name)} characters)"
+            raise click.BadParameter(f"the cluster name {shown}: {'; '.join(problems)}; a cluster's name is a "
+                                     "DNS-1035 label, as in its profile (e.g. dgx-lab=manifests/dgx-lab)",
                                      param_hint="--cluster")
         if not Path(folder).exists():
             raise click.BadParameter(f"{given!r}: {folder} does not exist", param_hint="--cluster")
