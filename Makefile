@@ -57,19 +57,23 @@ test: $(STAMP) helm chromium lint check
 
 # A long fuzz (`make test` runs a short one from a fixed seed): FUZZ_EXAMPLES mutations of the example profiles
 # (tests/acceptance/test_fuzz.py), every new chart rendered by Helm 3 and Helm 4, which must agree; and FUZZ_EXAMPLES/4
-# hostile charts and manifests for `mpigen check` (tests/acceptance/test_fuzz_check.py), each checked with both Helms.
+# hostile charts and manifests for `mpigen check` (tests/acceptance/test_fuzz_check.py), each checked with both Helms;
+# and FUZZ_EXAMPLES targets of a written file (FIFOs, devices, links on the way, paths into the profiles, odd names),
+# FUZZ_EXAMPLES/50 of them through `mpigen plan --svg` (tests/acceptance/test_fuzz_paths.py).
 # The seed is printed first: `make fuzz FUZZ_SEED=<seed>` replays the run.
 FUZZ_EXAMPLES ?= 2000
 fuzz: $(STAMP) helm
 	@seed="$(FUZZ_SEED)"; [ -n "$$seed" ] || seed=$$($(BIN)/python -c 'import random; print(random.randrange(2**32))'); \
 	  echo "fuzz: $(FUZZ_EXAMPLES) examples from seed $$seed (replay: make fuzz FUZZ_SEED=$$seed)"; \
 	  MPIGEN_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) MPIGEN_FUZZ_SEED=$$seed MPIGEN_HELM3=$(abspath $(HELM3)) \
-	  MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q tests/acceptance/test_fuzz.py tests/acceptance/test_fuzz_check.py --hypothesis-show-statistics
+	  MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q tests/acceptance/test_fuzz.py tests/acceptance/test_fuzz_check.py \
+	    tests/acceptance/test_fuzz_paths.py --hypothesis-show-statistics
 
 # The README's picture of the example fleet: `mpigen plan --html` in headless Chromium. Run it after a change to
-# profiles/ or to the drawing, and commit docs/plan-example-fleet.png.
+# profiles/ or to the drawing, and commit docs/plan-example-fleet.png. The temporary folder by its real path: plan
+# writes through no link, and macOS's TMPDIR lies behind one (/var -> /private/var).
 screenshot: $(STAMP) chromium
-	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	@tmp=$$(cd "$$(mktemp -d)" && pwd -P) && trap 'rm -rf "$$tmp"' EXIT && \
 	  $(BIN)/mpigen plan profiles --html "$$tmp/plan.html" >/dev/null && \
 	  $${MPIGEN_CHROMIUM:-chromium} --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
 	    --user-data-dir="$$tmp/browser" --window-size=1560,2110 --screenshot=docs/plan-example-fleet.png \

@@ -30,6 +30,8 @@ BUILTIN_HARDWARE = ("cpu-node", "dgx-1", "dgx-1-32gb", "dgx-2", "dgx-a100", "dgx
 reading the options imports nothing of the pipeline."""
 
 PATHS = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+STDOUT = "-"
+"""A file argument that names standard output, where a stream is wanted (`plan --html -`); `./-` is a file."""
 
 
 def _report(result: CompileResult) -> None:
@@ -46,21 +48,21 @@ def _fail(diagnostics: list[Diagnostic]) -> bool:
     return any(d.severity is Severity.ERROR for d in diagnostics)
 
 
-def _refuse_output_beside_profiles(paths: tuple[Path, ...], output: Path) -> None:
-    """The output folder may not be, hold, or sit inside a profiles path: charts written there would be read
-    back as profiles by the next run (and profiles could be overwritten or reported as extra)."""
-    try:
-        where = output.resolve()
-        resolved = [(path, path.resolve()) for path in paths]
-    except (OSError, RuntimeError):  # a link loop: load and the writer report it where it is
+def _refuse_output_beside_profiles(paths: tuple[Path, ...], output: Path, what: str = "the output folder") -> None:
+    """What a command writes (the charts' folder, a picture) may not be, hold, or sit inside a profiles path: it
+    would be read back as profiles by the next run, or overwrite one."""
+    from generator.write.target import input_relation
+
+    found = input_relation(output, paths)
+    if found is None:
         return
-    for path, profiles in resolved:
-        if where == profiles or where.is_relative_to(profiles) or profiles.is_relative_to(where):
-            relation = ("is" if where == profiles else "is inside" if where.is_relative_to(profiles)
-                        else "holds")
-            raise click.UsageError(f"the output folder {one_line(str(output))} {relation} the profiles path "
-                                   f"{one_line(str(path))}: the charts "
-                                   "would be read back as profiles; write them beside the profiles, e.g. -o charts")
+    path, relation = found
+    if what == "the output folder":
+        raise click.UsageError(f"the output folder {one_line(str(output))} {relation} the profiles path "
+                               f"{one_line(str(path))}: the charts "
+                               "would be read back as profiles; write them beside the profiles, e.g. -o charts")
+    raise click.UsageError(f"{what} {one_line(str(output))} {relation} the profiles path {one_line(str(path))}: it "
+                           "would overwrite a profile or be read back as one; write it beside the profiles")
 
 
 def _error(message: str) -> None:
@@ -130,9 +132,13 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
             diff = compare_tree(output, files)
         except WriteError as exc:
             _error(str(exc))
-        for label, changed in (("missing", diff.missing), ("stale", diff.stale), ("extra", diff.extra)):
+        for label, changed in (("missing", diff.missing), ("stale", diff.stale), ("extra", diff.extra),
+                               ("pending", diff.pending)):
             for file in changed:
                 click.echo(f"{label}: {output / file}")
+        if diff.pending:
+            click.echo(f"{(output / diff.pending[0]).parent} holds a render that was committed and not completed: "
+                       "the next render completes it (or refuses it), so the charts will change", err=True)
         if not diff.clean:
             click.echo(f"{output} is not what the profiles compile to: run `make render` and commit it", err=True)
             sys.exit(1)
@@ -190,15 +196,24 @@ def _unchanged_since_stamped(paths: tuple[Path, ...], output: Path, refresh: boo
 @PATHS
 @click.option("--output", "output", type=click.Choice(("text", "json")), default="text", show_default=True)
 @click.option("--strict", is_flag=True, help="Exit 1 when some job can never run where it is.")
-@click.option("--html", "html", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE",
-              help="Also draw the fleet into FILE: one self-contained page (no scripts, nothing fetched).")
-@click.option("--svg", "svg", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE",
-              help="Also draw the fleet into FILE as one SVG picture.")
-def plan(paths: tuple[Path, ...], output: str, strict: bool, html: Path | None, svg: Path | None) -> None:
+@click.option("--html", "html", type=click.Path(allow_dash=True), metavar="FILE",
+              help="Also draw the fleet into FILE: one self-contained page (no scripts, nothing fetched); "
+              "- writes it to standard output instead of the plan.")
+@click.option("--svg", "svg", type=click.Path(allow_dash=True), metavar="FILE",
+              help="Also draw the fleet into FILE as one SVG picture; - writes it to standard output instead of "
+              "the plan.")
+@click.pass_context
+def plan(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool, html: str | None,
+         svg: str | None) -> None:
     """Capacity and fit per cluster and pool: what the nodes offer, what the jobs ask, who waits for whom.
 
     Reads the profiles only. A job that can never run where it is (more than its pool or queue can ever hold) is
     reported with its file:line instead of stopping the plan; --strict makes that exit 1."""
+    pictures = [(target, page) for target, page in ((html, "html"), (svg, "svg")) if target is not None]
+    _refuse_two_streams(ctx, html, svg)
+    for target, page in pictures:
+        if target != STDOUT:
+            _refuse_output_beside_profiles(paths, Path(target), f"the picture --{page}")
     from generator.insight.plan import plan_fleet
     from generator.insight.report import plan_json, plan_text
     from generator.pipeline import check_profiles
@@ -208,26 +223,42 @@ def plan(paths: tuple[Path, ...], output: str, strict: bool, html: Path | None, 
     if _fail(result.diagnostics):
         sys.exit(1)
     fleet_plan = plan_fleet(result.fleet, result.documents, result.unfit)
-    for path, page in ((html, "html"), (svg, "svg")):
-        if path is not None:
-            _write_picture(path, page, result, fleet_plan)
-    click.echo(plan_json(fleet_plan) if output == "json" else plan_text(fleet_plan), nl=False)
+    for target, page in sorted(pictures, key=lambda picture: picture[0] == STDOUT):  # a refused file: no stream
+        _write_picture(target, page, result, fleet_plan, paths)
+    if STDOUT not in (html, svg):
+        click.echo(plan_json(fleet_plan) if output == "json" else plan_text(fleet_plan), nl=False)
     if strict and fleet_plan.never:
         click.echo(f"{len(fleet_plan.never)} job(s) can never run where they are (--strict)", err=True)
         sys.exit(1)
 
 
-def _write_picture(path: Path, page: str, result: CompileResult, fleet_plan: FleetPlan) -> None:
+def _refuse_two_streams(ctx: click.Context, html: str | None, svg: str | None) -> None:
+    """Standard output carries one thing: the plan, or a picture asked for as `-`."""
+    if html is not None and html == svg:
+        raise click.UsageError(f"--html and --svg both write {one_line(html)}: give each its own file")
+    if STDOUT in (html, svg) and ctx.get_parameter_source("output") is not click.core.ParameterSource.DEFAULT:
+        raise click.UsageError(f"--{'html' if html == STDOUT else 'svg'} - writes the picture to standard output "
+                               "instead of the plan: leave out --output, or write the picture into a file")
+
+
+def _write_picture(target: str, page: str, result: CompileResult, fleet_plan: FleetPlan,
+                   paths: tuple[Path, ...]) -> None:
+    """The picture into its file by the rule every written file follows (generator/write/target.py), or whole onto
+    standard output for `-`."""
     from generator.insight.picture import fleet_html, fleet_svg
     from generator.write import WriteError
-    from generator.write.single import write_file
+    from generator.write.target import write_file
 
     draw = fleet_html if page == "html" else fleet_svg
+    data = draw(result.fleet, fleet_plan).encode("utf-8")
+    if target == STDOUT:
+        click.echo(data, nl=False)
+        return
     try:
-        write_file(path, draw(result.fleet, fleet_plan).encode("utf-8"))
+        write_file(target, data, inputs=paths)
     except WriteError as exc:
         _error(str(exc))
-    click.echo(f"wrote {path}", err=True)
+    click.echo(f"wrote {one_line(target)}", err=True)
 
 
 @main.command()
@@ -280,23 +311,29 @@ def _same_file(a: str, b: Path) -> bool:
 
 
 @main.command()
-@click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("folder", type=click.Path())
 @click.option("--hardware", type=click.Choice(BUILTIN_HARDWARE), default="dgx-1", show_default=True,
               help="The built-in hardware of the nodes.")
 @click.option("--gitops", type=click.Choice(("argocd", "flux", "none")), default="argocd", show_default=True,
               help="The GitOps tool that syncs the charts.")
-def init(folder: Path, hardware: str, gitops: str) -> None:
+def init(folder: str, hardware: str, gitops: str) -> None:
     """Write a starting fleet into FOLDER that validates and renders as it is; its comments say what to read."""
     from generator.scaffold import ScaffoldError, starting_fleet, write_new
+    from generator.write import WriteError
 
+    if folder == STDOUT:
+        raise click.UsageError("init writes a folder of files, not a stream: give the folder's name (./- for one "
+                               "named -)")
     try:
-        written = write_new(folder, starting_fleet(hardware, gitops))
+        written = write_new(Path(folder), starting_fleet(hardware, gitops))
     except ScaffoldError as exc:
         raise click.UsageError(str(exc)) from exc
+    except WriteError as exc:
+        _error(str(exc))
     for path in written:
-        click.echo(f"wrote {path}")
-    click.echo(f"next: replace the guesses its comments mark, then `mpigen validate {folder}` and "
-               f"`mpigen render {folder} -o charts`")
+        click.echo(f"wrote {one_line(str(path))}")
+    click.echo(f"next: replace the guesses its comments mark, then `mpigen validate {one_line(folder)}` and "
+               f"`mpigen render {one_line(folder)} -o charts`")
 
 
 @main.command()
@@ -321,14 +358,20 @@ def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version
     """Check charts and manifests as the cluster will judge them: exit 0 clean, 1 findings, 2 usage."""
     from generator.check import CheckOptions, CheckUsageError, run_check
     from generator.check.report import FORMATS
+    from generator.vocabulary.kubernetes import dns1035_label_problems
 
     if kube_version is not None and not re.fullmatch(r"v?1\.[0-9]+(\.[0-9]+)?", kube_version):
         raise click.BadParameter("write it like 1.31 or 1.31.4", param_hint="--kube-version")
     groups = []
     for given in clusters:
         name, equals, folder = given.partition("=")
-        if not equals or not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", name) or not folder:
+        if not equals or not name or not folder:
             raise click.BadParameter(f"{given!r}: write NAME=PATH, NAME a cluster's name (e.g. dgx-lab=manifests/dgx-lab)",
+                                     param_hint="--cluster")
+        if problems := dns1035_label_problems(name):
+            shown = repr(name) if len(name) <= 63 else f"{name[:40]!r}... ({len(name)} characters)"
+            raise click.BadParameter(f"the cluster name {shown}: {'; '.join(problems)}; a cluster's name is a "
+                                     "DNS-1035 label, as in its profile (e.g. dgx-lab=manifests/dgx-lab)",
                                      param_hint="--cluster")
         if not Path(folder).exists():
             raise click.BadParameter(f"{given!r}: {folder} does not exist", param_hint="--cluster")

@@ -3,12 +3,11 @@ whose every fact mpigen cannot know is a guess marked in a comment with what to 
 cluster, to replace it.
 
 `starting_fleet` gives the files as text by path (reading only the built-in profiles); `write_new` puts them on
-disk and never replaces a file.
+disk all or none, and never replaces a file nor writes through a link.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from generator.catalogue import builtin_names, expand_hardware, load_builtin
 from generator.load import to_plain
 from generator.model import NetworkProvider
+from generator.write.target import AlreadyExists, create_files
 
 GITOPS_TOOLS = ("argocd", "flux", "none")
 
@@ -175,19 +175,9 @@ def _job(facts: HardwareFacts, cluster: str) -> str:
 
 
 def write_new(root: Path, files: dict[str, str]) -> list[Path]:
-    """Write each file under `root`, never over one that exists (nothing is written if any does)."""
-    targets = [root / relative for relative in files]
-    existing = [str(target) for target in targets if os.path.lexists(target)]
-    if existing:
-        raise ScaffoldError(f"{', '.join(existing)} exists already; mpigen init writes only new files: "
-                            "choose another folder")
-    written = []
-    for target, text in zip(targets, files.values(), strict=True):
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with open(target, "x", encoding="utf-8") as handle:
-                handle.write(text)
-        except OSError as exc:
-            raise ScaffoldError(f"cannot write {target}: {exc.strerror or exc}; choose another folder") from None
-        written.append(target)
-    return written
+    """Write each file under `root`, all or none, never over anything that exists and never through a link
+    (generator/write/target.py, the rule of every file mpigen writes). WriteError when the folder refuses."""
+    try:
+        return create_files(root, {relative: text.encode("utf-8") for relative, text in files.items()})
+    except AlreadyExists as exc:
+        raise ScaffoldError(f"{exc}; mpigen init writes only new files: choose another folder") from None

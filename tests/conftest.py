@@ -6,6 +6,7 @@ CI, where MPIGEN_REQUIRE_UPSTREAM=1 is set.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -13,7 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -138,6 +139,17 @@ def in_cache(path: Path, root: Path) -> bool:
     """Whether `path` lies in the output folder `root`'s cache, which only `render --stamp` makes: walks over the
     repository's charts/ leave it out, since a developer may keep a stamp there (it is not output)."""
     return path.relative_to(root).parts[:1] == (CACHE_DIR,)
+
+
+@contextlib.contextmanager
+def current_folder(folder: Path) -> Iterator[None]:
+    """Run with `folder` as the current folder (relative paths are the command line's, walked from there)."""
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
 
 
 def snapshot(root: Path) -> dict[str, str]:

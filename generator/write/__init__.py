@@ -23,7 +23,8 @@ chart files itself. A plan that fails is refused and nothing is touched.
 The pieces: paths.py (mpigen's own names, the errors, the path check), folder.py (the folder by descriptor),
 lock.py (the lock, and signals held off), ownership.py (`.mpigen-owned`), plan.py (checking a plan found on
 disk before it is replayed), compare.py (`render --check`), stamp.py (`render --stamp`: the sealed record that
-lets an unchanged render stop early); the transaction itself is here.
+lets an unchanged render stop early); the transaction itself is here. target.py is the rule for the files a user
+points a command at outside an output folder (`plan --html FILE`, `init DIR`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,15 @@ from generator.diagnostics import one_line
 from generator.write.folder import _Folder, reason
 from generator.write.lock import open_output
 from generator.write.ownership import ownership_bytes
-from generator.write.paths import CACHE_DIR, OWNERSHIP_FILE, STAGING_DIR, WriteFailed, WriteRefused, check_relative
+from generator.write.paths import (
+    CACHE_DIR,
+    COMMITTED_PLAN,
+    OWNERSHIP_FILE,
+    STAGING_DIR,
+    WriteFailed,
+    WriteRefused,
+    check_relative,
+)
 from generator.write.stamp import CACHE_FILES
 
 
@@ -21,15 +29,28 @@ class TreeDiff:
     missing: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
+    """A committed plan in the staging folder: the next render replays it, so the folder will change."""
 
     @property
     def clean(self) -> bool:
-        return not (self.missing or self.stale or self.extra)
+        return not (self.missing or self.stale or self.extra or self.pending)
+
+
+def committed_plan_waits(folder: _Folder) -> bool:
+    """Whether the staging folder holds a committed plan (whatever stands there): the next render completes it, or
+    refuses it. A staging folder that is no folder is an `extra:` of its own; one without a plan is a render that
+    never committed, which the next render throws away without changing a chart."""
+    try:
+        return folder.kind(COMMITTED_PLAN, root=STAGING_DIR) != "missing"
+    except WriteRefused:
+        return False
 
 
 def compare_tree(out_dir: Path, files: dict[str, bytes]) -> TreeDiff:
-    """What `write_tree` would change, reading only: missing, stale and extra files (the ownership list too).
-    A link or folder where a file belongs is stale; links elsewhere are extra. Nothing is followed."""
+    """What `write_tree` would change, reading only: missing, stale and extra files (the ownership list too), and a
+    committed plan waiting in the staging folder. A link or folder where a file belongs is stale; links elsewhere
+    are extra. Nothing is followed."""
     for path in files:
         check_relative(path)
     wanted = {**files, OWNERSHIP_FILE: ownership_bytes(files)}
@@ -53,6 +74,7 @@ def compare_tree(out_dir: Path, files: dict[str, bytes]) -> TreeDiff:
                     diff.stale.append(path)
             diff.extra = [path for path in folder.files() if path not in wanted and not path.startswith(f"{STAGING_DIR}/")
                           and not (path.startswith(f"{CACHE_DIR}/") and path[len(CACHE_DIR) + 1:] in CACHE_FILES)]
+            diff.pending = [f"{STAGING_DIR}/{COMMITTED_PLAN}"] if committed_plan_waits(folder) else []
         finally:
             folder.close()
             os.close(fd)

@@ -34,7 +34,7 @@ from typing import Any
 
 from generator.write.folder import _CREATE_FLAGS, _READ_FLAGS, _Folder, open_dir, read_all, write_all
 from generator.write.lock import output_lock
-from generator.write.paths import CACHE_DIR, MAX_LIST_BYTES, WriteError
+from generator.write.paths import CACHE_DIR, MAX_LIST_BYTES, STAGING_DIR, WriteError
 
 STAMP_FILE = "stamp"
 SEAL_FILE = "seal"
@@ -196,6 +196,8 @@ def _fresh(folder: _Folder, key: str, refresh: bool) -> Stamp | None:
 def _verify(folder: _Folder, key: str) -> tuple[Stamp, dict[str, Any], bool] | None:
     """The sealed stamp with this key and its document if every entry holds, and whether some were racy
     (checked by content); None otherwise."""
+    if _holds(folder, STAGING_DIR):
+        return None  # a render's staging: a committed plan waits there (the next render changes the folder)
     cache_fd = _open(folder, CACHE_DIR, create=False)
     if cache_fd is None:
         return None
@@ -241,6 +243,14 @@ def _verify(folder: _Folder, key: str) -> tuple[Stamp, dict[str, Any], bool] | N
     stamp = Stamp(charts=int(document["charts"]), files=len(document["files"]) - 1,
                   notes=tuple(str(note) for note in document["notes"]))
     return stamp, document, bool(racy_files or racy_folders)
+
+
+def _holds(folder: _Folder, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def _racy(ctime_ns: int, clock_ns: int) -> bool:

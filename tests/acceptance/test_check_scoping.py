@@ -120,3 +120,10 @@ def test_a_cluster_option_must_name_a_cluster_and_a_path_once(tmp_path):
     assert result.returncode == 2 and "write NAME=PATH" in result.stderr, result.stderr
     twice = run_mpigen("check", "--no-helm", f"--cluster=a-lab={tmp_path}", f"--cluster=b-lab={tmp_path}", tmp_path)
     assert twice.returncode == 2 and "is given another cluster already" in twice.stderr, twice.stderr
+    # The second red team's case: a 300-character NAME was accepted; a cluster's name is a DNS-1035 label.
+    for name, says in (("a" * 300, "(300 characters): must be no more than 63 characters"),
+                       ("1-lab", "must consist of lower case alphanumeric characters")):
+        refused = run_mpigen("check", "--no-helm", f"--cluster={name}={tmp_path}", tmp_path)
+        assert refused.returncode == 2 and says in refused.stderr and "DNS-1035" in refused.stderr, refused.stderr
+    longest = run_mpigen("check", "--no-helm", f"--cluster={'a' * 63}={tmp_path}", tmp_path)
+    assert longest.returncode != 2, longest.stderr

@@ -3,7 +3,7 @@ Helm; a second init into the same folder changes nothing."""
 
 from __future__ import annotations
 
-from conftest import helm_path, need, run_mpigen, snapshot
+from conftest import helm_path, need, run_limited, run_mpigen, snapshot, without_root_privileges
 
 
 def test_init_then_validate_render_and_check(tmp_path):
@@ -24,3 +24,37 @@ def test_init_then_validate_render_and_check(tmp_path):
     again = run_mpigen("init", profiles, "--hardware", "dgx-1")
     assert again.returncode == 2 and "exists already" in again.stderr and "Traceback" not in again.stderr
     assert snapshot(profiles) == before
+
+
+def test_init_never_writes_through_a_link(tmp_path):
+    """The second red team's case: `DIR/jobs` pointing outside DIR received the job. Now nothing is written at all."""
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "fleet").mkdir()
+    (tmp_path / "fleet" / "jobs").symlink_to(tmp_path / "outside", target_is_directory=True)
+    before = snapshot(tmp_path)
+    done = run_mpigen("init", tmp_path / "fleet")
+    assert done.returncode == 1 and done.stdout == "", done.stdout
+    assert done.stderr == (f"error: refusing to write through {tmp_path / 'fleet' / 'jobs'}: it is a symbolic link, "
+                           "and mpigen never writes through a link; give the path without it\n")
+    assert snapshot(tmp_path) == before
+
+
+def test_init_that_fails_half_way_leaves_nothing_and_can_run_again(tmp_path):
+    """The second red team's case: a later file that cannot be written left half a fleet, and the rerun refused
+    (`exists already`). Now the files and folders init made go again; the folder the user had stays as it was."""
+    fleet = tmp_path / "fleet"
+    (fleet / "jobs").mkdir(parents=True)
+    (fleet / "jobs").chmod(0o555)  # the last file init writes (jobs/hello.yaml) cannot be created
+    before = snapshot(tmp_path)
+    try:
+        failed = run_limited(["init", fleet], without_root_privileges)
+    finally:
+        (fleet / "jobs").chmod(0o755)
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr
+    assert failed.stderr == (f"error: cannot write into {fleet}: Permission denied ({fleet / 'jobs' / 'hello.yaml'}); "
+                             "nothing was written\n") and failed.stdout == ""
+    assert snapshot(tmp_path) == before
+    again = run_mpigen("init", fleet)
+    assert again.returncode == 0, again.stderr
+    assert sorted(p.relative_to(fleet).as_posix() for p in fleet.rglob("*.yaml")) == [
+        "clusters/my-cluster.yaml", "hardware/my-dgx-1.yaml", "jobs/hello.yaml"]

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import stat
 
-from conftest import PROFILES, REPO, TRAIN_JOB, run_mpigen
+from conftest import PROFILES, REPO, TRAIN_JOB, run_limited, run_mpigen, snapshot, without_root_privileges
 
 
 def test_plan_of_the_example_fleet():
@@ -43,6 +46,58 @@ def test_a_picture_that_cannot_be_written_is_a_clear_error(tmp_path):
     done = run_mpigen("plan", PROFILES, "--svg", tmp_path / "missing" / "plan.svg")
     assert done.returncode == 1 and done.stderr.startswith("error: cannot write ") and "Traceback" not in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_picture_replaces_only_a_plain_file_and_never_a_profile(tmp_path):
+    """The second red team's case: `plan --html PATH` replaced whatever stood at PATH (a FIFO, a link to /dev/null,
+    a profile). Now each is one `error:` line (a path inside the profiles is a usage error, as for render's output
+    folder) and nothing anywhere changes; a plain file is still replaced."""
+    profiles = shutil.copytree(PROFILES, tmp_path / "profiles")
+    (tmp_path / "outside").mkdir()
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "null").symlink_to("/dev/null")
+    (tmp_path / "site").symlink_to(tmp_path / "outside", target_is_directory=True)  # committed in a checkout
+    before = snapshot(tmp_path)
+    for target, says in ((tmp_path / "fifo", "it is a FIFO"), (tmp_path / "null", "it is a symbolic link"),
+                         (tmp_path / "site" / "plan.html", "through " + str(tmp_path / "site"))):
+        done = run_mpigen("plan", profiles, "--html", target)
+        assert done.returncode == 1 and done.stderr.startswith("error: refusing to write "), done.stderr
+        assert says in done.stderr and len(done.stderr.splitlines()) == 1 and done.stdout == "", done.stderr
+    into_profile = run_mpigen("plan", profiles, "--svg", profiles / "jobs" / "pi.yaml")
+    assert into_profile.returncode == 2 and "is inside the profiles path" in into_profile.stderr, into_profile.stderr
+    assert snapshot(tmp_path) == before and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    (tmp_path / "plan.svg").write_text("old\n", encoding="utf-8")
+    replaced = run_mpigen("plan", profiles, "--svg", tmp_path / "plan.svg")
+    assert replaced.returncode == 0 and (tmp_path / "plan.svg").read_text(encoding="utf-8").startswith("<svg")
+
+
+def test_a_picture_through_a_folder_that_may_be_searched_but_not_listed(tmp_path):
+    """The walk that refuses links must not refuse a folder of mode 0311 on the way (e.g. a shared drop folder)."""
+    (tmp_path / "drop").mkdir()
+    (tmp_path / "drop").chmod(0o311)
+    try:
+        done = run_limited(["plan", PROFILES, "--svg", tmp_path / "drop" / "plan.svg"], without_root_privileges)
+    finally:
+        (tmp_path / "drop").chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "drop" / "plan.svg").read_text(encoding="utf-8").startswith("<svg")
+
+
+def test_a_picture_to_standard_output_takes_the_place_of_the_plan(tmp_path):
+    """`-` is standard output; it then carries the picture alone, and asking for two things there is a usage error."""
+    page = run_mpigen("plan", PROFILES, "--html", "-", "--svg", tmp_path / "plan.svg", cwd=tmp_path)
+    assert page.returncode == 0, page.stderr
+    assert page.stdout.startswith("<!DOCTYPE html>") and page.stdout.rstrip().endswith("</html>")
+    assert "job(s):" not in page.stdout and page.stderr == f"wrote {tmp_path / 'plan.svg'}\n"
+    assert not (tmp_path / "-").exists()
+    for both, says in ((("--html", "-", "--svg", "-"), "--html and --svg both write -"),
+                       (("--svg", "-", "--output", "json"), "--svg - writes the picture to standard output instead")):
+        refused = run_mpigen("plan", PROFILES, *both, cwd=tmp_path)
+        assert refused.returncode == 2 and refused.stdout == "" and says in refused.stderr, refused.stderr
+    assert list(tmp_path.iterdir()) == [tmp_path / "plan.svg"]
+    os.mkfifo(tmp_path / "fifo")
+    no_page = run_mpigen("plan", PROFILES, "--html", "-", "--svg", tmp_path / "fifo")
+    assert no_page.returncode == 1 and no_page.stdout == "" and "it is a FIFO" in no_page.stderr, no_page.stderr
 
 
 def test_explain_by_name_from_the_repository_and_by_path():

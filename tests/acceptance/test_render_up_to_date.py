@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 
 from conftest import CHARTS, PROFILES, run_mpigen
@@ -55,3 +56,23 @@ def test_charts_written_where_the_gitops_objects_do_not_look_are_warned_about(tm
         f"at charts that are not there; set `gitops.path: deploy/charts`, or render into {tmp_path / 'charts'}")
     where_they_look = run_mpigen("render", PROFILES, "-o", tmp_path / "charts")
     assert where_they_look.returncode == 0 and "warning" not in where_they_look.stderr, where_they_look.stderr
+
+
+def test_a_committed_render_waiting_in_the_staging_folder_is_not_up_to_date(tmp_path):
+    """The second red team's case: `render --check` said "up to date" while a committed plan waited in
+    `.mpigen-staging` for the next render, which then changed the charts. With a stamp or without, it is pending."""
+    charts = tmp_path / "charts"
+    assert run_mpigen("render", PROFILES, "-o", charts, "--stamp").returncode == 0
+    staging = charts / ".mpigen-staging"
+    staging.mkdir()
+    (staging / "plan.committed.json").write_text(json.dumps({"move": [], "delete": ["dgx-lab/jobs/pi/values.yaml"]}),
+                                                 encoding="utf-8")
+    before = _digest(charts)
+    for stamp in ((), ("--stamp",)):
+        result = run_mpigen("render", PROFILES, "-o", charts, "--check", *stamp)
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert result.stdout.splitlines() == [f"pending: {staging}/plan.committed.json"]
+        assert "the next render completes it" in result.stderr and "run `make render`" in result.stderr
+    assert _digest(charts) == before, "--check wrote something"
+    completed = run_mpigen("render", PROFILES, "-o", charts)  # the next render does change the folder
+    assert completed.returncode == 0 and "1 file(s) written" in completed.stdout and not staging.exists()

@@ -14,6 +14,8 @@ import pytest
 import generator.write as write_module
 from generator.write import (
     CACHE_DIR,
+    COMMITTED_PLAN,
+    STAGING_DIR,
     StampRequest,
     WriteRefused,
     check_relative,
@@ -197,3 +199,21 @@ def _locked(out: Path):
     """The folder as the writer holds it, for stamping by hand (a forger's own mpigen would do the same)."""
     with output_lock(out) as folder:
         yield folder
+
+
+def test_a_committed_plan_waiting_in_the_staging_folder_is_pending_and_no_stamp_vouches(stamped):
+    """The next render replays it, so the folder is not up to date: compare_tree says pending, the stamp is not
+    believed. A staging folder with no committed plan is a render that never committed (the next one throws it
+    away without changing a chart): not pending."""
+    staging = stamped / STAGING_DIR
+    staging.mkdir()
+    (staging / COMMITTED_PLAN).write_text('{"move": [], "delete": []}', encoding="utf-8")
+    assert fresh_stamp(stamped, KEY) is None
+    diff = compare_tree(stamped, FILES)
+    assert diff.pending == [f"{STAGING_DIR}/{COMMITTED_PLAN}"] and not diff.clean
+    assert diff.missing == diff.stale == diff.extra == []
+    (staging / COMMITTED_PLAN).unlink()
+    (staging / COMMITTED_PLAN).symlink_to("/dev/null")  # whatever stands there: the next render refuses it
+    assert compare_tree(stamped, FILES).pending == [f"{STAGING_DIR}/{COMMITTED_PLAN}"]
+    (staging / COMMITTED_PLAN).unlink()
+    assert compare_tree(stamped, FILES).clean
