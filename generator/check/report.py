@@ -107,7 +107,8 @@ RULE_DESCRIPTIONS = {
     "network": "Each network a pod attaches exists as a NetworkAttachmentDefinition it can use.",
     "capacity": "The extended resources a worker requests fit one node of its pool.",
     "resources": "Extended resources are whole numbers, with a limit, and requests equal to it.",
-    "names": "Nothing beside an MPIJob takes a name the operator creates for it.",
+    "names": "Names, namespaces, labels and container names are what the API server takes, and nothing beside a job "
+             "takes a name its controller creates for it.",
     "pod-security": "No workload needs a higher Pod Security level than its namespace enforces.",
     "scheduling": "The gang can complete, and the queue and priority it names exist.",
     "render": "The chart lints and renders.",
