@@ -236,16 +236,14 @@ def _container_findings(template: PodTemplate) -> list[Finding]:
             parts = (*template.path, "spec", key, index, "name")
             field = path_of(parts).lstrip(".")
             if not name:
-                message = f"{field}: Required value"
+                messages = [f"{field}: Required value"]
             elif name in seen:
-                message = f"{field}: Duplicate value: {go_quote(name)}"
+                messages = [f"{field}: Duplicate value: {go_quote(name)}"]
             else:
-                problems = kubernetes.dns1123_label_problems(name)
-                message = "; ".join(_invalid(field, name, problem) for problem in problems)
+                messages = [_invalid(field, name, problem) for problem in kubernetes.dns1123_label_problems(name)]
             seen.add(name)
-            if message:
-                findings.append(finding(template.document, path_of(parts), message + _refused_later(template.document),
-                                        RULE_NAMES))
+            findings += [finding(template.document, path_of(parts), message + _refused_later(template.document),
+                                 RULE_NAMES) for message in messages]
     return findings
 
 

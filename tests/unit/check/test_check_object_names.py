@@ -175,3 +175,10 @@ def test_what_it_cannot_read_is_the_schema_checks_to_report():
                  RenderedObject("w.yaml", {"kind": "ConfigMap", "metadata": None}),
                  RenderedObject("w.yaml", {})]
     assert check_object_names(documents) == []
+
+
+def test_each_problem_of_a_container_name_is_a_finding_of_its_own():
+    long_name = "C" * 64
+    assert [f.message for f in check_object_names([pod(containers=(long_name,))])] == [
+        f'spec.containers[0].name: Invalid value: "{long_name}": must be no more than 63 characters',
+        f'spec.containers[0].name: Invalid value: "{long_name}": {LABEL}']
