@@ -137,8 +137,8 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
             for file in changed:
                 click.echo(f"{label}: {one_line(str(output / file))}")
         if diff.pending:
-            click.echo(f"{(output / diff.pending[0]).parent} holds a render that was committed and not completed: "
-                       "the next render completes it (or refuses it), so the charts will change", err=True)
+            click.echo(f"{one_line(str((output / diff.pending[0]).parent))} holds a render that was committed and "
+                       "not completed: the next render completes it (or refuses it), so the charts will change", err=True)
         if not diff.clean:
             click.echo(f"{output} is not what the profiles compile to: run `make render` and commit it", err=True)
             sys.exit(1)
