@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from generator import __version__
-from generator.diagnostics import Diagnostic, Severity, one_line
+from generator.diagnostics import Diagnostic, Severity, one_line, printable
 
 if TYPE_CHECKING:
     from generator.insight.plan import FleetPlan
@@ -124,7 +124,7 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
         sys.exit(1)
     notes = [diagnostic.format() for diagnostic in result.diagnostics]
     for warning in delivery_path_warnings(result.fleet, output):
-        notes.append(f"warning: {warning}")
+        notes.append(f"warning: {one_line(warning)}")
         click.echo(notes[-1], err=True)
     files = output_files(result.charts)
     if check_only:
@@ -135,10 +135,10 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
         for label, changed in (("missing", diff.missing), ("stale", diff.stale), ("extra", diff.extra),
                                ("pending", diff.pending)):
             for file in changed:
-                click.echo(f"{label}: {output / file}")
+                click.echo(f"{label}: {one_line(str(output / file))}")
         if diff.pending:
-            click.echo(f"{(output / diff.pending[0]).parent} holds a render that was committed and not completed: "
-                       "the next render completes it (or refuses it), so the charts will change", err=True)
+            click.echo(f"{one_line(str((output / diff.pending[0]).parent))} holds a render that was committed and "
+                       "not completed: the next render completes it (or refuses it), so the charts will change", err=True)
         if not diff.clean:
             click.echo(f"{output} is not what the profiles compile to: run `make render` and commit it", err=True)
             sys.exit(1)
@@ -184,7 +184,7 @@ def _unchanged_since_stamped(paths: tuple[Path, ...], output: Path, refresh: boo
     if stamp is None:
         return False
     for note in stamp.notes:
-        click.echo(note, err=True)
+        click.echo(one_line(note), err=True)
     if refresh:
         click.echo(f"{stamp.charts} chart(s) in {output}: 0 file(s) written, {stamp.files} unchanged, 0 removed")
     else:
@@ -226,7 +226,7 @@ def plan(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool,
     for target, page in sorted(pictures, key=lambda picture: picture[0] == STDOUT):  # a refused file: no stream
         _write_picture(target, page, result, fleet_plan, paths)
     if STDOUT not in (html, svg):
-        click.echo(plan_json(fleet_plan) if output == "json" else plan_text(fleet_plan), nl=False)
+        click.echo(plan_json(fleet_plan) if output == "json" else printable(plan_text(fleet_plan)), nl=False)
     if strict and fleet_plan.never:
         click.echo(f"{len(fleet_plan.never)} job(s) can never run where they are (--strict)", err=True)
         sys.exit(1)
@@ -293,7 +293,7 @@ def explain(job: str, paths: tuple[Path, ...], output: str) -> None:
         _error(f"{len(chosen)} jobs are named '{job}' (on clusters "
                f"{', '.join(j.cluster.name for j in chosen)}): give the path of its profile instead")
     explanation = explain_job(chosen[0], result.documents)
-    click.echo(explain_json(explanation) if output == "json" else explain_text(explanation), nl=False)
+    click.echo(explain_json(explanation) if output == "json" else printable(explain_text(explanation)), nl=False)
 
 
 def _holds(folder: Path, file: Path) -> bool:
@@ -383,9 +383,9 @@ def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version
     try:
         report = run_check(list(paths), options)
     except CheckUsageError as exc:
-        raise click.UsageError(str(exc)) from exc
+        raise click.UsageError(one_line(str(exc))) from exc
     for note in report.notes:
-        click.echo(note, err=True)
+        click.echo(one_line(note), err=True)
     click.echo(FORMATS[output](report), nl=False)
     if report.errors:
         sys.exit(1)
@@ -413,12 +413,12 @@ def diff(paths: tuple[Path, ...], output: Path, revision: str | None, helm: str 
     try:
         changes, problems = diff_against(output, result.charts, revision, find_helm(helm))
     except DiffError as exc:
-        raise click.UsageError(str(exc)) from exc
+        raise click.UsageError(one_line(str(exc))) from exc
     for problem in problems:
-        click.echo(f"warning: {problem}", err=True)
+        click.echo(f"warning: {one_line(problem)}", err=True)
     for change in changes:
-        click.echo(f"{change.status}: {change.key}")
-        click.echo(change.diff, nl=False)
+        click.echo(f"{change.status}: {one_line(change.key)}")
+        click.echo(printable(change.diff), nl=False)
     where = f"{output} at {revision}" if revision else str(output)
     click.echo(f"{len(changes)} object(s) differ between {where} and the profiles" if changes
                else f"no object differs between {where} and the profiles", err=True)

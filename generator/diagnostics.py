@@ -45,13 +45,36 @@ class Diagnostic:
         return one_line(f"{text}; {self.hint}" if self.hint else text)
 
 
-_LINE_BREAKING = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+# Bidirectional formatting characters: embeddings and overrides, isolates, marks. Shown raw, they make a reader see
+# text in another order than it is (`program` read backwards, a finding that seems to name another object).
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+LINE_SEPARATORS = frozenset("\u2028\u2029")  # line breaks to YAML 1.1 readers (Helm's) and some terminals and editors
+SURROGATES = "\ud800-\udfff"  # halves of UTF-16 pairs, from escapes like `"\\ud800"`: no UTF-8 text holds one
+
+_UNPRINTABLE = "\x7f-\x9f" + "".join(sorted(BIDI_CONTROLS | LINE_SEPARATORS)) + SURROGATES + "\ufffe\uffff"
+_LINE_BREAKING = re.compile(f"[\x00-\x08\x0a-\x1f{_UNPRINTABLE}]")
+_BREAKING_BUT_NEWLINE = re.compile(f"[\x00-\x08\x0b-\x1f{_UNPRINTABLE}]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def one_line(text: str) -> str:
-    """`text` with every control character but tab written as an escape (`\\x0a`), so it stays one line."""
-    return _LINE_BREAKING.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                              else f"\\u{ord(m.group()):04x}", text)
+    """`text` as it may be printed, on one line: every control character but tab (C0 with newline, DEL, C1), bidi
+    control, line separator, lone surrogate and U+FFFE/U+FFFF is written as an escape (`\\x1b`, `\\u202e`).
+
+    Every text a command prints from its input goes through here (or `printable`): an object name holding
+    `\\x1b]0;...\\x07` or `\\x1b[2J` would retitle or clear the reader's terminal, U+202E reverse what they read, a
+    lone surrogate stop the output with an encoding error. What is left is also text XML 1.0 can hold, so the JUnit
+    report escapes with the same function."""
+    return _LINE_BREAKING.sub(_escape, text)
+
+
+def printable(text: str) -> str:
+    """`one_line` for text of several lines (a diff, a plan): the same escapes, but newlines kept."""
+    return _BREAKING_BUT_NEWLINE.sub(_escape, text)
 
 
 def errors(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:

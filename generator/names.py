@@ -100,7 +100,7 @@ def last_worker_name_problem(job: str, worker_count: int, hashed: bool = False, 
     shown = worker_name(mpijob_name(job, "<hash>" if hashed else None), last, backend)
     if len(name) > DNS1035_MAX:
         return f"worker pod name '{shown}' is {len(name)} characters, more than {DNS1035_MAX}"
-    if not DNS1035_LABEL.match(name):
+    if not DNS1035_LABEL.fullmatch(name):
         return f"worker pod name '{shown}' is not a DNS-1035 label"
     return ""
 

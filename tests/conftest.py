@@ -43,6 +43,15 @@ pool: dgx
 image: nvcr.io/nvidia/pytorch:24.03-py3
 program: [python, train.py]
 """
+# What no text mpigen prints may hold raw (generator.diagnostics.one_line writes each as an escape): C0 controls but
+# tab and newline, DEL, C1, bidi controls, line separators, lone surrogates, U+FFFE/U+FFFF. Spelt out here rather
+# than imported, so a narrower set in the code fails the tests.
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
+                         "\ud800-\udfff\ufffe\uffff]")
+# Names that hold all of them at once: an OSC window title, an OSC 8 hyperlink, clear screen and a cursor move, CSI in
+# C1, a right-to-left override, NUL, \x01 and \x0b (no XML 1.0 parser reads them), a lone surrogate, U+FFFF.
+HOSTILE_NAME = ("a\x1b]0;owned\x07\x1b]8;;https://example.invalid/\x1b\\link\x1b]8;;\x1b\\\x1b[2J\x1b[1;1H"
+                "\x9b31m\u202eb\x00\x01\x0b\ud800\uffffc")
 UPSTREAM = SHARED / "upstream"
 REQUIRED = os.environ.get("MPIGEN_REQUIRE_UPSTREAM") == "1"
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.diagnostics import Severity
+from generator.diagnostics import Severity, one_line
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,10 @@ class Finding:
     severity: Severity = Severity.ERROR
 
     def format(self) -> str:
+        """One line, whatever the file names, object names and values quoted in it hold (`one_line`)."""
         where = ": ".join(part for part in (self.source, self.object, self.path) if part)
         level = "" if self.severity is Severity.ERROR else f"{self.severity.value}: "
-        return f"{where}: {level}{self.message}"
+        return one_line(f"{where}: {level}{self.message}")
 
 
 def finding(document: RenderedObject, path: str, message: str, rule: str,

@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from generator import __version__
 from generator.check.findings import Finding, RenderedObject
-from generator.diagnostics import Severity
+from generator.diagnostics import Severity, one_line
 
 POD_SECURITY_PREFIX = "pod security "
 
@@ -30,7 +30,7 @@ class WorkloadSecurity:
         """`pod security <level>: <where>: <why>`: one line per workload, easy to grep or filter out."""
         where = f"{self.source}: {self.object}" + (f" in namespace {self.namespace}" if self.namespace else "")
         why = f": {'; '.join(self.reasons)}" if self.reasons else ""
-        return f"{POD_SECURITY_PREFIX}{self.level}: {where}{why}"
+        return one_line(f"{POD_SECURITY_PREFIX}{self.level}: {where}{why}")
 
 
 @dataclass
@@ -73,7 +73,11 @@ def as_json(report: CheckReport) -> str:
 
 
 def as_junit(report: CheckReport) -> str:
-    """One test case per document (and per chart-level problem); each error is a failure."""
+    """One test case per document (and per chart-level problem); each error is a failure.
+
+    Every attribute and text passes `one_line` (the findings' own `format` does): XML 1.0 cannot hold a NUL, a
+    `\\x01` or a lone surrogate even as a character reference, and a CI that cannot parse the report drops it
+    whole, findings included."""
     suite = ET.Element("testsuite", name="mpigen check")
     by_case: dict[tuple[str, str], list[Finding]] = {}
     for document in report.documents:
@@ -82,11 +86,11 @@ def as_junit(report: CheckReport) -> str:
         by_case.setdefault((item.source, item.object or "(file)"), []).append(item)
     failures = 0
     for (source, name), items in by_case.items():
-        case = ET.SubElement(suite, "testcase", classname=source, name=name)
+        case = ET.SubElement(suite, "testcase", classname=one_line(source), name=one_line(name))
         errors = [i for i in items if i.severity is Severity.ERROR]
         if errors:
             failures += 1
-            failure = ET.SubElement(case, "failure", message=errors[0].message, type=errors[0].rule)
+            failure = ET.SubElement(case, "failure", message=one_line(errors[0].message), type=one_line(errors[0].rule))
             failure.text = "\n".join(i.format() for i in errors)
         warnings = [i for i in items if i.severity is Severity.WARNING]
         if warnings:
@@ -107,7 +111,8 @@ RULE_DESCRIPTIONS = {
     "network": "Each network a pod attaches exists as a NetworkAttachmentDefinition it can use.",
     "capacity": "The extended resources a worker requests fit one node of its pool.",
     "resources": "Extended resources are whole numbers, with a limit, and requests equal to it.",
-    "names": "Nothing beside an MPIJob takes a name the operator creates for it.",
+    "names": "Names, namespaces, labels and container names are what the API server takes, and nothing beside a job "
+             "takes a name its controller creates for it.",
     "pod-security": "No workload needs a higher Pod Security level than its namespace enforces.",
     "scheduling": "The gang can complete, and the queue and priority it names exist.",
     "render": "The chart lints and renders.",
@@ -131,11 +136,11 @@ def as_sarif(report: CheckReport) -> str:
     for finding in report.findings:
         where = " ".join(part for part in (finding.object, finding.path) if part)
         location: dict[str, object] = {"physicalLocation": {
-            "artifactLocation": {"uri": quote(finding.source or ".", safe="/")}, "region": {"startLine": 1}}}
+            "artifactLocation": {"uri": _uri(finding.source)}, "region": {"startLine": 1}}}
         if where:
             location["logicalLocations"] = [{"fullyQualifiedName": where, "kind": "object"}]
         identity = "\0".join((finding.rule, finding.source, finding.object, finding.path, finding.message))
-        fingerprint = hashlib.sha256(identity.encode()).hexdigest()
+        fingerprint = hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()
         results.append({
             "ruleId": finding.rule, "ruleIndex": rules.index(finding.rule),
             "level": "error" if finding.severity is Severity.ERROR else "warning",
@@ -150,6 +155,15 @@ def as_sarif(report: CheckReport) -> str:
                         for rule in rules]}
     return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0",
                        "runs": [{"tool": {"driver": driver}, "results": results}]}, indent=2) + "\n"
+
+
+def _uri(source: str) -> str:
+    """A file's path as a URI reference: a name that is no UTF-8 (its bytes kept as surrogates, as Python reads file
+    names) is percent-encoded byte for byte; any other lone surrogate as the bytes of its UTF-16 half."""
+    try:
+        return quote(source or ".", safe="/", errors="surrogateescape")
+    except UnicodeEncodeError:
+        return quote(source, safe="/", errors="surrogatepass")
 
 
 def _describe(rule: str) -> str:

@@ -16,15 +16,9 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from generator.diagnostics import Diagnostic
+from generator.diagnostics import BIDI_CONTROLS, LINE_SEPARATORS, SURROGATES, Diagnostic
 from generator.load import ProfileFile
 
-# Bidirectional formatting characters: embeddings and overrides, isolates, marks.
-BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
-LINE_SEPARATORS = frozenset("\u2028\u2029")  # line breaks to YAML 1.1 readers (Helm's), characters to YAML 1.2
-
-
-SURROGATES = "\ud800-\udfff"  # halves of UTF-16 pairs, from escapes like `"\\ud800"`: no UTF-8 text holds one
 _OTHERS = "\x7f-\x9f" + "".join(sorted(BIDI_CONTROLS | LINE_SEPARATORS)) + SURROGATES
 FORBIDDEN_IN_VALUES = re.compile(f"[\x00-\x08\x0b-\x1f{_OTHERS}]")
 FORBIDDEN_IN_KEYS = re.compile(f"[\x00-\x1f{_OTHERS}]")

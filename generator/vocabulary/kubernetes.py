@@ -1,32 +1,127 @@
-"""Kubernetes' own grammars, as k8s.io/apimachinery defines them: DNS-1035 labels, quantities, field paths.
+"""Kubernetes' own grammars, as k8s.io/apimachinery defines them: object names (DNS-1123 labels and subdomains,
+DNS-1035 labels, path segments), label keys and values, quantities, field paths.
 
-Sources: apimachinery pkg/util/validation/validation.go (IsDNS1035Label and its messages),
-pkg/api/resource/quantity.go (the quantity grammar) and the JSON paths kubectl and the API server print.
+Sources (kubernetes/kubernetes, staging/src/k8s.io/apimachinery/): pkg/util/validation/validation.go
+@ 008b3652959ca58af8be3fb5b6ecfe9ae7638282 (IsDNS1123Label, IsDNS1123Subdomain, IsDNS1035Label, MaxLenError,
+RegexError), pkg/api/validate/content/kube.go @ 26c0309663d6df7426e5ce03835f15c34b1c7399 (IsLabelKey, the
+"qualified name" of label and annotation keys, and IsLabelValue), content/path.go
+@ de741dc854090f5315798b2ad6c0407900de25d0 (IsPathSegmentName), pkg/api/resource/quantity.go (the quantity
+grammar) and the JSON paths kubectl and the API server print. Messages are theirs, word for word, so a finding
+reads as `kubectl apply` would refuse the object. Go measures lengths in bytes of UTF-8, and its `$` is the very
+end of the text: both are kept here (`_go_len`, `fullmatch`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 
 DNS1035_LABEL_FORMAT = "[a-z]([-a-z0-9]*[a-z0-9])?"
-DNS1035_LABEL = re.compile(f"^{DNS1035_LABEL_FORMAT}$")
+DNS1035_LABEL = re.compile(DNS1035_LABEL_FORMAT)
 DNS1035_MAX = 63
 _DNS1035_ERROR = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
                   "alphabetic character, and end with an alphanumeric character")
 
+DNS1123_LABEL_FORMAT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+DNS1123_LABEL = re.compile(DNS1123_LABEL_FORMAT)
+DNS1123_LABEL_MAX = 63
+_DNS1123_LABEL_ERROR = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+                        "must start and end with an alphanumeric character")
+DNS1123_SUBDOMAIN_FORMAT = DNS1123_LABEL_FORMAT + "(\\." + DNS1123_LABEL_FORMAT + ")*"
+DNS1123_SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN_FORMAT)
+DNS1123_SUBDOMAIN_MAX = 253
+_DNS1123_SUBDOMAIN_ERROR = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
+                            "or '.', and must start and end with an alphanumeric character")
+
+LABEL_KEY_NAME_FORMAT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+LABEL_KEY_NAME = re.compile(LABEL_KEY_NAME_FORMAT)
+LABEL_VALUE_FORMAT = f"({LABEL_KEY_NAME_FORMAT})?"
+LABEL_VALUE = re.compile(LABEL_VALUE_FORMAT)
+LABEL_MAX = 63
+_LABEL_KEY_ERROR = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                    "alphanumeric character")
+_LABEL_VALUE_ERROR = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+                      "and must start and end with an alphanumeric character")
+
+
+def _go_len(value: str) -> int:
+    """len() of the Go string: bytes of UTF-8 (a lone surrogate counts as the three bytes of U+FFFD Go reads)."""
+    return len(value.encode("utf-8", "surrogatepass"))
+
+
+def max_len_error(length: int) -> str:
+    return f"must be no more than {length} characters"
+
+
+def regex_error(message: str, pattern: str, *examples: str) -> str:
+    """RegexError, with its odd spacing between examples (`'my-name',  or 'abc-123'`)."""
+    if not examples:
+        return f"{message} (regex used for validation is '{pattern}')"
+    shown = " or ".join(f"'{example}', " for example in examples)
+    return f"{message} (e.g. {shown}regex used for validation is '{pattern}')"
+
+
+def _grammar_problems(value: str, maximum: int, grammar: re.Pattern[str], wrong: str) -> list[str]:
+    """The two checks of every Is* function: the length, then the grammar (`wrong` is its message)."""
+    return ([max_len_error(maximum)] if _go_len(value) > maximum else []) + ([] if grammar.fullmatch(value) else [wrong])
+
 
 def dns1035_label_problems(value: str) -> list[str]:
     """IsDNS1035Label, message for message."""
+    return _grammar_problems(value, DNS1035_MAX, DNS1035_LABEL,
+                             regex_error(_DNS1035_ERROR, DNS1035_LABEL_FORMAT, "my-name", "abc-123"))
+
+
+def dns1123_label_problems(value: str) -> list[str]:
+    """IsDNS1123Label: namespaces, container names. A subdomain that is no label can only hold dots, and says so."""
+    wrong = ("must not contain dots" if DNS1123_SUBDOMAIN.fullmatch(value)
+             else regex_error(_DNS1123_LABEL_ERROR, DNS1123_LABEL_FORMAT, "my-name", "123-abc"))
+    return _grammar_problems(value, DNS1123_LABEL_MAX, DNS1123_LABEL, wrong)
+
+
+def dns1123_subdomain_problems(value: str) -> list[str]:
+    """IsDNS1123Subdomain: the names of most kinds, and every custom resource's."""
+    return _grammar_problems(value, DNS1123_SUBDOMAIN_MAX, DNS1123_SUBDOMAIN,
+                             regex_error(_DNS1123_SUBDOMAIN_ERROR, DNS1123_SUBDOMAIN_FORMAT, "example.com"))
+
+
+def path_segment_problems(value: str) -> list[str]:
+    """IsPathSegmentName: what every name must be, whatever its kind, to stand in a URL path and an etcd key."""
+    if value in (".", ".."):
+        return [f"may not be '{value}'"]
+    return [f"may not contain '{part}'" for part in ("/", "%") if part in value]
+
+
+def label_key_problems(key: str) -> list[str]:
+    """IsLabelKey (IsQualifiedName): an optional DNS-1123 subdomain prefix and `/`, then a name of at most 63
+    characters; label keys, and annotation keys in lower case."""
+    parts = key.split("/")
+    if len(parts) > 2:
+        return ["a valid label key " + regex_error(_LABEL_KEY_ERROR, LABEL_KEY_NAME_FORMAT, "MyName", "my.name",
+                                                   "123-abc")
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
     problems = []
-    if len(value) > DNS1035_MAX:
-        problems.append(f"must be no more than {DNS1035_MAX} characters")
-    if not DNS1035_LABEL.match(value):
-        problems.append(f"{_DNS1035_ERROR} (e.g. 'my-name',  or 'abc-123', regex used for validation is "
-                        f"'{DNS1035_LABEL_FORMAT}')")
+    name = parts[-1]
+    if len(parts) == 2:
+        prefix = parts[0]
+        problems += (["prefix part must be non-empty"] if not prefix
+                     else [f"prefix part {problem}" for problem in dns1123_subdomain_problems(prefix)])
+    if not name:
+        problems.append("name part must be non-empty")
+    elif _go_len(name) > LABEL_MAX:
+        problems.append(f"name part {max_len_error(LABEL_MAX)}")
+    if not LABEL_KEY_NAME.fullmatch(name):
+        problems.append("name part " + regex_error(_LABEL_KEY_ERROR, LABEL_KEY_NAME_FORMAT, "MyName", "my.name",
+                                                   "123-abc"))
     return problems
+
+
+def label_value_problems(value: str) -> list[str]:
+    """IsLabelValue: empty, or at most 63 characters of the label name's grammar."""
+    return _grammar_problems(value, LABEL_MAX, LABEL_VALUE,
+                             regex_error(_LABEL_VALUE_ERROR, LABEL_VALUE_FORMAT, "MyValue", "my_value", "12345"))
 
 
 # The quantity grammar the API server accepts (the OpenAPI pattern of io.k8s...resource.Quantity) ...
@@ -81,3 +176,66 @@ def reserved_key_domain(key: str) -> str | None:
     """The reserved domain a label or annotation key's prefix is, or is a subdomain of; None for a key of its own."""
     prefix = key.rpartition("/")[0]
     return next((domain for domain in RESERVED_KEY_DOMAINS if prefix == domain or prefix.endswith(f".{domain}")), None)
+
+
+# --- how the API server judges an object's name and namespace, by kind --------------------------------------
+# Every kind's create validation runs ValidateObjectMeta with the kind's own name function, then (only when that
+# passed: the name must also stand in a URL path and an etcd key) once more with IsPathSegmentName
+# (apiserver pkg/registry/rest/create.go BeforeCreate @ 008b3652959ca58af8be3fb5b6ecfe9ae7638282). The name
+# functions: pkg/apis/core/validation/validation.go (ValidateServiceName = NameIsDNS1035Label, ValidateNamespaceName
+# = NameIsDNSLabel; Pod, ConfigMap, Secret, ServiceAccount, PersistentVolume(Claim), Node, ... NameIsDNSSubdomain),
+# pkg/apis/rbac/validation/validation.go (ValidateRBACName = IsValidPathSegmentName: `system:controller:x` is a
+# Role's name), pkg/apis/batch/validation/validation.go (ValidateCronJobCreate: at most 52 characters, as the
+# CronJob's Jobs add 11), the apps, batch, scheduling, networking, storage and policy groups NameIsDNSSubdomain,
+# and every custom resource NameIsDNSSubdomain (apiextensions-apiserver pkg/registry/customresource/validator.go).
+# A Service name may be a DNS-1123 label from Kubernetes 1.34 on under the alpha RelaxedServiceNameValidation
+# gate; off by default, so not here.
+RBAC_GROUP = "rbac.authorization.k8s.io"
+CRONJOB_NAME_MAX = DNS1035_MAX - 11
+
+
+def _cronjob_name_problems(name: str) -> list[str]:
+    return dns1123_subdomain_problems(name) + ([max_len_error(CRONJOB_NAME_MAX)] if _go_len(name) > CRONJOB_NAME_MAX
+                                               else [])
+
+
+NAME_RULES: dict[tuple[str, str], Callable[[str], list[str]]] = {
+    ("", "Namespace"): dns1123_label_problems,
+    ("", "Service"): dns1035_label_problems,
+    ("batch", "CronJob"): _cronjob_name_problems,
+    **{(RBAC_GROUP, kind): path_segment_problems for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},
+}
+"""(API group, kind) -> the problems the API server finds with a name of that kind; other kinds: DNS-1123 subdomain."""
+
+# The cluster-scoped kinds of Kubernetes' own API groups: the API server drops a `metadata.namespace` they are given
+# (apiserver pkg/registry/rest EnsureObjectNamespaceMatchesRequestNamespace), so it is not judged. A custom kind's
+# scope is its CRD's `spec.scope`, where check has the CRD.
+CLUSTER_SCOPED_KINDS = frozenset({
+    ("", "Namespace"), ("", "Node"), ("", "PersistentVolume"), ("", "ComponentStatus"),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"), ("apiregistration.k8s.io", "APIService"),
+    ("certificates.k8s.io", "CertificateSigningRequest"), ("certificates.k8s.io", "ClusterTrustBundle"),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"), ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+    ("networking.k8s.io", "IngressClass"), ("networking.k8s.io", "IPAddress"), ("networking.k8s.io", "ServiceCIDR"),
+    ("node.k8s.io", "RuntimeClass"), (RBAC_GROUP, "ClusterRole"), (RBAC_GROUP, "ClusterRoleBinding"),
+    ("scheduling.k8s.io", "PriorityClass"), ("storage.k8s.io", "CSIDriver"), ("storage.k8s.io", "CSINode"),
+    ("storage.k8s.io", "StorageClass"), ("storage.k8s.io", "VolumeAttachment"),
+    ("storage.k8s.io", "VolumeAttributesClass"), ("resource.k8s.io", "DeviceClass"),
+    ("resource.k8s.io", "ResourceSlice"),
+})
+
+
+def api_group(api_version: str) -> str:
+    """`apps/v1` -> `apps`; the core group (`v1`) is ''."""
+    return api_version.rpartition("/")[0]
+
+
+def name_problems(api_version: str, kind: str, name: str) -> list[str]:
+    """What the API server says of `name` for an object of this kind (nothing: it takes the name)."""
+    problems = NAME_RULES.get((api_group(api_version), kind), dns1123_subdomain_problems)(name)
+    return problems or path_segment_problems(name)

@@ -150,6 +150,37 @@ def test_a_broken_mpijob_is_caught_with_the_operators_words(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+REFUSED_NAMES = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: A_B.., namespace: hpc}
+spec:
+  containers:
+  - {name: "C!", image: "busybox:1.36"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ../x, namespace: hpc}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: Kube System}
+"""
+
+
+def test_names_the_api_server_refuses_are_findings(tmp_path):
+    # The second red team's case: main passed all four; `kubectl apply` refuses each.
+    (tmp_path / "objects.yaml").write_text(REFUSED_NAMES, encoding="utf-8")
+    result = run_mpigen("check", "--no-helm", "--output", "json", tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    refused = [(f["object"], f["path"], f["message"].split(": ")[0], f["message"].split('"')[1])
+               for f in json.loads(result.stdout)["findings"] if f["rule"] == "names"]
+    assert refused == [("Pod/A_B..", ".metadata.name", "metadata.name", "A_B.."),
+                       ("Pod/A_B..", ".spec.containers[0].name", "spec.containers[0].name", "C!"),
+                       ("ConfigMap/../x", ".metadata.name", "metadata.name", "../x"),
+                       ("ConfigMap/settings", ".metadata.namespace", "metadata.namespace", "Kube System")]
+
+
 def test_an_existing_nad_given_with_crds_satisfies_the_network_rule(tmp_path):
     (tmp_path / "job.yaml").write_text(BROKEN_MPIJOB.replace("replicas: 2", "replicas: 1"), encoding="utf-8")
     cluster = tmp_path / "cluster"

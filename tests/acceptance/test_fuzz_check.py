@@ -24,28 +24,42 @@ error because of one of the parts that must stop it. An invisible object is the 
 CI runs a fixed number of examples (30, Helm 3 or 4 drawn per example) from a fixed seed; `make fuzz` runs
 MPIGEN_FUZZ_EXAMPLES / 4 from its seed, each chart with both Helm 3 and Helm 4, which must name the same
 privileged workloads.
+
+A second fuzzer aims at the reports: folders of manifests whose object names, namespaces, label and annotation keys
+and values, container names, data and file names hold terminal escapes (OSC titles and hyperlinks, CSI, clear
+screen), C0 and C1 controls, DEL, bidi controls, line separators, NUL, `\x01`, `\x0b`, lone surrogates and
+U+FFFE/U+FFFF. Every format of the result must parse (JSON with `json`, JUnit with expat through ElementTree and
+minidom, SARIF as JSON), the text and JUnit reports may hold none of those characters raw and the text report only
+its own line breaks, and a name no DNS grammar allows must be a `names` finding. CI runs 40 examples in process
+(generator.check.run_check and report.FORMATS) and 4 through the real command line; `make fuzz` runs
+MPIGEN_FUZZ_EXAMPLES / 4 and / 40.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
+import xml.dom.minidom
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHARTS, REPO, REQUIRED, helm_path, need
+from conftest import CHARTS, RAW_CONTROL, REPO, REQUIRED, helm_path, need
 from hypothesis import HealthCheck, event, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from generator.check import kubeyaml
+from generator.check import CheckOptions, kubeyaml
+from generator.check import run_check as check_in_process
 from generator.check.discover import MAX_RELEASE_NAME, ChartInfo
+from generator.check.report import FORMATS, CheckReport
 
 MPIGEN = REPO / ".venv" / "bin" / "mpigen"
 LONG = "MPIGEN_FUZZ_EXAMPLES" in os.environ
@@ -386,9 +400,9 @@ def helms() -> list[Path]:
     return found
 
 
-def _settings() -> Callable[[Any], Any]:
+def _settings(examples: int = EXAMPLES) -> Callable[[Any], Any]:
     database = DirectoryBasedExampleDatabase(str(REPO / ".hypothesis" / "examples"))
-    return settings(max_examples=EXAMPLES, deadline=None, database=database if LONG else None, print_blob=True,
+    return settings(max_examples=examples, deadline=None, database=database if LONG else None, print_blob=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.function_scoped_fixture])
 
@@ -409,3 +423,114 @@ def test_check_sees_every_privileged_workload_or_refuses_cleanly(tmp_path_factor
         event(f"{case.mode}: {'over' if seconds > 5 else 'under'} 5 s")
     assert tree(root) == before, "check created or changed files"
     assert all(named == seen[0] for named in seen), f"Helm 3 and Helm 4 saw other workloads: {seen}"
+
+
+# --- the reports, on text that is no text ---------------------------------------------------------------------
+
+REPORT_EXAMPLES = max(int(os.environ["MPIGEN_FUZZ_EXAMPLES"]) // 4, 40) if LONG else 40  # in process: a few seconds
+CLI_EXAMPLES = max(int(os.environ["MPIGEN_FUZZ_EXAMPLES"]) // 40, 4) if LONG else 4
+PIECES = ["\x1b]0;title\x07", "\x1b]8;;https://example.invalid/\x1b\\", "\x1b]8;;\x1b\\", "\x1b[2J", "\x1b[1;1H",
+          "\x1b[31m", "\x9b", "\x85", "\x90", "\x00", "\x01", "\x08", "\x0b", "\x0c", "\r", "\n", "\t", "\x7f",
+          "\u202e", "\u202a", "\u2066", "\u2069", "\u200e", "\u200f", "\u061c", "\u2028", "\u2029", "\ud800",
+          "\udfff", "\udcff", "\ufffe", "\uffff", "\ufeff", "a", "Z", "0", "-", ".", "_", "/", "%", "..", " ", ":",
+          '"', "<", "&", "]]>", "é", "\U0001d7d8"]
+DNS_KINDS = {"Pod": "v1", "ConfigMap": "v1", "Secret": "v1", "Service": "v1", "Namespace": "v1", "Deployment": "apps/v1"}
+PLAIN_NAME = re.compile("[a-z0-9.-]+")
+hostile_text = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=3)), max_size=8).map("".join)
+
+
+@st.composite
+def hostile_objects(draw: st.DrawFn) -> dict[str, Any]:
+    """One object of a kind with a DNS name rule, with hostile text in every string the reports may quote."""
+    kind = draw(st.sampled_from(sorted(DNS_KINDS)))
+    metadata: dict[str, Any] = {"name": draw(st.one_of(hostile_text, st.just("ok")))}
+    if kind != "Namespace":
+        metadata["namespace"] = draw(st.one_of(hostile_text, st.just("ml")))
+    metadata["labels"] = draw(st.dictionaries(hostile_text, hostile_text, max_size=2))
+    metadata["annotations"] = draw(st.dictionaries(hostile_text, hostile_text, max_size=2))
+    obj: dict[str, Any] = {"apiVersion": DNS_KINDS[kind], "kind": kind, "metadata": metadata}
+    if kind in ("Pod", "Deployment"):
+        containers = [{"name": draw(hostile_text), "image": "busybox:1.36",
+                       "securityContext": {"privileged": draw(st.booleans())}} for _ in range(draw(st.integers(1, 2)))]
+        pod = {"containers": containers}
+        obj["spec"] = pod if kind == "Pod" else {"selector": {"matchLabels": {"app": "x"}}, "template": {
+            "metadata": {"labels": draw(st.dictionaries(hostile_text, hostile_text, max_size=1))}, "spec": pod}}
+    elif kind in ("ConfigMap", "Secret"):
+        obj["data" if kind == "ConfigMap" else "stringData"] = draw(st.dictionaries(hostile_text, hostile_text,
+                                                                                    max_size=2))
+    return obj
+
+
+def file_name(text: str) -> str:
+    """What of `text` a file name can hold: no NUL, `/` or surrogate (Python writes none), at most 100 bytes."""
+    kept = "".join(ch for ch in text if ch not in "\x00/" and not "\ud800" <= ch <= "\udfff")
+    return (kept.encode()[:100].decode(errors="ignore") or "x") + ".json"
+
+
+@st.composite
+def hostile_folders(draw: st.DrawFn) -> dict[str, str]:
+    """File name -> JSON text of one object (the one spelling that holds NUL and lone surrogates)."""
+    files: dict[str, str] = {}
+    for index, obj in enumerate(draw(st.lists(hostile_objects(), min_size=1, max_size=4))):
+        files[f"{index}-{file_name(draw(hostile_text))}"] = json.dumps(obj)
+    return files
+
+
+def write_folder(files: dict[str, str], root: Path) -> Path:
+    folder = root / "manifests"
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def assert_reports_hold(format_: str, text: str) -> None:
+    """`text` is the report in `format_`: it parses, and prints nothing of its input raw."""
+    if format_ in ("json", "sarif"):
+        json.loads(text)
+        assert text.isascii()
+        return
+    found = RAW_CONTROL.search(text)
+    assert found is None, f"{format_}: raw {found.group()!r} in {text[max(found.start() - 80, 0):found.end() + 80]!r}"
+    text.encode("utf-8")  # no lone surrogate
+    if format_ == "junit":
+        ET.fromstring(text.encode("utf-8"))
+        xml.dom.minidom.parseString(text.encode("utf-8"))
+
+
+def assert_names_judged(report: CheckReport) -> None:
+    """Each object the folder gave whose name no DNS grammar allows is a `names` finding at metadata.name."""
+    refused = {f.object for f in report.findings if f.rule == "names" and f.path == ".metadata.name"}
+    for document in report.documents:
+        if document.kind in DNS_KINDS and document.name and not PLAIN_NAME.fullmatch(document.name):
+            assert document.label in refused, f"{document.label!r} passed"
+            event("names: a hostile name refused")
+
+
+@seed(SEED)
+@_settings(REPORT_EXAMPLES)
+@given(files=hostile_folders())
+def test_every_report_parses_and_prints_no_control_character_of_its_input(tmp_path_factory, files):
+    folder = write_folder(files, tmp_path_factory.mktemp("hostile-names"))
+    report = check_in_process([folder], CheckOptions(use_helm=False))
+    assert len(report.files) == len(files)
+    for format_, formatter in FORMATS.items():
+        assert_reports_hold(format_, formatter(report))
+    text = FORMATS["text"](report)
+    assert len(text.splitlines()) == len(report.findings) + len(report.pod_security) + 1  # one line each, no more
+    assert_names_judged(report)
+    event(f"reports: {len(report.documents)} document(s) read of {len(files)}")
+
+
+@seed(SEED)
+@_settings(CLI_EXAMPLES)
+@given(files=hostile_folders(), format_=st.sampled_from(sorted(FORMATS)))
+def test_the_real_command_prints_no_control_character_of_its_input(tmp_path_factory, files, format_):
+    folder = write_folder(files, tmp_path_factory.mktemp("hostile-names-cli"))
+    command = [str(MPIGEN)] if MPIGEN.exists() else [sys.executable, "-m", "generator"]
+    result = subprocess.run([*command, "check", "--no-helm", "--output", format_, str(folder)], capture_output=True,
+                            timeout=SECONDS)
+    stdout, stderr = result.stdout.decode("utf-8"), result.stderr.decode("utf-8")  # strict: no byte that is no UTF-8
+    assert result.returncode in (0, 1) and "Traceback" not in stderr, stderr[-3000:]
+    assert not RAW_CONTROL.search(stderr)
+    assert_reports_hold(format_, stdout)

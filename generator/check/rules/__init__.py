@@ -9,7 +9,8 @@ document: a broken document is the schema check's to report, the rules skip what
   readable, and the pod requests the device-plugin resource each NAD needs (network.py).
 - "capacity": the extended resources a worker requests fit one node of the pool its chart targets.
 - "resources": extended resources are whole numbers, with a limit, and requests equal to it.
-- "names": nothing beside an MPIJob takes a name the operator creates for it.
+- "names": every object's name, namespace, labels and annotation keys and every container's name are what the
+  API server takes (`check_object_names`), and nothing beside a job takes a name its controller creates for it.
 - "pod-security": no workload needs a higher Pod Security level than its namespace enforces.
 - "scheduling": a gang can complete (mpi-operator #608), and a Kueue job's LocalQueue exists and its
   ClusterQueue covers what the job requests (scheduling.py).
@@ -24,7 +25,7 @@ from generator.check.findings import CheckContext, Finding, RenderedObject
 from generator.check.rules.capacity import RULE_CAPACITY, check_capacity
 from generator.check.rules.goerrors import go_json_string, go_quote
 from generator.check.rules.mpi_operator import RULE_MPI_OPERATOR, check_mpijob, check_mpijobs
-from generator.check.rules.names import RULE_NAMES, check_reserved_names
+from generator.check.rules.names import RULE_NAMES, check_object_names, check_reserved_names
 from generator.check.rules.network import RULE_NETWORK, check_networks
 from generator.check.rules.pod_security import RULE_POD_SECURITY, check_pod_security, workload_pod_security
 from generator.check.rules.resources import RULE_RESOURCES, check_extended_resources
@@ -38,6 +39,7 @@ __all__ = [
     "check_extended_resources",
     "check_mpijob",
     "check_networks",
+    "check_object_names",
     "check_pod_security",
     "check_reserved_names",
     "check_scheduling",
@@ -67,6 +69,7 @@ RULES: tuple[Rule, ...] = (
     Rule(RULE_NETWORK, lambda documents, context: check_networks(documents, context)),
     Rule(RULE_CAPACITY, lambda documents, context: check_capacity(documents, context)),
     Rule(RULE_RESOURCES, lambda documents, context: check_extended_resources(documents, context)),
+    Rule(RULE_NAMES, lambda documents, context: check_object_names(documents, context)),
     Rule(RULE_NAMES, lambda documents, context: check_reserved_names(documents, context)),
     Rule(RULE_POD_SECURITY, lambda documents, context: check_pod_security(documents, context)),
     Rule(RULE_SCHEDULING, lambda documents, context: check_scheduling(documents, context)),

@@ -1,6 +1,11 @@
-"""Names mpi-operator creates for an MPIJob (`<job>-config`, `-ssh`, `-launcher`, `-worker-<N>`, Service
-`<job>`), and Volcano's job plugins for a Volcano Job (`<job>-svc`, `<job>-ssh`, Service and NetworkPolicy
-`<job>`): another object taking one stops the job, so check says so first."""
+"""Names as the cluster takes them.
+
+- Object metadata and container names the API server accepts (`check_object_names`): a Pod `A_B..`, a container
+  `C!`, a ConfigMap `../x` or a namespace `Kube System` is refused by `kubectl apply` and Argo CD alike.
+- Names mpi-operator creates for an MPIJob (`<job>-config`, `-ssh`, `-launcher`, `-worker-<N>`, Service
+  `<job>`), and Volcano's job plugins for a Volcano Job (`<job>-svc`, `<job>-ssh`, Service and NetworkPolicy
+  `<job>`): another object taking one stops the job, so check says so first (`check_reserved_names`).
+"""
 
 from __future__ import annotations
 
@@ -10,9 +15,10 @@ from dataclasses import dataclass
 
 from generator import names
 from generator.check.findings import CheckContext, Finding, RenderedObject, finding
-from generator.check.rules.pods import is_trainjob, is_volcano_job
-from generator.check.rules.reading import metadata_name, path_of
-from generator.vocabulary import mpi_operator, trainer, volcano_job
+from generator.check.rules.goerrors import go_quote
+from generator.check.rules.pods import PodTemplate, is_trainjob, is_volcano_job, pod_templates
+from generator.check.rules.reading import Path, as_dict, metadata_name, path_of
+from generator.vocabulary import kubernetes, mpi_operator, trainer, volcano_job
 
 RULE_NAMES = "names"
 
@@ -151,4 +157,110 @@ def check_reserved_names(documents: list[RenderedObject], context: CheckContext 
                 message += f"; rename this {document.kind or 'object'}"
             findings.append(finding(document, path_of(("metadata", "name")), message, RULE_NAMES))
             break
+    return findings
+
+
+# --- names the API server takes -------------------------------------------------------------------------------
+# apimachinery pkg/api/validation/objectmeta.go @ 008b3652959ca58af8be3fb5b6ecfe9ae7638282 (ValidateObjectMetaAccessor:
+# metadata.name by the kind's name function, metadata.namespace by ValidateNamespaceName = NameIsDNSLabel where the
+# kind has one, ValidateLabels, ValidateAnnotations with keys in lower case), pkg/apis/meta/v1/validation/
+# validation.go @ 046d201c45cebd19eb1fc4612426761c64802825 (ValidateLabels: every error on the field
+# `metadata.labels`, the bad key or value as its value) and kubernetes pkg/apis/core/validation/validation.go
+# (validateContainerCommon: a container's name is a DNS-1123 label; validatePodSpec: unique across the pod's
+# containers, init and ephemeral containers). Each finding is one field.Error, as `kubectl apply` prints it.
+_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+
+
+def _cluster_scoped(documents: list[RenderedObject]) -> set[tuple[str, str]]:
+    """(group, kind) of the built-in cluster-scoped kinds and of custom kinds whose CRD, among `documents`, says so."""
+    scoped = set(kubernetes.CLUSTER_SCOPED_KINDS)
+    for document in documents:
+        spec = as_dict(document.obj.get("spec")) if document.kind == "CustomResourceDefinition" else None
+        names_ = as_dict(spec.get("names")) if spec else None
+        if spec and names_ and spec.get("scope") == "Cluster":
+            scoped.add((str(spec.get("group", "")), str(names_.get("kind", ""))))
+    return scoped
+
+
+def _refused_later(document: RenderedObject) -> str:
+    """What a pod template's bad field costs where the API server does not judge the template itself: a custom
+    resource (an MPIJob, a Volcano Job) is taken, and every pod its controller makes of it refused."""
+    builtin = kubernetes.api_group(document.api_version) in ("", "apps", "batch")
+    return "" if builtin else f"; the API server takes the {document.kind}, and refuses every pod made of it"
+
+
+def _invalid(field: str, value: str, problem: str) -> str:
+    return f"{field}: Invalid value: {go_quote(value)}: {problem}"
+
+
+def _metadata_findings(document: RenderedObject, metadata: dict[str, object], at: Path, in_template: bool,
+                       namespaced: bool) -> list[Finding]:
+    """ValidateObjectMeta of the object (`at` = ()) or of a pod template's metadata (labels and annotations only)."""
+    findings: list[Finding] = []
+    after = _refused_later(document) if in_template else ""
+
+    def report(parts: Path, field: str, value: str, problem: str) -> None:
+        findings.append(finding(document, path_of((*at, *parts)), _invalid(field, value, problem) + after, RULE_NAMES))
+
+    where = path_of((*at, "metadata")).lstrip(".")
+    name, namespace = metadata.get("name"), metadata.get("namespace")
+    if not in_template and isinstance(name, str) and name:
+        for problem in kubernetes.name_problems(document.api_version, document.kind, name):
+            report(("metadata", "name"), f"{where}.name", name, problem)
+    if not in_template and namespaced and isinstance(namespace, str) and namespace:
+        for problem in kubernetes.dns1123_label_problems(namespace):
+            report(("metadata", "namespace"), f"{where}.namespace", namespace, problem)
+    for key, value in (as_dict(metadata.get("labels")) or {}).items():
+        if not isinstance(key, str):
+            continue
+        for problem in kubernetes.label_key_problems(key):
+            report(("metadata", "labels", key), f"{where}.labels", key, problem)
+        for problem in kubernetes.label_value_problems(value) if isinstance(value, str) else ():
+            report(("metadata", "labels", key), f"{where}.labels", value, problem)
+    for key in as_dict(metadata.get("annotations")) or {}:
+        for problem in kubernetes.label_key_problems(key.lower()) if isinstance(key, str) else ():
+            report(("metadata", "annotations", key), f"{where}.annotations", key, problem)
+    return findings
+
+
+def _container_findings(template: PodTemplate) -> list[Finding]:
+    """Each container's name a DNS-1123 label, none twice in the pod."""
+    findings: list[Finding] = []
+    seen: set[str] = set()
+    for key in _CONTAINER_LISTS:
+        items = template.spec.get(key)
+        for index, container in enumerate(items if isinstance(items, list) else []):
+            name = container.get("name") if isinstance(container, dict) else None
+            if not isinstance(name, str):
+                continue  # none, or not a string: the schema check's to report
+            parts = (*template.path, "spec", key, index, "name")
+            field = path_of(parts).lstrip(".")
+            if not name:
+                messages = [f"{field}: Required value"]
+            elif name in seen:
+                messages = [f"{field}: Duplicate value: {go_quote(name)}"]
+            else:
+                messages = [_invalid(field, name, problem) for problem in kubernetes.dns1123_label_problems(name)]
+            seen.add(name)
+            findings += [finding(template.document, path_of(parts), message + _refused_later(template.document),
+                                 RULE_NAMES) for message in messages]
+    return findings
+
+
+def check_object_names(documents: list[RenderedObject], context: CheckContext | None = None) -> list[Finding]:
+    """Every object's name, namespace, label keys and values and annotation keys, and every container's name, as the
+    API server judges them on create (Kubernetes' own kinds by their own rules, custom resources' names as DNS-1123
+    subdomains); the metadata of the pod templates in workloads and jobs as the API server judges the pods made
+    from them."""
+    context = context if context is not None else CheckContext()
+    scoped = _cluster_scoped([*documents, *context.extra])
+    findings: list[Finding] = []
+    for document in documents:
+        metadata = as_dict(document.obj.get("metadata"))
+        if metadata is not None:
+            namespaced = (kubernetes.api_group(document.api_version), document.kind) not in scoped
+            findings += _metadata_findings(document, metadata, (), False, namespaced)
+        for template in pod_templates(document):
+            findings += _metadata_findings(document, template.metadata, template.path, True, True)
+            findings += _container_findings(template)
     return findings

@@ -19,6 +19,7 @@ from generator.check.rules.reading import as_dict, as_str, metadata_name, path_o
 from generator.diagnostics import Severity
 from generator.manifests.providers import PROVIDERS
 from generator.vocabulary import volcano_job
+from generator.vocabulary.kubernetes import DNS1123_LABEL
 from generator.vocabulary.multus import NETWORKS_ANNOTATION, RESOURCE_NAME_ANNOTATION
 
 RULE_NETWORK = "network"
@@ -32,7 +33,6 @@ OPERATOR_NETWORK_KINDS = {**{kind: namespace for provider in PROVIDERS.values()
                              for kind, namespace in provider.network_kinds.items()},
                           "HostDeviceNetwork": "default", "IPoIBNetwork": "default", "MacvlanNetwork": "default"}
 
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _IFNAMSIZ = 16
 
 
@@ -71,7 +71,7 @@ def parse_networks_annotation(value: str) -> tuple[list[NetworkSelection], list[
         if not name:
             problems.append(f"entry {go_quote(item)} names no network")
             continue
-        bad = [part for part in (namespace, name) if part and not _DNS1123_LABEL.match(part)]
+        bad = [part for part in (namespace, name) if part and not DNS1123_LABEL.fullmatch(part)]
         if bad:
             problems.append(f"entry {go_quote(item)}: {go_quote(bad[0])} is not a DNS-1123 label (lower case "
                             "alphanumeric characters or '-', starting and ending with an alphanumeric character)")

@@ -4,13 +4,25 @@ from __future__ import annotations
 
 import json
 import re
+import xml.dom.minidom
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from conftest import HOSTILE_NAME, RAW_CONTROL
+
 from generator.check.findings import Finding, RenderedObject
-from generator.check.report import RULE_DESCRIPTIONS, CheckReport, as_json, as_junit, as_sarif, as_text
+from generator.check.report import (
+    FORMATS,
+    RULE_DESCRIPTIONS,
+    CheckReport,
+    WorkloadSecurity,
+    as_json,
+    as_junit,
+    as_sarif,
+    as_text,
+)
 from generator.check.rules import RULES
-from generator.diagnostics import Severity
+from generator.diagnostics import Severity, one_line
 
 MPIJOB = RenderedObject("charts/x/templates/mpijob.yaml", {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
                                                      "metadata": {"name": "x"}}, "charts/x")
@@ -112,3 +124,66 @@ def test_every_rule_a_finding_can_carry_has_a_description_for_sarif():
     made |= {rule.name for rule in RULES} | {"schema"}
     assert {"yaml", "lint", "render", "input"} <= made  # the scan finds what it should
     assert made <= set(RULE_DESCRIPTIONS), made - set(RULE_DESCRIPTIONS)
+
+
+# --- hostile text in every format ---------------------------------------------------------------------------
+
+def _hostile() -> CheckReport:
+    """Object names, a file name, a JSON path, messages and a namespace holding terminal escapes, C1, bidi controls and
+    characters XML 1.0 cannot hold (HOSTILE_NAME), as a manifest folder can give them to check."""
+    source = f"manifests/{HOSTILE_NAME.replace(chr(0), '')}.yaml"  # no file name holds NUL
+    document = RenderedObject(source, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": HOSTILE_NAME}})
+    return CheckReport(
+        findings=[Finding(source, document.label, f'.metadata.labels["{HOSTILE_NAME}"]', f"refused: {HOSTILE_NAME}",
+                          "names"),
+                  Finding(source, document.label, "", f"warned: {HOSTILE_NAME}", "schema", Severity.WARNING)],
+        notes=[f"rendering with helm ({HOSTILE_NAME})"], documents=[document], files=[source],
+        pod_security=[WorkloadSecurity(source, document.label, HOSTILE_NAME, "privileged", (HOSTILE_NAME,))])
+
+
+def test_the_text_report_prints_no_control_character_of_its_input():
+    # main printed them raw: an OSC title retitled the reader's terminal, `\x1b[2J` cleared it, U+202E reversed the
+    # line, and the lone surrogate stopped the output with a UnicodeEncodeError.
+    text = as_text(_hostile())
+    assert not RAW_CONTROL.search(text)
+    assert text.encode("utf-8")  # no lone surrogate left
+    assert "Pod/a\\x1b]0;owned\\x07\\x1b]8;;https://example.invalid/" in text and "\\u202eb\\x00\\x01\\x0b\\ud800" in text
+    assert len(text.splitlines()) == 4  # two findings, one workload, the summary: nothing broke a line
+
+
+def test_a_junit_report_with_characters_xml_cannot_hold_is_read_by_xml_parsers():
+    # main wrote NUL, \x01, \x0b and a lone surrogate into the XML: `not well-formed (invalid token)`, and a CI
+    # dropped the whole report, findings included.
+    report = _hostile()
+    text = as_junit(report)
+    assert not RAW_CONTROL.search(text)
+    root = ET.fromstring(text.encode("utf-8"))  # expat, as CI plug-ins use it
+    xml.dom.minidom.parseString(text.encode("utf-8"))
+    (case,) = root.iter("testcase")
+    assert case.get("name") == one_line(f"Pod/{HOSTILE_NAME}")
+    assert case.get("classname") == one_line(report.files[0])
+    assert case.find("failure").get("message") == one_line(f"refused: {HOSTILE_NAME}")
+    assert case.find("failure").text == report.findings[0].format()
+    assert case.find("system-out").text == report.findings[1].format()
+
+
+def test_json_and_sarif_carry_hostile_text_exactly_through_json_escapes():
+    report = _hostile()
+    for text in (as_json(report), as_sarif(report)):
+        assert not RAW_CONTROL.search(text) and text.isascii()
+    data = json.loads(as_json(report))
+    assert data["findings"][0]["object"] == f"Pod/{HOSTILE_NAME}" and data["notes"] == report.notes
+    assert data["podSecurity"][0]["namespace"] == HOSTILE_NAME
+    log = json.loads(as_sarif(report))  # main raised UnicodeEncodeError on the surrogate, fingerprinting the finding
+    result = log["runs"][0]["results"][0]
+    assert result["message"]["text"] == f'Pod/{HOSTILE_NAME} .metadata.labels["{HOSTILE_NAME}"]: refused: {HOSTILE_NAME}'
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("manifests/a%1B%5D0%3Bowned")
+
+
+def test_a_file_name_that_is_no_utf_8_is_a_uri_of_its_bytes():
+    source = "charts/x\udcff.yaml"  # how Python reads the name b"charts/x\xff.yaml"
+    report = CheckReport(findings=[Finding(source, "", "", "m", "yaml")])
+    assert json.loads(as_sarif(report))["runs"][0]["results"][0]["locations"][0]["physicalLocation"][
+        "artifactLocation"]["uri"] == "charts/x%FF.yaml"
+    assert as_text(report).startswith("charts/x\\udcff.yaml: m\n")
+    assert all(FORMATS[name](report) for name in FORMATS)

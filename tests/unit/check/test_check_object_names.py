@@ -1,0 +1,184 @@
+"""generator/check/rules/names.py, check_object_names: names, namespaces, labels and container names as the API server
+judges them.
+
+Expected messages are written out by hand from k8s.io/apimachinery (validation.go's IsDNS1123Subdomain,
+IsDNS1123Label, IsDNS1035Label, RegexError; content/kube.go's IsLabelKey and IsLabelValue; path.go's
+IsPathSegmentName) and field/errors.go's `<field>: Invalid value: "<value>": <detail>`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from generator.check.findings import CheckContext, RenderedObject
+from generator.check.rules import check_object_names, run_rules
+
+SUBDOMAIN = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+             "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+             "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+LABEL = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end "
+         "with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+         "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+DNS1035 = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
+           "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
+           "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')")
+KEY_NAME = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+            "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+            "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+VALUE = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start "
+         "and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+         "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+PODS_REFUSED = "; the API server takes the MPIJob, and refuses every pod made of it"
+
+
+def obj(kind: str, name: str, namespace: str | None = "ml", api_version: str = "v1", **fields: Any) -> RenderedObject:
+    metadata: dict[str, Any] = {"name": name}
+    if namespace is not None:
+        metadata["namespace"] = namespace
+    return RenderedObject("m.yaml", {"apiVersion": api_version, "kind": kind, "metadata": metadata, **fields})
+
+
+def pod(name: str = "p", namespace: str = "ml", containers: tuple[str, ...] = ("c",), **spec: Any) -> RenderedObject:
+    return obj("Pod", name, namespace, spec={"containers": [{"name": c, "image": "i"} for c in containers], **spec})
+
+
+def shown(findings) -> list[tuple[str, str]]:
+    return [(f.path, f.message) for f in findings]
+
+
+def test_the_second_red_teams_four_names_are_refused_as_the_api_server_refuses_them():
+    # The issue's cases, through every rule: a Pod `A_B..`, a container `C!`, a ConfigMap `../x`, a namespace
+    # `Kube System`; main passed all four.
+    findings = run_rules([pod("A_B.."), pod(containers=("C!",)), obj("ConfigMap", "../x"), obj("Namespace", "Kube System",
+                                                                                               None)], CheckContext())
+    assert [(f.object, f.path, f.message, f.rule) for f in findings if f.rule == "names"] == [
+        ("Pod/A_B..", ".metadata.name", f'metadata.name: Invalid value: "A_B..": {SUBDOMAIN}', "names"),
+        ("Pod/p", ".spec.containers[0].name", f'spec.containers[0].name: Invalid value: "C!": {LABEL}', "names"),
+        ("ConfigMap/../x", ".metadata.name", f'metadata.name: Invalid value: "../x": {SUBDOMAIN}', "names"),
+        ("Namespace/Kube System", ".metadata.name", f'metadata.name: Invalid value: "Kube System": {LABEL}', "names"),
+    ]
+
+
+def test_an_object_in_a_namespace_no_cluster_can_have_is_refused():
+    assert shown(check_object_names([obj("ConfigMap", "c", "Kube System")])) == [
+        (".metadata.namespace", f'metadata.namespace: Invalid value: "Kube System": {LABEL}')]
+
+
+@pytest.mark.parametrize(("kind", "api_version", "name"), [
+    ("Pod", "v1", "a.b-c.d"), ("ConfigMap", "v1", "a" * 253), ("Secret", "v1", "0x"), ("Deployment", "apps/v1", "a.b"),
+    ("MPIJob", "kubeflow.org/v2beta1", "pi-0a1b2c3"), ("Service", "v1", "svc-1"), ("Namespace", "v1", "a" * 63),
+    ("Role", "rbac.authorization.k8s.io/v1", "system:controller:Job_Runner"),
+    ("ClusterRoleBinding", "rbac.authorization.k8s.io/v1", "Anything Goes"), ("CronJob", "batch/v1", "c" * 52),
+])
+def test_names_the_api_server_takes_pass(kind, api_version, name):
+    namespace = None if kind in ("Namespace", "ClusterRoleBinding") else "ml"
+    assert check_object_names([obj(kind, name, namespace, api_version)]) == []
+
+
+@pytest.mark.parametrize(("kind", "api_version", "name", "problems"), [
+    ("ConfigMap", "v1", "a" * 254, ["must be no more than 253 characters"]),
+    ("Pod", "v1", "Caps", [SUBDOMAIN]),
+    ("Pod", "v1", "é", [SUBDOMAIN]),
+    ("Pod", "v1", "name\n", [SUBDOMAIN]),  # Go's `$` is the end of the text, not before a last newline
+    ("Namespace", "v1", "a.b", ["must not contain dots"]),
+    ("Namespace", "v1", "é" * 32, ["must be no more than 63 characters", LABEL]),  # 64 bytes of UTF-8, as Go counts
+    ("Service", "v1", "1abc", [DNS1035]),  # Services are DNS-1035 labels: no leading digit, no dot
+    ("Service", "v1", "a.b", [DNS1035]),
+    ("ClusterRole", "rbac.authorization.k8s.io/v1", "a/b%c", ["may not contain '/'", "may not contain '%'"]),
+    ("Role", "rbac.authorization.k8s.io/v1", "..", ["may not be '..'"]),
+    ("CronJob", "batch/v1", "c" * 53, ["must be no more than 52 characters"]),
+    ("Queue", "scheduling.volcano.sh/v1beta1", "Q", [SUBDOMAIN]),  # any custom resource: a DNS-1123 subdomain
+])
+def test_names_the_api_server_refuses_are_found_with_its_words(kind, api_version, name, problems):
+    namespace = None if kind in ("Namespace", "ClusterRole", "Queue") else "ml"
+    findings = check_object_names([obj(kind, name, namespace, api_version)])
+    assert [f.message for f in findings] == [f"metadata.name: Invalid value: {_go(name)}: {p}" for p in problems]
+    assert {f.path for f in findings} == {".metadata.name"} and {f.rule for f in findings} == {"names"}
+
+
+def _go(text: str) -> str:
+    return '"' + text.replace("\n", "\\n") + '"'
+
+
+def test_the_namespace_of_a_cluster_scoped_kind_is_dropped_not_judged():
+    # The API server clears metadata.namespace on a cluster-scoped object; a CRD's `scope: Cluster` says the same
+    # of a custom kind.
+    crd = RenderedObject("crd.yaml", {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                                      "metadata": {"name": "widgets.example.com"},
+                                      "spec": {"group": "example.com", "scope": "Cluster",
+                                               "names": {"kind": "Widget", "plural": "widgets"}}})
+    documents = [obj("PriorityClass", "high", "Not A Namespace", "scheduling.k8s.io/v1"),
+                 obj("Widget", "w", "Not A Namespace", "example.com/v1")]
+    assert check_object_names(documents, CheckContext(extra=(crd,))) == []
+    assert [f.path for f in check_object_names(documents)] == [".metadata.namespace"]  # no CRD: taken as namespaced
+
+
+def test_label_keys_values_and_annotation_keys_follow_the_qualified_name_grammar():
+    document = obj("ConfigMap", "c")
+    document.obj["metadata"] |= {"labels": {"ok/Key_1": "V.a-l", "a/b/c": "x", "bad key": "", "k": "v" * 64,
+                                            "example.com/": "no space"},
+                                 "annotations": {"Example.COM/Upper": "any value at all\n", "not/ok/": ""}}
+    findings = check_object_names([document])
+    assert shown(findings) == [
+        ('.metadata.labels["a/b/c"]', 'metadata.labels: Invalid value: "a/b/c": a valid label key must consist of '
+         "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+         "'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+         " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"),
+        ('.metadata.labels["bad key"]', f'metadata.labels: Invalid value: "bad key": {KEY_NAME}'),
+        ('.metadata.labels.k', 'metadata.labels: Invalid value: "' + "v" * 64 + '": must be no more than 63 characters'),
+        ('.metadata.labels["example.com/"]', 'metadata.labels: Invalid value: "example.com/": name part must be '
+         "non-empty"),
+        ('.metadata.labels["example.com/"]', f'metadata.labels: Invalid value: "example.com/": {KEY_NAME}'),
+        ('.metadata.labels["example.com/"]', f'metadata.labels: Invalid value: "no space": {VALUE}'),
+        ('.metadata.annotations["not/ok/"]', 'metadata.annotations: Invalid value: "not/ok/": a valid label key must '
+         "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character "
+         "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+         "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' "
+         "(e.g. 'example.com/MyName')"),
+    ]
+
+
+def mpijob(worker: dict[str, Any]) -> RenderedObject:
+    return RenderedObject("mpijob.yaml", {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+                                          "metadata": {"name": "x", "namespace": "ml"},
+                                          "spec": {"mpiReplicaSpecs": {"Worker": {"template": worker}}}})
+
+
+def test_a_jobs_pod_template_is_judged_as_the_pods_made_of_it():
+    worker = {"metadata": {"labels": {"team": "A B"}},
+              "spec": {"containers": [{"name": "Worker", "image": "i"}, {"name": "w", "image": "i"}],
+                       "initContainers": [{"name": "w", "image": "i"}]}}
+    at = ".spec.mpiReplicaSpecs.Worker.template"
+    assert shown(check_object_names([mpijob(worker)])) == [
+        (f'{at}.metadata.labels.team', 'spec.mpiReplicaSpecs.Worker.template.metadata.labels: Invalid value: "A B": '
+         f"{VALUE}{PODS_REFUSED}"),
+        (f"{at}.spec.containers[0].name", 'spec.mpiReplicaSpecs.Worker.template.spec.containers[0].name: Invalid value: '
+         f'"Worker": {LABEL}{PODS_REFUSED}'),
+        (f"{at}.spec.initContainers[0].name", "spec.mpiReplicaSpecs.Worker.template.spec.initContainers[0].name: "
+         f'Duplicate value: "w"{PODS_REFUSED}'),
+    ]
+
+
+def test_a_built_in_workloads_template_is_refused_with_the_workload():
+    deployment = obj("Deployment", "d", api_version="apps/v1", spec={"template": {
+        "metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "", "image": "i"}]}}})
+    assert shown(check_object_names([deployment])) == [
+        (".spec.template.spec.containers[0].name", "spec.template.spec.containers[0].name: Required value")]
+
+
+def test_what_it_cannot_read_is_the_schema_checks_to_report():
+    documents = [RenderedObject("w.yaml", {"kind": "Pod", "metadata": {"name": 5, "labels": {"k": 7, 3: "v"},
+                                                                       "annotations": ["a"]},
+                                           "spec": {"containers": [None, {"name": None}, "c"]}}),
+                 RenderedObject("w.yaml", {"kind": "ConfigMap", "metadata": None}),
+                 RenderedObject("w.yaml", {})]
+    assert check_object_names(documents) == []
+
+
+def test_each_problem_of_a_container_name_is_a_finding_of_its_own():
+    long_name = "C" * 64
+    assert [f.message for f in check_object_names([pod(containers=(long_name,))])] == [
+        f'spec.containers[0].name: Invalid value: "{long_name}": must be no more than 63 characters',
+        f'spec.containers[0].name: Invalid value: "{long_name}": {LABEL}']
