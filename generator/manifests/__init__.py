@@ -7,6 +7,7 @@ agree on what a chart holds.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from generator import chartfiles, names
@@ -114,6 +115,32 @@ def namespace_pod_security(cluster: Cluster, jobs: tuple[Job, ...],
             reasons += [f"job {job.name}: {reason}" for reason in needed.reasons]
         levels[namespace] = PodSecurity(level, tuple(reasons))
     return levels
+
+
+@dataclass(frozen=True)
+class RaisedLevel:
+    """A namespace whose Pod Security level the cluster profile gives (`podSecurity`) and its jobs raise: the
+    level asked for, the level the infra chart labels it with, and each job that needs more than asked."""
+
+    namespace: str
+    asked: Level
+    level: Level
+    jobs: tuple[tuple[str, PodSecurity], ...]
+
+
+def raised_pod_security(cluster: Cluster, jobs: tuple[Job, ...]) -> list[RaisedLevel]:
+    """Where `namespace_pod_security` labels a namespace above the level the cluster profile gives it: documented,
+    but a profile that says `restricted` reads as a promise, so the caller warns. Builds only the jobs of those
+    namespaces."""
+    raised = []
+    for namespace, text in cluster.pod_security:
+        asked = Level[text.upper()]
+        needs = [(job.name, _with_profile_reasons(job, job_pod_security(job))) for job in jobs
+                 if job.cluster.name == cluster.name and job.namespace == namespace]
+        above = tuple((name, need) for name, need in needs if need.level > asked)
+        if above:
+            raised.append(RaisedLevel(namespace, asked, max(need.level for _, need in above), above))
+    return raised
 
 
 def build_infra(cluster: Cluster, chart: ChartRef, jobs: tuple[Job, ...] = (),

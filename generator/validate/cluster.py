@@ -8,12 +8,14 @@ from typing import Any
 from generator import derive, names
 from generator.diagnostics import Diagnostic, did_you_mean
 from generator.load import ProfileFile, to_plain
+from generator.manifests.providers import provider_of
 from generator.validate.facts import check_rail_facts
 from generator.validate.fields import check_label_keys, check_release_name, duplicates
-from generator.validate.gitops import check_cluster_gitops
+from generator.validate.gitops import GITOPS_OBJECTS, GITOPS_TOOLS, check_cluster_gitops
 from generator.validate.index import Index, resolve_hardware
 from generator.validate.network import Carriers, check_ipam, check_provider, check_rail_carriers
 from generator.validate.scheduling import check_cluster_scheduling
+from generator.vocabulary import reserved
 
 
 def check_cluster(document: ProfileFile, index: Index) -> list[Diagnostic]:
@@ -40,7 +42,7 @@ def _check_names(document: ProfileFile, data: dict[str, Any]) -> list[Diagnostic
     found = list(duplicates(document, pools, "name", ("nodePools",), "node pool"))
     found += duplicates(document, data["namespaces"], "", ("namespaces",), "namespace")
     existing = data.get("existingNamespaces", [])
-    found += _check_system_namespaces(document, data["namespaces"], existing)
+    found += _check_reserved_namespaces(document, data)
     for i, namespace in enumerate(existing):
         if namespace not in data["namespaces"]:
             found.append(Diagnostic(document.location("existingNamespaces", i), f"`existingNamespaces` names "
@@ -96,24 +98,58 @@ def _check_launcher_pool(document: ProfileFile, data: dict[str, Any], carriers: 
     return []
 
 
-def _check_system_namespaces(document: ProfileFile, namespaces: list[str], existing: list[str]) -> list[Diagnostic]:
+# The `network` settings that name the namespace a component of the cluster's network runs in.
+NAMESPACE_SETTINGS = {"operatorNamespace": "SR-IOV network operator", "devicePluginNamespace": "device plugin"}
+
+
+def component_namespaces(data: dict[str, Any]) -> dict[str, str]:
+    """The namespaces the cluster profile says its own components run in, each with who and the setting saying so:
+    its GitOps tool's (`gitops.namespace`, or the tool's default) and its network provider's."""
+    found: dict[str, str] = {}
+    gitops = data.get("gitops")
+    if gitops is not None:
+        found[derive.gitops_namespace(gitops)] = (f"this cluster's {GITOPS_TOOLS[gitops['tool']]} (its `gitops.namespace`, "
+                                                  f"where its {GITOPS_OBJECTS[gitops['tool']]}s live)")
+    network = data.get("network", {})
+    provider = provider_of(network)
+    for key, what in NAMESPACE_SETTINGS.items():
+        if provider is not None and key in provider.settings:
+            found.setdefault(str(network.get(key, provider.settings[key])), f"this cluster's {what} (`network.{key}`)")
+    return found
+
+
+def _check_reserved_namespaces(document: ProfileFile, data: dict[str, Any]) -> list[Diagnostic]:
     """The infra chart creates, owns and labels each namespace of the cluster with the Pod Security level its jobs
-    need, but those the profile says exist already. Kubernetes' own namespaces exist, so a Helm or Flux install
-    fails ("exists and cannot be imported into the current release"); `default` may be named as existing, `kube-*`
-    never: they hold the cluster's privileged system pods (CNI, kube-proxy, the device plugins the infra chart
-    configures), which a Pod Security label there would refuse, and are no place for jobs."""
+    need, but those the profile says exist already (their NOTES tell the admin to loosen the label). Kubernetes' own
+    namespaces exist, so a Helm or Flux install fails ("exists and cannot be imported into the current release");
+    `default` may be named as existing, `kube-*` never: they hold the cluster's privileged system pods (CNI,
+    kube-proxy, the device plugins the infra chart configures), which a Pod Security label there would refuse, and
+    are no place for jobs. Nor is a controller's namespace, named by the profile (its GitOps tool's, its network
+    operator's or device plugin's) or the upstream default of one (vocabulary/reserved.py): a job there could read
+    the controller's Secrets by `secretKeyRef` (Argo CD's `argocd-secret`, Flux's Git credentials), and its label
+    would refuse the controller's own pods."""
     found = []
-    for i, namespace in enumerate(namespaces):
-        if namespace.startswith("kube-"):
+    existing = data.get("existingNamespaces", [])
+    components = component_namespaces(data)
+    fix = "run the jobs in a namespace of their own (e.g. ml-training)"
+    for i, namespace in enumerate(data["namespaces"]):
+        owner = components.get(namespace) or reserved.reserved_namespace_owner(namespace)
+        if namespace.startswith(reserved.SYSTEM_NAMESPACE_PREFIX):
             found.append(Diagnostic(document.location("namespaces", i), f"namespace '{namespace}' is Kubernetes' own "
                                     "and holds the cluster's system pods: no place for jobs, and a Pod Security "
-                                    "label there would refuse its privileged pods",
-                                    "run the jobs in a namespace of their own (e.g. ml-training)"))
+                                    "label there would refuse its privileged pods", fix))
+        elif owner is not None:
+            labelled = ("the infra chart's NOTES would have you loosen its Pod Security label for the jobs"
+                        if namespace in existing else "the infra chart would create it and set its Pod Security label "
+                        "for the jobs")
+            found.append(Diagnostic(document.location("namespaces", i), f"namespace '{namespace}' belongs to {owner}: "
+                                    "a job there could read the controller's Secrets by `secretKeyRef`, and "
+                                    f"{labelled}, which its own pods may not pass", fix))
         elif namespace == "default" and namespace not in existing:
             found.append(Diagnostic(document.location("namespaces", i), f"namespace '{namespace}' is Kubernetes' own: "
                                     "the infra chart creates and labels every namespace of `namespaces`, so an install "
-                                    "would fail on it (it exists already)", "run the jobs in a namespace of their own "
-                                    "(e.g. ml-training), or list it in `existingNamespaces` too"))
+                                    "would fail on it (it exists already)", f"{fix}, or list it in `existingNamespaces` "
+                                    "too"))
     return found
 
 

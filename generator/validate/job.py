@@ -20,7 +20,7 @@ from generator.validate.scheduling import check_job_scheduling
 from generator.validate.sizing import check_layout
 from generator.validate.topology import check_job_topology
 from generator.validate.volumes import check_volumes
-from generator.vocabulary import kubernetes, mpi_operator
+from generator.vocabulary import kubernetes, mpi_operator, reserved
 
 
 def check_job(document: ProfileFile, index: Index) -> list[Diagnostic]:
@@ -92,18 +92,19 @@ def _check_own_fields(document: ProfileFile, job: dict[str, Any]) -> list[Diagno
 
 
 def _check_metadata(document: ProfileFile, job: dict[str, Any]) -> list[Diagnostic]:
-    """The profile's own labels and annotations: within Kubernetes' limits, and none of the keys mpigen, Kubernetes or
-    the controllers set and select by (a label of theirs would change what their selectors match)."""
+    """The profile's own labels and annotations: within Kubernetes' limits, and none of the keys mpigen, Kubernetes,
+    the controllers or the cluster's network read as instructions (a label of theirs would change what their
+    selectors match; an annotation of Multus' would move the pods to another network)."""
     found: list[Diagnostic] = []
     for field in ("labels", "annotations"):
         given = job.get(field, {})
         found += check_label_keys(document, given, (field,), field[:-1])
         for key in given:
-            domain = kubernetes.reserved_key_domain(key)
+            domain = reserved.reserved_key_domain(key)
             if domain is not None:
                 found.append(Diagnostic(document.location(field, key, at_key=True),
-                                        f"{field[:-1]} key '{key}' is in domain {domain}, whose keys Kubernetes, its "
-                                        "controllers or mpigen set and read", "use a domain of your own, e.g. "
+                                        f"{field[:-1]} key '{key}' is in domain {domain}, which a job may not use: "
+                                        f"{reserved.RESERVED_KEY_DOMAINS[domain]}", "use a domain of your own, e.g. "
                                         f"example.com/{key.rpartition('/')[2]}"))
     size = sum(len(key.encode()) + len(value.encode()) for key, value in job.get("annotations", {}).items())
     if size > kubernetes.TOTAL_ANNOTATION_SIZE:

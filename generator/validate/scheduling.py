@@ -19,6 +19,7 @@ from generator.manifests.providers import provider_of
 from generator.model import WorkerSpread
 from generator.validate.fields import duplicates
 from generator.validate.network import Carriers, host_network
+from generator.vocabulary import reserved
 from generator.vocabulary import scheduling as vocabulary
 
 # Settings of the cluster's `scheduling` and of its queues, and the schedulers that read them.
@@ -53,6 +54,9 @@ def check_cluster_scheduling(document: ProfileFile, data: dict[str, Any], carrie
                                     f"{_readers(readers)} read it", "remove it, or choose a scheduler that reads it"))
     found += duplicates(document, scheduling.get("priorityClasses", []), "name", ("scheduling", "priorityClasses"),
                         "priority class")
+    for i, priority in enumerate(scheduling.get("priorityClasses", [])):
+        found += _check_priority_class_name(document.location("scheduling", "priorityClasses", i, "name"),
+                                            priority["name"])
     found += _check_topology(document, scheduling.get("topology", []))
     queues = scheduling.get("queues", [])
     found += duplicates(document, queues, "name", ("scheduling", "queues"), "queue")
@@ -158,6 +162,15 @@ def _check_known_cpus(document: ProfileFile, data: dict[str, Any], carriers: Car
     return found
 
 
+def _check_priority_class_name(where: Location, name: str) -> list[Diagnostic]:
+    """`system-` names are Kubernetes' own, under every scheduler: under Kueue a WorkloadPriorityClass so named is no
+    PriorityClass, but reads as the built-in one, so one rule holds for all."""
+    if not reserved.is_system_priority_class(name):
+        return []
+    return [Diagnostic(where, f"priority class '{name}': {reserved.SYSTEM_PRIORITY_CLASS_REASON}",
+                       f"name it otherwise, e.g. '{name.removeprefix(reserved.SYSTEM_PRIORITY_CLASS_PREFIX)}'")]
+
+
 # --- job -----------------------------------------------------------------------------------------
 
 def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any],
@@ -185,7 +198,10 @@ def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: di
                                 f"cluster '{cluster['name']}' admits jobs through Kueue, which creates them suspended "
                                 "and unsuspends them on admission; `suspend: false` would start the job without it",
                                 "remove runPolicy.suspend"))
-    if "priorityClass" in given and given["priorityClass"] not in classes:
+    if "priorityClass" in given and given["priorityClass"] not in classes and \
+            reserved.is_system_priority_class(given["priorityClass"]):
+        found += _check_priority_class_name(document.location("scheduling", "priorityClass"), given["priorityClass"])
+    elif "priorityClass" in given and given["priorityClass"] not in classes:
         found.append(Diagnostic(document.location("scheduling", "priorityClass"),
                                 f"cluster '{cluster['name']}' declares no priority class '{given['priorityClass']}'",
                                 did_you_mean(given["priorityClass"], classes) if classes else

@@ -162,20 +162,8 @@ def json_path(parts: Iterable[str | int], quote_keys: bool = False) -> str:
     return text
 
 
-# Domains of label and annotation keys that Kubernetes, the controllers mpigen's objects go to, or mpigen itself set
-# and read (selectors, queue names, networks, reasons): a profile's own `labels` and `annotations` may not use them,
-# nor their subdomains (`app.kubernetes.io`, `training.kubeflow.org`, `kueue.x-k8s.io`, `k8s.v1.cni.cncf.io`).
-# Kubernetes reserves `kubernetes.io` and `k8s.io` for its core components.
-RESERVED_KEY_DOMAINS = ("kubernetes.io", "k8s.io", "x-k8s.io", "kubeflow.org", "volcano.sh", "helm.sh", "argoproj.io",
-                        "fluxcd.io", "cncf.io", "mpigen")
 # apimachinery ValidateAnnotationsSize: keys and values of an object's annotations together.
 TOTAL_ANNOTATION_SIZE = 256 * 1024
-
-
-def reserved_key_domain(key: str) -> str | None:
-    """The reserved domain a label or annotation key's prefix is, or is a subdomain of; None for a key of its own."""
-    prefix = key.rpartition("/")[0]
-    return next((domain for domain in RESERVED_KEY_DOMAINS if prefix == domain or prefix.endswith(f".{domain}")), None)
 
 
 # --- how the API server judges an object's name and namespace, by kind --------------------------------------

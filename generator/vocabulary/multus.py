@@ -5,3 +5,6 @@ from __future__ import annotations
 
 NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
 RESOURCE_NAME_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName"
+DEFAULT_NETWORK_ANNOTATION = "v1.multus-cni.io/default-network"
+"""On a pod: the attachment that replaces its cluster network (Multus' pkg/k8sclient `defaultNetAnnot`). mpigen
+never writes it; profiles may not (generator/vocabulary/reserved.py) and `check` refuses it."""

@@ -181,6 +181,38 @@ def test_names_the_api_server_refuses_are_findings(tmp_path):
                        ("ConfigMap/settings", ".metadata.namespace", "metadata.namespace", "Kube System")]
 
 
+def test_a_hand_written_job_moving_its_pods_to_another_network_is_refused(tmp_path):
+    """The second red team's annotation in a hand-written MPIJob, a Volcano Job task attaching kube-system's bridge,
+    and a PriorityClass taking a built-in's name: each an error, as the cluster would take them."""
+    job = BROKEN_MPIJOB.replace("replicas: 2", "replicas: 1").replace(
+        "            k8s.v1.cni.cncf.io/networks: rail9\n",
+        "            k8s.v1.cni.cncf.io/networks: rail9\n            v1.multus-cni.io/default-network: host-bridge\n")
+    (tmp_path / "job.yaml").write_text(job + "---\n" + RAIL9_NAD, encoding="utf-8")
+    (tmp_path / "vcjob.yaml").write_text(
+        "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: v, namespace: hpc}\nspec:\n  tasks:\n"
+        "  - name: worker\n    replicas: 1\n    template:\n      metadata:\n        annotations:\n"
+        "          k8s.v1.cni.cncf.io/networks: kube-system/host-bridge\n"
+        "      spec: {containers: [{name: w, image: busybox}]}\n", encoding="utf-8")
+    (tmp_path / "priority.yaml").write_text("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+                                            "metadata: {name: system-node-critical}\nvalue: 1000\n", encoding="utf-8")
+    result = run_mpigen("check", "--no-helm", tmp_path)
+    assert result.returncode == 1, result.stdout
+    lines = findings(result.stdout)
+    job_file, vcjob_file, priority_file = (f"{(tmp_path / name).as_posix()}" for name in
+                                           ("job.yaml", "vcjob.yaml", "priority.yaml"))
+    assert (f"{job_file}: MPIJob/pi: .spec.mpiReplicaSpecs.Worker.template.metadata.annotations"
+            '["v1.multus-cni.io/default-network"]: v1.multus-cni.io/default-network names kube-system/host-bridge: '
+            "Multus replaces the pod's cluster network (eth0) with that attachment") in "\n".join(lines)
+    assert any(line.startswith(f"{vcjob_file}: Job/v: .spec.tasks[0].template.metadata.annotations"
+                               '["k8s.v1.cni.cncf.io/networks"]: k8s.v1.cni.cncf.io/networks attaches '
+                               "kube-system/host-bridge, a network of namespace kube-system") for line in lines), lines
+    assert any(line.startswith(f"{priority_file}: PriorityClass/system-node-critical: .metadata.name: PriorityClass "
+                               "system-node-critical: Kubernetes keeps priority class names starting with `system-`")
+               for line in lines), lines
+    assert lines[-1].startswith("3 error(s)"), lines
+    assert "Traceback" not in result.stderr
+
+
 def test_an_existing_nad_given_with_crds_satisfies_the_network_rule(tmp_path):
     (tmp_path / "job.yaml").write_text(BROKEN_MPIJOB.replace("replicas: 2", "replicas: 1"), encoding="utf-8")
     cluster = tmp_path / "cluster"

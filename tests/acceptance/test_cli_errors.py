@@ -149,6 +149,24 @@ def test_warnings_alone_exit_0(profiles_copy, tmp_path):
     assert (out / "dgx-lab" / "jobs" / "train" / "Chart.yaml").is_file()
 
 
+def test_a_pod_security_level_the_jobs_raise_is_a_warning_where_it_is_written(profiles_copy, tmp_path):
+    """`podSecurity: {hpc: restricted}` and a job in hpc mounting a host folder: the namespace is labelled
+    privileged, and render says so at the entry, naming the job and the level, instead of raising it silently."""
+    root = profiles_copy({"clusters/dgx-lab.yaml": DGX_LAB + "podSecurity:\n  hpc: restricted\n",
+                          "jobs/pi.yaml": PI + "volumes:\n  - {name: data, hostPath: /data, mountPath: /data}\n"})
+    out = tmp_path / "charts"
+    result = run_mpigen("render", root, "-o", out)
+    assert result.returncode == 0, result.stderr
+    line = len(DGX_LAB.splitlines()) + 2
+    assert result.stderr.splitlines() == [
+        f"{root}/clusters/dgx-lab.yaml:{line}:8: warning: `podSecurity` asks for restricted in namespace 'hpc', but "
+        "job pi needs privileged (hostPath volume data (/data)): the infra chart labels the namespace privileged; "
+        "write `hpc: privileged` to say so, or change the job"]
+    namespaces = (out / "dgx-lab" / "infra" / "templates" / "namespaces.yaml").read_text(encoding="utf-8")
+    hpc = namespaces[namespaces.index("name: hpc"):]
+    assert 'pod-security.kubernetes.io/enforce: "privileged"' in hpc.split("---")[0], namespaces
+
+
 def test_warnings_are_counted_beside_errors(profiles_copy):
     root = profiles_copy({"jobs/train.yaml": TRAIN_WITH_WARNING, "jobs/pi.yaml": PI.replace("pool: cpu", "pool: cpus")})
     result = run_mpigen("validate", root)

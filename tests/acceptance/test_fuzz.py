@@ -23,6 +23,12 @@ Four classes of YAML that neither level writes have a test each, written as text
 - long strings: one string of 64 KiB up to just past the 1 MiB profile limit, of what scanners, escapes and
   hole markers trip on (`{{`, `` `{{ ``, `a:`, `[`, `&a `, URLs with a password, `mpigenhole0x...`).
 
+And one class of what belongs to the controllers, which must be refused, for that reason, at a clean place: a
+label or annotation key of every reserved domain (as written, under a subdomain, in capitals, with a trailing dot, a
+look-alike letter or a space), a controller's or Kubernetes' namespace as a job namespace (or an existing one), the
+namespace the profile's own GitOps tool, network operator or device plugin runs in, and a `system-` priority class
+declared or named by a job.
+
 Where such a case compiles, what it wrote must reach the cluster as written (an env value, a command argument,
 an image), merges must give the objects their spelled-out form gives, and a character the README refuses must
 have been refused; a long string's render must end within 30 s (a linear one takes about a second).
@@ -40,9 +46,10 @@ Then `mpigen render` runs in-process into a folder already holding the example f
 Only charts whose bytes are new are given to Helm: renders are cached by chart content.
 
 CI runs a fixed number of examples from a fixed seed without an example database, so every run tries the same
-mutations (200 of the tree and text levels, 50 of each class, 8 long strings; `make fuzz` runs N, N/4 of each
-class and N/20 long strings). `make fuzz` runs many more from a random seed (printed, so a failure can be replayed with
-MPIGEN_FUZZ_SEED), and renders every new chart with Helm 3 and Helm 4, which must agree.
+mutations (200 of the tree and text levels, 50 of each class, 8 long strings, 30 reserved names; `make fuzz` runs
+N, N/4 of each class, N/20 long strings and N/8 reserved names). `make fuzz` runs many more from a random seed
+(printed, so a failure can be replayed with MPIGEN_FUZZ_SEED), and renders every new chart with Helm 3 and Helm 4,
+which must agree.
 
     MPIGEN_FUZZ_EXAMPLES=N   number of examples; setting it is the long mode (both Helm versions, example database)
     MPIGEN_FUZZ_SEED=S       the seed of a long run
@@ -236,6 +243,8 @@ class Case:
     """Job files whose charts must render to the same objects as the example's (merge keys spelling them out)."""
     must_refuse: str = ""
     """Why the case must not compile, if it must not."""
+    refused_for: str = ""
+    """Text the refusal must hold (the rule that refuses it, not an error elsewhere), if any."""
     kinds: list[str] = field(default_factory=list)
     """Which shapes of its class the case has, for the statistics."""
 
@@ -693,6 +702,119 @@ def long_string_cases(draw: st.DrawFn) -> Case:
     return case
 
 
+# --- what belongs to the controllers: reserved key domains, their namespaces, `system-` priority classes -------------
+#
+# Written out from the README's Security section rather than imported, so that a change of the rules fails here.
+
+RESERVED_DOMAINS = ("kubernetes.io", "k8s.io", "x-k8s.io", "kubeflow.org", "volcano.sh", "helm.sh", "argoproj.io",
+                    "fluxcd.io", "cncf.io", "multus-cni.io", "openshift.io", "nvidia.com", "kai.scheduler", "runai",
+                    "projectcalico.org", "cilium.io", "mpigen")
+CONTROLLER_NAMESPACES = ("argocd", "flux-system", "kueue-system", "volcano-system", "volcano-monitoring",
+                         "scheduler-plugins", "kai-scheduler", "kai-resource-reservation", "mpi-operator", "kubeflow",
+                         "kubeflow-system", "sriov-network-operator", "openshift-sriov-network-operator",
+                         "nvidia-network-operator", "network-operator", "gpu-operator", "nvidia-gpu-operator",
+                         "nvidia-device-plugin", "gpu-feature-discovery", "nvidia-dra-driver-gpu", "node-feature-discovery",
+                         "kube-system", "kube-public", "kube-node-lease", "kube-flannel")
+KEY_SPELLINGS = ("as-is", "subdomain", "upper", "capitalised", "trailing-dot", "look-alike", "space")
+LOOK_ALIKES = {"o": "\u043e", "e": "\u0435", "a": "\u0430", "i": "\u0456", "c": "\u0441", "p": "\u0440", "x": "\u0445"}
+CLUSTER_FILES = sorted(name for name in EXAMPLE_FILES if name.startswith("clusters/"))
+
+
+def _spelled(domain: str, spelling: str) -> str:
+    """A key prefix of `domain` as someone might write it to get past a check."""
+    if spelling == "subdomain":
+        return f"v1.{domain}"
+    if spelling == "upper":
+        return domain.upper()
+    if spelling == "capitalised":
+        return domain[:1].upper() + domain[1:]
+    if spelling == "trailing-dot":
+        return domain + "."
+    if spelling == "look-alike":
+        at = next(i for i, char in enumerate(domain) if char in LOOK_ALIKES)
+        return domain[:at] + LOOK_ALIKES[domain[at]] + domain[at + 1:]
+    if spelling == "space":
+        return domain + " "
+    return domain
+
+
+@st.composite
+def reserved_cases(draw: st.DrawFn) -> Case:
+    """A label or annotation key of a reserved domain in any spelling, a controller's or Kubernetes' namespace as a job
+    namespace (or existing one, or the one the profile's GitOps tool or network operator runs in), or a `system-`
+    priority class declared or named: each refused, for that reason, at a clean `path:line:col`."""
+    trees = copy.deepcopy(EXAMPLE_TREES)
+    case = Case({}, classes=["reserved"])
+    kind = draw(st.sampled_from(("key", "key", "namespace", "component-namespace", "priority-class")))
+    if kind == "key":
+        job = draw(st.sampled_from(JOB_FILES))
+        domain, spelling = draw(st.sampled_from(RESERVED_DOMAINS)), draw(st.sampled_from(KEY_SPELLINGS))
+        field_ = draw(st.sampled_from(("labels", "annotations")))
+        key = f"{_spelled(domain, spelling)}/{draw(st.sampled_from(('default-network', 'queue', 'x', 'name')))}"
+        value = "kube-system/host-bridge" if field_ == "annotations" else "x"
+        trees[job].setdefault(field_, {})[key] = value
+        if draw(st.booleans()):
+            trees[job][field_]["team.example.com/owner"] = "ml"  # a key of one's own beside it
+        case.files[job] = dump(trees[job])
+        case.refused_for = (f"is in domain {domain}, which a job may not use" if spelling in ("as-is", "subdomain")
+                            else f"in `{field_}` is not valid")
+        case.steps.append(f"{job}: {field_}[{key!r}] = {value!r}")
+        case.kinds.append(f"reserved key {spelling}, in {field_}")
+    elif kind == "namespace":
+        cluster = draw(st.sampled_from(CLUSTER_FILES))
+        namespace = draw(st.sampled_from(CONTROLLER_NAMESPACES))
+        tree = trees[cluster]
+        tree["namespaces"] = [*tree["namespaces"], namespace]
+        if draw(st.booleans()):
+            tree["existingNamespaces"] = [*tree.get("existingNamespaces", []), namespace]
+        case.files[cluster] = dump(tree)
+        case.refused_for = f"namespace '{namespace}' "
+        case.steps.append(f"{cluster}: namespaces += {namespace} (existing: {'existingNamespaces' in tree})")
+        case.kinds.append("a controller's namespace" if not namespace.startswith("kube-") else "Kubernetes' namespace")
+    elif kind == "component-namespace":
+        cluster = draw(st.sampled_from(CLUSTER_FILES))
+        tree = trees[cluster]
+        namespace = draw(st.sampled_from(("deploy", "gitops", "ops", "sriov", "plugins")))
+        component = draw(st.sampled_from(("gitops", "operator", "device-plugin")))
+        if component == "gitops":
+            tree["gitops"] = {"tool": draw(st.sampled_from(("argocd", "flux"))),
+                              "repoURL": "https://git.example.com/fleet.git", "namespace": namespace}
+        elif component == "operator":
+            tree["network"] = {"provider": "sriov-network-operator", "operatorNamespace": namespace}
+        else:
+            tree["network"] = {"provider": draw(st.sampled_from(("sriov-device-plugin", "rdma-shared", "host-network"))),
+                               "devicePluginNamespace": namespace}
+        tree["namespaces"] = [*tree["namespaces"], namespace]
+        case.files[cluster] = dump(tree)
+        case.refused_for = f"namespace '{namespace}' belongs to this cluster's"
+        case.steps.append(f"{cluster}: {component} runs in {namespace}, a job namespace too")
+        case.kinds.append(f"the namespace of the profile's {component}")
+    else:
+        name = "system-" + draw(st.sampled_from(("node-critical", "cluster-critical", "gpu", "high")))
+        cluster = draw(st.sampled_from(CLUSTER_FILES))
+        tree = trees[cluster]
+        scheduling = tree.setdefault("scheduling", {"scheduler": "none"})
+        classes = scheduling.setdefault("priorityClasses", [])
+        declared = draw(st.booleans()) or not classes
+        if declared:
+            classes.append({"name": name, "value": draw(st.sampled_from((1000, -5, 1_000_000_000)))})
+            case.files[cluster] = dump(tree)
+        jobs = [job for job in JOB_FILES if trees[job]["cluster"] == tree["name"]]
+        if jobs and (not declared or draw(st.booleans())):
+            job = draw(st.sampled_from(jobs))
+            trees[job].setdefault("scheduling", {})["priorityClass"] = name
+            case.files[job] = dump(trees[job])
+        elif not declared:
+            classes.append({"name": name, "value": 1000})
+            case.files[cluster] = dump(tree)
+        case.refused_for = f"priority class '{name}': Kubernetes keeps priority class names starting with `system-`"
+        case.steps.append(f"{cluster}: priority class {name} ({'declared' if declared else 'named by a job'})")
+        case.kinds.append(f"a `system-` priority class, {'declared' if declared else 'named only'}")
+    case.files = {**EXAMPLE_FILES, **case.files}
+    case.must_refuse = case.steps[-1]
+    return case
+
+
 cases = st.one_of(tree_cases(), tree_cases(), tree_cases(), text_cases())
 
 # --- running it -----------------------------------------------------------------------------------------------------
@@ -1048,6 +1170,7 @@ def run_case(fixture: Fixture, case: Case, seconds: float | None = None) -> None
         event(kind)
     if failed:
         assert snapshot(fixture.out) == fixture.baseline, "a failed render changed the output folder"
+        assert case.refused_for in result.stderr, f"refused, but not for {case.refused_for!r}:\n{result.stderr}"
         return
     assert not case.must_refuse, f"compiled although it must be refused: {case.must_refuse}"
     compiled = compile_profiles([fixture.profiles])
@@ -1118,6 +1241,16 @@ def test_implicitly_typed_scalars_in_string_fields_keep_their_text_or_fail_clean
 @settings(_settings(), max_examples=CLASS_EXAMPLES)
 @given(case=control_character_cases())
 def test_control_characters_are_refused_or_kept_as_written(fuzz: Fixture, case: Case) -> None:
+    run_case(fuzz, case)
+
+
+RESERVED_EXAMPLES = max(EXAMPLES // 8, 30) if LONG else 30  # each is refused by validation alone: fast
+
+
+@seed(SEED)
+@settings(_settings(), max_examples=RESERVED_EXAMPLES)
+@given(case=reserved_cases())
+def test_what_belongs_to_the_controllers_is_refused_cleanly(fuzz: Fixture, case: Case) -> None:
     run_case(fuzz, case)
 
 

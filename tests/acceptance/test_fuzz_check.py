@@ -11,6 +11,8 @@ one folder of plain manifests, drawn from these parts:
   spelled `true`, `yes`, `on`, `y`...) in every place Helm renders or Argo CD applies: a template of any suffix,
   a subfolder, a Helm or Argo CD hook, a Helm test, `crds/`, a subchart, a `List`, a document after comments
   and `---` tricks, a `define` included from another template, a link inside the chart, a hidden manifest file;
+  some with pods moved to another network (`v1.multus-cni.io/default-network` in every form Multus reads, a
+  `k8s.v1.cni.cncf.io/networks` entry of kube-system's or an operator's namespace, Calico's addresses past IPAM);
 - what must stop check cleanly: nesting past 100 levels (flow, block, JSON), alias bombs, links to
   `/dev/zero` or out of the chart (to a secret), FIFOs, files past the size limits, template code Helm fails
   on, and long adversarial strings (64 KiB to 4 MiB of `[`, `a:`, `&a `, `*a`, `\\"`, URLs with a password).
@@ -18,8 +20,9 @@ one folder of plain manifests, drawn from these parts:
 Whatever was drawn, the process must end within 60 s with exit code 0 or 1 and no traceback; nothing is created
 or changed outside the chart (no post-renderer ran, Helm wrote nothing); the secret behind an outside link never
 appears in the output; a chart name Helm would not take is a finding; and every privileged workload planted
-where the cluster would get it is named in `podSecurity` as privileged, unless check refused the input with an
-error because of one of the parts that must stop it. An invisible object is the failure this looks for.
+where the cluster would get it is named in `podSecurity` as privileged, and its network annotation refused by the
+network rule, unless check refused the input with an error because of one of the parts that must stop it (a
+workload check sees always has its network annotation refused). An invisible object is the failure this looks for.
 
 CI runs a fixed number of examples (30, Helm 3 or 4 drawn per example) from a fixed seed; `make fuzz` runs
 MPIGEN_FUZZ_EXAMPLES / 4 from its seed, each chart with both Helm 3 and Helm 4, which must name the same
@@ -82,6 +85,14 @@ HOOKS = [("helm.sh/hook", "pre-install"), ("helm.sh/hook", "post-install,post-up
          ("argocd.argoproj.io/hook", "Sync"), ("argocd.argoproj.io/hook", "PostSync"),
          ("argocd.argoproj.io/hook", "SyncFail")]
 KINDS = ["Pod", "Deployment", "Job", "DaemonSet", "CronJob"]
+# Pod annotations that move a pod off its namespace's network (README, Security): each must be an error of the network
+# rule, wherever the workload stands.
+NETWORK_PLANTS = [("v1.multus-cni.io/default-network", "kube-system/host-bridge"),
+                  ("v1.multus-cni.io/default-network", "host-bridge"),
+                  ("v1.multus-cni.io/default-network", '[{"name": "host-bridge", "namespace": "kube-system"}]'),
+                  ("k8s.v1.cni.cncf.io/networks", "kube-system/host-bridge"),
+                  ("k8s.v1.cni.cncf.io/networks", '[{"name": "sriov-net", "namespace": "sriov-network-operator"}]'),
+                  ("cni.projectcalico.org/ipAddrsNoIpam", '["10.0.0.9"]')]
 LONG_PIECES = ["[", "{", "a:", "&a ", "*a", '\\"', "'", "https://u:p@h/", "- ", "? ", "#", "\t", "é", "{{"]
 
 
@@ -93,6 +104,7 @@ class Hostile:
     files: dict[str, str] = field(default_factory=dict)
     specials: dict[str, str] = field(default_factory=dict)  # path -> "dev-zero", "fifo", "outside", "huge", "link:..."
     workloads: list[str] = field(default_factory=list)  # Kind/name of each privileged workload the cluster gets
+    networks: list[tuple[str, str]] = field(default_factory=list)  # (Kind/name, annotation key) moving pods' networks
     stoppers: list[str] = field(default_factory=list)  # parts that may make check refuse before it sees them
     name: str | None = None  # the chart name as a string (None: a YAML 1.1 scalar, or no chart)
     parts: list[str] = field(default_factory=list)
@@ -103,8 +115,13 @@ class Hostile:
         return f"Hostile({self.mode}, parts={self.parts}, specials={self.specials}, files={shown})"
 
 
-def workload(kind: str, name: str, spelled: str, where: str, annotations: dict[str, str]) -> str:
-    """A privileged workload of `kind` in block YAML; `spelled` is how `true` is written, `where` which field."""
+def workload(kind: str, name: str, spelled: str, where: str, annotations: dict[str, str],
+             pod_annotations: dict[str, str] | None = None) -> str:
+    """A privileged workload of `kind` in block YAML; `spelled` is how `true` is written, `where` which field;
+    `pod_annotations` go where the kind keeps its pods' metadata."""
+    pod_annotations = pod_annotations or {}
+    if kind == "Pod":
+        annotations = {**annotations, **pod_annotations}
     meta = "".join(f"\n    {key}: {json.dumps(value)}" for key, value in annotations.items())
     meta = f"\n  annotations:{meta}" if annotations else ""
     flag = {"privileged": f"      securityContext: {{privileged: {spelled}}}\n", "hostPID": "", "hostNetwork": ""}[where]
@@ -114,7 +131,9 @@ def workload(kind: str, name: str, spelled: str, where: str, annotations: dict[s
         spec = pod
     else:
         inner = "".join("    " + line + "\n" if line else "\n" for line in pod.splitlines())
-        template = f"  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec:\n{inner}"
+        extra = "".join(f", {json.dumps(key)}: {json.dumps(value)}" for key, value in pod_annotations.items())
+        template = (f"  template:\n    metadata: {{labels: {{app: {name}}}"
+                    f"{f', annotations: {{{extra[2:]}}}' if extra else ''}}}\n    spec:\n{inner}")
         if kind == "CronJob":
             template = "".join("    " + line + "\n" for line in template.splitlines())
             spec = f"  schedule: '* * * * *'\n  jobTemplate:\n    spec:\n{template}"
@@ -127,13 +146,16 @@ def workload(kind: str, name: str, spelled: str, where: str, annotations: dict[s
 
 
 @st.composite
-def privileged_workloads(draw: st.DrawFn, index: int) -> tuple[str, str]:
-    """(Kind/name, its YAML), privileged one way or another."""
+def privileged_workloads(draw: st.DrawFn, index: int) -> tuple[str, str, str | None]:
+    """(Kind/name, its YAML, the network annotation its pods carry or None), privileged one way or another."""
     kind = draw(st.sampled_from(KINDS))
     name = f"w{index}-{kind.lower()}"
     where = draw(st.sampled_from(["privileged", "hostPID", "hostNetwork"]))
     annotations = dict([draw(st.sampled_from(HOOKS))]) if draw(st.booleans()) else {}
-    return f"{kind}/{name}", workload(kind, name, draw(st.sampled_from(TRUE_SPELLINGS)), where, annotations)
+    network = draw(st.sampled_from([None, None, *NETWORK_PLANTS]))
+    spelled = draw(st.sampled_from(TRUE_SPELLINGS))
+    text = workload(kind, name, spelled, where, annotations, dict([network] if network else []))
+    return f"{kind}/{name}", text, network[0] if network else None
 
 
 def indent(text: str, by: int) -> str:
@@ -143,7 +165,7 @@ def indent(text: str, by: int) -> str:
 @st.composite
 def placements(draw: st.DrawFn, case: Hostile, index: int) -> None:
     """Plant one privileged workload where Helm renders it (charts) or kubectl and Argo CD apply it (folders)."""
-    kind_name, text = draw(privileged_workloads(index))
+    kind_name, text, network = draw(privileged_workloads(index))
     chart = case.mode != "manifests"
     where = draw(st.sampled_from(
         ["template", "suffix", "subfolder", "list", "comments", "define", "crds", "subchart", "link"]
@@ -190,6 +212,9 @@ def placements(draw: st.DrawFn, case: Hostile, index: int) -> None:
         case.specials[f"{'templates/' if chart else ''}{stem}-link.yaml"] = f"link:extra/{stem}.txt"
     case.workloads.append(kind_name)
     case.parts.append(f"workload in {where}")
+    if network:
+        case.networks.append((kind_name, network))
+        case.parts.append(f"pods on another network by {network}")
 
 
 def _yaml_obj(text: str) -> Any:
@@ -375,7 +400,12 @@ def verdict(case: Hostile, target: Path, result: subprocess.CompletedProcess[str
         else:
             assert result.returncode == 1, errors
             assert any(refusal in f["message"] or f["source"].endswith("Chart.yaml") for f in errors), errors
+    refused_networks = {(f["object"], key) for f in errors if f["rule"] == "network"
+                        for _, key in case.networks if f["message"].startswith(key + " ")}
+    passed = [f"{w} ({key})" for w, key in case.networks if w in named and (w, key) not in refused_networks]
+    assert not passed, f"{passed}: seen, but their network annotations were not refused"
     missing = [w for w in case.workloads if w not in named]
+    missing += [f"{w} ({key})" for w, key in case.networks if (w, key) not in refused_networks]
     if missing:
         assert result.returncode == 1 and errors, f"{missing} not seen, and check exited {result.returncode}"
         # Helm failing to render the chart stops Argo CD and Flux too: nothing of it reaches the cluster.
@@ -391,6 +421,8 @@ def verdict(case: Hostile, target: Path, result: subprocess.CompletedProcess[str
     event(f"{case.mode}: exit {result.returncode}")
     if case.workloads:
         event(f"{case.mode}: planted workloads " + ("all seen" if not missing else "behind a refusal"))
+    if case.networks:
+        event(f"{case.mode}: network annotations " + ("all refused" if not missing else "behind a refusal"))
     return named
 
 

@@ -1,7 +1,12 @@
 """Multus networks: each network a pod names exists as a NetworkAttachmentDefinition (in the render, the
 extra manifests, or made by a network operator), its CNI config is readable, and the pod requests the
 device-plugin resource the NAD needs. Otherwise Multus fails the pod and the job never starts. And a Volcano Job
-whose tasks run on the nodes' network turns its svc plugin's NetworkPolicy off, or its ranks cannot connect."""
+whose tasks run on the nodes' network turns its svc plugin's NetworkPolicy off, or its ranks cannot connect.
+
+No object may move a pod off the network its namespace owns: an annotation that replaces its cluster network
+(`v1.multus-cni.io/default-network`) or hands it addresses past the CNI's IPAM (vocabulary/reserved.py
+`NETWORK_INSTRUCTIONS`), wherever in the object it stands (pod templates of any kind, a TrainJob's runtime patches),
+or a network of Kubernetes' or a controller's namespace in `k8s.v1.cni.cncf.io/networks`."""
 
 from __future__ import annotations
 
@@ -15,12 +20,13 @@ from typing import Any
 from generator.check.findings import CheckContext, Finding, RenderedObject, finding
 from generator.check.rules.goerrors import go_quote
 from generator.check.rules.pods import PodTemplate, is_volcano_job, pod_requests, pod_templates
-from generator.check.rules.reading import as_dict, as_str, metadata_name, path_of
+from generator.check.rules.reading import Path, as_dict, as_str, metadata_name, path_of
 from generator.diagnostics import Severity
 from generator.manifests.providers import PROVIDERS
 from generator.vocabulary import volcano_job
 from generator.vocabulary.kubernetes import DNS1123_LABEL
-from generator.vocabulary.multus import NETWORKS_ANNOTATION, RESOURCE_NAME_ANNOTATION
+from generator.vocabulary.multus import DEFAULT_NETWORK_ANNOTATION, NETWORKS_ANNOTATION, RESOURCE_NAME_ANNOTATION
+from generator.vocabulary.reserved import NETWORK_INSTRUCTIONS, reserved_namespace_owner
 
 RULE_NETWORK = "network"
 
@@ -34,6 +40,9 @@ OPERATOR_NETWORK_KINDS = {**{kind: namespace for provider in PROVIDERS.values()
                           "HostDeviceNetwork": "default", "IPoIBNetwork": "default", "MacvlanNetwork": "default"}
 
 _IFNAMSIZ = 16
+MULTUS_NAMESPACE = "kube-system"
+"""Where Multus looks for a default network the annotation names without a namespace (its `multusNamespace`,
+kube-system in its own daemonsets)."""
 
 
 @dataclass(frozen=True)
@@ -221,6 +230,7 @@ def check_networks(documents: list[RenderedObject], context: CheckContext) -> li
     index = _NadIndex([*documents, *context.extra], context)
     to_check = {id(d): d for d in documents if d.kind == NAD_KIND}
     for document in documents:
+        findings += _check_network_instructions(document)
         templates = pod_templates(document)
         for template in templates:
             findings += _check_pod_networks(template, index, to_check)
@@ -245,6 +255,46 @@ def check_networks(documents: list[RenderedObject], context: CheckContext) -> li
                 "device-plugin resource of its VFs; without it Multus fails with \"VF pci addr is required\""),
                 RULE_NETWORK))
     return findings
+
+
+def _annotation_maps(obj: dict[str, Any]) -> Iterable[tuple[Path, dict[str, Any]]]:
+    """Every `metadata.annotations` mapping in an object, at any depth, with the path to it, in document order: the
+    object's own, its pod templates' whatever the kind, a TrainJob's runtime patches'."""
+    stack: list[tuple[Path, Any]] = [((), obj)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            metadata = node.get("metadata")
+            mapping = metadata.get("annotations") if isinstance(metadata, dict) else None
+            if isinstance(mapping, dict):
+                yield (*path, "metadata", "annotations"), mapping
+            stack += reversed([((*path, key), value) for key, value in node.items() if isinstance(key, str)])
+        elif isinstance(node, list):
+            stack += reversed([((*path, i), value) for i, value in enumerate(node)])
+
+
+def _check_network_instructions(document: RenderedObject) -> list[Finding]:
+    """Annotations that change a pod's network from outside what its namespace owns (NETWORK_INSTRUCTIONS)."""
+    findings: list[Finding] = []
+    for path, mapping in _annotation_maps(document.obj):
+        for key, what in NETWORK_INSTRUCTIONS.items():
+            if key not in mapping:
+                continue
+            value = mapping[key]
+            named = _default_network(value) if key == DEFAULT_NETWORK_ANNOTATION else ""
+            shown = f"names {named}" if named else f"is {go_quote(str(value)[:200])}"
+            findings.append(finding(document, path_of((*path, key)), (
+                f"{key} {shown}: {what}; remove it (a job's pods attach their networks in {NETWORKS_ANNOTATION})"),
+                RULE_NETWORK))
+    return findings
+
+
+def _default_network(value: Any) -> str:
+    """`namespace/name` of the attachment a default-network annotation names, as Multus resolves it, or ''."""
+    selections, problems = parse_networks_annotation(value) if isinstance(value, str) else ([], ["not a string"])
+    if problems or len(selections) != 1:
+        return ""
+    return f"{selections[0].namespace or MULTUS_NAMESPACE}/{selections[0].name}"
 
 
 def _device_plugin_type(config: str) -> str:
@@ -279,6 +329,13 @@ def _check_pod_networks(template: PodTemplate, index: _NadIndex, to_check: dict[
 
     for selection in selections:
         namespace = selection.namespace or document.namespace
+        owner = reserved_namespace_owner(namespace) if namespace != document.namespace else None
+        if owner is not None:
+            findings.append(finding(document, where, (
+                f"{NETWORKS_ANNOTATION} attaches {namespace}/{selection.name}, a network of namespace {namespace}, "
+                f"which belongs to {owner}: its networks are the cluster's and its controllers', not a job's; attach "
+                "networks of the pod's own namespace"), RULE_NETWORK))
+            continue
         nad = index.find(document, namespace, selection.name, fits)
         if nad is None:
             shown = f"{namespace}/{selection.name}" if namespace else selection.name

@@ -13,6 +13,7 @@ it, waits forever without an error.
   manifests of the same cluster), whose ClusterQueue, where known, covers every resource its pods request; it
   is created suspended, or a GitOps tool would start it without admission. Its priority-class label names a
   WorkloadPriorityClass, and a worker's podset topology annotation a level of a Topology.
+- No PriorityClass takes a `system-` name: the API server refuses it, and the built-in ones exist already.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ from generator.check.rules.reading import as_dict, as_int, as_str, metadata_name
 from generator.diagnostics import Severity
 from generator.vocabulary import mpi_operator, trainer
 from generator.vocabulary import scheduling as vocabulary
+from generator.vocabulary.reserved import SYSTEM_PRIORITY_CLASS_REASON, is_system_priority_class
 
 RULE_SCHEDULING = "scheduling"
 VOLCANO_GROUP = vocabulary.VOLCANO_API_VERSION.split("/")[0]
+PRIORITY_CLASS_GROUP = vocabulary.PRIORITY_CLASS_API_VERSION.split("/")[0]
 
 
 def check_scheduling(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
@@ -35,6 +38,7 @@ def check_scheduling(documents: list[RenderedObject], context: CheckContext) -> 
     known = _Known([*documents, *context.extra])
     for document in documents:
         spec = as_dict(document.obj.get("spec")) or {}
+        findings += _check_priority_class_name(document)
         if is_volcano_job(document):
             findings += _check_volcano_job_gang(document, spec)
             findings += _check_volcano_queue(document, as_str(spec.get("queue")), ("spec", "queue"), known, context)
@@ -52,6 +56,17 @@ def check_scheduling(documents: list[RenderedObject], context: CheckContext) -> 
                                          ("spec", "runPolicy", "schedulingPolicy", "queue"), known, context)
         findings += _check_queue(document, ("spec", "runPolicy", "suspend"), document, known, context)
     return findings
+
+
+def _check_priority_class_name(document: RenderedObject) -> list[Finding]:
+    """A PriorityClass named `system-*`: refused by the API server, or (a built-in's very name) one that exists."""
+    if document.kind != vocabulary.PRIORITY_CLASS or document.api_version.rpartition("/")[0] != PRIORITY_CLASS_GROUP:
+        return []
+    name = metadata_name(document)
+    if not is_system_priority_class(name):
+        return []
+    return [finding(document, path_of(("metadata", "name")), (
+        f"PriorityClass {name}: {SYSTEM_PRIORITY_CLASS_REASON}; name it otherwise"), RULE_SCHEDULING)]
 
 
 def _trainjob_runtime(document: RenderedObject, spec: dict[str, Any], known: _Known,

@@ -435,6 +435,99 @@ def test_plain_workload_templates_are_checked_too():
         ("Pod/p", '.metadata.annotations["k8s.v1.cni.cncf.io/networks"]')]
 
 
+# --- annotations that move a pod off its namespace's network ------------------------------------------
+
+DEFAULT_NETWORK = "v1.multus-cni.io/default-network"
+REPLACES = ("Multus replaces the pod's cluster network (eth0) with that attachment, which it finds in its own namespace "
+            "(kube-system) unless the value names another, whatever its namespace isolation says: the pod leaves the "
+            "cluster network its NetworkPolicies and Services are on; remove it (a job's pods attach their networks in "
+            "k8s.v1.cni.cncf.io/networks)")
+WORKER_ANNOTATIONS = ".spec.mpiReplicaSpecs.Worker.template.metadata.annotations"
+
+
+@pytest.mark.parametrize(("value", "named"), [
+    ("kube-system/host-bridge", "kube-system/host-bridge"), ("host-bridge", "kube-system/host-bridge"),
+    ("ml/macvlan", "ml/macvlan"), ('[{"name": "host-bridge", "namespace": "kube-system"}]', "kube-system/host-bridge"),
+])
+def test_a_default_network_annotation_is_refused_with_the_attachment_it_names(value, named):
+    """The second red team's case, written by hand: Multus looks the attachment up in its own namespace when the
+    value names none (pkg/k8sclient tryLoadK8sPodDefaultNetwork parses it with `conf.MultusNamespace`), and its
+    namespace isolation only judges `k8s.v1.cni.cncf.io/networks`."""
+    document = job(lambda o: worker_pod(o).update(metadata={"annotations": {DEFAULT_NETWORK: value}}))
+    findings = check_networks([document], CheckContext())
+    assert as_tuples(findings) == [(f'{WORKER_ANNOTATIONS}["{DEFAULT_NETWORK}"]',
+                                    f"{DEFAULT_NETWORK} names {named}: {REPLACES}")]
+    assert findings[0].rule == "network" and findings[0].severity is Severity.ERROR
+
+
+@pytest.mark.parametrize("value", ["a/b/c", "", 7, '[{"name": "a"}, {"name": "b"}]'])
+def test_a_default_network_multus_cannot_read_is_refused_as_written(value):
+    document = job(lambda o: worker_pod(o).update(metadata={"annotations": {DEFAULT_NETWORK: value}}))
+    (found,) = check_networks([document], CheckContext())
+    assert found.message.startswith(f"{DEFAULT_NETWORK} is ") and found.message.endswith(REPLACES)
+
+
+def test_calicos_addresses_past_its_ipam_are_refused():
+    key = "cni.projectcalico.org/ipAddrsNoIpam"
+    document = job(lambda o: worker_pod(o).update(metadata={"annotations": {key: '["10.0.0.1"]'}}))
+    assert as_tuples(check_networks([document], CheckContext())) == [(
+        f'{WORKER_ANNOTATIONS}["{key}"]', f'{key} is "[\\"10.0.0.1\\"]": Calico gives the pod these addresses past '
+        "its IPAM: the pod can take another workload's address; remove it (a job's pods attach their networks in "
+        "k8s.v1.cni.cncf.io/networks)")]
+
+
+def _with_default_network(kind: str) -> RenderedObject:
+    """One object of `kind` whose pods carry the default-network annotation where that kind keeps pod metadata."""
+    annotated = {"metadata": {"annotations": {DEFAULT_NETWORK: "kube-system/host-bridge"}}, "spec": {"containers": [{}]}}
+    objects: dict[str, dict[str, Any]] = {
+        "Pod": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x", **annotated["metadata"]},
+                "spec": annotated["spec"]},
+        "Deployment": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"},
+                       "spec": {"template": annotated}},
+        "CronJob": {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "x"},
+                    "spec": {"jobTemplate": {"spec": {"template": annotated}}}},
+        "Job": {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "x"},
+                "spec": {"tasks": [{"name": "worker", "template": annotated}]}},
+        "TrainingRuntime": {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
+                            "metadata": {"name": "x"}, "spec": {"template": {"spec": {"replicatedJobs": [
+                                {"name": "node", "template": {"spec": {"template": annotated}}}]}}}},
+        "TrainJob": {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": {"name": "x"},
+                     "spec": {"runtimePatches": [{"trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+                         {"name": "node", "template": {"spec": {"template": {"metadata": annotated["metadata"]}}}}]}}}}]}},
+        "JobSet": {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "x"},
+                   "spec": {"replicatedJobs": [{"name": "w", "template": {"spec": {"template": annotated}}}]}},
+    }
+    return RenderedObject("charts/y/templates/x.yaml", objects[kind], "charts/y")
+
+
+@pytest.mark.parametrize("kind", ["Pod", "Deployment", "CronJob", "Job", "TrainingRuntime", "TrainJob", "JobSet"])
+def test_the_default_network_is_found_wherever_a_kind_keeps_its_pods_metadata(kind):
+    findings = check_networks([_with_default_network(kind)], CheckContext())
+    assert [(f.object, f.path.endswith(f'.metadata.annotations["{DEFAULT_NETWORK}"]')) for f in findings] == [
+        (f"{kind}/x", True)]
+
+
+def test_a_network_of_a_system_or_controller_namespace_is_refused_even_where_it_exists():
+    """`k8s.v1.cni.cncf.io/networks: kube-system/host-bridge` would attach a second interface on the host's bridge:
+    given the NAD (--context), it exists, and Multus attaches it unless its namespace isolation is on."""
+    bridge = nad("host-bridge", namespace="kube-system", resource=None, config='{"cniVersion": "0.3.1", "type": "bridge"}')
+    operator = nad("sriov-net", namespace="sriov-network-operator", resource=None)
+    document = networked_job("kube-system/host-bridge, sriov-network-operator/sriov-net")
+    assert as_tuples(check_networks([document], CheckContext(extra=(bridge, operator)))) == [
+        (ANNOTATION_PATH, "k8s.v1.cni.cncf.io/networks attaches kube-system/host-bridge, a network of namespace "
+         "kube-system, which belongs to Kubernetes: its networks are the cluster's and its controllers', not a job's; "
+         "attach networks of the pod's own namespace"),
+        (ANNOTATION_PATH, "k8s.v1.cni.cncf.io/networks attaches sriov-network-operator/sriov-net, a network of "
+         "namespace sriov-network-operator, which belongs to the SR-IOV network operator: its networks are the "
+         "cluster's and its controllers', not a job's; attach networks of the pod's own namespace")]
+
+
+def test_a_network_of_another_plain_namespace_is_judged_as_before():
+    """NVIDIA's network operator renders its networks into `default` unless told otherwise: that stays allowed."""
+    shared = nad("hostdev", namespace="default", resource=None, config='{"cniVersion": "0.3.1", "type": "host-device"}')
+    assert check_networks([networked_job("default/hostdev")], CheckContext(extra=(shared,))) == []
+
+
 # --- capacity -----------------------------------------------------------------------------------------
 
 DGX = NodeShape("lab", "dgx", {"nvidia.com/gpu": 8, **{f"nvidia.com/rdma_rail{i}": None for i in range(4)}})

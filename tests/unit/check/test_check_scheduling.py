@@ -192,3 +192,30 @@ def test_the_rule_is_in_the_rule_table_and_skips_what_it_cannot_read() -> None:
     assert not [f for f in findings if f.rule == "scheduling"]
     assert [f.rule for f in run_rules([RenderedObject("m.yaml", mpijob(2, min_available=3))], CheckContext())
             if f.rule == "scheduling"] == ["scheduling"]
+
+
+# --- reserved priority class names --------------------------------------------------------------------------------
+
+
+def priority_class(name: Any, value: int = 1000, api_version: str = "scheduling.k8s.io/v1") -> dict[str, Any]:
+    return {"apiVersion": api_version, "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+
+
+@pytest.mark.parametrize(("name", "value"), [("system-node-critical", 1000), ("system-node-critical", 2000001000),
+                                             ("system-gpu", 100)])
+def test_a_system_priority_class_is_refused(name: str, value: int) -> None:
+    """The API server refuses a `system-` PriorityClass it does not know ("priority class names with 'system-'
+    prefix are reserved for system use only"), and the built-in ones exist in every cluster already."""
+    assert said(check(priority_class(name, value))) == [(".metadata.name", (
+        f"PriorityClass {name}: Kubernetes keeps priority class names starting with `system-` for its built-in "
+        "classes (system-cluster-critical and system-node-critical, which every cluster has and which rank above "
+        "every workload): the API server refuses any other PriorityClass so named, and pods of a built-in class run "
+        "above every workload and preempt it; name it otherwise"))]
+
+
+@pytest.mark.parametrize("obj", [priority_class("training-high"), priority_class("systems"), priority_class(None),
+                                 priority_class("system-x", api_version="kueue.x-k8s.io/v1beta2"),
+                                 {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+                                  "metadata": {"name": "system-x"}, "value": 1}])
+def test_other_priority_classes_pass(obj: dict[str, Any]) -> None:
+    assert check(obj) == []

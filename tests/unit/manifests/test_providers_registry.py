@@ -16,8 +16,10 @@ from generator.model import NetworkProvider
 NETWORK_SCHEMA = json.loads((REPO / "schemas" / "cluster.schema.json").read_text(encoding="utf-8"))[
     "properties"]["network"]["properties"]
 PROVIDER_MODULES = REPO / "generator" / "manifests" / "providers"
-# Strings that are not the provider but share its name: OpenMPI's TCP transport (`btl`) and libfabric's provider.
-NOT_THE_PROVIDER = {("generator/resolve/nccl.py", ",tcp,self"), ("generator/resolve/nccl.py", "tcp")}
+# Strings that are not the provider but share its name: OpenMPI's TCP transport (`btl`) and libfabric's provider, and
+# the namespace the SR-IOV network operator's own install uses (a controller's namespace, whatever the provider).
+NOT_THE_PROVIDER = {("generator/resolve/nccl.py", ",tcp,self"), ("generator/resolve/nccl.py", "tcp"),
+                    ("generator/vocabulary/reserved.py", "sriov-network-operator")}
 
 
 def test_the_registry_describes_every_provider_in_the_order_of_the_enum():

@@ -1211,6 +1211,80 @@ def test_kubernetes_own_namespaces_are_not_job_namespaces(diagnose, namespace):
                      "run the jobs in a namespace of their own"))
 
 
+# The namespaces the controllers around mpigen's jobs run in by default, written out from their upstream installs
+# (generator/vocabulary/reserved.py lists them with who runs there).
+CONTROLLER_NAMESPACES = {
+    "argocd": "Argo CD", "flux-system": "Flux", "kueue-system": "Kueue", "volcano-system": "Volcano",
+    "volcano-monitoring": "Volcano's monitoring", "scheduler-plugins": "scheduler-plugins (coscheduling)",
+    "kai-scheduler": "the KAI scheduler", "kai-resource-reservation": "the KAI scheduler's GPU-sharing reservations",
+    "mpi-operator": "mpi-operator", "kubeflow": "Kubeflow (mpi-operator and Trainer as Kubeflow installs them)",
+    "kubeflow-system": "Kubeflow Trainer", "sriov-network-operator": "the SR-IOV network operator",
+    "openshift-sriov-network-operator": "the SR-IOV network operator (on OpenShift)",
+    "nvidia-network-operator": "NVIDIA's network operator",
+    "network-operator": "NVIDIA's network operator (as its older examples install it)",
+    "gpu-operator": "NVIDIA's GPU operator", "nvidia-gpu-operator": "NVIDIA's GPU operator (on OpenShift)",
+    "nvidia-device-plugin": "NVIDIA's device plugin", "gpu-feature-discovery": "NVIDIA's GPU feature discovery",
+    "nvidia-dra-driver-gpu": "NVIDIA's DRA driver",
+    "node-feature-discovery": "node feature discovery (which the GPU and network operators deploy)",
+}
+CONTROLLERS_WHY = ("a job there could read the controller's Secrets by `secretKeyRef`, and the infra chart would create "
+                   "it and set its Pod Security label for the jobs, which its own pods may not pass")
+
+
+@pytest.mark.parametrize("namespace", sorted(CONTROLLER_NAMESPACES))
+def test_a_controllers_namespace_is_no_job_namespace_even_where_the_profile_does_not_name_it(diagnose, namespace):
+    """The second red team's case: `argocd`, `flux-system`, `kueue-system`, `volcano-system`, `mpi-operator` and
+    `sriov-network-operator` were accepted, and a job in `argocd` read `argocd-secret`. CLUSTER names no GitOps tool,
+    scheduler or operator: a cluster runs controllers no profile mentions, and a job namespace of another name costs
+    nothing."""
+    outcome = diagnose({"clusters/dgx-lab.yaml": CLUSTER.replace("namespaces: [ml-training, hpc]",
+                                                                 f"namespaces: [ml-training, hpc, {namespace}]")})
+    expect(outcome, ("clusters/dgx-lab.yaml", 5, 32, f"namespace '{namespace}' belongs to "
+                     f"{CONTROLLER_NAMESPACES[namespace]}: {CONTROLLERS_WHY}", "run the jobs in a namespace of their own"))
+
+
+@pytest.mark.parametrize(("settings", "namespace", "owner"), [
+    ("gitops: {tool: flux, repoURL: 'https://git.example.com/f.git', namespace: deploy}\n", "deploy",
+     "this cluster's Flux (its `gitops.namespace`, where its HelmReleases live)"),
+    ("gitops: {tool: argocd, repoURL: 'https://git.example.com/f.git'}\n", "argocd",
+     "this cluster's Argo CD (its `gitops.namespace`, where its Applications live)"),
+    ("network: {provider: sriov-network-operator, operatorNamespace: sriov}\n", "sriov",
+     "this cluster's SR-IOV network operator (`network.operatorNamespace`)"),
+    ("network: {provider: sriov-device-plugin, devicePluginNamespace: plugins}\n", "plugins",
+     "this cluster's device plugin (`network.devicePluginNamespace`)"),
+    ("network: {provider: rdma-shared, devicePluginNamespace: plugins}\n", "plugins",
+     "this cluster's device plugin (`network.devicePluginNamespace`)"),
+])
+def test_the_namespaces_the_profile_says_its_components_run_in_are_no_job_namespaces(diagnose, settings, namespace,
+                                                                                    owner):
+    cluster = CLUSTER.replace("namespaces: [ml-training, hpc]", f"namespaces: [ml-training, hpc, {namespace}]")
+    outcome = diagnose({"clusters/dgx-lab.yaml": cluster + settings})
+    assert [(d.location.line, d.message) for d in outcome.diagnostics if d.location.path.endswith("dgx-lab.yaml")] \
+        == [(5, f"namespace '{namespace}' belongs to {owner}: {CONTROLLERS_WHY}")], outcome.shown()
+
+
+def test_a_controllers_namespace_listed_as_existing_is_refused_for_its_secrets_and_label(diagnose):
+    """The infra chart leaves an existing namespace alone, but its NOTES would have the admin loosen its Pod
+    Security label for the jobs; and its Secrets are there either way."""
+    outcome = diagnose({"clusters/dgx-lab.yaml": CLUSTER.replace(
+        "namespaces: [ml-training, hpc]", "namespaces: [ml-training, hpc, kueue-system, argocd-jobs]\n"
+        "existingNamespaces: [kueue-system]")})
+    expect(outcome, ("clusters/dgx-lab.yaml", 5, 32, "namespace 'kueue-system' belongs to Kueue: a job there could "
+                     "read the controller's Secrets by `secretKeyRef`, and the infra chart's NOTES would have you loosen "
+                     "its Pod Security label for the jobs, which its own pods may not pass",
+                     "run the jobs in a namespace of their own"))
+
+
+def test_a_setting_the_provider_does_not_read_reserves_no_namespace(diagnose):
+    """`operatorNamespace` under the device plugin names nobody's namespace: a warning that it is ignored, no more."""
+    cluster = CLUSTER.replace("namespaces: [ml-training, hpc]", "namespaces: [ml-training, hpc, sriov]")
+    outcome = diagnose({"clusters/dgx-lab.yaml": cluster + "network: {provider: sriov-device-plugin, "
+                        "operatorNamespace: sriov}\n"})
+    assert [(d.severity, d.message) for d in outcome.diagnostics] == [
+        (Severity.WARNING, "`network.operatorNamespace` has no effect under provider 'sriov-device-plugin'")], \
+        outcome.shown()
+
+
 def test_an_mca_parameter_mpigen_sets_is_refused_in_mpirun_args(diagnose):
     # OpenMPI takes a command line `-mca` over the environment's OMPI_MCA_ variable without a word, and aborts on a
     # parameter listed twice on the command line ("MCA parameters can only be listed once"). The NetApp seed's own

@@ -9,7 +9,10 @@ it admits it on.
 
 from __future__ import annotations
 
+import pytest
 from conftest import PROFILES, expect
+
+from generator.vocabulary.reserved import RESERVED_KEY_DOMAINS
 
 DGX_LAB = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
 DGX_POD = (PROFILES / "clusters" / "dgx-pod.yaml").read_text(encoding="utf-8")
@@ -88,6 +91,40 @@ def test_labels_and_annotations_of_mpigens_or_the_controllers_domains_are_refuse
            (job, RESNET_END, 37, "label key 'training.kubeflow.org/job-role' is in domain kubeflow.org"),
            (job, RESNET_END + 1, 15, "annotation key 'kueue.x-k8s.io/queue-name' is in domain x-k8s.io"),
            (job, RESNET_END + 1, 45, "annotation key 'mpigen/privileged-reason' is in domain mpigen"))
+
+
+def test_multus_default_network_annotation_is_refused_with_why(diagnose):
+    """The second red team's case: the annotation reached the MPIJob and both pod templates, and Multus replaced
+    every pod's cluster network with kube-system's host bridge."""
+    outcome = diagnose({"jobs/resnet50-dgx.yaml": RESNET + "annotations:\n"
+                        "  v1.multus-cni.io/default-network: kube-system/host-bridge\n"})
+    expect(outcome, ("jobs/resnet50-dgx.yaml", RESNET_END + 1, 3,
+                     "annotation key 'v1.multus-cni.io/default-network' is in domain multus-cni.io, which a job may not "
+                     "use: Multus replaces a pod's cluster network with the attachment "
+                     "`v1.multus-cni.io/default-network` names, which it finds in its own namespace (kube-system) unless "
+                     "the value names another, whatever its namespace isolation says",
+                     "use a domain of your own, e.g. example.com/default-network"))
+
+
+# Every reserved domain, written out (generator/vocabulary/reserved.py lists them with their reasons).
+RESERVED_DOMAINS = ("kubernetes.io", "k8s.io", "x-k8s.io", "kubeflow.org", "volcano.sh", "helm.sh", "argoproj.io",
+                    "fluxcd.io", "cncf.io", "multus-cni.io", "openshift.io", "nvidia.com", "kai.scheduler", "runai",
+                    "projectcalico.org", "cilium.io", "mpigen")
+
+
+@pytest.mark.parametrize("domain", RESERVED_DOMAINS)
+def test_every_reserved_domain_and_its_subdomains_are_refused_with_its_reason(diagnose, domain):
+    """As a label key and, under a subdomain, as an annotation key; a domain of one's own that merely ends like it
+    (`my-<domain>`) passes."""
+    added = f"labels: {{{domain}/a: x, my-{domain}/b: y}}\nannotations: {{v2.{domain}/c: z, team: t}}\n"
+    outcome = diagnose({"jobs/resnet50-dgx.yaml": RESNET + added})
+    reason = RESERVED_KEY_DOMAINS[domain]
+    expect(outcome,
+           ("jobs/resnet50-dgx.yaml", RESNET_END, 10,
+            f"label key '{domain}/a' is in domain {domain}, which a job may not use: {reason}", "example.com/a"),
+           ("jobs/resnet50-dgx.yaml", RESNET_END + 1, 15,
+            f"annotation key 'v2.{domain}/c' is in domain {domain}, which a job may not use: {reason}",
+            "example.com/c"))
 
 
 def test_a_label_value_kubernetes_would_refuse_is_refused(diagnose):

@@ -134,6 +134,43 @@ def test_an_unknown_priority_class_or_topology_level_is_refused(diagnose):
            ("jobs/vision-resnet50.yaml", 21, 12, "cluster 'dgx-pod' declares no topology level 'leaf'"))
 
 
+SYSTEM_PRIORITY = ("Kubernetes keeps priority class names starting with `system-` for its built-in classes "
+                   "(system-cluster-critical and system-node-critical, which every cluster has and which rank above "
+                   "every workload): the API server refuses any other PriorityClass so named, and pods of a built-in "
+                   "class run above every workload and preempt it")
+DGX_LAB = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("edits", "where"), [
+    ({POD: DGX_POD.replace("- name: production", "- name: system-node-critical"),
+      "jobs/vision-resnet50.yaml": VISION.replace("priorityClass: production", "priorityClass: system-node-critical")},
+     (POD, 47, 13)),
+    ({"clusters/volcano-lab.yaml": VOLCANO_LAB.replace("- name: training-high", "- name: system-node-critical"),
+      "jobs/volcano-allreduce.yaml": ALLREDUCE.replace("training-high", "system-node-critical")},
+     ("clusters/volcano-lab.yaml", 30, 13)),
+    ({"clusters/cpu-lab.yaml": CPU_LAB.replace("  scheduleTimeoutSeconds: 300\n", "  scheduleTimeoutSeconds: 300\n"
+                                               "  priorityClasses: [{name: system-node-critical, value: 1000}]\n")},
+     ("clusters/cpu-lab.yaml", 19, 28)),
+    ({"clusters/dgx-lab.yaml": DGX_LAB + "scheduling:\n  scheduler: none\n  priorityClasses:\n"
+                                         "    - {name: system-node-critical, value: 1000}\n"},
+     ("clusters/dgx-lab.yaml", 43, 14)),
+], ids=["kueue", "volcano", "coscheduling", "none"])
+def test_a_system_priority_class_is_refused_under_every_scheduler(diagnose, edits, where):
+    """The second red team's case: a cluster declaring `system-node-critical` (value 1000) for its jobs. The API
+    server refuses a `system-` PriorityClass it does not know, so the infra chart fails to sync, and the pods
+    resolve to the built-in class (2,000,001,000), above every workload."""
+    outcome = diagnose(edits)
+    expect(outcome, (*where, f"priority class 'system-node-critical': {SYSTEM_PRIORITY}",
+                     "name it otherwise, e.g. 'node-critical'"))
+
+
+def test_a_job_naming_a_builtin_system_class_is_told_why_not_to_declare_it(diagnose):
+    outcome = diagnose({"jobs/vision-resnet50.yaml": VISION.replace("priorityClass: production",
+                                                                    "priorityClass: system-cluster-critical")})
+    expect(outcome, ("jobs/vision-resnet50.yaml", 19, 18, f"priority class 'system-cluster-critical': {SYSTEM_PRIORITY}",
+                     "name it otherwise, e.g. 'cluster-critical'"))
+
+
 def test_an_unknown_queue_is_refused(diagnose):
     outcome = diagnose({"jobs/volcano-allreduce.yaml": ALLREDUCE.replace("queue: training", "queue: trainig")})
     expect(outcome, ("jobs/volcano-allreduce.yaml", 14, 10, "cluster 'volcano-lab' declares no queue 'trainig'",
