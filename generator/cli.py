@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -70,7 +72,31 @@ def _error(message: str) -> None:
     sys.exit(1)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@contextmanager
+def _escaped_usage_errors() -> Iterator[None]:
+    """click's own messages quote what was typed (`Path '...' does not exist`, `no such option`): escaped like every
+    other text a command prints from its input, so a path holding a terminal escape reaches the terminal as `\\x1b`."""
+    try:
+        yield
+    except click.ClickException as exc:
+        exc.message = printable(exc.message)
+        raise
+
+
+class _Commands(click.Group):
+    """The command group, its subcommands' argument errors escaped (they are parsed in `invoke`, the group's own in
+    `make_context`)."""
+
+    def make_context(self, *args, **kwargs) -> click.Context:  # type: ignore[no-untyped-def]
+        with _escaped_usage_errors():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+        with _escaped_usage_errors():
+            return super().invoke(ctx)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mpigen")
 def main() -> None:
     """Compile hardware, cluster and MPI job profiles into Helm charts."""

@@ -76,6 +76,18 @@ def test_what_check_says_of_its_options_is_escaped_too(tmp_path):
     assert result.returncode == 2 and f"--helm {one_line(helm)}: no such program" in result.stderr
 
 
+@pytest.mark.parametrize("args", [("check", f"missing{HOSTILE_FILE}"),
+                                  ("check", "--cluster", f"lab=missing{HOSTILE_FILE}", "."),
+                                  ("validate", f"missing{HOSTILE_FILE}", f"--{HOSTILE_FILE}")],
+                         ids=["click-path", "cluster-folder", "unknown-option"])
+def test_usage_errors_quoting_what_was_typed_are_escaped(tmp_path, args):
+    """click's own messages (`Path '...' does not exist`, `No such option`) and mpigen's usage errors quote the
+    command line: escaped like every other text, exit 2."""
+    result = run_mpigen(*args, cwd=tmp_path)
+    _clean(result.stdout, result.stderr)
+    assert result.returncode == 2 and "\\x1b]0;file\\x07" in result.stderr, result.stderr
+
+
 def test_plan_explain_and_validate_escape_a_profile_file_name(profiles_copy):
     root = profiles_copy()
     job = root / "jobs" / "pi.yaml"
