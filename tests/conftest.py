@@ -11,11 +11,13 @@ import ctypes
 import hashlib
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from decimal import Decimal, localcontext
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ import pytest
 
 from generator.catalogue import expand_hardware
 from generator.diagnostics import Diagnostic, Severity
+from generator.insight import capacity
 from generator.load import load_paths
 from generator.pipeline import CompileResult, compile_profiles
 from generator.validate import validate
@@ -178,9 +181,20 @@ def snapshot(root: Path) -> dict[str, str]:
                 found[key] = hashlib.sha256(path.read_bytes()).hexdigest()
     return found
 
-def run_limited(args: list[str | Path], preexec: Callable[[], None]) -> subprocess.CompletedProcess[str]:
+def run_limited(args: list[str | Path], preexec: Callable[[], None], timeout: float = 120,
+                cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "generator", *map(str, args)], capture_output=True, text=True,
-                          timeout=120, preexec_fn=preexec)
+                          timeout=timeout, preexec_fn=preexec, cwd=cwd)
+
+
+def memory_limited(limit: int) -> Callable[[], None]:
+    """A `preexec_fn` giving the process at most `limit` bytes of address space (RLIMIT_AS): one that grows past it
+    fails (a MemoryError in Python) instead of taking the machine's memory."""
+
+    def limit_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return limit_memory
 
 
 def without_root_privileges() -> None:
@@ -269,3 +283,41 @@ class CustomResourceSchemas:
 
         findings = self.schema_set.check(RenderedObject("test", document))
         return [f"{finding.path or '.'}: {finding.message}" for finding in findings]
+
+
+# --- plan's placement, as it was first written (tests/unit/insight/, tests/acceptance/test_fuzz_insight.py) -----------
+
+
+class FirstFitReference:
+    """The straightforward first fit `generator.insight.capacity._Nodes` must equal: every node's free resources
+    in a list, and for each worker a scan of all nodes from the first for one with room and fewer than `per_node`
+    of its job's workers (counted by `list.count`). Quadratic in workers and linear in nodes per worker, so only
+    for small pools; the arithmetic is capacity's exact context, as the real one's."""
+
+    def __init__(self, offer: Any, nodes: int) -> None:
+        self.free = [dict(offer.items) for _ in range(nodes)]
+
+    @classmethod
+    def of(cls, pool: Any) -> FirstFitReference:
+        return cls(capacity.node_offer(pool), pool.nodes)
+
+    def place(self, job: Any) -> tuple[int, ...] | None:
+        return self.place_workers(capacity.worker_ask(job).items, job.worker_count, job.workers_per_node)
+
+    def place_workers(self, ask: tuple[tuple[str, Decimal], ...], workers: int, per_node: int) -> tuple[int, ...] | None:
+        with localcontext(capacity.EXACT):
+            taken: list[int] = []
+            for _ in range(workers):
+                node = next((i for i, free in enumerate(self.free) if taken.count(i) < per_node
+                             and all(free.get(name, Decimal(0)) >= amount for name, amount in ask)), None)
+                if node is None:
+                    for i in taken:
+                        self._take(i, ask, -1)
+                    return None
+                self._take(node, ask, 1)
+                taken.append(node)
+            return tuple(taken)
+
+    def _take(self, node: int, ask: tuple[tuple[str, Decimal], ...], sign: int) -> None:
+        for name, amount in ask:
+            self.free[node][name] = self.free[node].get(name, Decimal(0)) - sign * amount

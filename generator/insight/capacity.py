@@ -12,7 +12,7 @@ more of one job's workers on a node than its layout holds. The result is one pos
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal, DivisionByZero, InvalidOperation, Overflow, localcontext
 
 from generator import admission
 from generator.manifests.node_placement import launcher_pool
@@ -80,36 +80,126 @@ def admission_order(jobs: tuple[Job, ...]) -> list[Job]:
     return sorted(jobs, key=lambda job: (-priority_of(job), job.name))
 
 
-class _Nodes:
-    """The free resources of a pool's nodes while jobs are placed on them."""
+EXACT = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[InvalidOperation, DivisionByZero, Overflow])
+"""Placement's arithmetic: sums, differences and products of Decimals are exact here (the default context rounds
+to 28 digits, which a profile's `0.1000000000000000000000000001` cpu would reach)."""
 
-    def __init__(self, pool: NodePool) -> None:
-        self.free = [dict(node_offer(pool).items) for _ in range(pool.nodes)]
+
+class _Run:
+    """Consecutive nodes of a pool whose free resources are the same. A pool starts as one run; a job placed splits
+    at most the run its last worker lands in, and neighbours left the same are joined again."""
+
+    __slots__ = ("_fits", "count", "free")
+
+    def __init__(self, count: int, free: dict[str, Decimal],
+                 fits: dict[tuple[tuple[tuple[str, Decimal], ...], int], int] | None = None) -> None:
+        self.count = count
+        self.free = free
+        self._fits = {} if fits is None else fits
+        """(ask, most wanted) -> `workers_fitting`: jobs of one shape ask it of the same run again and again."""
+
+    def fits(self, ask: tuple[tuple[str, Decimal], ...], most: int) -> int:
+        key = (ask, most)
+        if key not in self._fits:
+            self._fits[key] = workers_fitting(self.free, ask, most)
+        return self._fits[key]
+
+
+def workers_fitting(free: dict[str, Decimal], ask: tuple[tuple[str, Decimal], ...], most: int) -> int:
+    """How many workers asking `ask` (amounts of 0 or more) a node with `free` takes one after another, at most
+    `most`: the j-th (from 0) fits where each item (name, amount) of the ask fits what is left after j workers,
+    free[name] - j * (all the ask holds of name) >= amount, as first fit checks them one worker at a time."""
+    per_worker: dict[str, Decimal] = {}
+    for name, amount in ask:
+        per_worker[name] = per_worker.get(name, Decimal(0)) + amount
+    count = most
+    for name, amount in ask:
+        room = free.get(name, Decimal(0)) - amount
+        if room < 0:
+            return 0
+        taken = per_worker[name]
+        if taken > 0 and room < taken * (count - 1):
+            count = int(room // taken) + 1
+    return max(count, 0)
+
+
+class _Nodes:
+    """The free resources of a pool's nodes while jobs are placed on them, as runs of identical nodes.
+
+    First fit, one worker at a time: each worker goes to the lowest-numbered node with room for it and fewer than
+    `workers_per_node` of its job. Within one job a node without room stays so (its free amounts only shrink, its
+    count of the job's workers only grows), so the workers fill the nodes in order, each node taking all that fit
+    before the next is tried; in a run of identical nodes that is one count. A job costs the runs up to its last
+    worker plus its workers, not nodes x workers."""
+
+    def __init__(self, offer: Amounts, nodes: int) -> None:
+        self.runs: list[_Run] = [_Run(nodes, dict(offer.items))] if nodes > 0 else []
+
+    @classmethod
+    def of(cls, pool: NodePool) -> _Nodes:
+        return cls(node_offer(pool), pool.nodes)
 
     def place(self, job: Job) -> tuple[int, ...] | None:
         """The node of each worker, first fit, at most `workers_per_node` of them a node, taking their resources;
         None (and nothing taken) if one does not fit: a gang starts whole or not at all."""
-        ask = worker_ask(job).items
-        taken: list[int] = []
-        for _ in range(job.worker_count):
-            node = next((i for i, free in enumerate(self.free) if taken.count(i) < job.workers_per_node
-                         and all(free.get(name, Decimal(0)) >= amount for name, amount in ask)), None)
-            if node is None:
-                for i in taken:
-                    self._take(i, ask, -1)
-                return None
-            self._take(node, ask, 1)
-            taken.append(node)
-        return tuple(taken)
+        return self.place_workers(worker_ask(job).items, job.worker_count, job.workers_per_node)
 
-    def _take(self, node: int, ask: tuple[tuple[str, Decimal], ...], sign: int) -> None:
-        for name, amount in ask:
-            self.free[node][name] = self.free[node].get(name, Decimal(0)) - sign * amount
+    def place_workers(self, ask: tuple[tuple[str, Decimal], ...], workers: int,
+                      per_node: int) -> tuple[int, ...] | None:
+        """`place` for `workers` workers asking `ask` each, at most `per_node` of them a node."""
+        most = min(per_node, workers)
+        nodes: list[int] = []
+        used: list[tuple[int, int, int, int]] = []  # (run, nodes taken from its start, workers on each, on the last)
+        left, start = workers, 0
+        with localcontext(EXACT):
+            for index, run in enumerate(self.runs):
+                if left <= 0:
+                    break
+                each = run.fits(ask, most) if most > 0 else 0
+                if each > 0:
+                    taken = min(run.count, -(-left // each))
+                    last = min(each, left - (taken - 1) * each)
+                    for node in range(start, start + taken - 1):
+                        nodes += [node] * each
+                    nodes += [start + taken - 1] * last
+                    used.append((index, taken, each, last))
+                    left -= (taken - 1) * each + last
+                start += run.count
+            if left > 0:
+                return None
+            self._take(ask, used)
+        return tuple(nodes)
+
+    def _take(self, ask: tuple[tuple[str, Decimal], ...], used: list[tuple[int, int, int, int]]) -> None:
+        """Split each run workers went to: its first `taken` nodes lose `each` workers' asks (the last of them
+        `last` workers'), the rest stay as they were; then join neighbours that are the same."""
+        parts: dict[int, list[_Run]] = {}
+        for index, taken, each, last in used:
+            run = self.runs[index]
+            parts[index] = [part for part in (_Run(taken - 1, _less(run.free, ask, each)),
+                                              _Run(1, _less(run.free, ask, last)),
+                                              _Run(run.count - taken, run.free, run._fits)) if part.count > 0]
+        runs: list[_Run] = []
+        for index, run in enumerate(self.runs):
+            for part in parts.get(index, (run,)):
+                if runs and runs[-1].free == part.free:
+                    runs[-1] = _Run(runs[-1].count + part.count, runs[-1].free, runs[-1]._fits)
+                else:
+                    runs.append(part)
+        self.runs = runs
+
+
+def _less(free: dict[str, Decimal], ask: tuple[tuple[str, Decimal], ...], workers: int) -> dict[str, Decimal]:
+    """What a node has left once `workers` workers asking `ask` are on it."""
+    left = dict(free)
+    for name, amount in ask:
+        left[name] = left.get(name, Decimal(0)) - amount * workers
+    return left
 
 
 def nodes_needed(job: Job) -> int:
     """Nodes the job's workers take when it has the pool to itself; 0 where they never fit."""
-    placed = _Nodes(job.pool).place(job)
+    placed = _Nodes.of(job.pool).place(job)
     return len(set(placed)) if placed else 0
 
 
@@ -199,7 +289,7 @@ class Packing:
 
 def pack(cluster: Cluster, jobs: tuple[Job, ...]) -> Packing:
     """Admit the cluster's jobs whole in scheduler order; a job that does not fit beside those admitted waits."""
-    nodes = {pool.name: _Nodes(pool) for pool in cluster.pools}
+    nodes = {pool.name: _Nodes.of(pool) for pool in cluster.pools}
     quotas = _Quotas(cluster)
     running: list[tuple[Job, tuple[int, ...]]] = []
     waiting: list[Waiting] = []

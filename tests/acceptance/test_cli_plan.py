@@ -6,8 +6,10 @@ import json
 import os
 import shutil
 import stat
+import subprocess
+from pathlib import Path
 
-from conftest import PROFILES, REPO, TRAIN_JOB, run_limited, run_mpigen, snapshot, without_root_privileges
+from conftest import PROFILES, REPO, TRAIN_JOB, memory_limited, run_limited, run_mpigen, snapshot, without_root_privileges
 
 
 def test_plan_of_the_example_fleet():
@@ -124,3 +126,48 @@ def test_explain_an_unknown_job():
     done = run_mpigen("explain", "resnet50-dgz", "-p", PROFILES)
     assert done.returncode == 1 and "no job 'resnet50-dgz'" in done.stderr and "did you mean 'resnet50-dgx'" in \
         done.stderr
+
+
+# --- size bounds: a valid fleet of any size is planned, explained and drawn in bounded time, memory and output ------
+
+MEMORY = 1536 * 2**20  # address space: the example fleet's plan takes about a tenth of it
+CPU_JOB = """\
+apiVersion: mpigen/v1alpha1
+kind: Job
+name: wide
+cluster: big
+pool: p0
+image: mpioperator/mpi-pi:openmpi
+program: [/home/mpiuser/pi]
+runAsUser: 1000
+sshAuthMountPath: /home/mpiuser/.ssh
+"""
+
+
+def big_fleet(root: Path, pools: int, nodes: int, job: str) -> Path:
+    """One cluster of `pools` pools of `nodes` CPU nodes (the built-in cpu-node: 128 logical CPUs), and `job`."""
+    (root / "clusters").mkdir(parents=True)
+    (root / "jobs").mkdir()
+    listed = "".join(f"  - name: p{i}\n    hardware: cpu-node\n    nodes: {nodes}\n" for i in range(pools))
+    (root / "clusters" / "big.yaml").write_text(
+        f'apiVersion: mpigen/v1alpha1\nkind: Cluster\nname: big\nkubernetesVersion: "1.32"\nnamespaces: [mpi]\n'
+        f"nodePools:\n{listed}", encoding="utf-8")
+    (root / "jobs" / "wide.yaml").write_text(CPU_JOB + job, encoding="utf-8")
+    return root
+
+
+def bounded(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """The real command line under a 60 s timeout and 1.5 GiB of address space."""
+    done = run_limited(list(args), memory_limited(MEMORY), timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    return done
+
+
+def test_plan_places_5000_one_node_workers_on_5000_nodes(tmp_path):
+    # First fit scanned every node for every worker, counting the job's workers on each: 1,000 such workers took
+    # 8 s, 5,000 more than 120 s. Identical nodes are now placed together.
+    root = big_fleet(tmp_path / "profiles", 1, 5_000, 'workers: 5000\nslotsPerWorker: 1\nresources: {cpu: "100"}\n')
+    done = bounded("plan", root, "--output", "json")
+    [job] = [j for c in json.loads(done.stdout)["clusters"] for p in c["pools"] for j in p["jobs"]]
+    assert (job["state"], job["nodes_alone"], job["worker_nodes"]) == ("starts", 5_000, list(range(5_000)))
+
