@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
+from generator.insight.bounds import names_text
 from generator.insight.explain import RankBinding, rank_bindings
 from generator.insight.plan import NEVER, STARTS, WAITS, ClusterPlan, FleetPlan, JobPlan, PoolPlan
 from generator.manifests.run_name import mpijob_name
@@ -296,7 +297,7 @@ def _legend(cluster: Cluster, plan: ClusterPlan, colours: dict[tuple[str, str], 
             if job.state == STARTS:
                 state = f"starts on nodes {', '.join(str(n) for n in sorted(set(job.worker_nodes)))}"
             elif job.state == WAITS:
-                held = f", held by {', '.join(job.waits_for)}" if job.waits_for else ""
+                held = f", held by {names_text(job.waits_for, job.waits_for_omitted)}" if job.waits_for else ""
                 state = f"waits for {job.reason}{held} (not drawn)"
             else:
                 state = f"can never run: {job.location}"

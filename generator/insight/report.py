@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from generator.diagnostics import Location, one_line
+from generator.insight.bounds import names_text
 from generator.insight.explain import DEFAULT, PROFILE, RULE, Explanation
 from generator.insight.plan import NEVER, STARTS, WAITS, FleetPlan, JobPlan, PoolPlan, QueuePlan, amounts_text
 
@@ -75,7 +76,7 @@ def _pool_lines(pool: PoolPlan) -> list[str]:
     lines += _table(rows, "    ")
     for job in pool.jobs:
         if job.state == WAITS:
-            held = f", held by {', '.join(job.waits_for)}" if job.waits_for else ""
+            held = f", held by {names_text(job.waits_for, job.waits_for_omitted)}" if job.waits_for else ""
             lines.append(f"    {job.name} waits for {job.reason}{held}")
         elif job.state == NEVER:
             lines.append(f"    {job.location}: {job.name} can never run: {one_line(job.reason)}")

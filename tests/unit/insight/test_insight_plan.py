@@ -235,3 +235,30 @@ def test_under_kueue_a_launcher_pool_takes_the_launchers_quota(profiles_copy):
     # profiles/jobs/vision-resnet50.yaml asks no CPU or memory per worker; the launcher 1 CPU and 1Gi by default.
     assert asked[("vision", "cpu", "cpu")] == 1 and asked[("vision", "cpu", "memory")] == 1
     assert ("vision", "dgx", "cpu") not in asked and asked[("vision", "dgx", "nvidia.com/gpu")] == 32
+
+
+def test_a_waiting_job_names_the_first_eight_jobs_it_waits_for_and_counts_the_rest(tmp_path):
+    # 22 one-node jobs on 10 nodes: 10 start, and each of the 12 others waits for all 10. Listing every holder of
+    # every waiting job made the report quadratic in jobs (1,000 jobs: 2.3 MB of text, 7.7 MB of JSON).
+    root = tmp_path / "profiles"
+    (root / "clusters").mkdir(parents=True)
+    (root / "jobs").mkdir()
+    (root / "clusters" / "lab.yaml").write_text(
+        'apiVersion: mpigen/v1alpha1\nkind: Cluster\nname: lab\nkubernetesVersion: "1.32"\nnamespaces: [mpi]\n'
+        "nodePools:\n  - name: cpu\n    hardware: cpu-node\n    nodes: 10\n", encoding="utf-8")
+    for i in range(22):
+        (root / "jobs" / f"job-{i:02d}.yaml").write_text(
+            f"apiVersion: mpigen/v1alpha1\nkind: Job\nname: job-{i:02d}\ncluster: lab\npool: cpu\n"
+            "image: mpioperator/mpi-pi:openmpi\nprogram: [/home/mpiuser/pi]\nworkers: 1\nresources: {cpu: \"100\"}\n",
+            encoding="utf-8")
+    plan = _plan(root)
+    last = _job(plan, "job-21")
+    assert (last.state, last.waits_for_omitted) == (WAITS, 2)
+    assert last.waits_for == tuple(f"job-{i:02d}" for i in range(8))
+    text = plan_text(plan)
+    assert "    job-21 waits for nodes of pool 'cpu', held by job-00, job-01, job-02, job-03, job-04, job-05, job-06, " \
+        "job-07 and 2 more\n" in text
+    assert "  note: pool 'cpu': job-10, job-11, job-12, job-13, job-14, job-15, job-16, job-17 and 4 more cannot run " \
+        "beside job-00, job-01, job-02, job-03, job-04, job-05, job-06, job-07 and 2 more." in text
+    jobs = {job["name"]: job for c in json.loads(plan_json(plan))["clusters"] for p in c["pools"] for job in p["jobs"]}
+    assert (len(jobs["job-21"]["waits_for"]), jobs["job-21"]["waits_for_omitted"]) == (8, 2)
