@@ -9,6 +9,17 @@ from collections.abc import Sequence
 
 NAMES_SHOWN = 8
 """Job names in one list: the jobs a waiting job waits for, the jobs of a pool in a note."""
+RANKS_SHOWN = 128
+"""Ranks `explain` lists; past that, the first and the last RANKS_SHOWN // 2 of them."""
+
+
+def head_and_tail(count: int, shown: int) -> tuple[range, range]:
+    """The indexes of a list of `count` to show: all of them (and an empty tail) where there are at most `shown`,
+    else the first and the last `shown // 2`."""
+    if count <= shown:
+        return range(count), range(count, count)
+    half = shown // 2
+    return range(half), range(count - half, count)
 
 
 def names_text(names: Sequence[str], omitted: int = 0, shown: int = NAMES_SHOWN) -> str:

@@ -198,7 +198,7 @@ def _pool_svg(cluster: Cluster, pool: PoolPlan, hardware: Hardware, jobs: dict[s
 
 def _bindings_by_worker(job: Job) -> dict[int, list[RankBinding]]:
     by_worker: dict[int, list[RankBinding]] = {}
-    for binding in rank_bindings(job, mpijob_name(job)):
+    for binding in rank_bindings(job, mpijob_name(job), range(job.worker_count * job.slots_per_worker)):
         by_worker.setdefault(binding.worker, []).append(binding)
     return by_worker
 

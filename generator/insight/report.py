@@ -130,7 +130,12 @@ def explain_text(explanation: Explanation) -> str:
         lines.append(f"      {ORIGIN_WORDS[fact.origin_kind]}{one_line(fact.origin)}")
     if explanation.ranks:
         lines += ["", "ranks (rank: worker, local rank, GPU, NIC, rail; the rankfile line where there is one):"]
+        previous = -1
         for rank in explanation.ranks:
+            if rank.rank != previous + 1:
+                lines.append(f"  ... {explanation.ranks_omitted} more ranks ({previous + 1} to {rank.rank - 1}), "
+                             f"not listed: {explanation.rank_pattern}")
+            previous = rank.rank
             lines.append(f"  {rank.rank}: worker {rank.worker}, local rank {rank.local_rank}, GPU {rank.gpu_text}, "
                          f"NIC {rank.nic_text}, rail {rank.rail or '-'}")
             if rank.rankfile_line:

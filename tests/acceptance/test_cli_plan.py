@@ -171,3 +171,26 @@ def test_plan_places_5000_one_node_workers_on_5000_nodes(tmp_path):
     [job] = [j for c in json.loads(done.stdout)["clusters"] for p in c["pools"] for j in p["jobs"]]
     assert (job["state"], job["nodes_alone"], job["worker_nodes"]) == ("starts", 5_000, list(range(5_000)))
 
+
+def test_explain_of_a_100000_worker_job_lists_the_first_and_last_ranks_and_says_what_it_left_out(tmp_path):
+    # 100,000 workers of 64 ranks each (one a core of cpu-node): 6,400,000 ranks, once printed as 388 MB after
+    # 2.8 GB of memory (a MemoryError under 2 GB).
+    root = big_fleet(tmp_path / "profiles", 1, 100_000, "workers: 100000\n")
+    text = bounded("explain", "wide", "-p", root).stdout
+    assert len(text) < 1_000_000
+    assert "  ranks = 6400000\n" in text and "  63: worker 0, local rank 63, GPU -, NIC -, rail -\n" in text
+    assert "  ... 6399872 more ranks (64 to 6399935), not listed: rank r is local rank r mod 64 of worker r div 64" \
+        in text
+    assert "  6399999: worker 99999, local rank 63, GPU -, NIC -, rail -\n" in text
+    data = json.loads(bounded("explain", "wide", "-p", root, "--output", "json").stdout)
+    assert (data["rank_count"], data["ranks_omitted"], len(data["ranks"])) == (6_400_000, 6_399_872, 128)
+    assert [r["rank"] for r in data["ranks"][63:65]] == [63, 6_399_936]
+
+
+def test_explain_of_workers_with_two_billion_slots_each(tmp_path):
+    root = big_fleet(tmp_path / "profiles", 1, 2, "workers: 2\nslotsPerWorker: 2147483647\n")
+    text = bounded("explain", "wide", "-p", root).stdout
+    assert len(text) < 1_000_000
+    assert "  ... 4294967166 more ranks (64 to 4294967229), not listed" in text
+    assert "  4294967293: worker 1, local rank 2147483646, GPU -, NIC -, rail -\n" in text
+
