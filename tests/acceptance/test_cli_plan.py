@@ -194,3 +194,16 @@ def test_explain_of_workers_with_two_billion_slots_each(tmp_path):
     assert "  ... 4294967166 more ranks (64 to 4294967229), not listed" in text
     assert "  4294967293: worker 1, local rank 2147483646, GPU -, NIC -, rail -\n" in text
 
+
+def test_the_picture_of_20_pools_of_100000_nodes_draws_64_of_each_and_says_so(tmp_path):
+    # An 8 KB cluster profile once drew every node: a 491 MB page.
+    root = big_fleet(tmp_path / "profiles", 20, 100_000, "workers: 100\n")
+    page, picture = tmp_path / "plan.html", tmp_path / "plan.svg"
+    bounded("plan", root, "--html", page, "--svg", picture)
+    html, svg = page.read_text(encoding="utf-8"), picture.read_text(encoding="utf-8")
+    assert len(html) < 2_000_000 and len(svg) < 2_000_000
+    assert '<p data-omitted-nodes="1998720"><strong>Not every node is drawn:</strong>' in html
+    for drawing in (html, svg):
+        assert drawing.count('data-omitted-nodes="99936"') == 20 and drawing.count("data-node=") == 20 * 64
+        assert "... and 99936 more nodes like these (nodes 64 to 99999), not drawn" in drawing
+        assert "wide: 36 of its 100 workers on them" in drawing  # one a node (64 slots: a node's cores)
