@@ -27,6 +27,8 @@ from generator.catalogue import expand_hardware
 from generator.diagnostics import Diagnostic, Severity
 from generator.insight import capacity
 from generator.load import load_paths
+from generator.manifests.node_placement import launcher_pool
+from generator.model import Scheduler
 from generator.pipeline import CompileResult, compile_profiles
 from generator.validate import validate
 from generator.write import CACHE_DIR
@@ -321,3 +323,63 @@ class FirstFitReference:
     def _take(self, node: int, ask: tuple[tuple[str, Decimal], ...], sign: int) -> None:
         for name, amount in ask:
             self.free[node][name] = self.free[node].get(name, Decimal(0)) - sign * amount
+
+
+class QuotasReference:
+    """`generator.insight.capacity._Quotas` as first written: a job's cohort and what its queues have used are
+    summed anew for every job (quadratic in jobs x queues), the reference the real one must equal."""
+
+    def __init__(self, cluster: Any) -> None:
+        self.cluster = cluster
+        self.used: dict[tuple[str, str, str], Decimal] = {}
+        """(queue, pool or '' for a cluster-wide Volcano capability, resource) -> admitted."""
+
+    def _limits(self, queue: Any, job: Any) -> list[tuple[tuple[str, str, str], Decimal, list[str], Decimal]]:
+        """(use key, limit, queues sharing the limit, what the job asks of it) for each resource the job asks of its
+        queue. Under Kueue a launcher pinned to the cluster's `launcherPool` counts against that pool's share."""
+        found = []
+        if self.cluster.scheduling.scheduler is Scheduler.VOLCANO:
+            asked = capacity.job_demand(job, launcher=True)
+            capability = queue.capability()
+            for name, amount in asked.items:
+                if name in capability:
+                    found.append(((queue.name, "", name), Decimal(capability[name][0]), [queue.name], amount))
+            return found
+        pinned = launcher_pool(job)
+        if pinned is None or pinned.name == job.pool.name:
+            asks = [(job.pool.name, capacity.job_demand(job, launcher=True))]
+        else:
+            asks = [(job.pool.name, capacity.job_demand(job)), (pinned.name, capacity.launcher_ask(job))]
+        cohort = [q for q in self.cluster.scheduling.queues if queue.cohort is not None and q.cohort == queue.cohort]
+        for pool, asked in asks:
+            share = next((s for s in queue.shares if s.pool.name == pool), None)
+            for quota in share.quotas if share is not None else ():
+                amount = asked.get(quota.resource)
+                if not amount:
+                    continue
+                found.append(((queue.name, pool, quota.resource), Decimal(quota.reach), [queue.name], amount))
+                if cohort:
+                    total = sum(q.count for other in cohort for s in other.shares if s.pool.name == pool
+                                for q in s.quotas if q.resource == quota.resource)
+                    found.append((("", pool, quota.resource), Decimal(total), [q.name for q in cohort], amount))
+        return found
+
+    def full(self, job: Any) -> tuple[str, ...]:
+        """The queues whose quota has no room left for the job (none: it may be admitted)."""
+        queue = capacity.queue_of(job)
+        if queue is None:
+            return ()
+        for (owner, pool, name), limit, queues, amount in self._limits(queue, job):
+            sharing = [owner] if owner else queues  # '' : the cohort's total, used by all its queues
+            used = sum((self.used.get((q, pool, name), Decimal(0)) for q in sharing), Decimal(0))
+            if used + amount > limit:
+                return tuple(queues)
+        return ()
+
+    def take(self, job: Any) -> None:
+        queue = capacity.queue_of(job)
+        if queue is None:
+            return
+        for key, _, _, amount in self._limits(queue, job):
+            if key[0]:
+                self.used[key] = self.used.get(key, Decimal(0)) + amount

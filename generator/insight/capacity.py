@@ -209,62 +209,86 @@ def queue_of(job: Job) -> Queue | None:
 
 
 class _Quotas:
-    """What each queue has admitted so far, against what it can ever hold."""
+    """What each queue, and each cohort, has admitted so far, against what it can ever hold. A cohort's members, its
+    total quota and what its queues have admitted are kept, not summed anew for every job: a job costs its own
+    quotas, not the cluster's queues."""
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
+        self.queues = {queue.name: queue for queue in cluster.scheduling.queues}
+        members: dict[str, list[Queue]] = {}
+        for queue in cluster.scheduling.queues:
+            if queue.cohort is not None:
+                members.setdefault(queue.cohort, []).append(queue)
+        self.cohorts = {cohort: tuple(queues) for cohort, queues in members.items()}
+        self.cohort_names = {cohort: tuple(queue.name for queue in queues) for cohort, queues in members.items()}
+        self.totals: dict[tuple[str, str, str], Decimal] = {}
+        """(cohort, pool, resource) -> the quota of all its queues there."""
         self.used: dict[tuple[str, str, str], Decimal] = {}
         """(queue, pool or '' for a cluster-wide Volcano capability, resource) -> admitted."""
+        self.cohort_used: dict[tuple[str, str, str], Decimal] = {}
+        """(cohort, pool, resource) -> admitted by all its queues."""
 
-    def _limits(self, queue: Queue, job: Job) -> list[tuple[tuple[str, str, str], Decimal, list[str], Decimal]]:
+    def _cohort_total(self, cohort: str, pool: str, resource: str) -> Decimal:
+        key = (cohort, pool, resource)
+        if key not in self.totals:
+            self.totals[key] = Decimal(sum(q.count for other in self.cohorts[cohort] for s in other.shares
+                                           if s.pool.name == pool for q in s.quotas if q.resource == resource))
+        return self.totals[key]
+
+    def _limits(self, queue: Queue, job: Job) -> list[tuple[tuple[str, str, str], Decimal, tuple[str, ...], Decimal]]:
         """(use key, limit, queues sharing the limit, what the job asks of it) for each resource the job asks of its
-        queue. Under Kueue a launcher pinned to the cluster's `launcherPool` counts against that pool's share."""
+        queue; the key of a cohort's total is ('', pool, resource). Under Kueue a launcher pinned to the cluster's
+        `launcherPool` counts against that pool's share."""
         found = []
         if self.cluster.scheduling.scheduler is Scheduler.VOLCANO:
             asked = job_demand(job, launcher=True)
             capability = queue.capability()
             for name, amount in asked.items:
                 if name in capability:
-                    found.append(((queue.name, "", name), Decimal(capability[name][0]), [queue.name], amount))
+                    found.append(((queue.name, "", name), Decimal(capability[name][0]), (queue.name,), amount))
             return found
         pinned = launcher_pool(job)
         if pinned is None or pinned.name == job.pool.name:
             asks = [(job.pool.name, job_demand(job, launcher=True))]
         else:
             asks = [(job.pool.name, job_demand(job)), (pinned.name, launcher_ask(job))]
-        cohort = [q for q in self.cluster.scheduling.queues if queue.cohort is not None and q.cohort == queue.cohort]
         for pool, asked in asks:
             share = next((s for s in queue.shares if s.pool.name == pool), None)
             for quota in share.quotas if share is not None else ():
                 amount = asked.get(quota.resource)
                 if not amount:
                     continue
-                found.append(((queue.name, pool, quota.resource), Decimal(quota.reach), [queue.name], amount))
-                if cohort:
-                    total = sum(q.count for other in cohort for s in other.shares if s.pool.name == pool
-                                for q in s.quotas if q.resource == quota.resource)
-                    found.append((("", pool, quota.resource), Decimal(total), [q.name for q in cohort], amount))
+                found.append(((queue.name, pool, quota.resource), Decimal(quota.reach), (queue.name,), amount))
+                if queue.cohort is not None:
+                    found.append((("", pool, quota.resource), self._cohort_total(queue.cohort, pool, quota.resource),
+                                  self.cohort_names[queue.cohort], amount))
         return found
+
+    def _used(self, queue: Queue, key: tuple[str, str, str]) -> tuple[dict[tuple[str, str, str], Decimal],
+                                                                      tuple[str, str, str]]:
+        """Where what is admitted against `key` is kept: the queue's own, or its cohort's (key '')."""
+        owner, pool, resource = key
+        return (self.used, key) if owner else (self.cohort_used, (str(queue.cohort), pool, resource))
 
     def full(self, job: Job) -> tuple[str, ...]:
         """The queues whose quota has no room left for the job (none: it may be admitted)."""
-        queue = queue_of(job)
+        queue = self.queues.get(job.scheduling.queue or "")
         if queue is None:
             return ()
-        for (owner, pool, resource), limit, queues, amount in self._limits(queue, job):
-            sharing = [owner] if owner else queues  # '' : the cohort's total, used by all its queues
-            used = sum((self.used.get((q, pool, resource), Decimal(0)) for q in sharing), Decimal(0))
-            if used + amount > limit:
-                return tuple(queues)
+        for key, limit, queues, amount in self._limits(queue, job):
+            used, at = self._used(queue, key)
+            if used.get(at, Decimal(0)) + amount > limit:
+                return queues
         return ()
 
     def take(self, job: Job) -> None:
-        queue = queue_of(job)
+        queue = self.queues.get(job.scheduling.queue or "")
         if queue is None:
             return
         for key, _, _, amount in self._limits(queue, job):
-            if key[0]:
-                self.used[key] = self.used.get(key, Decimal(0)) + amount
+            used, at = self._used(queue, key)
+            used[at] = used.get(at, Decimal(0)) + amount
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ GPU-hours. Result objects only; the reports (text, JSON, the picture) are writte
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -164,8 +163,9 @@ def _cluster_plan(cluster: Cluster, jobs: tuple[Job, ...], by_source: dict[str, 
         if not queues:
             reason = f"nodes of pool '{job.pool.name}'"
         else:
+            shown = [repr(queue) for queue in queues[:bounds.NAMES_SHOWN]]
             reason = (f"quota of queue '{queues[0]}'" if len(queues) == 1 else
-                      f"quota its cohort shares (queues {', '.join(repr(q) for q in queues)})")
+                      f"quota its cohort shares (queues {names_text(shown, len(queues) - len(shown))})")
         names, more = holders[job.name]
         planned[job.name] = _job_plan(job, document, alone, WAITS, waits_for=names, waits_for_omitted=more,
                                       reason=reason)
@@ -191,24 +191,36 @@ def _cluster_plan(cluster: Cluster, jobs: tuple[Job, ...], by_source: dict[str, 
 def _holders(order: list[Job], running: dict[str, tuple[int, ...]],
              waiting: dict[str, capacity.Waiting]) -> dict[str, tuple[tuple[str, ...], int]]:
     """For each waiting job, the jobs admitted before it that hold what it waits for (its pool's nodes, or the
-    quota of its queues): the first `bounds.NAMES_SHOWN` of them in admission order, and how many more. One pass in
-    admission order, so that a thousand waiting jobs do not each list (or look for) the hundreds before them."""
+    quota of its queues: its own, or all of its cohort's): the first `bounds.NAMES_SHOWN` of them in admission
+    order, and how many more. One pass in admission order, the running jobs kept per pool and per set of queues a
+    job waits for (a cohort's is found once), so that a thousand waiting jobs do not each look through the jobs,
+    or the queues, before them."""
     shown = bounds.NAMES_SHOWN
     by_pool: dict[str, list[str]] = {}
-    by_queue: dict[str, list[tuple[int, str]]] = {}
+    admitted: list[Job] = []
+    by_queues: dict[tuple[str, ...], list[str]] = {}
+    queue_sets: dict[str | None, list[tuple[str, ...]]] = {}  # queue -> the sets of queues in `by_queues` holding it
     found: dict[str, tuple[tuple[str, ...], int]] = {}
-    for index, job in enumerate(order):
+    for job in order:
         if job.name in running:
+            admitted.append(job)
             by_pool.setdefault(job.pool.name, []).append(job.name)
-            if job.scheduling.queue is not None:
-                by_queue.setdefault(job.scheduling.queue, []).append((index, job.name))
-        elif job.name in waiting and waiting[job.name].for_nodes:
+            for queues in queue_sets.get(job.scheduling.queue, ()):
+                by_queues[queues].append(job.name)
+            continue
+        if job.name not in waiting:
+            continue
+        queues = waiting[job.name].queues
+        if not queues:
             held = by_pool.get(job.pool.name, [])
-            found[job.name] = (tuple(held[:shown]), max(len(held) - shown, 0))
-        elif job.name in waiting:
-            lists = [by_queue.get(queue, []) for queue in dict.fromkeys(waiting[job.name].queues)]
-            first = tuple(name for _, name in heapq.merge(*(held[:shown] for held in lists)))[:shown]
-            found[job.name] = (first, sum(len(held) for held in lists) - len(first))
+        else:
+            if queues not in by_queues:
+                among = set(queues)
+                by_queues[queues] = [before.name for before in admitted if before.scheduling.queue in among]
+                for queue in among:
+                    queue_sets.setdefault(queue, []).append(queues)
+            held = by_queues[queues]
+        found[job.name] = (tuple(held[:shown]), max(len(held) - shown, 0))
     return found
 
 

@@ -7,8 +7,9 @@ a worker, CPU jobs asking 0.5 to 100 CPUs or nothing, some with 2,147,483,647 sl
 and two namespaces. For each it checks, in process:
 
 - the placement: where every pool has at most 40 nodes and every job at most 40 workers, the whole plan (states,
-  nodes, placements, what each job waits for) equals the plan made with the straightforward first fit
-  (`FirstFitReference`, tests/conftest.py) in place of capacity's runs of identical nodes;
+  nodes, placements, what each job waits for) equals the plan made with the straightforward first fit and quota
+  count (`FirstFitReference`, `QuotasReference`, tests/conftest.py) in place of capacity's runs of identical nodes
+  and kept cohort totals;
 - what a waiting job waits for: the first eight in admission order of the jobs before it that hold its pool's nodes
   or its queues' quota, and how many more, as a scan of all those jobs finds them;
 - the bounds: explain lists at most 128 ranks and says how many it left out, and its text and JSON stay within a
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import FirstFitReference
+from conftest import FirstFitReference, QuotasReference
 from hypothesis import HealthCheck, event, given, seed, settings
 from hypothesis import strategies as st
 
@@ -159,6 +160,7 @@ def test_plan_explain_and_picture_stay_exact_and_bounded(tmp_path_factory, monke
     if small:
         with monkeypatch.context() as patched:
             patched.setattr(capacity, "_Nodes", FirstFitReference)
+            patched.setattr(capacity, "_Quotas", QuotasReference)
             assert plan_fleet(result.fleet, result.documents, result.unfit) == plan
 
     scanned = holders_by_scan(result, plan)
