@@ -13,9 +13,11 @@ from generator.insight.bounds import names_text
 from generator.insight.explain import DEFAULT, PROFILE, RULE, Explanation
 from generator.insight.plan import NEVER, STARTS, WAITS, FleetPlan, JobPlan, PoolPlan, QueuePlan, amounts_text
 
-PLAN_FORMAT = 1
+PLAN_FORMAT = 2
 """Version of `mpigen plan --output json` and `mpigen explain --output json`: raised when a field changes meaning
-or goes away (new fields do not raise it)."""
+or goes away (new fields do not raise it). 2: a long list is cut where 1 listed it whole: explain's `ranks` past
+128 ranks (the first and the last 64; `ranks_omitted` counts the rest, `rank_count` all of them, `rank_pattern` is
+the rule every rank follows), plan's `waits_for` past eight jobs (`waits_for_omitted` counts the rest)."""
 
 
 ORIGIN_WORDS = {PROFILE: "from ", DEFAULT: "", RULE: "because "}

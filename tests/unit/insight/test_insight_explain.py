@@ -175,6 +175,7 @@ def test_a_job_of_more_ranks_than_shown_lists_its_first_and_last_and_says_what_i
         "every worker has the GPU, NIC, rail and socket of worker 0's local rank i\n  128: worker 2, local rank 0" in text
     data = json.loads(explain_json(explanation))
     assert (data["rank_count"], data["ranks_omitted"], len(data["ranks"])) == (192, 64, 128)
+    assert data["format"] == 2, "a list cut where format 1 listed it whole"
 
 
 def test_a_job_within_the_bound_lists_every_rank(resnet):

@@ -212,7 +212,7 @@ def test_queue_demand_counts_every_job_and_its_launcher():
 def test_json_has_the_same_content():
     plan = _plan(PROFILES)
     data = json.loads(plan_json(plan))
-    assert data["format"] == 1 and data["kind"] == "plan"
+    assert data["format"] == 2 and data["kind"] == "plan"
     assert data["summary"] == {"jobs": 10, "starts": 9, "waits": 1, "never": 0}
     jobs = {job["name"]: job for c in data["clusters"] for p in c["pools"] for job in p["jobs"]}
     assert jobs["resnet50-dgx"]["location"] == {"path": str(PROFILES / "jobs/resnet50-dgx.yaml"), "line": 11,
