@@ -7,11 +7,13 @@ A fleet of N jobs spreads over 50 clusters of mixed hardware, network providers,
 schedulers (the shapes of profiles/), 1-4 workers each. For each size it times: `render` into an empty folder,
 the same render again and `render --check` (nothing changed; no stamp, so both compile, as CI runs them),
 `render --stamp` three times (the first keeps a stamp, the next two stop at it) and `render --check` beside the
-stamp, `validate`, `check --no-helm` (mpigen's own renderer),
-`--help`, and `helm template`, one process per chart, as a reviewer or Argo CD runs it. Peak memory is each
+stamp, `validate`, `plan --html`, `explain` of one job, `check --no-helm` (mpigen's own renderer),
+`--help`, and `helm template`, one process per chart, as a reviewer or Argo CD runs it. Then, once, three single
+fleets too big for a quadratic step: `plan` of one job of 5,000 one-node workers on 5,000 nodes, `explain` of one
+job of 100,000 CPU workers (6,400,000 ranks), and `plan --html` of 20 pools of 100,000 nodes. Peak memory is each
 process's maximum resident set.
 
-    MPIGEN_HELM3=.tools/helm3/helm python scripts/bench.py [--sizes 100,300,1000,3000] [--helm-up-to 1000]
+    MPIGEN_HELM3=.tools/helm3/helm python scripts/bench.py [--sizes 100,300,1000,3000] [--helm-up-to 1000] [--no-big]
 """
 
 from __future__ import annotations
@@ -155,17 +157,57 @@ def bench_size(jobs: int, helm: str | None, helm_up_to: int) -> list[tuple[str, 
     return rows
 
 
+# Three valid fleets sized to find what grows faster than the input (issue "Super-cubic planning", "explain on huge
+# jobs" and the picture of a big cluster): one job of 5,000 one-node workers on a 5,000-node pool; one job of 100,000
+# CPU workers (64 ranks each); one cluster of 20 pools of 100,000 nodes.
+BIG_CPU_JOB = ("apiVersion: mpigen/v1alpha1\nkind: Job\nname: wide\ncluster: big\npool: p0\nimage: example/train:1\n"
+               "program: [python, train.py]\n")
+
+
+def big_fleet(root: Path, pools: int, nodes: int, job: str) -> None:
+    (root / "clusters").mkdir(parents=True)
+    (root / "jobs").mkdir()
+    listed = "".join(f"  - name: p{i}\n    hardware: cpu-node\n    nodes: {nodes}\n" for i in range(pools))
+    (root / "clusters" / "big.yaml").write_text(
+        'apiVersion: mpigen/v1alpha1\nkind: Cluster\nname: big\nkubernetesVersion: "1.32"\nnamespaces: [mpi]\n'
+        f"nodePools:\n{listed}", encoding="utf-8")
+    (root / "jobs" / "wide.yaml").write_text(BIG_CPU_JOB + job, encoding="utf-8")
+
+
+def bench_big() -> list[tuple[str, float, float, str]]:
+    mpigen = [sys.executable, "-m", "generator"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    rows: list[tuple[str, float, float, str]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        big_fleet(work / "wide", 1, 5_000, 'workers: 5000\nslotsPerWorker: 1\nresources: {cpu: "100"}\n')
+        planned = run([*mpigen, "plan", "wide"], work, env)
+        rows.append(("plan, 5,000 workers on 5,000 nodes", planned.seconds, planned.peak_mb, ""))
+        big_fleet(work / "huge", 1, 100_000, "workers: 100000\n")
+        explained = run([*mpigen, "explain", "wide", "-p", "huge"], work, env)
+        rows.append(("explain, 100,000 workers x 64 ranks", explained.seconds, explained.peak_mb,
+                     f"{len(explained.stdout) // 1024} KiB printed"))
+        big_fleet(work / "pools", 20, 100_000, "workers: 100\n")
+        drawn = run([*mpigen, "plan", "pools", "--html", "plan.html"], work, env)
+        rows.append(("plan --html, 20 pools x 100,000 nodes", drawn.seconds, drawn.peak_mb,
+                     f"{(work / 'plan.html').stat().st_size // 1024} KiB page"))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="100,300,1000,3000", help="fleet sizes in jobs, comma-separated")
     parser.add_argument("--helm-up-to", type=int, default=1000,
                         help="run `helm template` over every chart for fleets up to this many jobs")
+    parser.add_argument("--no-big", action="store_true", help="leave out the three big single fleets")
     args = parser.parse_args()
     helm = os.environ.get("MPIGEN_HELM3") or shutil.which("helm")
     print(f"{'jobs':>5}  {'command':<40} {'seconds':>8} {'peak MB':>8}  {'goal (1,000 jobs)':<22} note")
     for jobs in (int(size) for size in args.sizes.split(",")):
         for name, seconds, peak, note in bench_size(jobs, helm, args.helm_up_to):
             print(f"{jobs:>5}  {name:<40} {seconds:>8.2f} {peak:>8.0f}  {GOALS.get(name, ''):<22} {note}", flush=True)
+    for name, seconds, peak, note in [] if args.no_big else bench_big():
+        print(f"{'1':>5}  {name:<40} {seconds:>8.2f} {peak:>8.0f}  {'':<22} {note}", flush=True)
 
 
 if __name__ == "__main__":

@@ -11,11 +11,13 @@ import ctypes
 import hashlib
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from decimal import Decimal, localcontext
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,10 @@ import pytest
 
 from generator.catalogue import expand_hardware
 from generator.diagnostics import Diagnostic, Severity
+from generator.insight import capacity
 from generator.load import load_paths
+from generator.manifests.node_placement import launcher_pool
+from generator.model import Scheduler
 from generator.pipeline import CompileResult, compile_profiles
 from generator.validate import validate
 from generator.write import CACHE_DIR
@@ -178,9 +183,20 @@ def snapshot(root: Path) -> dict[str, str]:
                 found[key] = hashlib.sha256(path.read_bytes()).hexdigest()
     return found
 
-def run_limited(args: list[str | Path], preexec: Callable[[], None]) -> subprocess.CompletedProcess[str]:
+def run_limited(args: list[str | Path], preexec: Callable[[], None], timeout: float = 120,
+                cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "generator", *map(str, args)], capture_output=True, text=True,
-                          timeout=120, preexec_fn=preexec)
+                          timeout=timeout, preexec_fn=preexec, cwd=cwd)
+
+
+def memory_limited(limit: int) -> Callable[[], None]:
+    """A `preexec_fn` giving the process at most `limit` bytes of address space (RLIMIT_AS): one that grows past it
+    fails (a MemoryError in Python) instead of taking the machine's memory."""
+
+    def limit_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return limit_memory
 
 
 def without_root_privileges() -> None:
@@ -269,3 +285,101 @@ class CustomResourceSchemas:
 
         findings = self.schema_set.check(RenderedObject("test", document))
         return [f"{finding.path or '.'}: {finding.message}" for finding in findings]
+
+
+# --- plan's placement, as it was first written (tests/unit/insight/, tests/acceptance/test_fuzz_insight.py) -----------
+
+
+class FirstFitReference:
+    """The straightforward first fit `generator.insight.capacity._Nodes` must equal: every node's free resources
+    in a list, and for each worker a scan of all nodes from the first for one with room and fewer than `per_node`
+    of its job's workers (counted by `list.count`). Quadratic in workers and linear in nodes per worker, so only
+    for small pools; the arithmetic is capacity's exact context, as the real one's."""
+
+    def __init__(self, offer: Any, nodes: int) -> None:
+        self.free = [dict(offer.items) for _ in range(nodes)]
+
+    @classmethod
+    def of(cls, pool: Any) -> FirstFitReference:
+        return cls(capacity.node_offer(pool), pool.nodes)
+
+    def place(self, job: Any) -> tuple[int, ...] | None:
+        return self.place_workers(capacity.worker_ask(job).items, job.worker_count, job.workers_per_node)
+
+    def place_workers(self, ask: tuple[tuple[str, Decimal], ...], workers: int, per_node: int) -> tuple[int, ...] | None:
+        with localcontext(capacity.EXACT):
+            taken: list[int] = []
+            for _ in range(workers):
+                node = next((i for i, free in enumerate(self.free) if taken.count(i) < per_node
+                             and all(free.get(name, Decimal(0)) >= amount for name, amount in ask)), None)
+                if node is None:
+                    for i in taken:
+                        self._take(i, ask, -1)
+                    return None
+                self._take(node, ask, 1)
+                taken.append(node)
+            return tuple(taken)
+
+    def _take(self, node: int, ask: tuple[tuple[str, Decimal], ...], sign: int) -> None:
+        for name, amount in ask:
+            self.free[node][name] = self.free[node].get(name, Decimal(0)) - sign * amount
+
+
+class QuotasReference:
+    """`generator.insight.capacity._Quotas` as first written: a job's cohort and what its queues have used are
+    summed anew for every job (quadratic in jobs x queues), the reference the real one must equal."""
+
+    def __init__(self, cluster: Any) -> None:
+        self.cluster = cluster
+        self.used: dict[tuple[str, str, str], Decimal] = {}
+        """(queue, pool or '' for a cluster-wide Volcano capability, resource) -> admitted."""
+
+    def _limits(self, queue: Any, job: Any) -> list[tuple[tuple[str, str, str], Decimal, list[str], Decimal]]:
+        """(use key, limit, queues sharing the limit, what the job asks of it) for each resource the job asks of its
+        queue. Under Kueue a launcher pinned to the cluster's `launcherPool` counts against that pool's share."""
+        found = []
+        if self.cluster.scheduling.scheduler is Scheduler.VOLCANO:
+            asked = capacity.job_demand(job, launcher=True)
+            capability = queue.capability()
+            for name, amount in asked.items:
+                if name in capability:
+                    found.append(((queue.name, "", name), Decimal(capability[name][0]), [queue.name], amount))
+            return found
+        pinned = launcher_pool(job)
+        if pinned is None or pinned.name == job.pool.name:
+            asks = [(job.pool.name, capacity.job_demand(job, launcher=True))]
+        else:
+            asks = [(job.pool.name, capacity.job_demand(job)), (pinned.name, capacity.launcher_ask(job))]
+        cohort = [q for q in self.cluster.scheduling.queues if queue.cohort is not None and q.cohort == queue.cohort]
+        for pool, asked in asks:
+            share = next((s for s in queue.shares if s.pool.name == pool), None)
+            for quota in share.quotas if share is not None else ():
+                amount = asked.get(quota.resource)
+                if not amount:
+                    continue
+                found.append(((queue.name, pool, quota.resource), Decimal(quota.reach), [queue.name], amount))
+                if cohort:
+                    total = sum(q.count for other in cohort for s in other.shares if s.pool.name == pool
+                                for q in s.quotas if q.resource == quota.resource)
+                    found.append((("", pool, quota.resource), Decimal(total), [q.name for q in cohort], amount))
+        return found
+
+    def full(self, job: Any) -> tuple[str, ...]:
+        """The queues whose quota has no room left for the job (none: it may be admitted)."""
+        queue = capacity.queue_of(job)
+        if queue is None:
+            return ()
+        for (owner, pool, name), limit, queues, amount in self._limits(queue, job):
+            sharing = [owner] if owner else queues  # '' : the cohort's total, used by all its queues
+            used = sum((self.used.get((q, pool, name), Decimal(0)) for q in sharing), Decimal(0))
+            if used + amount > limit:
+                return tuple(queues)
+        return ()
+
+    def take(self, job: Any) -> None:
+        queue = capacity.queue_of(job)
+        if queue is None:
+            return
+        for key, _, _, amount in self._limits(queue, job):
+            if key[0]:
+                self.used[key] = self.used.get(key, Decimal(0)) + amount

@@ -12,7 +12,7 @@ more of one job's workers on a node than its layout holds. The result is one pos
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal, DivisionByZero, InvalidOperation, Overflow, localcontext
 
 from generator import admission
 from generator.manifests.node_placement import launcher_pool
@@ -80,36 +80,126 @@ def admission_order(jobs: tuple[Job, ...]) -> list[Job]:
     return sorted(jobs, key=lambda job: (-priority_of(job), job.name))
 
 
-class _Nodes:
-    """The free resources of a pool's nodes while jobs are placed on them."""
+EXACT = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[InvalidOperation, DivisionByZero, Overflow])
+"""Placement's arithmetic: sums, differences and products of Decimals are exact here (the default context rounds
+to 28 digits, which a profile's `0.1000000000000000000000000001` cpu would reach)."""
 
-    def __init__(self, pool: NodePool) -> None:
-        self.free = [dict(node_offer(pool).items) for _ in range(pool.nodes)]
+
+class _Run:
+    """Consecutive nodes of a pool whose free resources are the same. A pool starts as one run; a job placed splits
+    at most the run its last worker lands in, and neighbours left the same are joined again."""
+
+    __slots__ = ("_fits", "count", "free")
+
+    def __init__(self, count: int, free: dict[str, Decimal],
+                 fits: dict[tuple[tuple[tuple[str, Decimal], ...], int], int] | None = None) -> None:
+        self.count = count
+        self.free = free
+        self._fits = {} if fits is None else fits
+        """(ask, most wanted) -> `workers_fitting`: jobs of one shape ask it of the same run again and again."""
+
+    def fits(self, ask: tuple[tuple[str, Decimal], ...], most: int) -> int:
+        key = (ask, most)
+        if key not in self._fits:
+            self._fits[key] = workers_fitting(self.free, ask, most)
+        return self._fits[key]
+
+
+def workers_fitting(free: dict[str, Decimal], ask: tuple[tuple[str, Decimal], ...], most: int) -> int:
+    """How many workers asking `ask` (amounts of 0 or more) a node with `free` takes one after another, at most
+    `most`: the j-th (from 0) fits where each item (name, amount) of the ask fits what is left after j workers,
+    free[name] - j * (all the ask holds of name) >= amount, as first fit checks them one worker at a time."""
+    per_worker: dict[str, Decimal] = {}
+    for name, amount in ask:
+        per_worker[name] = per_worker.get(name, Decimal(0)) + amount
+    count = most
+    for name, amount in ask:
+        room = free.get(name, Decimal(0)) - amount
+        if room < 0:
+            return 0
+        taken = per_worker[name]
+        if taken > 0 and room < taken * (count - 1):
+            count = int(room // taken) + 1
+    return max(count, 0)
+
+
+class _Nodes:
+    """The free resources of a pool's nodes while jobs are placed on them, as runs of identical nodes.
+
+    First fit, one worker at a time: each worker goes to the lowest-numbered node with room for it and fewer than
+    `workers_per_node` of its job. Within one job a node without room stays so (its free amounts only shrink, its
+    count of the job's workers only grows), so the workers fill the nodes in order, each node taking all that fit
+    before the next is tried; in a run of identical nodes that is one count. A job costs the runs up to its last
+    worker plus its workers, not nodes x workers."""
+
+    def __init__(self, offer: Amounts, nodes: int) -> None:
+        self.runs: list[_Run] = [_Run(nodes, dict(offer.items))] if nodes > 0 else []
+
+    @classmethod
+    def of(cls, pool: NodePool) -> _Nodes:
+        return cls(node_offer(pool), pool.nodes)
 
     def place(self, job: Job) -> tuple[int, ...] | None:
         """The node of each worker, first fit, at most `workers_per_node` of them a node, taking their resources;
         None (and nothing taken) if one does not fit: a gang starts whole or not at all."""
-        ask = worker_ask(job).items
-        taken: list[int] = []
-        for _ in range(job.worker_count):
-            node = next((i for i, free in enumerate(self.free) if taken.count(i) < job.workers_per_node
-                         and all(free.get(name, Decimal(0)) >= amount for name, amount in ask)), None)
-            if node is None:
-                for i in taken:
-                    self._take(i, ask, -1)
-                return None
-            self._take(node, ask, 1)
-            taken.append(node)
-        return tuple(taken)
+        return self.place_workers(worker_ask(job).items, job.worker_count, job.workers_per_node)
 
-    def _take(self, node: int, ask: tuple[tuple[str, Decimal], ...], sign: int) -> None:
-        for name, amount in ask:
-            self.free[node][name] = self.free[node].get(name, Decimal(0)) - sign * amount
+    def place_workers(self, ask: tuple[tuple[str, Decimal], ...], workers: int,
+                      per_node: int) -> tuple[int, ...] | None:
+        """`place` for `workers` workers asking `ask` each, at most `per_node` of them a node."""
+        most = min(per_node, workers)
+        nodes: list[int] = []
+        used: list[tuple[int, int, int, int]] = []  # (run, nodes taken from its start, workers on each, on the last)
+        left, start = workers, 0
+        with localcontext(EXACT):
+            for index, run in enumerate(self.runs):
+                if left <= 0:
+                    break
+                each = run.fits(ask, most) if most > 0 else 0
+                if each > 0:
+                    taken = min(run.count, -(-left // each))
+                    last = min(each, left - (taken - 1) * each)
+                    for node in range(start, start + taken - 1):
+                        nodes += [node] * each
+                    nodes += [start + taken - 1] * last
+                    used.append((index, taken, each, last))
+                    left -= (taken - 1) * each + last
+                start += run.count
+            if left > 0:
+                return None
+            self._take(ask, used)
+        return tuple(nodes)
+
+    def _take(self, ask: tuple[tuple[str, Decimal], ...], used: list[tuple[int, int, int, int]]) -> None:
+        """Split each run workers went to: its first `taken` nodes lose `each` workers' asks (the last of them
+        `last` workers'), the rest stay as they were; then join neighbours that are the same."""
+        parts: dict[int, list[_Run]] = {}
+        for index, taken, each, last in used:
+            run = self.runs[index]
+            parts[index] = [part for part in (_Run(taken - 1, _less(run.free, ask, each)),
+                                              _Run(1, _less(run.free, ask, last)),
+                                              _Run(run.count - taken, run.free, run._fits)) if part.count > 0]
+        runs: list[_Run] = []
+        for index, run in enumerate(self.runs):
+            for part in parts.get(index, (run,)):
+                if runs and runs[-1].free == part.free:
+                    runs[-1] = _Run(runs[-1].count + part.count, runs[-1].free, runs[-1]._fits)
+                else:
+                    runs.append(part)
+        self.runs = runs
+
+
+def _less(free: dict[str, Decimal], ask: tuple[tuple[str, Decimal], ...], workers: int) -> dict[str, Decimal]:
+    """What a node has left once `workers` workers asking `ask` are on it."""
+    left = dict(free)
+    for name, amount in ask:
+        left[name] = left.get(name, Decimal(0)) - amount * workers
+    return left
 
 
 def nodes_needed(job: Job) -> int:
     """Nodes the job's workers take when it has the pool to itself; 0 where they never fit."""
-    placed = _Nodes(job.pool).place(job)
+    placed = _Nodes.of(job.pool).place(job)
     return len(set(placed)) if placed else 0
 
 
@@ -119,62 +209,86 @@ def queue_of(job: Job) -> Queue | None:
 
 
 class _Quotas:
-    """What each queue has admitted so far, against what it can ever hold."""
+    """What each queue, and each cohort, has admitted so far, against what it can ever hold. A cohort's members, its
+    total quota and what its queues have admitted are kept, not summed anew for every job: a job costs its own
+    quotas, not the cluster's queues."""
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
+        self.queues = {queue.name: queue for queue in cluster.scheduling.queues}
+        members: dict[str, list[Queue]] = {}
+        for queue in cluster.scheduling.queues:
+            if queue.cohort is not None:
+                members.setdefault(queue.cohort, []).append(queue)
+        self.cohorts = {cohort: tuple(queues) for cohort, queues in members.items()}
+        self.cohort_names = {cohort: tuple(queue.name for queue in queues) for cohort, queues in members.items()}
+        self.totals: dict[tuple[str, str, str], Decimal] = {}
+        """(cohort, pool, resource) -> the quota of all its queues there."""
         self.used: dict[tuple[str, str, str], Decimal] = {}
         """(queue, pool or '' for a cluster-wide Volcano capability, resource) -> admitted."""
+        self.cohort_used: dict[tuple[str, str, str], Decimal] = {}
+        """(cohort, pool, resource) -> admitted by all its queues."""
 
-    def _limits(self, queue: Queue, job: Job) -> list[tuple[tuple[str, str, str], Decimal, list[str], Decimal]]:
+    def _cohort_total(self, cohort: str, pool: str, resource: str) -> Decimal:
+        key = (cohort, pool, resource)
+        if key not in self.totals:
+            self.totals[key] = Decimal(sum(q.count for other in self.cohorts[cohort] for s in other.shares
+                                           if s.pool.name == pool for q in s.quotas if q.resource == resource))
+        return self.totals[key]
+
+    def _limits(self, queue: Queue, job: Job) -> list[tuple[tuple[str, str, str], Decimal, tuple[str, ...], Decimal]]:
         """(use key, limit, queues sharing the limit, what the job asks of it) for each resource the job asks of its
-        queue. Under Kueue a launcher pinned to the cluster's `launcherPool` counts against that pool's share."""
+        queue; the key of a cohort's total is ('', pool, resource). Under Kueue a launcher pinned to the cluster's
+        `launcherPool` counts against that pool's share."""
         found = []
         if self.cluster.scheduling.scheduler is Scheduler.VOLCANO:
             asked = job_demand(job, launcher=True)
             capability = queue.capability()
             for name, amount in asked.items:
                 if name in capability:
-                    found.append(((queue.name, "", name), Decimal(capability[name][0]), [queue.name], amount))
+                    found.append(((queue.name, "", name), Decimal(capability[name][0]), (queue.name,), amount))
             return found
         pinned = launcher_pool(job)
         if pinned is None or pinned.name == job.pool.name:
             asks = [(job.pool.name, job_demand(job, launcher=True))]
         else:
             asks = [(job.pool.name, job_demand(job)), (pinned.name, launcher_ask(job))]
-        cohort = [q for q in self.cluster.scheduling.queues if queue.cohort is not None and q.cohort == queue.cohort]
         for pool, asked in asks:
             share = next((s for s in queue.shares if s.pool.name == pool), None)
             for quota in share.quotas if share is not None else ():
                 amount = asked.get(quota.resource)
                 if not amount:
                     continue
-                found.append(((queue.name, pool, quota.resource), Decimal(quota.reach), [queue.name], amount))
-                if cohort:
-                    total = sum(q.count for other in cohort for s in other.shares if s.pool.name == pool
-                                for q in s.quotas if q.resource == quota.resource)
-                    found.append((("", pool, quota.resource), Decimal(total), [q.name for q in cohort], amount))
+                found.append(((queue.name, pool, quota.resource), Decimal(quota.reach), (queue.name,), amount))
+                if queue.cohort is not None:
+                    found.append((("", pool, quota.resource), self._cohort_total(queue.cohort, pool, quota.resource),
+                                  self.cohort_names[queue.cohort], amount))
         return found
+
+    def _used(self, queue: Queue, key: tuple[str, str, str]) -> tuple[dict[tuple[str, str, str], Decimal],
+                                                                      tuple[str, str, str]]:
+        """Where what is admitted against `key` is kept: the queue's own, or its cohort's (key '')."""
+        owner, pool, resource = key
+        return (self.used, key) if owner else (self.cohort_used, (str(queue.cohort), pool, resource))
 
     def full(self, job: Job) -> tuple[str, ...]:
         """The queues whose quota has no room left for the job (none: it may be admitted)."""
-        queue = queue_of(job)
+        queue = self.queues.get(job.scheduling.queue or "")
         if queue is None:
             return ()
-        for (owner, pool, resource), limit, queues, amount in self._limits(queue, job):
-            sharing = [owner] if owner else queues  # '' : the cohort's total, used by all its queues
-            used = sum((self.used.get((q, pool, resource), Decimal(0)) for q in sharing), Decimal(0))
-            if used + amount > limit:
-                return tuple(queues)
+        for key, limit, queues, amount in self._limits(queue, job):
+            used, at = self._used(queue, key)
+            if used.get(at, Decimal(0)) + amount > limit:
+                return queues
         return ()
 
     def take(self, job: Job) -> None:
-        queue = queue_of(job)
+        queue = self.queues.get(job.scheduling.queue or "")
         if queue is None:
             return
         for key, _, _, amount in self._limits(queue, job):
-            if key[0]:
-                self.used[key] = self.used.get(key, Decimal(0)) + amount
+            used, at = self._used(queue, key)
+            used[at] = used.get(at, Decimal(0)) + amount
 
 
 @dataclass(frozen=True)
@@ -199,7 +313,7 @@ class Packing:
 
 def pack(cluster: Cluster, jobs: tuple[Job, ...]) -> Packing:
     """Admit the cluster's jobs whole in scheduler order; a job that does not fit beside those admitted waits."""
-    nodes = {pool.name: _Nodes(pool) for pool in cluster.pools}
+    nodes = {pool.name: _Nodes.of(pool) for pool in cluster.pools}
     quotas = _Quotas(cluster)
     running: list[tuple[Job, tuple[int, ...]]] = []
     waiting: list[Waiting] = []

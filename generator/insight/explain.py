@@ -7,11 +7,14 @@ the charts, taken from the same functions (names, the run digest, the launcher's
 
 from __future__ import annotations
 
+import itertools
 import json
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from generator import defaults, derive, names
+from generator.insight import bounds
 from generator.load import ProfileFile
 from generator.manifests.hostfile import configmap_keys, job_host, rankfile_line
 from generator.manifests.manifest import plain
@@ -78,7 +81,14 @@ class Explanation:
     namespace: str
     facts: tuple[Fact, ...]
     ranks: tuple[RankBinding, ...]
+    """Every rank of a job of at most `bounds.RANKS_SHOWN`; of a bigger one, the first and the last half as many."""
     binding_rule: str
+    rank_count: int
+    """Every rank of the job: workers x slots per worker."""
+    ranks_omitted: int
+    """How many of them `ranks` leaves out (0: none), all between its first and its last half."""
+    rank_pattern: str
+    """The rule every rank follows, the left-out ones too."""
 
 
 class _Where:
@@ -139,13 +149,17 @@ def explain_job(job: Job, documents: list[ProfileFile]) -> Explanation:
     at_cluster = _Where(by_name.get(("Cluster", job.cluster.name)))
     at_hw = _Where(by_name.get(("Hardware", job.pool.hardware.name)))
     mpijob = mpijob_name(job)
+    count = job.worker_count * job.slots_per_worker
+    head, tail = bounds.head_and_tail(count, bounds.RANKS_SHOWN)
     facts = [*_naming(job, mpijob, at_job), *_size(job, at_job, at_cluster, at_hw),
              *_resources(job, at_job, at_cluster, at_hw), *_networks(job, at_job, at_cluster, at_hw),
              *_environment(job, mpijob, at_job), *_mpi(job, mpijob, at_job), *_security(job, at_job),
              *_scheduling(job, at_job, at_cluster), *_placement(job, at_job, at_cluster), *_metadata(job, at_job)]
     return Explanation(job=job.name, path=document.path, cluster=job.cluster.name, pool=job.pool.name,
-                       namespace=job.namespace, facts=tuple(facts), ranks=rank_bindings(job, mpijob),
-                       binding_rule=BINDING_RULE + _binding_gaps(job))
+                       namespace=job.namespace, facts=tuple(facts),
+                       ranks=rank_bindings(job, mpijob, itertools.chain(head, tail)),
+                       binding_rule=BINDING_RULE + _binding_gaps(job), rank_count=count,
+                       ranks_omitted=count - len(head) - len(tail), rank_pattern=rank_pattern(job))
 
 
 def _naming(job: Job, mpijob: str, at: _Where) -> list[Fact]:
@@ -444,8 +458,9 @@ def _binding_gaps(job: Job) -> str:
     return ""
 
 
-def rank_bindings(job: Job, mpijob: str) -> tuple[RankBinding, ...]:
-    """Each rank's worker, GPU and NIC: what the rankfile binds, and what NCCL and the frameworks choose."""
+def rank_bindings(job: Job, mpijob: str, ranks: Iterable[int]) -> tuple[RankBinding, ...]:
+    """Each of `ranks`' worker, GPU and NIC: what the rankfile binds, and what NCCL and the frameworks choose. Each
+    rank costs the same whatever the job's size: a caller asks for the ranks it shows, never the whole job."""
     hardware = job.pool.hardware
     whole_node = _whole_node(job)
     nic_of_gpu: dict[int, Nic] = {}
@@ -453,16 +468,23 @@ def rank_bindings(job: Job, mpijob: str) -> tuple[RankBinding, ...]:
         for gpu in nic.gpus:
             nic_of_gpu.setdefault(gpu, nic)
     rail_of_nic = {attachment.nic.name: attachment.rail.name for attachment in job.rails}
+    rankfile = job.placement.rankfile
     bindings = []
-    for worker in range(job.worker_count):
+    for rank in ranks:
+        worker, local = divmod(rank, job.slots_per_worker)
         host = job_host(job, mpijob, worker)
-        for local in range(job.slots_per_worker):
-            rank = worker * job.slots_per_worker + local
-            gpu = local if whole_node else None
-            nic = nic_of_gpu.get(gpu) if gpu is not None else None
-            rail = rail_of_nic.get(nic.name) if nic else None
-            line = rankfile_line(rank, host, job.placement.rank_sockets[local], job.placement.cores_per_socket) \
-                if job.placement.rankfile else None
-            bindings.append(RankBinding(rank, worker, local, host, gpu, nic.name if nic and rail else None,
-                                        nic.hca if nic and rail else None, rail, line))
+        gpu = local if whole_node else None
+        nic = nic_of_gpu.get(gpu) if gpu is not None else None
+        rail = rail_of_nic.get(nic.name) if nic else None
+        line = rankfile_line(rank, host, job.placement.rank_sockets[local], job.placement.cores_per_socket) \
+            if rankfile else None
+        bindings.append(RankBinding(rank, worker, local, host, gpu, nic.name if nic and rail else None,
+                                    nic.hca if nic and rail else None, rail, line))
     return tuple(bindings)
+
+
+def rank_pattern(job: Job) -> str:
+    """What holds for every rank, listed or not."""
+    slots = job.slots_per_worker
+    return (f"rank r is local rank r mod {slots} of worker r div {slots} (ranks fill the workers in hostfile order), "
+            "and local rank i of every worker has the GPU, NIC, rail and socket of worker 0's local rank i")

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
+from generator.insight import bounds
+from generator.insight.bounds import names_text, numbers_text
 from generator.insight.explain import RankBinding, rank_bindings
 from generator.insight.plan import NEVER, STARTS, WAITS, ClusterPlan, FleetPlan, JobPlan, PoolPlan
 from generator.manifests.run_name import mpijob_name
@@ -124,8 +126,18 @@ def fleet_html(fleet: Fleet, plan: FleetPlan) -> str:
             "<p>Each box is a node: its NICs (grey, with the rail they carry) beside the GPUs on their PCIe switch, "
             "grouped by NUMA node. Rails are lines through their NIC across the nodes. A job's colour marks the GPUs "
             "its ranks drive (rank number inside; hover for its NIC). Placement is one the plan's first-fit packing "
-            "gives; the scheduler picks the actual nodes.</p>"
+            "gives; the scheduler picks the actual nodes.</p>" + _left_out_note(fleet)
             + "".join(sections) + "</body></html>\n")
+
+
+def _left_out_note(fleet: Fleet) -> str:
+    """Where pools are drawn in part, a line at the top of the page saying so (nothing where every node is drawn)."""
+    left = sum(max(pool.nodes - bounds.NODES_DRAWN, 0) for cluster in fleet.clusters for pool in cluster.pools)
+    if not left:
+        return ""
+    return (f'<p data-omitted-nodes="{left}"><strong>Not every node is drawn:</strong> a pool of more than '
+            f"{bounds.NODES_DRAWN} nodes shows its first {bounds.NODES_DRAWN}, and a dashed box below them says how "
+            f"many more it has and which jobs' workers run there ({left} nodes not drawn in all).</p>")
 
 
 def job_colours(plan: FleetPlan) -> dict[tuple[str, str], str]:
@@ -162,24 +174,35 @@ def _cluster_svg(cluster: Cluster, plan: ClusterPlan, fleet: Fleet,
 
 def _pool_svg(cluster: Cluster, pool: PoolPlan, hardware: Hardware, jobs: dict[str, Job],
               colours: dict[tuple[str, str], str]) -> tuple[str, int, int]:
+    """The pool's first `bounds.NODES_DRAWN` nodes, eight a row, and where it has more, one box saying how many and
+    what runs on them: the page grows with what it draws, not with the pool."""
     layout = node_layout(hardware)
+    drawn = min(pool.nodes, bounds.NODES_DRAWN)
     running = [plan for plan in pool.jobs if plan.state == STARTS]
     per_node_workers: dict[int, list[tuple[JobPlan, int]]] = {}
+    drawn_workers: dict[str, list[int]] = {}  # job -> its workers on drawn nodes
+    beyond: dict[str, int] = {}  # job -> its workers on nodes not drawn
+    busy: set[int] = set()  # nodes not drawn that run a worker
     for plan in running:
         for worker, node in enumerate(plan.worker_nodes):
-            per_node_workers.setdefault(node, []).append((plan, worker))
-    cpu_rows = max((len(workers) for workers in per_node_workers.values()), default=0) \
+            if node < drawn:
+                per_node_workers.setdefault(node, []).append((plan, worker))
+                drawn_workers.setdefault(plan.name, []).append(worker)
+            else:
+                beyond[plan.name] = beyond.get(plan.name, 0) + 1
+                busy.add(node)
+    cpu_rows = min(max((len(workers) for workers in per_node_workers.values()), default=0), bounds.WORKERS_DRAWN) \
         if not hardware.gpu else 0
     geometry = _geometry(layout, cpu_rows)
     rails = list(cluster.rails_of(cluster.pool(pool.name)))
-    bindings = {plan.name: _bindings_by_worker(jobs[plan.name]) for plan in running}
+    bindings = {plan.name: _bindings_by_worker(jobs[plan.name], drawn_workers.get(plan.name, [])) for plan in running}
     out = [f'<text x="0" y="12" font-weight="bold">pool {_e(pool.name)}: {pool.nodes} x {_e(hardware.name)}'
            f'</text>']
     top = 20
-    rows = (pool.nodes + NODES_PER_ROW - 1) // NODES_PER_ROW
+    rows = (drawn + NODES_PER_ROW - 1) // NODES_PER_ROW
     step_x, step_y = geometry.width + 18, geometry.height + 14
     for row in range(rows):
-        count = min(NODES_PER_ROW, pool.nodes - row * NODES_PER_ROW)
+        count = min(NODES_PER_ROW, drawn - row * NODES_PER_ROW)
         row_y = top + row * step_y
         right = count * step_x - 18
         for rail in rails:  # behind the nodes: seen between them
@@ -192,12 +215,42 @@ def _pool_svg(cluster: Cluster, pool: PoolPlan, hardware: Hardware, jobs: dict[s
             out.append(_node_svg(node, i * step_x, row_y, geometry, layout, rails, hardware,
                                  per_node_workers.get(node, []), bindings, colours, cluster.name))
     width = min(pool.nodes, NODES_PER_ROW) * step_x + 80
-    return "".join(out), width, top + rows * step_y
+    height = top + rows * step_y
+    if pool.nodes > drawn:
+        box, box_height = _left_out_svg(pool, drawn, running, beyond, len(busy), height,
+                                        NODES_PER_ROW * step_x - 18)
+        out.append(box)
+        height += box_height + 14
+    return "".join(out), width, height
 
 
-def _bindings_by_worker(job: Job) -> dict[int, list[RankBinding]]:
+def _left_out_svg(pool: PoolPlan, drawn: int, running: list[JobPlan], beyond: dict[str, int], busy: int, y: int,
+                  width: int) -> tuple[str, int]:
+    """The box standing for the nodes past the first `drawn`: how many, which, and the workers on them."""
+    left = pool.nodes - drawn
+    lines = [f"... and {left} more nodes like these (nodes {drawn} to {pool.nodes - 1}), not drawn"]
+    on_them = [plan for plan in running if plan.name in beyond]
+    for plan in on_them[:bounds.NAMES_SHOWN]:
+        lines.append(f"{plan.name}: {beyond[plan.name]} of its {plan.worker_count} workers on them")
+    if len(on_them) > bounds.NAMES_SHOWN:
+        lines.append(f"and the workers of {len(on_them) - bounds.NAMES_SHOWN} more jobs")
+    lines.append(f"{busy} of them run workers, {left - busy} run none" if busy else "none of them runs a worker")
+    height = 12 + 14 * len(lines)
+    bold = ' font-weight="bold"'
+    text = "".join(f'<text x="{PAD}" y="{16 + 14 * i}"{bold if i == 0 else ""}>{_e(line)}</text>'
+                   for i, line in enumerate(lines))
+    return (f'<g transform="translate(0,{y})" data-omitted-nodes="{left}">'
+            f'<rect width="{width}" height="{height}" rx="6" fill="#f8fafc" stroke="#52606d" stroke-dasharray="6,4"/>'
+            f'{text}</g>'), height
+
+
+def _bindings_by_worker(job: Job, workers: list[int]) -> dict[int, list[RankBinding]]:
+    """The ranks drawn on GPUs of each of `workers` (those on drawn nodes, in order): a worker's first ranks, one a
+    GPU it has (a CPU worker's ranks are named by number, not drawn one by one)."""
+    locals_drawn = min(job.slots_per_worker, job.gpus_per_worker)
+    ranks = (worker * job.slots_per_worker + local for worker in workers for local in range(locals_drawn))
     by_worker: dict[int, list[RankBinding]] = {}
-    for binding in rank_bindings(job, mpijob_name(job)):
+    for binding in rank_bindings(job, mpijob_name(job), ranks):
         by_worker.setdefault(binding.worker, []).append(binding)
     return by_worker
 
@@ -232,12 +285,19 @@ def _node_svg(node: int, x: int, y: int, geometry: _Geometry, layout: tuple[_Num
         for j, gpu in enumerate(group.gpus):
             out.append(_gpu_svg(gpu, PAD + NIC_W + GAP + j * (GPU_W + GAP), gy, gpu_use.get(gpu), chosen.get(gpu),
                                 colours, cluster))
-    for k, (plan, worker) in enumerate(workers if not hardware.gpu else []):
+    named = [] if hardware.gpu else workers
+    more = len(named) - (bounds.WORKERS_DRAWN - 1) if len(named) > bounds.WORKERS_DRAWN else 0  # a line says so
+    named = named[:len(named) - more]
+    lines = len(named) + (1 if more else 0)
+    for k, (plan, worker) in enumerate(named):
         colour = colours[(cluster, plan.name)]
-        ranks = bindings[plan.name].get(worker, [])
-        out.append(f'<text x="{PAD}" y="{geometry.height - PAD - (len(workers) - 1 - k) * 14}" fill="{colour}" '
+        first = worker * plan.slots_per_worker
+        out.append(f'<text x="{PAD}" y="{geometry.height - PAD - (lines - 1 - k) * 14}" fill="{colour}" '
                    f'font-weight="bold" data-job="{_e(plan.name)}" data-worker="{worker}">'
-                   f'{_e(plan.name)} w{worker}: ranks {ranks[0].rank}-{ranks[-1].rank}</text>')
+                   f'{_e(plan.name)} w{worker}: ranks {first}-{first + plan.slots_per_worker - 1}</text>')
+    if more:
+        out.append(f'<text x="{PAD}" y="{geometry.height - PAD}" fill="#52606d" data-omitted-workers="{more}">'
+                   f'... and {more} more workers</text>')
     if not layout:
         cores = f" x {hardware.cpu.cores_per_socket} cores" if hardware.cpu.cores_per_socket else " socket(s)"
         out.append(f'<text x="{PAD}" y="{HEADER + 10}" fill="#7b8794">{hardware.cpu.sockets}{cores}, no GPUs'
@@ -294,9 +354,9 @@ def _legend(cluster: Cluster, plan: ClusterPlan, colours: dict[tuple[str, str], 
         for job in pool.jobs:
             colour = colours.get((cluster.name, job.name), "#9aa5b1")
             if job.state == STARTS:
-                state = f"starts on nodes {', '.join(str(n) for n in sorted(set(job.worker_nodes)))}"
+                state = f"starts on nodes {numbers_text(job.worker_nodes)}"
             elif job.state == WAITS:
-                held = f", held by {', '.join(job.waits_for)}" if job.waits_for else ""
+                held = f", held by {names_text(job.waits_for, job.waits_for_omitted)}" if job.waits_for else ""
                 state = f"waits for {job.reason}{held} (not drawn)"
             else:
                 state = f"can never run: {job.location}"

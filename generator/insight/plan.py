@@ -10,7 +10,8 @@ from decimal import Decimal
 
 from generator import admission
 from generator.diagnostics import Diagnostic, Location
-from generator.insight import capacity
+from generator.insight import bounds, capacity
+from generator.insight.bounds import names_text
 from generator.load import ProfileFile
 from generator.manifests.providers import PROVIDERS
 from generator.model import Cluster, Fleet, Job, NodePool, Queue, Scheduler
@@ -41,7 +42,10 @@ class JobPlan:
     """Nodes its workers take when it has the pool to itself."""
     state: str = STARTS
     waits_for: tuple[str, ...] = ()
-    """WAITS: the jobs admitted before it that hold what it needs (nodes of its pool, or its queue's quota)."""
+    """WAITS: the jobs admitted before it that hold what it needs (nodes of its pool, or its queue's quota), the
+    first `bounds.NAMES_SHOWN` of them in admission order."""
+    waits_for_omitted: int = 0
+    """WAITS: how many more such jobs there are, not named in `waits_for`."""
     reason: str = ""
     """WAITS: what it waits for; NEVER: why it can never run, and what to do."""
     gpu_hours: Decimal | None = None
@@ -138,42 +142,86 @@ def _unfit_job(document: ProfileFile, problems: list[Diagnostic]) -> JobPlan:
 def _cluster_plan(cluster: Cluster, jobs: tuple[Job, ...], by_source: dict[str, ProfileFile],
                   unfit: dict[tuple[str, str], list[JobPlan]]) -> ClusterPlan:
     packing = capacity.pack(cluster, jobs)
-    order = [job.name for job in capacity.admission_order(jobs)]
+    order = capacity.admission_order(jobs)
     running = {job.name: nodes for job, nodes in packing.running}
+    waiting = {w.job.name: w for w in packing.waiting}
+    holders = _holders(order, running, waiting)
     planned: dict[str, JobPlan] = {}
     for job in jobs:
         document = by_source[job.source]
-        if job.name in running:
-            planned[job.name] = _job_plan(job, document, STARTS, worker_nodes=running[job.name])
-            continue
         alone = capacity.nodes_needed(job)
+        if job.name in running:
+            planned[job.name] = _job_plan(job, document, alone, STARTS, worker_nodes=running[job.name])
+            continue
         if not alone:
-            planned[job.name] = _job_plan(job, document, NEVER, reason=(
+            planned[job.name] = _job_plan(job, document, alone, NEVER, reason=(
                 f"its {job.worker_count} workers do not fit pool '{job.pool.name}' even with every node free "
                 f"(each asks {amounts_text(capacity.worker_ask(job).texts())}; a node offers "
                 f"{amounts_text(capacity.node_offer(job.pool).texts())})"))
             continue
-        waiting = next(w for w in packing.waiting if w.job.name == job.name)
-        before = order[:order.index(job.name)]
-        if waiting.for_nodes:
-            holders = tuple(name for name in before if name in running
-                            and next(j for j in jobs if j.name == name).pool.name == job.pool.name)
+        queues = waiting[job.name].queues
+        if not queues:
             reason = f"nodes of pool '{job.pool.name}'"
         else:
-            holders = tuple(name for name in before if name in running
-                            and next(j for j in jobs if j.name == name).scheduling.queue in waiting.queues)
-            reason = (f"quota of queue '{waiting.queues[0]}'" if len(waiting.queues) == 1 else
-                      f"quota its cohort shares (queues {', '.join(repr(q) for q in waiting.queues)})")
-        planned[job.name] = _job_plan(job, document, WAITS, waits_for=holders, reason=reason)
-    pools = tuple(_pool_plan(pool, [planned[name] for name in order if planned[name].pool == pool.name],
-                             [j for j in jobs if j.pool.name == pool.name and planned[j.name].state != NEVER],
+            shown = [repr(queue) for queue in queues[:bounds.NAMES_SHOWN]]
+            reason = (f"quota of queue '{queues[0]}'" if len(queues) == 1 else
+                      f"quota its cohort shares (queues {names_text(shown, len(queues) - len(shown))})")
+        names, more = holders[job.name]
+        planned[job.name] = _job_plan(job, document, alone, WAITS, waits_for=names, waits_for_omitted=more,
+                                      reason=reason)
+    in_order: dict[str, list[JobPlan]] = {}
+    for job in order:
+        in_order.setdefault(job.pool.name, []).append(planned[job.name])
+    can_run: dict[str, list[Job]] = {}  # by pool
+    by_queue: dict[str | None, list[Job]] = {}
+    for job in jobs:
+        if planned[job.name].state != NEVER:
+            can_run.setdefault(job.pool.name, []).append(job)
+            by_queue.setdefault(job.scheduling.queue, []).append(job)
+    pools = tuple(_pool_plan(pool, in_order.get(pool.name, []), can_run.get(pool.name, []),
                              unfit.get((cluster.name, pool.name), []))
                   for pool in cluster.pools)
     return ClusterPlan(name=cluster.name, path=by_source[cluster.source].path,
                        scheduler=cluster.scheduling.scheduler.value, provider=cluster.network.provider.value,
-                       pools=pools, queues=tuple(_queue_plan(cluster, queue, jobs, planned)
+                       pools=pools, queues=tuple(_queue_plan(cluster, queue, by_queue.get(queue.name, []))
                                                  for queue in cluster.scheduling.queues),
                        notes=tuple(_notes(cluster, pools, jobs)))
+
+
+def _holders(order: list[Job], running: dict[str, tuple[int, ...]],
+             waiting: dict[str, capacity.Waiting]) -> dict[str, tuple[tuple[str, ...], int]]:
+    """For each waiting job, the jobs admitted before it that hold what it waits for (its pool's nodes, or the
+    quota of its queues: its own, or all of its cohort's): the first `bounds.NAMES_SHOWN` of them in admission
+    order, and how many more. One pass in admission order, the running jobs kept per pool and per set of queues a
+    job waits for (a cohort's is found once), so that a thousand waiting jobs do not each look through the jobs,
+    or the queues, before them."""
+    shown = bounds.NAMES_SHOWN
+    by_pool: dict[str, list[str]] = {}
+    admitted: list[Job] = []
+    by_queues: dict[tuple[str, ...], list[str]] = {}
+    queue_sets: dict[str | None, list[tuple[str, ...]]] = {}  # queue -> the sets of queues in `by_queues` holding it
+    found: dict[str, tuple[tuple[str, ...], int]] = {}
+    for job in order:
+        if job.name in running:
+            admitted.append(job)
+            by_pool.setdefault(job.pool.name, []).append(job.name)
+            for queues in queue_sets.get(job.scheduling.queue, ()):
+                by_queues[queues].append(job.name)
+            continue
+        if job.name not in waiting:
+            continue
+        queues = waiting[job.name].queues
+        if not queues:
+            held = by_pool.get(job.pool.name, [])
+        else:
+            if queues not in by_queues:
+                among = set(queues)
+                by_queues[queues] = [before.name for before in admitted if before.scheduling.queue in among]
+                for queue in among:
+                    queue_sets.setdefault(queue, []).append(queues)
+            held = by_queues[queues]
+        found[job.name] = (tuple(held[:shown]), max(len(held) - shown, 0))
+    return found
 
 
 def amounts_text(items: tuple[tuple[str, str], ...]) -> str:
@@ -190,8 +238,8 @@ def _pool_plan(pool: NodePool, planned: list[JobPlan], jobs: list[Job], unfit: l
                     jobs=tuple(planned) + tuple(sorted(unfit, key=lambda j: j.name)))
 
 
-def _job_plan(job: Job, document: ProfileFile, state: str, waits_for: tuple[str, ...] = (),
-              worker_nodes: tuple[int, ...] = (), reason: str = "") -> JobPlan:
+def _job_plan(job: Job, document: ProfileFile, alone: int, state: str, waits_for: tuple[str, ...] = (),
+              waits_for_omitted: int = 0, worker_nodes: tuple[int, ...] = (), reason: str = "") -> JobPlan:
     key = next((k for k in ("totalGpus", "workers") if k in document.data), "name")
     hours, bound, basis = gpu_hours(job)
     return JobPlan(name=job.name, location=document.location(key), cluster=job.cluster.name, pool=job.pool.name,
@@ -199,8 +247,9 @@ def _job_plan(job: Job, document: ProfileFile, state: str, waits_for: tuple[str,
                    worker_count=job.worker_count, gpus_per_worker=job.gpus_per_worker,
                    slots_per_worker=job.slots_per_worker, ranks=job.worker_count * job.slots_per_worker,
                    gpus=job.worker_count * job.gpus_per_worker, per_worker=capacity.worker_ask(job).texts(),
-                   nodes_alone=capacity.nodes_needed(job), state=state, waits_for=waits_for, reason=reason,
-                   gpu_hours=hours, gpu_hours_bound=bound, gpu_hours_basis=basis, worker_nodes=worker_nodes)
+                   nodes_alone=alone, state=state, waits_for=waits_for, waits_for_omitted=waits_for_omitted,
+                   reason=reason, gpu_hours=hours, gpu_hours_bound=bound, gpu_hours_basis=basis,
+                   worker_nodes=worker_nodes)
 
 
 def gpu_hours(job: Job) -> tuple[Decimal | None, bool, str]:
@@ -219,8 +268,8 @@ def gpu_hours(job: Job) -> tuple[Decimal | None, bool, str]:
     return None, False, ""
 
 
-def _queue_plan(cluster: Cluster, queue: Queue, jobs: tuple[Job, ...], planned: dict[str, JobPlan]) -> QueuePlan:
-    mine = [job for job in jobs if job.scheduling.queue == queue.name and planned[job.name].state != NEVER]
+def _queue_plan(cluster: Cluster, queue: Queue, mine: list[Job]) -> QueuePlan:
+    """`mine`: the queue's jobs that can run."""
     volcano = cluster.scheduling.scheduler is Scheduler.VOLCANO
     lines = []
     for share in queue.shares if not volcano else ():
@@ -254,19 +303,19 @@ def _notes(cluster: Cluster, pools: tuple[PoolPlan, ...], jobs: tuple[Job, ...])
         waiting = [job.name for job in pool.jobs if job.state == WAITS]
         started = [job.name for job in pool.jobs if job.state == STARTS]
         if waiting and scheduler is Scheduler.NONE:
-            notes.append(f"pool '{pool.name}': {', '.join(waiting)} cannot run beside {', '.join(started)}. Without "
+            notes.append(f"pool '{pool.name}': {names_text(waiting)} cannot run beside {names_text(started)}. Without "
                          "gang scheduling the default scheduler places pods one at a time, so each job can get part "
                          "of its workers and wait forever for the rest, holding the nodes the other needs "
                          "(deadlock). Give the cluster a gang scheduler (`scheduling.scheduler`), or do not sync "
                          "them at once")
         elif waiting and scheduler is Scheduler.KUEUE:
-            notes.append(f"pool '{pool.name}': Kueue keeps {', '.join(waiting)} suspended (no pod created) until "
+            notes.append(f"pool '{pool.name}': Kueue keeps {names_text(waiting)} suspended (no pod created) until "
                          "the jobs admitted before it finish and free the quota or the nodes")
         elif waiting:
-            notes.append(f"pool '{pool.name}': the gang scheduler starts {', '.join(waiting)} whole once the jobs "
+            notes.append(f"pool '{pool.name}': the gang scheduler starts {names_text(waiting)} whole once the jobs "
                          "before it free the nodes; until then its pods stay Pending, none running")
         if PROVIDERS[cluster.network.provider].host_network and len(started) > 1:
-            notes.append(f"pool '{pool.name}': {', '.join(started)} all run on the nodes' network, and the charts keep "
+            notes.append(f"pool '{pool.name}': {names_text(started)} all run on the nodes' network, and the charts keep "
                          "one worker of a job a node but nothing keeps workers of two jobs apart: on a node that "
                          f"gets two, the second sshd cannot bind port {cluster.network.ssh_port}")
     for job in jobs:

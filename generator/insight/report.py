@@ -9,12 +9,15 @@ from decimal import Decimal
 from typing import Any
 
 from generator.diagnostics import Location, one_line
+from generator.insight.bounds import names_text
 from generator.insight.explain import DEFAULT, PROFILE, RULE, Explanation
 from generator.insight.plan import NEVER, STARTS, WAITS, FleetPlan, JobPlan, PoolPlan, QueuePlan, amounts_text
 
-PLAN_FORMAT = 1
+PLAN_FORMAT = 2
 """Version of `mpigen plan --output json` and `mpigen explain --output json`: raised when a field changes meaning
-or goes away (new fields do not raise it)."""
+or goes away (new fields do not raise it). 2: a long list is cut where 1 listed it whole: explain's `ranks` past
+128 ranks (the first and the last 64; `ranks_omitted` counts the rest, `rank_count` all of them, `rank_pattern` is
+the rule every rank follows), plan's `waits_for` past eight jobs (`waits_for_omitted` counts the rest)."""
 
 
 ORIGIN_WORDS = {PROFILE: "from ", DEFAULT: "", RULE: "because "}
@@ -75,7 +78,7 @@ def _pool_lines(pool: PoolPlan) -> list[str]:
     lines += _table(rows, "    ")
     for job in pool.jobs:
         if job.state == WAITS:
-            held = f", held by {', '.join(job.waits_for)}" if job.waits_for else ""
+            held = f", held by {names_text(job.waits_for, job.waits_for_omitted)}" if job.waits_for else ""
             lines.append(f"    {job.name} waits for {job.reason}{held}")
         elif job.state == NEVER:
             lines.append(f"    {job.location}: {job.name} can never run: {one_line(job.reason)}")
@@ -129,7 +132,12 @@ def explain_text(explanation: Explanation) -> str:
         lines.append(f"      {ORIGIN_WORDS[fact.origin_kind]}{one_line(fact.origin)}")
     if explanation.ranks:
         lines += ["", "ranks (rank: worker, local rank, GPU, NIC, rail; the rankfile line where there is one):"]
+        previous = -1
         for rank in explanation.ranks:
+            if rank.rank != previous + 1:
+                lines.append(f"  ... {explanation.ranks_omitted} more ranks ({previous + 1} to {rank.rank - 1}), "
+                             f"not listed: {explanation.rank_pattern}")
+            previous = rank.rank
             lines.append(f"  {rank.rank}: worker {rank.worker}, local rank {rank.local_rank}, GPU {rank.gpu_text}, "
                          f"NIC {rank.nic_text}, rail {rank.rail or '-'}")
             if rank.rankfile_line:

@@ -6,8 +6,10 @@ import json
 import os
 import shutil
 import stat
+import subprocess
+from pathlib import Path
 
-from conftest import PROFILES, REPO, TRAIN_JOB, run_limited, run_mpigen, snapshot, without_root_privileges
+from conftest import PROFILES, REPO, TRAIN_JOB, memory_limited, run_limited, run_mpigen, snapshot, without_root_privileges
 
 
 def test_plan_of_the_example_fleet():
@@ -124,3 +126,84 @@ def test_explain_an_unknown_job():
     done = run_mpigen("explain", "resnet50-dgz", "-p", PROFILES)
     assert done.returncode == 1 and "no job 'resnet50-dgz'" in done.stderr and "did you mean 'resnet50-dgx'" in \
         done.stderr
+
+
+# --- size bounds: a valid fleet of any size is planned, explained and drawn in bounded time, memory and output ------
+
+MEMORY = 1536 * 2**20  # address space: the example fleet's plan takes about a tenth of it
+CPU_JOB = """\
+apiVersion: mpigen/v1alpha1
+kind: Job
+name: wide
+cluster: big
+pool: p0
+image: mpioperator/mpi-pi:openmpi
+program: [/home/mpiuser/pi]
+runAsUser: 1000
+sshAuthMountPath: /home/mpiuser/.ssh
+"""
+
+
+def big_fleet(root: Path, pools: int, nodes: int, job: str) -> Path:
+    """One cluster of `pools` pools of `nodes` CPU nodes (the built-in cpu-node: 128 logical CPUs), and `job`."""
+    (root / "clusters").mkdir(parents=True)
+    (root / "jobs").mkdir()
+    listed = "".join(f"  - name: p{i}\n    hardware: cpu-node\n    nodes: {nodes}\n" for i in range(pools))
+    (root / "clusters" / "big.yaml").write_text(
+        f'apiVersion: mpigen/v1alpha1\nkind: Cluster\nname: big\nkubernetesVersion: "1.32"\nnamespaces: [mpi]\n'
+        f"nodePools:\n{listed}", encoding="utf-8")
+    (root / "jobs" / "wide.yaml").write_text(CPU_JOB + job, encoding="utf-8")
+    return root
+
+
+def bounded(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """The real command line under a 60 s timeout and 1.5 GiB of address space."""
+    done = run_limited(list(args), memory_limited(MEMORY), timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    return done
+
+
+def test_plan_places_5000_one_node_workers_on_5000_nodes(tmp_path):
+    # First fit scanned every node for every worker, counting the job's workers on each: 1,000 such workers took
+    # 8 s, 5,000 more than 120 s. Identical nodes are now placed together.
+    root = big_fleet(tmp_path / "profiles", 1, 5_000, 'workers: 5000\nslotsPerWorker: 1\nresources: {cpu: "100"}\n')
+    done = bounded("plan", root, "--output", "json")
+    [job] = [j for c in json.loads(done.stdout)["clusters"] for p in c["pools"] for j in p["jobs"]]
+    assert (job["state"], job["nodes_alone"], job["worker_nodes"]) == ("starts", 5_000, list(range(5_000)))
+
+
+def test_explain_of_a_100000_worker_job_lists_the_first_and_last_ranks_and_says_what_it_left_out(tmp_path):
+    # 100,000 workers of 64 ranks each (one a core of cpu-node): 6,400,000 ranks, once printed as 388 MB after
+    # 2.8 GB of memory (a MemoryError under 2 GB).
+    root = big_fleet(tmp_path / "profiles", 1, 100_000, "workers: 100000\n")
+    text = bounded("explain", "wide", "-p", root).stdout
+    assert len(text) < 1_000_000
+    assert "  ranks = 6400000\n" in text and "  63: worker 0, local rank 63, GPU -, NIC -, rail -\n" in text
+    assert "  ... 6399872 more ranks (64 to 6399935), not listed: rank r is local rank r mod 64 of worker r div 64" \
+        in text
+    assert "  6399999: worker 99999, local rank 63, GPU -, NIC -, rail -\n" in text
+    data = json.loads(bounded("explain", "wide", "-p", root, "--output", "json").stdout)
+    assert (data["rank_count"], data["ranks_omitted"], len(data["ranks"])) == (6_400_000, 6_399_872, 128)
+    assert [r["rank"] for r in data["ranks"][63:65]] == [63, 6_399_936]
+
+
+def test_explain_of_workers_with_two_billion_slots_each(tmp_path):
+    root = big_fleet(tmp_path / "profiles", 1, 2, "workers: 2\nslotsPerWorker: 2147483647\n")
+    text = bounded("explain", "wide", "-p", root).stdout
+    assert len(text) < 1_000_000
+    assert "  ... 4294967166 more ranks (64 to 4294967229), not listed" in text
+    assert "  4294967293: worker 1, local rank 2147483646, GPU -, NIC -, rail -\n" in text
+
+
+def test_the_picture_of_20_pools_of_100000_nodes_draws_64_of_each_and_says_so(tmp_path):
+    # An 8 KB cluster profile once drew every node: a 491 MB page.
+    root = big_fleet(tmp_path / "profiles", 20, 100_000, "workers: 100\n")
+    page, picture = tmp_path / "plan.html", tmp_path / "plan.svg"
+    bounded("plan", root, "--html", page, "--svg", picture)
+    html, svg = page.read_text(encoding="utf-8"), picture.read_text(encoding="utf-8")
+    assert len(html) < 2_000_000 and len(svg) < 2_000_000
+    assert '<p data-omitted-nodes="1998720"><strong>Not every node is drawn:</strong>' in html
+    for drawing in (html, svg):
+        assert drawing.count('data-omitted-nodes="99936"') == 20 and drawing.count("data-node=") == 20 * 64
+        assert "... and 99936 more nodes like these (nodes 64 to 99999), not drawn" in drawing
+        assert "wide: 36 of its 100 workers on them" in drawing  # one a node (64 slots: a node's cores)

@@ -3,6 +3,7 @@ profile line that sets the value, or names the default or rule it follows."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -13,7 +14,8 @@ import pytest
 from conftest import PROFILES, TRAIN_JOB
 from ruamel.yaml import YAML
 
-from generator.insight.explain import Explanation, explain_job
+from generator.insight.explain import Explanation, explain_job, rank_bindings
+from generator.insight.report import explain_json, explain_text
 from generator.package.stream import manifest_stream
 from generator.pipeline import check_profiles, compile_profiles
 
@@ -157,3 +159,31 @@ def test_a_rails_network_is_named_as_its_provider_names_it(objects):
     assert value.startswith("NetworkAttachmentDefinition team-vision/rail0-team-vision as interface rail0"), value
     network = _of(objects, "SriovIBNetwork", "rail0-team-vision")
     assert network["spec"]["networkNamespace"] == "team-vision"
+
+
+def test_a_job_of_more_ranks_than_shown_lists_its_first_and_last_and_says_what_it_left_out(profiles_copy):
+    # 3 CPU workers with a node's 64 cores each: 192 ranks, past the 128 explain lists. Ranks are made for those
+    # shown only, so a job of 6,400,000 costs what this one does.
+    explanation = _explain(profiles_copy({"jobs/train.yaml": TRAIN_JOB.replace("pool: dgx", "pool: cpu")
+                                          + "workers: 3\n"}), "train")
+    assert [rank.rank for rank in explanation.ranks] == [*range(64), *range(128, 192)]
+    assert [(rank.worker, rank.local_rank) for rank in explanation.ranks[63:65]] == [(0, 63), (2, 0)]
+    assert (explanation.rank_count, explanation.ranks_omitted) == (192, 64)
+    text = explain_text(explanation)
+    assert "  63: worker 0, local rank 63, GPU -, NIC -, rail -\n  ... 64 more ranks (64 to 127), not listed: rank r " \
+        "is local rank r mod 64 of worker r div 64 (ranks fill the workers in hostfile order), and local rank i of " \
+        "every worker has the GPU, NIC, rail and socket of worker 0's local rank i\n  128: worker 2, local rank 0" in text
+    data = json.loads(explain_json(explanation))
+    assert (data["rank_count"], data["ranks_omitted"], len(data["ranks"])) == (192, 64, 128)
+    assert data["format"] == 2, "a list cut where format 1 listed it whole"
+
+
+def test_a_job_within_the_bound_lists_every_rank(resnet):
+    assert (resnet.rank_count, resnet.ranks_omitted, len(resnet.ranks)) == (16, 0, 16)
+    assert "more ranks" not in explain_text(resnet)
+
+
+def test_a_rank_is_the_same_asked_alone_or_with_all_the_others(example):
+    job = next(j for j in example.fleet.jobs if j.name == "resnet50-dgx")
+    every = rank_bindings(job, "run", range(16))
+    assert rank_bindings(job, "run", [13, 2]) == (every[13], every[2])

@@ -3,6 +3,7 @@ profile text escaped, the same bytes every time. What a browser makes of it: tes
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -61,3 +62,30 @@ def test_text_is_escaped_and_the_bytes_are_the_same_every_time():
         assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;amp;&lt;/svg&gt;&lt;script&gt;" in page
     assert (html, svg) == (fleet_html(result.fleet, hostile_plan), fleet_svg(result.fleet, hostile_plan))
     assert html.startswith("<!DOCTYPE html>") and svg.startswith('<svg xmlns="http://www.w3.org/2000/svg"')
+
+
+def test_a_pool_past_64_nodes_is_drawn_in_part_and_the_page_says_what_it_left_out(profiles_copy):
+    # cpu-lab with 70 nodes: wide's 70 one-node workers (no CPU asked: a node's cores each) on nodes 0-69, and on
+    # node 0 also cpu-pi's 2 and many's 20 one-CPU workers.
+    cluster = (PROFILES / "clusters/cpu-lab.yaml").read_text(encoding="utf-8")
+    pi = (PROFILES / "jobs/cpu-pi.yaml").read_text(encoding="utf-8")
+    assert "    nodes: 4\n" in cluster and "workers: 2\n" in pi and 'resources:\n  cpu: "1"\n  memory: 1Gi\n' in pi
+    html, svg = _draw(profiles_copy({
+        "clusters/cpu-lab.yaml": cluster.replace("    nodes: 4\n", "    nodes: 70\n"),
+        "jobs/wide.yaml": pi.replace("name: cpu-pi", "name: wide").replace("workers: 2", "workers: 70")
+        .replace('resources:\n  cpu: "1"\n  memory: 1Gi\n', ""),
+        "jobs/many.yaml": pi.replace("name: cpu-pi", "name: many").replace("workers: 2", "workers: 20")}))
+    assert '<p data-omitted-nodes="6"><strong>Not every node is drawn:</strong>' in html
+    assert "data-omitted-nodes=" not in _draw(PROFILES)[0], "where every node is drawn, nothing is said"
+    for page in (html, svg):
+        start = page.index(">cluster cpu-lab</text>")  # the example's first cluster, of one pool
+        lab = page[start:page.index(">cluster ", start + 1)]
+        assert sorted(int(n) for n in re.findall(r'data-node="([0-9]+)"', lab)) == list(range(64))
+        assert 'data-omitted-nodes="6">' in lab
+        for line in ("... and 6 more nodes like these (nodes 64 to 69), not drawn",
+                     "wide: 6 of its 70 workers on them", "6 of them run workers, 0 run none"):
+            assert f">{line}</text>" in lab
+        # Node 0 runs 23 workers: seven are named, the eighth line counts the rest.
+        node = lab[lab.index('data-node="0"'):lab.index("</g>", lab.index('data-node="0"'))]
+        assert node.count("data-worker=") == 7 and ">... and 16 more workers</text>" in node
+        assert "wide (pool cpu, 70 worker(s), 70 ranks): starts on nodes 0-69</text>" in lab

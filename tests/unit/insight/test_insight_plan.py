@@ -212,7 +212,7 @@ def test_queue_demand_counts_every_job_and_its_launcher():
 def test_json_has_the_same_content():
     plan = _plan(PROFILES)
     data = json.loads(plan_json(plan))
-    assert data["format"] == 1 and data["kind"] == "plan"
+    assert data["format"] == 2 and data["kind"] == "plan"
     assert data["summary"] == {"jobs": 10, "starts": 9, "waits": 1, "never": 0}
     jobs = {job["name"]: job for c in data["clusters"] for p in c["pools"] for job in p["jobs"]}
     assert jobs["resnet50-dgx"]["location"] == {"path": str(PROFILES / "jobs/resnet50-dgx.yaml"), "line": 11,
@@ -235,3 +235,56 @@ def test_under_kueue_a_launcher_pool_takes_the_launchers_quota(profiles_copy):
     # profiles/jobs/vision-resnet50.yaml asks no CPU or memory per worker; the launcher 1 CPU and 1Gi by default.
     assert asked[("vision", "cpu", "cpu")] == 1 and asked[("vision", "cpu", "memory")] == 1
     assert ("vision", "dgx", "cpu") not in asked and asked[("vision", "dgx", "nvidia.com/gpu")] == 32
+
+
+def test_a_waiting_job_names_the_first_eight_jobs_it_waits_for_and_counts_the_rest(tmp_path):
+    # 22 one-node jobs on 10 nodes: 10 start, and each of the 12 others waits for all 10. Listing every holder of
+    # every waiting job made the report quadratic in jobs (1,000 jobs: 2.3 MB of text, 7.7 MB of JSON).
+    root = tmp_path / "profiles"
+    (root / "clusters").mkdir(parents=True)
+    (root / "jobs").mkdir()
+    (root / "clusters" / "lab.yaml").write_text(
+        'apiVersion: mpigen/v1alpha1\nkind: Cluster\nname: lab\nkubernetesVersion: "1.32"\nnamespaces: [mpi]\n'
+        "nodePools:\n  - name: cpu\n    hardware: cpu-node\n    nodes: 10\n", encoding="utf-8")
+    for i in range(22):
+        (root / "jobs" / f"job-{i:02d}.yaml").write_text(
+            f"apiVersion: mpigen/v1alpha1\nkind: Job\nname: job-{i:02d}\ncluster: lab\npool: cpu\n"
+            "image: mpioperator/mpi-pi:openmpi\nprogram: [/home/mpiuser/pi]\nworkers: 1\nresources: {cpu: \"100\"}\n",
+            encoding="utf-8")
+    plan = _plan(root)
+    last = _job(plan, "job-21")
+    assert (last.state, last.waits_for_omitted) == (WAITS, 2)
+    assert last.waits_for == tuple(f"job-{i:02d}" for i in range(8))
+    text = plan_text(plan)
+    assert "    job-21 waits for nodes of pool 'cpu', held by job-00, job-01, job-02, job-03, job-04, job-05, job-06, " \
+        "job-07 and 2 more\n" in text
+    assert "  note: pool 'cpu': job-10, job-11, job-12, job-13, job-14, job-15, job-16, job-17 and 4 more cannot run " \
+        "beside job-00, job-01, job-02, job-03, job-04, job-05, job-06, job-07 and 2 more." in text
+    jobs = {job["name"]: job for c in json.loads(plan_json(plan))["clusters"] for p in c["pools"] for job in p["jobs"]}
+    assert (len(jobs["job-21"]["waits_for"]), jobs["job-21"]["waits_for_omitted"]) == (8, 2)
+
+
+def test_a_job_waiting_for_a_cohort_of_ten_queues_names_eight(tmp_path):
+    # Ten queues of one node each share a cohort of 10 x 128 CPUs; 20 jobs of 64 CPUs and a launcher's 1, spread over
+    # the queues: 19 are admitted (1,235 CPUs), the 20th waits for the cohort's quota, held by all 19. Keeping a
+    # cohort's members and totals, not summing them anew per job, makes 1,000 jobs on 2,000 queues plan in 0.4 s,
+    # not 10 s.
+    root = tmp_path / "profiles"
+    (root / "clusters").mkdir(parents=True)
+    (root / "jobs").mkdir()
+    queues = "".join(f"    - name: q{i}\n      namespaces: [n{i}]\n      nodes: {{cpu: 1}}\n      cohort: c\n"
+                     for i in range(10))
+    (root / "clusters" / "lab.yaml").write_text(
+        'apiVersion: mpigen/v1alpha1\nkind: Cluster\nname: lab\nkubernetesVersion: "1.32"\n'
+        f"namespaces: [{', '.join(f'n{i}' for i in range(10))}]\nnodePools:\n  - name: cpu\n    hardware: cpu-node\n"
+        "    nodes: 10\n    nodeLabels: {example.com/pool: cpu}\nscheduling:\n  scheduler: kueue\n  queues:\n"
+        + queues, encoding="utf-8")
+    for i in range(20):
+        (root / "jobs" / f"job-{i:02d}.yaml").write_text(
+            f"apiVersion: mpigen/v1alpha1\nkind: Job\nname: job-{i:02d}\ncluster: lab\npool: cpu\n"
+            f"namespace: n{i % 10}\nimage: mpioperator/mpi-pi:openmpi\nprogram: [/home/mpiuser/pi]\nworkers: 1\n"
+            'resources: {cpu: "64"}\n', encoding="utf-8")
+    plan = _plan(root)
+    last = _job(plan, "job-19")
+    assert (last.state, last.waits_for, last.waits_for_omitted) == (WAITS, tuple(f"job-{i:02d}" for i in range(8)), 11)
+    assert last.reason == "quota its cohort shares (queues 'q0', 'q1', 'q2', 'q3', 'q4', 'q5', 'q6', 'q7' and 2 more)"
