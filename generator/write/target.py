@@ -99,13 +99,13 @@ def write_file(path: str | Path, data: bytes, inputs: Sequence[Path] = ()) -> No
 
 
 def create_files(root: Path, files: dict[str, bytes]) -> list[Path]:
-    """Create the folder `root` if it is missing and each of `files` (paths relative to it) in it, all or none:
-    each is new, and every folder on the way a plain folder, never reached through a link. If one exists
-    already (AlreadyExists) or anything fails, everything this made is removed again."""
+    """Create the folder `root` (and the folders above it) if missing and each of `files` (paths relative to it) in
+    it, all or none: each is new, and every folder on the way a plain folder, never reached through a link. If one
+    exists already (AlreadyExists) or anything fails, everything this made is removed again."""
     shown = one_line(str(root))
     relatives = sorted(check_relative(relative) for relative in files)
     try:
-        with signals_deferred(), _parent(root) as (parent_fd, name):
+        with signals_deferred(), _parent(root, make_missing=True) as (parent_fd, name):
             made_root = False
             if name not in ("", ".", ".."):
                 try:
@@ -230,25 +230,39 @@ def _open_below(fd: int, parts: list[str], shown: Callable[[list[str]], str],
 
 
 @contextlib.contextmanager
-def _parent(path: str | Path) -> Iterator[tuple[int, str]]:
+def _parent(path: str | Path, make_missing: bool = False) -> Iterator[tuple[int, str]]:
     """The descriptor of the folder that holds `path`, walked as written without following a link, and the last
-    component of `path` ('' for `/`; `.` and `..` as written)."""
+    component of `path` ('' for `/`; `.` and `..` as written). With `make_missing`, a missing folder on the way is
+    made (as `mkdir -p` would) and removed again, deepest first, if the block fails."""
     text = os.fspath(path)
     absolute = text.startswith("/")
     parts = text.split("/")[1:] if absolute else text.split("/")
     *folders, name = parts
+    walked = [part for part in folders if part not in ("", ".")]
+    made: list[str] = []
     start = _open_start("/" if absolute else ".")
     try:
-        walked = [part for part in folders if part not in ("", ".")]
-        current = _open_below(start, walked, lambda upto: one_line(("/" if absolute else "") + "/".join(upto)))
+        current = _open_below(start, walked, lambda upto: one_line(("/" if absolute else "") + "/".join(upto)),
+                              made=made if make_missing else None)
+        if current is None:
+            raise FileNotFoundError(errno.ENOENT, "a folder on the way does not exist", os.path.dirname(text))
+        try:
+            yield current, name
+        finally:
+            os.close(current)
+    except BaseException:
+        for folder in reversed(made):
+            *above, last = folder.split("/")
+            with contextlib.suppress(OSError, WriteError):
+                holder = _open_below(start, above, lambda _: "")
+                if holder is not None:
+                    try:
+                        os.rmdir(last, dir_fd=holder)
+                    finally:
+                        os.close(holder)
+        raise
     finally:
         os.close(start)
-    if current is None:
-        raise FileNotFoundError(errno.ENOENT, "a folder on the way does not exist", os.path.dirname(text))
-    try:
-        yield current, name
-    finally:
-        os.close(current)
 
 
 def _open_start(where: str) -> int:
@@ -291,8 +305,12 @@ def _refuse_non_folder(fd: int, part: str, shown: Callable[[], str]) -> None:
     except OSError:
         return
     if stat.S_ISLNK(mode):
-        raise WriteRefused(f"refusing to write through {shown()}: it is a symbolic link, and mpigen never writes "
-                           "through a link; give the path without it") from None
+        try:
+            target = f" (to {one_line(os.readlink(part, dir_fd=fd))})"
+        except OSError:
+            target = ""
+        raise WriteRefused(f"refusing to write through {shown()}: it is a symbolic link{target}, and mpigen never "
+                           "writes through a link; give the path without it (`realpath -m PATH` prints it)") from None
     raise WriteRefused(f"refusing to write through {shown()}: it is {kind_of(mode)}, not a folder") from None
 
 

@@ -34,8 +34,9 @@ def test_init_never_writes_through_a_link(tmp_path):
     before = snapshot(tmp_path)
     done = run_mpigen("init", tmp_path / "fleet")
     assert done.returncode == 1 and done.stdout == "", done.stdout
-    assert done.stderr == (f"error: refusing to write through {tmp_path / 'fleet' / 'jobs'}: it is a symbolic link, "
-                           "and mpigen never writes through a link; give the path without it\n")
+    assert done.stderr == (f"error: refusing to write through {tmp_path / 'fleet' / 'jobs'}: it is a symbolic link "
+                           f"(to {tmp_path / 'outside'}), and mpigen never writes through a link; give the path "
+                           "without it (`realpath -m PATH` prints it)\n")
     assert snapshot(tmp_path) == before
 
 
@@ -58,3 +59,20 @@ def test_init_that_fails_half_way_leaves_nothing_and_can_run_again(tmp_path):
     assert again.returncode == 0, again.stderr
     assert sorted(p.relative_to(fleet).as_posix() for p in fleet.rglob("*.yaml")) == [
         "clusters/my-cluster.yaml", "hardware/my-dgx-1.yaml", "jobs/hello.yaml"]
+
+
+def test_init_makes_the_folders_above_its_own_and_removes_them_after_a_failure(tmp_path):
+    """`init fleets/lab` with no `fleets/` makes both, as before the rule came in; when it fails, the folders it made
+    above its own go too, and the folder the user had stays as it was."""
+    made = run_mpigen("init", "fleets/lab", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert (tmp_path / "fleets/lab/jobs/hello.yaml").is_file()
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked").chmod(0o555)  # fleets below it can be walked to, but not made
+    before = snapshot(tmp_path)
+    try:
+        failed = run_limited(["init", tmp_path / "locked/a/b/lab"], without_root_privileges)
+    finally:
+        (tmp_path / "locked").chmod(0o755)
+    assert failed.returncode == 1 and "Permission denied" in failed.stderr and "Traceback" not in failed.stderr
+    assert snapshot(tmp_path) == before

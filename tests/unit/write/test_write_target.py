@@ -275,6 +275,25 @@ def test_a_root_that_is_no_folder_refuses(tmp_path, kind):
     refused(tmp_path, lambda: create_files(tmp_path / "fleet", FLEET), "refusing to write into")
 
 
+def test_the_folders_above_a_new_folder_of_files_are_made_and_go_again_after_a_failure(tmp_path, monkeypatch):
+    """As `mkdir -p`: the missing folders above the root are made, never through a link; when a file then cannot be
+    written, they are removed again, deepest first, and what the user had stays."""
+    (tmp_path / "kept").mkdir()
+    before = snapshot(tmp_path)
+    real = target_module.write_all
+
+    def full(fd: int, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(target_module, "write_all", full)
+    with pytest.raises(WriteFailed, match="No space left on device"):
+        create_files(tmp_path / "kept" / "a" / "b" / "fleet", FLEET)
+    assert snapshot(tmp_path) == before
+    monkeypatch.setattr(target_module, "write_all", real)
+    create_files(tmp_path / "kept" / "a" / "b" / "fleet", FLEET)
+    assert (tmp_path / "kept/a/b/fleet/jobs/hello.yaml").read_bytes() == FLEET["jobs/hello.yaml"]
+
+
 def test_a_failure_half_way_removes_everything_made_and_keeps_what_was_there(tmp_path, monkeypatch):
     """The third file cannot be written: the first two, and the folders made for them, go again; the folder the
     user had (and what it held) stays. A second run then works."""
