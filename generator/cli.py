@@ -166,9 +166,10 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
             click.echo(f"{one_line(str((output / diff.pending[0]).parent))} holds a render that was committed and "
                        "not completed: the next render completes it (or refuses it), so the charts will change", err=True)
         if not diff.clean:
-            click.echo(f"{output} is not what the profiles compile to: run `make render` and commit it", err=True)
+            click.echo(f"{one_line(str(output))} is not what the profiles compile to: run `make render` and commit it",
+                       err=True)
             sys.exit(1)
-        click.echo(f"{output} is up to date with the profiles")
+        click.echo(f"{one_line(str(output))} is up to date with the profiles")
         return
     request = None
     if stamp and result.fingerprint is not None:
@@ -177,7 +178,7 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
         report = write_tree(output, files, request)
     except WriteError as exc:
         _error(str(exc))
-    click.echo(f"{len(result.charts)} chart(s) in {output}: {len(report.written)} file(s) written, "
+    click.echo(f"{len(result.charts)} chart(s) in {one_line(str(output))}: {len(report.written)} file(s) written, "
                f"{len(report.unchanged)} unchanged, {len(report.pruned)} removed")
 
 
@@ -212,9 +213,10 @@ def _unchanged_since_stamped(paths: tuple[Path, ...], output: Path, refresh: boo
     for note in stamp.notes:
         click.echo(one_line(note), err=True)
     if refresh:
-        click.echo(f"{stamp.charts} chart(s) in {output}: 0 file(s) written, {stamp.files} unchanged, 0 removed")
+        click.echo(f"{stamp.charts} chart(s) in {one_line(str(output))}: 0 file(s) written, {stamp.files} unchanged, "
+                   "0 removed")
     else:
-        click.echo(f"{output} is up to date with the profiles")
+        click.echo(f"{one_line(str(output))} is up to date with the profiles")
     return True
 
 
@@ -445,7 +447,7 @@ def diff(paths: tuple[Path, ...], output: Path, revision: str | None, helm: str 
     for change in changes:
         click.echo(f"{change.status}: {one_line(change.key)}")
         click.echo(printable(change.diff), nl=False)
-    where = f"{output} at {revision}" if revision else str(output)
+    where = one_line(f"{output} at {revision}" if revision else str(output))
     click.echo(f"{len(changes)} object(s) differ between {where} and the profiles" if changes
                else f"no object differs between {where} and the profiles", err=True)
     if exit_code and changes:

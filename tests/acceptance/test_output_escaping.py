@@ -133,3 +133,18 @@ def test_render_check_escapes_the_extra_files_it_lists(tmp_path):
     assert result.returncode == 1
     _clean(result.stdout, result.stderr)
     assert f"extra: charts/dgx-lab/{one_line(extra.name)}\n" in result.stdout
+
+
+def test_render_render_check_and_diff_escape_the_output_folder_they_name(tmp_path):
+    """The folder given with -o is the command line's text: every line naming it escapes it."""
+    shutil.copytree(PROFILES, tmp_path / "profiles")
+    output = f"out{HOSTILE_FILE}"
+    runs = [run_mpigen("render", "profiles", "-o", output, cwd=tmp_path),
+            run_mpigen("render", "profiles", "-o", output, "--check", cwd=tmp_path),
+            run_mpigen("render", "profiles", "-o", output, "--stamp", cwd=tmp_path),
+            run_mpigen("render", "profiles", "-o", output, "--stamp", cwd=tmp_path),
+            run_mpigen("diff", "profiles", "-o", output, "--helm", "/nonexistent/helm", cwd=tmp_path)]
+    for result in runs:
+        _clean(result.stdout, result.stderr)
+        assert result.returncode == 0, result.stderr
+        assert one_line(output) in result.stdout + result.stderr
