@@ -207,3 +207,14 @@ def test_the_picture_of_20_pools_of_100000_nodes_draws_64_of_each_and_says_so(tm
         assert drawing.count('data-omitted-nodes="99936"') == 20 and drawing.count("data-node=") == 20 * 64
         assert "... and 99936 more nodes like these (nodes 64 to 99999), not drawn" in drawing
         assert "wide: 36 of its 100 workers on them" in drawing  # one a node (64 slots: a node's cores)
+
+
+def test_plan_and_explain_json_are_ascii_whatever_a_file_name_holds(profiles_copy):
+    # A right-to-left override and a CSI in C1 from a file name were printed raw.
+    name = "t\u202e\u009b.yaml"
+    root = profiles_copy({f"jobs/{name}": TRAIN_JOB + "workers: 1\n"})
+    for args in (("plan", root), ("explain", "train", "-p", root)):
+        done = run_mpigen(*args, "--output", "json")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.isascii() and "/jobs/t\\u202e\\u009b.yaml" in done.stdout
+        assert f"/jobs/{name}" in json.dumps(json.loads(done.stdout), ensure_ascii=False)
