@@ -4,7 +4,8 @@ the NIC hangs off); each rail is a line across the nodes through its NIC; each j
 plan's packing gives them, its ranks on the GPUs they drive, in the job's colour.
 
 A string out, deterministic to the byte (no time, no random, fixed order), self-contained: inline SVG and CSS, no
-script, nothing fetched. Every profile string is escaped. GPUs and NICs carry `data-*` attributes (job, rank, NIC)
+script, nothing fetched. Every profile string is escaped (`_e`: control characters too, so that HTML and SVG are
+well-formed whatever a name holds). GPUs and NICs carry `data-*` attributes (job, rank, NIC)
 so that a test, or a reader's browser tools, can tell what each box stands for.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
+from generator.diagnostics import one_line
 from generator.insight import bounds
 from generator.insight.bounds import names_text, numbers_text
 from generator.insight.explain import RankBinding, rank_bindings
@@ -30,7 +32,9 @@ FONT = "font-family:DejaVu Sans,Arial,sans-serif"
 
 
 def _e(text: object) -> str:
-    return escape(str(text), quote=True)
+    """`text` as HTML and SVG text or attribute: control characters written as escapes (`one_line`: XML 1.0 cannot
+    hold most of them, and a file name may), then markup escaped."""
+    return escape(one_line(str(text)), quote=True)
 
 
 @dataclass(frozen=True)

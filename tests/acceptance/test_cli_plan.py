@@ -8,8 +8,19 @@ import shutil
 import stat
 import subprocess
 from pathlib import Path
+from xml.etree import ElementTree
 
-from conftest import PROFILES, REPO, TRAIN_JOB, memory_limited, run_limited, run_mpigen, snapshot, without_root_privileges
+from conftest import (
+    PROFILES,
+    RAW_CONTROL,
+    REPO,
+    TRAIN_JOB,
+    memory_limited,
+    run_limited,
+    run_mpigen,
+    snapshot,
+    without_root_privileges,
+)
 
 
 def test_plan_of_the_example_fleet():
@@ -207,6 +218,19 @@ def test_the_picture_of_20_pools_of_100000_nodes_draws_64_of_each_and_says_so(tm
         assert drawing.count('data-omitted-nodes="99936"') == 20 and drawing.count("data-node=") == 20 * 64
         assert "... and 99936 more nodes like these (nodes 64 to 99999), not drawn" in drawing
         assert "wide: 36 of its 100 workers on them" in drawing  # one a node (64 slots: a node's cores)
+
+
+def test_a_picture_of_a_file_name_with_control_characters_is_well_formed(profiles_copy, tmp_path):
+    # A job that can never run is named by its file in the legend: `\x01` and ESC once reached the SVG raw, and no
+    # XML parser read it.
+    root = profiles_copy({"jobs/pi\x01\x1bx.yaml": TRAIN_JOB + "totalGpus: 40\n"})
+    page, picture = tmp_path / "plan.html", tmp_path / "plan.svg"
+    done = run_mpigen("plan", root, "--html", page, "--svg", picture)
+    assert done.returncode == 0, done.stderr
+    legend = "".join(ElementTree.parse(picture).getroot().itertext())
+    assert "train (pool dgx, 0 ranks): can never run: " in legend and "pi\\x01\\x1bx.yaml:8:12" in legend
+    html, svg = page.read_text(encoding="utf-8"), picture.read_text(encoding="utf-8")
+    assert "pi\\x01\\x1bx.yaml:8:12" in html and not RAW_CONTROL.search(html) and not RAW_CONTROL.search(svg)
 
 
 def test_plan_and_explain_json_are_ascii_whatever_a_file_name_holds(profiles_copy):
