@@ -279,11 +279,16 @@ def _left_out_svg(pool: PoolPlan, drawn: int, running: list[JobPlan], beyond: di
     if len(on_them) > bounds.NAMES_SHOWN:
         lines.append(f"and the workers of {len(on_them) - bounds.NAMES_SHOWN} more jobs")
     lines.append(f"{busy} of them run workers, {left - busy} run none" if busy else "none of them runs a worker")
+    return _dashed_box(lines, y, width, f' data-omitted-nodes="{left}"')
+
+
+def _dashed_box(lines: list[str], y: int, width: int, attributes: str) -> tuple[str, int]:
+    """A dashed box standing for what is not drawn, its first line bold, and its height."""
     height = 12 + 14 * len(lines)
     bold = ' font-weight="bold"'
     text = "".join(f'<text x="{PAD}" y="{16 + 14 * i}"{bold if i == 0 else ""}>{_e(line)}</text>'
                    for i, line in enumerate(lines))
-    return (f'<g transform="translate(0,{y})" data-omitted-nodes="{left}">'
+    return (f'<g transform="translate(0,{y})"{attributes}>'
             f'<rect width="{width}" height="{height}" rx="6" fill="#f8fafc" stroke="#52606d" stroke-dasharray="6,4"/>'
             f'{text}</g>'), height
 
@@ -303,13 +308,7 @@ def _pools_left_out_svg(pools: list[PoolPlan], y: int, width: int) -> tuple[str,
     busy = sum(len(set().union(*(plan.worker_nodes for plan in pool.jobs if plan.state == STARTS))) for pool in pools)
     lines.append(f"{busy} of these nodes run workers, {nodes - busy} run none" if busy
                  else "none of these nodes runs a worker")
-    height = 12 + 14 * len(lines)
-    bold = ' font-weight="bold"'
-    text = "".join(f'<text x="{PAD}" y="{16 + 14 * i}"{bold if i == 0 else ""}>{_e(line)}</text>'
-                   for i, line in enumerate(lines))
-    return (f'<g transform="translate(0,{y})" data-omitted-nodes="{nodes}" data-omitted-pools="{len(pools)}">'
-            f'<rect width="{width}" height="{height}" rx="6" fill="#f8fafc" stroke="#52606d" stroke-dasharray="6,4"/>'
-            f'{text}</g>'), height
+    return _dashed_box(lines, y, width, f' data-omitted-nodes="{nodes}" data-omitted-pools="{len(pools)}"')
 
 
 def _bindings_by_worker(job: Job, workers: list[int]) -> dict[int, list[RankBinding]]:
