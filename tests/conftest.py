@@ -327,7 +327,11 @@ class FirstFitReference:
 
 class QuotasReference:
     """`generator.insight.capacity._Quotas` as first written: a job's cohort and what its queues have used are
-    summed anew for every job (quadratic in jobs x queues), the reference the real one must equal."""
+    summed anew for every job (quadratic in jobs x queues), the reference the real one must equal.
+
+    A second, deliberately straightforward implementation, not a copy to share code with: a change of how capacity.py
+    pins launchers or of its cohort rules (what a queue may borrow, who counts in a cohort) must be made here too, or
+    the fuzzer (tests/acceptance/test_fuzz_insight.py) reports the difference."""
 
     def __init__(self, cluster: Any) -> None:
         self.cluster = cluster

@@ -13,6 +13,11 @@ RANKS_SHOWN = 128
 """Ranks `explain` lists; past that, the first and the last RANKS_SHOWN // 2 of them."""
 NODES_DRAWN = 64
 """Nodes the picture draws of one pool (eight rows of eight); one box stands for the rest."""
+BOXES_DRAWN = 8192
+"""Boxes the picture draws on one page: a node counts one, each of its GPUs and NICs one, each rail of its pool one.
+Pools are drawn in order until they are spent; the pool that would pass it is drawn in part, the pools after it in
+each cluster are one box together. A pool of 64 nodes of 64 GPUs is 4,160 boxes: without this bound 200 such pools
+(an 8.6 KB cluster profile) drew a 175 MB page."""
 WORKERS_DRAWN = 8
 """Lines naming the workers on one node of a CPU pool; the last says how many more where there are."""
 NODE_RANGES_SHOWN = 8

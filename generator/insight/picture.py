@@ -3,8 +3,12 @@ and NICs grouped as the hardware profile says (a NIC with the GPUs beside it on 
 the NIC hangs off); each rail is a line across the nodes through its NIC; each job's workers sit on the nodes the
 plan's packing gives them, its ranks on the GPUs they drive, in the job's colour.
 
+The page is bounded whatever the fleet's size (`bounds`): at most 64 nodes a pool, at most `bounds.BOXES_DRAWN`
+boxes in all; what is left out is one dashed box that says how much and what runs there, and a line at the top.
+
 A string out, deterministic to the byte (no time, no random, fixed order), self-contained: inline SVG and CSS, no
-script, nothing fetched. Every profile string is escaped. GPUs and NICs carry `data-*` attributes (job, rank, NIC)
+script, nothing fetched. Every profile string is escaped (`_e`: control characters too, so that HTML and SVG are
+well-formed whatever a name holds). GPUs and NICs carry `data-*` attributes (job, rank, NIC)
 so that a test, or a reader's browser tools, can tell what each box stands for.
 """
 
@@ -13,12 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
+from generator.diagnostics import one_line
 from generator.insight import bounds
 from generator.insight.bounds import names_text, numbers_text
 from generator.insight.explain import RankBinding, rank_bindings
 from generator.insight.plan import NEVER, STARTS, WAITS, ClusterPlan, FleetPlan, JobPlan, PoolPlan
 from generator.manifests.run_name import mpijob_name
-from generator.model import Cluster, Fleet, Hardware, Job, Nic
+from generator.model import Cluster, Fleet, Hardware, Job, Nic, NodePool
 
 JOB_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
                "#bcbd22", "#393b79", "#ad494a", "#637939")
@@ -30,7 +35,9 @@ FONT = "font-family:DejaVu Sans,Arial,sans-serif"
 
 
 def _e(text: object) -> str:
-    return escape(str(text), quote=True)
+    """`text` as HTML and SVG text or attribute: control characters written as escapes (`one_line`: XML 1.0 cannot
+    hold most of them, and a file name may), then markup escaped."""
+    return escape(one_line(str(text)), quote=True)
 
 
 @dataclass(frozen=True)
@@ -96,12 +103,34 @@ def _geometry(layout: tuple[_Numa, ...], cpu_rows: int) -> _Geometry:
     return _Geometry(width, bottom + cpu_rows * 14 + PAD, nic_y)
 
 
+def drawn_nodes(fleet: Fleet) -> dict[tuple[str, str], int]:
+    """How many nodes of each pool, by (cluster, pool), the page draws: at most `bounds.NODES_DRAWN`, and pools in
+    order while `bounds.BOXES_DRAWN` lasts; the pool that would pass it is drawn in part (or not at all where not one
+    node fits), the pools after it not at all."""
+    left, drawn = bounds.BOXES_DRAWN, {}
+    for cluster in fleet.clusters:
+        for pool in cluster.pools:
+            wanted = min(pool.nodes, bounds.NODES_DRAWN)
+            cost = _boxes_per_node(cluster, pool)
+            count = min(wanted, left // cost)
+            drawn[(cluster.name, pool.name)] = count
+            left = left - count * cost if count == wanted else 0
+    return drawn
+
+
+def _boxes_per_node(cluster: Cluster, pool: NodePool) -> int:
+    """What one node of `pool` costs of the page's boxes: itself, its GPUs and NICs, and (an upper bound, drawn once a
+    row) its pool's rails."""
+    hardware = pool.hardware
+    return 1 + (hardware.gpu.count if hardware.gpu else 0) + len(hardware.nics) + len(cluster.rails_of(pool))
+
+
 def fleet_svg(fleet: Fleet, plan: FleetPlan) -> str:
     """One SVG with every cluster, one under another."""
-    colours = job_colours(plan)
+    colours, drawn = job_colours(plan), drawn_nodes(fleet)
     parts, y, width = [], 0, 0
     for cluster in fleet.clusters:
-        body, w, h = _cluster_svg(cluster, _plan_of(plan, cluster), fleet, colours)
+        body, w, h = _cluster_svg(cluster, _plan_of(plan, cluster), fleet, colours, drawn)
         parts.append(f'<g transform="translate(0,{y})">{body}</g>')
         y, width = y + h + 24, max(width, w)
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y}" viewBox="0 0 {width} {y}" '
@@ -111,11 +140,11 @@ def fleet_svg(fleet: Fleet, plan: FleetPlan) -> str:
 
 def fleet_html(fleet: Fleet, plan: FleetPlan) -> str:
     """A page: per cluster its heading and its picture."""
-    colours = job_colours(plan)
+    colours, drawn = job_colours(plan), drawn_nodes(fleet)
     sections = []
     for cluster in fleet.clusters:
         cluster_plan = _plan_of(plan, cluster)
-        body, w, h = _cluster_svg(cluster, cluster_plan, fleet, colours)
+        body, w, h = _cluster_svg(cluster, cluster_plan, fleet, colours, drawn)
         sections.append(f'<section id="cluster-{_e(cluster.name)}" data-cluster="{_e(cluster.name)}">'
                         f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}">'
                         f'{body}</svg></section>')
@@ -126,18 +155,26 @@ def fleet_html(fleet: Fleet, plan: FleetPlan) -> str:
             "<p>Each box is a node: its NICs (grey, with the rail they carry) beside the GPUs on their PCIe switch, "
             "grouped by NUMA node. Rails are lines through their NIC across the nodes. A job's colour marks the GPUs "
             "its ranks drive (rank number inside; hover for its NIC). Placement is one the plan's first-fit packing "
-            "gives; the scheduler picks the actual nodes.</p>" + _left_out_note(fleet)
+            "gives; the scheduler picks the actual nodes.</p>" + _left_out_note(fleet, drawn)
             + "".join(sections) + "</body></html>\n")
 
 
-def _left_out_note(fleet: Fleet) -> str:
-    """Where pools are drawn in part, a line at the top of the page saying so (nothing where every node is drawn)."""
-    left = sum(max(pool.nodes - bounds.NODES_DRAWN, 0) for cluster in fleet.clusters for pool in cluster.pools)
+def _left_out_note(fleet: Fleet, drawn: dict[tuple[str, str], int]) -> str:
+    """Where pools are drawn in part or not at all, a line at the top of the page saying so (nothing where every node
+    is drawn)."""
+    pools = [(cluster.name, pool) for cluster in fleet.clusters for pool in cluster.pools]
+    left = sum(pool.nodes - drawn[(cluster, pool.name)] for cluster, pool in pools)
     if not left:
         return ""
-    return (f'<p data-omitted-nodes="{left}"><strong>Not every node is drawn:</strong> a pool of more than '
-            f"{bounds.NODES_DRAWN} nodes shows its first {bounds.NODES_DRAWN}, and a dashed box below them says how "
-            f"many more it has and which jobs' workers run there ({left} nodes not drawn in all).</p>")
+    not_drawn = sum(not drawn[(cluster, pool.name)] for cluster, pool in pools)
+    cut = any(drawn[(cluster, pool.name)] < min(pool.nodes, bounds.NODES_DRAWN) for cluster, pool in pools)
+    budget = (f" The page draws at most {bounds.BOXES_DRAWN} boxes (a node counts one, and so does each of its "
+              f"GPUs, NICs and rails): the pool that would pass them is drawn in part, and the pools after it ({not_drawn} "
+              "of them) are one dashed box a cluster.") if cut else ""
+    pools_attribute = f' data-omitted-pools="{not_drawn}"' if not_drawn else ""
+    return (f'<p data-omitted-nodes="{left}"{pools_attribute}><strong>Not every node is drawn:</strong> a pool of more '
+            f"than {bounds.NODES_DRAWN} nodes shows its first {bounds.NODES_DRAWN}, and a dashed box below them says "
+            f"how many more it has and which jobs' workers run there ({left} nodes not drawn in all).{budget}</p>")
 
 
 def job_colours(plan: FleetPlan) -> dict[tuple[str, str], str]:
@@ -156,28 +193,35 @@ def _plan_of(plan: FleetPlan, cluster: Cluster) -> ClusterPlan:
     return next(c for c in plan.clusters if c.name == cluster.name)
 
 
-def _cluster_svg(cluster: Cluster, plan: ClusterPlan, fleet: Fleet,
-                 colours: dict[tuple[str, str], str]) -> tuple[str, int, int]:
+def _cluster_svg(cluster: Cluster, plan: ClusterPlan, fleet: Fleet, colours: dict[tuple[str, str], str],
+                 drawn: dict[tuple[str, str], int]) -> tuple[str, int, int]:
     jobs = {job.name: job for job in fleet.jobs_of(cluster)}
     out = [f'<text x="0" y="16" font-size="15" font-weight="bold">cluster {_e(cluster.name)}</text>',
            f'<text x="0" y="32" fill="#555">scheduler {_e(plan.scheduler)}, network {_e(plan.provider)}, '
            f'{len(cluster.pools)} pool(s), {len(cluster.rails)} rail(s)</text>']
     y, width = 44, 400
+    not_drawn = []
     for pool, pool_plan in zip(cluster.pools, plan.pools, strict=True):
-        body, w, h = _pool_svg(cluster, pool_plan, pool.hardware, jobs, colours)
+        if not drawn[(cluster.name, pool.name)]:
+            not_drawn.append(pool_plan)
+            continue
+        body, w, h = _pool_svg(cluster, pool_plan, pool.hardware, jobs, colours, drawn[(cluster.name, pool.name)])
         out.append(f'<g transform="translate(0,{y})" data-pool="{_e(pool.name)}">{body}</g>')
         y, width = y + h + 12, max(width, w)
+    if not_drawn:
+        box, h = _pools_left_out_svg(not_drawn, y, NODES_PER_ROW * 120)
+        out.append(box)
+        y = y + h + 12
     legend, h, legend_width = _legend(cluster, plan, colours)
     out.append(f'<g transform="translate(0,{y})">{legend}</g>')
     return "".join(out), max(width, legend_width), y + h
 
 
 def _pool_svg(cluster: Cluster, pool: PoolPlan, hardware: Hardware, jobs: dict[str, Job],
-              colours: dict[tuple[str, str], str]) -> tuple[str, int, int]:
-    """The pool's first `bounds.NODES_DRAWN` nodes, eight a row, and where it has more, one box saying how many and
+              colours: dict[tuple[str, str], str], drawn: int) -> tuple[str, int, int]:
+    """The pool's first `drawn` nodes (`drawn_nodes`), eight a row, and where it has more, one box saying how many and
     what runs on them: the page grows with what it draws, not with the pool."""
     layout = node_layout(hardware)
-    drawn = min(pool.nodes, bounds.NODES_DRAWN)
     running = [plan for plan in pool.jobs if plan.state == STARTS]
     per_node_workers: dict[int, list[tuple[JobPlan, int]]] = {}
     drawn_workers: dict[str, list[int]] = {}  # job -> its workers on drawn nodes
@@ -214,7 +258,7 @@ def _pool_svg(cluster: Cluster, pool: PoolPlan, hardware: Hardware, jobs: dict[s
             node = row * NODES_PER_ROW + i
             out.append(_node_svg(node, i * step_x, row_y, geometry, layout, rails, hardware,
                                  per_node_workers.get(node, []), bindings, colours, cluster.name))
-    width = min(pool.nodes, NODES_PER_ROW) * step_x + 80
+    width = min(drawn, NODES_PER_ROW) * step_x + 80
     height = top + rows * step_y
     if pool.nodes > drawn:
         box, box_height = _left_out_svg(pool, drawn, running, beyond, len(busy), height,
@@ -235,13 +279,36 @@ def _left_out_svg(pool: PoolPlan, drawn: int, running: list[JobPlan], beyond: di
     if len(on_them) > bounds.NAMES_SHOWN:
         lines.append(f"and the workers of {len(on_them) - bounds.NAMES_SHOWN} more jobs")
     lines.append(f"{busy} of them run workers, {left - busy} run none" if busy else "none of them runs a worker")
+    return _dashed_box(lines, y, width, f' data-omitted-nodes="{left}"')
+
+
+def _dashed_box(lines: list[str], y: int, width: int, attributes: str) -> tuple[str, int]:
+    """A dashed box standing for what is not drawn, its first line bold, and its height."""
     height = 12 + 14 * len(lines)
     bold = ' font-weight="bold"'
     text = "".join(f'<text x="{PAD}" y="{16 + 14 * i}"{bold if i == 0 else ""}>{_e(line)}</text>'
                    for i, line in enumerate(lines))
-    return (f'<g transform="translate(0,{y})" data-omitted-nodes="{left}">'
+    return (f'<g transform="translate(0,{y})"{attributes}>'
             f'<rect width="{width}" height="{height}" rx="6" fill="#f8fafc" stroke="#52606d" stroke-dasharray="6,4"/>'
             f'{text}</g>'), height
+
+
+def _pools_left_out_svg(pools: list[PoolPlan], y: int, width: int) -> tuple[str, int]:
+    """One box standing for a cluster's pools past the page's budget of boxes: how many, their nodes, and the jobs
+    that run there."""
+    nodes = sum(pool.nodes for pool in pools)
+    lines = [f"... and {len(pools)} more pool(s), {nodes} nodes, not drawn: the page draws at most "
+             f"{bounds.BOXES_DRAWN} boxes",
+             f"pools {names_text([pool.name for pool in pools])}"]
+    running = [(pool, plan) for pool in pools for plan in pool.jobs if plan.state == STARTS]
+    for pool, plan in running[:bounds.NAMES_SHOWN]:
+        lines.append(f"{plan.name}: its {plan.worker_count} workers on pool {pool.name}")
+    if len(running) > bounds.NAMES_SHOWN:
+        lines.append(f"and the workers of {len(running) - bounds.NAMES_SHOWN} more jobs")
+    busy = sum(len(set().union(*(plan.worker_nodes for plan in pool.jobs if plan.state == STARTS))) for pool in pools)
+    lines.append(f"{busy} of these nodes run workers, {nodes - busy} run none" if busy
+                 else "none of these nodes runs a worker")
+    return _dashed_box(lines, y, width, f' data-omitted-nodes="{nodes}" data-omitted-pools="{len(pools)}"')
 
 
 def _bindings_by_worker(job: Job, workers: list[int]) -> dict[int, list[RankBinding]]:

@@ -37,8 +37,9 @@ def _plain(value: Any) -> Any:
 
 
 def _json(kind: str, body: Any) -> str:
-    return json.dumps({"format": PLAN_FORMAT, "kind": kind, **body}, indent=2, sort_keys=False,
-                      ensure_ascii=False) + "\n"
+    """Pure ASCII, as check's JSON: a file name's C1 or bidi control (U+009B, U+202E) is written `\\u009b`, never raw
+    to a terminal or a log that shows the output."""
+    return json.dumps({"format": PLAN_FORMAT, "kind": kind, **body}, indent=2, sort_keys=False) + "\n"
 
 
 def plan_json(plan: FleetPlan) -> str:

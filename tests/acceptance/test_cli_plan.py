@@ -8,8 +8,19 @@ import shutil
 import stat
 import subprocess
 from pathlib import Path
+from xml.etree import ElementTree
 
-from conftest import PROFILES, REPO, TRAIN_JOB, memory_limited, run_limited, run_mpigen, snapshot, without_root_privileges
+from conftest import (
+    PROFILES,
+    RAW_CONTROL,
+    REPO,
+    TRAIN_JOB,
+    memory_limited,
+    run_limited,
+    run_mpigen,
+    snapshot,
+    without_root_privileges,
+)
 
 
 def test_plan_of_the_example_fleet():
@@ -144,11 +155,26 @@ sshAuthMountPath: /home/mpiuser/.ssh
 """
 
 
-def big_fleet(root: Path, pools: int, nodes: int, job: str) -> Path:
-    """One cluster of `pools` pools of `nodes` CPU nodes (the built-in cpu-node: 128 logical CPUs), and `job`."""
+GPU64_HARDWARE = """\
+apiVersion: mpigen/v1alpha1
+kind: Hardware
+name: g64
+gpu: {count: 64, model: X, memoryGiB: 16}
+cpu: {sockets: 2, coresPerSocket: 64}
+memoryGiB: 2048
+"""
+"""The most GPUs a node may have (the schema's bound): 65 boxes a node in the picture."""
+
+
+def big_fleet(root: Path, pools: int, nodes: int, job: str, hardware: str = "cpu-node") -> Path:
+    """One cluster of `pools` pools of `nodes` nodes of `hardware` (by default the built-in cpu-node: 128 logical
+    CPUs; g64 is GPU64_HARDWARE), and `job`."""
     (root / "clusters").mkdir(parents=True)
     (root / "jobs").mkdir()
-    listed = "".join(f"  - name: p{i}\n    hardware: cpu-node\n    nodes: {nodes}\n" for i in range(pools))
+    if hardware == "g64":
+        (root / "hardware").mkdir()
+        (root / "hardware" / "g64.yaml").write_text(GPU64_HARDWARE, encoding="utf-8")
+    listed = "".join(f"  - name: p{i}\n    hardware: {hardware}\n    nodes: {nodes}\n" for i in range(pools))
     (root / "clusters" / "big.yaml").write_text(
         f'apiVersion: mpigen/v1alpha1\nkind: Cluster\nname: big\nkubernetesVersion: "1.32"\nnamespaces: [mpi]\n'
         f"nodePools:\n{listed}", encoding="utf-8")
@@ -207,3 +233,50 @@ def test_the_picture_of_20_pools_of_100000_nodes_draws_64_of_each_and_says_so(tm
         assert drawing.count('data-omitted-nodes="99936"') == 20 and drawing.count("data-node=") == 20 * 64
         assert "... and 99936 more nodes like these (nodes 64 to 99999), not drawn" in drawing
         assert "wide: 36 of its 100 workers on them" in drawing  # one a node (64 slots: a node's cores)
+
+
+def test_the_picture_of_1000_pools_of_64_gpu_nodes_stops_at_the_pages_budget_and_says_so(tmp_path):
+    # Every pool was within the 64 nodes drawn a pool, but the page had no bound: 200 pools of 64 nodes of 64 GPUs
+    # (an 8.6 KB cluster profile) drew a 175 MB page, 1,000 of them ended in a MemoryError.
+    root = big_fleet(tmp_path / "profiles", 1_000, 64, "workers: 1\ngpusPerWorker: 8\n", hardware="g64")
+    page, picture = tmp_path / "plan.html", tmp_path / "plan.svg"
+    bounded("plan", root, "--html", page, "--svg", picture)
+    html, svg = page.read_text(encoding="utf-8"), picture.read_text(encoding="utf-8")
+    assert len(html) < 3_000_000 and len(svg) < 3_000_000
+    # 8,192 boxes of 65 a node: pool p0 whole (64 nodes), p1 in part (62), the 998 pools after them one box.
+    assert ('<p data-omitted-nodes="63874" data-omitted-pools="998"><strong>Not every node is drawn:</strong>'
+            in html)
+    assert "The page draws at most 8192 boxes" in html
+    for drawing in (html, svg):
+        assert drawing.count("data-node=") == 64 + 62
+        assert drawing.count("<g data-gpu=") == (64 + 62) * 64
+        assert drawing.count('data-pool="') == 2
+        assert "... and 2 more nodes like these (nodes 62 to 63), not drawn" in drawing
+        assert '" data-omitted-nodes="63872" data-omitted-pools="998">' in drawing
+        assert "... and 998 more pool(s), 63872 nodes, not drawn: the page draws at most 8192 boxes" in drawing
+        assert "pools p2, p3, p4, p5, p6, p7, p8, p9 and 990 more" in drawing
+        assert 'data-rank="7"' in drawing and "wide (pool p0, 1 worker(s) x 8 GPU(s), 8 ranks): starts" in drawing
+
+
+def test_a_picture_of_a_file_name_with_control_characters_is_well_formed(profiles_copy, tmp_path):
+    # A job that can never run is named by its file in the legend: `\x01` and ESC once reached the SVG raw, and no
+    # XML parser read it.
+    root = profiles_copy({"jobs/pi\x01\x1bx.yaml": TRAIN_JOB + "totalGpus: 40\n"})
+    page, picture = tmp_path / "plan.html", tmp_path / "plan.svg"
+    done = run_mpigen("plan", root, "--html", page, "--svg", picture)
+    assert done.returncode == 0, done.stderr
+    legend = "".join(ElementTree.parse(picture).getroot().itertext())
+    assert "train (pool dgx, 0 ranks): can never run: " in legend and "pi\\x01\\x1bx.yaml:8:12" in legend
+    html, svg = page.read_text(encoding="utf-8"), picture.read_text(encoding="utf-8")
+    assert "pi\\x01\\x1bx.yaml:8:12" in html and not RAW_CONTROL.search(html) and not RAW_CONTROL.search(svg)
+
+
+def test_plan_and_explain_json_are_ascii_whatever_a_file_name_holds(profiles_copy):
+    # A right-to-left override and a CSI in C1 from a file name were printed raw.
+    name = "t\u202e\u009b.yaml"
+    root = profiles_copy({f"jobs/{name}": TRAIN_JOB + "workers: 1\n"})
+    for args in (("plan", root), ("explain", "train", "-p", root)):
+        done = run_mpigen(*args, "--output", "json")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.isascii() and "/jobs/t\\u202e\\u009b.yaml" in done.stdout
+        assert f"/jobs/{name}" in json.dumps(json.loads(done.stdout), ensure_ascii=False)

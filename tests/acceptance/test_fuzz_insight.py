@@ -1,10 +1,11 @@
 """Fuzzing `mpigen plan`, `mpigen explain` and the picture over the sizes of jobs and pools.
 
-Each example is a valid fleet of one cluster: one to three pools of the built-in dgx-1 or cpu-node hardware, of 1 to
-40 nodes (in one fleet in four, up to 100,000); no scheduler, Coscheduling, or Kueue with two queues of one cohort
-splitting every pool; one to 24 jobs of 1 to 40 workers (in one fleet in four, up to 5,000), GPU jobs of 1 to 8 GPUs
-a worker, CPU jobs asking 0.5 to 100 CPUs or nothing, some with 2,147,483,647 slots a worker, of two priority classes
-and two namespaces. For each it checks, in process:
+Each example is a valid fleet of one cluster: one to three pools of the built-in dgx-1 or cpu-node hardware or of g64
+(64 GPUs and 16 NICs, the most boxes a node has), of 1 to 40 nodes (in one fleet in four, up to 100,000), or in one
+fleet in four 4 to 300 pools of 1 to 40 nodes (so that the page's bound is reached); no scheduler, Coscheduling, or
+Kueue with two queues of one cohort splitting every pool; one to 24 jobs of 1 to 40 workers (in one fleet in four, up
+to 5,000), GPU jobs of 1 to 8 GPUs a worker, CPU jobs asking 0.5 to 100 CPUs or nothing, some with 2,147,483,647 slots
+a worker, of two priority classes and two namespaces. For each it checks, in process:
 
 - the placement: where every pool has at most 40 nodes and every job at most 40 workers, the whole plan (states,
   nodes, placements, what each job waits for) equals the plan made with the straightforward first fit and quota
@@ -13,9 +14,10 @@ and two namespaces. For each it checks, in process:
 - what a waiting job waits for: the first eight in admission order of the jobs before it that hold its pool's nodes
   or its queues' quota, and how many more, as a scan of all those jobs finds them;
 - the bounds: explain lists at most 128 ranks and says how many it left out, and its text and JSON stay within a
-  bound linear in the ranks it lists; the picture draws at most 64 nodes a pool and says what it left out, and its
-  HTML and SVG stay within a bound linear in the nodes it draws and the jobs; plan's text stays within a bound
-  linear in jobs, whatever the sizes.
+  bound linear in the ranks it lists; the picture draws at most 64 nodes a pool and at most 8,192 boxes (nodes,
+  GPUs, NICs) a page, every node where that bound allows, and says what it left out; its HTML and SVG stay within a
+  bound linear in the boxes it draws, the jobs and the pools; plan's text stays within a bound
+  linear in jobs and pools, whatever the sizes.
 
 CI runs a few examples (20) from a fixed seed; `make fuzz` runs MPIGEN_FUZZ_EXAMPLES / 4 from its seed.
 """
@@ -45,6 +47,14 @@ EXAMPLES = max(int(os.environ["MPIGEN_FUZZ_EXAMPLES"]) // 4, 20) if LONG else 20
 SEED = int(os.environ.get("MPIGEN_FUZZ_SEED") or 20_261_126)
 REFERENCE_LIMIT = 40
 """Pools of at most this many nodes and jobs of at most this many workers are also planned by the reference."""
+
+
+HARDWARE = ("dgx-1", "cpu-node", "g64")
+G64 = ("apiVersion: mpigen/v1alpha1\nkind: Hardware\nname: g64\ngpu: {count: 64, model: X, memoryGiB: 16}\n"
+       "cpu: {sockets: 2, coresPerSocket: 64}\nmemoryGiB: 2048\nnics:\n"
+       + "".join(f"  - {{name: n{i}, numaNode: {i // 8}, gpus: [{4 * i}, {4 * i + 1}, {4 * i + 2}, {4 * i + 3}]}}\n"
+                 for i in range(16)))
+"""The most GPUs a node may have, and a NIC for every four: 81 boxes a node in the picture."""
 
 
 @dataclass(frozen=True)
@@ -77,11 +87,14 @@ def fleets(draw: st.DrawFn) -> FleetSpec:
     nodes, workers = st.integers(1, REFERENCE_LIMIT), st.integers(1, REFERENCE_LIMIT)
     if draw(st.integers(0, 3)) == 0:
         nodes, workers = nodes | st.integers(REFERENCE_LIMIT + 1, 100_000), workers | st.integers(REFERENCE_LIMIT + 1, 5_000)
-    pools = tuple(Pool(draw(st.sampled_from(("dgx-1", "cpu-node"))), draw(nodes)) for _ in range(draw(st.integers(1, 3))))
+    many = draw(st.integers(0, 3)) == 0  # many pools of at most 40 nodes: the page's bound, not the pool's
+    count = draw(st.integers(4, 300) if many else st.integers(1, 3))
+    pool_nodes = st.integers(1, REFERENCE_LIMIT) if many else nodes
+    pools = tuple(Pool(draw(st.sampled_from(HARDWARE)), draw(pool_nodes)) for _ in range(count))
     jobs = []
     for _ in range(draw(st.integers(1, 24))):
         pool = draw(st.integers(0, len(pools) - 1))
-        gpu = pools[pool].hardware == "dgx-1" and draw(st.booleans())
+        gpu = pools[pool].hardware != "cpu-node" and draw(st.booleans())
         jobs.append(JobSpec(
             pool=pool, workers=draw(workers),
             gpus_per_worker=draw(st.sampled_from((1, 2, 4, 8))) if gpu else 0,
@@ -94,6 +107,8 @@ def fleets(draw: st.DrawFn) -> FleetSpec:
 def write(spec: FleetSpec, root: Path) -> Path:
     (root / "clusters").mkdir(parents=True)
     (root / "jobs").mkdir()
+    (root / "hardware").mkdir()
+    (root / "hardware" / "g64.yaml").write_text(G64, encoding="utf-8")
     text = ['apiVersion: mpigen/v1alpha1\nkind: Cluster\nname: fz\nkubernetesVersion: "1.32"\n'
             "namespaces: [team-a, team-b]\nnodePools:\n"]
     text += [f"  - name: p{i}\n    hardware: {pool.hardware}\n    nodes: {pool.nodes}\n"
@@ -123,6 +138,10 @@ def write(spec: FleetSpec, root: Path) -> Path:
             lines.append(f"scheduling: {{priorityClass: {job.priority}}}\n")
         (root / "jobs" / f"j{i:02d}.yaml").write_text("".join(lines), encoding="utf-8")
     return root
+
+
+BOXES_A_NODE = {"dgx-1": 1 + 8 + 4, "cpu-node": 1, "g64": 1 + 64 + 16}
+"""A node and its GPUs and NICs (the fuzzer's cluster has no rails)."""
 
 
 def holders_by_scan(result, plan: FleetPlan) -> dict[str, tuple[str, ...]]:
@@ -169,7 +188,7 @@ def test_plan_explain_and_picture_stay_exact_and_bounded(tmp_path_factory, monke
             held = scanned[job.name]
             assert (job.waits_for, job.waits_for_omitted) == (held[:bounds.NAMES_SHOWN],
                                                               max(len(held) - bounds.NAMES_SHOWN, 0))
-    assert len(plan_text(plan)) <= 4_000 + 1_500 * len(plan.jobs)
+    assert len(plan_text(plan)) <= 4_000 + 1_500 * len(plan.jobs) + 400 * len(spec.pools)
     json.loads(plan_json(plan))
 
     for job in result.fleet.jobs:
@@ -184,12 +203,18 @@ def test_plan_explain_and_picture_stay_exact_and_bounded(tmp_path_factory, monke
         data = json.loads(explain_json(explanation))
         assert len(data["ranks"]) == listed and len(json.dumps(data)) <= 16_000 + 400 * listed
 
-    drawn = sum(min(pool.nodes, bounds.NODES_DRAWN) for pool in spec.pools)
-    left = sum(max(pool.nodes - bounds.NODES_DRAWN, 0) for pool in spec.pools)
+    wanted = sum(min(pool.nodes, bounds.NODES_DRAWN) for pool in spec.pools)
+    boxes_wanted = sum(min(pool.nodes, bounds.NODES_DRAWN) * BOXES_A_NODE[pool.hardware] for pool in spec.pools)
+    event("the page's budget of boxes reached" if boxes_wanted > bounds.BOXES_DRAWN else "every pool drawn in full")
     for page in (fleet_html(result.fleet, plan), fleet_svg(result.fleet, plan)):
-        assert page.count("data-node=") == drawn
-        assert len(page) <= 10_000 + 6_000 * drawn + 1_500 * len(spec.jobs) + 2_000 * len(spec.pools)
-        assert sum(int(n) for n in re.findall(r'<g transform="[^"]*" data-omitted-nodes="([0-9]+)"', page)) == left
+        drawn = page.count("data-node=")
+        boxes = drawn + page.count("<g data-gpu=") + page.count("<g data-nic=")
+        assert boxes <= bounds.BOXES_DRAWN and drawn <= wanted
+        if boxes_wanted <= bounds.BOXES_DRAWN:
+            assert drawn == wanted
+        assert len(page) <= 10_000 + 6_000 * drawn + 500 * boxes + 1_500 * len(spec.jobs) + 2_000 * len(spec.pools)
+        left = sum(int(n) for n in re.findall(r'<g transform="[^"]*" data-omitted-nodes="([0-9]+)"', page))
+        assert drawn + left == sum(pool.nodes for pool in spec.pools)
 
 
 @pytest.mark.parametrize("nodes", [1, 7, 64, 65, 100_000])
