@@ -2,6 +2,9 @@
 
 - Object metadata and container names the API server accepts (`check_object_names`): a Pod `A_B..`, a container
   `C!`, a ConfigMap `../x` or a namespace `Kube System` is refused by `kubectl apply` and Argo CD alike.
+- No MPI job runs in a namespace of Kubernetes or a controller (`check_job_namespaces`): it could read their
+  Secrets. Other workloads there are the platform's own (device plugins run in kube-system), but one that reads a
+  Secret in a controller's namespace is worth a second look (a warning).
 - Names mpi-operator creates for an MPIJob (`<job>-config`, `-ssh`, `-launcher`, `-worker-<N>`, Service
   `<job>`), and Volcano's job plugins for a Volcano Job (`<job>-svc`, `<job>-ssh`, Service and NetworkPolicy
   `<job>`): another object taking one stops the job, so check says so first (`check_reserved_names`).
@@ -16,9 +19,11 @@ from dataclasses import dataclass
 from generator import names
 from generator.check.findings import CheckContext, Finding, RenderedObject, finding
 from generator.check.rules.goerrors import go_quote
-from generator.check.rules.pods import PodTemplate, is_trainjob, is_volcano_job, pod_templates
+from generator.check.rules.pods import PodTemplate, is_trainjob, is_volcano_job, pod_templates, runs_a_job, secret_reads
 from generator.check.rules.reading import Path, as_dict, metadata_name, path_of
+from generator.diagnostics import Severity
 from generator.vocabulary import kubernetes, mpi_operator, trainer, volcano_job
+from generator.vocabulary.reserved import SYSTEM_NAMESPACE_PREFIX, reserved_namespace_owner
 
 RULE_NAMES = "names"
 
@@ -263,4 +268,37 @@ def check_object_names(documents: list[RenderedObject], context: CheckContext | 
         for template in pod_templates(document):
             findings += _metadata_findings(document, template.metadata, template.path, True, True)
             findings += _container_findings(template)
+    return findings
+
+
+# --- namespaces of Kubernetes and the controllers ---------------------------------------------------------------
+
+
+def check_job_namespaces(documents: list[RenderedObject], context: CheckContext | None = None) -> list[Finding]:
+    """An MPI job (`runs_a_job`) in a namespace of Kubernetes or a controller (vocabulary/reserved.py) is an error, as
+    validate refuses such a job namespace in profiles. Another workload there is the platform's own business, but one
+    that reads a Secret in a controller's namespace (not Kubernetes') is a warning: unless it is the controller's own,
+    it reads the controller's credentials."""
+    context = context if context is not None else CheckContext()
+    findings: list[Finding] = []
+    for document in documents:
+        namespace = document.namespace
+        owner = reserved_namespace_owner(namespace) if namespace else None
+        if owner is None:
+            continue
+        where = path_of(("metadata", "namespace"))
+        if runs_a_job(document, context):
+            findings.append(finding(document, where, (
+                f"namespace {namespace} belongs to {owner}: a job there could read its Secrets by `secretKeyRef` and "
+                "runs beside its pods, under the Pod Security label its pods need; run the job in a namespace of its "
+                "own (mpigen refuses it as a job namespace)"), RULE_NAMES))
+            continue
+        if namespace.startswith(SYSTEM_NAMESPACE_PREFIX):
+            continue
+        read = sorted({name for template in pod_templates(document) for _, name in secret_reads(template)})
+        if read:
+            findings.append(finding(document, where, (
+                f"namespace {namespace} belongs to {owner}, and this {document.kind} reads Secret(s) "
+                f"{', '.join(read)} there: unless it is {owner}'s own, it reads the controller's credentials; run it in a "
+                "namespace of its own"), RULE_NAMES, Severity.WARNING))
     return findings
