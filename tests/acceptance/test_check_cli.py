@@ -165,11 +165,20 @@ metadata: {name: ../x, namespace: hpc}
 apiVersion: v1
 kind: ConfigMap
 metadata: {name: settings, namespace: Kube System}
+---
+apiVersion: v1
+kind: Pod
+metadata: {generateName: Train., namespace: hpc}
+spec:
+  volumes: [{name: Data, emptyDir: {}}]
+  containers:
+  - {name: c, image: "busybox:1.36", ports: [{containerPort: 22, name: SSH_PORT_OF_RANK}]}
 """
 
 
 def test_names_the_api_server_refuses_are_findings(tmp_path):
-    # The second red team's case: main passed all four; `kubectl apply` refuses each.
+    # The second red team's case: main passed all four; `kubectl apply` refuses each. And the review's: main passed
+    # a generateName, a volume name and a container port name that the API server refuses.
     (tmp_path / "objects.yaml").write_text(REFUSED_NAMES, encoding="utf-8")
     result = run_mpigen("check", "--no-helm", "--output", "json", tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
@@ -178,7 +187,11 @@ def test_names_the_api_server_refuses_are_findings(tmp_path):
     assert refused == [("Pod/A_B..", ".metadata.name", "metadata.name", "A_B.."),
                        ("Pod/A_B..", ".spec.containers[0].name", "spec.containers[0].name", "C!"),
                        ("ConfigMap/../x", ".metadata.name", "metadata.name", "../x"),
-                       ("ConfigMap/settings", ".metadata.namespace", "metadata.namespace", "Kube System")]
+                       ("ConfigMap/settings", ".metadata.namespace", "metadata.namespace", "Kube System"),
+                       ("Pod/?", ".metadata.generateName", "metadata.generateName", "Train."),
+                       ("Pod/?", ".spec.volumes[0].name", "spec.volumes[0].name", "Data"),
+                       *[("Pod/?", ".spec.containers[0].ports[0].name", "spec.containers[0].ports[0].name",
+                          "SSH_PORT_OF_RANK")] * 3]
 
 
 def test_a_hand_written_job_moving_its_pods_to_another_network_is_refused(tmp_path):

@@ -185,6 +185,69 @@ def test_each_problem_of_a_container_name_is_a_finding_of_its_own():
         f'spec.containers[0].name: Invalid value: "{long_name}": {LABEL}']
 
 
+PORT_CHARSET = "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)"
+PORT_LETTER = "must contain at least one letter (a-z)"
+
+
+@pytest.mark.parametrize(("kind", "api_version", "generate_name", "problems"), [
+    ("Pod", "v1", "train-", []),  # the random characters follow the '-'
+    ("Pod", "v1", "a-", []),
+    ("Service", "v1", "svc-", []),
+    ("Namespace", "v1", "team-", []),
+    ("Role", "rbac.authorization.k8s.io/v1", "system:x-", []),
+    ("Pod", "v1", "Train-", [SUBDOMAIN]),
+    ("Pod", "v1", "train.", [SUBDOMAIN]),  # only a trailing '-' is masked
+    ("Service", "v1", "1svc-", [DNS1035]),
+    ("Namespace", "v1", "a.b-", ["must not contain dots"]),
+    ("Pod", "v1", "a" * 254 + "-", ["must be no more than 253 characters"]),
+])
+def test_generate_name_is_judged_as_a_prefix_of_the_kinds_name(kind: str, api_version: str, generate_name: str,
+                                                                problems: list[str]) -> None:
+    """ValidateObjectMeta runs the kind's name function on generateName with prefix=true (maskTrailingDash)."""
+    document = obj(kind, "", "ml" if kind != "Namespace" else None, api_version)
+    del document.obj["metadata"]["name"]
+    document.obj["metadata"]["generateName"] = generate_name
+    assert shown(check_object_names([document])) == [
+        (".metadata.generateName", f'metadata.generateName: Invalid value: "{generate_name}": {problem}')
+        for problem in problems]
+
+
+def test_volume_names_are_labels_unique_in_the_pod() -> None:
+    """validateVolumes: each volume's name a DNS-1123 label, required, none twice."""
+    volumes = [{"name": "data", "emptyDir": {}}, {"name": "Data", "emptyDir": {}}, {"name": "data", "emptyDir": {}},
+               {"name": "", "emptyDir": {}}, {"name": "a.b", "emptyDir": {}}]
+    assert shown(check_object_names([pod(volumes=volumes)])) == [
+        (".spec.volumes[1].name", f'spec.volumes[1].name: Invalid value: "Data": {LABEL}'),
+        (".spec.volumes[2].name", 'spec.volumes[2].name: Duplicate value: "data"'),
+        (".spec.volumes[3].name", "spec.volumes[3].name: Required value"),
+        (".spec.volumes[4].name", 'spec.volumes[4].name: Invalid value: "a.b": must not contain dots')]
+
+
+@pytest.mark.parametrize(("name", "problems"), [
+    ("ssh", []), ("nccl-2", []), ("a" * 15, []), ("", []),  # a port needs no name
+    ("a" * 16, ["must be no more than 15 characters"]),
+    ("SSH", [PORT_CHARSET, PORT_LETTER]),
+    ("2222", [PORT_LETTER]),
+    ("a--b", ["must not contain consecutive hyphens"]),
+    ("-ssh", ["must not begin or end with a hyphen"]),
+    ("ssh_2", [PORT_CHARSET]),
+])
+def test_container_port_names_are_iana_service_names(name: str, problems: list[str]) -> None:
+    """validateContainerPorts: IsValidPortName, message for message."""
+    container = {"name": "c", "image": "i", "ports": [{"containerPort": 22, "name": name}]}
+    document = obj("Pod", "p", spec={"containers": [container]})
+    assert shown(check_object_names([document])) == [
+        (".spec.containers[0].ports[0].name", f'spec.containers[0].ports[0].name: Invalid value: "{name}": {problem}')
+        for problem in problems]
+
+
+def test_container_port_names_are_unique_in_their_container() -> None:
+    ports = [{"containerPort": 22, "name": "ssh"}, {"containerPort": 23, "name": "ssh"}]
+    containers = [{"name": "a", "ports": ports}, {"name": "b", "ports": ports[:1]}]
+    assert shown(check_object_names([obj("Pod", "p", spec={"containers": containers})])) == [
+        (".spec.containers[0].ports[1].name", 'spec.containers[0].ports[1].name: Duplicate value: "ssh"')]
+
+
 # --- namespaces of Kubernetes and the controllers (check_job_namespaces) ------------------------------------------
 
 ARGOCD_SECRET = {"name": "A", "valueFrom": {"secretKeyRef": {"name": "argocd-secret", "key": "admin.password"}}}
