@@ -9,7 +9,8 @@ Volcano's and Trainer's CRDs and examples), DOMAIN.md, Multus' pkg/k8sclient/k8s
 documentation (Calico's "restrict a pod to use an IP address in a specific range", for firewalls that tell workloads
 apart by pool), Kube-OVN's (a pod's fixed IP and MAC, `ovn.kubernetes.io/logical_switch`), Antrea's pkg/ipam
 (`AntreaIPAMAnnotationKey` `ipam.antrea.io/ippools`, `AntreaIPAMPodIPAnnotationKey` `ipam.antrea.io/pod-ips`),
-Spiderpool's (`ipam.spidernet.io/ippool`), the Tigera operator's install (`tigera-operator`, `calico-system`), and
+Spiderpool's (`ipam.spidernet.io/ippool`), the GPU operator's upgrade controller (`UpgradeSkipDrainLabelSelector`)
+and the network operator's drain selector, the Tigera operator's install (`tigera-operator`, `calico-system`), and
 kubernetes pkg/apis/scheduling (`SystemPriorityClassPrefix`).
 """
 
@@ -48,7 +49,10 @@ RESERVED_KEY_DOMAINS: dict[str, str] = {
                     "SecurityContextConstraints `openshift.io/required-scc` names",
     "nvidia.com": "NVIDIA's GPU operator, device plugin, GPU feature discovery, network operator and DRA driver set "
                   "and read it (`nvidia.com/gpu.deploy.*` and `nvidia.com/mig.config` steer the GPU operator, "
-                  "`network.nvidia.com/operator.mofed.wait` the network operator)",
+                  "`network.nvidia.com/operator.mofed.wait` the network operator), and on pods: the driver "
+                  "upgrades of the GPU and network operators leave a pod labelled "
+                  "`nvidia.com/gpu-driver-upgrade-drain.skip=true` (or `nvidia.com/ofed-driver-upgrade-drain.skip`) out "
+                  "of the node's drain",
     "kai.scheduler": "the KAI scheduler runs a workload in the queue `kai.scheduler/queue` names, gangs it by "
                      "`kai.scheduler/batch-min-member` and places it by `kai.scheduler/topology*`",
     "runai": "the KAI scheduler runs a workload in the queue `runai/queue` names (the older spelling of "
