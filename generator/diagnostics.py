@@ -4,13 +4,25 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
 NEVER_FITS = "never-fits"
 """A job that is sound but can never run where it is: more than its nodes or its queue can ever hold. `mpigen plan`
 reports such a job, with the rest of the fleet, instead of stopping at it."""
+
+
+NAMES_SHOWN = 8
+"""Names in one list of a message: the jobs a warning names, the jobs a waiting job waits for in `plan`."""
+
+
+def names_text(names: Sequence[str], omitted: int = 0, shown: int = NAMES_SHOWN) -> str:
+    """`a, b, c`; past `shown` names (or with `omitted` more not given), `a, b, c and 12 more`: a message grows with
+    what it shows, never with the fleet's size."""
+    more = omitted + max(len(names) - shown, 0)
+    listed = ", ".join(names[:shown])
+    return f"{listed} and {more} more" if more else listed
 
 
 class Severity(str, Enum):

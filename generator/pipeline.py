@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.catalogue import expand_hardware
-from generator.diagnostics import NEVER_FITS, Diagnostic, Severity, errors, sort_diagnostics
+from generator.diagnostics import NEVER_FITS, Diagnostic, Severity, errors, names_text, sort_diagnostics
 from generator.load import ProfileFile, load_paths
 from generator.manifests import raised_pod_security
 from generator.model import Fleet
@@ -65,13 +65,13 @@ def check_profiles(paths: Iterable[Path], set_aside_unfit: bool = False) -> Comp
 
 def raised_pod_security_warnings(fleet: Fleet, documents: list[ProfileFile]) -> list[Diagnostic]:
     """A warning at a cluster's `podSecurity` entry whose level its jobs raise (the infra chart labels the namespace
-    with what the jobs need), naming the jobs and the level used."""
+    with what the jobs need), naming the jobs (the first few: `names_text`) and the level used."""
     by_source = {document.source: document for document in documents}
     found = []
     for cluster in fleet.clusters:
         for raised in raised_pod_security(cluster, fleet.jobs_of(cluster)):
-            needs = ", ".join(f"job {name} needs {need.describe() if need.level == raised.level else need.level.label}"
-                              for name, need in raised.jobs)
+            needs = names_text([f"job {name} needs {need.describe() if need.level == raised.level else need.level.label}"
+                                for name, need in raised.jobs])
             found.append(Diagnostic(
                 by_source[cluster.source].location("podSecurity", raised.namespace),
                 f"`podSecurity` asks for {raised.asked.label} in namespace '{raised.namespace}', but {needs}: the "

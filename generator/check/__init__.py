@@ -253,8 +253,9 @@ def _rule_context(targets: Targets, options: CheckOptions, renderer: _Renderer, 
         named = clusters if document.chart else manifests
         if owner not in named and (cluster := _grouped(owner, options.clusters)):
             named[owner] = cluster
+    job_charts = frozenset(chart.display for chart in targets.charts if chart.is_job_chart)
     return CheckContext(extra=tuple(extra), node_shapes=node_shapes, chart_clusters=clusters,
-                        manifest_clusters=manifests)
+                        manifest_clusters=manifests, job_charts=job_charts)
 
 
 def _grouped(path: str, groups: tuple[tuple[str, Path], ...]) -> str:

@@ -49,6 +49,11 @@ class ChartInfo:
         return chartfiles.SOURCE in self.annotations
 
     @property
+    def is_job_chart(self) -> bool:
+        """A job chart mpigen compiled: its Chart.yaml names the job object (an infra chart's names none)."""
+        return self.compiled_by_mpigen and chartfiles.MPIJOB in self.annotations
+
+    @property
     def kubernetes_version(self) -> str | None:
         return self.annotations.get(chartfiles.KUBERNETES_VERSION)
 

@@ -82,7 +82,8 @@ class CheckContext:
 
     `extra` are documents from outside the render (for example NetworkAttachmentDefinitions already
     in the cluster, given as manifest files); `node_shapes` maps a chart folder to its pool's node,
-    `chart_clusters` to its cluster, `manifest_clusters` a manifest file to the cluster `--cluster` puts it in.
+    `chart_clusters` to its cluster, `manifest_clusters` a manifest file to the cluster `--cluster` puts it in, and
+    `job_charts` names the chart folders that are mpigen's job charts.
 
     Objects live in clusters: every rule that looks one object up for another looks only among those of the same
     cluster (`same_cluster`). A chart mpigen compiled is of the cluster its Chart.yaml records; a manifest file of the
@@ -96,6 +97,8 @@ class CheckContext:
     """Chart folder -> the cluster mpigen compiled it for: namespaces of one name in two clusters are two."""
     manifest_clusters: dict[str, str] = field(default_factory=dict)
     """Manifest file (as a document's `source` names it) -> its cluster, from `--cluster`."""
+    job_charts: frozenset[str] = frozenset()
+    """Chart folders of mpigen's job charts (their Chart.yaml names the job object): every pod they make is a job's."""
 
     def cluster_of(self, document: RenderedObject) -> str:
         """The cluster of a document; '' where its origin is unknown."""

@@ -5,10 +5,13 @@ and draw grows with what they show, never with a job's or a pool's size (a job m
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
-NAMES_SHOWN = 8
-"""Job names in one list: the jobs a waiting job waits for, the jobs of a pool in a note."""
+from generator.diagnostics import NAMES_SHOWN, names_text
+
+__all__ = ["NAMES_SHOWN", "NODES_DRAWN", "NODE_RANGES_SHOWN", "RANKS_SHOWN", "WORKERS_DRAWN", "head_and_tail",
+           "names_text", "numbers_text"]
+
 RANKS_SHOWN = 128
 """Ranks `explain` lists; past that, the first and the last RANKS_SHOWN // 2 of them."""
 NODES_DRAWN = 64
@@ -31,13 +34,6 @@ def head_and_tail(count: int, shown: int) -> tuple[range, range]:
         return range(count), range(count, count)
     half = shown // 2
     return range(half), range(count - half, count)
-
-
-def names_text(names: Sequence[str], omitted: int = 0, shown: int = NAMES_SHOWN) -> str:
-    """`a, b, c`; past `shown` names (or with `omitted` more not given), `a, b, c and 12 more`."""
-    more = omitted + max(len(names) - shown, 0)
-    listed = ", ".join(names[:shown])
-    return f"{listed} and {more} more" if more else listed
 
 
 def numbers_text(numbers: Iterable[int], shown: int = NODE_RANGES_SHOWN) -> str:

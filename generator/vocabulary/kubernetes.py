@@ -3,7 +3,7 @@ DNS-1035 labels, path segments), label keys and values, quantities, field paths.
 
 Sources (kubernetes/kubernetes, staging/src/k8s.io/apimachinery/): pkg/util/validation/validation.go
 @ 008b3652959ca58af8be3fb5b6ecfe9ae7638282 (IsDNS1123Label, IsDNS1123Subdomain, IsDNS1035Label, MaxLenError,
-RegexError), pkg/api/validate/content/kube.go @ 26c0309663d6df7426e5ce03835f15c34b1c7399 (IsLabelKey, the
+RegexError, IsValidPortName), pkg/api/validate/content/kube.go @ 26c0309663d6df7426e5ce03835f15c34b1c7399 (IsLabelKey, the
 "qualified name" of label and annotation keys, and IsLabelValue), content/path.go
 @ de741dc854090f5315798b2ad6c0407900de25d0 (IsPathSegmentName), pkg/api/resource/quantity.go (the quantity
 grammar) and the JSON paths kubectl and the API server print. Messages are theirs, word for word, so a finding
@@ -124,6 +124,25 @@ def label_value_problems(value: str) -> list[str]:
                              regex_error(_LABEL_VALUE_ERROR, LABEL_VALUE_FORMAT, "MyValue", "my_value", "12345"))
 
 
+PORT_NAME_MAX = 15
+_PORT_NAME_CHARSET = re.compile("[-a-z0-9]+")
+_PORT_NAME_LETTER = re.compile("[a-z]")
+
+
+def port_name_problems(value: str) -> list[str]:
+    """IsValidPortName (an IANA_SVC_NAME, RFC 6335): a container port's name, message for message."""
+    problems = [max_len_error(PORT_NAME_MAX)] if _go_len(value) > PORT_NAME_MAX else []
+    if not _PORT_NAME_CHARSET.fullmatch(value):
+        problems.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not _PORT_NAME_LETTER.search(value):
+        problems.append("must contain at least one letter (a-z)")
+    if "--" in value:
+        problems.append("must not contain consecutive hyphens")
+    if value.startswith("-") or value.endswith("-"):
+        problems.append("must not begin or end with a hyphen")
+    return problems
+
+
 # The quantity grammar the API server accepts (the OpenAPI pattern of io.k8s...resource.Quantity) ...
 QUANTITY_PATTERN = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+))?$"
 # ... the same grammar as controller-gen writes it into CRDs (the MPIJob's and the PodGroups' own) ...
@@ -223,7 +242,16 @@ def api_group(api_version: str) -> str:
     return api_version.rpartition("/")[0]
 
 
-def name_problems(api_version: str, kind: str, name: str) -> list[str]:
-    """What the API server says of `name` for an object of this kind (nothing: it takes the name)."""
-    problems = NAME_RULES.get((api_group(api_version), kind), dns1123_subdomain_problems)(name)
-    return problems or path_segment_problems(name)
+def mask_trailing_dash(name: str) -> str:
+    """apimachinery maskTrailingDash: a `generateName` is judged with its trailing '-' masked, as the random characters
+    follow it (its `len(name)-2` drops two characters, an upstream quirk kept so that the same names pass)."""
+    return name[:-2] + "a" if len(name) > 1 and name.endswith("-") else name
+
+
+def name_problems(api_version: str, kind: str, name: str, prefix: bool = False) -> list[str]:
+    """What the API server says of `name` for an object of this kind (nothing: it takes the name). With `prefix`,
+    of a `metadata.generateName` (ValidateObjectMeta's name function with prefix=true: a trailing '-' is allowed)."""
+    rule = NAME_RULES.get((api_group(api_version), kind), dns1123_subdomain_problems)
+    if prefix:
+        return rule(mask_trailing_dash(name)) if rule is not path_segment_problems else rule(name)
+    return rule(name) or path_segment_problems(name)

@@ -6,7 +6,12 @@ refuses them in profiles and `mpigen check` finds them in hand-written charts.
 Sources: ../shared/upstream (Multus' and the network operators' manifests, the KAI scheduler's docs, Kueue's,
 Volcano's and Trainer's CRDs and examples), DOMAIN.md, Multus' pkg/k8sclient/k8sclient.go (`defaultNetAnnot`,
 `tryLoadK8sPodDefaultNetwork`), the KAI scheduler's podgrouper (`runai/queue`), Calico's and Cilium's IPAM
-documentation, and kubernetes pkg/apis/scheduling (`SystemPriorityClassPrefix`).
+documentation (Calico's "restrict a pod to use an IP address in a specific range", for firewalls that tell workloads
+apart by pool), Kube-OVN's (a pod's fixed IP and MAC, `ovn.kubernetes.io/logical_switch`), Antrea's pkg/ipam
+(`AntreaIPAMAnnotationKey` `ipam.antrea.io/ippools`, `AntreaIPAMPodIPAnnotationKey` `ipam.antrea.io/pod-ips`),
+Spiderpool's (`ipam.spidernet.io/ippool`), the GPU operator's upgrade controller (`UpgradeSkipDrainLabelSelector`)
+and the network operator's drain selector, the Tigera operator's install (`tigera-operator`, `calico-system`), and
+kubernetes pkg/apis/scheduling (`SystemPriorityClassPrefix`).
 """
 
 from __future__ import annotations
@@ -44,7 +49,10 @@ RESERVED_KEY_DOMAINS: dict[str, str] = {
                     "SecurityContextConstraints `openshift.io/required-scc` names",
     "nvidia.com": "NVIDIA's GPU operator, device plugin, GPU feature discovery, network operator and DRA driver set "
                   "and read it (`nvidia.com/gpu.deploy.*` and `nvidia.com/mig.config` steer the GPU operator, "
-                  "`network.nvidia.com/operator.mofed.wait` the network operator)",
+                  "`network.nvidia.com/operator.mofed.wait` the network operator), and on pods: the driver "
+                  "upgrades of the GPU and network operators leave a pod labelled "
+                  "`nvidia.com/gpu-driver-upgrade-drain.skip=true` (or `nvidia.com/ofed-driver-upgrade-drain.skip`) out "
+                  "of the node's drain",
     "kai.scheduler": "the KAI scheduler runs a workload in the queue `kai.scheduler/queue` names, gangs it by "
                      "`kai.scheduler/batch-min-member` and places it by `kai.scheduler/topology*`",
     "runai": "the KAI scheduler runs a workload in the queue `runai/queue` names (the older spelling of "
@@ -52,6 +60,14 @@ RESERVED_KEY_DOMAINS: dict[str, str] = {
     "projectcalico.org": "Calico gives a pod the addresses `cni.projectcalico.org/ipAddrs` lists (and "
                          "`ipAddrsNoIpam`, past its IPAM), from the pools `cni.projectcalico.org/ipv4pools` lists",
     "cilium.io": "Cilium gives a pod an address from the pool `ipam.cilium.io/ip-pool` names",
+    "ovn.kubernetes.io": "Kube-OVN puts a pod on the subnet `ovn.kubernetes.io/logical_switch` names, at the address "
+                         "and MAC `ovn.kubernetes.io/ip_address` and `mac_address` give",
+    "k8s.ovn.org": "OVN-Kubernetes wires a pod as `k8s.ovn.org/pod-networks` says (its controller writes it) and "
+                   "attaches it to the user-defined networks `k8s.ovn.org/*` keys name",
+    "antrea.io": "Antrea gives a pod an address from the pools `ipam.antrea.io/ippools` names, or the addresses "
+                 "`ipam.antrea.io/pod-ips` lists",
+    "spidernet.io": "Spiderpool gives a pod addresses from the pools `ipam.spidernet.io/ippool` and `ippools` name "
+                    "(common on RDMA clusters, for the rails' secondary networks)",
     "mpigen": "mpigen writes its own there (`mpigen/privileged-reason`, `mpigen/host-path-reason`), which reviewers "
               "read as mpigen's",
 }
@@ -75,15 +91,35 @@ NETWORK_INSTRUCTIONS: dict[str, str] = {
                                 "and Services are on",
     "cni.projectcalico.org/ipAddrsNoIpam": "Calico gives the pod these addresses past its IPAM: the pod can take "
                                            "another workload's address",
+    **{key: f"{cni} gives the pod this fixed address, one that firewalls, NetworkPolicy ipBlocks or DNS may know as "
+            "another workload's, taken while that workload is away"
+       for cni, key in (("Calico", "cni.projectcalico.org/ipAddrs"), ("Kube-OVN", "ovn.kubernetes.io/ip_address"),
+                        ("Antrea", "ipam.antrea.io/pod-ips"))},
+    "ovn.kubernetes.io/mac_address": "Kube-OVN gives the pod this fixed MAC address: the pod can answer for another "
+                                     "workload's",
+    **{key: f"{cni} gives the pod an address from that {what} rather than its namespace's: one that firewalls and "
+            "NetworkPolicy ipBlocks let through for the workloads that own it"
+       for cni, what, key in (
+           ("Calico", "pool", "cni.projectcalico.org/ipv4pools"), ("Calico", "pool", "cni.projectcalico.org/ipv6pools"),
+           ("Cilium", "pool", "ipam.cilium.io/ip-pool"),
+           ("Kube-OVN", "subnet (logical switch, perhaps another tenant's)", "ovn.kubernetes.io/logical_switch"),
+           ("Antrea", "pool", "ipam.antrea.io/ippools"), ("Spiderpool", "pool", "ipam.spidernet.io/ippool"),
+           ("Spiderpool", "pool", "ipam.spidernet.io/ippools"))},
 }
-"""Pod annotations that change a pod's network from outside what its namespace owns, with what they do: `check`
-refuses them in hand-written charts (each key is in a reserved domain, so no profile can write one)."""
+"""Pod annotations that change a pod's network from outside what its namespace owns, with what they do: a fixed
+address (or MAC), or an address pool or subnet other than the one the cluster gives the namespace. `check` refuses
+them in hand-written charts (each key is in a reserved domain, so no profile can write one); a job chart attaches its
+networks by `k8s.v1.cni.cncf.io/networks` and takes whatever addresses their IPAM gives."""
 
 # --- namespaces ------------------------------------------------------------------------------------------------
 
 SYSTEM_NAMESPACE_PREFIX = "kube-"
 """Kubernetes' own namespaces (`kube-system`, `kube-public`, `kube-node-lease`): its system pods, Multus, the
-device plugins."""
+device plugins, and most CNIs (Calico's manifests, Cilium, Kube-OVN, Antrea and Spiderpool install there by default;
+Kube-OVN's early releases in `kube-ovn`, also under the prefix)."""
+OPENSHIFT_NAMESPACE_PREFIX = "openshift-"
+"""OpenShift's own namespaces (`openshift-*`: its operators, its OVN-Kubernetes, `openshift-sriov-network-operator`):
+OpenShift keeps the prefix for itself, as Kubernetes keeps `kube-`."""
 
 CONTROLLER_NAMESPACES: dict[str, str] = {
     "argocd": "Argo CD",
@@ -107,6 +143,9 @@ CONTROLLER_NAMESPACES: dict[str, str] = {
     "gpu-feature-discovery": "NVIDIA's GPU feature discovery",
     "nvidia-dra-driver-gpu": "NVIDIA's DRA driver",
     "node-feature-discovery": "node feature discovery (which the GPU and network operators deploy)",
+    "tigera-operator": "Calico's operator (Tigera)",
+    "calico-system": "Calico (as its operator installs it)",
+    "cert-manager": "cert-manager (its issuers' CA keys and the webhooks' certificates)",
 }
 """The namespaces the controllers around mpigen's jobs run in by default, and who runs there: their Secrets (Git and
 registry credentials, webhook certificates, `argocd-secret`) are there, and their pods need what a job
@@ -118,7 +157,9 @@ def reserved_namespace_owner(namespace: str) -> str | None:
     """Who `namespace` belongs to ("Kubernetes", "Argo CD", ...), or None for a namespace of one's own."""
     if namespace.startswith(SYSTEM_NAMESPACE_PREFIX):
         return "Kubernetes"
-    return CONTROLLER_NAMESPACES.get(namespace)
+    if namespace in CONTROLLER_NAMESPACES:
+        return CONTROLLER_NAMESPACES[namespace]
+    return "OpenShift" if namespace.startswith(OPENSHIFT_NAMESPACE_PREFIX) else None
 
 
 # --- priority classes ------------------------------------------------------------------------------------------

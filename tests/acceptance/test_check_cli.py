@@ -165,11 +165,20 @@ metadata: {name: ../x, namespace: hpc}
 apiVersion: v1
 kind: ConfigMap
 metadata: {name: settings, namespace: Kube System}
+---
+apiVersion: v1
+kind: Pod
+metadata: {generateName: Train., namespace: hpc}
+spec:
+  volumes: [{name: Data, emptyDir: {}}]
+  containers:
+  - {name: c, image: "busybox:1.36", ports: [{containerPort: 22, name: SSH_PORT_OF_RANK}]}
 """
 
 
 def test_names_the_api_server_refuses_are_findings(tmp_path):
-    # The second red team's case: main passed all four; `kubectl apply` refuses each.
+    # The second red team's case: main passed all four; `kubectl apply` refuses each. And the review's: main passed
+    # a generateName, a volume name and a container port name that the API server refuses.
     (tmp_path / "objects.yaml").write_text(REFUSED_NAMES, encoding="utf-8")
     result = run_mpigen("check", "--no-helm", "--output", "json", tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
@@ -178,7 +187,11 @@ def test_names_the_api_server_refuses_are_findings(tmp_path):
     assert refused == [("Pod/A_B..", ".metadata.name", "metadata.name", "A_B.."),
                        ("Pod/A_B..", ".spec.containers[0].name", "spec.containers[0].name", "C!"),
                        ("ConfigMap/../x", ".metadata.name", "metadata.name", "../x"),
-                       ("ConfigMap/settings", ".metadata.namespace", "metadata.namespace", "Kube System")]
+                       ("ConfigMap/settings", ".metadata.namespace", "metadata.namespace", "Kube System"),
+                       ("Pod/?", ".metadata.generateName", "metadata.generateName", "Train."),
+                       ("Pod/?", ".spec.volumes[0].name", "spec.volumes[0].name", "Data"),
+                       *[("Pod/?", ".spec.containers[0].ports[0].name", "spec.containers[0].ports[0].name",
+                          "SSH_PORT_OF_RANK")] * 3]
 
 
 def test_a_hand_written_job_moving_its_pods_to_another_network_is_refused(tmp_path):
@@ -211,6 +224,48 @@ def test_a_hand_written_job_moving_its_pods_to_another_network_is_refused(tmp_pa
                for line in lines), lines
     assert lines[-1].startswith("3 error(s)"), lines
     assert "Traceback" not in result.stderr
+
+
+CONTROLLER_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: reader, namespace: argocd}
+spec:
+  priorityClassName: system-cluster-critical
+  containers:
+  - name: c
+    image: busybox
+    env:
+    - name: ADMIN
+      valueFrom: {secretKeyRef: {name: argocd-secret, key: admin.password}}
+"""
+
+
+def test_a_hand_written_job_in_a_controllers_namespace_at_system_priority_is_refused(tmp_path):
+    """The second review's case: the same Pod as an MPIJob's worker is two errors (the namespace, the priority class);
+    as a plain Pod it may be Argo CD's own, so reading argocd-secret there is a warning; a device plugin's DaemonSet in
+    kube-system at system-node-critical is the platform's and passes."""
+    (tmp_path / "pod.yaml").write_text(CONTROLLER_POD, encoding="utf-8")
+    job = BROKEN_MPIJOB.replace("replicas: 2", "replicas: 1").replace("namespace: hpc", "namespace: argocd").replace(
+        "            k8s.v1.cni.cncf.io/networks: rail9\n        spec:\n",
+        "            k8s.v1.cni.cncf.io/networks: rail9\n        spec:\n"
+        "          priorityClassName: system-cluster-critical\n")
+    (tmp_path / "job.yaml").write_text(job + "---\n" + RAIL9_NAD.replace("hpc", "argocd"), encoding="utf-8")
+    (tmp_path / "plugin.yaml").write_text(
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: plugin, namespace: kube-system}\nspec:\n"
+        "  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n"
+        "      priorityClassName: system-node-critical\n      containers: [{name: c, image: busybox}]\n",
+        encoding="utf-8")
+    result = run_mpigen("check", "--no-helm", "--output", "json", tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    said = [(f["source"].rpartition("/")[2], f["object"], f["path"], f["severity"], f["message"].split(":")[0])
+            for f in json.loads(result.stdout)["findings"] if f["rule"] in ("names", "scheduling")]
+    assert said == [
+        ("job.yaml", "MPIJob/pi", ".metadata.namespace", "error", "namespace argocd belongs to Argo CD"),
+        ("pod.yaml", "Pod/reader", ".metadata.namespace", "warning",
+         "namespace argocd belongs to Argo CD, and this Pod reads Secret(s) argocd-secret there"),
+        ("job.yaml", "MPIJob/pi", ".spec.mpiReplicaSpecs.Worker.template.spec.priorityClassName", "error",
+         "priorityClassName system-cluster-critical")]
 
 
 def test_an_existing_nad_given_with_crds_satisfies_the_network_rule(tmp_path):

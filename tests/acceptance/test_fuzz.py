@@ -708,13 +708,15 @@ def long_string_cases(draw: st.DrawFn) -> Case:
 
 RESERVED_DOMAINS = ("kubernetes.io", "k8s.io", "x-k8s.io", "kubeflow.org", "volcano.sh", "helm.sh", "argoproj.io",
                     "fluxcd.io", "cncf.io", "multus-cni.io", "openshift.io", "nvidia.com", "kai.scheduler", "runai",
-                    "projectcalico.org", "cilium.io", "mpigen")
+                    "projectcalico.org", "cilium.io", "ovn.kubernetes.io", "k8s.ovn.org", "antrea.io", "spidernet.io",
+                    "mpigen")
 CONTROLLER_NAMESPACES = ("argocd", "flux-system", "kueue-system", "volcano-system", "volcano-monitoring",
                          "scheduler-plugins", "kai-scheduler", "kai-resource-reservation", "mpi-operator", "kubeflow",
                          "kubeflow-system", "sriov-network-operator", "openshift-sriov-network-operator",
                          "nvidia-network-operator", "network-operator", "gpu-operator", "nvidia-gpu-operator",
                          "nvidia-device-plugin", "gpu-feature-discovery", "nvidia-dra-driver-gpu", "node-feature-discovery",
-                         "kube-system", "kube-public", "kube-node-lease", "kube-flannel")
+                         "tigera-operator", "calico-system", "cert-manager", "kube-system", "kube-public",
+                         "kube-node-lease", "kube-flannel", "kube-ovn", "openshift-ovn-kubernetes", "openshift-monitoring")
 KEY_SPELLINGS = ("as-is", "subdomain", "upper", "capitalised", "trailing-dot", "look-alike", "space")
 LOOK_ALIKES = {"o": "\u043e", "e": "\u0435", "a": "\u0430", "i": "\u0456", "c": "\u0441", "p": "\u0440", "x": "\u0445"}
 CLUSTER_FILES = sorted(name for name in EXAMPLE_FILES if name.startswith("clusters/"))

@@ -92,7 +92,12 @@ NETWORK_PLANTS = [("v1.multus-cni.io/default-network", "kube-system/host-bridge"
                   ("v1.multus-cni.io/default-network", '[{"name": "host-bridge", "namespace": "kube-system"}]'),
                   ("k8s.v1.cni.cncf.io/networks", "kube-system/host-bridge"),
                   ("k8s.v1.cni.cncf.io/networks", '[{"name": "sriov-net", "namespace": "sriov-network-operator"}]'),
-                  ("cni.projectcalico.org/ipAddrsNoIpam", '["10.0.0.9"]')]
+                  ("cni.projectcalico.org/ipAddrsNoIpam", '["10.0.0.9"]'),
+                  ("cni.projectcalico.org/ipAddrs", '["10.0.0.9"]'), ("cni.projectcalico.org/ipv4pools", '["dmz"]'),
+                  ("ipam.cilium.io/ip-pool", "dmz"), ("ovn.kubernetes.io/logical_switch", "tenant-b"),
+                  ("ovn.kubernetes.io/ip_address", "10.16.0.15"), ("ovn.kubernetes.io/mac_address", "00:00:00:53:6b:b6"),
+                  ("ipam.antrea.io/ippools", "dmz"), ("ipam.antrea.io/pod-ips", "10.0.0.9"),
+                  ("ipam.spidernet.io/ippool", '{"ipv4": ["dmz"]}')]
 LONG_PIECES = ["[", "{", "a:", "&a ", "*a", '\\"', "'", "https://u:p@h/", "- ", "? ", "#", "\t", "é", "{{"]
 
 

@@ -53,3 +53,16 @@ def test_the_warning_comes_with_the_charts_labelled_as_it_says(profiles_copy):
     infra = next(chart for chart in result.charts if chart.directory == "dgx-lab/infra")
     (hpc,) = [m.obj for m in infra.manifests if m.obj["kind"] == "Namespace" and m.obj["metadata"]["name"] == "hpc"]
     assert hpc["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+
+
+def test_the_warning_names_the_first_jobs_and_counts_the_rest(profiles_copy):
+    """A cluster of many jobs that raise its level gets one warning of bounded length, not one name per job."""
+    jobs = {f"jobs/pi-{i:02}.yaml": PI.replace("name: pi\n", f"name: pi-{i:02}\n") + HOST_PATH for i in range(12)}
+    root = profiles_copy({"clusters/dgx-lab.yaml": DGX_LAB + "podSecurity:\n  hpc: baseline\n",
+                          "jobs/pi.yaml": PI + HOST_PATH, **jobs})
+    result = check_profiles([root])
+    assert result.ok
+    (warning,) = _warnings(result)
+    named = [f"job {name} needs privileged (hostPath volume data (/data))"
+             for name in ("pi", *(f"pi-{i:02}" for i in range(7)))]
+    assert f"but {', '.join(named)} and 5 more: the infra chart labels the namespace privileged" in warning, warning

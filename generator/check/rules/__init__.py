@@ -10,10 +10,11 @@ document: a broken document is the schema check's to report, the rules skip what
 - "capacity": the extended resources a worker requests fit one node of the pool its chart targets.
 - "resources": extended resources are whole numbers, with a limit, and requests equal to it.
 - "names": every object's name, namespace, labels and annotation keys and every container's name are what the
-  API server takes (`check_object_names`), and nothing beside a job takes a name its controller creates for it.
+  API server takes (`check_object_names`), nothing beside a job takes a name its controller creates for it, and no
+  job runs in a namespace of Kubernetes or a controller (`check_job_namespaces`).
 - "pod-security": no workload needs a higher Pod Security level than its namespace enforces.
-- "scheduling": a gang can complete (mpi-operator #608), and a Kueue job's LocalQueue exists and its
-  ClusterQueue covers what the job requests (scheduling.py).
+- "scheduling": a gang can complete (mpi-operator #608), a Kueue job's LocalQueue exists and its ClusterQueue
+  covers what the job requests, and no job runs at a `system-` priority class (scheduling.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from generator.check.findings import CheckContext, Finding, RenderedObject
 from generator.check.rules.capacity import RULE_CAPACITY, check_capacity
 from generator.check.rules.goerrors import go_json_string, go_quote
 from generator.check.rules.mpi_operator import RULE_MPI_OPERATOR, check_mpijob, check_mpijobs
-from generator.check.rules.names import RULE_NAMES, check_object_names, check_reserved_names
+from generator.check.rules.names import RULE_NAMES, check_job_namespaces, check_object_names, check_reserved_names
 from generator.check.rules.network import RULE_NETWORK, check_networks
 from generator.check.rules.pod_security import RULE_POD_SECURITY, check_pod_security, workload_pod_security
 from generator.check.rules.resources import RULE_RESOURCES, check_extended_resources
@@ -37,6 +38,7 @@ __all__ = [
     "Rule",
     "check_capacity",
     "check_extended_resources",
+    "check_job_namespaces",
     "check_mpijob",
     "check_networks",
     "check_object_names",
@@ -71,6 +73,7 @@ RULES: tuple[Rule, ...] = (
     Rule(RULE_RESOURCES, lambda documents, context: check_extended_resources(documents, context)),
     Rule(RULE_NAMES, lambda documents, context: check_object_names(documents, context)),
     Rule(RULE_NAMES, lambda documents, context: check_reserved_names(documents, context)),
+    Rule(RULE_NAMES, lambda documents, context: check_job_namespaces(documents, context)),
     Rule(RULE_POD_SECURITY, lambda documents, context: check_pod_security(documents, context)),
     Rule(RULE_SCHEDULING, lambda documents, context: check_scheduling(documents, context)),
 )

@@ -1,7 +1,11 @@
 """Names as the cluster takes them.
 
-- Object metadata and container names the API server accepts (`check_object_names`): a Pod `A_B..`, a container
+- Object metadata (`name`, `generateName`, `namespace`, label and annotation keys) and the names in pods
+  (containers, volumes, container ports) the API server accepts (`check_object_names`): a Pod `A_B..`, a container
   `C!`, a ConfigMap `../x` or a namespace `Kube System` is refused by `kubectl apply` and Argo CD alike.
+- No MPI job runs in a namespace of Kubernetes or a controller (`check_job_namespaces`): it could read their
+  Secrets. Other workloads there are the platform's own (device plugins run in kube-system), but one that reads a
+  Secret in a controller's namespace is worth a second look (a warning).
 - Names mpi-operator creates for an MPIJob (`<job>-config`, `-ssh`, `-launcher`, `-worker-<N>`, Service
   `<job>`), and Volcano's job plugins for a Volcano Job (`<job>-svc`, `<job>-ssh`, Service and NetworkPolicy
   `<job>`): another object taking one stops the job, so check says so first (`check_reserved_names`).
@@ -16,9 +20,11 @@ from dataclasses import dataclass
 from generator import names
 from generator.check.findings import CheckContext, Finding, RenderedObject, finding
 from generator.check.rules.goerrors import go_quote
-from generator.check.rules.pods import PodTemplate, is_trainjob, is_volcano_job, pod_templates
+from generator.check.rules.pods import PodTemplate, is_trainjob, is_volcano_job, pod_templates, runs_a_job, secret_reads
 from generator.check.rules.reading import Path, as_dict, metadata_name, path_of
+from generator.diagnostics import Severity
 from generator.vocabulary import kubernetes, mpi_operator, trainer, volcano_job
+from generator.vocabulary.reserved import SYSTEM_NAMESPACE_PREFIX, reserved_namespace_owner
 
 RULE_NAMES = "names"
 
@@ -207,6 +213,10 @@ def _metadata_findings(document: RenderedObject, metadata: dict[str, object], at
     if not in_template and isinstance(name, str) and name:
         for problem in kubernetes.name_problems(document.api_version, document.kind, name):
             report(("metadata", "name"), f"{where}.name", name, problem)
+    generate_name = metadata.get("generateName")
+    if not in_template and isinstance(generate_name, str) and generate_name:
+        for problem in kubernetes.name_problems(document.api_version, document.kind, generate_name, prefix=True):
+            report(("metadata", "generateName"), f"{where}.generateName", generate_name, problem)
     if not in_template and namespaced and isinstance(namespace, str) and namespace:
         for problem in kubernetes.dns1123_label_problems(namespace):
             report(("metadata", "namespace"), f"{where}.namespace", namespace, problem)
@@ -223,35 +233,58 @@ def _metadata_findings(document: RenderedObject, metadata: dict[str, object], at
     return findings
 
 
-def _container_findings(template: PodTemplate) -> list[Finding]:
-    """Each container's name a DNS-1123 label, none twice in the pod."""
+def _unique_name_findings(document: RenderedObject, named: list[tuple[Path, object]], required: bool,
+                          problems: Callable[[str], list[str]]) -> list[Finding]:
+    """Names of one list in a pod (`named`: where each name is, and the name), each as `problems` judges it and none
+    twice; an empty one is `Required value` where `required` (a container's, a volume's), else not judged (a port
+    needs no name)."""
     findings: list[Finding] = []
     seen: set[str] = set()
-    for key in _CONTAINER_LISTS:
-        items = template.spec.get(key)
-        for index, container in enumerate(items if isinstance(items, list) else []):
-            name = container.get("name") if isinstance(container, dict) else None
-            if not isinstance(name, str):
-                continue  # none, or not a string: the schema check's to report
-            parts = (*template.path, "spec", key, index, "name")
-            field = path_of(parts).lstrip(".")
-            if not name:
-                messages = [f"{field}: Required value"]
-            elif name in seen:
-                messages = [f"{field}: Duplicate value: {go_quote(name)}"]
-            else:
-                messages = [_invalid(field, name, problem) for problem in kubernetes.dns1123_label_problems(name)]
-            seen.add(name)
-            findings += [finding(template.document, path_of(parts), message + _refused_later(template.document),
-                                 RULE_NAMES) for message in messages]
+    for parts, name in named:
+        if not isinstance(name, str) or (not name and not required):
+            continue  # none, or not a string: the schema check's to report
+        field = path_of(parts).lstrip(".")
+        if not name:
+            messages = [f"{field}: Required value"]
+        elif name in seen:
+            messages = [f"{field}: Duplicate value: {go_quote(name)}"]
+        else:
+            messages = [_invalid(field, name, problem) for problem in problems(name)]
+        seen.add(name)
+        findings += [finding(document, path_of(parts), message + _refused_later(document), RULE_NAMES)
+                     for message in messages]
+    return findings
+
+
+def _items(spec: dict[str, object], key: str, at: Path) -> list[tuple[Path, dict[str, object]]]:
+    items = spec.get(key)
+    return [((*at, key, i), item) for i, item in enumerate(items if isinstance(items, list) else [])
+            if isinstance(item, dict)]
+
+
+def _container_findings(template: PodTemplate) -> list[Finding]:
+    """validatePodSpec's names: each container's a DNS-1123 label, none twice in the pod (validateContainerCommon);
+    each volume's a DNS-1123 label, none twice (validateVolumes); each container port's an IANA_SVC_NAME, none twice
+    in its container (validateContainerPorts)."""
+    document, at = template.document, (*template.path, "spec")
+    containers = [entry for key in _CONTAINER_LISTS for entry in _items(template.spec, key, at)]
+    findings = _unique_name_findings(document, [((*path, "name"), c.get("name")) for path, c in containers], True,
+                                     kubernetes.dns1123_label_problems)
+    findings += _unique_name_findings(document, [((*path, "name"), v.get("name"))
+                                                 for path, v in _items(template.spec, "volumes", at)], True,
+                                      kubernetes.dns1123_label_problems)
+    for path, container in containers:
+        findings += _unique_name_findings(document, [((*port_path, "name"), port.get("name"))
+                                                     for port_path, port in _items(container, "ports", path)], False,
+                                          kubernetes.port_name_problems)
     return findings
 
 
 def check_object_names(documents: list[RenderedObject], context: CheckContext | None = None) -> list[Finding]:
-    """Every object's name, namespace, label keys and values and annotation keys, and every container's name, as the
-    API server judges them on create (Kubernetes' own kinds by their own rules, custom resources' names as DNS-1123
-    subdomains); the metadata of the pod templates in workloads and jobs as the API server judges the pods made
-    from them."""
+    """Every object's name, generateName, namespace, label keys and values and annotation keys, and every container's,
+    volume's and container port's name, as the API server judges them on create (Kubernetes' own kinds by their own
+    rules, custom resources' names as DNS-1123 subdomains); the metadata of the pod templates in workloads and jobs as
+    the API server judges the pods made from them."""
     context = context if context is not None else CheckContext()
     scoped = _cluster_scoped([*documents, *context.extra])
     findings: list[Finding] = []
@@ -263,4 +296,37 @@ def check_object_names(documents: list[RenderedObject], context: CheckContext | 
         for template in pod_templates(document):
             findings += _metadata_findings(document, template.metadata, template.path, True, True)
             findings += _container_findings(template)
+    return findings
+
+
+# --- namespaces of Kubernetes and the controllers ---------------------------------------------------------------
+
+
+def check_job_namespaces(documents: list[RenderedObject], context: CheckContext | None = None) -> list[Finding]:
+    """An MPI job (`runs_a_job`) in a namespace of Kubernetes or a controller (vocabulary/reserved.py) is an error, as
+    validate refuses such a job namespace in profiles. Another workload there is the platform's own business, but one
+    that reads a Secret in a controller's namespace (not Kubernetes') is a warning: unless it is the controller's own,
+    it reads the controller's credentials."""
+    context = context if context is not None else CheckContext()
+    findings: list[Finding] = []
+    for document in documents:
+        namespace = document.namespace
+        owner = reserved_namespace_owner(namespace) if namespace else None
+        if owner is None:
+            continue
+        where = path_of(("metadata", "namespace"))
+        if runs_a_job(document, context):
+            findings.append(finding(document, where, (
+                f"namespace {namespace} belongs to {owner}: a job there could read its Secrets by `secretKeyRef` and "
+                "runs beside its pods, under the Pod Security label its pods need; run the job in a namespace of its "
+                "own (mpigen refuses it as a job namespace)"), RULE_NAMES))
+            continue
+        if namespace.startswith(SYSTEM_NAMESPACE_PREFIX):
+            continue
+        read = sorted({name for template in pod_templates(document) for _, name in secret_reads(template)})
+        if read:
+            findings.append(finding(document, where, (
+                f"namespace {namespace} belongs to {owner}, and this {document.kind} reads Secret(s) "
+                f"{', '.join(read)} there: unless it is {owner}'s own, it reads the controller's credentials; run it in a "
+                "namespace of its own"), RULE_NAMES, Severity.WARNING))
     return findings

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator import names
-from generator.check.findings import RenderedObject
+from generator.check.findings import CheckContext, RenderedObject
 from generator.check.rules.reading import Path, as_dict, as_int
 from generator.vocabulary import mpi_operator, trainer, volcano_job
 
@@ -73,6 +73,18 @@ def is_training_runtime(document: RenderedObject) -> bool:
     return document.kind == trainer.RUNTIME_KIND and document.api_version.split("/")[0] == trainer.GROUP
 
 
+def is_job_object(document: RenderedObject) -> bool:
+    """An MPI job as the controllers mpigen writes for know it: an MPIJob, a Volcano Job, a TrainJob, or the
+    TrainingRuntime that holds a TrainJob's pods."""
+    return document.kind == mpi_operator.KIND or is_volcano_job(document) or is_trainjob(document) or \
+        is_training_runtime(document)
+
+
+def runs_a_job(document: RenderedObject, context: CheckContext) -> bool:
+    """A document that makes an MPI job's pods: a job object, or any workload of one of mpigen's job charts."""
+    return is_job_object(document) or (document.chart in context.job_charts and bool(pod_templates(document)))
+
+
 def pod_templates(document: RenderedObject) -> list[PodTemplate]:
     """The pod templates of an MPIJob (per replica type), a Volcano Job (per task), a TrainingRuntime (per
     replicated job) or a built-in workload kind."""
@@ -112,6 +124,37 @@ def pod_templates(document: RenderedObject) -> list[PodTemplate]:
         templates.append(PodTemplate(document, role, parts, metadata if isinstance(metadata, dict) else {},
                                      spec if isinstance(spec, dict) else {}))
     return templates
+
+
+def secret_reads(template: PodTemplate) -> list[tuple[Path, str]]:
+    """The Secrets a pod reads, with where: by `secretKeyRef` and `envFrom.secretRef` in any container, and as a
+    volume (`secret`, or a `projected` volume's `secret` sources)."""
+    reads: list[tuple[Path, str]] = []
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for path, container in template._list(key):
+            env = container.get("env")
+            for i, variable in enumerate(env if isinstance(env, list) else []):
+                value_from = as_dict((as_dict(variable) or {}).get("valueFrom")) or {}
+                ref = as_dict(value_from.get("secretKeyRef"))
+                if ref and isinstance(ref.get("name"), str):
+                    reads.append(((*path, "env", i, "valueFrom", "secretKeyRef", "name"), ref["name"]))
+            sources = container.get("envFrom")
+            for i, source in enumerate(sources if isinstance(sources, list) else []):
+                ref = as_dict((as_dict(source) or {}).get("secretRef"))
+                if ref and isinstance(ref.get("name"), str):
+                    reads.append(((*path, "envFrom", i, "secretRef", "name"), ref["name"]))
+    volumes = template.spec.get("volumes")
+    for i, volume in enumerate(volumes if isinstance(volumes, list) else []):
+        where: Path = (*template.path, "spec", "volumes", i)
+        secret = as_dict((as_dict(volume) or {}).get("secret"))
+        if secret and isinstance(secret.get("secretName"), str):
+            reads.append(((*where, "secret", "secretName"), secret["secretName"]))
+        projected = (as_dict((as_dict(volume) or {}).get("projected")) or {}).get("sources")
+        for j, source in enumerate(projected if isinstance(projected, list) else []):
+            secret = as_dict((as_dict(source) or {}).get("secret"))
+            if secret and isinstance(secret.get("name"), str):
+                reads.append(((*where, "projected", "sources", j, "secret", "name"), secret["name"]))
+    return reads
 
 
 _QUANTITY = re.compile(r"^([0-9]+)(|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)$")

@@ -15,6 +15,19 @@ def path_of(parts: Iterable[str | int]) -> str:
     return json_path(parts, quote_keys=True)
 
 
+def values_under(obj: Any, key: str) -> Iterable[tuple[Path, Any]]:
+    """Every value of `key` in the mappings of an object, at any depth, with the path to it, in document order."""
+    stack: list[tuple[Path, Any]] = [((), obj)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            if key in node:
+                yield (*path, key), node[key]
+            stack += reversed([((*path, k), v) for k, v in node.items() if isinstance(k, str) and k != key])
+        elif isinstance(node, list):
+            stack += reversed([((*path, i), v) for i, v in enumerate(node)])
+
+
 def as_dict(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 

@@ -13,7 +13,9 @@ it, waits forever without an error.
   manifests of the same cluster), whose ClusterQueue, where known, covers every resource its pods request; it
   is created suspended, or a GitOps tool would start it without admission. Its priority-class label names a
   WorkloadPriorityClass, and a worker's podset topology annotation a level of a Topology.
-- No PriorityClass takes a `system-` name: the API server refuses it, and the built-in ones exist already.
+- No PriorityClass takes a `system-` name: the API server refuses it, and the built-in ones exist already. No MPI
+  job (`runs_a_job`) runs at one (a `priorityClassName` anywhere in it, an MPIJob's gang `priorityClass`): its pods
+  would rank above every workload and preempt them.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 from generator.check.findings import CheckContext, Finding, RenderedObject, finding
-from generator.check.rules.pods import is_trainjob, is_volcano_job, pod_requests, pod_templates
-from generator.check.rules.reading import as_dict, as_int, as_str, metadata_name, path_of
+from generator.check.rules.pods import is_trainjob, is_volcano_job, pod_requests, pod_templates, runs_a_job
+from generator.check.rules.reading import as_dict, as_int, as_str, metadata_name, path_of, values_under
 from generator.diagnostics import Severity
 from generator.vocabulary import mpi_operator, trainer
 from generator.vocabulary import scheduling as vocabulary
@@ -39,6 +41,7 @@ def check_scheduling(documents: list[RenderedObject], context: CheckContext) -> 
     for document in documents:
         spec = as_dict(document.obj.get("spec")) or {}
         findings += _check_priority_class_name(document)
+        findings += _check_job_priority(document, context) if runs_a_job(document, context) else []
         if is_volcano_job(document):
             findings += _check_volcano_job_gang(document, spec)
             findings += _check_volcano_queue(document, as_str(spec.get("queue")), ("spec", "queue"), known, context)
@@ -67,6 +70,18 @@ def _check_priority_class_name(document: RenderedObject) -> list[Finding]:
         return []
     return [finding(document, path_of(("metadata", "name")), (
         f"PriorityClass {name}: {SYSTEM_PRIORITY_CLASS_REASON}; name it otherwise"), RULE_SCHEDULING)]
+
+
+def _check_job_priority(document: RenderedObject, context: CheckContext) -> list[Finding]:
+    """A job at a `system-` priority class: every `priorityClassName` in it (its pod specs', a Volcano Job's own, a
+    TrainJob's overrides) and an MPIJob's gang `priorityClass`."""
+    found = list(values_under(document.obj, "priorityClassName"))
+    if document.kind == mpi_operator.KIND:
+        found += [(path, value) for path, value in values_under(document.obj, "priorityClass")
+                  if path[-2:-1] == ("schedulingPolicy",)]
+    return [finding(document, path_of(path), (
+        f"{path[-1]} {value}: {SYSTEM_PRIORITY_CLASS_REASON}; give the job a priority class of "
+        "its own"), RULE_SCHEDULING) for path, value in found if isinstance(value, str) and is_system_priority_class(value)]
 
 
 def _trainjob_runtime(document: RenderedObject, spec: dict[str, Any], known: _Known,

@@ -1,5 +1,5 @@
 """generator/check/rules/names.py, check_object_names: names, namespaces, labels and container names as the API server
-judges them.
+judges them; check_job_namespaces: no job in a namespace of Kubernetes or a controller.
 
 Expected messages are written out by hand from k8s.io/apimachinery (validation.go's IsDNS1123Subdomain,
 IsDNS1123Label, IsDNS1035Label, RegexError; content/kube.go's IsLabelKey and IsLabelValue; path.go's
@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from generator.check.findings import CheckContext, RenderedObject
-from generator.check.rules import check_object_names, run_rules
+from generator.check.rules import check_job_namespaces, check_object_names, run_rules
+from generator.diagnostics import Severity
 
 SUBDOMAIN = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
              "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
@@ -182,3 +183,138 @@ def test_each_problem_of_a_container_name_is_a_finding_of_its_own():
     assert [f.message for f in check_object_names([pod(containers=(long_name,))])] == [
         f'spec.containers[0].name: Invalid value: "{long_name}": must be no more than 63 characters',
         f'spec.containers[0].name: Invalid value: "{long_name}": {LABEL}']
+
+
+PORT_CHARSET = "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)"
+PORT_LETTER = "must contain at least one letter (a-z)"
+
+
+@pytest.mark.parametrize(("kind", "api_version", "generate_name", "problems"), [
+    ("Pod", "v1", "train-", []),  # the random characters follow the '-'
+    ("Pod", "v1", "a-", []),
+    ("Service", "v1", "svc-", []),
+    ("Namespace", "v1", "team-", []),
+    ("Role", "rbac.authorization.k8s.io/v1", "system:x-", []),
+    ("Pod", "v1", "Train-", [SUBDOMAIN]),
+    ("Pod", "v1", "train.", [SUBDOMAIN]),  # only a trailing '-' is masked
+    ("Service", "v1", "1svc-", [DNS1035]),
+    ("Namespace", "v1", "a.b-", ["must not contain dots"]),
+    ("Pod", "v1", "a" * 254 + "-", ["must be no more than 253 characters"]),
+])
+def test_generate_name_is_judged_as_a_prefix_of_the_kinds_name(kind: str, api_version: str, generate_name: str,
+                                                                problems: list[str]) -> None:
+    """ValidateObjectMeta runs the kind's name function on generateName with prefix=true (maskTrailingDash)."""
+    document = obj(kind, "", "ml" if kind != "Namespace" else None, api_version)
+    del document.obj["metadata"]["name"]
+    document.obj["metadata"]["generateName"] = generate_name
+    assert shown(check_object_names([document])) == [
+        (".metadata.generateName", f'metadata.generateName: Invalid value: "{generate_name}": {problem}')
+        for problem in problems]
+
+
+def test_volume_names_are_labels_unique_in_the_pod() -> None:
+    """validateVolumes: each volume's name a DNS-1123 label, required, none twice."""
+    volumes = [{"name": "data", "emptyDir": {}}, {"name": "Data", "emptyDir": {}}, {"name": "data", "emptyDir": {}},
+               {"name": "", "emptyDir": {}}, {"name": "a.b", "emptyDir": {}}]
+    assert shown(check_object_names([pod(volumes=volumes)])) == [
+        (".spec.volumes[1].name", f'spec.volumes[1].name: Invalid value: "Data": {LABEL}'),
+        (".spec.volumes[2].name", 'spec.volumes[2].name: Duplicate value: "data"'),
+        (".spec.volumes[3].name", "spec.volumes[3].name: Required value"),
+        (".spec.volumes[4].name", 'spec.volumes[4].name: Invalid value: "a.b": must not contain dots')]
+
+
+@pytest.mark.parametrize(("name", "problems"), [
+    ("ssh", []), ("nccl-2", []), ("a" * 15, []), ("", []),  # a port needs no name
+    ("a" * 16, ["must be no more than 15 characters"]),
+    ("SSH", [PORT_CHARSET, PORT_LETTER]),
+    ("2222", [PORT_LETTER]),
+    ("a--b", ["must not contain consecutive hyphens"]),
+    ("-ssh", ["must not begin or end with a hyphen"]),
+    ("ssh_2", [PORT_CHARSET]),
+])
+def test_container_port_names_are_iana_service_names(name: str, problems: list[str]) -> None:
+    """validateContainerPorts: IsValidPortName, message for message."""
+    container = {"name": "c", "image": "i", "ports": [{"containerPort": 22, "name": name}]}
+    document = obj("Pod", "p", spec={"containers": [container]})
+    assert shown(check_object_names([document])) == [
+        (".spec.containers[0].ports[0].name", f'spec.containers[0].ports[0].name: Invalid value: "{name}": {problem}')
+        for problem in problems]
+
+
+def test_container_port_names_are_unique_in_their_container() -> None:
+    ports = [{"containerPort": 22, "name": "ssh"}, {"containerPort": 23, "name": "ssh"}]
+    containers = [{"name": "a", "ports": ports}, {"name": "b", "ports": ports[:1]}]
+    assert shown(check_object_names([obj("Pod", "p", spec={"containers": containers})])) == [
+        (".spec.containers[0].ports[1].name", 'spec.containers[0].ports[1].name: Duplicate value: "ssh"')]
+
+
+# --- namespaces of Kubernetes and the controllers (check_job_namespaces) ------------------------------------------
+
+ARGOCD_SECRET = {"name": "A", "valueFrom": {"secretKeyRef": {"name": "argocd-secret", "key": "admin.password"}}}
+JOB_KINDS = {
+    "MPIJob": ("kubeflow.org/v2beta1", {"mpiReplicaSpecs": {"Worker": {"template": {"spec": {"containers": []}}}}}),
+    "Job": ("batch.volcano.sh/v1alpha1", {"tasks": [{"name": "w", "template": {"spec": {"containers": []}}}]}),
+    "TrainJob": ("trainer.kubeflow.org/v1alpha1", {"runtimeRef": {"name": "r", "kind": "TrainingRuntime"}}),
+    "TrainingRuntime": ("trainer.kubeflow.org/v1alpha1", {"template": {"spec": {"replicatedJobs": []}}}),
+}
+
+
+def namespace_findings(*documents: RenderedObject, job_charts: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:
+    findings = check_job_namespaces(list(documents), CheckContext(job_charts=frozenset(job_charts)))
+    return [(f.object, f.severity.value, f.message) for f in findings]
+
+
+def job_there(owner: str, namespace: str) -> str:
+    return (f"namespace {namespace} belongs to {owner}: a job there could read its Secrets by `secretKeyRef` and runs "
+            "beside its pods, under the Pod Security label its pods need; run the job in a namespace of its own "
+            "(mpigen refuses it as a job namespace)")
+
+
+@pytest.mark.parametrize("kind", sorted(JOB_KINDS))
+@pytest.mark.parametrize(("namespace", "owner"), [("argocd", "Argo CD"), ("kube-system", "Kubernetes"),
+                                                  ("kueue-system", "Kueue"), ("mpi-operator", "mpi-operator")])
+def test_a_job_in_a_namespace_of_kubernetes_or_a_controller_is_an_error(kind: str, namespace: str, owner: str) -> None:
+    """The second review's case: validate refuses these job namespaces in profiles, check let hand-written jobs in."""
+    api_version, spec = JOB_KINDS[kind]
+    assert namespace_findings(obj(kind, "j", namespace, api_version, spec=spec)) == [
+        (f"{kind}/j", "error", job_there(owner, namespace))]
+
+
+def test_any_workload_of_an_mpigen_job_chart_is_a_job() -> None:
+    """A Pod or a batch Job added to a job chart makes a job's pods, whatever its kind."""
+    added = [RenderedObject("c/templates/x.yaml", {"apiVersion": api, "kind": kind, "metadata": {
+        "name": "x", "namespace": "argocd"}, "spec": spec}, "c")
+        for api, kind, spec in (("v1", "Pod", {"containers": [{"name": "c"}]}),
+                                ("batch/v1", "Job", {"template": {"spec": {"containers": [{"name": "c"}]}}}))]
+    assert namespace_findings(*added, job_charts=("c",)) == [
+        ("Pod/x", "error", job_there("Argo CD", "argocd")), ("Job/x", "error", job_there("Argo CD", "argocd"))]
+    assert namespace_findings(*added) == []  # not a job chart: the platform's own workloads
+    config = RenderedObject("c/templates/h.yaml", {"apiVersion": "v1", "kind": "ConfigMap",
+                                                   "metadata": {"name": "h", "namespace": "argocd"}}, "c")
+    assert namespace_findings(config, job_charts=("c",)) == []  # makes no pod
+
+
+@pytest.mark.parametrize("namespace", ["kube-system", "argocd", "gpu-operator"])
+def test_the_platforms_own_workloads_there_pass(namespace: str) -> None:
+    """A device plugin runs in kube-system at system-node-critical; the operators' own pods in theirs."""
+    daemonset = obj("DaemonSet", "plugin", namespace, "apps/v1", spec={"template": {"spec": {
+        "priorityClassName": "system-node-critical", "containers": [{"name": "c", "image": "i"}]}}})
+    assert namespace_findings(daemonset, pod("p", namespace)) == []
+
+
+def test_a_workload_reading_a_secret_in_a_controllers_namespace_is_a_warning() -> None:
+    """Unless it is the controller's own, it reads the controller's credentials: by secretKeyRef, envFrom or a volume.
+    In Kubernetes' own namespaces the platform's pods read Secrets of their own: no finding."""
+    reading = pod("p", "argocd")
+    reading.obj["spec"] = {"containers": [{"name": "c", "env": [ARGOCD_SECRET], "envFrom": [{"secretRef": {
+        "name": "argocd-notifications-secret"}}]}], "volumes": [
+        {"name": "v", "secret": {"secretName": "argocd-repo-creds"}},
+        {"name": "w", "projected": {"sources": [{"secret": {"name": "argocd-secret"}}]}}]}
+    assert namespace_findings(reading) == [("Pod/p", Severity.WARNING.value, (
+        "namespace argocd belongs to Argo CD, and this Pod reads Secret(s) argocd-notifications-secret, "
+        "argocd-repo-creds, argocd-secret there: unless it is Argo CD's own, it reads the controller's credentials; "
+        "run it in a namespace of its own"))]
+    reading.obj["metadata"]["namespace"] = "kube-system"
+    assert namespace_findings(reading) == []
+    reading.obj["metadata"]["namespace"] = "ml"
+    assert namespace_findings(reading) == []

@@ -7,6 +7,7 @@ validation.go and k8s.io/apimachinery's field errors), never copied from the rul
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -474,6 +475,35 @@ def test_calicos_addresses_past_its_ipam_are_refused():
         f'{WORKER_ANNOTATIONS}["{key}"]', f'{key} is "[\\"10.0.0.1\\"]": Calico gives the pod these addresses past '
         "its IPAM: the pod can take another workload's address; remove it (a job's pods attach their networks in "
         "k8s.v1.cni.cncf.io/networks)")]
+
+
+FIXED = ("gives the pod this fixed address, one that firewalls, NetworkPolicy ipBlocks or DNS may know as another "
+         "workload's, taken while that workload is away")
+POOL = ("rather than its namespace's: one that firewalls and NetworkPolicy ipBlocks let through for the workloads that "
+        "own it")
+
+
+@pytest.mark.parametrize(("key", "value", "what"), [
+    ("cni.projectcalico.org/ipAddrs", '["10.0.0.9"]', f"Calico {FIXED}"),
+    ("ovn.kubernetes.io/ip_address", "10.16.0.15", f"Kube-OVN {FIXED}"),
+    ("ipam.antrea.io/pod-ips", "10.0.0.9", f"Antrea {FIXED}"),
+    ("ovn.kubernetes.io/mac_address", "00:00:00:53:6b:b6",
+     "Kube-OVN gives the pod this fixed MAC address: the pod can answer for another workload's"),
+    ("cni.projectcalico.org/ipv4pools", '["dmz"]', f"Calico gives the pod an address from that pool {POOL}"),
+    ("cni.projectcalico.org/ipv6pools", '["dmz6"]', f"Calico gives the pod an address from that pool {POOL}"),
+    ("ipam.cilium.io/ip-pool", "dmz", f"Cilium gives the pod an address from that pool {POOL}"),
+    ("ovn.kubernetes.io/logical_switch", "tenant-b", "Kube-OVN gives the pod an address from that subnet (logical "
+     f"switch, perhaps another tenant's) {POOL}"),
+    ("ipam.antrea.io/ippools", "dmz", f"Antrea gives the pod an address from that pool {POOL}"),
+    ("ipam.spidernet.io/ippool", '{"ipv4": ["dmz"]}', f"Spiderpool gives the pod an address from that pool {POOL}"),
+    ("ipam.spidernet.io/ippools", '[{"ipv4": ["dmz"]}]', f"Spiderpool gives the pod an address from that pool {POOL}"),
+])
+def test_a_fixed_address_or_another_pool_is_refused(key: str, value: str, what: str) -> None:
+    """The review's keys: the address-choosing annotations of Calico, Cilium, Kube-OVN, Antrea and Spiderpool."""
+    document = job(lambda o: worker_pod(o).update(metadata={"annotations": {key: value}}))
+    assert as_tuples(check_networks([document], CheckContext())) == [(
+        f'{WORKER_ANNOTATIONS}["{key}"]', f"{key} is {json.dumps(value)}: {what}; remove it (a job's pods attach their "
+        "networks in k8s.v1.cni.cncf.io/networks)")]
 
 
 def _with_default_network(kind: str) -> RenderedObject:

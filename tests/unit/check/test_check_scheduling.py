@@ -219,3 +219,38 @@ def test_a_system_priority_class_is_refused(name: str, value: int) -> None:
                                   "metadata": {"name": "system-x"}, "value": 1}])
 def test_other_priority_classes_pass(obj: dict[str, Any]) -> None:
     assert check(obj) == []
+
+
+SYSTEM_REASON = ("Kubernetes keeps priority class names starting with `system-` for its built-in classes "
+                 "(system-cluster-critical and system-node-critical, which every cluster has and which rank above "
+                 "every workload): the API server refuses any other PriorityClass so named, and pods of a built-in "
+                 "class run above every workload and preempt it; give the job a priority class of its own")
+
+
+def test_a_job_at_a_system_priority_class_is_refused() -> None:
+    """The second review's case: a hand-written job's pods at system-cluster-critical rank above every workload. Every
+    pod spec's priorityClassName, a Volcano Job's own and an MPIJob's gang priorityClass are judged."""
+    job = mpijob(min_available=2)
+    job["spec"]["runPolicy"]["schedulingPolicy"]["priorityClass"] = "system-node-critical"
+    job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["priorityClassName"] = "system-cluster-critical"
+    job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["priorityClassName"] = "training-high"
+    vcjob = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "v", "namespace": "a"},
+             "spec": {"priorityClassName": "system-node-critical", "tasks": [
+                 {"name": "w", "replicas": 1, "template": {"spec": {"priorityClassName": "system-x"}}}]}}
+    assert said(check(job, vcjob)) == [
+        (".spec.mpiReplicaSpecs.Worker.template.spec.priorityClassName",
+         f"priorityClassName system-cluster-critical: {SYSTEM_REASON}"),
+        (".spec.runPolicy.schedulingPolicy.priorityClass", f"priorityClass system-node-critical: {SYSTEM_REASON}"),
+        (".spec.priorityClassName", f"priorityClassName system-node-critical: {SYSTEM_REASON}"),
+        (".spec.tasks[0].template.spec.priorityClassName", f"priorityClassName system-x: {SYSTEM_REASON}")]
+
+
+def test_a_system_priority_class_is_judged_in_a_job_chart_only() -> None:
+    """A device plugin's DaemonSet runs at system-node-critical by design; the same workload in one of mpigen's job
+    charts is a job's."""
+    daemonset = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "plugin", "namespace": "kube-system"},
+                 "spec": {"template": {"spec": {"priorityClassName": "system-node-critical", "containers": []}}}}
+    assert check(daemonset) == []
+    document = RenderedObject("c/templates/d.yaml", daemonset, "c")
+    assert said(check_scheduling([document], CheckContext(job_charts=frozenset({"c"})))) == [
+        (".spec.template.spec.priorityClassName", f"priorityClassName system-node-critical: {SYSTEM_REASON}")]

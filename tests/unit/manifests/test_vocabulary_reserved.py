@@ -16,12 +16,12 @@ from generator.vocabulary.multus import DEFAULT_NETWORK_ANNOTATION
 # Written out by hand from the upstream sources the module cites.
 DOMAINS = ("kubernetes.io", "k8s.io", "x-k8s.io", "kubeflow.org", "volcano.sh", "helm.sh", "argoproj.io", "fluxcd.io",
            "cncf.io", "multus-cni.io", "openshift.io", "nvidia.com", "kai.scheduler", "runai", "projectcalico.org",
-           "cilium.io", "mpigen")
+           "cilium.io", "ovn.kubernetes.io", "k8s.ovn.org", "antrea.io", "spidernet.io", "mpigen")
 NAMESPACES = ("argocd", "flux-system", "kueue-system", "volcano-system", "volcano-monitoring", "scheduler-plugins",
               "kai-scheduler", "kai-resource-reservation", "mpi-operator", "kubeflow", "kubeflow-system",
               "sriov-network-operator", "openshift-sriov-network-operator", "nvidia-network-operator", "network-operator",
               "gpu-operator", "nvidia-gpu-operator", "nvidia-device-plugin", "gpu-feature-discovery",
-              "nvidia-dra-driver-gpu", "node-feature-discovery")
+              "nvidia-dra-driver-gpu", "node-feature-discovery", "tigera-operator", "calico-system", "cert-manager")
 
 
 def _schema(kind: str) -> dict:
@@ -43,6 +43,8 @@ def test_the_reserved_domains_are_the_ones_written_here_each_with_its_reason():
     ("network.nvidia.com/operator.mofed.wait", "nvidia.com"), ("resource.nvidia.com/x", "nvidia.com"),
     ("runai/queue", "runai"), ("kai.scheduler/queue", "kai.scheduler"), ("mpigen/privileged-reason", "mpigen"),
     ("cni.projectcalico.org/ipAddrsNoIpam", "projectcalico.org"), ("ipam.cilium.io/ip-pool", "cilium.io"),
+    ("ovn.kubernetes.io/logical_switch", "ovn.kubernetes.io"), ("k8s.ovn.org/pod-networks", "k8s.ovn.org"),
+    ("ipam.antrea.io/ippools", "antrea.io"), ("ipam.spidernet.io/ippool", "spidernet.io"),
     # Look-alikes that are domains of their own: not reserved.
     ("team", None), ("example.com/team", None), ("notkubernetes.io/x", None), ("kubernetes.io.example.com/x", None),
     ("nvidia.company/x", None), ("runai.example.com/queue", None), ("my-runai/queue", None), ("k8s.io-x/y", None),
@@ -67,7 +69,11 @@ def test_the_job_schema_names_every_reserved_domain_for_labels_and_annotations()
 def test_every_network_instruction_is_in_a_reserved_domain():
     """So no profile can write one, and `check` refusing them never refuses a chart mpigen compiled."""
     assert DEFAULT_NETWORK_ANNOTATION == "v1.multus-cni.io/default-network"
-    assert set(reserved.NETWORK_INSTRUCTIONS) == {DEFAULT_NETWORK_ANNOTATION, "cni.projectcalico.org/ipAddrsNoIpam"}
+    assert set(reserved.NETWORK_INSTRUCTIONS) == {
+        DEFAULT_NETWORK_ANNOTATION, "cni.projectcalico.org/ipAddrsNoIpam", "cni.projectcalico.org/ipAddrs",
+        "cni.projectcalico.org/ipv4pools", "cni.projectcalico.org/ipv6pools", "ipam.cilium.io/ip-pool",
+        "ovn.kubernetes.io/logical_switch", "ovn.kubernetes.io/ip_address", "ovn.kubernetes.io/mac_address",
+        "ipam.antrea.io/ippools", "ipam.antrea.io/pod-ips", "ipam.spidernet.io/ippool", "ipam.spidernet.io/ippools"}
     assert all(reserved.reserved_key_domain(key) for key in reserved.NETWORK_INSTRUCTIONS)
 
 
@@ -93,6 +99,11 @@ def test_upstream_installs_use_the_namespaces_listed(upstream: Path):
 @pytest.mark.parametrize(("namespace", "owner"), [
     ("kube-system", "Kubernetes"), ("kube-node-lease", "Kubernetes"), ("argocd", "Argo CD"),
     ("gpu-operator", "NVIDIA's GPU operator"), ("default", None), ("ml-training", None), ("argocd-jobs", None),
+    ("openshift-ovn-kubernetes", "OpenShift"), ("openshift-monitoring", "OpenShift"),
+    ("openshift-sriov-network-operator", "the SR-IOV network operator (on OpenShift)"), ("openshift", None),
+    ("my-openshift-jobs", None), ("calico-system", "Calico (as its operator installs it)"),
+    ("tigera-operator", "Calico's operator (Tigera)"), ("kube-ovn", "Kubernetes"),
+    ("cert-manager", "cert-manager (its issuers' CA keys and the webhooks' certificates)"),
 ])
 def test_who_a_namespace_belongs_to(namespace, owner):
     assert reserved.reserved_namespace_owner(namespace) == owner

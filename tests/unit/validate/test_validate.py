@@ -1226,6 +1226,8 @@ CONTROLLER_NAMESPACES = {
     "nvidia-device-plugin": "NVIDIA's device plugin", "gpu-feature-discovery": "NVIDIA's GPU feature discovery",
     "nvidia-dra-driver-gpu": "NVIDIA's DRA driver",
     "node-feature-discovery": "node feature discovery (which the GPU and network operators deploy)",
+    "tigera-operator": "Calico's operator (Tigera)", "calico-system": "Calico (as its operator installs it)",
+    "cert-manager": "cert-manager (its issuers' CA keys and the webhooks' certificates)",
 }
 CONTROLLERS_WHY = ("a job there could read the controller's Secrets by `secretKeyRef`, and the infra chart would create "
                    "it and set its Pod Security label for the jobs, which its own pods may not pass")

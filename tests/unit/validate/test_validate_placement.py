@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from conftest import PROFILES, expect
 
-from generator.vocabulary.reserved import RESERVED_KEY_DOMAINS
+from generator.vocabulary.reserved import RESERVED_KEY_DOMAINS, reserved_key_domain
 
 DGX_LAB = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
 DGX_POD = (PROFILES / "clusters" / "dgx-pod.yaml").read_text(encoding="utf-8")
@@ -109,14 +109,16 @@ def test_multus_default_network_annotation_is_refused_with_why(diagnose):
 # Every reserved domain, written out (generator/vocabulary/reserved.py lists them with their reasons).
 RESERVED_DOMAINS = ("kubernetes.io", "k8s.io", "x-k8s.io", "kubeflow.org", "volcano.sh", "helm.sh", "argoproj.io",
                     "fluxcd.io", "cncf.io", "multus-cni.io", "openshift.io", "nvidia.com", "kai.scheduler", "runai",
-                    "projectcalico.org", "cilium.io", "mpigen")
+                    "projectcalico.org", "cilium.io", "ovn.kubernetes.io", "k8s.ovn.org", "antrea.io", "spidernet.io",
+                    "mpigen")
 
 
 @pytest.mark.parametrize("domain", RESERVED_DOMAINS)
 def test_every_reserved_domain_and_its_subdomains_are_refused_with_its_reason(diagnose, domain):
     """As a label key and, under a subdomain, as an annotation key; a domain of one's own that merely ends like it
-    (`my-<domain>`) passes."""
-    added = f"labels: {{{domain}/a: x, my-{domain}/b: y}}\nannotations: {{v2.{domain}/c: z, team: t}}\n"
+    (`my-<domain>`, or `<domain>.example` where that is a subdomain of a reserved domain too) passes."""
+    own = f"my-{domain}" if reserved_key_domain(f"my-{domain}/b") is None else f"{domain}.example"
+    added = f"labels: {{{domain}/a: x, {own}/b: y}}\nannotations: {{v2.{domain}/c: z, team: t}}\n"
     outcome = diagnose({"jobs/resnet50-dgx.yaml": RESNET + added})
     reason = RESERVED_KEY_DOMAINS[domain]
     expect(outcome,
