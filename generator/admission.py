@@ -14,7 +14,7 @@ from typing import Any
 
 from generator import defaults, derive, names
 from generator.vocabulary import mpi_operator
-from generator.vocabulary.kubernetes import quantity
+from generator.vocabulary.kubernetes import exact, quantity
 
 NONE = "none"
 VOLCANO = "volcano"
@@ -162,6 +162,7 @@ def min_available_limit(worker_count: int, launcher_creation_policy: str) -> int
     return worker_count + launcher_in_gang(launcher_creation_policy)
 
 
+@exact
 def worker_demand(job: dict[str, Any], offer: NodeOffer, gpus_per_worker: int, worker_count: int,
                   rail_resources: list[str]) -> dict[str, Decimal]:
     """What a job's workers ask of their pool together, in the units of `node_offer`: GPUs, one device of each
@@ -183,7 +184,9 @@ def launcher_demand(job: dict[str, Any]) -> dict[str, Decimal]:
     return cpu_memory(given if given is not None else {CPU: defaults.LAUNCHER_CPU, MEMORY: defaults.LAUNCHER_MEMORY})
 
 
+@exact
 def cpu_memory(resources: dict[str, str]) -> dict[str, Decimal]:
+    """CPUs and GiB of memory, exactly (a byte is 2^-30 GiB: 30 decimal places)."""
     amounts = {}
     if CPU in resources:
         amounts[CPU] = quantity(resources[CPU])

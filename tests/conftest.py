@@ -31,6 +31,7 @@ from generator.manifests.node_placement import launcher_pool
 from generator.model import Scheduler
 from generator.pipeline import CompileResult, compile_profiles
 from generator.validate import validate
+from generator.vocabulary import kubernetes
 from generator.write import CACHE_DIR
 
 REPO = Path(__file__).resolve().parent.parent
@@ -307,7 +308,7 @@ class FirstFitReference:
         return self.place_workers(capacity.worker_ask(job).items, job.worker_count, job.workers_per_node)
 
     def place_workers(self, ask: tuple[tuple[str, Decimal], ...], workers: int, per_node: int) -> tuple[int, ...] | None:
-        with localcontext(capacity.EXACT):
+        with localcontext(kubernetes.EXACT):
             taken: list[int] = []
             for _ in range(workers):
                 node = next((i for i, free in enumerate(self.free) if taken.count(i) < per_node

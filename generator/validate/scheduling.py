@@ -21,6 +21,7 @@ from generator.validate.fields import duplicates
 from generator.validate.network import Carriers, host_network
 from generator.vocabulary import reserved
 from generator.vocabulary import scheduling as vocabulary
+from generator.vocabulary.kubernetes import MAX_COUNT, exact
 
 # Settings of the cluster's `scheduling` and of its queues, and the schedulers that read them.
 CLUSTER_SETTINGS = {
@@ -65,6 +66,7 @@ def check_cluster_scheduling(document: ProfileFile, data: dict[str, Any], carrie
         found += _check_queue(document, data, scheduler, i, queue, pools)
     if scheduler in admission.QUEUED and carriers is not None:
         found += _check_known_cpus(document, data, carriers)
+        found += _check_countable_memory(document, carriers)
     if scheduler == admission.KUEUE and carriers is not None:
         found += _check_flavor_labels(document, data, carriers)
     return found
@@ -160,6 +162,25 @@ def _check_known_cpus(document: ProfileFile, data: dict[str, Any], carriers: Car
                                     f"hardware '{hardware['name']}' does not say how many (cpu.coresPerSocket)",
                                     f"set cpu.coresPerSocket in a profile that extends '{hardware['name']}'"))
     return found
+
+
+MAX_MEMORY_GIB = MAX_COUNT // 2**30
+"""The most GiB of memory a quota can hold: Kubernetes counts memory in bytes, as an int64."""
+
+
+def _check_countable_memory(document: ProfileFile, carriers: Carriers) -> list[Diagnostic]:
+    """A queue's memory quota is its nodes' memory (a Volcano queue's, of every pool it covers together), which the
+    infra chart writes as one quantity: the cluster's nodes together may hold no more than Kubernetes counts, or
+    the quota would be capped."""
+    total = 0
+    for i, (pool, hardware) in enumerate(carriers):
+        total += int(pool["nodes"]) * int(hardware["memoryGiB"])
+        if total > MAX_MEMORY_GIB:
+            return [Diagnostic(document.location("nodePools", i, "nodes"),
+                               f"pool '{pool['name']}' brings the memory of the cluster's nodes to {total}Gi, more "
+                               f"than a queue's quota can hold (Kubernetes counts at most {MAX_MEMORY_GIB}Gi: an int64 "
+                               "of bytes)", f"check `memoryGiB` of hardware '{hardware['name']}' and the pools' nodes")]
+    return []
 
 
 def _check_priority_class_name(where: Location, name: str) -> list[Diagnostic]:
@@ -321,6 +342,7 @@ def _check_admission(document: ProfileFile, job: dict[str, Any], cluster: dict[s
     return _check_quota(size, cluster, queue, pool, offers, workers, launcher, shape.worker_count)
 
 
+@exact
 def _check_quota(size: Location, cluster: dict[str, Any], queue: admission.QueueDecl, pool: dict[str, Any],
                  offers: dict[str, admission.NodeOffer], workers: dict[str, Decimal], launcher: dict[str, Decimal],
                  worker_count: int) -> list[Diagnostic]:
@@ -362,6 +384,7 @@ def _check_quota(size: Location, cluster: dict[str, Any], queue: admission.Queue
                        code=NEVER_FITS)]
 
 
+@exact
 def _check_capability(size: Location, cluster: dict[str, Any], queue: admission.QueueDecl,
                       offers: dict[str, admission.NodeOffer], workers: dict[str, Decimal], launcher: dict[str, Decimal],
                       worker_count: int) -> list[Diagnostic]:

@@ -151,6 +151,14 @@ def test_white_space_where_there_may_be_none_is_named_even_around_template_text(
                                               "space, and there may be none", "Container image"))
 
 
+def test_a_quantity_of_a_million_digits_is_refused_in_a_short_line(diagnose):
+    # Once a decimal.Overflow traceback (the default context's exponent). Line 9 is `shmSize: `: column 10.
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB + "shmSize: " + "9" * 999_000 + "Ei\n"})
+    expect(outcome, ("jobs/train.yaml", 9, 10, "`shmSize` is 999999999999999999999999...999999Ei (999002 characters), "
+                                               "more than Kubernetes can count", "ask for less"))
+    assert len(outcome.diagnostics[0].format()) < 500
+
+
 def test_one_value_failing_two_checks_is_one_error(diagnose):
     outcome = diagnose({"jobs/train.yaml": GPU_JOB.replace("workers: 2", "workers: .inf"),
                         "clusters/dgx-lab.yaml": CLUSTER.replace("- name: rail0", "- name: Rail0-InfiniBand")})
