@@ -148,11 +148,12 @@ def _scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Scheduling
         return Scheduling(priority_classes=classes)  # the pods' own priority, without a gang scheduler
     by_name = {pool.name: pool for pool in pools}
     queues = []
-    for queue in admission.queues(data):
+    declared = admission.cluster_queues(data)
+    for queue in declared.declared:
         shares = []
         for pool_name, nodes in queue.nodes:
             borrow = queue.borrowable(pool_name)
-            reach = nodes + admission.borrowable_nodes(data, queue, pool_name)
+            reach = nodes + declared.borrowable_nodes(queue, pool_name)
             quotas = tuple(Quota(resource, count * nodes, count * reach, unit,
                                  count * borrow if borrow is not None else None)
                            for resource, count, unit in by_name[pool_name].offer)

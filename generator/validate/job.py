@@ -29,7 +29,7 @@ def check_job(document: ProfileFile, index: Index) -> list[Diagnostic]:
     cluster_doc = index.clusters.get(job["cluster"])
     if cluster_doc is None:
         return found + _unknown_cluster(document, job["cluster"], index)
-    cluster = to_plain(cluster_doc.data)
+    cluster = index.cluster_data(job["cluster"])
     found += _check_namespace(document, job, cluster_doc, cluster)
     found += check_backend(document, job, cluster)
     found += check_gitops_job(document, job, cluster)
@@ -39,13 +39,13 @@ def check_job(document: ProfileFile, index: Index) -> list[Diagnostic]:
     hardware_doc = index.hardware.get(pool["hardware"])
     if hardware_doc is None:
         return found
-    hardware = to_plain(hardware_doc.data)
+    hardware = index.hardware_data(pool["hardware"])
     shaped = _check_shape(document, job, cluster, pool, hardware, hardware_doc)
     found += shaped
     # Only a queue looks beyond the job's own pool.
-    pool_hardware = {p["name"]: to_plain(index.hardware[p["hardware"]].data) for p in cluster["nodePools"]
+    pool_hardware = {p["name"]: index.hardware_data(p["hardware"]) for p in cluster["nodePools"]
                      if p["hardware"] in index.hardware} if "scheduling" in cluster else {pool["name"]: hardware}
-    found += check_job_scheduling(document, job, cluster, pool, pool_hardware,
+    found += check_job_scheduling(document, job, cluster, index.cluster_queues(job["cluster"]), pool, pool_hardware,
                                   sized=not any(d.severity is Severity.ERROR for d in shaped))
     found += _check_host_network_job(document, job, cluster)
     found += _check_memory(document, job, pool, hardware)
