@@ -17,7 +17,7 @@ from generator.validate.gitops import check_gitops_job
 from generator.validate.index import Index
 from generator.validate.network import host_network
 from generator.validate.scheduling import check_job_scheduling
-from generator.validate.sizing import check_layout
+from generator.validate.sizing import check_hostfile_size, check_layout
 from generator.validate.topology import check_job_topology
 from generator.validate.volumes import check_volumes
 from generator.vocabulary import kubernetes, mpi_operator, reserved
@@ -146,6 +146,8 @@ def _check_shape(document: ProfileFile, job: dict[str, Any], cluster: dict[str, 
     if not any(d.severity is Severity.ERROR for d in found):
         shape = derive.layout(job, hardware, pool["nodes"], one_per_node=one_per_node)
         found += check_job_topology(document, job, cluster, pool, hardware, shape)
+        if not any(d.severity is Severity.ERROR for d in found):
+            found += check_hostfile_size(document, job, cluster, hardware, shape)
     return found
 
 

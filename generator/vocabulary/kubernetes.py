@@ -236,6 +236,13 @@ def json_path(parts: Iterable[str | int], quote_keys: bool = False) -> str:
 # apimachinery ValidateAnnotationsSize: keys and values of an object's annotations together.
 TOTAL_ANNOTATION_SIZE = 256 * 1024
 
+ETCD_MAX_REQUEST_BYTES = 1536 * 1024
+"""etcd's default `--max-request-bytes`, which most clusters keep: a larger object is refused when the API
+server stores it (the API server's own limit, which `check` applies, is 3 MiB)."""
+OBJECT_BOUND = ETCD_MAX_REQUEST_BYTES - 64 * 1024
+"""What mpigen lets the text it measures of one object come to: the rest (metadata, the labels Helm adds, an owner
+reference, managed fields) stays well under 64 KiB."""
+
 
 # --- how the API server judges an object's name and namespace, by kind --------------------------------------
 # Every kind's create validation runs ValidateObjectMeta with the kind's own name function, then (only when that
