@@ -8,13 +8,14 @@ infra chart's Volcano Queues and Kueue ClusterQueues carry.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from generator import defaults, derive, names
 from generator.vocabulary import mpi_operator
-from generator.vocabulary.kubernetes import quantity
+from generator.vocabulary.kubernetes import exact, quantity
 
 NONE = "none"
 VOLCANO = "volcano"
@@ -131,23 +132,55 @@ def queues(cluster: dict[str, Any]) -> list[QueueDecl]:
     return found
 
 
-def queue_for(cluster: dict[str, Any], namespace: str, named: str | None) -> QueueDecl | None:
-    """The queue a job uses: the one it names, else the first serving its namespace; None where there is none."""
-    for queue in queues(cluster):
-        if (queue.name == named) if named is not None else (namespace in queue.namespaces):
-            return queue
-    return None
+@dataclass(frozen=True)
+class ClusterQueues:
+    """A cluster's queues (`queues`) and what each may borrow, worked out once for the whole cluster: every job of
+    the cluster asks which queue is its own and what that queue can reach, and a cluster of 2,000 queues, declared
+    and summed anew for each of 1,000 jobs, took 94 s to validate. Build it with `cluster_queues`."""
+
+    declared: tuple[QueueDecl, ...]
+    named: Mapping[str, QueueDecl]
+    """The first queue of each name."""
+    serving: Mapping[str, QueueDecl]
+    """The first queue serving each namespace."""
+    cohort_nodes: Mapping[tuple[str, str], int]
+    """(cohort, pool) -> the nodes of the pool all the cohort's queues hold."""
+    same_name_nodes: Mapping[tuple[str, str, str], int]
+    """(cohort, queue name, pool) -> the nodes of the pool the cohort's queues of that name hold (one, unless a name
+    is declared twice, which validation reports)."""
+
+    def queue_for(self, namespace: str, named: str | None) -> QueueDecl | None:
+        """The queue a job uses: the one it names, else the first serving its namespace; None where there is none."""
+        return self.named.get(named) if named is not None else self.serving.get(namespace)
+
+    def borrowable_nodes(self, queue: QueueDecl, pool: str) -> int:
+        """Nodes of `pool` a kueue queue can get beyond its own: what the other queues of its cohort have of the
+        pool, capped by its borrowing limit."""
+        if queue.cohort is None:
+            return 0
+        others = (self.cohort_nodes.get((queue.cohort, pool), 0)
+                  - self.same_name_nodes.get((queue.cohort, queue.name, pool), 0))
+        limit = queue.borrowable(pool)
+        return others if limit is None else min(others, limit)
 
 
-def borrowable_nodes(cluster: dict[str, Any], queue: QueueDecl, pool: str) -> int:
-    """Nodes of `pool` a kueue queue can get beyond its own: what the other queues of its cohort have of the
-    pool, capped by its borrowing limit."""
-    if queue.cohort is None:
-        return 0
-    others = sum(other.nodes_of(pool) for other in queues(cluster)
-                 if other.cohort == queue.cohort and other.name != queue.name)
-    limit = queue.borrowable(pool)
-    return others if limit is None else min(others, limit)
+def cluster_queues(cluster: dict[str, Any]) -> ClusterQueues:
+    """The cluster's queues and their cohorts' sums, in one pass over them."""
+    declared = tuple(queues(cluster))
+    named: dict[str, QueueDecl] = {}
+    serving: dict[str, QueueDecl] = {}
+    cohort_nodes: dict[tuple[str, str], int] = {}
+    same_name_nodes: dict[tuple[str, str, str], int] = {}
+    for queue in declared:
+        named.setdefault(queue.name, queue)
+        for namespace in queue.namespaces:
+            serving.setdefault(namespace, queue)
+        if queue.cohort is not None:
+            for pool, nodes in dict(queue.nodes).items():  # as `nodes_of` reads them
+                cohort_nodes[(queue.cohort, pool)] = cohort_nodes.get((queue.cohort, pool), 0) + nodes
+                key = (queue.cohort, queue.name, pool)
+                same_name_nodes[key] = same_name_nodes.get(key, 0) + nodes
+    return ClusterQueues(declared, named, serving, cohort_nodes, same_name_nodes)
 
 
 def launcher_in_gang(launcher_creation_policy: str) -> int:
@@ -162,6 +195,7 @@ def min_available_limit(worker_count: int, launcher_creation_policy: str) -> int
     return worker_count + launcher_in_gang(launcher_creation_policy)
 
 
+@exact
 def worker_demand(job: dict[str, Any], offer: NodeOffer, gpus_per_worker: int, worker_count: int,
                   rail_resources: list[str]) -> dict[str, Decimal]:
     """What a job's workers ask of their pool together, in the units of `node_offer`: GPUs, one device of each
@@ -183,7 +217,9 @@ def launcher_demand(job: dict[str, Any]) -> dict[str, Decimal]:
     return cpu_memory(given if given is not None else {CPU: defaults.LAUNCHER_CPU, MEMORY: defaults.LAUNCHER_MEMORY})
 
 
+@exact
 def cpu_memory(resources: dict[str, str]) -> dict[str, Decimal]:
+    """CPUs and GiB of memory, exactly (a byte is 2^-30 GiB: 30 decimal places)."""
     amounts = {}
     if CPU in resources:
         amounts[CPU] = quantity(resources[CPU])

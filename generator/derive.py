@@ -12,7 +12,7 @@ from typing import Any
 
 from generator import defaults
 from generator.model import WorkerSpread
-from generator.vocabulary.kubernetes import quantity
+from generator.vocabulary.kubernetes import exact, quantity
 
 DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
 
@@ -83,6 +83,7 @@ def requested_gpus_per_worker(job: dict[str, Any], gpus_per_node: int) -> int:
     return int(job.get("gpusPerWorker", gpus_per_node))
 
 
+@exact
 def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_node: bool = False) -> Layout:
     """Workers, GPUs and slots per worker, and how many such workers the pool can hold.
 

@@ -248,7 +248,7 @@ class Quota:
     count: int
     reach: int
     """The most of it the queue can ever use on the pool: its own, plus what the other queues of its cohort hold
-    there, within its borrowing limit (Kueue; admission.borrowable_nodes)."""
+    there, within its borrowing limit (Kueue; admission.ClusterQueues.borrowable_nodes)."""
     unit: str = ""
     borrowing_limit: int | None = None
 

@@ -7,7 +7,7 @@ when the caller builds a Helm `printf` format instead of a concrete name.
 
 from __future__ import annotations
 
-from generator.vocabulary import trainer
+from generator.vocabulary import mpi_operator, trainer
 from generator.vocabulary.kubernetes import DNS1035_LABEL, DNS1035_MAX
 
 HOSTFILE_DIR = "/etc/mpigen"
@@ -30,6 +30,11 @@ def mpijob_name(job: str, digest: str | None) -> str:
     this one, never from the job's profile name.
     """
     return f"{job}-{digest}" if digest else job
+
+
+def sized_mpijob_name(job: str, hashed: bool) -> str:
+    """The job object's name where only its length matters (validation runs before its digest is known)."""
+    return mpijob_name(job, RUN_DIGEST_PLACEHOLDER if hashed else None)
 
 
 WORKER_ROLES = {"mpijob": "worker", "volcano-job": "mpiworker", "trainjob": f"{trainer.NODE}-{trainer.JOB_INDEX}"}
@@ -86,8 +91,13 @@ def hostfile_configmap_name(job: str) -> str:
     return f"{job}-hostfile"
 
 
+def operator_config_name(job: str) -> str:
+    """The ConfigMap mpi-operator writes for an MPIJob: the hostfile and discover_hosts.sh."""
+    return f"{job}{mpi_operator.CONFIG_SUFFIX}"
+
+
 def operator_owned_names(job: str) -> tuple[str, ...]:
-    return (f"{job}-config", f"{job}-ssh", launcher_name(job))
+    return (operator_config_name(job), f"{job}-ssh", launcher_name(job))
 
 
 def last_worker_name_problem(job: str, worker_count: int, hashed: bool = False, backend: str = "mpijob") -> str:
@@ -96,7 +106,7 @@ def last_worker_name_problem(job: str, worker_count: int, hashed: bool = False, 
     `hashed`: the job object's name carries the run digest, whose value is not known yet but whose length is.
     """
     last = max(worker_count - 1, 0)
-    name = worker_name(mpijob_name(job, RUN_DIGEST_PLACEHOLDER if hashed else None), last, backend)
+    name = worker_name(sized_mpijob_name(job, hashed), last, backend)
     shown = worker_name(mpijob_name(job, "<hash>" if hashed else None), last, backend)
     if len(name) > DNS1035_MAX:
         return f"worker pod name '{shown}' is {len(name)} characters, more than {DNS1035_MAX}"
@@ -110,7 +120,7 @@ HELM_RELEASE_MAX = 53
 
 def max_workers_for_name(job: str, hashed: bool = False, backend: str = "mpijob") -> int:
     """The most workers whose last pod name `<mpijob>-worker-<n-1>` still fits in a DNS-1035 label."""
-    room = DNS1035_MAX - len(worker_name(mpijob_name(job, RUN_DIGEST_PLACEHOLDER if hashed else None), "", backend))
+    room = DNS1035_MAX - len(worker_name(sized_mpijob_name(job, hashed), "", backend))
     return 10**room if room > 0 else 0
 
 

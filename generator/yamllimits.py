@@ -16,7 +16,7 @@ MAX_NESTING = 64
 MAX_DOCUMENT_BYTES = 3 * 1024 * 1024
 """One Kubernetes object: the API server refuses a request body over 3 MiB, so no real object is larger
 (the largest upstream CRD, Argo CD's ApplicationSet, is 1.4 MB). `check` refuses a larger document;
-`render` stays under etcd's smaller default (`package.ETCD_MAX_REQUEST_BYTES`)."""
+`render` stays under etcd's smaller default (`vocabulary.kubernetes.ETCD_MAX_REQUEST_BYTES`)."""
 
 
 def too_deep(text: str) -> tuple[str, int, int] | None:

@@ -8,10 +8,10 @@ schedulers (the shapes of profiles/), 1-4 workers each. For each size it times: 
 the same render again and `render --check` (nothing changed; no stamp, so both compile, as CI runs them),
 `render --stamp` three times (the first keeps a stamp, the next two stop at it) and `render --check` beside the
 stamp, `validate`, `plan --html`, `explain` of one job, `check --no-helm` (mpigen's own renderer),
-`--help`, and `helm template`, one process per chart, as a reviewer or Argo CD runs it. Then, once, three single
+`--help`, and `helm template`, one process per chart, as a reviewer or Argo CD runs it. Then, once, four single
 fleets too big for a quadratic step: `plan` of one job of 5,000 one-node workers on 5,000 nodes, `explain` of one
-job of 100,000 CPU workers (6,400,000 ranks), and `plan --html` of 20 pools of 100,000 nodes. Peak memory is each
-process's maximum resident set.
+job of 10,000 CPU workers of 640 ranks (6,400,000 ranks), `plan --html` of 20 pools of 100,000 nodes, and `validate`
+of 1,000 jobs on one Kueue cluster of 2,000 queues. Peak memory is each process's maximum resident set.
 
     MPIGEN_HELM3=.tools/helm3/helm python scripts/bench.py [--sizes 100,300,1000,3000] [--helm-up-to 1000] [--no-big]
 """
@@ -157,9 +157,10 @@ def bench_size(jobs: int, helm: str | None, helm_up_to: int) -> list[tuple[str, 
     return rows
 
 
-# Three valid fleets sized to find what grows faster than the input (issue "Super-cubic planning", "explain on huge
-# jobs" and the picture of a big cluster): one job of 5,000 one-node workers on a 5,000-node pool; one job of 100,000
-# CPU workers (64 ranks each); one cluster of 20 pools of 100,000 nodes.
+# Four valid fleets sized to find what grows faster than the input (issue "Super-cubic planning", "explain on huge
+# jobs", the picture of a big cluster, and validation against many queues): one job of 5,000 one-node workers on a
+# 5,000-node pool; one job of 10,000 CPU workers (640 ranks each: 100,000 workers' hostfile is more than etcd stores);
+# one cluster of 20 pools of 100,000 nodes; 1,000 jobs on one cluster of 2,000 queues.
 BIG_CPU_JOB = ("apiVersion: mpigen/v1alpha1\nkind: Job\nname: wide\ncluster: big\npool: p0\nimage: example/train:1\n"
                "program: [python, train.py]\n")
 
@@ -174,6 +175,23 @@ def big_fleet(root: Path, pools: int, nodes: int, job: str) -> None:
     (root / "jobs" / "wide.yaml").write_text(BIG_CPU_JOB + job, encoding="utf-8")
 
 
+def queue_fleet(root: Path, queues: int, jobs: int) -> None:
+    """One Kueue cluster of `queues` queues in one cohort, each holding a node of a 4,000-node pool, and `jobs` jobs,
+    each naming a queue."""
+    (root / "clusters").mkdir(parents=True)
+    (root / "jobs").mkdir()
+    listed = "".join(f"    - name: q{i}\n      cohort: all\n      nodes: {{cpu: 1}}\n" for i in range(queues))
+    (root / "clusters" / "queues.yaml").write_text(
+        'apiVersion: mpigen/v1alpha1\nkind: Cluster\nname: queues\nkubernetesVersion: "1.32"\nnamespaces: [mpi]\n'
+        "nodePools:\n  - name: cpu\n    hardware: cpu-node\n    nodes: 4000\n    nodeLabels: {example.com/pool: cpu}\n"
+        f"scheduling:\n  scheduler: kueue\n  queues:\n{listed}", encoding="utf-8")
+    for i in range(jobs):
+        (root / "jobs" / f"job-{i}.yaml").write_text(
+            f"apiVersion: mpigen/v1alpha1\nkind: Job\nname: job-{i}\ncluster: queues\npool: cpu\nimage: example/train:1\n"
+            f'workers: {1 + i % 4}\nresources: {{cpu: "4", memory: 8Gi}}\nprogram: [python, train.py]\n'
+            f"scheduling: {{queue: q{i % queues}}}\n", encoding="utf-8")
+
+
 def bench_big() -> list[tuple[str, float, float, str]]:
     mpigen = [sys.executable, "-m", "generator"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -183,14 +201,17 @@ def bench_big() -> list[tuple[str, float, float, str]]:
         big_fleet(work / "wide", 1, 5_000, 'workers: 5000\nslotsPerWorker: 1\nresources: {cpu: "100"}\n')
         planned = run([*mpigen, "plan", "wide"], work, env)
         rows.append(("plan, 5,000 workers on 5,000 nodes", planned.seconds, planned.peak_mb, ""))
-        big_fleet(work / "huge", 1, 100_000, "workers: 100000\n")
+        big_fleet(work / "huge", 1, 10_000, "workers: 10000\nslotsPerWorker: 640\n")
         explained = run([*mpigen, "explain", "wide", "-p", "huge"], work, env)
-        rows.append(("explain, 100,000 workers x 64 ranks", explained.seconds, explained.peak_mb,
+        rows.append(("explain, 10,000 workers x 640 ranks", explained.seconds, explained.peak_mb,
                      f"{len(explained.stdout) // 1024} KiB printed"))
         big_fleet(work / "pools", 20, 100_000, "workers: 100\n")
         drawn = run([*mpigen, "plan", "pools", "--html", "plan.html"], work, env)
         rows.append(("plan --html, 20 pools x 100,000 nodes", drawn.seconds, drawn.peak_mb,
                      f"{(work / 'plan.html').stat().st_size // 1024} KiB page"))
+        queue_fleet(work / "queues", 2_000, 1_000)
+        validated = run([*mpigen, "validate", "queues"], work, env)
+        rows.append(("validate, 1,000 jobs on 2,000 queues", validated.seconds, validated.peak_mb, ""))
     return rows
 
 
@@ -199,7 +220,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="100,300,1000,3000", help="fleet sizes in jobs, comma-separated")
     parser.add_argument("--helm-up-to", type=int, default=1000,
                         help="run `helm template` over every chart for fleets up to this many jobs")
-    parser.add_argument("--no-big", action="store_true", help="leave out the three big single fleets")
+    parser.add_argument("--no-big", action="store_true", help="leave out the four big single fleets")
     args = parser.parse_args()
     helm = os.environ.get("MPIGEN_HELM3") or shutil.which("helm")
     print(f"{'jobs':>5}  {'command':<40} {'seconds':>8} {'peak MB':>8}  {'goal (1,000 jobs)':<22} note")

@@ -31,6 +31,7 @@ from generator.manifests.node_placement import launcher_pool
 from generator.model import Scheduler
 from generator.pipeline import CompileResult, compile_profiles
 from generator.validate import validate
+from generator.vocabulary import kubernetes
 from generator.write import CACHE_DIR
 
 REPO = Path(__file__).resolve().parent.parent
@@ -48,6 +49,28 @@ pool: dgx
 image: nvcr.io/nvidia/pytorch:24.03-py3
 program: [python, train.py]
 """
+# A CPU job `wide` on cluster `big` (`big_cluster`), namespace mpi, a whole node a worker (the built-in cpu-node: 64
+# cores, so 64 slots), sized by whatever a test adds (9 lines: additions start at 10).
+WIDE_JOB = """\
+apiVersion: mpigen/v1alpha1
+kind: Job
+name: wide
+cluster: big
+pool: p0
+image: mpioperator/mpi-pi:openmpi
+program: [/home/mpiuser/pi]
+runAsUser: 1000
+sshAuthMountPath: /home/mpiuser/.ssh
+"""
+
+
+def big_cluster(pools: int, nodes: int, hardware: str = "cpu-node") -> str:
+    """Cluster `big` of `pools` pools `p0`, `p1`, ... of `nodes` nodes of `hardware`, namespace mpi."""
+    listed = "".join(f"  - name: p{i}\n    hardware: {hardware}\n    nodes: {nodes}\n" for i in range(pools))
+    return ('apiVersion: mpigen/v1alpha1\nkind: Cluster\nname: big\nkubernetesVersion: "1.32"\nnamespaces: [mpi]\n'
+            f"nodePools:\n{listed}")
+
+
 # What no text mpigen prints may hold raw (generator.diagnostics.one_line writes each as an escape): C0 controls but
 # tab and newline, DEL, C1, bidi controls, line separators, lone surrogates, U+FFFE/U+FFFF. Spelt out here rather
 # than imported, so a narrower set in the code fails the tests.
@@ -307,7 +330,7 @@ class FirstFitReference:
         return self.place_workers(capacity.worker_ask(job).items, job.worker_count, job.workers_per_node)
 
     def place_workers(self, ask: tuple[tuple[str, Decimal], ...], workers: int, per_node: int) -> tuple[int, ...] | None:
-        with localcontext(capacity.EXACT):
+        with localcontext(kubernetes.EXACT):
             taken: list[int] = []
             for _ in range(workers):
                 node = next((i for i, free in enumerate(self.free) if taken.count(i) < per_node

@@ -12,12 +12,13 @@ more of one job's workers on a node than its layout holds. The result is one pos
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal, DivisionByZero, InvalidOperation, Overflow, localcontext
+from decimal import Decimal
 
 from generator import admission
 from generator.manifests.node_placement import launcher_pool
 from generator.manifests.providers import pod_network
 from generator.model import Cluster, Job, NodePool, Queue, Scheduler
+from generator.vocabulary.kubernetes import exact
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Amounts:
         return tuple((name, admission.amount_text(amount, "Gi" if name == admission.MEMORY else ""))
                      for name, amount in self.items)
 
+    @exact
     def plus(self, other: Amounts, times: int = 1) -> Amounts:
         total = dict(self.items)
         for name, amount in other.items:
@@ -78,11 +80,6 @@ def priority_of(job: Job) -> int:
 
 def admission_order(jobs: tuple[Job, ...]) -> list[Job]:
     return sorted(jobs, key=lambda job: (-priority_of(job), job.name))
-
-
-EXACT = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[InvalidOperation, DivisionByZero, Overflow])
-"""Placement's arithmetic: sums, differences and products of Decimals are exact here (the default context rounds
-to 28 digits, which a profile's `0.1000000000000000000000000001` cpu would reach)."""
 
 
 class _Run:
@@ -144,6 +141,7 @@ class _Nodes:
         None (and nothing taken) if one does not fit: a gang starts whole or not at all."""
         return self.place_workers(worker_ask(job).items, job.worker_count, job.workers_per_node)
 
+    @exact
     def place_workers(self, ask: tuple[tuple[str, Decimal], ...], workers: int,
                       per_node: int) -> tuple[int, ...] | None:
         """`place` for `workers` workers asking `ask` each, at most `per_node` of them a node."""
@@ -151,23 +149,22 @@ class _Nodes:
         nodes: list[int] = []
         used: list[tuple[int, int, int, int]] = []  # (run, nodes taken from its start, workers on each, on the last)
         left, start = workers, 0
-        with localcontext(EXACT):
-            for index, run in enumerate(self.runs):
-                if left <= 0:
-                    break
-                each = run.fits(ask, most) if most > 0 else 0
-                if each > 0:
-                    taken = min(run.count, -(-left // each))
-                    last = min(each, left - (taken - 1) * each)
-                    for node in range(start, start + taken - 1):
-                        nodes += [node] * each
-                    nodes += [start + taken - 1] * last
-                    used.append((index, taken, each, last))
-                    left -= (taken - 1) * each + last
-                start += run.count
-            if left > 0:
-                return None
-            self._take(ask, used)
+        for index, run in enumerate(self.runs):
+            if left <= 0:
+                break
+            each = run.fits(ask, most) if most > 0 else 0
+            if each > 0:
+                taken = min(run.count, -(-left // each))
+                last = min(each, left - (taken - 1) * each)
+                for node in range(start, start + taken - 1):
+                    nodes += [node] * each
+                nodes += [start + taken - 1] * last
+                used.append((index, taken, each, last))
+                left -= (taken - 1) * each + last
+            start += run.count
+        if left > 0:
+            return None
+        self._take(ask, used)
         return tuple(nodes)
 
     def _take(self, ask: tuple[tuple[str, Decimal], ...], used: list[tuple[int, int, int, int]]) -> None:
@@ -311,6 +308,7 @@ class Packing:
     waiting: tuple[Waiting, ...]
 
 
+@exact
 def pack(cluster: Cluster, jobs: tuple[Job, ...]) -> Packing:
     """Admit the cluster's jobs whole in scheduler order; a job that does not fit beside those admitted waits."""
     nodes = {pool.name: _Nodes.of(pool) for pool in cluster.pools}

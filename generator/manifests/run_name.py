@@ -40,7 +40,9 @@ def run_digest(job: Job) -> str:
 
 
 def _digest(job: Job, spec: dict[str, Any]) -> str:
-    """`run_digest` of the job object's `spec`, built under the plain job name with the profile's worker count."""
+    """`run_digest` of the job object's `spec`, built under the plain job name with the profile's worker count.
+    The hostfile and rankfile are written out whole to be hashed: validation keeps their lines within what etcd
+    stores in one object (1.5 MiB, `validate.sizing.check_hostfile_size`), so this costs a few MB at most."""
     spec = plain(spec)
     spec.get("runPolicy", {}).pop("suspend", None)  # an MPIJob's
     if job.backend is Backend.TRAINJOB:

@@ -9,6 +9,7 @@ from typing import Any
 
 from generator import admission, defaults, derive, names
 from generator.load import ProfileFile, to_plain
+from generator.manifests.hostfile import HostfileFormat
 from generator.manifests.providers import DEFAULT_PROVIDER, PROVIDERS, setting_defaults
 from generator.model import (
     Backend,
@@ -148,11 +149,12 @@ def _scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Scheduling
         return Scheduling(priority_classes=classes)  # the pods' own priority, without a gang scheduler
     by_name = {pool.name: pool for pool in pools}
     queues = []
-    for queue in admission.queues(data):
+    declared = admission.cluster_queues(data)
+    for queue in declared.declared:
         shares = []
         for pool_name, nodes in queue.nodes:
             borrow = queue.borrowable(pool_name)
-            reach = nodes + admission.borrowable_nodes(data, queue, pool_name)
+            reach = nodes + declared.borrowable_nodes(queue, pool_name)
             quotas = tuple(Quota(resource, count * nodes, count * reach, unit,
                                  count * borrow if borrow is not None else None)
                            for resource, count, unit in by_name[pool_name].offer)
@@ -221,6 +223,11 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
     naming = Naming(data.get("naming", defaults.JOB_NAMING))
     backend = Backend(data.get("backend", cluster.job_backend.value))  # derive.backend_of, on the resolved cluster
     name_limit = names.max_workers_for_name(data["name"], hashed=naming is Naming.CONTENT_HASH, backend=backend.value)
+    namespace = data.get("namespace", cluster.namespaces[0])
+    placement = resolve_placement(data, hardware_data[pool.hardware.name], implementation, shape.gpus_per_worker,
+                                  shape.slots_per_worker, cluster.cpu_manager_policy)
+    size_limit = HostfileFormat.of(namespace, backend, shape.slots_per_worker, implementation, placement).max_workers(
+        names.sized_mpijob_name(data["name"], naming is Naming.CONTENT_HASH), min(shape.capacity, name_limit))
     gpu_shm = f"{shape.gpus_per_worker}Gi" if shape.gpus_per_worker > 0 else "1Gi"
     return Job(
         name=data["name"],
@@ -228,17 +235,16 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
         source=document.source,
         cluster=cluster,
         pool=pool,
-        namespace=data.get("namespace", cluster.namespaces[0]),
+        namespace=namespace,
         image=data["image"],
         worker_count=shape.worker_count,
-        max_workers=min(shape.capacity, name_limit),
+        max_workers=min(shape.capacity, name_limit, size_limit),
         gpus_per_worker=shape.gpus_per_worker,
         slots_per_worker=shape.slots_per_worker,
         mpi_implementation=implementation,
         openmpi_version=openmpi_version,
         openmpi_ucx=_openmpi_ucx(data) if openmpi else None,
-        placement=resolve_placement(data, hardware_data[pool.hardware.name], implementation, shape.gpus_per_worker,
-                                    shape.slots_per_worker, cluster.cpu_manager_policy),
+        placement=placement,
         program=tuple(data.get("program", ())),
         mpirun_args=tuple(data.get("mpirunArgs", ())),
         launcher_command=tuple(data["launcherCommand"]) if "launcherCommand" in data else None,
@@ -255,7 +261,7 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
         ssh_auth_mount_path=data.get("sshAuthMountPath"),
         launcher_creation_policy=data.get("launcherCreationPolicy", defaults.LAUNCHER_CREATION_POLICY),
         run_policy=_run_policy(data.get("runPolicy", {}), cluster),
-        origins=_origins(document, data, cluster, pool, shape, name_limit),
+        origins=_origins(document, data, cluster, pool, shape, name_limit, size_limit),
         scheduling=_job_scheduling(data, cluster, data.get("namespace", cluster.namespaces[0])),
         backend=backend,
         workers_per_node=shape.workers_per_node,
@@ -307,7 +313,7 @@ def _env(document: ProfileFile, data: dict[str, Any], rails: tuple[RailAttachmen
 
 
 def _origins(document: ProfileFile, data: dict[str, Any], cluster: Cluster, pool: NodePool, shape: derive.Layout,
-             name_limit: int) -> tuple[tuple[str, Origin], ...]:
+             name_limit: int, size_limit: int) -> tuple[tuple[str, Origin], ...]:
     """Where the values a reader may wonder about come from, for the chart's comments."""
     policy = data.get("runPolicy", {})
     line = document.location
@@ -321,7 +327,9 @@ def _origins(document: ProfileFile, data: dict[str, Any], cluster: Cluster, pool
                           if "suspend" in policy else "default: not suspended"),
         "max_workers": Origin(f"pool '{pool.name}': {pool.nodes} nodes x {shape.workers_per_node} "
                               f"worker(s) per node" + (f"; the operator's 63-character pod names allow {name_limit}"
-                                                       if name_limit < shape.capacity else "")),
+                                                       if name_limit < shape.capacity else "")
+                              + (f"; the hostfile lines etcd's default object limit holds allow {size_limit}"
+                                 if size_limit < min(shape.capacity, name_limit) else "")),
     }
     return tuple(sorted(origins.items()))
 

@@ -80,8 +80,7 @@ def _check_trainjob(document: ProfileFile, job: dict[str, Any], cluster: dict[st
     found += _stable_naming(document, job, chosen, "a TrainJob's runtimeRef and trainer fields are immutable, and "
                             "Trainer builds the JobSet once and never applies a later runtime edit to it", "TrainJob")
     hashed = job.get("naming", defaults.JOB_NAMING) == Naming.CONTENT_HASH.value
-    launcher = names.trainjob_launcher_host(names.mpijob_name(job["name"], names.RUN_DIGEST_PLACEHOLDER
-                                                                if hashed else None))
+    launcher = names.trainjob_launcher_host(names.sized_mpijob_name(job["name"], hashed))
     if len(launcher) > DNS1035_MAX:
         room = DNS1035_MAX - (len(launcher) - len(job["name"]))
         found.append(Diagnostic(document.location("name"), "Kubeflow Trainer would reject this job: its launcher's "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from generator import admission
 from generator.catalogue import builtin_names
 from generator.diagnostics import Diagnostic, did_you_mean
 from generator.load import ProfileFile, Unreadable, to_plain
@@ -20,6 +21,27 @@ class Index:
     clusters: dict[str, ProfileFile] = field(default_factory=dict)
     jobs: list[ProfileFile] = field(default_factory=list)
     broken: dict[str, set[str]] = field(default_factory=lambda: {kind: set() for kind in KINDS})
+    _plain: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
+    _queues: dict[str, admission.ClusterQueues] = field(default_factory=dict, repr=False)
+
+    def hardware_data(self, name: str) -> dict[str, Any]:
+        """A hardware profile's plain data, made once: every job reads its pools' (nothing may change it)."""
+        return self._data("Hardware", name, self.hardware)
+
+    def cluster_data(self, name: str) -> dict[str, Any]:
+        """A cluster profile's plain data, made once: every job of the cluster reads it (nothing may change it)."""
+        return self._data("Cluster", name, self.clusters)
+
+    def cluster_queues(self, name: str) -> admission.ClusterQueues:
+        """A cluster's queues with what each may borrow, worked out once for all its jobs."""
+        if name not in self._queues:
+            self._queues[name] = admission.cluster_queues(self.cluster_data(name))
+        return self._queues[name]
+
+    def _data(self, kind: str, name: str, documents: dict[str, ProfileFile]) -> dict[str, Any]:
+        if (kind, name) not in self._plain:
+            self._plain[(kind, name)] = to_plain(documents[name].data)
+        return self._plain[(kind, name)]
 
     def mark_broken(self, kind: object, name: object) -> None:
         """Remember a profile that is already reported, so references to it raise nothing more."""
@@ -64,7 +86,7 @@ def resolve_hardware(document: ProfileFile, path: tuple[str | int, ...], name: s
                      index: Index) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
     """The hardware profile a pool names; None (and nothing said) for one already reported as broken."""
     if name in index.hardware:
-        return to_plain(index.hardware[name].data), []
+        return index.hardware_data(name), []
     if name in index.broken["Hardware"]:
         return None, []
     return None, [Diagnostic(document.location(*path), f"no hardware profile is named '{name}'",

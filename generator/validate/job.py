@@ -17,7 +17,7 @@ from generator.validate.gitops import check_gitops_job
 from generator.validate.index import Index
 from generator.validate.network import host_network
 from generator.validate.scheduling import check_job_scheduling
-from generator.validate.sizing import check_layout
+from generator.validate.sizing import check_hostfile_size, check_layout
 from generator.validate.topology import check_job_topology
 from generator.validate.volumes import check_volumes
 from generator.vocabulary import kubernetes, mpi_operator, reserved
@@ -29,7 +29,7 @@ def check_job(document: ProfileFile, index: Index) -> list[Diagnostic]:
     cluster_doc = index.clusters.get(job["cluster"])
     if cluster_doc is None:
         return found + _unknown_cluster(document, job["cluster"], index)
-    cluster = to_plain(cluster_doc.data)
+    cluster = index.cluster_data(job["cluster"])
     found += _check_namespace(document, job, cluster_doc, cluster)
     found += check_backend(document, job, cluster)
     found += check_gitops_job(document, job, cluster)
@@ -39,13 +39,13 @@ def check_job(document: ProfileFile, index: Index) -> list[Diagnostic]:
     hardware_doc = index.hardware.get(pool["hardware"])
     if hardware_doc is None:
         return found
-    hardware = to_plain(hardware_doc.data)
+    hardware = index.hardware_data(pool["hardware"])
     shaped = _check_shape(document, job, cluster, pool, hardware, hardware_doc)
     found += shaped
     # Only a queue looks beyond the job's own pool.
-    pool_hardware = {p["name"]: to_plain(index.hardware[p["hardware"]].data) for p in cluster["nodePools"]
+    pool_hardware = {p["name"]: index.hardware_data(p["hardware"]) for p in cluster["nodePools"]
                      if p["hardware"] in index.hardware} if "scheduling" in cluster else {pool["name"]: hardware}
-    found += check_job_scheduling(document, job, cluster, pool, pool_hardware,
+    found += check_job_scheduling(document, job, cluster, index.cluster_queues(job["cluster"]), pool, pool_hardware,
                                   sized=not any(d.severity is Severity.ERROR for d in shaped))
     found += _check_host_network_job(document, job, cluster)
     found += _check_memory(document, job, pool, hardware)
@@ -146,6 +146,8 @@ def _check_shape(document: ProfileFile, job: dict[str, Any], cluster: dict[str, 
     if not any(d.severity is Severity.ERROR for d in found):
         shape = derive.layout(job, hardware, pool["nodes"], one_per_node=one_per_node)
         found += check_job_topology(document, job, cluster, pool, hardware, shape)
+        if not any(d.severity is Severity.ERROR for d in found):
+            found += check_hostfile_size(document, job, cluster, hardware, shape)
     return found
 
 

@@ -21,6 +21,7 @@ from generator.validate.fields import duplicates
 from generator.validate.network import Carriers, host_network
 from generator.vocabulary import reserved
 from generator.vocabulary import scheduling as vocabulary
+from generator.vocabulary.kubernetes import MAX_COUNT, exact
 
 # Settings of the cluster's `scheduling` and of its queues, and the schedulers that read them.
 CLUSTER_SETTINGS = {
@@ -65,6 +66,7 @@ def check_cluster_scheduling(document: ProfileFile, data: dict[str, Any], carrie
         found += _check_queue(document, data, scheduler, i, queue, pools)
     if scheduler in admission.QUEUED and carriers is not None:
         found += _check_known_cpus(document, data, carriers)
+        found += _check_countable_memory(document, carriers)
     if scheduler == admission.KUEUE and carriers is not None:
         found += _check_flavor_labels(document, data, carriers)
     return found
@@ -162,6 +164,25 @@ def _check_known_cpus(document: ProfileFile, data: dict[str, Any], carriers: Car
     return found
 
 
+MAX_MEMORY_GIB = MAX_COUNT // 2**30
+"""The most GiB of memory a quota can hold: Kubernetes counts memory in bytes, as an int64."""
+
+
+def _check_countable_memory(document: ProfileFile, carriers: Carriers) -> list[Diagnostic]:
+    """A queue's memory quota is its nodes' memory (a Volcano queue's, of every pool it covers together), which the
+    infra chart writes as one quantity: the cluster's nodes together may hold no more than Kubernetes counts, or
+    the quota would be capped."""
+    total = 0
+    for i, (pool, hardware) in enumerate(carriers):
+        total += int(pool["nodes"]) * int(hardware["memoryGiB"])
+        if total > MAX_MEMORY_GIB:
+            return [Diagnostic(document.location("nodePools", i, "nodes"),
+                               f"pool '{pool['name']}' brings the memory of the cluster's nodes to {total}Gi, more "
+                               f"than a queue's quota can hold (Kubernetes counts at most {MAX_MEMORY_GIB}Gi: an int64 "
+                               "of bytes)", f"check `memoryGiB` of hardware '{hardware['name']}' and the pools' nodes")]
+    return []
+
+
 def _check_priority_class_name(where: Location, name: str) -> list[Diagnostic]:
     """`system-` names are Kubernetes' own, under every scheduler: under Kueue a WorkloadPriorityClass so named is no
     PriorityClass, but reads as the built-in one, so one rule holds for all."""
@@ -174,9 +195,11 @@ def _check_priority_class_name(where: Location, name: str) -> list[Diagnostic]:
 # --- job -----------------------------------------------------------------------------------------
 
 def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any],
-                         pool: dict[str, Any], pool_hardware: dict[str, dict[str, Any]], sized: bool) -> list[Diagnostic]:
-    """`pool_hardware`: the hardware of each pool of the cluster (those whose hardware is known), by pool name;
-    `sized`: the job's size on its pool is valid, so its demand can be weighed against its queue."""
+                         queues: admission.ClusterQueues, pool: dict[str, Any], pool_hardware: dict[str, dict[str, Any]],
+                         sized: bool) -> list[Diagnostic]:
+    """`queues`: the cluster's (`admission.cluster_queues`); `pool_hardware`: the hardware of each pool of the cluster
+    (those whose hardware is known), by pool name; `sized`: the job's size on its pool is valid, so its demand can be
+    weighed against its queue."""
     hardware = pool_hardware[pool["name"]]
     scheduler = admission.scheduler_of(cluster)
     given = job.get("scheduling", {})
@@ -232,7 +255,7 @@ def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: di
                                     "ask for whole-node workers (gpusPerWorker, resources) instead, or remove "
                                     "workerSpread", severity=Severity.WARNING))
     if scheduler in admission.QUEUED:
-        found += _check_admission(document, job, cluster, pool, pool_hardware, shape, scheduler)
+        found += _check_admission(document, job, cluster, queues, pool, pool_hardware, shape, scheduler)
     return found
 
 
@@ -270,18 +293,19 @@ def _check_min_available(document: ProfileFile, job: dict[str, Any], workers: in
                        f"set it to at most {limit}, or leave it out")]
 
 
-def _check_admission(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
-                     pool_hardware: dict[str, dict[str, Any]], shape: derive.Layout, scheduler: str) -> list[Diagnostic]:
+def _check_admission(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any],
+                     queues: admission.ClusterQueues, pool: dict[str, Any], pool_hardware: dict[str, dict[str, Any]],
+                     shape: derive.Layout, scheduler: str) -> list[Diagnostic]:
     """The job's queue exists, serves its namespace, and can ever hold what the job's pods ask for."""
     given = job.get("scheduling", {})
     named = given.get("queue")
     namespace = job.get("namespace", cluster["namespaces"][0])
-    declared = admission.queues(cluster)
+    declared = queues.declared
     where = document.location("scheduling", "queue") if named else document.location("namespace" if "namespace" in job
                                                                                       else "cluster")
     if named is not None and scheduler == admission.VOLCANO and named in vocabulary.VOLCANO_OWN_QUEUES:
         return []  # Volcano's own queue: its capability is not in the profiles
-    queue = admission.queue_for(cluster, namespace, named)
+    queue = queues.queue_for(namespace, named)
     if queue is None:
         if named is not None:
             return [Diagnostic(where, f"cluster '{cluster['name']}' declares no queue '{named}'",
@@ -318,30 +342,31 @@ def _check_admission(document: ProfileFile, job: dict[str, Any], cluster: dict[s
                            "`launcherPool`: Kueue admits the launcher on a flavor of the job's queue, and none selects "
                            "that pool's nodes, so it never admits the job",
                            f"add '{launcher_pool}' to the queue's `nodes`, or remove the cluster's `launcherPool`")]
-    return _check_quota(size, cluster, queue, pool, offers, workers, launcher, shape.worker_count)
+    return _check_quota(size, queues, queue, pool, offers, workers, launcher, shape.worker_count, launcher_pool)
 
 
-def _check_quota(size: Location, cluster: dict[str, Any], queue: admission.QueueDecl, pool: dict[str, Any],
+@exact
+def _check_quota(size: Location, queues: admission.ClusterQueues, queue: admission.QueueDecl, pool: dict[str, Any],
                  offers: dict[str, admission.NodeOffer], workers: dict[str, Decimal], launcher: dict[str, Decimal],
-                 worker_count: int) -> list[Diagnostic]:
+                 worker_count: int, launcher_pool: str | None) -> list[Diagnostic]:
     """kueue: the workers fit the queue's share of their pool plus what it may borrow there, and the launcher fits
     what is left of it, or the share of another pool the queue covers (Kueue places it on any flavor); a launcher
     pinned to the cluster's `launcherPool` only there."""
     def reach(name: str) -> int:
-        return queue.nodes_of(name) + admission.borrowable_nodes(cluster, queue, name)
+        return queue.nodes_of(name) + queues.borrowable_nodes(queue, name)
 
     for resource, count, unit in offers[pool["name"]].resources:
         asked = workers.get(resource, Decimal(0))
         if asked <= count * reach(pool["name"]):
             continue
-        own, extra = queue.nodes_of(pool["name"]), admission.borrowable_nodes(cluster, queue, pool["name"])
+        own, extra = queue.nodes_of(pool["name"]), queues.borrowable_nodes(queue, pool["name"])
         held = f"{count * own}{unit}" + (f" plus {count * extra}{unit} it may borrow" if extra else "")
         return [Diagnostic(size, f"the job's {worker_count} workers ask for {admission.amount_text(asked, unit)} "
                            f"{resource}, more than queue '{queue.name}' can ever hold on pool '{pool['name']}' ({held}: "
                            f"{own + extra} of {pool['nodes']} nodes), so it is never admitted",
                            "ask for less, or give the queue more nodes (`nodes`, `borrowNodes`)", code=NEVER_FITS)]
     # The launcher's node selector leaves Kueue that pool's flavor alone (the queue covers it: _check_admission).
-    pinned = cluster.get("launcherPool") if cluster.get("launcherPool") in offers else None
+    pinned = launcher_pool if launcher_pool in offers else None
     places = [(pinned, workers if pinned == pool["name"] else {})] if pinned is not None else \
         [(pool["name"], workers)] + [(name, {}) for name, _ in queue.nodes if name != pool["name"]]
     for name, taken in places:
@@ -362,6 +387,7 @@ def _check_quota(size: Location, cluster: dict[str, Any], queue: admission.Queue
                        code=NEVER_FITS)]
 
 
+@exact
 def _check_capability(size: Location, cluster: dict[str, Any], queue: admission.QueueDecl,
                       offers: dict[str, admission.NodeOffer], workers: dict[str, Decimal], launcher: dict[str, Decimal],
                       worker_count: int) -> list[Diagnostic]:

@@ -15,6 +15,8 @@ from jsonschema.validators import extend
 from generator.diagnostics import Diagnostic, did_you_mean
 from generator.load import ProfileFile, to_plain
 from generator.schema_files import KIND_SCHEMA_FILES, load_schema
+from generator.validate.text import profile_strings
+from generator.vocabulary import kubernetes
 
 TYPE_NAMES = {"integer": "a whole number", "string": "a string", "object": "a mapping", "array": "a list",
               "boolean": "true or false", "number": "a number"}
@@ -29,6 +31,9 @@ PATTERN_RULES = {
 # (`.inf` as a count is not a whole number; that it is also too large is noise).
 VALUE_CHECKS = ("type", "const", "enum", "pattern", "minLength", "maxLength", "minimum", "maximum",
                 "exclusiveMinimum", "exclusiveMaximum")
+QUANTITY_UNITS = {"cpu": kubernetes.MILLICORES, "memory": kubernetes.BYTES, "shmSize": kubernetes.BYTES}
+"""What Kubernetes counts each quantity of a profile in, by its key (every field of the schemas with the quantity
+pattern: a test holds them equal)."""
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
@@ -88,7 +93,22 @@ def check_schema(document: ProfileFile) -> tuple[list[Diagnostic], bool]:
         if error.validator == "required" and (tuple(error.absolute_path), _required_key(error)) in meant:
             continue  # the misspelt key is reported, with this one as its did-you-mean
         found.extend(_diagnose(document, error, schema))
-    return found, sound
+    judged = {tuple(error.absolute_path) for error in errors}
+    quantities = [problem for path, text, key in profile_strings(document.data) if not key and path not in judged
+                  and _subschema(schema, list(path)).get("pattern") == kubernetes.PROFILE_QUANTITY_PATTERN
+                  for problem in _quantity_problem(document, path, text)]
+    return found + quantities, sound and not quantities
+
+
+def _quantity_problem(document: ProfileFile, path: tuple[str | int, ...], text: str) -> list[Diagnostic]:
+    """A quantity Kubernetes would not keep as written (rounded up to its unit, or more than it counts): refused
+    here, since every later stage computes with the very number the cluster would not use."""
+    problem = kubernetes.quantity_problem(text, QUANTITY_UNITS[str(path[-1])])
+    if problem is None:
+        return []
+    what, fix = problem
+    shown = text if len(text) <= 64 else f"{text[:24]}...{text[-8:]} ({len(text)} characters)"
+    return [Diagnostic(document.location(*path), f"{_field(list(path))} is {shown}, {what}", fix)]
 
 
 def _required_key(error: ValidationError) -> str:

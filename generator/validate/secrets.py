@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator
-from typing import Any
-
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from generator.diagnostics import Diagnostic
 from generator.load import ProfileFile
+from generator.validate.text import profile_strings
 
 # Shapes of credentials, each with the words the message uses for it. Every pattern runs in linear time on
 # any text (tests/acceptance/test_linear_time.py): a start may not sit inside the run a previous start already read
@@ -118,20 +115,6 @@ def secret_shape(text: str) -> str | None:
     return next((what for what, pattern in SECRET_VALUES if pattern.search(text)), None)
 
 
-def _strings(node: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], str, bool]]:
-    """(path, text, is a key) for every string of a profile tree, keys included."""
-    if isinstance(node, CommentedMap):
-        for key, value in node.items():
-            if isinstance(key, str):
-                yield (*path, key), key, True
-            yield from _strings(value, (*path, str(key)))
-    elif isinstance(node, CommentedSeq):
-        for index, value in enumerate(node):
-            yield from _strings(value, (*path, index))
-    elif isinstance(node, str):
-        yield path, node, False
-
-
 def _field(path: tuple[str | int, ...]) -> str:
     text = ""
     for key in path:
@@ -156,7 +139,7 @@ def check_secrets(document: ProfileFile) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     flagged: set[tuple[str | int, ...]] = set()
     env = document.data.get("env") if document.kind == "Job" else None
-    for path, text, key in _strings(document.data):
+    for path, text, key in profile_strings(document.data):
         shape = secret_shape(text)
         in_env = not key and isinstance(env, dict) and len(path) == 2 and path[0] == "env"
         if shape is None and not (in_env and secret_name(str(path[1])) and not harmless(text)):

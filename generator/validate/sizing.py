@@ -1,5 +1,5 @@
-"""A job's size on its node pool: CPUs and GPUs a worker asks for, workers the pool can hold, and worker pod
-names mpi-operator can make (63 characters)."""
+"""A job's size on its node pool: CPUs and GPUs a worker asks for, workers the pool can hold, worker pod names
+mpi-operator can make (63 characters), and hostfiles a cluster can store (etcd's 1.5 MiB)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ from generator import defaults, derive, names
 from generator.derive import Layout
 from generator.diagnostics import NEVER_FITS, Diagnostic
 from generator.load import ProfileFile
-from generator.model import Backend
+from generator.manifests.hostfile import HostfileFormat
+from generator.model import Backend, MpiImplementation
+from generator.resolve.placement import resolve_placement
+from generator.vocabulary import mpi_operator
+from generator.vocabulary.kubernetes import ETCD_MAX_REQUEST_BYTES, OBJECT_BOUND
 
 
 def check_layout(document: ProfileFile, job: dict[str, Any], pool: dict[str, Any],
@@ -100,8 +104,7 @@ def _check_worker_names(document: ProfileFile, job: dict[str, Any], shape: Layou
     problem = names.last_worker_name_problem(job["name"], shape.worker_count, hashed=hashed, backend=backend)
     if not problem:
         return []
-    last = names.worker_name(names.mpijob_name(job["name"], names.RUN_DIGEST_PLACEHOLDER if hashed else None),
-                             max(shape.worker_count - 1, 0), backend)
+    last = names.worker_name(names.sized_mpijob_name(job["name"], hashed), max(shape.worker_count - 1, 0), backend)
     room = names.DNS1035_MAX - (len(last) - len(job["name"]))
     kind = Backend(backend)
     return [Diagnostic(document.location("name"), f"{kind.controller} would reject this job: {problem}",
@@ -109,3 +112,34 @@ def _check_worker_names(document: ProfileFile, job: dict[str, Any], shape: Layou
                         names.DNS1035_MAX else "shorten the job name")
                        + (f" (the {kind.noun} name adds {names.RUN_DIGEST_LENGTH + 1} characters of content hash"
                           + ("; `naming: stable` drops them)" if kind is Backend.MPIJOB else ")") if hashed else ""))]
+
+
+def hostfile_format(job: dict[str, Any], cluster: dict[str, Any], hardware: dict[str, Any],
+                    shape: Layout) -> HostfileFormat:
+    """The form of the job's hostfile and rankfile lines, from its profile as the model will have it."""
+    implementation = MpiImplementation(job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION))
+    placement = resolve_placement(job, hardware, implementation, shape.gpus_per_worker, shape.slots_per_worker,
+                                  cluster.get("cpuManagerPolicy"))
+    return HostfileFormat.of(job.get("namespace", cluster["namespaces"][0]), Backend(derive.backend_of(job, cluster)),
+                             shape.slots_per_worker, implementation, placement)
+
+
+def check_hostfile_size(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any],
+                        hardware: dict[str, Any], shape: Layout) -> list[Diagnostic]:
+    """The objects that hold a line per worker (or per rank) must be ones a cluster stores. Their Helm template is
+    a loop of a few lines, so no measure of the chart's text sees their size: it is counted from the lines' form.
+    (Run only on a job whose placement validation passed.)"""
+    form = hostfile_format(job, cluster, hardware, shape)
+    hashed = job.get("naming", defaults.JOB_NAMING) == "content-hash"
+    mpijob = names.sized_mpijob_name(job["name"], hashed)
+    largest = form.largest_object(mpijob, shape.worker_count)
+    if largest.size <= OBJECT_BOUND:
+        return []
+    shown = largest.name.replace(mpijob, names.mpijob_name(job["name"], "<hash>" if hashed else None), 1)
+    return [Diagnostic(document.location("workers" if "workers" in job else "totalGpus"),
+                       f"{shape.worker_count} workers give {shown} {largest.size:,} bytes of {largest.holds} (a line "
+                       f"per worker{' and per rank' if form.rank_sockets else ''}), more than the {OBJECT_BOUND:,} an "
+                       f"object may hold beside its metadata under etcd's default limit of {ETCD_MAX_REQUEST_BYTES:,} "
+                       f"bytes: {largest.refused}",
+                       f"use at most {form.max_workers(mpijob)} workers, or shorten the job name and namespace (each "
+                       "line holds both)", code=NEVER_FITS)]

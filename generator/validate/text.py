@@ -32,16 +32,16 @@ def describe(ch: str) -> str:
     return f"U+{ord(ch):04X} {name}" if name else f"U+{ord(ch):04X}, a control character"
 
 
-def _strings(node: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], str, bool]]:
+def profile_strings(node: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], str, bool]]:
     """(path, text, is a key) for every string of a profile tree, keys included."""
     if isinstance(node, CommentedMap):
         for key, value in node.items():
             if isinstance(key, str):
                 yield (*path, key), key, True
-            yield from _strings(value, (*path, str(key)))
+            yield from profile_strings(value, (*path, str(key)))
     elif isinstance(node, CommentedSeq):
         for index, value in enumerate(node):
-            yield from _strings(value, (*path, index))
+            yield from profile_strings(value, (*path, index))
     elif isinstance(node, str):
         yield path, node, False
 
@@ -56,7 +56,7 @@ def field_name(path: tuple[str | int, ...]) -> str:
 def check_characters(document: ProfileFile) -> list[Diagnostic]:
     """Every key and value of `document` that holds a character it may not, at its place, naming it."""
     found: list[Diagnostic] = []
-    for path, text, key in _strings(document.data):
+    for path, text, key in profile_strings(document.data):
         match = (FORBIDDEN_IN_KEYS if key else FORBIDDEN_IN_VALUES).search(text)
         if match is None:
             continue

@@ -13,10 +13,24 @@ end of the text: both are kept here (`_go_len`, `fullmatch`).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable
-from decimal import Decimal
+from dataclasses import dataclass
+from decimal import (
+    MAX_EMAX,
+    MAX_PREC,
+    MIN_EMIN,
+    ROUND_CEILING,
+    Context,
+    Decimal,
+    DivisionByZero,
+    InvalidOperation,
+    Overflow,
+    localcontext,
+)
+from typing import ParamSpec, TypeVar
 
 DNS1035_LABEL_FORMAT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 DNS1035_LABEL = re.compile(DNS1035_LABEL_FORMAT)
@@ -156,12 +170,69 @@ _SUFFIX = {None: 1, "m": Decimal("0.001"), "k": 10**3, "M": 10**6, "G": 10**9, "
            "E": 10**18, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 
 
+EXACT = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[InvalidOperation, DivisionByZero, Overflow])
+"""Arithmetic on quantities: sums, differences, products, whole-number division (`//`) and division by a power of
+two or ten are exact in this context. The default one rounds to 28 digits, and raises where a quotient has more
+(a profile's `cpu: "0.0000000000000000000000000000001"` divided a node's CPUs into 10^32 workers). Nothing may divide
+otherwise in it: 1/3 would take every digit memory holds."""
+
+_Params = ParamSpec("_Params")
+_Result = TypeVar("_Result")
+
+
+def exact(function: Callable[_Params, _Result]) -> Callable[_Params, _Result]:
+    """`function`, computing in the `EXACT` context whoever calls it."""
+    @functools.wraps(function)
+    def in_exact_context(*args: _Params.args, **kwargs: _Params.kwargs) -> _Result:
+        with localcontext(EXACT):
+            return function(*args, **kwargs)
+    return in_exact_context
+
+
+@exact
 def quantity(text: str) -> Decimal:
-    """A profile's quantity as a number (`500m` -> 0.5, `1Gi` -> 1073741824)."""
+    """A profile's quantity as a number, exactly (`500m` -> 0.5, `1Gi` -> 1073741824)."""
     match = _PROFILE_QUANTITY.match(text)
     if not match:
         raise ValueError(f"not a quantity: {text!r}")
     return Decimal(match.group(1)) * Decimal(_SUFFIX[match.group(2)])
+
+
+MAX_COUNT = 2**63 - 1
+"""The most of its unit Kubernetes counts of a resource: the scheduler and the kubelet read a quantity as an int64 of
+it (resource.Quantity's `Value()` in bytes, `MilliValue()` in millicores), and apimachinery caps a binary-suffixed
+quantity at this many (its `maxAllowed`)."""
+
+
+@dataclass(frozen=True)
+class QuantityUnit:
+    """What Kubernetes counts a resource in. apimachinery keeps a quantity to 1n and rounds a finer one up; the
+    scheduler and the kubelet then count a CPU request in whole millicores and memory in whole bytes, each rounded up
+    (resource.Quantity's `MilliValue()`, `Value()`): so `cpu: 0.0001` is scheduled as 1m, and `memory: 0.1Gi` (which is
+    107374182.4 bytes) as 107374183."""
+
+    name: str
+    per_unit: int
+    """How many of it make one unit of the quantity's number (`1` CPU is 1000 millicores)."""
+    suffix: str
+    """How a count of it is written as a quantity (`250m`)."""
+
+
+MILLICORES = QuantityUnit("millicores", 1000, "m")
+BYTES = QuantityUnit("bytes", 1, "")
+
+
+@exact
+def quantity_problem(text: str, unit: QuantityUnit) -> tuple[str, str] | None:
+    """What Kubernetes would change in a profile's quantity, and how to write it so it does not: more than it counts
+    (capped, or overflowing its int64), or not a whole count of `unit` (rounded up). None where it keeps the value."""
+    count = quantity(text) * unit.per_unit
+    if count > MAX_COUNT:
+        return f"more than Kubernetes can count (at most {MAX_COUNT}{unit.suffix}: an int64 of {unit.name})", "ask for less"
+    if count != count.to_integral_value():
+        rounded = f"{count.to_integral_value(rounding=ROUND_CEILING)}{unit.suffix}"
+        return (f"not a whole number of {unit.name}: Kubernetes counts it as {rounded}", f"write {rounded}")
+    return None
 
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -183,6 +254,13 @@ def json_path(parts: Iterable[str | int], quote_keys: bool = False) -> str:
 
 # apimachinery ValidateAnnotationsSize: keys and values of an object's annotations together.
 TOTAL_ANNOTATION_SIZE = 256 * 1024
+
+ETCD_MAX_REQUEST_BYTES = 1536 * 1024
+"""etcd's default `--max-request-bytes`, which most clusters keep: a larger object is refused when the API
+server stores it (the API server's own limit, which `check` applies, is 3 MiB)."""
+OBJECT_BOUND = ETCD_MAX_REQUEST_BYTES - 64 * 1024
+"""What mpigen lets the text it measures of one object come to: the rest (metadata, the labels Helm adds, an owner
+reference, managed fields) stays well under 64 KiB."""
 
 
 # --- how the API server judges an object's name and namespace, by kind --------------------------------------

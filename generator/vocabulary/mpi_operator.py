@@ -36,3 +36,13 @@ DEFAULT_RESTART_POLICY = {LAUNCHER: "OnFailure", WORKER: "Never"}
 SSH_AUTH_VOLUME = "ssh-auth"
 CONFIG_VOLUME = "mpi-job-config"
 CONFIG_MOUNT_PATH = "/etc/mpi"
+
+# The ConfigMap `<mpijob>-config` the controller writes (newConfigMap, updateDiscoverHostsInConfigMap): key `hostfile`,
+# a line per worker as mpigen writes its own; and key `discover_hosts.sh`, this header, then `echo <host>` for each
+# running worker.
+CONFIG_SUFFIX = "-config"
+DISCOVER_HOSTS_HEADER = "#!/bin/sh\n"
+
+
+def discover_hosts_line(host: str) -> str:
+    return f"echo {host}"

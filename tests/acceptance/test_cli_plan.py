@@ -15,6 +15,8 @@ from conftest import (
     RAW_CONTROL,
     REPO,
     TRAIN_JOB,
+    WIDE_JOB,
+    big_cluster,
     memory_limited,
     run_limited,
     run_mpigen,
@@ -142,19 +144,6 @@ def test_explain_an_unknown_job():
 # --- size bounds: a valid fleet of any size is planned, explained and drawn in bounded time, memory and output ------
 
 MEMORY = 1536 * 2**20  # address space: the example fleet's plan takes about a tenth of it
-CPU_JOB = """\
-apiVersion: mpigen/v1alpha1
-kind: Job
-name: wide
-cluster: big
-pool: p0
-image: mpioperator/mpi-pi:openmpi
-program: [/home/mpiuser/pi]
-runAsUser: 1000
-sshAuthMountPath: /home/mpiuser/.ssh
-"""
-
-
 GPU64_HARDWARE = """\
 apiVersion: mpigen/v1alpha1
 kind: Hardware
@@ -174,11 +163,8 @@ def big_fleet(root: Path, pools: int, nodes: int, job: str, hardware: str = "cpu
     if hardware == "g64":
         (root / "hardware").mkdir()
         (root / "hardware" / "g64.yaml").write_text(GPU64_HARDWARE, encoding="utf-8")
-    listed = "".join(f"  - name: p{i}\n    hardware: {hardware}\n    nodes: {nodes}\n" for i in range(pools))
-    (root / "clusters" / "big.yaml").write_text(
-        f'apiVersion: mpigen/v1alpha1\nkind: Cluster\nname: big\nkubernetesVersion: "1.32"\nnamespaces: [mpi]\n'
-        f"nodePools:\n{listed}", encoding="utf-8")
-    (root / "jobs" / "wide.yaml").write_text(CPU_JOB + job, encoding="utf-8")
+    (root / "clusters" / "big.yaml").write_text(big_cluster(pools, nodes, hardware), encoding="utf-8")
+    (root / "jobs" / "wide.yaml").write_text(WIDE_JOB + job, encoding="utf-8")
     return root
 
 
@@ -198,19 +184,39 @@ def test_plan_places_5000_one_node_workers_on_5000_nodes(tmp_path):
     assert (job["state"], job["nodes_alone"], job["worker_nodes"]) == ("starts", 5_000, list(range(5_000)))
 
 
-def test_explain_of_a_100000_worker_job_lists_the_first_and_last_ranks_and_says_what_it_left_out(tmp_path):
-    # 100,000 workers of 64 ranks each (one a core of cpu-node): 6,400,000 ranks, once printed as 388 MB after
-    # 2.8 GB of memory (a MemoryError under 2 GB).
-    root = big_fleet(tmp_path / "profiles", 1, 100_000, "workers: 100000\n")
+def test_explain_of_a_job_of_6400000_ranks_lists_the_first_and_last_and_says_what_it_left_out(tmp_path):
+    # 6,400,000 ranks, once (as 100,000 workers of 64 ranks each) printed as 388 MB after 2.8 GB of memory (a
+    # MemoryError under 2 GB). So many workers are refused now (the next test): 10,000 workers of 640 ranks.
+    root = big_fleet(tmp_path / "profiles", 1, 10_000, "workers: 10000\nslotsPerWorker: 640\n")
     text = bounded("explain", "wide", "-p", root).stdout
     assert len(text) < 1_000_000
     assert "  ranks = 6400000\n" in text and "  63: worker 0, local rank 63, GPU -, NIC -, rail -\n" in text
-    assert "  ... 6399872 more ranks (64 to 6399935), not listed: rank r is local rank r mod 64 of worker r div 64" \
+    assert "  ... 6399872 more ranks (64 to 6399935), not listed: rank r is local rank r mod 640 of worker r div 640" \
         in text
-    assert "  6399999: worker 99999, local rank 63, GPU -, NIC -, rail -\n" in text
+    assert "  6399999: worker 9999, local rank 639, GPU -, NIC -, rail -\n" in text
     data = json.loads(bounded("explain", "wide", "-p", root, "--output", "json").stdout)
     assert (data["rank_count"], data["ranks_omitted"], len(data["ranks"])) == (6_400_000, 6_399_872, 128)
     assert [r["rank"] for r in data["ranks"][63:65]] == [63, 6_399_936]
+
+
+def test_a_job_whose_hostfile_is_more_than_etcd_stores_is_refused_at_its_size(tmp_path):
+    # 100,000 CPU workers: mpi-operator's ConfigMap wide-<hash>-config would hold a hostfile line and an `echo <host>`
+    # line per worker, 98 bytes plus twice the index's digits each: 9,800,000 + 2 x 488,890 + `#!/bin/sh\n`. It was
+    # valid, and its own hostfile ConfigMap rendered at 5.6 MB; etcd stores 1.5 MiB. Line 10 is `workers: 100000`.
+    root = big_fleet(tmp_path / "profiles", 1, 100_000, "workers: 100000\n")
+    for command in (("validate", root), ("explain", "wide", "-p", root), ("render", root, "-o", tmp_path / "charts")):
+        done = run_limited(list(command), memory_limited(MEMORY), timeout=60)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+        assert done.stderr.startswith(
+            f"{root / 'jobs' / 'wide.yaml'}:10:10: error: 100000 workers give mpi-operator's ConfigMap wide-<hash>-config "
+            "10,777,790 bytes of hostfile and discover_hosts.sh (a line per worker), more than the 1,507,328 an object "
+            "may hold beside its metadata under etcd's default limit of 1,572,864 bytes: mpi-operator could not create "
+            "it, and the job would never start; use at most 14162 workers, or shorten the job name and namespace (each "
+            "line holds both)\n"), done.stderr
+    assert not (tmp_path / "charts").exists()
+    plan = json.loads(bounded("plan", root, "--output", "json").stdout)  # a job that can never run where it is
+    [job] = [j for c in plan["clusters"] for p in c["pools"] for j in p["jobs"]]
+    assert job["state"] == "never" and "10,777,790 bytes" in job["reason"]
 
 
 def test_explain_of_workers_with_two_billion_slots_each(tmp_path):

@@ -11,7 +11,7 @@ Each example copies profiles/ and mutates it, at one of two levels:
 - text level: 1-3 byte-level edits of one file (bytes inserted, deleted or replaced, a tab, truncation, `---`,
   anchors and aliases, bytes that are not UTF-8).
 
-Four classes of YAML that neither level writes have a test each, written as text into one job file:
+Five classes that neither level writes have a test each (the first four written as text into one job file):
 
 - merge keys: `<<` into `env` (a mapping, a list of them, anchored and aliased, nested, with keys written beside
   it) and at the top of a job (spelling out the job's own values, or overridden by them), whose result is known,
@@ -21,7 +21,11 @@ Four classes of YAML that neither level writes have a test each, written as text
 - control characters through YAML's escapes (C0, DEL, C1 and NEL, bidi controls, line and paragraph
   separators, zero-width and byte order marks, a lone surrogate) in values and keys;
 - long strings: one string of 64 KiB up to just past the 1 MiB profile limit, of what scanners, escapes and
-  hole markers trip on (`{{`, `` `{{ ``, `a:`, `[`, `&a `, URLs with a password, `mpigenhole0x...`).
+  hole markers trip on (`{{`, `` `{{ ``, `a:`, `[`, `&a `, URLs with a password, `mpigenhole0x...`);
+- quantities: a CPU, memory or /dev/shm quantity of a job (its workers' or its launcher's) from 0 to 10^400
+  exbibytes and to 10^-45 of a unit, in every suffix, or a node's memoryGiB at the edge of what Kubernetes counts
+  (where Kubernetes would round or cap the value, it must be refused for that reason; a string the tree level
+  replaces that is a quantity is replaced by such quantities too).
 
 And one class of what belongs to the controllers, which must be refused, for that reason, at a clean place: a
 label or annotation key of every reserved domain (as written, under a subdomain, in capitals, with a trailing dot, a
@@ -46,10 +50,10 @@ Then `mpigen render` runs in-process into a folder already holding the example f
 Only charts whose bytes are new are given to Helm: renders are cached by chart content.
 
 CI runs a fixed number of examples from a fixed seed without an example database, so every run tries the same
-mutations (200 of the tree and text levels, 50 of each class, 8 long strings, 30 reserved names; `make fuzz` runs
-N, N/4 of each class, N/20 long strings and N/8 reserved names). `make fuzz` runs many more from a random seed
-(printed, so a failure can be replayed with MPIGEN_FUZZ_SEED), and renders every new chart with Helm 3 and Helm 4,
-which must agree.
+mutations (200 of the tree and text levels, 50 of each class, 8 long strings, 30 reserved names, 30 quantities;
+`make fuzz` runs N, N/4 of each class, N/20 long strings, N/8 reserved names and N/8 quantities). `make fuzz` runs
+many more from a random seed (printed, so a failure can be replayed with MPIGEN_FUZZ_SEED), and renders every new
+chart with Helm 3 and Helm 4, which must agree.
 
     MPIGEN_FUZZ_EXAMPLES=N   number of examples; setting it is the long mode (both Helm versions, example database)
     MPIGEN_FUZZ_SEED=S       the seed of a long run
@@ -71,6 +75,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from fractions import Fraction
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -216,7 +221,8 @@ def with_original(value: Any) -> st.SearchStrategy[Any]:
     if isinstance(value, str) and value:
         return st.one_of(
             st.sampled_from([*near_misses(value), value + RELEASE_NAME, LOOKUP + value, value * 3, value + "\n"]),
-            st.sampled_from(HOSTILE_STRINGS), st.text(max_size=20))
+            st.sampled_from(HOSTILE_STRINGS), st.text(max_size=20),
+            *([quantity_texts(), quantity_texts()] if QUANTITY.fullmatch(value) else []))
     if isinstance(value, bool):
         return st.just(not value)
     if isinstance(value, int):
@@ -817,6 +823,70 @@ def reserved_cases(draw: st.DrawFn) -> Case:
     return case
 
 
+# --- quantities of every size and precision -------------------------------------------------------------------------
+#
+# Written out from the README's Security section rather than imported: Kubernetes counts a CPU request in whole
+# millicores and memory (and /dev/shm) in whole bytes, rounding anything finer up, and as an int64 of that unit; a
+# node's memory in GiB is at most that many bytes.
+
+QUANTITY_SUFFIXES = {"": 1, "m": Fraction(1, 1000), "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15,
+                     "E": 10**18, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+QUANTITY_FIELDS = {("resources", "cpu"): 1000, ("resources", "memory"): 1, ("launcher", "resources", "cpu"): 1000,
+                   ("launcher", "resources", "memory"): 1, ("shmSize",): 1}
+"""Where a job writes a quantity, and how many of what Kubernetes counts make one (millicores in a CPU)."""
+WHOLE_PARTS = ("0", "1", "2", "16", "512", "9223372036854775807", "9223372036854775808", "9" * 29, "1" + "0" * 400)
+FRACTION_PARTS = ("", "5", "25", "001", "0005", "000000001", "0000000001", "0" * 30 + "1", "1" * 45)
+NODE_MEMORY_GIB = (1, 2**33 - 1, 2**33, 2**63, 10**40)
+MAX_COUNT = 2**63 - 1
+QUANTITY = re.compile(r"([0-9]+(?:\.[0-9]+)?)(|m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)")
+
+
+def quantity_texts() -> st.SearchStrategy[str]:
+    """Quantities the profile grammar takes, from 0 to 10^400 exbibytes and to 10^-45 of a unit."""
+    return st.builds(lambda whole, fraction, suffix: whole + (f".{fraction}" if fraction else "") + suffix,
+                     st.sampled_from(WHOLE_PARTS), st.sampled_from(FRACTION_PARTS),
+                     st.sampled_from(sorted(QUANTITY_SUFFIXES)))
+
+
+@st.composite
+def quantity_cases(draw: st.DrawFn) -> Case:
+    """A quantity of any size, precision and suffix in a job's CPU, memory or /dev/shm (its workers' or its
+    launcher's), or a node's memoryGiB at the edge of what Kubernetes counts: compiled as the cluster would keep it,
+    or refused (for that reason where Kubernetes would round or cap it); never a traceback."""
+    trees = copy.deepcopy(EXAMPLE_TREES)
+    case = Case({}, classes=["quantities"])
+    if draw(st.integers(0, 5)) == 0:
+        hardware = draw(st.sampled_from(sorted(name for name in EXAMPLE_FILES if name.startswith("hardware/"))))
+        gib = draw(st.sampled_from(NODE_MEMORY_GIB))
+        trees[hardware]["memoryGiB"] = gib
+        case.files[hardware] = dump(trees[hardware])
+        case.steps.append(f"{hardware}: memoryGiB = {gib}")
+        if gib * 2**30 > MAX_COUNT:
+            case.must_refuse, case.refused_for = case.steps[-1], f"`memoryGiB` is {gib}; it must be <= {2**33 - 1}"
+        case.kinds.append(f"node memory {'past' if case.must_refuse else 'within'} what Kubernetes counts")
+    else:
+        job = draw(st.sampled_from(JOB_FILES))
+        path, per_unit = draw(st.sampled_from(sorted(QUANTITY_FIELDS.items())))
+        text = draw(quantity_texts())
+        node = trees[job]
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = text
+        case.files[job] = dump(trees[job])
+        case.steps.append(f"{job}: {'.'.join(path)} = {text!r}")
+        number, suffix = QUANTITY.fullmatch(text).groups()
+        count = Fraction(number) * QUANTITY_SUFFIXES[suffix] * per_unit
+        unit = "millicores" if per_unit == 1000 else "bytes"
+        if count > MAX_COUNT:
+            case.must_refuse, case.refused_for = case.steps[-1], "more than Kubernetes can count"
+        elif count.denominator != 1:
+            case.must_refuse, case.refused_for = case.steps[-1], f"not a whole number of {unit}"
+        case.kinds.append(f"{'.'.join(path)}: " + ("past what Kubernetes counts" if count > MAX_COUNT else "rounded"
+                                                   if count.denominator != 1 else "kept"))
+    case.files = {**EXAMPLE_FILES, **case.files}
+    return case
+
+
 cases = st.one_of(tree_cases(), tree_cases(), tree_cases(), text_cases())
 
 # --- running it -----------------------------------------------------------------------------------------------------
@@ -1253,6 +1323,16 @@ RESERVED_EXAMPLES = max(EXAMPLES // 8, 30) if LONG else 30  # each is refused by
 @settings(_settings(), max_examples=RESERVED_EXAMPLES)
 @given(case=reserved_cases())
 def test_what_belongs_to_the_controllers_is_refused_cleanly(fuzz: Fixture, case: Case) -> None:
+    run_case(fuzz, case)
+
+
+QUANTITY_EXAMPLES = max(EXAMPLES // 8, 30) if LONG else 30  # most are refused by validation alone: fast
+
+
+@seed(SEED)
+@settings(_settings(), max_examples=QUANTITY_EXAMPLES)
+@given(case=quantity_cases())
+def test_quantities_of_any_size_and_precision_compile_as_kept_or_are_refused_cleanly(fuzz: Fixture, case: Case) -> None:
     run_case(fuzz, case)
 
 

@@ -4,8 +4,8 @@ Each example is a valid fleet of one cluster: one to three pools of the built-in
 (64 GPUs and 16 NICs, the most boxes a node has), of 1 to 40 nodes (in one fleet in four, up to 100,000), or in one
 fleet in four 4 to 300 pools of 1 to 40 nodes (so that the page's bound is reached); no scheduler, Coscheduling, or
 Kueue with two queues of one cohort splitting every pool; one to 24 jobs of 1 to 40 workers (in one fleet in four, up
-to 5,000), GPU jobs of 1 to 8 GPUs a worker, CPU jobs asking 0.5 to 100 CPUs or nothing, some with 2,147,483,647 slots
-a worker, of two priority classes and two namespaces. For each it checks, in process:
+to 30,000), GPU jobs of 1 to 8 GPUs a worker, CPU jobs asking 0.5 to 100 CPUs or nothing, some with 2,147,483,647
+slots a worker, of two priority classes and two namespaces. For each it checks, in process:
 
 - the placement: where every pool has at most 40 nodes and every job at most 40 workers, the whole plan (states,
   nodes, placements, what each job waits for) equals the plan made with the straightforward first fit and quota
@@ -13,6 +13,8 @@ a worker, of two priority classes and two namespaces. For each it checks, in pro
   and kept cohort totals;
 - what a waiting job waits for: the first eight in admission order of the jobs before it that hold its pool's nodes
   or its queues' quota, and how many more, as a scan of all those jobs finds them;
+- what is set aside: a job that can never run where it is (more workers than its pool holds, or a hostfile and
+  rankfile more than etcd stores) is planned as such, and the rest as if it were not there;
 - the bounds: explain lists at most 128 ranks and says how many it left out, and its text and JSON stay within a
   bound linear in the ranks it lists; the picture draws at most 64 nodes a pool and at most 8,192 boxes (nodes,
   GPUs, NICs) a page, every node where that bound allows, and says what it left out; its HTML and SVG stay within a
@@ -32,7 +34,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FirstFitReference, QuotasReference
-from hypothesis import HealthCheck, event, given, seed, settings
+from hypothesis import HealthCheck, event, example, given, seed, settings
 from hypothesis import strategies as st
 
 from generator.insight import bounds, capacity
@@ -86,7 +88,8 @@ def fleets(draw: st.DrawFn) -> FleetSpec:
     """Three fleets in four small enough for the reference; in the fourth, pools and jobs small or big."""
     nodes, workers = st.integers(1, REFERENCE_LIMIT), st.integers(1, REFERENCE_LIMIT)
     if draw(st.integers(0, 3)) == 0:
-        nodes, workers = nodes | st.integers(REFERENCE_LIMIT + 1, 100_000), workers | st.integers(REFERENCE_LIMIT + 1, 5_000)
+        nodes = nodes | st.integers(REFERENCE_LIMIT + 1, 100_000)
+        workers = workers | st.integers(REFERENCE_LIMIT + 1, 5_000) | st.integers(5_001, 30_000)  # past etcd's hostfile
     many = draw(st.integers(0, 3)) == 0  # many pools of at most 40 nodes: the page's bound, not the pool's
     count = draw(st.integers(4, 300) if many else st.integers(1, 3))
     pool_nodes = st.integers(1, REFERENCE_LIMIT) if many else nodes
@@ -168,11 +171,17 @@ def _settings():
 @seed(SEED)
 @_settings()
 @given(spec=fleets())
+@example(spec=FleetSpec("none", (Pool("dgx-1", 100_000), Pool("cpu-node", 100_000)), (
+    JobSpec(0, 5_000, 8, None, None, "team-a", None), JobSpec(1, 10_000, 0, None, 2_147_483_647, "team-a", None),
+    JobSpec(1, 30_000, 0, None, None, "team-b", None))))  # the last one's hostfile is more than etcd stores: set aside
 def test_plan_explain_and_picture_stay_exact_and_bounded(tmp_path_factory, monkeypatch, spec: FleetSpec):
     root = write(spec, tmp_path_factory.mktemp("fleet") / "profiles")
     result = check_profiles([root], set_aside_unfit=True)
     assert result.ok, [d.format() for d in result.diagnostics]
     plan = plan_fleet(result.fleet, result.documents, result.unfit)
+    for _, problems in result.unfit:
+        event("a job set aside: " + ("its hostfile is more than etcd stores" if any(
+            "etcd's default limit" in problem.message for problem in problems) else "it does not fit"))
 
     small = all(p.nodes <= REFERENCE_LIMIT for p in spec.pools) and all(j.workers <= REFERENCE_LIMIT for j in spec.jobs)
     event("compared with the reference" if small else "too big for the reference")

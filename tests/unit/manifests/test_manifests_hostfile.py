@@ -17,10 +17,12 @@ import yaml
 from conftest import is_run_of, run_helm, run_name_of
 
 from generator import names
-from generator.manifests import build_job, job_chart_ref, job_object
-from generator.model import Job, MpiImplementation, Naming, Placement
+from generator.manifests import build_job, job_chart_ref, job_object, run_name
+from generator.manifests.hostfile import HostfileFormat, configmap_data, digits_total
+from generator.model import Backend, Job, MpiImplementation, Naming, Placement
 from generator.package import output_files
 from generator.pipeline import CompileResult, compile_profiles
+from generator.vocabulary.kubernetes import ETCD_MAX_REQUEST_BYTES, OBJECT_BOUND
 from generator.write import write_tree
 
 # --- helpers ---------------------------------------------------------------------------------------
@@ -348,3 +350,51 @@ def test_helm_renders_the_hashed_host_names(helm, tmp_path, example):
         f"{run}-worker-1.{run}.hpc.svc slots=1",
         f"{run}-worker-2.{run}.hpc.svc slots=1",
     ]
+
+
+# --- the bytes of the objects that hold a line per worker, counted without writing them ----------------------------
+
+
+def _written(job: Job, mpijob: str, workers: int) -> dict[str, int]:
+    """The bytes of each object's lines as written: mpigen's ConfigMap, and under an MPIJob mpi-operator's
+    `<mpijob>-config`, whose discover_hosts.sh is `#!/bin/sh` and an `echo <host>` per worker (its
+    updateDiscoverHostsInConfigMap, with every worker running)."""
+    data = configmap_data(job, mpijob, workers)
+    written = {f"ConfigMap {mpijob}-hostfile": sum(len(text.encode()) for text in data.values())}
+    if job.backend is Backend.MPIJOB:
+        discover = "#!/bin/sh\n" + "".join(f"echo {line.split()[0].split(':')[0]}\n"
+                                           for line in data["hostfile"].splitlines())
+        written[f"mpi-operator's ConfigMap {mpijob}-config"] = len(data["hostfile"].encode()) + len(discover.encode())
+    return written
+
+
+@pytest.mark.parametrize("workers", [0, 1, 9, 10, 11, 99, 100, 101, 1234])
+def test_the_bytes_of_each_object_of_lines_are_counted_as_written(example, workers):
+    jobs = [*example.fleet.jobs, *(dataclasses.replace(job, mpi_implementation=implementation)
+                                   for job in example.fleet.jobs if job.name == "pi"
+                                   for implementation in (MpiImplementation.INTEL, MpiImplementation.MPICH))]
+    assert {(job.backend, bool(job.placement.rankfile)) for job in jobs} >= {
+        (Backend.MPIJOB, True), (Backend.MPIJOB, False), (Backend.TRAINJOB, True), (Backend.VOLCANO_JOB, True)}
+    for job in jobs:
+        mpijob = run_name.mpijob_name(job)
+        counted = {found.name: found.size for found in HostfileFormat.of_job(job).objects(mpijob, workers)}
+        assert counted == _written(job, mpijob, workers), job.name
+
+
+def test_the_most_workers_whose_lines_etcd_stores_is_the_last_count_that_fits(example):
+    """pi on the dgx-lab cluster (namespace ml-training): mpi-operator's ConfigMap is the larger of the two."""
+    job = next(job for job in example.fleet.jobs if job.name == "pi")
+    form, mpijob = HostfileFormat.of_job(job), run_name.mpijob_name(job)
+    most = form.max_workers(mpijob)
+    assert 10_000 < most < 20_000
+    fits, passes = _written(job, mpijob, most), _written(job, mpijob, most + 1)
+    assert max(fits.values()) <= OBJECT_BOUND < max(passes.values()) == passes[f"mpi-operator's ConfigMap {mpijob}-config"]
+    assert form.max_workers(mpijob, 100) == 100 and form.max_workers(mpijob, most + 5) == most
+    assert max(_written(job, mpijob, 2 * most).values()) > ETCD_MAX_REQUEST_BYTES
+
+
+def test_digits_of_a_run_of_numbers_are_counted_without_writing_them():
+    for count in (0, 1, 9, 10, 11, 100, 1001):
+        for stride, offset in ((1, 0), (8, 0), (8, 7), (640, 639)):
+            assert digits_total(count, stride, offset) == sum(len(str(offset + i * stride)) for i in range(count))
+    assert digits_total(10**12) == sum(9 * 10**(width - 1) * width for width in range(1, 13)) + 1

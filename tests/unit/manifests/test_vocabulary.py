@@ -9,9 +9,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import REPO
 from ruamel.yaml import YAML
 
+from generator import admission, derive
 from generator.vocabulary import kubernetes, mpi_operator
 
 
@@ -65,6 +67,43 @@ def test_profile_quantities_are_one_grammar_in_python_and_the_schema():
         assert re.match(kubernetes.QUANTITY_PATTERN, text)  # every profile quantity is one Kubernetes takes
     for text in ("+1", ".5", "1e3", "1Kb", ""):
         assert not re.match(kubernetes.PROFILE_QUANTITY_PATTERN, text)
+
+
+@pytest.mark.parametrize(("text", "unit", "problem"), [
+    ("500m", kubernetes.MILLICORES, None), ("1.5", kubernetes.MILLICORES, None), ("0.001", kubernetes.MILLICORES, None),
+    ("1Gi", kubernetes.BYTES, None), ("0.5Gi", kubernetes.BYTES, None), ("7Ei", kubernetes.BYTES, None),
+    ("9223372036854775807", kubernetes.BYTES, None), ("9223372036854775.807", kubernetes.MILLICORES, None),
+    ("0.0000000000000000000000000000001", kubernetes.MILLICORES, "not a whole number of millicores: Kubernetes counts it "
+     "as 1m"),
+    ("0.5m", kubernetes.MILLICORES, "not a whole number of millicores: Kubernetes counts it as 1m"),
+    ("1.00000000000000000000000000000000000000001", kubernetes.MILLICORES, "not a whole number of millicores: "
+     "Kubernetes counts it as 1001m"),
+    ("0.1Gi", kubernetes.BYTES, "not a whole number of bytes: Kubernetes counts it as 107374183"),
+    ("1.5", kubernetes.BYTES, "not a whole number of bytes: Kubernetes counts it as 2"),
+    ("8Ei", kubernetes.BYTES, "more than Kubernetes can count (at most 9223372036854775807: an int64 of bytes)"),
+    ("9223372036854775808", kubernetes.BYTES, "more than Kubernetes can count"),
+    ("9223372036854775.808", kubernetes.MILLICORES, "more than Kubernetes can count (at most 9223372036854775807m"),
+    ("99999999999999999999999999999Ei", kubernetes.BYTES, "more than Kubernetes can count"),
+    ("9" * 100_000 + "Ei", kubernetes.BYTES, "more than Kubernetes can count"),
+    ("0." + "0" * 100_000 + "1", kubernetes.MILLICORES, "not a whole number of millicores: Kubernetes counts it as 1m"),
+])
+def test_a_quantity_kubernetes_would_round_up_or_cap_is_a_problem(text, unit, problem):
+    """apimachinery rounds a quantity up to 1n and caps a binary one at 2^63 - 1; the scheduler and the kubelet
+    count CPUs in millicores and memory in bytes (`MilliValue()`, `Value()`, rounding up), as int64s."""
+    found = kubernetes.quantity_problem(text, unit)
+    assert (found is None) if problem is None else (found is not None and found[0].startswith(problem))
+
+
+def test_quantities_compute_exactly_whatever_the_callers_context():
+    """The default context rounds to 28 digits and cannot divide into more: a node's CPUs over 10^-31 of a CPU raised
+    decimal.InvalidOperation in derive.layout."""
+    assert kubernetes.quantity("1.000000000000000000000000000000001Gi") == \
+        Decimal("1073741824.000000000000000000000001073741824")  # 43 digits, which the default context rounds
+    assert admission.cpu_memory({"memory": "1000000001"})["memory"] * 2**30 == 1_000_000_001  # bytes / 2^30, exact
+    hardware = {"name": "box", "cpu": {"sockets": 2, "coresPerSocket": 16}, "memoryGiB": 8589934591}
+    shape = derive.layout({"workers": 1, "resources": {"cpu": "0.0000000000000000000000000000001", "memory": "1"}},
+                          hardware, 1)
+    assert shape.workers_per_node == 1 << 30  # as many as the CPUs hold: 32 * 10^31 is no bound
 
 
 def test_json_paths_read_as_kubectl_prints_them():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import PROFILES, run_helm, run_mpigen
+from conftest import PROFILES, WIDE_JOB, big_cluster, run_helm, run_mpigen
 
 from generator.check.kubeyaml import load_all as kube_load_all
 from generator.pipeline import compile_profiles
@@ -124,6 +124,20 @@ def test_an_object_over_etcds_default_limit_is_an_error_at_its_profile(profiles_
     assert not (tmp_path / "charts").exists()
     root = profiles_copy({"jobs/pi.yaml": PI + "env:\n  BIG: " + "x" * 600_000 + "\n"})
     assert run_mpigen("render", root, "-o", tmp_path / "charts").returncode == 0
+
+
+def test_the_charts_workers_maximum_keeps_the_hostfile_within_what_etcd_stores(profiles_copy):
+    """`--set workers=N` writes N hostfile lines through the chart's loop: values.schema.json lets N be no more
+    than the lines etcd stores (14,162 for job `wide` in namespace mpi: tests/unit/validate/test_validate.py), though
+    the pool holds 100,000 such workers."""
+    result = compile_profiles([profiles_copy({"clusters/big.yaml": big_cluster(1, 100_000),
+                                              "jobs/wide.yaml": WIDE_JOB + "workers: 100\n"})])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    chart = next(chart for chart in result.charts if chart.directory == "big/jobs/wide")
+    files = dict(chart.files)
+    assert json.loads(files["values.schema.json"])["properties"]["workers"]["maximum"] == 14_162
+    assert ("At most 14162: pool 'p0': 100000 nodes x 1 worker(s) per node; the hostfile lines etcd's default object "
+            "limit holds allow 14162.") in files["values.yaml"]
 
 
 def test_an_existing_namespace_is_not_created_but_told_its_label_and_judged_with_context(profiles_copy, tmp_path):

@@ -14,7 +14,8 @@ from jsonschema import Draft202012Validator
 
 from generator.load import load_paths
 from generator.schema_files import KIND_SCHEMA_FILES, load_schema
-from generator.validate.schema import to_plain
+from generator.validate.schema import QUANTITY_UNITS, to_plain
+from generator.vocabulary import kubernetes
 
 KINDS = sorted(KIND_SCHEMA_FILES)
 
@@ -75,3 +76,15 @@ def test_wheel_ships_the_schemas(tmp_path):
         assert f"generator/schemas/{file}" in names
         shipped = json.loads(zipfile.ZipFile(wheel).read(f"generator/schemas/{file}"))
         assert shipped == json.loads((REPO / "schemas" / file).read_text(encoding="utf-8"))
+
+
+def test_every_quantity_of_the_schemas_says_what_kubernetes_counts_it_in():
+    """A quantity field with no unit would be checked for nothing Kubernetes rounds (validate.schema.QUANTITY_UNITS)."""
+    keys = {path.rpartition(".")[2] for kind in KINDS for path, sub in subschemas(load_schema(kind))
+            if sub.get("pattern") == kubernetes.PROFILE_QUANTITY_PATTERN}
+    assert keys == set(QUANTITY_UNITS) == {"cpu", "memory", "shmSize"}
+    assert QUANTITY_UNITS["cpu"] is kubernetes.MILLICORES
+
+
+def test_a_nodes_memory_is_at_most_what_kubernetes_counts_in_bytes():
+    assert load_schema("Hardware")["properties"]["memoryGiB"]["maximum"] == kubernetes.MAX_COUNT // 2**30 == 2**33 - 1

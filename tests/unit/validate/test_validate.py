@@ -10,9 +10,9 @@ from __future__ import annotations
 from textwrap import dedent
 
 import pytest
-from conftest import PROFILES, expect
+from conftest import PROFILES, WIDE_JOB, big_cluster, expect
 
-from generator.diagnostics import Severity, errors
+from generator.diagnostics import NEVER_FITS, Severity, errors
 from generator.pipeline import check_profiles
 
 # A GPU job on the example cluster that validates cleanly. Lines:
@@ -149,6 +149,14 @@ def test_white_space_where_there_may_be_none_is_named_even_around_template_text(
     # Template text itself is fine in an image (it is written literally); the space after `{{` is not.
     expect(outcome, ("jobs/train.yaml", 6, 8, "`image` 'nvcr.io/{{ .Release.Name }}' is not valid: character 11 is a "
                                               "space, and there may be none", "Container image"))
+
+
+def test_a_quantity_of_a_million_digits_is_refused_in_a_short_line(diagnose):
+    # Once a decimal.Overflow traceback (the default context's exponent). Line 9 is `shmSize: `: column 10.
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB + "shmSize: " + "9" * 999_000 + "Ei\n"})
+    expect(outcome, ("jobs/train.yaml", 9, 10, "`shmSize` is 999999999999999999999999...999999Ei (999002 characters), "
+                                               "more than Kubernetes can count", "ask for less"))
+    assert len(outcome.diagnostics[0].format()) < 500
 
 
 def test_one_value_failing_two_checks_is_one_error(diagnose):
@@ -566,6 +574,39 @@ def test_last_worker_pod_name_of_exactly_63_passes(diagnose, length, workers, po
     # Names over 53 characters are refused for another reason: Helm's release-name limit.
     assert [d.message for d in found] == ([] if length <= 53 else [
         f"job chart release '{'a' * length}' is {length} characters; Helm release names may have 53"])
+
+
+# --- hostfiles a cluster stores ----------------------------------------------------------------------------------------
+
+# Job `wide` on a cluster of 100,000 CPU nodes (conftest.WIDE_JOB: namespace mpi, 64 slots a worker). Each worker
+# adds two lines to mpi-operator's ConfigMap wide-<hash>-config: `wide-0000000-worker-<i>.wide-0000000.mpi.svc
+# slots=64` (51 bytes and the digits of i, newline included) and `echo <host>` (47 and the digits), after
+# `#!/bin/sh\n`. For n workers past 10,000 the digits of 0..n-1 come to 38,890 + 5 (n - 10,000), so the lines are
+# 108 n - 22,210 bytes: 1,507,286 for 14,162 workers, within the 1,507,328 mpigen lets them have (etcd's 1.5 MiB less
+# 64 KiB), and 1,507,394 for 14,163.
+
+
+@pytest.mark.parametrize(("workers", "size"), [(14_162, None), (14_163, "1,507,394"), (100_000, "10,777,790")])
+def test_a_job_whose_hostfile_etcd_would_not_store_is_refused_at_its_size(diagnose, workers, size):
+    outcome = diagnose({"clusters/big.yaml": big_cluster(1, 100_000), "jobs/wide.yaml": WIDE_JOB + f"workers: {workers}\n"})
+    if size is None:
+        assert outcome.diagnostics == []
+        return
+    expect(outcome, ("jobs/wide.yaml", 10, 10, f"{workers} workers give mpi-operator's ConfigMap wide-<hash>-config "
+                     f"{size} bytes of hostfile and discover_hosts.sh (a line per worker), more than the 1,507,328 an "
+                     "object may hold beside its metadata under etcd's default limit of 1,572,864 bytes: mpi-operator "
+                     "could not create it, and the job would never start",
+                     "use at most 14162 workers, or shorten the job name and namespace (each line holds both)"))
+    assert outcome.diagnostics[0].code == NEVER_FITS
+
+
+def test_a_gpu_job_whose_rankfile_etcd_would_not_store_is_refused_at_its_total_gpus(diagnose):
+    # Eight ranks a worker, each a rankfile line in mpigen's own ConfigMap, which is then the larger one.
+    cluster = big_cluster(1, 100_000, "dgx-1")
+    outcome = diagnose({"clusters/big.yaml": cluster, "jobs/wide.yaml": WIDE_JOB + "totalGpus: 80000\n"})
+    expect(outcome, ("jobs/wide.yaml", 10, 12, "10000 workers give ConfigMap wide-<hash>-hostfile ",
+                     "use at most "))
+    assert "bytes of hostfile and rankfile (a line per worker and per rank)" in outcome.diagnostics[0].message
 
 
 def test_job_name_of_54_characters_is_too_long_for_a_helm_release(diagnose):
