@@ -60,6 +60,17 @@ NODE_RESOURCES = "mpigen/node-resources"
 MPIJOB = "mpigen/mpijob"
 """The name of the chart's job object: its MPIJob's, its Volcano Job's, or its TrainJob's (by backend)."""
 NAMING = "mpigen/naming"
+RELEASE = "mpigen/release"
+"""The mpigen release that compiled the chart (`mpigen --version`)."""
+RUN_IDENTITY = "mpigen/run-identity"
+"""Job charts: `<scheme>:<sha256>` of what the profiles ask the run to do (generator/resolve/identity.py). A
+later render keeps the run's name while it is unchanged, whatever the release compiles."""
+RUN_RELEASE = "mpigen/run-release"
+"""Job charts: the release whose compile of the job object's spec the chart carries. A run keeps the spec it
+started with until it is renamed, so this is older than `mpigen/release` after an upgrade."""
+RUN_SPEC = "mpigen/run-spec"
+"""Job charts: sha256 of the job object's `spec:` text as written, so that a later render can tell the spec it
+keeps from a hand edit."""
 
 # --- object annotations, for the chart's reviewers ---------------------------------------------------
 

@@ -60,6 +60,9 @@ class Chart:
     path under the output folder (not the chart's: they are no part of it)."""
     source: str = ""
     """The profile the chart is compiled from (the job's, or the cluster's for an infra chart)."""
+    held_back: Manifest | None = None
+    """Job charts whose run keeps the spec it started with (`mpigen/run-release` older than this release): the
+    job object as this release would compile it, written nowhere. `mpigen diff` shows what the next run gets."""
 
 
 HELM_MAX_FILE_BYTES = 5 * 1024 * 1024
