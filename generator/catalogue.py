@@ -40,6 +40,9 @@ class MergedDocument(ProfileFile):
     """
 
     origins: Mapping[KeyPath, tuple[ProfileFile, KeyPath]] = field(default_factory=dict)
+    chain: tuple[ProfileFile, ...] = ()
+    """The unmerged profiles it is made of, itself first and the base without `extends` last: what a run's
+    identity reads (generator/resolve/identity.py), which counts a built-in by its name, not its facts."""
 
     def location(self, *keys: str | int, at_key: bool = False) -> Location:
         for depth in range(len(keys), -1, -1):
@@ -233,7 +236,9 @@ def merge(base: ProfileFile, child: ProfileFile) -> MergedDocument:
     for key, value in child.data.items():
         if key != "extends" and key not in data:
             data[key] = merger.copy(child, value, (key,), (key,))
-    return MergedDocument(path=child.path, source=child.source, data=data, lines=child.lines, origins=merger.origins)
+    chain = (child, *(base.chain if isinstance(base, MergedDocument) else (base,)))
+    return MergedDocument(path=child.path, source=child.source, data=data, lines=child.lines, origins=merger.origins,
+                          chain=chain)
 
 
 class _Merger:

@@ -120,9 +120,11 @@ def validate(paths: tuple[Path, ...]) -> None:
 @main.command()
 @PATHS
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path, file_okay=False),
-              help="Folder to write the charts into (e.g. charts).")
+              help="Folder to write the charts into (e.g. charts). Its job charts say what each run is called: a run "
+              "whose profiles ask the same of it keeps its name and the spec it started with.")
 @click.option("--manifests", is_flag=True,
-              help="Print the manifests the charts render to with default values, write nothing.")
+              help="Print the manifests the charts render to with default values, write nothing (with -o, runs keep "
+              "the names the charts there give them).")
 @click.option("--check", "check_only", is_flag=True,
               help="Write nothing; exit 1 and list every file of OUTPUT that is missing, stale or extra.")
 @click.option("--stamp", is_flag=True,
@@ -133,7 +135,7 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
     if output is None and not manifests:
         raise click.UsageError("give -o CHARTS to write charts, or --manifests to print what they render to")
     if manifests:
-        _print_manifests(paths)
+        _print_manifests(paths, output)
         return
     assert output is not None
     _refuse_output_beside_profiles(paths, output)
@@ -144,11 +146,11 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
     from generator.pipeline import compile_profiles, delivery_path_warnings
     from generator.write import StampRequest, WriteError, compare_tree, write_tree
 
-    result = compile_profiles(paths)
+    result = compile_profiles(paths, committed_in=output)
     _report(result)
     if _fail(result.diagnostics):
         sys.exit(1)
-    notes = [diagnostic.format() for diagnostic in result.diagnostics]
+    notes = [diagnostic.format() for diagnostic in result.diagnostics] + _continuity_notes(result)
     for warning in delivery_path_warnings(result.fleet, output):
         notes.append(f"warning: {one_line(warning)}")
         click.echo(notes[-1], err=True)
@@ -182,15 +184,28 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
                f"{len(report.unchanged)} unchanged, {len(report.pruned)} removed")
 
 
-def _print_manifests(paths: tuple[Path, ...]) -> None:
+def _print_manifests(paths: tuple[Path, ...], output: Path | None) -> None:
     from generator.package.stream import manifest_stream
     from generator.pipeline import compile_profiles
 
-    result = compile_profiles(paths)
+    result = compile_profiles(paths, committed_in=output)
     _report(result)
     if _fail(result.diagnostics):
         sys.exit(1)
+    _continuity_notes(result)
     click.echo(manifest_stream(result.charts), nl=False)
+
+
+def _continuity_notes(result: CompileResult) -> list[str]:
+    """Print (to stderr) and return the warnings about the committed charts and the runs that keep their spec."""
+    notes = [f"warning: {one_line(problem)}" for problem in result.notes]
+    if result.held:
+        releases = sorted({held.release for held in result.held})
+        notes.append(f"note: {len(result.held)} run(s) keep the spec they started with (compiled by mpigen "
+                     f"{', '.join(releases)}): each one's next run gets this release's; `mpigen diff` shows what")
+    for note in notes:
+        click.echo(note, err=True)
+    return notes
 
 
 def _unchanged_since_stamped(paths: tuple[Path, ...], output: Path, refresh: bool) -> bool:
@@ -434,7 +449,7 @@ def diff(paths: tuple[Path, ...], output: Path, revision: str | None, helm: str 
     from generator.pipeline import compile_profiles
 
     _refuse_output_beside_profiles(paths, output)
-    result = compile_profiles(paths)
+    result = compile_profiles(paths, committed_in=output)
     _report(result)
     if _fail(result.diagnostics):
         sys.exit(1)

@@ -23,6 +23,27 @@ class Naming(str, Enum):
     STABLE = "stable"
 
 
+@dataclass(frozen=True)
+class CommittedRun:
+    """What a committed job chart says of its run: its Chart.yaml annotations, the defaults of its values.yaml,
+    and the text of its job object's template. A render keeps the run's name (and the spec it started with)
+    while the profiles ask the same of it (`identity`)."""
+
+    chart: str
+    """The chart's folder under the output folder, `<cluster>/jobs/<job>`."""
+    name: str
+    naming: str | None
+    identity: str | None
+    """`mpigen/run-identity`; None in charts compiled before it was recorded (mpigen 0.1.0)."""
+    run_release: str | None
+    spec_digest: str | None
+    template: str
+    """The job object's template file (`mpijob.yaml`, `volcano-job.yaml`, `trainjob.yaml`)."""
+    text: str
+    image: str | None = None
+    workers: int | None = None
+
+
 class MpiImplementation(str, Enum):
     OPENMPI = "OpenMPI"
     INTEL = "Intel"
@@ -532,6 +553,15 @@ class Job:
     """The profile's `labels`, on the job object and on every pod it makes."""
     annotations: tuple[tuple[str, str], ...] = ()
     """The profile's `annotations`, on the job object and on every pod it makes."""
+    object_labels: tuple[tuple[str, str], ...] = ()
+    """The profile's `objectLabels`: on the job object only."""
+    object_annotations: tuple[tuple[str, str], ...] = ()
+    """The profile's `objectAnnotations`: on the job object only."""
+    identity: str = ""
+    """What the profiles ask the run to do (generator/resolve/identity.py): its name carries a digest of it."""
+    committed: CommittedRun | None = None
+    """The committed run this one continues under the same name (same identity, or a chart compiled before
+    identities were recorded that this render adopts); None for a new run, or under `naming: stable`."""
 
     @property
     def uses_gpus(self) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.catalogue import expand_hardware
+from generator.continuity import Committed, HeldRun, hold_back, read_committed
 from generator.diagnostics import NEVER_FITS, Diagnostic, Severity, errors, names_text, sort_diagnostics
 from generator.load import ProfileFile, load_paths
 from generator.manifests import raised_pod_security
@@ -32,15 +33,21 @@ class CompileResult:
     """The profiles the fleet was resolved from (hardware expanded): where each value was written."""
     unfit: list[tuple[ProfileFile, list[Diagnostic]]] = field(default_factory=list)
     """Jobs set aside because they can never run where they are, with why (`check_profiles(set_aside_unfit)`)."""
+    held: list[HeldRun] = field(default_factory=list)
+    """Runs that keep the spec they started with, compiled by an earlier release (generator/continuity.py)."""
+    notes: list[str] = field(default_factory=list)
+    """Warnings about the committed charts: one that could not be read, a spec that could not be kept."""
 
     @property
     def ok(self) -> bool:
         return not errors(self.diagnostics)
 
 
-def check_profiles(paths: Iterable[Path], set_aside_unfit: bool = False) -> CompileResult:
+def check_profiles(paths: Iterable[Path], set_aside_unfit: bool = False,
+                   committed: Committed | None = None) -> CompileResult:
     """Load, validate and resolve. `set_aside_unfit`: a job that is sound but can never run where it is
-    (`NEVER_FITS`) is left out of the fleet and listed in `unfit`, instead of failing the whole (`mpigen plan`)."""
+    (`NEVER_FITS`) is left out of the fleet and listed in `unfit`, instead of failing the whole (`mpigen plan`).
+    `committed`: the runs of the output folder's charts, which keep their names while their profiles ask the same."""
     loaded = load_paths(paths)
     expanded = expand_hardware(loaded.documents, loaded.unreadable)
     problems = validate(expanded.documents, [*loaded.unreadable, *expanded.unresolved])
@@ -58,7 +65,7 @@ def check_profiles(paths: Iterable[Path], set_aside_unfit: bool = False) -> Comp
                            fingerprint=loaded.fingerprint, documents=documents,
                            unfit=[(d, unfit[d.path]) for d in expanded.documents if d.kind == "Job" and d.path in unfit])
     if result.ok:
-        result.fleet = resolve(documents)
+        result.fleet = resolve(documents, committed.runs if committed is not None else None)
         result.diagnostics = sort_diagnostics(result.diagnostics + raised_pod_security_warnings(result.fleet, documents))
     return result
 
@@ -81,10 +88,17 @@ def raised_pod_security_warnings(fleet: Fleet, documents: list[ProfileFile]) -> 
     return found
 
 
-def compile_profiles(paths: Iterable[Path]) -> CompileResult:
-    result = check_profiles(paths)
+def compile_profiles(paths: Iterable[Path], committed_in: Path | None = None) -> CompileResult:
+    """`committed_in`: the output folder whose job charts say what each run is called and which spec it started
+    with (generator/continuity.py); None compiles every run as new."""
+    committed = read_committed(committed_in) if committed_in is not None else None
+    result = check_profiles(paths, committed=committed)
     if result.fleet is not None:
         charts = package_fleet(result.fleet)
+        if committed is not None:
+            continuity = hold_back(charts, result.fleet)
+            charts, result.held = continuity.charts, continuity.held
+            result.notes = committed.problems + continuity.problems
         result.diagnostics += oversized_files(charts, result.paths)
         result.charts = charts if result.ok else []
     return result

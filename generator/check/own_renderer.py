@@ -106,7 +106,7 @@ _VALUE_ACTIONS = {expression: (key, _PRINTED[key]) for key, expression in chartf
 
 
 def _action(expression: str, values: dict[str, Any], chart: ChartInfo, helpers: _Helpers, version: str) -> str:
-    literal = _go_string(expression)
+    literal = go_string(expression)
     if literal is not None:
         return literal
     if expression in _VALUE_ACTIONS:
@@ -137,7 +137,7 @@ _GO_QUOTED = re.compile(r'"(?:[^"\\\n]|\\' + _GO_ESCAPE_LETTERS + ')*"')
 _GO_UNQUOTE = re.compile(r"\\(" + _GO_ESCAPE_LETTERS + ")")
 
 
-def _go_string(expression: str) -> str | None:
+def go_string(expression: str) -> str | None:
     """The text of a Go string literal of the forms mpigen writes (a raw string, or a quoted one whose only
     escapes are of a backslash, a double quote and a carriage return), or None when `expression` is not one."""
     if len(expression) >= 2 and expression[0] == expression[-1] == "`" and "`" not in expression[1:-1]:

@@ -426,10 +426,14 @@ def _metadata(job: Job, at: _Where) -> list[Fact]:
     facts = [_fact("metadata", "image pull policy", job.image_pull_policy or "Kubernetes' default",
                    _said(at("imagePullPolicy"), "imagePullPolicy", "default: left out, so Kubernetes pulls a "
                          "`:latest` or untagged image on every start (Always) and any other once a node (IfNotPresent)"))]
-    where = f"on the {job.backend.noun} and every pod it makes"
-    for field, pairs in (("labels", job.labels), ("annotations", job.annotations)):
-        facts += [_fact("metadata", f"{field[:-1]} {key}", value, _said(at(field, key), f"{field}.{key}", "") +
-                        f": {where}") for key, value in pairs]
+    both = f"on the {job.backend.noun} and every pod it makes (a running job's pods never get a change)"
+    only = f"on the {job.backend.noun} only"
+    for field, noun, pairs, where in (("labels", "label", job.labels, both),
+                                      ("annotations", "annotation", job.annotations, both),
+                                      ("objectLabels", "label", job.object_labels, only),
+                                      ("objectAnnotations", "annotation", job.object_annotations, only)):
+        facts += [_fact("metadata", f"{noun} {key}", value, _said(at(field, key), f"{field}.{key}", "") +
+                        f": {where}; never renames the run") for key, value in pairs]
     return facts
 
 

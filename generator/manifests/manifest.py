@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,3 +57,14 @@ def variables(obj: Any, path: tuple[str | int, ...] = ()) -> list[tuple[tuple[st
         return [(path, obj)]
     items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
     return [found for key, value in items for found in variables(value, (*path, key))]
+
+
+def marked_digest(obj: Any) -> str:
+    """sha256 of a marked object, each Variable as the chart value it stands for (not its value): the digest of a
+    job object's spec as a chart writes it (`mpigen/run-spec`), whatever the profile's values."""
+    def default(value: Any) -> Any:
+        if isinstance(value, Variable):
+            return {"$value": value.name, "times": value.times, "plus": value.plus}
+        raise TypeError(type(value).__name__)
+    canonical = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=default)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -302,11 +302,13 @@ def launcher_template_metadata(job: Job) -> dict[str, Any]:
 
 def job_metadata(job: Job, chart: ChartRef, name: str, labels: dict[str, str]) -> dict[str, Any]:
     """The job object's metadata: the chart's labels and `labels` (mpigen's own), then the profile's labels and
-    annotations (validate refuses keys of mpigen's and the controllers' domains, so none overrides theirs)."""
+    annotations, of the job object and its pods and of the job object only (validate refuses keys of mpigen's and
+    the controllers' domains, so none overrides theirs)."""
     meta = metadata(name, chart, job.namespace,
-                    annotations={**dict(job.annotations), ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE,
+                    annotations={**dict(job.annotations), **dict(job.object_annotations),
+                                 ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE,
                                  **privileged_annotation(job), **host_path_annotation(job)})
-    meta["labels"] = {**meta["labels"], **dict(job.labels), **labels}
+    meta["labels"] = {**meta["labels"], **dict(job.labels), **dict(job.object_labels), **labels}
     return meta
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from generator import chartfiles, names, yamlio
+from generator import __version__, chartfiles, names, yamlio
 from generator.chartfiles import action, helpers_tpl, include, template_path, trimmed_action
 from generator.diagnostics import Diagnostic, Location
 from generator.manifests import (
@@ -36,7 +36,7 @@ from generator.manifests.gitops import (
 )
 from generator.manifests.hostfile import hostfile_line, job_host, rankfile_line
 from generator.manifests.labels import CHART_VERSION, STANDARD_LABEL_KEYS, ChartRef
-from generator.manifests.manifest import Variable, plain, variables
+from generator.manifests.manifest import Variable, marked_digest, plain, variables
 from generator.manifests.providers import PROVIDERS
 from generator.model import Backend, Cluster, Fleet, Job, Naming, NodePool, Scheduler
 from generator.package.template import Hole, escape_text, render_template
@@ -344,17 +344,23 @@ def _job_notes(job: Job, mpijob: str) -> str:
     )
 
 
-def package_job_chart(job: Job, marked: list[Manifest] | None = None) -> Chart:
-    """`marked`: the job's objects as `build_marked_job` gives them, where they are built already."""
+def package_job_chart(job: Job, marked: list[Manifest] | None = None, held_back: Manifest | None = None,
+                      run_release: str = __version__) -> Chart:
+    """`marked`: the job's objects as `build_marked_job` gives them, where they are built already. `held_back` and
+    `run_release`: where the job object keeps the spec its run started with (generator/continuity.py), what this
+    release compiles instead and the release that compiled the spec kept."""
     ref = job_chart_ref(job)
     marked = marked if marked is not None else build_marked_job(job, ref)
-    mpijob = job_object(marked).obj["metadata"]["name"]
+    job_manifest = job_object(marked)
+    mpijob = job_manifest.obj["metadata"]["name"]
     files: dict[str, str] = {
         chartfiles.CHART_YAML: _chart_yaml(ref, f"MPI job {job.name} on cluster {job.cluster.name}, node pool "
                                   f"{job.pool.name}", job.source, {
                                       **_cluster_annotations(job.cluster), chartfiles.POOL: job.pool.name,
                                       chartfiles.NODE_RESOURCES: json.dumps(node_resources(job.pool, job.cluster)),
-                                      chartfiles.MPIJOB: mpijob, chartfiles.NAMING: job.naming.value}),
+                                      chartfiles.MPIJOB: mpijob, chartfiles.NAMING: job.naming.value,
+                                      chartfiles.RUN_IDENTITY: job.identity, chartfiles.RUN_RELEASE: run_release,
+                                      chartfiles.RUN_SPEC: marked_digest(job_manifest.obj["spec"])}),
         chartfiles.VALUES_YAML: _values_yaml(
             [f"Values of job {job.name} (namespace {job.namespace}, cluster {job.cluster.name}).",
              GENERATED_NOTE.format(source=job.source) + " `--set` is for one-off renders.",
@@ -386,7 +392,7 @@ def package_job_chart(job: Job, marked: list[Manifest] | None = None) -> Chart:
     for template, group in _group(marked).items():
         files[template_path(template)] = _template_file(group, lambda m: _job_holes(ref, m), job.source)
     return Chart(names.chart_dir_of_job(job.cluster.name, job.name), ref, tuple(sorted(files.items())),
-                 tuple(Manifest(m.template, plain(m.obj)) for m in marked), source=job.source)
+                 tuple(Manifest(m.template, plain(m.obj)) for m in marked), source=job.source, held_back=held_back)
 
 
 # --- infra chart ---------------------------------------------------------------------------------

@@ -5,15 +5,20 @@ Runs only on profiles `validate` passed; a lookup that fails here is a bug, not 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from generator import admission, defaults, derive, names
+from generator import admission, chartfiles, defaults, derive, names
+from generator.catalogue import builtin_names
 from generator.load import ProfileFile, to_plain
 from generator.manifests.hostfile import HostfileFormat
 from generator.manifests.providers import DEFAULT_PROVIDER, PROVIDERS, setting_defaults
 from generator.model import (
     Backend,
     Cluster,
+    CommittedRun,
     Cpu,
     EnvVar,
     Fleet,
@@ -50,6 +55,7 @@ from generator.model import (
     Volume,
     WorkerSpread,
 )
+from generator.resolve.identity import run_identity
 from generator.resolve.nccl import derived_env
 from generator.resolve.placement import resolve_placement
 from generator.vocabulary import mpi_operator
@@ -58,14 +64,18 @@ DEFAULT_NETWORK = {"provider": DEFAULT_PROVIDER.value, "cniVersion": "0.3.1", **
 DEFAULT_LAUNCHER_RESOURCES = Resources(cpu=defaults.LAUNCHER_CPU, memory=defaults.LAUNCHER_MEMORY)
 
 
-def resolve(documents: list[ProfileFile]) -> Fleet:
+def resolve(documents: list[ProfileFile], committed: Mapping[str, CommittedRun] | None = None) -> Fleet:
+    """`committed`: the runs the output folder's job charts hold, by chart folder (`generator.continuity`): a
+    run whose profiles ask the same of it keeps its committed name."""
     by_kind: dict[str, list[ProfileFile]] = {"Hardware": [], "Cluster": [], "Job": []}
     for document in documents:
         by_kind[document.kind].append(document)
     hardware_data = {d.data["name"]: to_plain(d.data) for d in by_kind["Hardware"]}
     hardware = {name: _hardware(data) for name, data in hardware_data.items()}
     clusters = {c.name: c for c in (_cluster(d, hardware, hardware_data) for d in by_kind["Cluster"])}
-    jobs = [_job(d, clusters, hardware_data) for d in by_kind["Job"]]
+    written = _Written({d.data["name"]: d for d in by_kind["Hardware"]},
+                       {d.data["name"]: to_plain(d.data) for d in by_kind["Cluster"]}, committed or {})
+    jobs = [_job(d, clusters, hardware_data, written) for d in by_kind["Job"]]
     return Fleet(
         hardware=tuple(hardware[name] for name in sorted(hardware)),
         clusters=tuple(clusters[name] for name in sorted(clusters)),
@@ -210,8 +220,53 @@ def _resources(data: dict[str, str] | None) -> Resources:
     return Resources(cpu=data.get("cpu"), memory=data.get("memory"))
 
 
-def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dict[str, dict[str, Any]]) -> Job:
+class _Written:
+    """The profiles as written, for run identities, and the committed runs."""
+
+    def __init__(self, hardware: dict[str, ProfileFile], clusters: dict[str, dict[str, Any]],
+                 committed: Mapping[str, CommittedRun]) -> None:
+        self.hardware = hardware
+        self.clusters = clusters
+        self.builtins = frozenset(builtin_names())
+        self.committed = committed
+
+
+def _identity_and_continuation(job: Job, data: dict[str, Any], written: _Written) -> Job:
+    """The job with its run identity, and the committed run it continues under the same name, if any."""
+    scheduling = job.scheduling
+    identity = run_identity(data, written.clusters[job.cluster.name], written.hardware, written.builtins,
+                            [attachment.rail.name for attachment in job.rails], scheduling.queue,
+                            scheduling.topology_label, job.backend.value)
+    record = written.committed.get(names.chart_dir_of_job(job.cluster.name, job.name))
+    continued = record if record is not None and _continues(job, identity, record) else None
+    return replace(job, identity=identity, committed=continued)
+
+
+def _continues(job: Job, identity: str, record: CommittedRun) -> bool:
+    """Whether the new render's run is the committed one: same naming, a name of the form this job's runs have,
+    the same kind of job object, and the same identity; for a chart compiled before identities were recorded
+    (mpigen 0.1.0), the same image and worker count, which its values.yaml says (what else changed since,
+    `mpigen diff` shows as held back)."""
+    if job.naming is not Naming.CONTENT_HASH or record.naming != Naming.CONTENT_HASH.value:
+        return False
+    if not re.fullmatch(re.escape(job.name) + f"-[0-9a-f]{{{names.RUN_DIGEST_LENGTH}}}", record.name):
+        return False
+    if record.template != chartfiles.JOB_TEMPLATES[job.backend.value]:
+        return False
+    if record.identity is not None:
+        return record.identity == identity
+    same_image = record.image is None or job.backend is Backend.TRAINJOB or record.image == job.image
+    return same_image and record.workers == job.worker_count
+
+
+def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dict[str, dict[str, Any]],
+         written: _Written) -> Job:
     data = to_plain(document.data)
+    return _identity_and_continuation(_resolved_job(document, data, clusters, hardware_data), data, written)
+
+
+def _resolved_job(document: ProfileFile, data: dict[str, Any], clusters: dict[str, Cluster],
+                  hardware_data: dict[str, dict[str, Any]]) -> Job:
     cluster = clusters[data["cluster"]]
     pool = cluster.pool(data["pool"])
     shape = derive.layout(data, hardware_data[pool.hardware.name], pool.nodes,
@@ -270,6 +325,8 @@ def _job(document: ProfileFile, clusters: dict[str, Cluster], hardware_data: dic
         image_pull_policy=data.get("imagePullPolicy"),
         labels=_labels(data.get("labels")),
         annotations=_labels(data.get("annotations")),
+        object_labels=_labels(data.get("objectLabels")),
+        object_annotations=_labels(data.get("objectAnnotations")),
     )
 
 

@@ -91,24 +91,39 @@ def _check_own_fields(document: ProfileFile, job: dict[str, Any]) -> list[Diagno
     return found
 
 
+METADATA_FIELDS = {"labels": "label", "annotations": "annotation", "objectLabels": "label",
+                   "objectAnnotations": "annotation"}
+"""The profile's labels and annotations (of the job object and its pods, or of the job object only), and what
+each entry is."""
+
+
 def _check_metadata(document: ProfileFile, job: dict[str, Any]) -> list[Diagnostic]:
     """The profile's own labels and annotations: within Kubernetes' limits, and none of the keys mpigen, Kubernetes,
     the controllers or the cluster's network read as instructions (a label of theirs would change what their
     selectors match; an annotation of Multus' would move the pods to another network)."""
     found: list[Diagnostic] = []
-    for field in ("labels", "annotations"):
+    for field, noun in METADATA_FIELDS.items():
         given = job.get(field, {})
-        found += check_label_keys(document, given, (field,), field[:-1])
+        found += check_label_keys(document, given, (field,), noun)
         for key in given:
             domain = reserved.reserved_key_domain(key)
             if domain is not None:
                 found.append(Diagnostic(document.location(field, key, at_key=True),
-                                        f"{field[:-1]} key '{key}' is in domain {domain}, which a job may not use: "
+                                        f"{noun} key '{key}' is in domain {domain}, which a job may not use: "
                                         f"{reserved.RESERVED_KEY_DOMAINS[domain]}", "use a domain of your own, e.g. "
                                         f"example.com/{key.rpartition('/')[2]}"))
-    size = sum(len(key.encode()) + len(value.encode()) for key, value in job.get("annotations", {}).items())
+    for both, only in (("labels", "objectLabels"), ("annotations", "objectAnnotations")):
+        for key in job.get(only, {}):
+            if key in job.get(both, {}):
+                found.append(Diagnostic(document.location(only, key, at_key=True),
+                                        f"{METADATA_FIELDS[only]} key '{key}' is in both `{both}` and `{only}`",
+                                        f"keep it in `{both}` for the job object and its pods, or in `{only}` for "
+                                        "the job object only"))
+    annotations = {**job.get("annotations", {}), **job.get("objectAnnotations", {})}
+    size = sum(len(key.encode()) + len(value.encode()) for key, value in annotations.items())
     if size > kubernetes.TOTAL_ANNOTATION_SIZE:
-        found.append(Diagnostic(document.location("annotations", at_key=True), f"the annotations are {size} bytes; "
+        field = "annotations" if "annotations" in job else "objectAnnotations"
+        found.append(Diagnostic(document.location(field, at_key=True), f"the annotations are {size} bytes; "
                                 f"Kubernetes refuses an object whose annotations pass {kubernetes.TOTAL_ANNOTATION_SIZE}",
                                 "keep long text elsewhere and link to it"))
     return found

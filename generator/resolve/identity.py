@@ -1,0 +1,175 @@
+"""A run's identity: what the profiles ask the run to do, never what a release of mpigen compiles it to.
+
+A job object's name carries the first characters of this digest (`<job>-<digest>`, naming `content-hash`).
+No controller applies a spec edit to a run it started (mpi-operator keeps its launcher, Volcano's webhook refuses
+the edit, Trainer builds its JobSet once), so a run whose identity changes must be a new object, which the GitOps
+tool puts in place of the old one; and a run whose identity stays must keep its name whatever else changes,
+above all a new mpigen release: its running job would be deleted and started again.
+
+So the digest is taken over the profile text a run depends on, as written, never over compiled output:
+- the job profile, but for the fields that only describe it (`DESCRIBING_JOB_FIELDS`);
+- of its cluster: the node pool it runs in (and the launcher's), their hardware, the rails it attaches, the
+  network settings its pods see, the scheduler and the queue and topology level it lands in
+  (`CLUSTER_PARTS`, `POOL_PARTS`, `RAIL_PARTS`, `NETWORK_PARTS`, `SCHEDULING_PARTS`);
+- a built-in hardware profile by its name only (its facts are the release's, and a release never renames a run).
+Mappings are compared key by key (reordering keys changes nothing), lists item by item. A value equal to the
+fixed default it stands for counts as left out (`FIXED_DEFAULTS`, frozen with the scheme: a later release that
+changes a default does not move it). `SCHEME` versions all of this: a release that must change it keeps the
+old scheme's answer for runs named under it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from generator.catalogue import is_builtin
+from generator.load import ProfileFile, to_plain
+
+SCHEME = "1"
+"""The identity scheme: the first part of `mpigen/run-identity` (`1:<sha256>`)."""
+
+DESCRIBING_JOB_FIELDS = {
+    "apiVersion": "the profile's format, not the run",
+    "kind": "the profile's kind, not the run",
+    "description": "free text for people",
+    "estimatedHours": "read by `mpigen plan` only",
+    "labels": "describes the run; a running job's object gets it at once, its running pods never",
+    "annotations": "describes the run; a running job's object gets it at once, its running pods never",
+    "objectLabels": "on the job object only: it gets it at once",
+    "objectAnnotations": "on the job object only: it gets it at once",
+    "naming": "decides whether the name carries the identity at all",
+    "allowRerunAfterTtl": "read by validation only",
+}
+"""Job profile fields that never rename a run, each with the reason. Every other field renames it."""
+DESCRIBING_RUN_POLICY = {"suspend": "suspending and resuming from git must act on the same job object"}
+
+CLUSTER_PARTS = {
+    "nodePools": "the job's pool (and the launcher's): POOL_PARTS",
+    "rails": "the rails the job attaches: RAIL_PARTS",
+    "network": "NETWORK_PARTS",
+    "scheduling": "SCHEDULING_PARTS, and the queue and topology level the job lands in",
+    "jobBackend": "through the job's backend",
+    "launcherPool": "where the launcher runs",
+    "cpuManagerPolicy": "how ranks are bound to cores",
+}
+"""Cluster profile fields a run depends on. The others (`name`, `description`, `kubernetesVersion`, `namespaces`,
+`existingNamespaces`, `podSecurity`, `gitops`) shape the infra chart or the delivery, never a run's pods."""
+CLUSTER_ELSEWHERE = ("apiVersion", "kind", "name", "description", "kubernetesVersion", "namespaces",
+                     "existingNamespaces", "podSecurity", "gitops")
+POOL_PARTS = ("name", "hardware", "nodeLabels", "taints")
+"""Not `nodes`: a pool that grows or shrinks runs its jobs' pods as before."""
+RAIL_PARTS = ("name", "nic", "resourceName", "hostInterface")
+"""Not `ipam`, `vlan`, `vlanQoS`: the network attachment's (the infra chart's); a running pod keeps its address."""
+NETWORK_PARTS = ("provider", "resourcePrefix", "sshPort")
+"""What a pod sees: how it gets its rails, the resource names it requests, the port the workers' sshd listens on.
+The rest (`devicePluginNamespace`, `cniVersion`, `operatorNamespace`, `numVfs`, `infinibandGuids`) is infra."""
+SCHEDULING_PARTS = ("scheduler", "schedulerName", "scheduleTimeoutSeconds")
+"""Not `queues` or `priorityClasses`: a quota or a priority value changes admission, not a run's pods."""
+HARDWARE_ELSEWHERE = ("description",)
+
+FIXED_DEFAULTS: Mapping[tuple[str, ...], Any] = {
+    ("job", "mpiImplementation"): "OpenMPI",
+    ("job", "openMPIVersion"): 4,
+    ("job", "openMPIUcx"): True,
+    ("job", "rerun"): 0,
+    ("job", "scheduling", "topology", "mode"): "required",
+    ("network", "provider"): "sriov-device-plugin",
+    ("network", "sshPort"): 2222,
+    ("scheduling", "scheduler"): "none",
+}
+"""Scheme 1's defaults: writing one of these values is the same run as leaving it out."""
+
+
+def run_identity(job: Mapping[str, Any], cluster: Mapping[str, Any], hardware: Mapping[str, ProfileFile],
+                 builtins: frozenset[str], rails: Sequence[str], queue: str | None, topology_label: str | None,
+                 backend: str) -> str:
+    """`<SCHEME>:<sha256>` of what the profiles ask the run to do. `hardware`: the user's hardware profiles by name,
+    merged (a `MergedDocument` says what it is made of); `builtins`: the names of built-in profiles; `rails`,
+    `queue`, `topology_label`, `backend`: what the job resolved to (the rails it attaches, its queue, the node
+    label of its topology level, its backend), each a pure function of the profiles."""
+    run = {
+        "job": _job_part(job),
+        "backend": backend,
+        "pools": [_pool_part(cluster, name, hardware, builtins)
+                  for name in dict.fromkeys((job["pool"], cluster.get("launcherPool"))) if name is not None],
+        "rails": [_rail_part(cluster, name) for name in rails],
+        "network": _defaulted("network", _pick(cluster.get("network", {}), NETWORK_PARTS)),
+        "scheduling": {**_defaulted("scheduling", _pick(cluster.get("scheduling", {}), SCHEDULING_PARTS)),
+                       "queue": queue, "topologyLabel": topology_label},
+        "cpuManagerPolicy": cluster.get("cpuManagerPolicy"),
+    }
+    canonical = json.dumps(run, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return f"{SCHEME}:{hashlib.sha256(canonical.encode('utf-8')).hexdigest()}"
+
+
+def identity_digest(identity: str) -> str:
+    """The hex part of an identity."""
+    return identity.partition(":")[2]
+
+
+def _job_part(job: Mapping[str, Any]) -> dict[str, Any]:
+    part = {key: value for key, value in job.items() if key not in DESCRIBING_JOB_FIELDS}
+    if isinstance(part.get("runPolicy"), dict):
+        part["runPolicy"] = {k: v for k, v in part["runPolicy"].items() if k not in DESCRIBING_RUN_POLICY}
+    return _defaulted("job", part)
+
+
+def _pool_part(cluster: Mapping[str, Any], name: str, hardware: Mapping[str, ProfileFile],
+               builtins: frozenset[str]) -> dict[str, Any]:
+    pool = next(p for p in cluster["nodePools"] if p["name"] == name)
+    part = _pick(pool, POOL_PARTS)
+    part["hardware"] = _hardware_part(pool["hardware"], hardware, builtins)
+    return part
+
+
+def _hardware_part(name: str, hardware: Mapping[str, ProfileFile], builtins: frozenset[str]) -> Any:
+    """The user's profile as written, each of its bases too; a built-in by its name."""
+    document = hardware.get(name)
+    if document is None or is_builtin(document):
+        return {"builtin": name} if name in builtins else {"unknown": name}
+    chain = getattr(document, "chain", ()) or (document,)
+    written: list[Any] = []
+    for link in chain:
+        if is_builtin(link):
+            written.append({"builtin": link.data.get("name")})
+            break
+        written.append({k: v for k, v in to_plain(link.data).items() if k not in HARDWARE_ELSEWHERE})
+    return written
+
+
+def _rail_part(cluster: Mapping[str, Any], name: str) -> dict[str, Any]:
+    rail = next(r for r in cluster.get("rails", []) if r["name"] == name)
+    return _pick(rail, RAIL_PARTS)
+
+
+def _pick(data: Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    return {key: data[key] for key in keys if key in data}
+
+
+def _defaulted(root: str, data: dict[str, Any]) -> dict[str, Any]:
+    """`data` without the values equal to scheme 1's fixed defaults under `root`."""
+    out = dict(data)
+    for path, value in FIXED_DEFAULTS.items():
+        if path[0] != root:
+            continue
+        _drop_default(out, path[1:], value)
+    return out
+
+
+def _drop_default(node: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    key = path[0]
+    if key not in node:
+        return
+    if len(path) == 1:
+        if node[key] == value and type(node[key]) is type(value):
+            del node[key]
+        return
+    child = node[key]
+    if isinstance(child, dict):
+        node[key] = dict(child)
+        _drop_default(node[key], path[1:], value)
+        if not node[key]:
+            del node[key]
