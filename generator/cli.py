@@ -245,9 +245,12 @@ def _unchanged_since_stamped(paths: tuple[Path, ...], output: Path, refresh: boo
 @click.option("--svg", "svg", type=click.Path(allow_dash=True), metavar="FILE",
               help="Also draw the fleet into FILE as one SVG picture; - writes it to standard output instead of "
               "the plan.")
+@click.option("--charts", "charts", type=click.Path(path_type=Path, file_okay=False), default=Path("charts"),
+              show_default=True, help="The charts folder whose job charts say what each run is called (where it "
+              "exists): the names `mpigen render -o` keeps.")
 @click.pass_context
 def plan(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool, html: str | None,
-         svg: str | None) -> None:
+         svg: str | None, charts: Path) -> None:
     """Capacity and fit per cluster and pool: what the nodes offer, what the jobs ask, who waits for whom.
 
     Reads the profiles only. A job that can never run where it is (more than its pool or queue can ever hold) is
@@ -261,10 +264,11 @@ def plan(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool,
     from generator.insight.report import plan_json, plan_text
     from generator.pipeline import check_profiles
 
-    result = check_profiles(paths, set_aside_unfit=True)
+    result = check_profiles(paths, set_aside_unfit=True, committed_in=charts)
     _report(result)
     if _fail(result.diagnostics):
         sys.exit(1)
+    _continuity_notes(result)
     fleet_plan = plan_fleet(result.fleet, result.documents, result.unfit)
     for target, page in sorted(pictures, key=lambda picture: picture[0] == STDOUT):  # a refused file: no stream
         _write_picture(target, page, result, fleet_plan, paths)
@@ -309,7 +313,10 @@ def _write_picture(target: str, page: str, result: CompileResult, fleet_plan: Fl
 @click.option("-p", "--profiles", "paths", multiple=True, type=click.Path(path_type=Path), default=("profiles",),
               show_default=True, help="The profiles the job is compiled with (repeat for several paths).")
 @click.option("--output", "output", type=click.Choice(("text", "json")), default="text", show_default=True)
-def explain(job: str, paths: tuple[Path, ...], output: str) -> None:
+@click.option("--charts", "charts", type=click.Path(path_type=Path, file_okay=False), default=Path("charts"),
+              show_default=True, help="The charts folder whose job charts say what each run is called (where it "
+              "exists): the names `mpigen render -o` keeps.")
+def explain(job: str, paths: tuple[Path, ...], output: str, charts: Path) -> None:
     """Every value mpigen derives for JOB (a job's name, or the path of its profile), and where it comes from."""
     from generator.insight.explain import explain_job
     from generator.insight.report import explain_json, explain_text
@@ -318,10 +325,11 @@ def explain(job: str, paths: tuple[Path, ...], output: str) -> None:
     as_file = Path(job)
     if as_file.is_file() and not any(_holds(path, as_file) for path in paths):
         paths = (*paths, as_file)
-    result = check_profiles(paths)
+    result = check_profiles(paths, committed_in=charts)
     _report(result)
     if _fail(result.diagnostics):
         sys.exit(1)
+    _continuity_notes(result)
     if as_file.is_file():
         sources = {d.source for d in result.documents if d.kind == "Job" and _same_file(d.path, as_file)}
         chosen = [j for j in result.fleet.jobs if j.source in sources]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from generator.catalogue import expand_hardware
-from generator.continuity import Committed, HeldRun, hold_back, read_committed
 from generator.diagnostics import NEVER_FITS, Diagnostic, Severity, errors, names_text, sort_diagnostics
 from generator.load import ProfileFile, load_paths
 from generator.manifests import raised_pod_security
@@ -16,6 +16,9 @@ from generator.package import Chart, oversized_files, package_fleet
 from generator.resolve import resolve
 from generator.validate import validate
 from generator.worktree import git_top
+
+if TYPE_CHECKING:
+    from generator.continuity import HeldRun
 
 
 @dataclass
@@ -44,10 +47,11 @@ class CompileResult:
 
 
 def check_profiles(paths: Iterable[Path], set_aside_unfit: bool = False,
-                   committed: Committed | None = None) -> CompileResult:
+                   committed_in: Path | None = None) -> CompileResult:
     """Load, validate and resolve. `set_aside_unfit`: a job that is sound but can never run where it is
     (`NEVER_FITS`) is left out of the fleet and listed in `unfit`, instead of failing the whole (`mpigen plan`).
-    `committed`: the runs of the output folder's charts, which keep their names while their profiles ask the same."""
+    `committed_in`: the output folder whose job charts say what each run is called (generator/continuity.py): a run
+    keeps its name while its profiles ask the same of it; None names every run as new."""
     loaded = load_paths(paths)
     expanded = expand_hardware(loaded.documents, loaded.unreadable)
     problems = validate(expanded.documents, [*loaded.unreadable, *expanded.unresolved])
@@ -65,7 +69,11 @@ def check_profiles(paths: Iterable[Path], set_aside_unfit: bool = False,
                            fingerprint=loaded.fingerprint, documents=documents,
                            unfit=[(d, unfit[d.path]) for d in expanded.documents if d.kind == "Job" and d.path in unfit])
     if result.ok:
-        result.fleet = resolve(documents, committed.runs if committed is not None else None)
+        if committed_in is not None:  # reads charts as `mpigen check` does: loaded only where a command names them
+            from generator.continuity import read_committed
+            committed = read_committed(committed_in)
+            result.notes = committed.problems
+        result.fleet = resolve(documents, committed.runs if committed_in is not None else None)
         result.diagnostics = sort_diagnostics(result.diagnostics + raised_pod_security_warnings(result.fleet, documents))
     return result
 
@@ -91,14 +99,14 @@ def raised_pod_security_warnings(fleet: Fleet, documents: list[ProfileFile]) -> 
 def compile_profiles(paths: Iterable[Path], committed_in: Path | None = None) -> CompileResult:
     """`committed_in`: the output folder whose job charts say what each run is called and which spec it started
     with (generator/continuity.py); None compiles every run as new."""
-    committed = read_committed(committed_in) if committed_in is not None else None
-    result = check_profiles(paths, committed=committed)
+    result = check_profiles(paths, committed_in=committed_in)
     if result.fleet is not None:
         charts = package_fleet(result.fleet)
-        if committed is not None:
+        if committed_in is not None:
+            from generator.continuity import hold_back
             continuity = hold_back(charts, result.fleet)
             charts, result.held = continuity.charts, continuity.held
-            result.notes = committed.problems + continuity.problems
+            result.notes += continuity.problems
         result.diagnostics += oversized_files(charts, result.paths)
         result.charts = charts if result.ok else []
     return result

@@ -55,7 +55,7 @@ from generator.model import (
     Volume,
     WorkerSpread,
 )
-from generator.resolve.identity import run_identity
+from generator.resolve.identity import Resolved, run_identity
 from generator.resolve.nccl import derived_env
 from generator.resolve.placement import resolve_placement
 from generator.vocabulary import mpi_operator
@@ -234,9 +234,10 @@ class _Written:
 def _identity_and_continuation(job: Job, data: dict[str, Any], written: _Written) -> Job:
     """The job with its run identity, and the committed run it continues under the same name, if any."""
     scheduling = job.scheduling
-    identity = run_identity(data, written.clusters[job.cluster.name], written.hardware, written.builtins,
-                            [attachment.rail.name for attachment in job.rails], scheduling.queue,
-                            scheduling.topology_label, job.backend.value)
+    resolved = Resolved((job.worker_count, job.gpus_per_worker, job.slots_per_worker),
+                        tuple(attachment.rail.name for attachment in job.rails), scheduling.queue,
+                        scheduling.topology_label, job.backend.value)
+    identity = run_identity(data, written.clusters[job.cluster.name], written.hardware, written.builtins, resolved)
     record = written.committed.get(names.chart_dir_of_job(job.cluster.name, job.name))
     continued = record if record is not None and _continues(job, identity, record) else None
     return replace(job, identity=identity, committed=continued)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from generator.catalogue import is_builtin
@@ -45,6 +46,9 @@ DESCRIBING_JOB_FIELDS = {
 }
 """Job profile fields that never rename a run, each with the reason. Every other field renames it."""
 DESCRIBING_RUN_POLICY = {"suspend": "suspending and resuming from git must act on the same job object"}
+SIZE_FIELDS = ("workers", "totalGpus", "gpusPerWorker", "slotsPerWorker")
+"""Counted as the size they resolve to (workers, GPUs and slots of each): `totalGpus: 16` is `workers: 2` on
+8-GPU nodes."""
 
 CLUSTER_PARTS = {
     "nodePools": "the job's pool (and the launcher's): POOL_PARTS",
@@ -76,7 +80,6 @@ FIXED_DEFAULTS: Mapping[tuple[str, ...], Any] = {
     ("job", "openMPIUcx"): True,
     ("job", "rerun"): 0,
     ("job", "scheduling", "topology", "mode"): "required",
-    ("network", "provider"): "sriov-device-plugin",
     ("network", "sshPort"): 2222,
     ("scheduling", "scheduler"): "none",
 }
@@ -84,14 +87,14 @@ FIXED_DEFAULTS: Mapping[tuple[str, ...], Any] = {
 
 
 def run_identity(job: Mapping[str, Any], cluster: Mapping[str, Any], hardware: Mapping[str, ProfileFile],
-                 builtins: frozenset[str], rails: Sequence[str], queue: str | None, topology_label: str | None,
-                 backend: str) -> str:
+                 builtins: frozenset[str], resolved: Resolved) -> str:
     """`<SCHEME>:<sha256>` of what the profiles ask the run to do. `hardware`: the user's hardware profiles by name,
-    merged (a `MergedDocument` says what it is made of); `builtins`: the names of built-in profiles; `rails`,
-    `queue`, `topology_label`, `backend`: what the job resolved to (the rails it attaches, its queue, the node
-    label of its topology level, its backend), each a pure function of the profiles."""
+    merged (a `MergedDocument` says what it is made of); `builtins`: the names of built-in profiles; `resolved`:
+    what the job resolved to, each a pure function of the profiles."""
+    rails, queue, topology_label, backend = resolved.rails, resolved.queue, resolved.topology_label, resolved.backend
     run = {
         "job": _job_part(job),
+        "size": list(resolved.size),
         "backend": backend,
         "pools": [_pool_part(cluster, name, hardware, builtins)
                   for name in dict.fromkeys((job["pool"], cluster.get("launcherPool"))) if name is not None],
@@ -105,13 +108,27 @@ def run_identity(job: Mapping[str, Any], cluster: Mapping[str, Any], hardware: M
     return f"{SCHEME}:{hashlib.sha256(canonical.encode('utf-8')).hexdigest()}"
 
 
+@dataclass(frozen=True)
+class Resolved:
+    """What a job resolved to that its identity counts instead of how the profile says it."""
+
+    size: tuple[int, int, int]
+    """Workers, GPUs of each, slots of each."""
+    rails: tuple[str, ...]
+    """The rails it attaches, in order."""
+    queue: str | None
+    topology_label: str | None
+    """The node label of its topology level."""
+    backend: str
+
+
 def identity_digest(identity: str) -> str:
     """The hex part of an identity."""
     return identity.partition(":")[2]
 
 
 def _job_part(job: Mapping[str, Any]) -> dict[str, Any]:
-    part = {key: value for key, value in job.items() if key not in DESCRIBING_JOB_FIELDS}
+    part = {key: value for key, value in job.items() if key not in DESCRIBING_JOB_FIELDS and key not in SIZE_FIELDS}
     if isinstance(part.get("runPolicy"), dict):
         part["runPolicy"] = {k: v for k, v in part["runPolicy"].items() if k not in DESCRIBING_RUN_POLICY}
     return _defaulted("job", part)

@@ -227,8 +227,10 @@ def test_a_renamed_job_prunes_its_old_chart(profiles_copy):
     assert "name: dgx-lab-pi-v2\n" in apps and "name: dgx-lab-pi\n" not in apps
 
 
-def test_the_readme_tour_shows_the_example_jobs_real_name(example):
+def test_the_readme_tour_shows_the_example_jobs_real_name():
+    """The name the committed chart gives the run: what `make render` keeps (a run keeps its committed name)."""
     readme = (PROFILES.parent / "README.md").read_text(encoding="utf-8")
-    run = _run_name(example, "resnet50-dgx")
+    chart = yaml.safe_load((PROFILES.parent / "charts" / "dgx-lab" / "jobs" / "resnet50-dgx" / "Chart.yaml").read_text())
+    run = chart["annotations"]["mpigen/mpijob"]
     assert f"The MPIJob is `{run}`" in readme
     assert f"{run}-worker-2.{run}.ml-training.svc slots=8" in readme
