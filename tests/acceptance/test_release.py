@@ -1,0 +1,26 @@
+"""Releases are comparable: one version everywhere, every chart names the release that compiled it, `render --check`
+on charts of another release says what the upgrade brings, and CHANGELOG.md has a section for this release."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+import pytest
+from conftest import REPO, run_mpigen
+
+from generator import __version__
+
+
+def test_version_is_the_installed_distributions():
+    result = run_mpigen("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"mpigen, version {importlib.metadata.version('mpigen')}\n"
+    assert importlib.metadata.version("mpigen") == __version__, "reinstall: pip install -e '.[test]'"
+
+
+def test_pyproject_takes_the_version_from_the_package():
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in project["project"] and project["project"]["dynamic"] == ["version"]
+    assert project["build-system"]["build-backend"] == "hatchling.build"
+    assert project["tool"]["hatch"]["version"]["path"] == "generator/__init__.py"
