@@ -2,4 +2,4 @@
 
 __version__ = "0.2.0"
 """The release, written here only: pyproject.toml reads it (hatch `[tool.hatch.version]`), and so do
-`mpigen --version` and the SARIF report's driver."""
+`mpigen --version`, the SARIF report's driver and every chart's Chart.yaml (`mpigen/release`)."""

@@ -6,9 +6,9 @@ from __future__ import annotations
 import importlib.metadata
 
 import pytest
-from conftest import REPO, run_mpigen
+from conftest import CHARTS, REPO, run_mpigen
 
-from generator import __version__
+from generator import __version__, chartfiles
 
 
 def test_version_is_the_installed_distributions():
@@ -24,3 +24,10 @@ def test_pyproject_takes_the_version_from_the_package():
     assert "version" not in project["project"] and project["project"]["dynamic"] == ["version"]
     assert project["build-system"]["build-backend"] == "hatchling.build"
     assert project["tool"]["hatch"]["version"]["path"] == "generator/__init__.py"
+
+
+def test_every_committed_chart_names_this_release():
+    charts = sorted(CHARTS.rglob(chartfiles.CHART_YAML))
+    assert len(charts) > 1
+    for chart_yaml in charts:
+        assert f'  {chartfiles.RELEASE}: "{__version__}"\n' in chart_yaml.read_text(encoding="utf-8"), chart_yaml
