@@ -4,6 +4,7 @@ on charts of another release says what the upgrade brings, and CHANGELOG.md has 
 from __future__ import annotations
 
 import importlib.metadata
+import re
 
 import pytest
 from conftest import CHARTS, REPO, run_mpigen
@@ -31,3 +32,10 @@ def test_every_committed_chart_names_this_release():
     assert len(charts) > 1
     for chart_yaml in charts:
         assert f'  {chartfiles.RELEASE}: "{__version__}"\n' in chart_yaml.read_text(encoding="utf-8"), chart_yaml
+
+
+def test_the_changelog_has_a_section_for_this_release_and_the_first():
+    text = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    sections = re.findall(r"^## \[([^\]]+)\]", text, re.MULTILINE)
+    assert sections[0] == __version__, sections  # the newest first
+    assert sections[-1] == "0.1.0"
