@@ -22,6 +22,7 @@ from generator.diagnostics import Diagnostic, Severity, one_line, printable
 if TYPE_CHECKING:
     from generator.insight.plan import FleetPlan
     from generator.pipeline import CompileResult
+    from generator.upgrade import Upgrade
 
 CHECK_FORMATS = ("json", "junit", "sarif", "text")
 """`mpigen check --output`: the keys of generator.check.report.FORMATS (a test holds them equal), named here so
@@ -144,6 +145,7 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
     from generator.freshness import render_key
     from generator.package import output_files
     from generator.pipeline import compile_profiles, delivery_path_warnings
+    from generator.upgrade import is_chart_yaml, upgrade_of
     from generator.write import StampRequest, WriteError, compare_tree, write_tree
 
     result = compile_profiles(paths, committed_in=output)
@@ -157,7 +159,7 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
     files = output_files(result.charts)
     if check_only:
         try:
-            diff = compare_tree(output, files)
+            diff = compare_tree(output, files, keep_found=is_chart_yaml)
         except WriteError as exc:
             _error(str(exc))
         for label, changed in (("missing", diff.missing), ("stale", diff.stale), ("extra", diff.extra),
@@ -167,6 +169,9 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
         if diff.pending:
             click.echo(f"{one_line(str((output / diff.pending[0]).parent))} holds a render that was committed and "
                        "not completed: the next render completes it (or refuses it), so the charts will change", err=True)
+        upgrade = upgrade_of(diff.found, files)
+        if upgrade is not None:
+            _report_upgrade(upgrade, output, sum(1 for path in files if is_chart_yaml(path)))
         if not diff.clean:
             click.echo(f"{one_line(str(output))} is not what the profiles compile to: run `make render` and commit it",
                        err=True)
@@ -182,6 +187,34 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
         _error(str(exc))
     click.echo(f"{len(result.charts)} chart(s) in {one_line(str(output))}: {len(report.written)} file(s) written, "
                f"{len(report.unchanged)} unchanged, {len(report.pruned)} removed")
+
+
+def _report_upgrade(upgrade: Upgrade, output: Path, charts: int) -> None:
+    """After the stale files of `render --check`: which releases compiled the charts on disk, that their differences
+    come with the change of release, and which runs the new charts rename (or that none is). Charts are named by
+    their folder in OUTPUT."""
+    click.echo(f"{one_line(str(output))} holds charts another mpigen release compiled (this is mpigen "
+               f"{upgrade.release}):", err=True)
+    for group in upgrade.compiled_by:
+        which = f"every chart ({charts})" if len(group.charts) == charts else f"{len(group.charts)} chart(s)"
+        named = "" if group.annotated else f" (they name no release: {group.release} wrote no mpigen/release)"
+        newer = f", newer than {upgrade.release}: rendering with this release takes back what that one changed" \
+            if group.newer else ""
+        listed = ":" if len(group.charts) < charts else ""
+        click.echo(f"  {which} compiled by mpigen {one_line(group.release)}{named}{newer}{listed}", err=True)
+        if listed:
+            for chart in group.charts:
+                click.echo(f"    {one_line(chart)}", err=True)
+    change = "change of release" if any(group.newer for group in upgrade.compiled_by) else "upgrade"
+    click.echo(f"  what differs in them comes with the {change}, unless a profile changed too: CHANGELOG.md says what "
+               "each release changes in compiled output", err=True)
+    if not upgrade.renamed:
+        click.echo("  no run is renamed", err=True)
+        return
+    click.echo(f"  {len(upgrade.renamed)} run(s) renamed (a GitOps sync deletes the running job and starts the new "
+               "run):", err=True)
+    for run in upgrade.renamed:
+        click.echo(f"    {one_line(run.chart)}: {one_line(run.old)} -> {one_line(run.new)}", err=True)
 
 
 def _print_manifests(paths: tuple[Path, ...], output: Path | None) -> None:

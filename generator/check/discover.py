@@ -11,6 +11,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from generator import chartfiles
 from generator.check.documents import load_yaml_file
@@ -84,10 +85,15 @@ def read_chart(path: Path, display: str) -> ChartInfo | Finding:
         return Finding(f"{display}/{chartfiles.CHART_YAML}", "", "", f"cannot read {chartfiles.CHART_YAML}: {exc}", "chart")
     if not isinstance(meta, dict):
         return Finding(f"{display}/{chartfiles.CHART_YAML}", "", "", f"{chartfiles.CHART_YAML} is not a mapping", "chart")
-    annotations = meta.get("annotations") or {}
     name = meta.get("name", path.name)
-    return ChartInfo(path, display, name if isinstance(name, str) else str(name),
-                     {str(k): str(v) for k, v in annotations.items()} if isinstance(annotations, dict) else {})
+    return ChartInfo(path, display, name if isinstance(name, str) else str(name), chart_annotations(meta))
+
+
+def chart_annotations(meta: dict[Any, Any]) -> dict[str, str]:
+    """A Chart.yaml's annotations, each as a string ({} where there are none, or they are no mapping): how check
+    and `render --check` read the `mpigen/*` annotations of a chart on disk."""
+    annotations = meta.get("annotations") or {}
+    return {str(k): str(v) for k, v in annotations.items()} if isinstance(annotations, dict) else {}
 
 
 def chart_name_findings(chart: ChartInfo) -> list[Finding]:

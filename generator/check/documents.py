@@ -19,7 +19,12 @@ from generator.diagnostics import Severity
 
 def load_yaml_file(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> Any:
     """The first document of a small YAML file (Chart.yaml, values.yaml) as Helm reads it; raises InputError."""
-    text = read_text(path, limit)
+    return load_yaml_text(read_text(path, limit))
+
+
+def load_yaml_text(text: str) -> Any:
+    """The first document of a small YAML text read already (within a size limit) as Helm reads it; raises
+    InputError."""
     try:
         documents = kubeyaml.load_all(text)
     except KubeYAMLError as exc:

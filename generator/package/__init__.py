@@ -145,14 +145,15 @@ def comment(text: str) -> str:
 
 
 def _chart_yaml(ref: ChartRef, description: str, source: str, annotations: dict[str, str]) -> str:
-    """Chart.yaml; its `mpigen/*` annotations let `mpigen check` judge the chart without the profiles."""
+    """Chart.yaml; its `mpigen/*` annotations let `mpigen check` judge the chart without the profiles, and name the
+    release that compiled it, so that `render --check` after an upgrade can say which changes the upgrade brings."""
     return f"# {comment(GENERATED_NOTE.format(source=source))}\n" + yamlio.dump({
         "apiVersion": "v2",
         "name": ref.name,
         "description": description,
         "type": "application",
         "version": CHART_VERSION,
-        "annotations": {chartfiles.SOURCE: source, **annotations},
+        "annotations": {chartfiles.SOURCE: source, chartfiles.RELEASE: __version__, **annotations},
     })
 
 

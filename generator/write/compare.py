@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +32,8 @@ class TreeDiff:
     extra: list[str] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)
     """A committed plan in the staging folder: the next render replays it, so the folder will change."""
+    found: dict[str, bytes] = field(default_factory=dict)
+    """What is on disk of the stale files the caller asked to keep (`compare_tree`'s `keep_found`)."""
 
     @property
     def clean(self) -> bool:
@@ -47,10 +50,11 @@ def committed_plan_waits(folder: _Folder) -> bool:
         return False
 
 
-def compare_tree(out_dir: Path, files: dict[str, bytes]) -> TreeDiff:
+def compare_tree(out_dir: Path, files: dict[str, bytes], keep_found: Callable[[str], bool] | None = None) -> TreeDiff:
     """What `write_tree` would change, reading only: missing, stale and extra files (the ownership list too), and a
     committed plan waiting in the staging folder. A link or folder where a file belongs is stale; links elsewhere
-    are extra. Nothing is followed."""
+    are extra. Nothing is followed. The bytes found in each stale file `keep_found` chooses are kept in `found`,
+    read once with the rest (`render --check` reads the old Chart.yaml files for the release that compiled them)."""
     for path in files:
         check_relative(path)
     wanted = {**files, OWNERSHIP_FILE: ownership_bytes(files)}
@@ -72,6 +76,8 @@ def compare_tree(out_dir: Path, files: dict[str, bytes]) -> TreeDiff:
                     diff.missing.append(path)
                 elif found != data:
                     diff.stale.append(path)
+                    if keep_found is not None and keep_found(path):
+                        diff.found[path] = found
             diff.extra = [path for path in folder.files() if path not in wanted and not path.startswith(f"{STAGING_DIR}/")
                           and not (path.startswith(f"{CACHE_DIR}/") and path[len(CACHE_DIR) + 1:] in CACHE_FILES)]
             diff.pending = [f"{STAGING_DIR}/{COMMITTED_PLAN}"] if committed_plan_waits(folder) else []

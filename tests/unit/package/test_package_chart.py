@@ -7,6 +7,7 @@ import json
 import pytest
 from conftest import PROFILES, WIDE_JOB, big_cluster, run_helm, run_mpigen
 
+from generator import __version__, chartfiles
 from generator.check.kubeyaml import load_all as kube_load_all
 from generator.pipeline import compile_profiles
 
@@ -49,6 +50,16 @@ def test_values_schema_maximum_counts_the_hash_of_default_naming(profiles_copy):
     assert result.ok, [d.format() for d in result.diagnostics]
     chart = next(c for c in result.charts if c.ref.name == name)
     assert _schema(chart)["properties"]["workers"]["maximum"] == 10
+
+
+def test_every_chart_names_the_release_that_compiled_it(example):
+    """Infra and job charts alike, so that `render --check` after an upgrade can tell which charts it brings."""
+    kinds = set()
+    for chart in example.charts:
+        meta = kube_load_all(dict(chart.files)[chartfiles.CHART_YAML])[0]
+        assert meta["annotations"][chartfiles.RELEASE] == __version__, chart.directory
+        kinds.add(chartfiles.MPIJOB in meta["annotations"])
+    assert kinds == {True, False}  # job charts and infra charts
 
 
 def test_namespaces_survive_uninstalling_the_infra_chart(example):
