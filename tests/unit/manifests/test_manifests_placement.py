@@ -8,14 +8,12 @@ and its hosts are named after the job.
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 import yaml
-from conftest import TRAIN_JOB, run_helm
+from conftest import PROFILES, TRAIN_JOB, run_helm
 
 from generator.manifests import build_job, job_chart_ref
-from generator.model import Job, Naming
+from generator.model import Job
 from generator.package import output_files
 from generator.pipeline import compile_profiles
 from generator.write import write_tree
@@ -91,11 +89,16 @@ def test_without_a_rankfile_the_flags_are_the_placements(profiles_copy):
     assert items == [{"key": "hostfile", "path": "hostfile"}]
 
 
-def test_the_hash_of_the_run_covers_the_rankfile(profiles_copy):
+def test_a_hardware_fact_that_moves_the_rankfile_renames_the_run(profiles_copy):
+    """The NICs' sockets decide the rankfile: moving them is another run (its identity reads the hardware profile)."""
     from generator.manifests.run_name import run_digest
-    job = dataclasses.replace(_job(profiles_copy), naming=Naming.CONTENT_HASH)
-    moved = dataclasses.replace(job, placement=dataclasses.replace(job.placement, rank_sockets=(1,) * 8))
-    assert run_digest(moved) != run_digest(job)
+    hardware = (PROFILES / "hardware" / "dgx-1.yaml").read_text(encoding="utf-8")
+    job = _job(profiles_copy)
+    moved = compile_profiles([profiles_copy({"jobs/train.yaml": TRAIN, "hardware/dgx-1.yaml": hardware.replace(
+        "numaNode: 1", "numaNode: 0")})])
+    moved_job = next(j for j in moved.fleet.jobs if j.name == "train")
+    assert moved_job.placement.rank_sockets != job.placement.rank_sockets
+    assert run_digest(moved_job) != run_digest(job)
 
 
 @pytest.mark.parametrize("workers", [1, 3])

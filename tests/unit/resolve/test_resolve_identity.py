@@ -1,0 +1,163 @@
+"""A run's identity (generator/resolve/identity.py): which profile edits rename a run, and which never do."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import CHARTS, PROFILES
+
+from generator.manifests.run_name import mpijob_name
+from generator.pipeline import check_profiles
+from generator.resolve import identity
+
+SCHEMAS = PROFILES.parent / "schemas"
+
+
+def _schema(kind: str) -> dict:
+    return json.loads((SCHEMAS / f"{kind}.schema.json").read_text(encoding="utf-8"))
+
+
+# --- every field is on one side --------------------------------------------------------------------------
+
+
+def test_every_describing_job_field_is_a_field_of_the_job_schema():
+    fields = set(_schema("job")["properties"])
+    assert set(identity.DESCRIBING_JOB_FIELDS) <= fields
+    assert set(identity.DESCRIBING_RUN_POLICY) <= set(_schema("job")["properties"]["runPolicy"]["properties"])
+    assert set(identity.SIZE_FIELDS) <= fields
+
+
+def test_every_cluster_field_is_counted_or_said_to_shape_no_run():
+    """A field added to the cluster schema must be placed on one side, with its reason: a test, not a habit."""
+    cluster = _schema("cluster")["properties"]
+    assert set(cluster) == set(identity.CLUSTER_PARTS) | set(identity.CLUSTER_ELSEWHERE)
+    assert not set(identity.CLUSTER_PARTS) & set(identity.CLUSTER_ELSEWHERE)
+    assert set(cluster["nodePools"]["items"]["properties"]) == {*identity.POOL_PARTS, "nodes"}
+    assert set(cluster["rails"]["items"]["properties"]) == {*identity.RAIL_PARTS, "ipam", "vlan", "vlanQoS"}
+    assert set(cluster["network"]["properties"]) == {*identity.NETWORK_PARTS, "devicePluginNamespace", "cniVersion",
+                                                     "operatorNamespace", "numVfs", "infinibandGuids"}
+    assert set(cluster["scheduling"]["properties"]) == {*identity.SCHEDULING_PARTS, "queues", "priorityClasses",
+                                                        "topology"}
+
+
+def test_the_fixed_defaults_are_the_schemas_defaults():
+    job, cluster = _schema("job")["properties"], _schema("cluster")["properties"]
+    for path, value in identity.FIXED_DEFAULTS.items():
+        node = job if path[0] == "job" else cluster[path[0]]["properties"]
+        for key in path[1:-1]:
+            node = node[key]["properties"]
+        assert node[path[-1]].get("default", 0 if path[-1] == "rerun" else None) == value, path
+
+
+def test_the_committed_charts_record_the_identities_this_release_computes():
+    """The example fleet's charts say what each run is: a change of the scheme would rename every run of every
+    fleet, so it must be a new SCHEME, never an edit of this one."""
+    result = check_profiles([PROFILES])
+    for job in result.fleet.jobs:
+        chart = yaml.safe_load((CHARTS / job.cluster.name / "jobs" / job.name / "Chart.yaml").read_text())
+        assert chart["annotations"]["mpigen/run-identity"] == job.identity, job.name
+
+
+# --- edits, both ways ---------------------------------------------------------------------------------------
+
+
+def _names(root: Path) -> dict[str, str]:
+    result = check_profiles([root])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    return {job.name: mpijob_name(job) for job in result.fleet.jobs}
+
+
+@pytest.fixture(scope="module")
+def example_names() -> dict[str, str]:
+    return _names(PROFILES)
+
+
+def _edited(profiles_copy, path: str, old: str, new: str) -> Path:
+    text = (PROFILES / path).read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} is not in {path} exactly once"
+    return profiles_copy({path: text.replace(old, new)})
+
+
+JOB = "jobs/resnet50-dgx.yaml"
+CLUSTER = "clusters/dgx-lab.yaml"
+KEEPING = {
+    "labels": (JOB, "shmSize: 64Gi\n", "shmSize: 64Gi\nlabels:\n  team: vision\n"),
+    "annotations": (JOB, "shmSize: 64Gi\n", "shmSize: 64Gi\nannotations:\n  example.com/ticket: ML-42\n"),
+    "objectLabels": (JOB, "shmSize: 64Gi\n", "shmSize: 64Gi\nobjectLabels:\n  cost-centre: cc-4711\n"),
+    "objectAnnotations": (JOB, "shmSize: 64Gi\n", "shmSize: 64Gi\nobjectAnnotations:\n  example.com/owner: alice\n"),
+    "estimatedHours": (JOB, "estimatedHours: 3", "estimatedHours: 12"),
+    "an explicit default": (JOB, "shmSize: 64Gi\n", "shmSize: 64Gi\nmpiImplementation: OpenMPI\nopenMPIUcx: true\n"),
+    "rerun 0": (JOB, "shmSize: 64Gi\n", "shmSize: 64Gi\nrerun: 0\n"),
+    "env key order": (JOB, "env:\n  NCCL_DEBUG: INFO\n", "env:\n  TF_CPP_MIN_LOG_LEVEL: '1'\n  NCCL_DEBUG: INFO\n"),
+    "pool size": (CLUSTER, "    nodes: 4\n", "    nodes: 6\n"),
+    "a rail's addresses": (CLUSTER, "192.168.100.0/24", "192.168.110.0/24"),
+    "a namespace more": (CLUSTER, "  - hpc\n", "  - hpc\n  - research\n"),
+    "kubernetesVersion": (CLUSTER, 'kubernetesVersion: "1.31"', 'kubernetesVersion: "1.32"'),
+    "the cluster's key order": (CLUSTER, "network:\n  provider: sriov-device-plugin\n", ""),
+}
+"""Edits that change nothing the run does. (`env key order` adds a variable first, then the baseline below is
+compiled with it last: see the test.)"""
+RENAMING = {
+    "rerun": (JOB, "shmSize: 64Gi\n", "shmSize: 64Gi\nrerun: 1\n"),
+    "image": (JOB, "24.03-tf2-py3", "24.04-tf2-py3"),
+    "pool node labels": (CLUSTER, "    nodes: 4\n", "    nodes: 4\n    nodeLabels:\n      example.com/rack: a\n"),
+    "rail resource name": (CLUSTER, "    nic: ib0\n", "    nic: ib0\n    resourceName: ib_rail0\n"),
+    "ssh port": (CLUSTER, "  provider: sriov-device-plugin\n", "  provider: sriov-device-plugin\n  sshPort: 2022\n"),
+    "cpu manager": (CLUSTER, "cpuManagerPolicy: none", "cpuManagerPolicy: static"),
+    "hardware": ("hardware/dgx-1.yaml", "numaNode: 1\n", "numaNode: 0\n"),
+}
+REACHES_EVERY_JOB_OF_THE_CLUSTER = {"ssh port", "cpu manager"}
+"""The others reach only the GPU pool's jobs: the CPU job `pi` of the same cluster keeps its name."""
+
+
+@pytest.mark.parametrize("edit", sorted(KEEPING))
+def test_an_edit_that_changes_nothing_the_run_does_keeps_its_name(profiles_copy, example_names, edit):
+    path, old, new = KEEPING[edit]
+    if edit == "env key order":  # the same two variables, written in the other order
+        baseline = _names(_edited(profiles_copy, path, old, "env:\n  NCCL_DEBUG: INFO\n  TF_CPP_MIN_LOG_LEVEL: '1'\n"))
+        assert baseline["resnet50-dgx"] != example_names["resnet50-dgx"]  # a variable more is another run
+        assert _names(_edited(profiles_copy, path, old, new))["resnet50-dgx"] == baseline["resnet50-dgx"]
+        return
+    if edit == "the cluster's key order":  # `network` moved below the rails
+        text = (PROFILES / path).read_text(encoding="utf-8").replace(old, "")
+        text = text.replace("cpuManagerPolicy:", "network:\n  provider: sriov-device-plugin\ncpuManagerPolicy:")
+        assert _names(profiles_copy({path: text})) == example_names
+        return
+    assert _names(_edited(profiles_copy, path, old, new)) == example_names
+
+
+@pytest.mark.parametrize("edit", sorted(RENAMING))
+def test_an_edit_of_what_the_run_does_renames_it(profiles_copy, example_names, edit):
+    path, old, new = RENAMING[edit]
+    if edit == "hardware":
+        text = (PROFILES / path).read_text(encoding="utf-8").replace(old, new)
+        names = _names(profiles_copy({path: text}))
+    else:
+        names = _names(_edited(profiles_copy, path, old, new))
+    assert names["resnet50-dgx"] != example_names["resnet50-dgx"]
+    assert (names["pi"] != example_names["pi"]) == (edit in REACHES_EVERY_JOB_OF_THE_CLUSTER)
+    if path != "hardware/dgx-1.yaml":  # dgx-pod's pool is of that hardware too
+        assert names["vision-resnet50"] == example_names["vision-resnet50"]  # another cluster's
+
+
+def test_a_built_in_hardware_profile_counts_by_its_name_not_its_facts(monkeypatch, profiles_copy):
+    """A release that corrects a built-in's facts renames no run: the identity reads the name `cpu-node`."""
+    from generator import catalogue
+    root = profiles_copy({"hardware/cpu-node.yaml": None})  # the pools name the built-in
+    before = check_profiles([root])
+    original = catalogue.load_builtin
+
+    def corrected(name: str):
+        document, problems = original(name)
+        if name == "cpu-node" and document is not None:
+            document.data["memoryGiB"] = document.data["memoryGiB"] * 2
+        return document, problems
+
+    monkeypatch.setattr(catalogue, "load_builtin", corrected)
+    after = check_profiles([root])
+    pi = [next(job for job in result.fleet.jobs if job.name == "pi") for result in (before, after)]
+    assert pi[0].pool.hardware.memory_gib != pi[1].pool.hardware.memory_gib  # the correction did reach the model
+    assert mpijob_name(pi[0]) == mpijob_name(pi[1])
