@@ -482,11 +482,15 @@ def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version
 @click.option("--against", "revision", metavar="REF", help="Compare with the charts as committed at this git revision "
               "(e.g. origin/main) instead of as they are on disk.")
 @click.option("--helm", "helm", metavar="PATH", help="Helm for charts mpigen did not compile (default: helm on PATH).")
+@click.option("--format", "output_format", type=click.Choice(("text", "json")), default="text", show_default=True,
+              help="json: the actions, notes, changes and problems as one JSON document (-o names the charts folder).")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when anything differs.")
-def diff(paths: tuple[Path, ...], output: Path, revision: str | None, helm: str | None, exit_code: bool) -> None:
-    """Show, object by object, how the profiles' manifests differ from the charts."""
+def diff(paths: tuple[Path, ...], output: Path, revision: str | None, helm: str | None, output_format: str,
+         exit_code: bool) -> None:
+    """Show, per cluster and chart, object by object, how the profiles' manifests differ from the charts and their
+    GitOps bootstrap files; changes that need a person come first, as action lines."""
     from generator.check.helm import find_helm
-    from generator.diff import DiffError, diff_against
+    from generator.diff import DiffError, as_json, as_text, diff_against
     from generator.pipeline import compile_profiles
 
     _refuse_output_beside_profiles(paths, output)
@@ -495,16 +499,12 @@ def diff(paths: tuple[Path, ...], output: Path, revision: str | None, helm: str 
     if _fail(result.diagnostics):
         sys.exit(1)
     try:
-        changes, problems = diff_against(output, result.charts, revision, find_helm(helm))
+        report = diff_against(output, result.charts, revision, find_helm(helm), result.notes)
     except DiffError as exc:
         raise click.UsageError(one_line(str(exc))) from exc
-    for problem in problems:
+    for problem in report.problems:
         click.echo(f"warning: {one_line(problem)}", err=True)
-    for change in changes:
-        click.echo(f"{change.status}: {one_line(change.key)}")
-        click.echo(printable(change.diff), nl=False)
-    where = one_line(f"{output} at {revision}" if revision else str(output))
-    click.echo(f"{len(changes)} object(s) differ between {where} and the profiles" if changes
-               else f"no object differs between {where} and the profiles", err=True)
-    if exit_code and changes:
+    click.echo(as_json(report) if output_format == "json" else as_text(report), nl=False)
+    click.echo(report.summary(), err=True)
+    if exit_code and report.units:
         sys.exit(1)

@@ -155,9 +155,12 @@ def infra_chart_name(cluster: str) -> str:
 
 # --- GitOps delivery objects (charts/<cluster>/bootstrap/) -------------------------------------------
 
+BOOTSTRAP_FOLDER = "bootstrap"
+
+
 def bootstrap_dir(cluster: str) -> str:
     """Plain manifests (not a chart) that hand a cluster's charts to its GitOps tool."""
-    return f"{cluster}/bootstrap"
+    return f"{cluster}/{BOOTSTRAP_FOLDER}"
 
 
 def bootstrap_root_dir(cluster: str) -> str:

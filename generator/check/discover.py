@@ -107,11 +107,12 @@ def chart_name_findings(chart: ChartInfo) -> list[Finding]:
                     "chart")]
 
 
-def _walk(root: Path, display: str, charts: bool) -> tuple[list[Path], list[Path], list[Finding]]:
-    """Chart folders (when `charts`), manifest files and refused links under `root`, in a stable order:
-    a folder's files before its subfolders'. Hidden files and folders are read too (kubectl applies a
-    `.pod.yaml`, and `apply -R` walks hidden folders), all but `.git`; links are followed only while they
-    stay inside `root`, and each folder is read once."""
+def _walk(root: Path, display: str, charts: bool,
+          suffixes: tuple[str, ...] | None = MANIFEST_SUFFIXES) -> tuple[list[Path], list[Path], list[Finding]]:
+    """Chart folders (when `charts`), manifest files (or every file, for `suffixes` None) and refused links under
+    `root`, in a stable order: a folder's files before its subfolders'. Hidden files and folders are read too
+    (kubectl applies a `.pod.yaml`, and `apply -R` walks hidden folders), all but `.git`; links are followed only
+    while they stay inside `root`, and each folder is read once."""
     base = root.resolve()
     chart_folders: list[Path] = []
     files: list[Path] = []
@@ -141,7 +142,7 @@ def _walk(root: Path, display: str, charts: bool) -> tuple[list[Path], list[Path
                                         "file in instead", "input"))
             elif entry.is_dir():
                 folders.append(path)
-            elif entry.name.endswith(MANIFEST_SUFFIXES):
+            elif suffixes is None or entry.name.endswith(suffixes):
                 files.append(path)
         pending += reversed(folders)
     return chart_folders, files, problems
@@ -157,6 +158,13 @@ def manifest_files(root: Path) -> tuple[list[Path], list[Finding]]:
     if root.is_file():
         return [root], []
     _, files, problems = _walk(root, root.as_posix(), charts=False)
+    return files, problems
+
+
+def every_file(root: Path, display: str) -> tuple[list[Path], list[Finding]]:
+    """Every file under the folder `root` (not only manifests: `diff` reads the Lua of a GitOps bootstrap folder
+    too), found as `manifest_files` finds them; `display` names `root` in findings."""
+    _, files, problems = _walk(root, display, charts=False, suffixes=None)
     return files, problems
 
 

@@ -5,7 +5,7 @@ mpigen's own renderer's and plain manifest files all go through here, so all are
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ruamel.yaml.error import YAMLError
@@ -131,13 +131,19 @@ def read_manifest_file(path: Path) -> tuple[list[RenderedObject], list[Finding]]
         text = read_text(path, MAX_MANIFEST_FILE_BYTES)
     except InputError as exc:
         return [], [Finding(path.as_posix(), "", "", str(exc), "yaml")]
-    if path.suffix == ".json":
+    return parse_manifest(text, path.as_posix())
+
+
+def parse_manifest(text: str, source: str) -> tuple[list[RenderedObject], list[Finding]]:
+    """The objects of a manifest file's text, read as kubectl reads the file `source` names: JSON by its suffix,
+    else a YAML stream."""
+    if PurePosixPath(source).suffix == ".json":
         if len(text) > MAX_DOCUMENT_BYTES:
-            return [], [Finding(path.as_posix(), "", "", f"document is over {MAX_DOCUMENT_BYTES} bytes, more than "
-                                "the Kubernetes API server accepts", "yaml")]
+            return [], [Finding(source, "", "", f"document is over {MAX_DOCUMENT_BYTES} bytes, more than the "
+                                "Kubernetes API server accepts", "yaml")]
         try:
             obj = load_json(text, MAX_MANIFEST_NESTING)
         except ValueError as exc:
-            return [], [Finding(path.as_posix(), "", "", f"not valid JSON: {exc}", "yaml")]
-        return _documents_of(obj, path.as_posix(), "document 1", "")
-    return parse_documents(text, path.as_posix())
+            return [], [Finding(source, "", "", f"not valid JSON: {exc}", "yaml")]
+        return _documents_of(obj, source, "document 1", "")
+    return parse_documents(text, source)

@@ -307,15 +307,24 @@ def argocd_health_checks(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) ->
     """The health checks of an Argo CD cluster: MPIJobs' always, Volcano Jobs' and TrainJobs' where it runs any."""
     if cluster.gitops is None or cluster.gitops.tool is not GitOpsTool.ARGOCD:
         return ()
-    checks = [HealthCheck(names.argocd_health_check_path(cluster.name), MPIJOB_HEALTH_KEY, mpijob_health_check(),
-                          Backend.MPIJOB.noun)]
+    keys = health_check_keys(cluster.name)
+    path = names.argocd_health_check_path(cluster.name)
+    checks = [HealthCheck(path, keys[path], mpijob_health_check(), Backend.MPIJOB.noun)]
     if any(job.backend is Backend.VOLCANO_JOB for job in jobs):
-        checks.append(HealthCheck(names.argocd_volcano_health_check_path(cluster.name), VOLCANO_JOB_HEALTH_KEY,
-                                  volcano_job_health_check(), Backend.VOLCANO_JOB.noun))
+        path = names.argocd_volcano_health_check_path(cluster.name)
+        checks.append(HealthCheck(path, keys[path], volcano_job_health_check(), Backend.VOLCANO_JOB.noun))
     if any(job.backend is Backend.TRAINJOB for job in jobs):
-        checks.append(HealthCheck(names.argocd_trainjob_health_check_path(cluster.name), TRAINJOB_HEALTH_KEY,
-                                  trainjob_health_check(), Backend.TRAINJOB.noun))
+        path = names.argocd_trainjob_health_check_path(cluster.name)
+        checks.append(HealthCheck(path, keys[path], trainjob_health_check(), Backend.TRAINJOB.noun))
     return tuple(checks)
+
+
+def health_check_keys(cluster: str) -> dict[str, str]:
+    """The argocd-cm key of each Lua health check an Argo CD cluster's bootstrap may carry, by the file's path under
+    the output folder: what a person sets by hand when the file changes (argocd-cm is Argo CD's, not mpigen's)."""
+    return {names.argocd_health_check_path(cluster): MPIJOB_HEALTH_KEY,
+            names.argocd_volcano_health_check_path(cluster): VOLCANO_JOB_HEALTH_KEY,
+            names.argocd_trainjob_health_check_path(cluster): TRAINJOB_HEALTH_KEY}
 
 
 @dataclass(frozen=True)

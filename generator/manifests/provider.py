@@ -31,6 +31,18 @@ class PodNetwork:
 
 
 @dataclass(frozen=True)
+class DevicePlugin:
+    """A device plugin whose config the infra chart carries. It reads the ConfigMap only when it starts, so a
+    changed config needs its pods restarted by hand (`mpigen diff` says so)."""
+
+    name: str
+    configmap: str
+    """The ConfigMap the infra chart writes, in the cluster's `network.devicePluginNamespace`."""
+    daemonset: str
+    """The plugin's DaemonSet, as its upstream manifests name it (beside the ConfigMap, in the same namespace)."""
+
+
+@dataclass(frozen=True)
 class Provider:
     """One network provider: how its rails reach pods, what it needs of the profiles, and its builders."""
 
@@ -72,6 +84,8 @@ class Provider:
     network_kinds: Mapping[str, str] = field(default_factory=dict)
     """Kinds of its operator that render a NetworkAttachmentDefinition of the same name, with the namespace it
     goes to when `spec.networkNamespace` is not set ('' = the object's own)."""
+    device_plugin: DevicePlugin | None = None
+    """The device plugin whose config its infra objects hold, if any (an operator restarts its own plugin)."""
 
     def worker_ssh_port(self, network: Network) -> int | None:
         """sshd's port on the workers where it is not 22: host networking, where the node's own sshd has 22."""

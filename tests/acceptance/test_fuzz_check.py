@@ -35,7 +35,9 @@ U+FFFE/U+FFFF. Every format of the result must parse (JSON with `json`, JUnit wi
 minidom, SARIF as JSON), the text and JUnit reports may hold none of those characters raw and the text report only
 its own line breaks, and a name no DNS grammar allows must be a `names` finding. CI runs 40 examples in process
 (generator.check.run_check and report.FORMATS) and 4 through the real command line; `make fuzz` runs
-MPIGEN_FUZZ_EXAMPLES / 4 and / 40.
+MPIGEN_FUZZ_EXAMPLES / 4 and / 40. The same folders, as a cluster's GitOps bootstrap files under a cluster folder of
+hostile name, feed `mpigen diff`'s reader and reports (in process, as many examples): each file its own unit under
+its cluster, each object one change, text and JSON holding nothing raw.
 """
 
 from __future__ import annotations
@@ -63,6 +65,10 @@ from generator.check import CheckOptions, kubeyaml
 from generator.check import run_check as check_in_process
 from generator.check.discover import MAX_RELEASE_NAME, ChartInfo
 from generator.check.report import FORMATS, CheckReport
+from generator.diff import DiffReport, as_json, as_text
+from generator.diff.compare import compare
+from generator.diff.review import review
+from generator.diff.sides import rendered_side
 
 MPIGEN = REPO / ".venv" / "bin" / "mpigen"
 LONG = "MPIGEN_FUZZ_EXAMPLES" in os.environ
@@ -557,6 +563,29 @@ def test_every_report_parses_and_prints_no_control_character_of_its_input(tmp_pa
     assert len(text.splitlines()) == len(report.findings) + len(report.pod_security) + 1  # one line each, no more
     assert_names_judged(report)
     event(f"reports: {len(report.documents)} document(s) read of {len(files)}")
+
+
+@seed(SEED)
+@_settings(REPORT_EXAMPLES)
+@given(files=hostile_folders(), cluster=hostile_text)
+def test_every_diff_report_parses_and_prints_no_control_character_of_its_input(tmp_path_factory, files, cluster):
+    charts = tmp_path_factory.mktemp("hostile-diff") / "charts"
+    name = file_name(cluster)[:-len(".json")]
+    name = f"x{name}" if name in (".", "..") else name
+    (charts / name / "bootstrap").mkdir(parents=True)
+    write_folder(files, charts / name / "bootstrap")
+    old, problems = rendered_side(charts, None)
+    assert {unit.cluster for unit in old.values()} == {name} and len(old) == len(files)
+    assert all(unit.bootstrap and unit.path.startswith(f"{name}/bootstrap/manifests/") for unit in old.values())
+    changed = compare(old, {})
+    assert compare(old, old) == [] and sum(len(unit.changes) for unit in changed) == len(files)  # one object a file
+    found = review(changed, old, {}, "charts")
+    report = DiffReport("charts", tuple(changed), found.actions, found.notes, tuple(problems))
+    text = as_text(report)
+    assert_reports_hold("text", text)
+    assert_reports_hold("json", as_json(report))
+    assert sum(line.startswith("== cluster ") for line in text.splitlines()) == len(files)
+    event(f"diff: {sum(unit.changes[0].before is not None for unit in changed)} of {len(files)} file(s) read as objects")
 
 
 @seed(SEED)

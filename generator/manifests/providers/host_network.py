@@ -9,7 +9,7 @@ from __future__ import annotations
 from generator.manifests.labels import ChartRef
 from generator.manifests.manifest import Manifest
 from generator.manifests.provider import PodNetwork, Provider, one_per_rail
-from generator.manifests.providers.rdma_shared import CONFIGMAP, build_rdma_devices_configmap
+from generator.manifests.providers.rdma_shared import CONFIGMAP, DEVICE_PLUGIN, build_rdma_devices_configmap
 from generator.model import Cluster, Job, NetworkProvider
 
 
@@ -39,4 +39,5 @@ PROVIDER = Provider(
     multus=False,
     host_network=True,
     host_interface=True,
+    device_plugin=DEVICE_PLUGIN,
 )

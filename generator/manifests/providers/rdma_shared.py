@@ -12,13 +12,15 @@ from generator.admission import SHARED_RAIL_DEVICES
 from generator.manifests.labels import ChartRef, metadata
 from generator.manifests.manifest import Manifest
 from generator.manifests.network import build_network_attachment, rail_link_type, union, whereabouts
-from generator.manifests.provider import PodNetwork, Provider, multus_annotation, one_per_rail
+from generator.manifests.provider import DevicePlugin, PodNetwork, Provider, multus_annotation, one_per_rail
 from generator.model import Cluster, Job, LinkType, NetworkProvider, Rail
 
 # How many containers of a node may share one rail's HCA (the plugin's own example uses 1000); also each shared rail
 # device's quota per node in the queues (generator/admission.py).
 RDMA_HCA_MAX = SHARED_RAIL_DEVICES
 CONFIGMAP = "rdma-devices"
+DEVICE_PLUGIN = DevicePlugin("rdma-shared-dev-plugin", CONFIGMAP, "rdma-shared-dp-ds")
+"""The DaemonSet as deployment/k8s/base/daemonset.yaml of k8s-rdma-shared-dev-plugin names it."""
 
 
 def notes(cluster: Cluster) -> str:
@@ -91,4 +93,5 @@ PROVIDER = Provider(
     settings={"devicePluginNamespace": "kube-system"},
     host_interface=True,
     one_interface_per_rail=True,
+    device_plugin=DEVICE_PLUGIN,
 )

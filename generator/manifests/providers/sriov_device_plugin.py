@@ -24,10 +24,12 @@ from generator.manifests.network import (
     vf_vlan,
     whereabouts,
 )
-from generator.manifests.provider import PodNetwork, Provider, multus_annotation, one_per_rail
+from generator.manifests.provider import DevicePlugin, PodNetwork, Provider, multus_annotation, one_per_rail
 from generator.model import Cluster, Job, LinkType, NetworkProvider, Rail
 
 CONFIGMAP = "sriovdp-config"
+DEVICE_PLUGIN = DevicePlugin("SR-IOV network device plugin", CONFIGMAP, "kube-sriov-device-plugin")
+"""The DaemonSet as deployments/sriovdp-daemonset.yaml of sriov-network-device-plugin names it."""
 
 
 def notes(cluster: Cluster) -> str:
@@ -107,4 +109,5 @@ PROVIDER = Provider(
     settings={"devicePluginNamespace": "kube-system", "infinibandGuids": "node"},
     exclusive_devices=True,
     vlan=True,
+    device_plugin=DEVICE_PLUGIN,
 )
