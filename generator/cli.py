@@ -21,6 +21,7 @@ from generator.diagnostics import Diagnostic, Severity, one_line, printable
 
 if TYPE_CHECKING:
     from generator.insight.plan import FleetPlan
+    from generator.package import Chart
     from generator.pipeline import CompileResult
     from generator.upgrade import Upgrade
 
@@ -494,12 +495,16 @@ def diff(paths: tuple[Path, ...], output: Path, revision: str | None, helm: str 
     from generator.pipeline import compile_profiles
 
     _refuse_output_beside_profiles(paths, output)
-    result = compile_profiles(paths, committed_in=output)
-    _report(result)
-    if _fail(result.diagnostics):
-        sys.exit(1)
+
+    def compile_with(committed: Path) -> tuple[list[Chart], list[str]]:
+        result = compile_profiles(paths, committed_in=committed)
+        _report(result)
+        if _fail(result.diagnostics):
+            sys.exit(1)
+        return result.charts, result.notes
+
     try:
-        report = diff_against(output, result.charts, revision, find_helm(helm), result.notes)
+        report = diff_against(output, compile_with, revision, find_helm(helm))
     except DiffError as exc:
         raise click.UsageError(one_line(str(exc))) from exc
     for problem in report.problems:

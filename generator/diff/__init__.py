@@ -10,7 +10,7 @@ compile to now, object by object and per cluster: what a reviewer needs, rather 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from generator.diff.compare import UnitChanges, compare
@@ -24,10 +24,11 @@ __all__ = ["DiffError", "DiffReport", "ObjectChange", "Review", "UnitChanges", "
            "diff_objects", "object_key"]
 
 
-def diff_against(charts: Path, compiled: list[Chart], revision: str | None, helm: str | None,
-                 known: Sequence[str] = ()) -> DiffReport:
-    """Changes from the charts (on disk, or at `revision`) to what the profiles compile to now. `known`: problems
-    found already (committed charts the compile could not read), reported with the diff's own."""
+def diff_against(charts: Path, compile_with: Callable[[Path], tuple[list[Chart], Sequence[str]]],
+                 revision: str | None, helm: str | None) -> DiffReport:
+    """Changes from the charts (on disk, or at `revision`) to what the profiles compile to now. `compile_with`
+    compiles the profiles with the runs of the old side's charts (each keeps its name and spec, as a render over
+    those charts would), giving the charts and the problems found reading them."""
     if revision is not None and not revision.strip():
         raise DiffError("--against needs a git revision (e.g. origin/main); leave it out to compare with the "
                         "charts on disk")
@@ -35,6 +36,7 @@ def diff_against(charts: Path, compiled: list[Chart], revision: str | None, helm
         raise DiffError(f"--against {revision}: a git revision does not start with '-'")
     with tempfile.TemporaryDirectory() as tmp:
         folder = charts_at_revision(charts, revision, Path(tmp)) if revision else charts
+        compiled, known = compile_with(folder)
         old, problems = rendered_side(folder, helm)
     new, found = compiled_side(compiled)
     changed = compare(old, new)

@@ -61,6 +61,13 @@ def test_an_upgrade_that_compiles_every_launcher_otherwise_renames_no_run_and_ke
     assert fresh.returncode == 0, fresh.stderr
     assert "cpu: \"2\"" in fresh.stdout  # the upgraded build does compile launchers otherwise, for new runs
 
+    review = _upgraded_mpigen("diff", "profiles", "-o", "charts", cwd=fleet)
+    assert review.returncode == 0, review.stderr
+    assert "replaced:" not in review.stdout and "new-run" not in review.stdout
+    assert "held back until the next run: kubeflow.org/v2beta1 MPIJob ml-training/" + \
+        runs["dgx-lab/jobs/resnet50-dgx"] in review.stdout
+    assert '-                cpu: "1"\n+                cpu: "2"\n' in review.stdout
+
     result = _upgraded_mpigen("render", "profiles", "-o", "charts", cwd=fleet)
     assert result.returncode == 0, result.stderr
     assert _runs(charts) == runs
