@@ -55,7 +55,7 @@ from generator.model import (
     Volume,
     WorkerSpread,
 )
-from generator.resolve.identity import Resolved, run_identity
+from generator.resolve.identity import Resolved, hardware_parts, run_identity
 from generator.resolve.nccl import derived_env
 from generator.resolve.placement import resolve_placement
 from generator.vocabulary import mpi_operator
@@ -225,9 +225,8 @@ class _Written:
 
     def __init__(self, hardware: dict[str, ProfileFile], clusters: dict[str, dict[str, Any]],
                  committed: Mapping[str, CommittedRun]) -> None:
-        self.hardware = hardware
+        self.hardware = hardware_parts(hardware, frozenset(builtin_names()))
         self.clusters = clusters
-        self.builtins = frozenset(builtin_names())
         self.committed = committed
 
 
@@ -237,7 +236,7 @@ def _identity_and_continuation(job: Job, data: dict[str, Any], written: _Written
     resolved = Resolved((job.worker_count, job.gpus_per_worker, job.slots_per_worker),
                         tuple(attachment.rail.name for attachment in job.rails), scheduling.queue,
                         scheduling.topology_label, job.backend.value)
-    identity = run_identity(data, written.clusters[job.cluster.name], written.hardware, written.builtins, resolved)
+    identity = run_identity(data, written.clusters[job.cluster.name], written.hardware, resolved)
     record = written.committed.get(names.chart_dir_of_job(job.cluster.name, job.name))
     continued = record if record is not None and _continues(job, identity, record) else None
     return replace(job, identity=identity, committed=continued)

@@ -86,17 +86,23 @@ FIXED_DEFAULTS: Mapping[tuple[str, ...], Any] = {
 """Scheme 1's defaults: writing one of these values is the same run as leaving it out."""
 
 
-def run_identity(job: Mapping[str, Any], cluster: Mapping[str, Any], hardware: Mapping[str, ProfileFile],
-                 builtins: frozenset[str], resolved: Resolved) -> str:
-    """`<SCHEME>:<sha256>` of what the profiles ask the run to do. `hardware`: the user's hardware profiles by name,
-    merged (a `MergedDocument` says what it is made of); `builtins`: the names of built-in profiles; `resolved`:
-    what the job resolved to, each a pure function of the profiles."""
+def hardware_parts(hardware: Mapping[str, ProfileFile], builtins: frozenset[str]) -> dict[str, Any]:
+    """What each hardware profile (by name, merged: a `MergedDocument` says what it is made of) adds to the
+    identity of a run on it: the user's profile as written, and each of its bases; a built-in by its name.
+    Computed once per fleet (`builtins`: the names of the built-in profiles)."""
+    return {name: _hardware_part(name, hardware, builtins) for name in hardware}
+
+
+def run_identity(job: Mapping[str, Any], cluster: Mapping[str, Any], hardware: Mapping[str, Any],
+                 resolved: Resolved) -> str:
+    """`<SCHEME>:<sha256>` of what the profiles ask the run to do. `hardware`: `hardware_parts`; `resolved`: what
+    the job resolved to, each a pure function of the profiles."""
     rails, queue, topology_label, backend = resolved.rails, resolved.queue, resolved.topology_label, resolved.backend
     run = {
         "job": _job_part(job),
         "size": list(resolved.size),
         "backend": backend,
-        "pools": [_pool_part(cluster, name, hardware, builtins)
+        "pools": [_pool_part(cluster, name, hardware)
                   for name in dict.fromkeys((job["pool"], cluster.get("launcherPool"))) if name is not None],
         "rails": [_rail_part(cluster, name) for name in rails],
         "network": _defaulted("network", _pick(cluster.get("network", {}), NETWORK_PARTS)),
@@ -134,11 +140,10 @@ def _job_part(job: Mapping[str, Any]) -> dict[str, Any]:
     return _defaulted("job", part)
 
 
-def _pool_part(cluster: Mapping[str, Any], name: str, hardware: Mapping[str, ProfileFile],
-               builtins: frozenset[str]) -> dict[str, Any]:
+def _pool_part(cluster: Mapping[str, Any], name: str, hardware: Mapping[str, Any]) -> dict[str, Any]:
     pool = next(p for p in cluster["nodePools"] if p["name"] == name)
     part = _pick(pool, POOL_PARTS)
-    part["hardware"] = _hardware_part(pool["hardware"], hardware, builtins)
+    part["hardware"] = hardware.get(pool["hardware"], {"unknown": pool["hardware"]})
     return part
 
 
