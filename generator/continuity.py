@@ -68,6 +68,14 @@ def _folders(folder: Path) -> list[Path]:
                       if not e.name.startswith(".") and e.is_dir(follow_symlinks=False))
 
 
+def _folder_names(folder: Path) -> set[str]:
+    """The names in a plain folder (none if it is a link or no folder)."""
+    if folder.is_symlink() or not folder.is_dir():
+        return set()
+    with os.scandir(folder) as entries:
+        return {e.name for e in entries}
+
+
 def _read(path: Path, limit: int = MAX_MANIFEST_FILE_BYTES) -> str:
     if path.is_symlink():
         raise InputError(f"{path.name} is a link, which mpigen never writes")
@@ -79,14 +87,16 @@ def _read_run(chart: Path, key: str) -> CommittedRun | None:
     annotations = meta.get("annotations") if isinstance(meta, dict) else None
     if not isinstance(annotations, dict) or chartfiles.SOURCE not in annotations or chartfiles.MPIJOB not in annotations:
         return None  # not a job chart mpigen compiled
-    texts = {name: _read(chart / chartfiles.TEMPLATES / name) for name in chartfiles.JOB_TEMPLATES.values()
-             if (chart / chartfiles.TEMPLATES / name).exists() or (chart / chartfiles.TEMPLATES / name).is_symlink()}
-    if len(texts) != 1:
+    templates = _folder_names(chart / chartfiles.TEMPLATES) & set(chartfiles.JOB_TEMPLATES.values())
+    if len(templates) != 1:
         raise ValueError("holds no job object template, or more than one")
-    ((template, text),) = texts.items()
-    values_path = chart / chartfiles.VALUES_YAML
-    values = load_yaml_file(values_path) if values_path.exists() and not values_path.is_symlink() else None
-    values = values if isinstance(values, dict) else {}
+    (template,) = templates
+    text = _read(chart / chartfiles.TEMPLATES / template)
+    values: dict[str, Any] = {}
+    if chartfiles.RUN_IDENTITY not in annotations:  # compiled by 0.1.0: its values say the image and size
+        values_path = chart / chartfiles.VALUES_YAML
+        found = load_yaml_file(values_path) if values_path.exists() and not values_path.is_symlink() else None
+        values = found if isinstance(found, dict) else {}
 
     def text_of(name: str) -> str | None:
         value = annotations.get(name)
