@@ -494,9 +494,18 @@ class JobScheduling:
 
 @dataclass(frozen=True)
 class Origin:
-    """Where a chart value came from, said in the values.yaml comment above it."""
+    """Where a chart value came from, said in the values.yaml comment above it: `<source>:<line>: <key>` for a
+    profile's own key, else mpigen's words."""
 
     text: str
+
+    def without_line(self, source: str) -> str:
+        """The words with the profile path and key but not the line, for committed chart files: reordering a
+        profile's keys changes nothing on the cluster, so it must change no chart file. Diagnostics and `mpigen
+        explain`, which are not committed, keep the line."""
+        rest = self.text.removeprefix(f"{source}:")
+        line, colon, words = rest.partition(": ")
+        return f"{source}: {words}" if rest != self.text and colon and line.isdigit() else self.text
 
 
 @dataclass(frozen=True)
@@ -573,6 +582,10 @@ class Job:
 
     def origin(self, key: str) -> str:
         return dict(self.origins)[key].text
+
+    def chart_origin(self, key: str) -> str:
+        """`origin` as a chart file says it: without the profile line (`Origin.without_line`)."""
+        return dict(self.origins)[key].without_line(self.source)
 
 
 @dataclass(frozen=True)

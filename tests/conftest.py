@@ -106,9 +106,13 @@ def helm_path(major: int) -> Path | None:
     return next((c for c in candidates if c.exists()), None)
 
 
-@pytest.fixture(scope="session", params=[3, 4], ids=["helm3", "helm4"])
+@pytest.fixture(scope="module", params=[3, 4], ids=["helm3", "helm4"])
 def helm(request: pytest.FixtureRequest) -> Path:
-    """A real Helm binary; the suite runs once per major version."""
+    """A real Helm binary; the tests that take it run once per major version.
+
+    Module-scoped, so pytest keeps each module's tests together: a session-scoped parameter has it run every module's
+    Helm 3 tests, then every module's Helm 4 tests, then the rest, building each module's fixtures (a rendered matrix,
+    a compiled fleet) once for each of the three."""
     path = helm_path(request.param)
     need(path is not None, f"no Helm {request.param} binary (run `make helm`)")
     return path

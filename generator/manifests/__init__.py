@@ -95,25 +95,29 @@ def _with_profile_reasons(job: Job, security: PodSecurity) -> PodSecurity:
 def namespace_pod_security(cluster: Cluster, jobs: tuple[Job, ...],
                            mpijobs: Mapping[str, dict[str, Any]] | None = None) -> dict[str, PodSecurity]:
     """The Pod Security level each namespace must allow: the most any of its jobs' pods needs, and at least
-    what the cluster profile asks for. The reasons name the job and the control that needs the level.
+    what the cluster profile asks for.
+
+    The reasons say what sets the level: the cluster's ask, or else the controls the jobs' pods need it for, each
+    once and sorted, naming no job. They stand in the infra chart (`mpigen/pod-security-reason`), which must not
+    change when a job comes or goes that needs nothing new there (`mpigen check` gives each job's level and why).
     `mpijobs`: the objects holding the jobs' pods (`pods_object`), plain, by job name, where they are built already."""
     built = mpijobs or {}
     floors = dict(cluster.pod_security)
     levels: dict[str, PodSecurity] = {}
     for namespace in cluster.namespaces:
         floor = Level[floors.get(namespace, "restricted").upper()]
-        reasons = [f"cluster {cluster.name} asks for {floor.label}"] if floor > Level.RESTRICTED else []
         level = floor
+        controls: set[str] = set()
         for job in jobs:
             if job.namespace != namespace:
                 continue
             needed = _with_profile_reasons(job, job_pod_security(job, built.get(job.name)))
-            if needed.level < level:
-                continue
             if needed.level > level:
-                level, reasons = needed.level, []
-            reasons += [f"job {job.name}: {reason}" for reason in needed.reasons]
-        levels[namespace] = PodSecurity(level, tuple(reasons))
+                level, controls = needed.level, set()
+            if needed.level == level > floor:
+                controls.update(needed.reasons)
+        asked = (f"cluster {cluster.name} asks for {floor.label}",) if floor > Level.RESTRICTED else ()
+        levels[namespace] = PodSecurity(level, tuple(sorted(controls)) if level > floor else asked)
     return levels
 
 

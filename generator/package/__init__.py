@@ -369,12 +369,12 @@ def package_job_chart(job: Job, marked: list[Manifest] | None = None, held_back:
             [
                 # Under a TrainJob the image is in the TrainingRuntime of the infra chart, which no value here reaches.
                 *([] if _trainjob(job) else [(chartfiles.IMAGE, job.image, [
-                    "Container image of the launcher and every worker.", f"From {job.origin('image')}."])]),
+                    "Container image of the launcher and every worker.", f"From {job.chart_origin('image')}."])]),
                 (chartfiles.WORKERS, job.worker_count, [
                     _workers_note(job),
-                    f"From {job.origin('workers')}. At most {job.max_workers}: {job.origin('max_workers')}."]),
+                    f"From {job.chart_origin('workers')}. At most {job.max_workers}: {job.chart_origin('max_workers')}."]),
                 *([] if _volcano(job) else [(chartfiles.SUSPEND, job.run_policy.suspend, [
-                    _suspend_note(job), f"From {job.origin('suspend')}."])]),
+                    _suspend_note(job), f"From {job.chart_origin('suspend')}."])]),
             ]),
         chartfiles.VALUES_SCHEMA: _values_schema(f"Values of MPI job {job.name}", {
             **({} if _trainjob(job) else {chartfiles.IMAGE: {

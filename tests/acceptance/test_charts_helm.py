@@ -209,7 +209,7 @@ def test_template_text_in_profiles_renders_literally(helm: Path, literal_chart: 
     infra = template(helm, "other-release", literal_chart.parent.parent / "infra")
     hpc = next(d for d in infra if d["kind"] == "Namespace" and d["metadata"]["name"] == "hpc")
     assert hpc["metadata"]["annotations"]["mpigen/pod-security-reason"] == (
-        f"job literal: hostPath volume raid ({HOST_PATH}); job literal: container worker is privileged")
+        f"container worker is privileged; hostPath volume raid ({HOST_PATH})")
     assert hpc["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
     assert mpijob["metadata"]["labels"]["app.kubernetes.io/instance"] == "other-release"
     assert len(one(docs, "ConfigMap")["data"]["hostfile"].splitlines()) == 2

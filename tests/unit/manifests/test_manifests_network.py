@@ -137,19 +137,17 @@ def test_namespaces_outlive_the_infra_chart_under_helm_and_argo_cd(example):
 # TrainingRuntime's `node` containers), netapp-resnet50's also use the host's
 # network (and volcano-allreduce's and allreduce-vcjob's: host-network), the dgx-pod jobs' add IPC_LOCK;
 # pi and cpu-pi run as uid 1000, so mpigen gives them the restricted settings.
+IPC_LOCK = "container worker adds capability IPC_LOCK"
+# The controls that need the level, each once and sorted, naming no job: a job that needs nothing new leaves them be.
 NAMESPACE_LEVELS = {
-    "ml-training": ("privileged", "v1.31", "job resnet50-dgx: container worker adds capability IPC_LOCK; "
-                    "job resnet50-trainjob: container node adds capability IPC_LOCK"),
+    "ml-training": ("privileged", "v1.31", f"container node adds capability IPC_LOCK; {IPC_LOCK}"),
     "hpc": ("restricted", "v1.31", None),
     "mpi": ("restricted", "v1.32", None),
     "roce-training": ("restricted", "v1.31", None),  # roce-lab has no job
-    "ai-training": ("privileged", "v1.31", "job netapp-resnet50: hostNetwork: true; "
-                    "job netapp-resnet50: container worker adds capability IPC_LOCK"),
-    "team-vision": ("privileged", "v1.31", "job vision-resnet50: container worker adds capability IPC_LOCK"),
-    "team-language": ("privileged", "v1.31", "job language-bert: container worker adds capability IPC_LOCK"),
-    "training": ("privileged", "v1.31", "job allreduce-vcjob: hostNetwork: true; job allreduce-vcjob: container "
-                 "worker adds capability IPC_LOCK; job volcano-allreduce: hostNetwork: true; "
-                 "job volcano-allreduce: container worker adds capability IPC_LOCK"),
+    "ai-training": ("privileged", "v1.31", f"{IPC_LOCK}; hostNetwork: true"),
+    "team-vision": ("privileged", "v1.31", IPC_LOCK),
+    "team-language": ("privileged", "v1.31", IPC_LOCK),
+    "training": ("privileged", "v1.31", f"{IPC_LOCK}; hostNetwork: true"),
 }
 
 
@@ -175,8 +173,7 @@ def test_a_namespace_without_jobs_is_restricted_unless_the_cluster_asks_for_more
     assert labels["empty"] == ("restricted", None)
     assert labels["shared"] == ("baseline", "cluster dgx-lab asks for baseline")
     # A floor below what the jobs need does not lower it.
-    assert labels["ml-training"] == ("privileged", "job resnet50-dgx: container worker adds capability IPC_LOCK; "
-                                     "job resnet50-trainjob: container node adds capability IPC_LOCK")
+    assert labels["ml-training"] == NAMESPACE_LEVELS["ml-training"][::2]
 
 
 def test_a_privileged_job_raises_its_namespace_and_says_why(profiles_copy):
@@ -185,7 +182,51 @@ def test_a_privileged_job_raises_its_namespace_and_says_why(profiles_copy):
     result = _compile(profiles_copy, {"jobs/pi.yaml": pi})
     hpc = next(n for n in _objects(result, "Namespace") if n["metadata"]["name"] == "hpc")
     assert hpc["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
-    assert hpc["metadata"]["annotations"]["mpigen/pod-security-reason"] == "job pi: container worker is privileged"
+    assert hpc["metadata"]["annotations"]["mpigen/pod-security-reason"] == "container worker is privileged"
+
+
+def _levels(result: CompileResult) -> dict[str, tuple[str, str | None]]:
+    return {n["metadata"]["name"]: (n["metadata"]["labels"]["pod-security.kubernetes.io/enforce"],
+                                    n["metadata"]["annotations"].get("mpigen/pod-security-reason"))
+            for n in _objects(result, "Namespace")}
+
+
+def _copy_of(job: str, name: str, *edits: tuple[str, str]) -> str:
+    text = (PROFILES / "jobs" / f"{job}.yaml").read_text(encoding="utf-8").replace(f"name: {job}\n", f"name: {name}\n")
+    for old, new in edits:
+        assert old in text, (job, old)
+        text = text.replace(old, new)
+    return text
+
+
+def test_a_job_that_needs_nothing_new_leaves_every_namespace_as_it_was(example, profiles_copy):
+    """The reason names no job: a job whose pods need the level and controls already there (privileged, for RDMA, as
+    most jobs do) or less (baseline in a privileged namespace) changes no Namespace when it comes or goes."""
+    result = _compile(profiles_copy, {"jobs/aaa-resnet50.yaml": _copy_of("resnet50-dgx", "aaa-resnet50"),
+                                      "jobs/tf-again.yaml": _copy_of("tensorflow-benchmarks", "tf-again"),
+                                      "jobs/tensorflow-benchmarks.yaml": None})
+    assert _levels(result) == _levels(example)
+
+
+def test_a_namespace_its_jobs_raise_to_baseline_lists_each_control_once(profiles_copy):
+    in_hpc = ("namespace: ml-training\n", "namespace: hpc\n")
+    one = _levels(_compile(profiles_copy, {"jobs/tf-one.yaml": _copy_of("tensorflow-benchmarks", "tf-one", in_hpc)}))
+    lacks = "lacks allowPrivilegeEscalation: false, runAsNonRoot: true, seccompProfile RuntimeDefault, capabilities drop ALL"
+    assert one["hpc"] == ("baseline", f"container launcher {lacks}; container worker {lacks}")
+    two = _levels(_compile(profiles_copy, {"jobs/tf-one.yaml": _copy_of("tensorflow-benchmarks", "tf-one", in_hpc),
+                                           "jobs/tf-two.yaml": _copy_of("tensorflow-benchmarks", "tf-two", in_hpc)}))
+    assert two == one
+
+
+def test_a_namespace_the_cluster_sets_gives_the_cluster_as_its_reason(profiles_copy):
+    """Jobs that need no more than the cluster asks for do not set the level: the reason stays the cluster's ask."""
+    cluster = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
+    cluster += "podSecurity:\n  ml-training: privileged\n  hpc: baseline\n"
+    in_hpc = ("namespace: ml-training\n", "namespace: hpc\n")
+    levels = _levels(_compile(profiles_copy, {"clusters/dgx-lab.yaml": cluster,
+                                              "jobs/tf-one.yaml": _copy_of("tensorflow-benchmarks", "tf-one", in_hpc)}))
+    assert levels["ml-training"] == ("privileged", "cluster dgx-lab asks for privileged")
+    assert levels["hpc"] == ("baseline", "cluster dgx-lab asks for baseline")
 
 
 def test_nads_are_applied_by_argo_cd_even_before_their_crd_exists(example):
@@ -275,4 +316,4 @@ def test_a_host_folder_with_a_reason_raises_its_namespace_and_gives_the_reason(p
     hpc = next(n for n in _objects(result, "Namespace") if n["metadata"]["name"] == "hpc")
     assert hpc["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
     assert hpc["metadata"]["annotations"]["mpigen/pod-security-reason"] == (
-        "job pi: hostPath volume root (/) (reason: the node audit reads every file)")
+        "hostPath volume root (/) (reason: the node audit reads every file)")
