@@ -161,3 +161,72 @@ def test_a_built_in_hardware_profile_counts_by_its_name_not_its_facts(monkeypatc
     pi = [next(job for job in result.fleet.jobs if job.name == "pi") for result in (before, after)]
     assert pi[0].pool.hardware.memory_gib != pi[1].pool.hardware.memory_gib  # the correction did reach the model
     assert mpijob_name(pi[0]) == mpijob_name(pi[1])
+
+
+# --- every field, one at a time, in the identity itself ---------------------------------------------------------
+
+
+def _inputs() -> tuple[dict, dict, dict, identity.Resolved]:
+    """resnet50-dgx's profile and its cluster's as written, its hardware's part, and what it resolved to."""
+    from generator.catalogue import builtin_names
+    from generator.load import to_plain
+    result = check_profiles([PROFILES])
+    documents = {(d.kind, d.data["name"]): d for d in result.documents}
+    job = next(j for j in result.fleet.jobs if j.name == "resnet50-dgx")
+    hardware = identity.hardware_parts({name: d for (kind, name), d in documents.items() if kind == "Hardware"},
+                                       frozenset(builtin_names()))
+    resolved = identity.Resolved((job.worker_count, job.gpus_per_worker, job.slots_per_worker),
+                                 tuple(a.rail.name for a in job.rails), job.scheduling.queue,
+                                 job.scheduling.topology_label, job.backend.value)
+    return (to_plain(documents[("Job", "resnet50-dgx")].data), to_plain(documents[("Cluster", "dgx-lab")].data),
+            hardware, resolved)
+
+
+CHANGED = {"mpigen-test": "another value"}
+"""Stands for any other value a field could take: the identity reads the profile as written."""
+
+
+def test_each_job_field_renames_the_run_unless_it_only_describes_it():
+    job, cluster, hardware, resolved = _inputs()
+    base = identity.run_identity(job, cluster, hardware, resolved)
+    for field in _schema("job")["properties"]:
+        value = "cpu" if field == "pool" else CHANGED  # the pool is looked up by name
+        renamed = identity.run_identity({**job, field: value}, cluster, hardware, resolved) != base
+        expected = field not in identity.DESCRIBING_JOB_FIELDS and field not in identity.SIZE_FIELDS
+        assert renamed == expected, field
+    for field in _schema("job")["properties"]["runPolicy"]["properties"]:
+        policy = {**job.get("runPolicy", {}), field: CHANGED}
+        renamed = identity.run_identity({**job, "runPolicy": policy}, cluster, hardware, resolved) != base
+        assert renamed == (field not in identity.DESCRIBING_RUN_POLICY), field
+    # The size counts as what it resolves to: another worker count is another run.
+    bigger = identity.Resolved((resolved.size[0] + 1, *resolved.size[1:]), resolved.rails, resolved.queue,
+                               resolved.topology_label, resolved.backend)
+    assert identity.run_identity(job, cluster, hardware, bigger) != base
+
+
+def test_each_cluster_field_renames_the_run_exactly_where_its_pods_see_it():
+    job, cluster, hardware, resolved = _inputs()
+    base = identity.run_identity(job, cluster, hardware, resolved)
+
+    def renamed(changed: dict) -> bool:
+        return identity.run_identity(job, changed, hardware, resolved) != base
+
+    for field in identity.CLUSTER_ELSEWHERE:
+        assert not renamed({**cluster, field: CHANGED}), field
+    assert renamed({**cluster, "cpuManagerPolicy": "static"})
+    assert renamed({**cluster, "launcherPool": "cpu"})
+    pool = _schema("cluster")["properties"]["nodePools"]["items"]["properties"]
+    for field in pool:
+        pools = [{**p, field: CHANGED} if p["name"] == "dgx" else p for p in cluster["nodePools"]]
+        if field in ("name", "hardware"):  # looked up by name: another pool, another hardware (tested above)
+            continue
+        assert renamed({**cluster, "nodePools": pools}) == (field in identity.POOL_PARTS), field
+    for field in _schema("cluster")["properties"]["rails"]["items"]["properties"]:
+        if field == "name":
+            continue
+        rails = [{**r, field: CHANGED} if r["name"] == "rail0" else r for r in cluster["rails"]]
+        assert renamed({**cluster, "rails": rails}) == (field in identity.RAIL_PARTS), field
+    for section, parts in (("network", identity.NETWORK_PARTS), ("scheduling", identity.SCHEDULING_PARTS)):
+        for field in _schema("cluster")["properties"][section]["properties"]:
+            changed = {**cluster, section: {**cluster.get(section, {}), field: CHANGED}}
+            assert renamed(changed) == (field in parts), (section, field)
