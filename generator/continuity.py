@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ruamel.yaml.error import YAMLError
+
 from generator import chartfiles, names
 from generator.check.documents import load_yaml_file
 from generator.check.inputs import MAX_MANIFEST_FILE_BYTES, InputError, read_text
@@ -150,8 +152,14 @@ def hold_back(charts: list[Chart], fleet: Fleet) -> Continuity:
             held = _held_chart(job, record)
         except (Unsupported, KubeYAMLError, ValueError) as exc:
             result.problems.append(f"{record.chart}: cannot keep the spec run {record.name} started with "
-                                   f"({getattr(exc, 'message', exc)}): it gets this release's spec")
+                                   f"({getattr(exc, 'message', exc)}): it gets this release's spec, which a started "
+                                   "run never takes; raise the job's `rerun` to start it anew")
             continue
+        if held is not None and record.identity is None:
+            result.problems.append(f"{record.chart}: run {record.name} is adopted from a chart of mpigen "
+                                   f"{LEGACY_RELEASE}, whose profile this release cannot compare, and keeps its spec "
+                                   "(`mpigen diff` shows what differs): if its profile changed since, raise the job's "
+                                   "`rerun` to run the change")
         if held is not None:
             result.charts[index] = held
             result.held.append(HeldRun(record.chart, record.name, record.run_release or LEGACY_RELEASE))
@@ -164,10 +172,13 @@ def _held_chart(job: Job, record: CommittedRun) -> Chart | None:
     marked = build_marked_job(job, ref)
     current = job_object(marked)
     committed = committed_spec(record.text)
-    if record.spec_digest is not None and marked_digest(committed) != record.spec_digest:
+    if record.identity is not None and record.spec_digest != marked_digest(committed):  # 0.1.0 recorded neither
         raise ValueError("it was edited by hand since mpigen wrote it")
     values = {variable.name: variable.value for _, variable in variables(current.obj)}
     spec = _with_values(committed, values)
+    hostfile = next((m.obj for m in marked if m.obj.get("kind") == "ConfigMap"), None)
+    if hostfile is not None:
+        _check_mounts(spec, hostfile["metadata"]["name"], set(hostfile.get("data", {})))
     held = Manifest(current.template, {**current.obj, "spec": spec})
     if plain(held.obj) == plain(current.obj):
         return None
@@ -208,10 +219,30 @@ def committed_spec(text: str) -> dict[str, Any]:
         holes[marker] = variable
         out.append(marker)
     out.append(spec_text[position:])
-    documents = load_all("".join(out))
+    try:
+        documents = load_all("".join(out))
+    except YAMLError as exc:  # a merge conflict, a hand edit: not what mpigen wrote
+        raise ValueError(f"its job object template is not valid YAML ({' '.join(str(exc).split())[:200]})") from exc
     if len(documents) != 1 or not isinstance(documents[0], dict) or not isinstance(documents[0].get("spec"), dict):
         raise ValueError("its job object's spec is not a mapping")
     return _marked(documents[0]["spec"], holes)
+
+
+def _check_mounts(spec: Any, configmap: str, keys: set[str]) -> None:
+    """The kept spec mounts only keys this release's hostfile ConfigMap has (it is compiled anew, with the
+    helpers that fill it): a launcher created later from the kept spec must find what it mounts."""
+    if isinstance(spec, dict):
+        source = spec.get("configMap")
+        if isinstance(source, dict) and source.get("name") == configmap:
+            for item in source.get("items") or ():
+                if isinstance(item, dict) and item.get("key") not in keys:
+                    raise ValueError(f"it mounts key {item.get('key')} of ConfigMap {configmap}, which this "
+                                     "release's hostfile ConfigMap does not hold")
+        for value in spec.values():
+            _check_mounts(value, configmap, keys)
+    elif isinstance(spec, list):
+        for value in spec:
+            _check_mounts(value, configmap, keys)
 
 
 def _variable(expression: str) -> Variable | None:

@@ -340,5 +340,6 @@ def _held_back(unit: Unit, output: str) -> Review | None:
     return Review(HELD_BACK, unit.cluster, unit.path, key, f"{output}/{unit.path}",
                   f"{noun} {_namespace(held)}/{_name(held)} keeps the spec its run started with"
                   + (f" (compiled by mpigen {since})" if since else ""),
-                  "this release's spec for it is held back until the next run: the running job keeps its spec",
+                  "this release's spec for it is held back until the next run: the running job keeps its spec "
+                  "(raise the job's `rerun` to start that run now)",
                   diff=diff)

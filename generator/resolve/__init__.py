@@ -235,7 +235,7 @@ def _identity_and_continuation(job: Job, data: dict[str, Any], written: _Written
     scheduling = job.scheduling
     resolved = Resolved((job.worker_count, job.gpus_per_worker, job.slots_per_worker),
                         tuple(attachment.rail.name for attachment in job.rails), scheduling.queue,
-                        scheduling.topology_label, job.backend.value)
+                        scheduling.topology_label, job.backend.value, job.namespace)
     identity = run_identity(data, written.clusters[job.cluster.name], written.hardware, resolved)
     record = written.committed.get(names.chart_dir_of_job(job.cluster.name, job.name))
     continued = record if record is not None and _continues(job, identity, record) else None

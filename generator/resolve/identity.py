@@ -49,13 +49,16 @@ DESCRIBING_RUN_POLICY = {"suspend": "suspending and resuming from git must act o
 SIZE_FIELDS = ("workers", "totalGpus", "gpusPerWorker", "slotsPerWorker")
 """Counted as the size they resolve to (workers, GPUs and slots of each): `totalGpus: 16` is `workers: 2` on
 8-GPU nodes."""
+RESOLVED_JOB_FIELDS = ("namespace", "backend")
+"""Counted as what they resolve to (the profile's, else the cluster's default): writing the default is the same
+run, and a cluster whose default changes under a job that leaves it out moves the job."""
 
 CLUSTER_PARTS = {
     "nodePools": "the job's pool (and the launcher's): POOL_PARTS",
     "rails": "the rails the job attaches: RAIL_PARTS",
     "network": "NETWORK_PARTS",
     "scheduling": "SCHEDULING_PARTS, and the queue and topology level the job lands in",
-    "jobBackend": "through the job's backend",
+    "jobBackend": "through the job's backend, where the job leaves it out",
     "launcherPool": "where the launcher runs",
     "cpuManagerPolicy": "how ranks are bound to cores",
 }
@@ -79,6 +82,8 @@ FIXED_DEFAULTS: Mapping[tuple[str, ...], Any] = {
     ("job", "openMPIVersion"): 4,
     ("job", "openMPIUcx"): True,
     ("job", "rerun"): 0,
+    ("job", "launcherCreationPolicy"): "WaitForWorkersReady",
+    ("job", "runPolicy", "cleanPodPolicy"): "Running",
     ("job", "scheduling", "topology", "mode"): "required",
     ("network", "sshPort"): 2222,
     ("scheduling", "scheduler"): "none",
@@ -98,12 +103,14 @@ def run_identity(job: Mapping[str, Any], cluster: Mapping[str, Any], hardware: M
     """`<SCHEME>:<sha256>` of what the profiles ask the run to do. `hardware`: `hardware_parts`; `resolved`: what
     the job resolved to, each a pure function of the profiles."""
     rails, queue, topology_label, backend = resolved.rails, resolved.queue, resolved.topology_label, resolved.backend
+    launcher_pool = cluster.get("launcherPool")
     run = {
         "job": _job_part(job),
         "size": list(resolved.size),
+        "namespace": resolved.namespace,
         "backend": backend,
-        "pools": [_pool_part(cluster, name, hardware)
-                  for name in dict.fromkeys((job["pool"], cluster.get("launcherPool"))) if name is not None],
+        "pool": _pool_part(cluster, job["pool"], hardware),
+        "launcherPool": _pool_part(cluster, launcher_pool, hardware) if launcher_pool is not None else None,
         "rails": [_rail_part(cluster, name) for name in rails],
         "network": _defaulted("network", _pick(cluster.get("network", {}), NETWORK_PARTS)),
         "scheduling": {**_defaulted("scheduling", _pick(cluster.get("scheduling", {}), SCHEDULING_PARTS)),
@@ -126,6 +133,8 @@ class Resolved:
     topology_label: str | None
     """The node label of its topology level."""
     backend: str
+    namespace: str
+    """Its namespace: the profile's, else the cluster's first (a job that moves is a new object)."""
 
 
 def identity_digest(identity: str) -> str:
@@ -134,7 +143,8 @@ def identity_digest(identity: str) -> str:
 
 
 def _job_part(job: Mapping[str, Any]) -> dict[str, Any]:
-    part = {key: value for key, value in job.items() if key not in DESCRIBING_JOB_FIELDS and key not in SIZE_FIELDS}
+    part = {key: value for key, value in job.items()
+            if key not in DESCRIBING_JOB_FIELDS and key not in SIZE_FIELDS and key not in RESOLVED_JOB_FIELDS}
     if isinstance(part.get("runPolicy"), dict):
         part["runPolicy"] = {k: v for k, v in part["runPolicy"].items() if k not in DESCRIBING_RUN_POLICY}
     return _defaulted("job", part)

@@ -165,3 +165,53 @@ def test_a_hand_edited_spec_is_not_kept_but_compiled_again_and_said(fleet):
     assert result.returncode == 0, result.stderr
     assert "was edited by hand since mpigen wrote it" in result.stderr
     assert template.read_text() == committed and _runs(charts) == before
+
+
+def test_a_job_template_that_is_no_yaml_any_more_is_a_warning_not_a_traceback(fleet):
+    """A merge conflict left in a chart: the render says it cannot keep the spec and compiles the chart again."""
+    charts = fleet / "charts"
+    template = charts / "cpu-lab" / "jobs" / "cpu-pi" / "templates" / "mpijob.yaml"
+    committed = template.read_text()
+    template.write_text(committed.replace("  slotsPerWorker: 1\n", "<<<<<<< HEAD\n  slotsPerWorker: [1\n=======\n"))
+    result = run_mpigen("render", "profiles", "-o", "charts", cwd=fleet)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert "cpu-lab/jobs/cpu-pi: cannot keep the spec run cpu-pi-" in result.stderr
+    assert "is not valid YAML" in result.stderr
+    assert template.read_text() == committed
+
+
+def test_a_hand_edit_with_its_digest_removed_is_not_kept(fleet):
+    charts = fleet / "charts"
+    chart = charts / "cpu-lab" / "jobs" / "cpu-pi"
+    template = chart / "templates" / "mpijob.yaml"
+    committed = template.read_text()
+    template.write_text(committed.replace("- /home/mpiuser/pi\n", "- /home/mpiuser/other\n"))
+    meta = chart / "Chart.yaml"
+    meta.write_text("".join(line for line in meta.read_text().splitlines(keepends=True) if "mpigen/run-spec" not in line))
+    result = run_mpigen("render", "profiles", "-o", "charts", cwd=fleet)
+    assert result.returncode == 0, result.stderr
+    assert "was edited by hand since mpigen wrote it" in result.stderr
+    assert template.read_text() == committed
+
+
+def test_a_kept_spec_that_mounts_what_the_new_hostfile_lacks_is_not_kept(fleet):
+    """The hostfile ConfigMap is compiled anew: a spec of another release that mounts a key it no longer has would
+    leave a later launcher unable to start, so the spec is not kept, and the render says how to start anew."""
+    from generator.continuity import committed_spec
+    from generator.manifests.manifest import marked_digest
+    charts = fleet / "charts"
+    chart = charts / "dgx-lab" / "jobs" / "resnet50-dgx"
+    template = chart / "templates" / "mpijob.yaml"
+    committed = template.read_text()
+    assert "- key: rankfile\n" in committed
+    older = committed.replace("- key: rankfile\n", "- key: rankfile-v0\n", 1)
+    template.write_text(older)
+    meta = chart / "Chart.yaml"
+    text = meta.read_text()
+    old_digest = yaml.safe_load(text)["annotations"]["mpigen/run-spec"]
+    meta.write_text(text.replace(old_digest, marked_digest(committed_spec(older))))
+    result = run_mpigen("render", "profiles", "-o", "charts", cwd=fleet)
+    assert result.returncode == 0, result.stderr
+    assert "mounts key rankfile-v0 of ConfigMap resnet50-dgx-03a6fc3-hostfile" in result.stderr
+    assert "raise the job's `rerun` to start it anew" in result.stderr
+    assert template.read_text() == committed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -43,13 +44,17 @@ def test_every_cluster_field_is_counted_or_said_to_shape_no_run():
                                                         "topology"}
 
 
-def test_the_fixed_defaults_are_the_schemas_defaults():
+def test_the_fixed_defaults_are_what_a_profile_that_leaves_them_out_gets():
+    """Scheme 1's defaults are today's: the schemas' (or, where the schema states none, generator/defaults.py's)."""
+    from generator import defaults
     job, cluster = _schema("job")["properties"], _schema("cluster")["properties"]
+    unstated = {("job", "rerun"): 0, ("job", "launcherCreationPolicy"): defaults.LAUNCHER_CREATION_POLICY,
+                ("job", "runPolicy", "cleanPodPolicy"): defaults.CLEAN_POD_POLICY}
     for path, value in identity.FIXED_DEFAULTS.items():
         node = job if path[0] == "job" else cluster[path[0]]["properties"]
         for key in path[1:-1]:
             node = node[key]["properties"]
-        assert node[path[-1]].get("default", 0 if path[-1] == "rerun" else None) == value, path
+        assert node[path[-1]].get("default", unstated.get(path)) == value, path
 
 
 def test_the_committed_charts_record_the_identities_this_release_computes():
@@ -89,7 +94,8 @@ KEEPING = {
     "objectLabels": (JOB, "shmSize: 64Gi\n", "shmSize: 64Gi\nobjectLabels:\n  cost-centre: cc-4711\n"),
     "objectAnnotations": (JOB, "shmSize: 64Gi\n", "shmSize: 64Gi\nobjectAnnotations:\n  example.com/owner: alice\n"),
     "estimatedHours": (JOB, "estimatedHours: 3", "estimatedHours: 12"),
-    "an explicit default": (JOB, "shmSize: 64Gi\n", "shmSize: 64Gi\nmpiImplementation: OpenMPI\nopenMPIUcx: true\n"),
+    "an explicit default": (JOB, "shmSize: 64Gi\n", "shmSize: 64Gi\nmpiImplementation: OpenMPI\nopenMPIUcx: true\n"
+                            "backend: mpijob\n"),
     "rerun 0": (JOB, "shmSize: 64Gi\n", "shmSize: 64Gi\nrerun: 0\n"),
     "env key order": (JOB, "env:\n  NCCL_DEBUG: INFO\n", "env:\n  TF_CPP_MIN_LOG_LEVEL: '1'\n  NCCL_DEBUG: INFO\n"),
     "pool size": (CLUSTER, "    nodes: 4\n", "    nodes: 6\n"),
@@ -177,7 +183,7 @@ def _inputs() -> tuple[dict, dict, dict, identity.Resolved]:
                                        frozenset(builtin_names()))
     resolved = identity.Resolved((job.worker_count, job.gpus_per_worker, job.slots_per_worker),
                                  tuple(a.rail.name for a in job.rails), job.scheduling.queue,
-                                 job.scheduling.topology_label, job.backend.value)
+                                 job.scheduling.topology_label, job.backend.value, job.namespace)
     return (to_plain(documents[("Job", "resnet50-dgx")].data), to_plain(documents[("Cluster", "dgx-lab")].data),
             hardware, resolved)
 
@@ -192,16 +198,18 @@ def test_each_job_field_renames_the_run_unless_it_only_describes_it():
     for field in _schema("job")["properties"]:
         value = "cpu" if field == "pool" else CHANGED  # the pool is looked up by name
         renamed = identity.run_identity({**job, field: value}, cluster, hardware, resolved) != base
-        expected = field not in identity.DESCRIBING_JOB_FIELDS and field not in identity.SIZE_FIELDS
+        expected = field not in (*identity.DESCRIBING_JOB_FIELDS, *identity.SIZE_FIELDS, *identity.RESOLVED_JOB_FIELDS)
         assert renamed == expected, field
     for field in _schema("job")["properties"]["runPolicy"]["properties"]:
         policy = {**job.get("runPolicy", {}), field: CHANGED}
         renamed = identity.run_identity({**job, "runPolicy": policy}, cluster, hardware, resolved) != base
         assert renamed == (field not in identity.DESCRIBING_RUN_POLICY), field
     # The size counts as what it resolves to: another worker count is another run.
-    bigger = identity.Resolved((resolved.size[0] + 1, *resolved.size[1:]), resolved.rails, resolved.queue,
-                               resolved.topology_label, resolved.backend)
+    bigger = dataclasses.replace(resolved, size=(resolved.size[0] + 1, *resolved.size[1:]))
     assert identity.run_identity(job, cluster, hardware, bigger) != base
+    # So do the namespace and the backend: the profile's, else the cluster's default.
+    for moved in (dataclasses.replace(resolved, namespace="elsewhere"), dataclasses.replace(resolved, backend="trainjob")):
+        assert identity.run_identity(job, cluster, hardware, moved) != base
 
 
 def test_each_cluster_field_renames_the_run_exactly_where_its_pods_see_it():
@@ -215,6 +223,7 @@ def test_each_cluster_field_renames_the_run_exactly_where_its_pods_see_it():
         assert not renamed({**cluster, field: CHANGED}), field
     assert renamed({**cluster, "cpuManagerPolicy": "static"})
     assert renamed({**cluster, "launcherPool": "cpu"})
+    assert renamed({**cluster, "launcherPool": "dgx"})  # the job's own pool: the launcher gets its node selector
     pool = _schema("cluster")["properties"]["nodePools"]["items"]["properties"]
     for field in pool:
         pools = [{**p, field: CHANGED} if p["name"] == "dgx" else p for p in cluster["nodePools"]]
