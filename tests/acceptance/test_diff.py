@@ -374,7 +374,7 @@ def test_a_describing_label_keeps_the_run_and_says_what_the_running_job_gets(fle
         "changed; the MPIJob gets them at once; its running pods do not",
         f"charts/west/jobs/resnet: note: MPIJob ml-training/{run} keeps the spec its run started with (compiled by "
         f"mpigen {_release()}); this release's spec for it is held back until the next run: the running job keeps its "
-        "spec"]
+        "spec (raise the job's `rerun` to start that run now)"]
     assert resnet == [
         f"changed: kubeflow.org/v2beta1 MPIJob ml-training/{run}",
         f"held back until the next run: kubeflow.org/v2beta1 MPIJob ml-training/{run}"]

@@ -225,7 +225,8 @@ def test_a_held_back_spec_is_a_note_with_the_diff_the_next_run_gets():
     found = _review([_job_chart(MPIJOB, "content-hash")], [unit])
     assert found.actions == () and _lines(found) == [
         "charts/east/jobs/bert: note: MPIJob ml/bert keeps the spec its run started with (compiled by mpigen 0.1.0); "
-        "this release's spec for it is held back until the next run: the running job keeps its spec"]
+        "this release's spec for it is held back until the next run: the running job keeps its spec (raise the "
+        "job's `rerun` to start that run now)"]
     note = found.notes[0]
     assert note.kind == HELD_BACK and note.key == "kubeflow.org/v2beta1 MPIJob ml/bert"
     assert "-          - image: pytorch:24.03\n+          - image: pytorch:24.05\n" in note.diff
