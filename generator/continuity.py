@@ -23,6 +23,7 @@ from typing import Any
 from ruamel.yaml.error import YAMLError
 
 from generator import chartfiles, names
+from generator.check.discover import chart_annotations
 from generator.check.documents import load_yaml_file
 from generator.check.inputs import MAX_MANIFEST_FILE_BYTES, InputError, read_text
 from generator.check.kubeyaml import KubeYAMLError, load_all
@@ -86,8 +87,8 @@ def _read(path: Path, limit: int = MAX_MANIFEST_FILE_BYTES) -> str:
 
 def _read_run(chart: Path, key: str) -> CommittedRun | None:
     meta = load_yaml_file(chart / chartfiles.CHART_YAML) if not (chart / chartfiles.CHART_YAML).is_symlink() else None
-    annotations = meta.get("annotations") if isinstance(meta, dict) else None
-    if not isinstance(annotations, dict) or chartfiles.SOURCE not in annotations or chartfiles.MPIJOB not in annotations:
+    annotations = chart_annotations(meta) if isinstance(meta, dict) else {}
+    if chartfiles.SOURCE not in annotations or chartfiles.MPIJOB not in annotations:
         return None  # not a job chart mpigen compiled
     templates = _folder_names(chart / chartfiles.TEMPLATES) & set(chartfiles.JOB_TEMPLATES.values())
     if len(templates) != 1:
@@ -100,18 +101,12 @@ def _read_run(chart: Path, key: str) -> CommittedRun | None:
         found = load_yaml_file(values_path) if values_path.exists() and not values_path.is_symlink() else None
         values = found if isinstance(found, dict) else {}
 
-    def text_of(name: str) -> str | None:
-        value = annotations.get(name)
-        return value if isinstance(value, str) else None
-
-    name = text_of(chartfiles.MPIJOB)
-    if name is None:
-        raise ValueError(f"its Chart.yaml's {chartfiles.MPIJOB} is not a name")
     workers = values.get(chartfiles.WORKERS)
     image = values.get(chartfiles.IMAGE)
-    return CommittedRun(chart=key, name=name, naming=text_of(chartfiles.NAMING),
-                        identity=text_of(chartfiles.RUN_IDENTITY), run_release=text_of(chartfiles.RUN_RELEASE),
-                        spec_digest=text_of(chartfiles.RUN_SPEC), template=template, text=text,
+    return CommittedRun(chart=key, name=annotations[chartfiles.MPIJOB], naming=annotations.get(chartfiles.NAMING),
+                        identity=annotations.get(chartfiles.RUN_IDENTITY),
+                        run_release=annotations.get(chartfiles.RUN_RELEASE),
+                        spec_digest=annotations.get(chartfiles.RUN_SPEC), template=template, text=text,
                         image=image if isinstance(image, str) else None,
                         workers=workers if isinstance(workers, int) and not isinstance(workers, bool) else None)
 
