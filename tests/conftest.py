@@ -118,6 +118,17 @@ def helm(request: pytest.FixtureRequest) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def helm4() -> Path:
+    """Helm 4, which `check --strict` renders the matrices with (Argo CD 3.5 and Flux ship it); that Helm 3 renders
+    each chart to the very same objects is `assert_helm_renders_the_compiled_objects`, far cheaper than a
+    second strict check (tests/acceptance/test_matrix.py)."""
+    path = helm_path(4)
+    need(path is not None, "no Helm 4 binary (run `make helm`)")
+    assert path is not None
+    return path
+
+
 def run_helm(helm: Path, *args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
     result = subprocess.run([str(helm), *map(str, args)], capture_output=True, text=True, timeout=120)
     if check and result.returncode != 0:

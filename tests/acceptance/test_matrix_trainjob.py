@@ -12,7 +12,15 @@ from pathlib import Path
 import kubernetes_validate
 import pytest
 from conftest import CustomResourceSchemas, is_run_of
-from test_matrix import COMBINATIONS, check_matrix_strict, compile_matrix, matrix_files, placement, render_matrix
+from test_matrix import (
+    COMBINATIONS,
+    assert_helm_renders_the_compiled_objects,
+    check_matrix_strict,
+    compile_matrix,
+    matrix_files,
+    placement,
+    render_matrix,
+)
 
 from generator.pipeline import CompileResult
 
@@ -67,10 +75,14 @@ def test_every_combination_is_a_trainjob_on_a_runtime_of_its_infra_chart(compile
         assert runtimes[(directory.split("/", 1)[0], namespace, ref["name"])] == [], directory
 
 
-def test_the_trainjob_matrix_passes_check_strict_with_real_helm(helm, upstream, matrix, compiled):
+def test_helm_renders_every_trainjob_chart_to_the_objects_mpigen_built(helm, matrix, compiled):
+    assert_helm_renders_the_compiled_objects(helm, matrix[1], compiled)
+
+
+def test_the_trainjob_matrix_passes_check_strict_with_real_helm(helm4, upstream, matrix, compiled):
     _, charts = matrix
     kinds = {m.obj["kind"] for chart in compiled.charts for m in chart.manifests}
-    summary = check_matrix_strict(helm, upstream, charts, kinds | {"Application", "HelmRelease", "GitRepository",
+    summary = check_matrix_strict(helm4, upstream, charts, kinds | {"Application", "HelmRelease", "GitRepository",
                                                                   "Kustomization"})
     clusters = {placement(*combination)[0] for combination in OPENMPI}
     charts_checked = len(OPENMPI) + len(clusters)
