@@ -48,7 +48,7 @@ check: $(STAMP) $(HELM4)
 	$(BIN)/mpigen check --helm $(HELM4) charts
 
 # Tests run in parallel, one worker per core (pytest-xdist): most of the suite waits on Helm and mpigen
-# processes; with two workers the suite takes about 420-430 s on a 2-core machine. PYTEST_WORKERS=0 runs it serially.
+# processes; with two workers the suite takes about 560 s on a 2-core machine. PYTEST_WORKERS=0 runs it serially.
 PYTEST_WORKERS ?= auto
 test: $(STAMP) helm chromium lint check
 	MPIGEN_HELM3=$(abspath $(HELM3)) MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q -n $(PYTEST_WORKERS)

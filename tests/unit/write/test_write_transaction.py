@@ -201,7 +201,7 @@ def test_mpigen_render_killed_at_any_moment_leaves_the_old_charts_or_a_committed
 
 # --- the lock belongs to the output folder ----------------------------------------------------------------------------
 
-LOCK_ROUNDS = 15
+LOCK_ROUNDS = 8
 
 
 def test_concurrent_renders_with_different_tmpdirs_never_interleave(tmp_path):
