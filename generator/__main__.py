@@ -54,7 +54,7 @@ def run() -> None:
     sys.unraisablehook = _swallowed
     try:
         try:
-            from generator.cli import main
+            from generator.commands.cli import main
 
             main(prog_name="mpigen")
         finally:  # the command is over: a signal from here on changes nothing, and must not become a traceback

@@ -23,13 +23,13 @@ from typing import Any
 
 import pytest
 
-from generator.catalogue import expand_hardware
-from generator.diagnostics import Diagnostic, Severity
+from generator.commands.pipeline import CompileResult, compile_profiles
 from generator.insight import capacity
 from generator.load import load_paths
+from generator.load.catalogue import expand_hardware
 from generator.manifests.node_placement import launcher_pool
 from generator.model import Scheduler
-from generator.pipeline import CompileResult, compile_profiles
+from generator.support.diagnostics import Diagnostic, Severity
 from generator.validate import validate
 from generator.vocabulary import kubernetes
 from generator.write import CACHE_DIR
@@ -71,7 +71,7 @@ def big_cluster(pools: int, nodes: int, hardware: str = "cpu-node") -> str:
             f"nodePools:\n{listed}")
 
 
-# What no text mpigen prints may hold raw (generator.diagnostics.one_line writes each as an escape): C0 controls but
+# What no text mpigen prints may hold raw (generator.support.diagnostics.one_line writes each as an escape): C0 controls but
 # tab and newline, DEL, C1, bidi controls, line separators, lone surrogates, U+FFFE/U+FFFF. Spelt out here rather
 # than imported, so a narrower set in the code fails the tests.
 RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
@@ -168,7 +168,7 @@ def profiles_copy(tmp_path: Path) -> Callable[..., Path]:
 def is_run_of(name: str, job: str) -> bool:
     """Whether `name` is an MPIJob name of job `job` under the default naming policy: `<job>-<7 hex>`.
 
-    Written out here rather than taken from generator.names, so that a change of the format fails tests.
+    Written out here rather than taken from generator.model.names, so that a change of the format fails tests.
     """
     return re.fullmatch(re.escape(job) + r"-[0-9a-f]{7}", name) is not None
 
@@ -319,7 +319,7 @@ class CustomResourceSchemas:
 
     def problems(self, document: dict[str, Any]) -> list[str]:
         """`<json path>: <message>` of each finding; [] when the resource is valid."""
-        from generator.check.findings import RenderedObject
+        from generator.readback.findings import RenderedObject
 
         findings = self.schema_set.check(RenderedObject("test", document))
         return [f"{finding.path or '.'}: {finding.message}" for finding in findings]

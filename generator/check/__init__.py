@@ -13,17 +13,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator import chartfiles
-from generator.check.discover import ChartInfo, Targets, chart_name_findings, discover, manifest_files
-from generator.check.documents import read_manifest_file
-from generator.check.findings import CheckContext, Finding, RenderedObject
 from generator.check.helm import find_helm, helm_lint, helm_template, helm_version
-from generator.check.own_renderer import own_render
 from generator.check.report import CheckReport, WorkloadSecurity
 from generator.check.rules import run_rules, workload_pod_security
 from generator.check.schemas import SchemaSet, bundled_kube_versions, select_kube_version
-from generator.diagnostics import Severity
-from generator.parallel import split_map
+from generator.objects import chartfiles
+from generator.readback.discover import ChartInfo, Targets, chart_name_findings, discover, manifest_files
+from generator.readback.documents import read_manifest_file
+from generator.readback.findings import CheckContext, Finding, RenderedObject
+from generator.readback.own_renderer import own_render
+from generator.support.diagnostics import Severity
+from generator.support.parallel import split_map
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ Rendered = tuple[list[RenderedObject], list[Finding]]
 
 def _render_all(charts: list[ChartInfo], versions: list[str], renderer: _Renderer) -> list[Rendered]:
     """Helm processes run side by side from threads; mpigen's own renderer shares the charts between both
-    cores (generator/parallel.py)."""
+    cores (generator/support/parallel.py)."""
     if renderer.helm and len(charts) > 1:
         with ThreadPoolExecutor(max_workers=max(os.cpu_count() or 1, 2)) as pool:
             return list(pool.map(renderer, charts, versions))

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.check.discover import ChartInfo, chart_refusal_findings
-from generator.check.documents import parse_documents
-from generator.check.findings import Finding, RenderedObject
-from generator.check.inputs import MAX_MANIFEST_FILE_BYTES, chart_refusals
+from generator.readback.discover import ChartInfo, chart_refusal_findings
+from generator.readback.documents import parse_documents
+from generator.readback.findings import Finding, RenderedObject
+from generator.readback.inputs import MAX_MANIFEST_FILE_BYTES, chart_refusals
 
 HELM_TIMEOUT = 120
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from generator import __version__
-from generator.check.findings import Finding, RenderedObject
-from generator.diagnostics import Severity, one_line
+from generator.readback.findings import Finding, RenderedObject
+from generator.support.diagnostics import Severity, one_line
 
 POD_SECURITY_PREFIX = "pod security "
 

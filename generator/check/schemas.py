@@ -29,14 +29,15 @@ from jsonschema.exceptions import SchemaError, ValidationError, best_match
 from referencing import Registry, Resource
 from ruamel.yaml.error import YAMLError
 
-from generator.check import kubeyaml, linregex
+from generator.check import linregex
 from generator.check.crdschema import SchemaKey, choose_branch, crd_schemas, prune_nulls
-from generator.check.discover import manifest_files
-from generator.check.findings import Finding, RenderedObject, finding
-from generator.check.inputs import InputError, read_text
-from generator.check.kubeyaml import KubeYAMLError
-from generator.diagnostics import Severity
-from generator.schema_files import schema_dir
+from generator.readback import kubeyaml
+from generator.readback.discover import manifest_files
+from generator.readback.findings import Finding, RenderedObject, finding
+from generator.readback.inputs import InputError, read_text
+from generator.readback.kubeyaml import KubeYAMLError
+from generator.support.diagnostics import Severity
+from generator.support.schema_files import schema_dir
 from generator.vocabulary.kubernetes import CONTROLLER_GEN_QUANTITY_PATTERN, QUANTITY_PATTERN, json_path
 
 RULE = "schema"

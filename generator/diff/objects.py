@@ -8,7 +8,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator import yamlio
+from generator.support import yamlio
 
 ADDED = "added"
 REMOVED = "removed"

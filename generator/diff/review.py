@@ -19,14 +19,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from generator import chartfiles, names, yamlio
 from generator.diff.compare import UnitChanges
 from generator.diff.objects import ADDED, CHANGED, REMOVED, REPLACED, ObjectChange, object_key, object_name, unified
 from generator.diff.sides import Side, Unit
 from generator.manifests.gitops import ARGOCD_API_VERSION, health_check_keys
-from generator.manifests.provider import DevicePlugin
-from generator.manifests.providers import PROVIDERS
-from generator.model import Backend, Naming
+from generator.model import Backend, Naming, names
+from generator.objects import chartfiles
+from generator.providers import PROVIDERS
+from generator.providers.base import DevicePlugin
+from generator.support import yamlio
 from generator.vocabulary import mpi_operator, trainer, volcano_job
 
 ACTION = "action"

@@ -19,16 +19,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator import chartfiles, names
-from generator.check import kubeyaml
-from generator.check.discover import MANIFEST_SUFFIXES, chart_annotations, chart_name_findings, discover, every_file
-from generator.check.documents import parse_manifest
 from generator.check.helm import helm_template
-from generator.check.inputs import MAX_MANIFEST_FILE_BYTES, InputError, read_text
-from generator.check.own_renderer import own_render
-from generator.diagnostics import Severity
 from generator.diff.objects import keyed
+from generator.model import names
+from generator.objects import chartfiles
 from generator.package import Chart
+from generator.readback import kubeyaml
+from generator.readback.discover import MANIFEST_SUFFIXES, chart_annotations, chart_name_findings, discover, every_file
+from generator.readback.documents import parse_manifest
+from generator.readback.inputs import MAX_MANIFEST_FILE_BYTES, InputError, read_text
+from generator.readback.own_renderer import own_render
+from generator.support.diagnostics import Severity
 
 
 class DiffError(Exception):

@@ -14,10 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from generator import admission
 from generator.manifests.node_placement import launcher_pool
-from generator.manifests.providers import pod_network
-from generator.model import Cluster, Job, NodePool, Queue, Scheduler
+from generator.model import Cluster, Job, NodePool, Queue, Scheduler, admission
+from generator.providers import pod_network
 from generator.vocabulary.kubernetes import exact
 
 

@@ -13,16 +13,16 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from generator import defaults, derive, names
 from generator.insight import bounds
 from generator.load import ProfileFile
-from generator.manifests.hostfile import configmap_keys, job_host, rankfile_line
-from generator.manifests.manifest import plain
+from generator.manifests.hostfile import configmap_keys, job_host
 from generator.manifests.mpijob import env_value, launcher_command, worker_affinity, workers_variable
 from generator.manifests.node_placement import launcher_pool, launcher_pools, tolerations
-from generator.manifests.providers import PROVIDERS, pod_network
 from generator.manifests.run_name import RUN_DIGEST_COVERS, mpijob_name
-from generator.model import Backend, Job, MpiImplementation, Naming, Nic, NodePool, Scheduler
+from generator.model import Backend, Job, MpiImplementation, Naming, Nic, NodePool, Scheduler, defaults, derive, names
+from generator.model.hostfile import rankfile_line
+from generator.objects.manifest import plain
+from generator.providers import PROVIDERS, pod_network
 from generator.vocabulary.multus import NETWORKS_ANNOTATION
 
 BINDING_RULE = ("frameworks (Horovod, PyTorch) drive GPU i from local rank i, and NCCL sends each GPU's traffic "

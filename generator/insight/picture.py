@@ -17,13 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from generator.diagnostics import one_line
 from generator.insight import bounds
 from generator.insight.bounds import names_text, numbers_text
 from generator.insight.explain import RankBinding, rank_bindings
 from generator.insight.plan import NEVER, STARTS, WAITS, ClusterPlan, FleetPlan, JobPlan, PoolPlan
 from generator.manifests.run_name import mpijob_name
 from generator.model import Cluster, Fleet, Hardware, Job, Nic, NodePool
+from generator.support.diagnostics import one_line
 
 JOB_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
                "#bcbd22", "#393b79", "#ad494a", "#637939")

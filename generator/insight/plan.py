@@ -8,13 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from generator import admission
-from generator.diagnostics import Diagnostic, Location
 from generator.insight import bounds, capacity
 from generator.insight.bounds import names_text
 from generator.load import ProfileFile
-from generator.manifests.providers import PROVIDERS
-from generator.model import Cluster, Fleet, Job, NodePool, Queue, Scheduler
+from generator.model import Cluster, Fleet, Job, NodePool, Queue, Scheduler, admission
+from generator.providers import PROVIDERS
+from generator.support.diagnostics import Diagnostic, Location
 
 STARTS = "starts"
 WAITS = "waits"

@@ -29,14 +29,14 @@ if TYPE_CHECKING:
     from generator.load.plain import to_plain
     from generator.load.problems import _reused_anchor
     from generator.load.reading import fingerprint_paths
-    from generator.yamllimits import MAX_FILE_BYTES
+    from generator.support.yamllimits import MAX_FILE_BYTES
 
 _HOMES = {
     "LoadResult": "generator.load.document", "ProfileFile": "generator.load.document",
     "Unreadable": "generator.load.document", "position": "generator.load.document",
     "_guess_identity": "generator.load.files", "load_file": "generator.load.files", "load_paths": "generator.load.files",
     "load_bytes": "generator.load.parse", "to_plain": "generator.load.plain", "_reused_anchor": "generator.load.problems",
-    "fingerprint_paths": "generator.load.reading", "MAX_FILE_BYTES": "generator.yamllimits",
+    "fingerprint_paths": "generator.load.reading", "MAX_FILE_BYTES": "generator.support.yamllimits",
 }
 """Where each name of this package lives: imported on first use, so that reading profiles without parsing them
 (a render whose stamp holds) never imports the YAML parser."""

@@ -7,13 +7,13 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from generator.diagnostics import Diagnostic
 from generator.load.discover import discover
 from generator.load.document import LoadResult, ProfileFile, Unreadable
 from generator.load.parse import load_bytes
 from generator.load.reading import ProfilesFingerprint, read_file, source_names
-from generator.parallel import split_map
-from generator.yamllimits import MAX_FILE_BYTES
+from generator.support.diagnostics import Diagnostic
+from generator.support.parallel import split_map
+from generator.support.yamllimits import MAX_FILE_BYTES
 
 
 def load_paths(paths: Iterable[Path]) -> LoadResult:
@@ -36,7 +36,7 @@ def load_paths(paths: Iterable[Path]) -> LoadResult:
 def _load_each(files: Sequence[tuple[Path, str]]) -> list[tuple[bytes | None, str, ProfileFile | None,
                                                                  list[Diagnostic]]]:
     """Each (file, stable name) read and parsed: its bytes, stable name, tree and problems. Files are
-    independent, so both cores share them (generator/parallel.py)."""
+    independent, so both cores share them (generator/support/parallel.py)."""
     loaded = []
     for file, source in files:
         raw, diagnostics = read_file(file, str(file))

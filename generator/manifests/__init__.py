@@ -10,19 +10,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from generator import chartfiles, names
-from generator.manifests import providers, run_name, scheduling
+from generator import providers
+from generator.manifests import run_name, scheduling
 from generator.manifests.hostfile import build_hostfile_configmap
-from generator.manifests.labels import ChartRef
-from generator.manifests.manifest import Manifest, Variable, plain
 from generator.manifests.mpijob import host_path_reasons, mpijob_object, workers_variable
-from generator.manifests.network import build_namespace
 from generator.manifests.run_name import named_spec
 from generator.manifests.trainjob import training_runtime_object, trainjob_object
 from generator.manifests.volcano_job import volcano_job_object
-from generator.model import Backend, Cluster, Job
-from generator.podsecurity import Level, PodSecurity, combine, evaluate
+from generator.model import Backend, Cluster, Job, names
+from generator.objects import chartfiles
+from generator.objects.labels import ChartRef
+from generator.objects.manifest import Manifest, Variable, plain
+from generator.providers.network import build_namespace
 from generator.vocabulary import trainer, volcano_job
+from generator.vocabulary.podsecurity import Level, PodSecurity, combine, evaluate
 
 
 def job_chart_ref(job: Job, release: str | None = None) -> ChartRef:

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator import names
-from generator.model import Backend, Cluster, GitOps, GitOpsTool, Job, Scheduler
+from generator.model import Backend, Cluster, GitOps, GitOpsTool, Job, Scheduler, names
 from generator.vocabulary import mpi_operator, trainer
 from generator.vocabulary import scheduling as kueue
 

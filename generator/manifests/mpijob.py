@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import chartfiles, derive, names
 from generator.manifests.hostfile import configmap_keys
-from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
-from generator.manifests.manifest import Variable
 from generator.manifests.node_placement import launcher_placement, worker_placement
-from generator.manifests.providers import PROVIDERS, WORKER_OF_LABEL, PodNetwork, pod_network
 from generator.manifests.scheduling import job_labels, pod_priority_class, scheduling_policy, worker_annotations
-from generator.model import Backend, EnvVar, Job, MpiImplementation, Resources, RunRef, WorkerSpread
+from generator.model import Backend, EnvVar, Job, MpiImplementation, Resources, RunRef, WorkerSpread, derive, names
+from generator.objects import chartfiles
+from generator.objects.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
+from generator.objects.manifest import Variable
+from generator.providers import PROVIDERS, WORKER_OF_LABEL, PodNetwork, pod_network
 from generator.vocabulary import mpi_operator
 from generator.vocabulary import scheduling as scheduling_vocabulary
 

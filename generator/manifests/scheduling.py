@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.admission import launcher_in_gang
-from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
-from generator.manifests.manifest import Manifest, Variable
 from generator.model import Cluster, Job, Queue, Scheduler, quantity_text
+from generator.model.admission import launcher_in_gang
+from generator.objects.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
+from generator.objects.manifest import Manifest, Variable
 from generator.vocabulary import scheduling as vocabulary
 
 PRIORITY_CLASSES_TEMPLATE = "priority-classes.yaml"

@@ -21,9 +21,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import chartfiles
-from generator.manifests.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
-from generator.manifests.manifest import Variable, plain
 from generator.manifests.mpijob import (
     build_launcher_pod_spec,
     build_worker_pod_template,
@@ -35,6 +32,9 @@ from generator.manifests.mpijob import (
 )
 from generator.manifests.scheduling import job_labels
 from generator.model import Job
+from generator.objects import chartfiles
+from generator.objects.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
+from generator.objects.manifest import Variable, plain
 from generator.vocabulary import mpi_operator, trainer
 from generator.vocabulary.mpi_operator import WAIT_FOR_WORKERS_READY
 

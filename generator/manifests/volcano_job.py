@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.manifests.labels import ChartRef
-from generator.manifests.manifest import Variable
 from generator.manifests.mpijob import (
     build_launcher_pod_spec,
     build_worker_pod_template,
@@ -20,10 +18,12 @@ from generator.manifests.mpijob import (
     job_metadata,
     launcher_template_metadata,
 )
-from generator.manifests.providers import pod_network
 from generator.manifests.scheduling import min_available
 from generator.model import Job
-from generator.names import LAUNCHER_TASK, WORKER_ROLES
+from generator.model.names import LAUNCHER_TASK, WORKER_ROLES
+from generator.objects.labels import ChartRef
+from generator.objects.manifest import Variable
+from generator.providers import pod_network
 from generator.vocabulary import mpi_operator, volcano_job
 from generator.vocabulary.mpi_operator import WAIT_FOR_WORKERS_READY
 

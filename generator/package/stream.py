@@ -5,9 +5,9 @@ The tests hold `helm template` of every chart with default values to be equal to
 
 from __future__ import annotations
 
-from generator import yamlio
-from generator.chartfiles import template_path
+from generator.objects.chartfiles import template_path
 from generator.package import Chart
+from generator.support import yamlio
 
 
 def manifest_stream(charts: list[Chart]) -> str:

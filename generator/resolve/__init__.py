@@ -10,11 +10,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from generator import admission, chartfiles, defaults, derive, names
-from generator.catalogue import builtin_names
 from generator.load import ProfileFile, to_plain
-from generator.manifests.hostfile import HostfileFormat
-from generator.manifests.providers import DEFAULT_PROVIDER, PROVIDERS, setting_defaults
+from generator.load.catalogue import builtin_names
 from generator.model import (
     Backend,
     Cluster,
@@ -54,10 +51,17 @@ from generator.model import (
     TopologyLevel,
     Volume,
     WorkerSpread,
+    admission,
+    defaults,
+    derive,
+    names,
 )
+from generator.model.hostfile import HostfileFormat
+from generator.model.placement import resolve_placement
+from generator.objects import chartfiles
+from generator.providers import DEFAULT_PROVIDER, PROVIDERS, setting_defaults
 from generator.resolve.identity import Resolved, hardware_parts, run_identity
 from generator.resolve.nccl import derived_env
-from generator.resolve.placement import resolve_placement
 from generator.vocabulary import mpi_operator
 
 DEFAULT_NETWORK = {"provider": DEFAULT_PROVIDER.value, "cniVersion": "0.3.1", **setting_defaults()}
@@ -65,7 +69,7 @@ DEFAULT_LAUNCHER_RESOURCES = Resources(cpu=defaults.LAUNCHER_CPU, memory=default
 
 
 def resolve(documents: list[ProfileFile], committed: Mapping[str, CommittedRun] | None = None) -> Fleet:
-    """`committed`: the runs the output folder's job charts hold, by chart folder (`generator.continuity`): a
+    """`committed`: the runs the output folder's job charts hold, by chart folder (`generator.continuity.committed`): a
     run whose profiles ask the same of it keeps its committed name."""
     by_kind: dict[str, list[ProfileFile]] = {"Hardware": [], "Cluster": [], "Job": []}
     for document in documents:

@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from generator.catalogue import is_builtin
 from generator.load import ProfileFile, to_plain
+from generator.load.catalogue import is_builtin
 
 SCHEME = "1"
 """The identity scheme: the first part of `mpigen/run-identity` (`1:<sha256>`)."""

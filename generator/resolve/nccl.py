@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import re
 
-from generator import derive, names
-from generator.manifests.providers import DEFAULT_PROVIDER, PROVIDERS, Provider
-from generator.model import LinkType, MpiImplementation, NetworkProvider, PciDistance, RailAttachment
+from generator.model import LinkType, MpiImplementation, NetworkProvider, PciDistance, RailAttachment, derive, names
+from generator.providers import DEFAULT_PROVIDER, PROVIDERS, Provider
 
 ROCE_GID_INDEX = "3"  # RoCEv2 over IPv4 (DOMAIN: 3 is usual); never set on InfiniBand.
 # GPU-NIC distances at which mpigen sets NCCL_NET_GDR_LEVEL to the distance. Farther than PXB, GPUDirect RDMA

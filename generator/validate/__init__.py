@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from generator.diagnostics import Diagnostic, sort_diagnostics
 from generator.load import ProfileFile, Unreadable
-from generator.parallel import split_map
+from generator.support.diagnostics import Diagnostic, sort_diagnostics
+from generator.support.parallel import split_map
 from generator.validate.references import check_references
 from generator.validate.schema import check_kind, check_schema
 from generator.validate.secrets import check_secrets
@@ -29,7 +29,7 @@ def validate(documents: list[ProfileFile], unreadable: list[Unreadable] = ()) ->
 
 def _check_each(documents: Sequence[ProfileFile]) -> list[tuple[list[Diagnostic], bool]]:
     """Each profile on its own: its problems, and whether it is sound enough for the cross-references. Profiles
-    are independent here, so both cores share them (generator/parallel.py)."""
+    are independent here, so both cores share them (generator/support/parallel.py)."""
     checked = []
     for document in documents:
         problems = check_kind(document)

@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator import admission, defaults, names
-from generator.derive import backend_of
-from generator.diagnostics import Diagnostic, Location
 from generator.load import ProfileFile
-from generator.model import Backend, MpiImplementation, Naming
+from generator.model import Backend, MpiImplementation, Naming, admission, defaults, names
+from generator.model.derive import backend_of
+from generator.support.diagnostics import Diagnostic, Location
 from generator.vocabulary import mpi_operator
 from generator.vocabulary.kubernetes import DNS1035_MAX
 

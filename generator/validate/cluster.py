@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import derive, names
-from generator.diagnostics import Diagnostic, did_you_mean
 from generator.load import ProfileFile, to_plain
-from generator.manifests.providers import provider_of
+from generator.model import derive, names
+from generator.providers import provider_of
+from generator.support.diagnostics import Diagnostic, did_you_mean
 from generator.validate.facts import check_rail_facts
 from generator.validate.fields import check_label_keys, check_release_name, duplicates
 from generator.validate.gitops import GITOPS_OBJECTS, GITOPS_TOOLS, check_cluster_gitops

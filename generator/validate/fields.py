@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from generator import names
-from generator.diagnostics import Diagnostic
 from generator.load import ProfileFile
+from generator.model import names
+from generator.support.diagnostics import Diagnostic
 
 
 def duplicates(document: ProfileFile, items: list[Any], key: str, list_path: tuple[str, ...],

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import derive, names
-from generator.diagnostics import Diagnostic, Severity
 from generator.load import ProfileFile
-from generator.model import Backend
+from generator.model import Backend, derive, names
+from generator.support.diagnostics import Diagnostic, Severity
 from generator.validate.index import Index
 
 GITOPS_TOOLS = {"argocd": "Argo CD", "flux": "Flux"}

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from generator import derive
-from generator.diagnostics import Diagnostic
 from generator.load import ProfileFile, to_plain
+from generator.model import derive
+from generator.support.diagnostics import Diagnostic
 from generator.validate.fields import check_label_keys, duplicates
 from generator.validate.topology import check_hardware_topology
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator import admission
-from generator.catalogue import builtin_names
-from generator.diagnostics import Diagnostic, did_you_mean
 from generator.load import ProfileFile, Unreadable, to_plain
+from generator.load.catalogue import builtin_names
+from generator.model import admission
+from generator.support.diagnostics import Diagnostic, did_you_mean
 
 KINDS = ("Hardware", "Cluster", "Job")
 

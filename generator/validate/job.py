@@ -6,10 +6,10 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from generator import derive
-from generator.diagnostics import NEVER_FITS, Diagnostic, Severity, did_you_mean
 from generator.load import ProfileFile, to_plain
-from generator.schema_files import load_schema
+from generator.model import derive
+from generator.support.diagnostics import NEVER_FITS, Diagnostic, Severity, did_you_mean
+from generator.support.schema_files import load_schema
 from generator.validate.backend import check_backend
 from generator.validate.facts import check_core_facts
 from generator.validate.fields import check_label_keys, check_release_name

@@ -5,11 +5,10 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from generator import admission, derive
-from generator.diagnostics import Diagnostic, Severity
 from generator.load import ProfileFile
-from generator.manifests.providers import PROVIDERS, Provider, provider_of
-from generator.model import LinkType
+from generator.model import LinkType, admission, derive
+from generator.providers import PROVIDERS, Provider, provider_of
+from generator.support.diagnostics import Diagnostic, Severity
 
 Carriers = list[tuple[dict[str, Any], dict[str, Any]]]
 """Each node pool with its hardware profile; empty where a pool's hardware is unknown."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from generator.diagnostics import Diagnostic
 from generator.load import ProfileFile, Unreadable
+from generator.support.diagnostics import Diagnostic
 from generator.validate.cluster import check_cluster
 from generator.validate.gitops import check_argocd_application_names
 from generator.validate.hardware import check_hardware

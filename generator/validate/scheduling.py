@@ -4,7 +4,7 @@ A job no queue can ever admit is the worst failure a gang scheduler has: it wait
 holding its place in the queue. So a job that asks for more than its queue's quota (and what the queue may
 borrow), a queue, priority class or topology level the cluster does not declare, or a minimum its pods can
 never meet (mpi-operator #608) is refused here, with the numbers the infra chart's queues are made of
-(`generator.admission`).
+(`generator.model.admission`).
 """
 
 from __future__ import annotations
@@ -12,11 +12,10 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from generator import admission, defaults, derive
-from generator.diagnostics import NEVER_FITS, Diagnostic, Location, Severity, did_you_mean
 from generator.load import ProfileFile
-from generator.manifests.providers import provider_of
-from generator.model import WorkerSpread
+from generator.model import WorkerSpread, admission, defaults, derive
+from generator.providers import provider_of
+from generator.support.diagnostics import NEVER_FITS, Diagnostic, Location, Severity, did_you_mean
 from generator.validate.fields import duplicates
 from generator.validate.network import Carriers, host_network
 from generator.vocabulary import reserved

@@ -12,9 +12,9 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 from jsonschema.validators import extend
 
-from generator.diagnostics import Diagnostic, did_you_mean
 from generator.load import ProfileFile, to_plain
-from generator.schema_files import KIND_SCHEMA_FILES, load_schema
+from generator.support.diagnostics import Diagnostic, did_you_mean
+from generator.support.schema_files import KIND_SCHEMA_FILES, load_schema
 from generator.validate.text import profile_strings
 from generator.vocabulary import kubernetes
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import itertools
 import re
 
-from generator.diagnostics import Diagnostic
 from generator.load import ProfileFile
+from generator.support.diagnostics import Diagnostic
 from generator.validate.text import profile_strings
 
 # Shapes of credentials, each with the words the message uses for it. Every pattern runs in linear time on

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import defaults, derive, names
-from generator.derive import Layout
-from generator.diagnostics import NEVER_FITS, Diagnostic
 from generator.load import ProfileFile
-from generator.manifests.hostfile import HostfileFormat
-from generator.model import Backend, MpiImplementation
-from generator.resolve.placement import resolve_placement
+from generator.model import Backend, MpiImplementation, defaults, derive, names
+from generator.model.derive import Layout
+from generator.model.hostfile import HostfileFormat
+from generator.model.placement import resolve_placement
+from generator.support.diagnostics import NEVER_FITS, Diagnostic
 from generator.vocabulary import mpi_operator
 from generator.vocabulary.kubernetes import ETCD_MAX_REQUEST_BYTES, OBJECT_BOUND
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import defaults, derive
-from generator.diagnostics import Diagnostic, Severity
 from generator.load import ProfileFile
-from generator.model import Backend, NetworkProvider
+from generator.model import Backend, NetworkProvider, defaults, derive
+from generator.support.diagnostics import Diagnostic, Severity
 from generator.vocabulary import mpi_operator
 
 # OpenMPI's mapping and binding options, which mpigen derives from `placement`.

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any
 
-from generator import names
-from generator.diagnostics import Diagnostic
 from generator.load import ProfileFile
+from generator.model import names
+from generator.support.diagnostics import Diagnostic
 from generator.validate.fields import duplicates
 from generator.vocabulary import mpi_operator
 

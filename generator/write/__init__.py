@@ -36,7 +36,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.diagnostics import one_line
+from generator.support.diagnostics import one_line
 from generator.write.compare import TreeDiff, compare_tree
 from generator.write.folder import _Folder, describe, open_dir, reason, remove_tree
 from generator.write.lock import output_lock, signals_deferred

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.diagnostics import one_line
+from generator.support.diagnostics import one_line
 from generator.write.folder import _Folder, reason
 from generator.write.lock import open_output
 from generator.write.ownership import ownership_bytes

@@ -11,7 +11,7 @@ import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from generator.diagnostics import one_line
+from generator.support.diagnostics import one_line
 from generator.write.paths import MAX_DEPTH, STAGING_DIR, WriteRefused
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from generator.diagnostics import one_line
+from generator.support.diagnostics import one_line
 from generator.write.folder import DIR_FLAGS, _Folder
 from generator.write.paths import WriteFailed, WriteRefused
 

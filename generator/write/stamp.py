@@ -1,7 +1,7 @@
 """The stamp: a record, kept in the output folder, that proves the folder is what a render with a given key left.
 
 A render asked to (`render --stamp`) writes `.mpigen-cache/stamp` after its transaction: its key
-(generator/freshness.py), the messages it gave, and the inode, size, mtime and ctime of every file and folder it
+(generator/commands/freshness.py), the messages it gave, and the inode, size, mtime and ctime of every file and folder it
 owns, with each file's digest. The next render with the same key stats those and, if every one is as recorded,
 has nothing to compile or write.
 

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.diagnostics import one_line
+from generator.support.diagnostics import one_line
 from generator.write.folder import DIR_FLAGS, reason, write_all
 from generator.write.lock import signals_deferred
 from generator.write.paths import WriteError, WriteFailed, WriteRefused, check_relative

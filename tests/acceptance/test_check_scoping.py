@@ -1,4 +1,4 @@
-"""`mpigen check` over several clusters at once (generator/check/findings.py `CheckContext.same_cluster`): objects
+"""`mpigen check` over several clusters at once (generator/readback/findings.py `CheckContext.same_cluster`): objects
 live in clusters, so every rule that looks one object up for another looks only among those of the same cluster.
 
 Two clusters share their namespace (`ml-training`) and rail names (`rail0`..`rail3`) under different providers:

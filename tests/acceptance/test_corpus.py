@@ -54,7 +54,7 @@ from click.testing import CliRunner
 from conftest import PROFILES, REPO, need, run_helm
 from ruamel.yaml import YAML
 
-from generator.cli import main
+from generator.commands.cli import main
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 CASE_FILE = "case.yaml"

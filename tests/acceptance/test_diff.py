@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import CHARTS, PROFILES, RAW_CONTROL, is_run_of, run_mpigen
 
-from generator.cli import main
+from generator.commands.cli import main
 from generator.diff import diff_objects
 
 CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ml"}, "data": {"k": "1"}}

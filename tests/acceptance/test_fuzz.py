@@ -92,12 +92,12 @@ from jsonschema import FormatChecker
 from ruamel.yaml import YAML
 
 import generator.check as check_module
-from generator.catalogue import BUILTIN_DIR, BUILTIN_PREFIX
 from generator.check import CheckOptions, run_check
-from generator.check.discover import ChartInfo
-from generator.cli import main
+from generator.commands.cli import main
+from generator.commands.pipeline import compile_profiles
+from generator.load.catalogue import BUILTIN_DIR, BUILTIN_PREFIX
 from generator.package import output_files
-from generator.pipeline import compile_profiles
+from generator.readback.discover import ChartInfo
 
 CI_EXAMPLES = 60  # about 30 s on a 2-core machine, beside the rest of the suite
 CI_SEED = 20_260_611

@@ -61,14 +61,15 @@ from hypothesis import HealthCheck, event, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from generator.check import CheckOptions, kubeyaml
+from generator.check import CheckOptions
 from generator.check import run_check as check_in_process
-from generator.check.discover import MAX_RELEASE_NAME, ChartInfo
 from generator.check.report import FORMATS, CheckReport
 from generator.diff import DiffReport, as_json, as_text
 from generator.diff.compare import compare
 from generator.diff.review import review
 from generator.diff.sides import rendered_side
+from generator.readback import kubeyaml
+from generator.readback.discover import MAX_RELEASE_NAME, ChartInfo
 
 MPIGEN = REPO / ".venv" / "bin" / "mpigen"
 LONG = "MPIGEN_FUZZ_EXAMPLES" in os.environ

@@ -30,7 +30,7 @@ import pytest
 from conftest import REPO, TRAIN_JOB
 
 from generator.load import load_bytes
-from generator.yamllimits import MAX_FILE_BYTES
+from generator.support.yamllimits import MAX_FILE_BYTES
 
 try:  # Python 3.11+
     from re import _constants as sre_constants
@@ -413,7 +413,7 @@ COMPILE_CHILD = dedent("""\
     import sys, time
     from pathlib import Path
     from generator.load import load_paths
-    from generator.pipeline import compile_profiles
+    from generator.commands.pipeline import compile_profiles
     load_paths([Path(sys.argv[1])])  # the loader is bounded on its own; this times the stages after it
     start = time.perf_counter()
     result = compile_profiles([Path(sys.argv[1])])

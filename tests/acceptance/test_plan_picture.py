@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from conftest import PROFILES, REPO, need, run_mpigen
 
+from generator.commands.pipeline import check_profiles
 from generator.insight.picture import job_colours
 from generator.insight.plan import plan_fleet
-from generator.pipeline import check_profiles
 
 # The example fleet's job that waits (`mpigen plan`): language-bert, for its cohort's quota. A waiting job's ranks
 # are not drawn.

@@ -10,7 +10,8 @@ import shutil
 import pytest
 from conftest import CHARTS, PROFILES, REPO, run_mpigen
 
-from generator import __version__, chartfiles
+from generator import __version__
+from generator.objects import chartfiles
 
 RELEASE_LINE = re.compile(rf"^  {re.escape(chartfiles.RELEASE)}: .*\n", re.MULTILINE)
 FIRST_RELEASE_LACKS = re.compile("^  (" + "|".join(map(re.escape, (chartfiles.RUN_IDENTITY, chartfiles.RUN_RELEASE,

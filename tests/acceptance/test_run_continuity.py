@@ -1,4 +1,4 @@
-"""Day two: a compiled run is somebody's running job (generator/continuity.py, generator/resolve/identity.py).
+"""Day two: a compiled run is somebody's running job (generator/continuity/committed.py, generator/resolve/identity.py).
 
 A new mpigen release whose output differs for unchanged profiles keeps every run's name and the spec it started
 with; an edit that only describes a run keeps its name too; an edit of what the run does renames it. Each case
@@ -17,9 +17,9 @@ import pytest
 import yaml
 from conftest import CHARTS, PROFILES, is_run_of, run_helm, run_mpigen
 
-UPGRADED = ("import generator.defaults as defaults\n"
+UPGRADED = ("import generator.model.defaults as defaults\n"
             "defaults.LAUNCHER_CPU = '2'  # a release whose launchers ask for another CPU by default\n"
-            "from generator.cli import main\n"
+            "from generator.commands.cli import main\n"
             "main(prog_name='mpigen')\n")
 """mpigen with one default changed: a build of a later release, which compiles every launcher otherwise."""
 
@@ -197,8 +197,8 @@ def test_a_hand_edit_with_its_digest_removed_is_not_kept(fleet):
 def test_a_kept_spec_that_mounts_what_the_new_hostfile_lacks_is_not_kept(fleet):
     """The hostfile ConfigMap is compiled anew: a spec of another release that mounts a key it no longer has would
     leave a later launcher unable to start, so the spec is not kept, and the render says how to start anew."""
-    from generator.continuity import committed_spec
-    from generator.manifests.manifest import marked_digest
+    from generator.continuity.committed import committed_spec
+    from generator.objects.manifest import marked_digest
     charts = fleet / "charts"
     chart = charts / "dgx-lab" / "jobs" / "resnet50-dgx"
     template = chart / "templates" / "mpijob.yaml"

@@ -19,8 +19,8 @@ import pytest
 import yaml
 from conftest import PROFILES, SHARED, need
 
+from generator.commands.pipeline import CompileResult
 from generator.model import Job
-from generator.pipeline import CompileResult
 
 SEED = SHARED / "seeds" / "002_e493630a1ed00baa.txt"
 JOB_PROFILE = PROFILES / "jobs" / "netapp-resnet50.yaml"

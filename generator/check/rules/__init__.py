@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from generator.check.findings import CheckContext, Finding, RenderedObject
 from generator.check.rules.capacity import RULE_CAPACITY, check_capacity
 from generator.check.rules.goerrors import go_json_string, go_quote
 from generator.check.rules.mpi_operator import RULE_MPI_OPERATOR, check_mpijob, check_mpijobs
@@ -31,6 +30,7 @@ from generator.check.rules.network import RULE_NETWORK, check_networks
 from generator.check.rules.pod_security import RULE_POD_SECURITY, check_pod_security, workload_pod_security
 from generator.check.rules.resources import RULE_RESOURCES, check_extended_resources
 from generator.check.rules.scheduling import RULE_SCHEDULING, check_scheduling
+from generator.readback.findings import CheckContext, Finding, RenderedObject
 
 __all__ = [
     "RULES",

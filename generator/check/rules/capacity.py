@@ -3,7 +3,6 @@ otherwise the workers never schedule, and nothing says why until someone reads t
 
 from __future__ import annotations
 
-from generator.check.findings import CheckContext, Finding, RenderedObject, finding
 from generator.check.rules.pods import (
     is_extended_resource,
     is_training_runtime,
@@ -14,6 +13,7 @@ from generator.check.rules.pods import (
     whole_quantity,
 )
 from generator.check.rules.reading import metadata_name, path_of
+from generator.readback.findings import CheckContext, Finding, RenderedObject, finding
 from generator.vocabulary import mpi_operator
 
 RULE_CAPACITY = "capacity"

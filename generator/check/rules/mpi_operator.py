@@ -38,8 +38,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from generator import names
-from generator.check.findings import CheckContext, Finding, RenderedObject, finding
 from generator.check.rules.goerrors import (
     NONNEGATIVE,
     field_invalid,
@@ -49,7 +47,9 @@ from generator.check.rules.goerrors import (
     go_quote,
 )
 from generator.check.rules.reading import Path, as_dict, as_int, as_str, metadata_name, path_of
-from generator.diagnostics import Severity
+from generator.model import names
+from generator.readback.findings import CheckContext, Finding, RenderedObject, finding
+from generator.support.diagnostics import Severity
 from generator.vocabulary import mpi_operator
 from generator.vocabulary.kubernetes import dns1035_label_problems
 

@@ -17,12 +17,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from generator.check.findings import CheckContext, Finding, RenderedObject, finding
 from generator.check.rules.goerrors import go_quote
 from generator.check.rules.pods import PodTemplate, is_volcano_job, pod_requests, pod_templates
 from generator.check.rules.reading import Path, as_dict, as_str, metadata_name, path_of
-from generator.diagnostics import Severity
-from generator.manifests.providers import PROVIDERS
+from generator.providers import PROVIDERS
+from generator.readback.findings import CheckContext, Finding, RenderedObject, finding
+from generator.support.diagnostics import Severity
 from generator.vocabulary import volcano_job
 from generator.vocabulary.kubernetes import DNS1123_LABEL
 from generator.vocabulary.multus import DEFAULT_NETWORK_ANNOTATION, NETWORKS_ANNOTATION, RESOURCE_NAME_ANNOTATION

@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from generator import names
-from generator.check.findings import CheckContext, RenderedObject
 from generator.check.rules.reading import Path, as_dict, as_int
+from generator.model import names
+from generator.readback.findings import CheckContext, RenderedObject
 from generator.vocabulary import mpi_operator, trainer, volcano_job
 
 _TEMPLATE_PATHS: dict[str, Path] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from generator.check.findings import RenderedObject
+from generator.readback.findings import RenderedObject
 from generator.vocabulary.kubernetes import json_path
 
 Path = tuple[str | int, ...]

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.check.findings import CheckContext, Finding, RenderedObject, finding
 from generator.check.rules.pods import is_trainjob, is_volcano_job, pod_requests, pod_templates, runs_a_job
 from generator.check.rules.reading import as_dict, as_int, as_str, metadata_name, path_of, values_under
-from generator.diagnostics import Severity
+from generator.readback.findings import CheckContext, Finding, RenderedObject, finding
+from generator.support.diagnostics import Severity
 from generator.vocabulary import mpi_operator, trainer
 from generator.vocabulary import scheduling as vocabulary
 from generator.vocabulary.reserved import SYSTEM_PRIORITY_CLASS_REASON, is_system_priority_class

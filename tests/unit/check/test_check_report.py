@@ -10,7 +10,6 @@ from pathlib import Path
 
 from conftest import HOSTILE_NAME, RAW_CONTROL
 
-from generator.check.findings import Finding, RenderedObject
 from generator.check.report import (
     FORMATS,
     RULE_DESCRIPTIONS,
@@ -22,7 +21,8 @@ from generator.check.report import (
     as_text,
 )
 from generator.check.rules import RULES
-from generator.diagnostics import Severity, one_line
+from generator.readback.findings import Finding, RenderedObject
+from generator.support.diagnostics import Severity, one_line
 
 MPIJOB = RenderedObject("charts/x/templates/mpijob.yaml", {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
                                                      "metadata": {"name": "x"}}, "charts/x")
@@ -115,10 +115,10 @@ RULE_ARGUMENT = (r'(?:Finding\(|finding\()[^()]*?(?:\([^()]*\)[^()]*?)*,\s*"([a-
 
 
 def test_every_rule_a_finding_can_carry_has_a_description_for_sarif():
-    """Every rule string a Finding is made with in generator/check (and each rule of RULES)."""
-    check = Path(__file__).resolve().parents[3] / "generator" / "check"
+    """Every rule string a Finding is made with in generator/check and generator/readback (and each rule of RULES)."""
+    package = Path(__file__).resolve().parents[3] / "generator"
     made = set()
-    for path in check.rglob("*.py"):
+    for path in [*(package / "check").rglob("*.py"), *(package / "readback").rglob("*.py")]:
         text = path.read_text(encoding="utf-8")
         made |= set(re.findall(RULE_ARGUMENT, text, re.DOTALL))
     made |= {rule.name for rule in RULES} | {"schema"}

@@ -16,7 +16,6 @@ import pytest
 from ruamel.yaml import YAML
 
 from generator.check import rules
-from generator.check.findings import CheckContext, NodeShape, RenderedObject
 from generator.check.rules import (
     check_capacity,
     check_extended_resources,
@@ -25,7 +24,8 @@ from generator.check.rules import (
     check_reserved_names,
     run_rules,
 )
-from generator.diagnostics import Severity
+from generator.readback.findings import CheckContext, NodeShape, RenderedObject
+from generator.support.diagnostics import Severity
 
 SOURCE = "charts/lab/jobs/x/templates/mpijob.yaml"
 CHART = "charts/lab/jobs/x"

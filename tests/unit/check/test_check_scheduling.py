@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from generator.check.findings import CheckContext, Finding, RenderedObject
 from generator.check.rules import run_rules
 from generator.check.rules.scheduling import check_scheduling
-from generator.diagnostics import Severity
+from generator.readback.findings import CheckContext, Finding, RenderedObject
+from generator.support.diagnostics import Severity
 
 
 def mpijob(workers: int = 2, policy: str | None = "WaitForWorkersReady", min_available: Any = None,

@@ -28,7 +28,6 @@ from kubernetes_validate.utils import VersionNotSupportedError
 from ruamel.yaml import YAML
 
 from generator.check import schemas as schemas_module
-from generator.check.findings import Finding, RenderedObject
 from generator.check.schemas import (
     CRD_QUANTITY,
     QUANTITY_PATTERN,
@@ -38,8 +37,9 @@ from generator.check.schemas import (
     own_schemas,
     select_kube_version,
 )
-from generator.diagnostics import Severity
-from generator.pipeline import CompileResult
+from generator.commands.pipeline import CompileResult
+from generator.readback.findings import Finding, RenderedObject
+from generator.support.diagnostics import Severity
 
 VERSION = "1.31"
 MPIJOB = ("kubeflow.org/v2beta1", "MPIJob")
@@ -245,7 +245,8 @@ def test_wheel_ships_the_crd_schemas_where_schema_dir_finds_them(tmp_path: Path)
     shipped = sorted((site / "generator" / "schemas" / "crds").glob("*.json"))
     assert [p.name for p in shipped] == [p.name for p in OWN_FILES]
     assert all(json.loads(a.read_text()) == json.loads(b.read_text()) for a, b in zip(shipped, OWN_FILES, strict=True))
-    found = subprocess.run([sys.executable, "-c", "from generator.schema_files import schema_dir; print(schema_dir())"],
+    probe = "from generator.support.schema_files import schema_dir; print(schema_dir())"
+    found = subprocess.run([sys.executable, "-c", probe],
                            capture_output=True, text=True, timeout=60, cwd=tmp_path, env={"PYTHONPATH": str(site)})
     assert found.returncode == 0, found.stderr
     assert Path(found.stdout.strip()) / "crds" == site / "generator" / "schemas" / "crds"

@@ -8,12 +8,12 @@ import shutil
 import pytest
 from conftest import CHARTS, PROFILES
 
-from generator import chartfiles
+from generator.commands.pipeline import compile_profiles
 from generator.diff.compare import compare
 from generator.diff.sides import compiled_side, rendered_side
-from generator.manifests.manifest import Manifest
+from generator.objects import chartfiles
+from generator.objects.manifest import Manifest
 from generator.package import Chart
-from generator.pipeline import compile_profiles
 
 
 @pytest.fixture(scope="module")

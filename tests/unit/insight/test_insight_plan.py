@@ -10,10 +10,10 @@ from pathlib import Path
 
 from conftest import PROFILES, TRAIN_JOB
 
+from generator.commands.pipeline import check_profiles
 from generator.insight import capacity
 from generator.insight.plan import NEVER, STARTS, WAITS, FleetPlan, plan_fleet
 from generator.insight.report import plan_json, plan_text
-from generator.pipeline import check_profiles
 
 
 def _plan(root: Path) -> FleetPlan:

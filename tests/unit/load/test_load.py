@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import PROFILES, REPO, run_helm, run_mpigen, snapshot
 
-from generator.catalogue import expand_hardware
-from generator.check.kubeyaml import load_all as kube_load_all
 from generator.load import MAX_FILE_BYTES, _guess_identity, _reused_anchor, load_bytes, load_paths, to_plain
+from generator.load.catalogue import expand_hardware
+from generator.readback.kubeyaml import load_all as kube_load_all
 from generator.validate import validate
 
 PI = (PROFILES / "jobs" / "pi.yaml").read_bytes()

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from conftest import PROFILES, run_mpigen
 
-from generator.catalogue import expand_hardware
+from generator.commands.pipeline import compile_profiles
 from generator.load import load_bytes, load_paths
-from generator.pipeline import compile_profiles
+from generator.load.catalogue import expand_hardware
 from generator.validate import validate
 
 # (file, text as in profiles/, the same with merge keys). Every place a merged mapping can stand: a job's env

@@ -15,11 +15,10 @@ import pytest
 import yaml
 from conftest import PROFILES, UPSTREAM, is_run_of, need, run_helm
 
-from generator import names
+from generator.commands.pipeline import CompileResult, compile_profiles
 from generator.manifests import build_job, job_chart_ref, job_object
-from generator.model import EnvVar, Job, MpiImplementation
+from generator.model import EnvVar, Job, MpiImplementation, names
 from generator.package import output_files
-from generator.pipeline import CompileResult, compile_profiles
 from generator.write import write_tree
 
 RESNET_PROGRAM = [

@@ -12,10 +12,10 @@ import pytest
 import yaml
 from conftest import PROFILES, TRAIN_JOB, run_helm
 
+from generator.commands.pipeline import compile_profiles
 from generator.manifests import build_job, job_chart_ref
 from generator.model import Job
 from generator.package import output_files
-from generator.pipeline import compile_profiles
 from generator.write import write_tree
 
 TRAIN = TRAIN_JOB + "namespace: ml-training\nworkers: 2\nnaming: stable\n"

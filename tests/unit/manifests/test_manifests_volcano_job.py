@@ -16,11 +16,11 @@ import pytest
 from conftest import PROFILES, CustomResourceSchemas, need
 from ruamel.yaml import YAML
 
-from generator.check.findings import CheckContext, RenderedObject
 from generator.check.rules.scheduling import check_scheduling
+from generator.commands.pipeline import compile_profiles
 from generator.manifests import build_job, job_chart_ref, job_object
 from generator.model import Backend, Job
-from generator.pipeline import compile_profiles
+from generator.readback.findings import CheckContext, RenderedObject
 
 UPSTREAM = PROFILES.parent.parent / "shared" / "upstream"
 VCJOB = (PROFILES / "jobs/allreduce-vcjob.yaml").read_text(encoding="utf-8")
@@ -167,7 +167,7 @@ def test_check_finds_a_volcano_gang_that_can_never_form(example):
 
 
 def test_a_profile_volcano_cannot_honour_is_refused(profiles_copy, tmp_path: Path):
-    from generator.pipeline import check_profiles
+    from generator.commands.pipeline import check_profiles
 
     def errors(text: str, edits: dict[str, str] | None = None) -> list[str]:
         root = profiles_copy({"jobs/allreduce-vcjob.yaml": text, **(edits or {})})

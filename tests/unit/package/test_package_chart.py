@@ -7,9 +7,10 @@ import json
 import pytest
 from conftest import PROFILES, WIDE_JOB, big_cluster, run_helm, run_mpigen
 
-from generator import __version__, chartfiles
-from generator.check.kubeyaml import load_all as kube_load_all
-from generator.pipeline import compile_profiles
+from generator import __version__
+from generator.commands.pipeline import compile_profiles
+from generator.objects import chartfiles
+from generator.readback.kubeyaml import load_all as kube_load_all
 
 
 def _schema(chart):

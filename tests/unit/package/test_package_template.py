@@ -1,5 +1,5 @@
 """generator/package/template.py (data never becomes template code; holes become actions) and
-generator/yamlio.py (YAML that Go's YAML 1.1 parsers read back unchanged).
+generator/support/yamlio.py (YAML that Go's YAML 1.1 parsers read back unchanged).
 
 PyYAML is a YAML 1.1 parser like the one inside Helm and kubectl (sigs.k8s.io/yaml, go-yaml v2): it reads
 `on`, `yes`, `0777` and `1.31` as bool, int and float, so it is the round-trip reference here.
@@ -14,8 +14,8 @@ import pytest
 import yaml
 from conftest import run_helm
 
-from generator import yamlio
 from generator.package.template import ESCAPED_OPEN, Hole, escape_text, render_template
+from generator.support import yamlio
 
 # --- template.py: escaping ------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from conftest import PROFILES, REPO
 from jsonschema import Draft202012Validator
 
 from generator.load import load_paths
-from generator.schema_files import KIND_SCHEMA_FILES, load_schema
+from generator.support.schema_files import KIND_SCHEMA_FILES, load_schema
 from generator.validate.schema import QUANTITY_UNITS, to_plain
 from generator.vocabulary import kubernetes
 

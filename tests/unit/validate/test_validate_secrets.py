@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from conftest import PROFILES, TRAIN_JOB
 
-from generator.diagnostics import Severity
-from generator.pipeline import compile_profiles
+from generator.commands.pipeline import compile_profiles
+from generator.support.diagnostics import Severity
 from generator.validate.secrets import secret_name, secret_shape, written_secret
 
 SECRET_HINT = ("put it in a Secret in {ns} (`kubectl create secret generic <name> --from-literal=<key>=...`) "

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import TRAIN_JOB
 
-from generator.diagnostics import Severity
-from generator.pipeline import compile_profiles
+from generator.commands.pipeline import compile_profiles
+from generator.support.diagnostics import Severity
 from generator.validate.security import host_path_segments, node_folder, reason_problem
 
 JOB = TRAIN_JOB + "workers: 2\n"  # additions start at line 9

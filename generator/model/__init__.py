@@ -1,0 +1,57 @@
+"""The domain model every stage reads: the resolved fleet (hardware, clusters, jobs) as typed, frozen
+dataclasses, and the facts derived from it (names, defaults, derive, admission, placement).
+
+The classes are re-exported here: `from generator.model import Job`.
+"""
+
+from __future__ import annotations
+
+from generator.model.cluster import (
+    Backend,
+    Cluster,
+    GitOps,
+    GitOpsTool,
+    InfinibandGuids,
+    Ipam,
+    Network,
+    NetworkProvider,
+    NodePool,
+    PriorityClass,
+    Queue,
+    QueueShare,
+    Quota,
+    Rail,
+    Scheduler,
+    Scheduling,
+    Taint,
+    TopologyLevel,
+    quantity_text,
+)
+from generator.model.fleet import Fleet
+from generator.model.hardware import Cpu, Gpu, Hardware, LinkType, Nic, PciDistance
+from generator.model.job import (
+    BindTo,
+    CommittedRun,
+    EnvVar,
+    Job,
+    JobScheduling,
+    MpiImplementation,
+    Naming,
+    Origin,
+    Placement,
+    RailAttachment,
+    Resources,
+    RunPolicy,
+    RunRef,
+    SecretKey,
+    Volume,
+    WorkerSpread,
+)
+
+__all__ = [
+    "Backend", "BindTo", "Cluster", "CommittedRun", "Cpu", "EnvVar", "Fleet", "GitOps", "GitOpsTool", "Gpu",
+    "Hardware", "InfinibandGuids", "Ipam", "Job", "JobScheduling", "LinkType", "MpiImplementation", "Naming",
+    "Network", "NetworkProvider", "Nic", "NodePool", "Origin", "PciDistance", "Placement", "PriorityClass", "Queue",
+    "QueueShare", "Quota", "Rail", "RailAttachment", "Resources", "RunPolicy", "RunRef", "Scheduler", "Scheduling",
+    "SecretKey", "Taint", "TopologyLevel", "Volume", "WorkerSpread", "quantity_text",
+]

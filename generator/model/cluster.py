@@ -1,0 +1,277 @@
+"""A cluster: its node pools and rails, the network provider, the scheduler and its queues, GitOps delivery."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from generator.model.hardware import Hardware, Nic
+
+
+@dataclass(frozen=True)
+class Ipam:
+    range: str
+    exclude: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Rail:
+    name: str
+    nic_name: str
+    resource_name: str
+    resource: str
+    ipam: Ipam | None
+    host_interface: str | None = None
+    """The node's interface of the rail, where the profile names one (else the NIC's PF name is used)."""
+    vlan: int | None = None
+    """Ethernet (RoCE) rails under SR-IOV: the 802.1Q VLAN id set on each VF, where the profile gives one."""
+    vlan_qos: int | None = None
+    """With `vlan`: the 802.1p priority (0-7) of the VF's tagged frames, where the profile gives one."""
+
+    @property
+    def tagging(self) -> str:
+        """The rail's VLAN and priority in words ('' where untagged), for NOTES and explain."""
+        if self.vlan is None:
+            return ""
+        return f"VLAN {self.vlan}" + (f" (802.1p priority {self.vlan_qos})" if self.vlan_qos is not None else "")
+
+
+@dataclass(frozen=True)
+class Taint:
+    """A taint every node of a pool carries (Kubernetes' Taint): pods that do not tolerate it are kept off."""
+
+    key: str
+    effect: str
+    """NoSchedule, PreferNoSchedule or NoExecute."""
+    value: str | None = None
+
+
+@dataclass(frozen=True)
+class NodePool:
+    name: str
+    hardware: Hardware
+    nodes: int
+    node_labels: tuple[tuple[str, str], ...]
+    offer: tuple[tuple[str, int, str], ...] = ()
+    """What one node offers pods, as `admission.node_offer` counts it: (resource, amount, unit '' or 'Gi') for its
+    CPUs (where the hardware says its cores), memory, GPUs and each rail's devices; the unit of every quota."""
+    taints: tuple[Taint, ...] = ()
+    """The taints of the pool's nodes (`taints`): the pods placed there get the tolerations that match them."""
+
+    @property
+    def node_selector(self) -> tuple[tuple[str, str], ...]:
+        return tuple(sorted(dict(self.hardware.node_labels + self.node_labels).items()))
+
+
+class Backend(str, Enum):
+    """The controller that runs a job: mpi-operator's MPIJob, Volcano's own Job (`batch.volcano.sh`), or Kubeflow
+    Trainer v2's TrainJob on a TrainingRuntime whose `mlPolicy.mpi` makes the launcher, hostfile and ssh keys."""
+
+    MPIJOB = "mpijob"
+    VOLCANO_JOB = "volcano-job"
+    TRAINJOB = "trainjob"
+
+    @property
+    def noun(self) -> str:
+        """What the job's object is called."""
+        return _BACKEND_NOUNS[self]
+
+    @property
+    def controller(self) -> str:
+        """Who runs, and may reject, the job's object."""
+        return _BACKEND_CONTROLLERS[self]
+
+    @property
+    def sets_openmpi_hostfile_variables(self) -> bool:
+        """The controller gives the launcher OpenMPI 4's ORTE variables (hostfile, FQDN names, slots, ssh retries):
+        mpi-operator for an MPIJob, Trainer's MPI plugin for a TrainJob; nobody for a Volcano Job."""
+        return self is not Backend.VOLCANO_JOB
+
+
+_BACKEND_NOUNS = {Backend.MPIJOB: "MPIJob", Backend.VOLCANO_JOB: "Volcano Job", Backend.TRAINJOB: "TrainJob"}
+
+
+_BACKEND_CONTROLLERS = {Backend.MPIJOB: "mpi-operator", Backend.VOLCANO_JOB: "Volcano",
+                        Backend.TRAINJOB: "Kubeflow Trainer"}
+
+
+class NetworkProvider(str, Enum):
+    """How rails reach pods; each is described, beside its builders, by its module in generator/providers/
+    (the registry `PROVIDERS` there)."""
+
+    SRIOV_DEVICE_PLUGIN = "sriov-device-plugin"
+    SRIOV_NETWORK_OPERATOR = "sriov-network-operator"
+    RDMA_SHARED = "rdma-shared"
+    HOST_NETWORK = "host-network"
+    TCP = "tcp"
+
+
+class InfinibandGuids(str, Enum):
+    """Who gives InfiniBand VFs the GUIDs the subnet manager knows (the cluster profile's `network.infinibandGuids`)."""
+
+    NODE = "node"
+    """The node: the VFs keep the GUIDs they are given there (by the administrator, or the operator's config daemon)."""
+    IB_KUBERNETES = "ib-kubernetes"
+    """Mellanox ib-kubernetes allocates one per pod and hands it to the CNI through Multus' runtimeConfig."""
+
+
+@dataclass(frozen=True)
+class Network:
+    provider: NetworkProvider
+    resource_prefix: str
+    device_plugin_namespace: str
+    cni_version: str
+    operator_namespace: str
+    num_vfs: int | None
+    ssh_port: int
+    infiniband_guids: InfinibandGuids = InfinibandGuids.NODE
+
+
+class GitOpsTool(str, Enum):
+    ARGOCD = "argocd"
+    FLUX = "flux"
+
+
+@dataclass(frozen=True)
+class GitOps:
+    """How a GitOps tool pulls this cluster's charts from git (the cluster profile's `gitops` block)."""
+
+    tool: GitOpsTool
+    repo_url: str
+    revision: str
+    path: str
+    """Repository path of the charts folder, without leading or trailing `/` (`charts`)."""
+    destination: str
+    """Argo CD: API server URL of the cluster the charts are synced to."""
+    project: str
+    """Argo CD: the AppProject of every Application."""
+    namespace: str
+    """Where the Argo CD Applications, or the Flux GitRepository, Kustomization and HelmReleases, live."""
+
+
+class Scheduler(str, Enum):
+    """How a cluster admits multi-node jobs (the cluster profile's `scheduling.scheduler`)."""
+
+    NONE = "none"
+    VOLCANO = "volcano"
+    COSCHEDULING = "coscheduling"
+    KUEUE = "kueue"
+
+    @property
+    def gangs_through_operator(self) -> bool:
+        """mpi-operator creates a PodGroup per MPIJob (`--gang-scheduling`) from `runPolicy.schedulingPolicy`."""
+        return self in (Scheduler.VOLCANO, Scheduler.COSCHEDULING)
+
+
+@dataclass(frozen=True)
+class Quota:
+    """One resource of a queue's share of one pool, in whole units of `unit` ('' or 'Gi')."""
+
+    resource: str
+    count: int
+    reach: int
+    """The most of it the queue can ever use on the pool: its own, plus what the other queues of its cohort hold
+    there, within its borrowing limit (Kueue; admission.ClusterQueues.borrowable_nodes)."""
+    unit: str = ""
+    borrowing_limit: int | None = None
+
+    @property
+    def nominal(self) -> int | str:
+        return quantity_text(self.count, self.unit)
+
+    @property
+    def borrowing(self) -> int | str | None:
+        return None if self.borrowing_limit is None else quantity_text(self.borrowing_limit, self.unit)
+
+
+def quantity_text(count: int, unit: str) -> int | str:
+    """A quota as Kubernetes writes it: a plain count, or `<n>Gi`."""
+    return f"{count}{unit}" if unit else count
+
+
+@dataclass(frozen=True)
+class QueueShare:
+    """A queue's share of one node pool: how many of its nodes, and the quota of every resource that gives."""
+
+    pool: NodePool
+    nodes: int
+    borrow_nodes: int | None
+    quotas: tuple[Quota, ...]
+
+
+@dataclass(frozen=True)
+class Queue:
+    """A Volcano Queue, or a Kueue ClusterQueue with a LocalQueue of the same name in each namespace it serves."""
+
+    name: str
+    namespaces: tuple[str, ...]
+    shares: tuple[QueueShare, ...]
+    cohort: str | None = None
+    weight: int | None = None
+
+    def capability(self) -> dict[str, tuple[int, str]]:
+        """A Volcano queue's capability: its share of every pool, summed per resource, as (count, unit)."""
+        totals: dict[str, tuple[int, str]] = {}
+        for share in self.shares:
+            for quota in share.quotas:
+                totals[quota.resource] = (totals.get(quota.resource, (0, quota.unit))[0] + quota.count, quota.unit)
+        return totals
+
+
+@dataclass(frozen=True)
+class PriorityClass:
+    name: str
+    value: int
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class TopologyLevel:
+    name: str
+    node_label: str
+
+
+@dataclass(frozen=True)
+class Scheduling:
+    scheduler: Scheduler = Scheduler.NONE
+    scheduler_name: str | None = None
+    """coscheduling: the scheduler-plugins scheduler's name (mpi-operator's `--gang-scheduling` value)."""
+    schedule_timeout_seconds: int | None = None
+    priority_classes: tuple[PriorityClass, ...] = ()
+    topology: tuple[TopologyLevel, ...] = ()
+    queues: tuple[Queue, ...] = ()
+
+
+@dataclass(frozen=True)
+class Cluster:
+    name: str
+    source: str
+    kubernetes_version: str
+    namespaces: tuple[str, ...]
+    network: Network
+    pools: tuple[NodePool, ...]
+    rails: tuple[Rail, ...]
+    gitops: GitOps | None = None
+    cpu_manager_policy: str | None = None
+    """The kubelets' CPU manager policy, where the profile says it: `static` confines a Guaranteed pod to the
+    cores it was given."""
+    pod_security: tuple[tuple[str, str], ...] = ()
+    """(namespace, least Pod Security level) the profile asks for beyond what the jobs need."""
+    scheduling: Scheduling = Scheduling()
+    job_backend: Backend = Backend.MPIJOB
+    """The backend of its jobs that choose none (`jobBackend`)."""
+    existing_namespaces: tuple[str, ...] = ()
+    """Namespaces of `namespaces` created outside mpigen: the infra chart does not create (own) them."""
+    launcher_pool: str | None = None
+    """The pool every launcher of the cluster runs on (`launcherPool`); None: wherever the scheduler puts it."""
+
+    def pool(self, name: str) -> NodePool:
+        return next(pool for pool in self.pools if pool.name == name)
+
+    def rails_of(self, pool: NodePool) -> tuple[Rail, ...]:
+        """Rails a pool carries: those whose NIC its hardware has (derive.pool_rails on profile data)."""
+        return tuple(rail for rail in self.rails if pool.hardware.nic(rail.nic_name))
+
+    def rail_nics(self, rail: Rail) -> tuple[tuple[NodePool, Nic], ...]:
+        """Every (pool, NIC) a rail runs over: pools of different hardware may each carry it."""
+        return tuple((pool, nic) for pool in self.pools if (nic := pool.hardware.nic(rail.nic_name)))

@@ -1,0 +1,22 @@
+"""The resolved fleet: typed, frozen, with every default and derived value filled in.
+
+Builders read only this; they never look at profile dictionaries or apply defaults themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.model.cluster import Cluster
+from generator.model.hardware import Hardware
+from generator.model.job import Job
+
+
+@dataclass(frozen=True)
+class Fleet:
+    hardware: tuple[Hardware, ...]
+    clusters: tuple[Cluster, ...]
+    jobs: tuple[Job, ...]
+
+    def jobs_of(self, cluster: Cluster) -> tuple[Job, ...]:
+        return tuple(job for job in self.jobs if job.cluster.name == cluster.name)

@@ -1,0 +1,22 @@
+"""Where the profile JSON Schemas live: inside the wheel, or in the source tree's `schemas/`."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+KIND_SCHEMA_FILES = {"Hardware": "hardware.schema.json", "Cluster": "cluster.schema.json", "Job": "job.schema.json"}
+
+
+def schema_dir() -> Path:
+    packaged = Path(__file__).parent.parent / "schemas"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent.parent / "schemas"
+
+
+@cache
+def load_schema(kind: str) -> dict[str, Any]:
+    return json.loads((schema_dir() / KIND_SCHEMA_FILES[kind]).read_text(encoding="utf-8"))

@@ -1,0 +1,122 @@
+"""The upstream vocabularies mpigen defines once (generator/vocabulary/) against the upstream data and the profile
+schemas that spell the same facts in JSON."""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO
+from ruamel.yaml import YAML
+
+from generator.model import admission, derive
+from generator.vocabulary import kubernetes, mpi_operator
+
+
+def _schema(kind: str) -> Any:
+    return json.loads((REPO / "schemas" / f"{kind}.schema.json").read_text(encoding="utf-8"))
+
+
+def _values(node: Any, key: str) -> list[Any]:
+    """Every value under `key` anywhere in a JSON tree."""
+    found = []
+    if isinstance(node, dict):
+        found += [node[key]] if key in node else []
+        for value in node.values():
+            found += _values(value, key)
+    elif isinstance(node, list):
+        for value in node:
+            found += _values(value, key)
+    return found
+
+
+def _property_enums(node: Any, name: str) -> list[list[str]]:
+    return [props[name]["enum"] for props in _values(node, "properties")
+            if isinstance(props, dict) and isinstance(props.get(name), dict) and "enum" in props[name]]
+
+
+def test_mpi_operator_values_are_the_mpijob_crds(upstream: Path):
+    crd = YAML(typ="safe").load((upstream / "mpi-operator" / "kubeflow.org_mpijobs.yaml").read_text(encoding="utf-8"))
+    version = next(v for v in crd["spec"]["versions"] if v["name"] == mpi_operator.API_VERSION.split("/")[1])
+    assert f"{crd['spec']['group']}/{version['name']}" == mpi_operator.API_VERSION
+    assert crd["spec"]["names"]["kind"] == mpi_operator.KIND
+    schema = version["schema"]["openAPIV3Schema"]
+    assert sorted(*_property_enums(schema, "mpiImplementation")) == sorted(mpi_operator.MPI_IMPLEMENTATIONS)
+    spec = schema["properties"]["spec"]["properties"]
+    assert spec["launcherCreationPolicy"]["default"] == "AtStartup"
+    for policy in mpi_operator.LAUNCHER_CREATION_POLICIES:
+        assert policy in spec["launcherCreationPolicy"]["description"]
+
+
+def test_the_job_schema_offers_the_operators_values():
+    job = _schema("job")
+    assert sorted(*_property_enums(job, "mpiImplementation")) == sorted(mpi_operator.MPI_IMPLEMENTATIONS)
+    assert sorted(*_property_enums(job, "launcherCreationPolicy")) == sorted(mpi_operator.LAUNCHER_CREATION_POLICIES)
+    assert set(*_property_enums(job, "cleanPodPolicy")) <= set(mpi_operator.CLEAN_POD_POLICIES)
+
+
+def test_profile_quantities_are_one_grammar_in_python_and_the_schema():
+    patterns = {p for p in _values(_schema("job"), "pattern") if "Ki" in p}
+    assert patterns == {kubernetes.PROFILE_QUANTITY_PATTERN}
+    for text, number in [("500m", "0.5"), ("1Gi", "1073741824"), ("16", "16"), ("1.5k", "1500")]:
+        assert kubernetes.quantity(text) == Decimal(number)
+        assert re.match(kubernetes.QUANTITY_PATTERN, text)  # every profile quantity is one Kubernetes takes
+    for text in ("+1", ".5", "1e3", "1Kb", ""):
+        assert not re.match(kubernetes.PROFILE_QUANTITY_PATTERN, text)
+
+
+@pytest.mark.parametrize(("text", "unit", "problem"), [
+    ("500m", kubernetes.MILLICORES, None), ("1.5", kubernetes.MILLICORES, None), ("0.001", kubernetes.MILLICORES, None),
+    ("1Gi", kubernetes.BYTES, None), ("0.5Gi", kubernetes.BYTES, None), ("7Ei", kubernetes.BYTES, None),
+    ("9223372036854775807", kubernetes.BYTES, None), ("9223372036854775.807", kubernetes.MILLICORES, None),
+    ("0.0000000000000000000000000000001", kubernetes.MILLICORES, "not a whole number of millicores: Kubernetes counts it "
+     "as 1m"),
+    ("0.5m", kubernetes.MILLICORES, "not a whole number of millicores: Kubernetes counts it as 1m"),
+    ("1.00000000000000000000000000000000000000001", kubernetes.MILLICORES, "not a whole number of millicores: "
+     "Kubernetes counts it as 1001m"),
+    ("0.1Gi", kubernetes.BYTES, "not a whole number of bytes: Kubernetes counts it as 107374183"),
+    ("1.5", kubernetes.BYTES, "not a whole number of bytes: Kubernetes counts it as 2"),
+    ("8Ei", kubernetes.BYTES, "more than Kubernetes can count (at most 9223372036854775807: an int64 of bytes)"),
+    ("9223372036854775808", kubernetes.BYTES, "more than Kubernetes can count"),
+    ("9223372036854775.808", kubernetes.MILLICORES, "more than Kubernetes can count (at most 9223372036854775807m"),
+    ("99999999999999999999999999999Ei", kubernetes.BYTES, "more than Kubernetes can count"),
+    ("9" * 100_000 + "Ei", kubernetes.BYTES, "more than Kubernetes can count"),
+    ("0." + "0" * 100_000 + "1", kubernetes.MILLICORES, "not a whole number of millicores: Kubernetes counts it as 1m"),
+])
+def test_a_quantity_kubernetes_would_round_up_or_cap_is_a_problem(text, unit, problem):
+    """apimachinery rounds a quantity up to 1n and caps a binary one at 2^63 - 1; the scheduler and the kubelet
+    count CPUs in millicores and memory in bytes (`MilliValue()`, `Value()`, rounding up), as int64s."""
+    found = kubernetes.quantity_problem(text, unit)
+    assert (found is None) if problem is None else (found is not None and found[0].startswith(problem))
+
+
+def test_quantities_compute_exactly_whatever_the_callers_context():
+    """The default context rounds to 28 digits and cannot divide into more: a node's CPUs over 10^-31 of a CPU raised
+    decimal.InvalidOperation in derive.layout."""
+    assert kubernetes.quantity("1.000000000000000000000000000000001Gi") == \
+        Decimal("1073741824.000000000000000000000001073741824")  # 43 digits, which the default context rounds
+    assert admission.cpu_memory({"memory": "1000000001"})["memory"] * 2**30 == 1_000_000_001  # bytes / 2^30, exact
+    hardware = {"name": "box", "cpu": {"sockets": 2, "coresPerSocket": 16}, "memoryGiB": 8589934591}
+    shape = derive.layout({"workers": 1, "resources": {"cpu": "0.0000000000000000000000000000001", "memory": "1"}},
+                          hardware, 1)
+    assert shape.workers_per_node == 1 << 30  # as many as the CPUs hold: 32 * 10^31 is no bound
+
+
+def test_json_paths_read_as_kubectl_prints_them():
+    assert kubernetes.json_path(["spec", "containers", 0, "image"]) == ".spec.containers[0].image"
+    assert kubernetes.json_path([]) == ""
+    assert kubernetes.json_path(["resources", "limits", "nvidia.com/gpu"], quote_keys=True) == \
+        '.resources.limits["nvidia.com/gpu"]'
+
+
+def test_dns1035_labels_as_apimachinery_judges_them():
+    assert kubernetes.dns1035_label_problems("pi-worker-0") == []
+    assert kubernetes.dns1035_label_problems("0pi") == [
+        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
+        "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
+        "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"]
+    assert kubernetes.dns1035_label_problems("a" * 64) == ["must be no more than 63 characters"]
