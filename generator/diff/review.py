@@ -179,8 +179,8 @@ def _root_actions(unit: UnitChanges, where: str, still_there: bool) -> list[Revi
 
 
 def _what_deleting_does(obj: dict[str, Any]) -> str:
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    if obj.get("kind") == "Kustomization" and spec.get("prune"):
+    spec = obj.get("spec")
+    if obj.get("kind") == "Kustomization" and isinstance(spec, dict) and spec.get("prune"):
         return " (it prunes what it applied: every HelmRelease of the cluster, and their jobs)"
     if obj.get("apiVersion") == ARGOCD_API_VERSION and not _metadata(obj).get("finalizers"):
         return " (without a finalizer: its Applications and their jobs keep running)"

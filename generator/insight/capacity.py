@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from generator.manifests.node_placement import launcher_pool
-from generator.model import Cluster, Job, NodePool, Queue, Scheduler, admission
+from generator.model import Cluster, Job, NodePool, Queue, Scheduler, admission, stated
 from generator.providers import pod_network
 from generator.vocabulary.kubernetes import exact
 
@@ -57,7 +57,7 @@ def worker_ask(job: Job) -> Amounts:
     """What one worker pod asks of its node: its container's CPU, memory, GPUs and rail devices."""
     items = list(_cpu_memory(job.resources.cpu, job.resources.memory))
     if job.uses_gpus:
-        items.append((job.pool.hardware.gpu.resource, Decimal(job.gpus_per_worker)))
+        items.append((stated(job.pool.hardware.gpu).resource, Decimal(job.gpus_per_worker)))
     items += [(resource, Decimal(count)) for resource, count in pod_network(job, job.name).limits]
     return Amounts(tuple(items))
 
@@ -236,7 +236,7 @@ class _Quotas:
         """(use key, limit, queues sharing the limit, what the job asks of it) for each resource the job asks of its
         queue; the key of a cohort's total is ('', pool, resource). Under Kueue a launcher pinned to the cluster's
         `launcherPool` counts against that pool's share."""
-        found = []
+        found: list[tuple[tuple[str, str, str], Decimal, tuple[str, ...], Decimal]] = []
         if self.cluster.scheduling.scheduler is Scheduler.VOLCANO:
             asked = job_demand(job, launcher=True)
             capability = queue.capability()

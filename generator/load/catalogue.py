@@ -268,19 +268,19 @@ class _Merger:
             for j, item in enumerate(new):
                 if isinstance(item.get("name"), str):
                     by_name.setdefault(item["name"], j)
-            out = CommentedSeq()
+            listed = CommentedSeq()
             taken: set[int] = set()
             for i, item in enumerate(old):
-                j = by_name.get(item["name"])
-                if j is not None and j not in taken:
-                    taken.add(j)
-                    out.append(self.both(item, (*old_path, i), new[j], (*new_path, j), (*path, len(out))))
+                same = by_name.get(item["name"])
+                if same is not None and same not in taken:
+                    taken.add(same)
+                    listed.append(self.both(item, (*old_path, i), new[same], (*new_path, same), (*path, len(listed))))
                 else:
-                    out.append(self.copy(self.base, item, (*old_path, i), (*path, len(out))))
+                    listed.append(self.copy(self.base, item, (*old_path, i), (*path, len(listed))))
             for j, item in enumerate(new):
                 if j not in taken:
-                    out.append(self.copy(self.child, item, (*new_path, j), (*path, len(out))))
-            return out
+                    listed.append(self.copy(self.child, item, (*new_path, j), (*path, len(listed))))
+            return listed
         return self.copy(self.child, new, new_path, path)
 
     def copy(self, document: ProfileFile, node: Any, source_path: KeyPath, path: KeyPath) -> Any:

@@ -32,7 +32,8 @@ class ProfileConstructor(RoundTripConstructor):
     text and a hint to quote it, so nothing is silently reformatted either way.
     """
 
-    def construct_mapping(self, node: Any, maptyp: Any, deep: bool = False) -> Any:
+    # ruamel.yaml's round-trip constructor takes `maptyp`, which its stubs for the safe constructor above it lack.
+    def construct_mapping(self, node: Any, maptyp: Any, deep: bool = False) -> Any:  # type: ignore[override]
         node.value = [(_as_text(key) if isinstance(key, ScalarNode) and key.tag in _IMPLICIT_TAGS else key, value)
                       for key, value in node.value]
         for key, value in node.value:

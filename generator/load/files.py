@@ -64,5 +64,5 @@ def _guess_identity(file: Path) -> tuple[str | None, str | None]:
             text = handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return None, None
-    found = dict(m.groups() for m in _IDENTITY_LINE.finditer(text))
+    found: dict[str, str] = {m.group(1): m.group(2) for m in _IDENTITY_LINE.finditer(text)}
     return found.get("kind"), found.get("name")

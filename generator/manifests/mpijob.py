@@ -7,7 +7,18 @@ from typing import Any
 from generator.manifests.hostfile import configmap_keys
 from generator.manifests.node_placement import launcher_placement, worker_placement
 from generator.manifests.scheduling import job_labels, pod_priority_class, scheduling_policy, worker_annotations
-from generator.model import Backend, EnvVar, Job, MpiImplementation, Resources, RunRef, WorkerSpread, derive, names
+from generator.model import (
+    Backend,
+    EnvVar,
+    Job,
+    MpiImplementation,
+    Resources,
+    RunRef,
+    WorkerSpread,
+    derive,
+    names,
+    stated,
+)
 from generator.objects import chartfiles
 from generator.objects.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
 from generator.objects.manifest import Variable
@@ -207,7 +218,7 @@ def build_worker_container(job: Job, mpijob: str, network: PodNetwork) -> dict[s
     limits: dict[str, Any] = dict(_cpu_memory(job.resources))
     requests = dict(limits)
     if job.uses_gpus:
-        limits[job.pool.hardware.gpu.resource] = job.gpus_per_worker
+        limits[stated(job.pool.hardware.gpu).resource] = job.gpus_per_worker
     for resource, count in network.limits:
         limits[resource] = count
     if requests:

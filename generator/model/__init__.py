@@ -28,7 +28,7 @@ from generator.model.cluster import (
     quantity_text,
 )
 from generator.model.fleet import Fleet
-from generator.model.hardware import Cpu, Gpu, Hardware, LinkType, Nic, PciDistance
+from generator.model.hardware import Cpu, Gpu, Hardware, LinkType, Nic, PciDistance, stated
 from generator.model.job import (
     BindTo,
     CommittedRun,
@@ -53,5 +53,5 @@ __all__ = [
     "Hardware", "InfinibandGuids", "Ipam", "Job", "JobScheduling", "LinkType", "MpiImplementation", "Naming",
     "Network", "NetworkProvider", "Nic", "NodePool", "Origin", "PciDistance", "Placement", "PriorityClass", "Queue",
     "QueueShare", "Quota", "Rail", "RailAttachment", "Resources", "RunPolicy", "RunRef", "Scheduler", "Scheduling",
-    "SecretKey", "Taint", "TopologyLevel", "Volume", "WorkerSpread", "quantity_text",
+    "SecretKey", "Taint", "TopologyLevel", "Volume", "WorkerSpread", "quantity_text", "stated",
 ]

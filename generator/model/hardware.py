@@ -4,6 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import TypeVar
+
+Fact = TypeVar("Fact")
+
+
+def stated(fact: Fact | None) -> Fact:
+    """A hardware fact that validation has made sure of for this use (the NIC facts a network provider reads, the
+    GPU of a job that uses GPUs): None here is a defect of mpigen, never a profile's mistake."""
+    if fact is None:
+        raise AssertionError("a hardware fact validation requires is missing")
+    return fact
 
 
 class LinkType(str, Enum):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 CHART_VERSION = "0.1.0"
 
@@ -42,8 +43,8 @@ STANDARD_LABEL_KEYS = frozenset(standard_labels(ChartRef("chart", "release")))
 
 
 def metadata(name: str, chart: ChartRef, namespace: str | None = None,
-             annotations: dict[str, str] | None = None) -> dict[str, object]:
-    meta: dict[str, object] = {"name": name}
+             annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
     if namespace is not None:
         meta["namespace"] = namespace
     meta["labels"] = standard_labels(chart)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.model import Cluster, InfinibandGuids, LinkType, Rail
+from generator.model import Cluster, InfinibandGuids, LinkType, Rail, stated
 from generator.objects.labels import (
     ARGOCD_SYNC_OPTIONS,
     KEEP_IN_ARGOCD,
@@ -23,7 +23,7 @@ INFINIBAND_GUID_CAPABILITY = {"infinibandGUID": True}
 
 def rail_link_type(cluster: Cluster, rail: Rail) -> LinkType:
     """A rail's link type; validation guarantees every pool carrying it agrees on the NIC's."""
-    return cluster.rail_nics(rail)[0][1].link_type
+    return stated(cluster.rail_nics(rail)[0][1].link_type)
 
 
 def vf_vlan(rail: Rail) -> dict[str, int]:
@@ -94,7 +94,8 @@ def build_namespace(namespace: str, chart: ChartRef, security: PodSecurity,
     annotations = {"helm.sh/resource-policy": "keep", ARGOCD_SYNC_OPTIONS: KEEP_IN_ARGOCD}
     if security.reasons:
         annotations[POD_SECURITY_REASON] = "; ".join(security.reasons)
-    obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata(namespace, chart, annotations=annotations)}
+    obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace",
+                           "metadata": metadata(namespace, chart, annotations=annotations)}
     obj["metadata"]["labels"] = {**obj["metadata"]["labels"], ENFORCE_LABEL: security.level.label,
                                  ENFORCE_VERSION_LABEL: f"v{kubernetes_version}"}
     return obj

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.model import Cluster, Job, LinkType, NetworkProvider, Rail, names
+from generator.model import Cluster, Job, LinkType, NetworkProvider, Rail, names, stated
 from generator.model.admission import SHARED_RAIL_DEVICES
 from generator.objects.labels import ChartRef, metadata
 from generator.objects.manifest import Manifest
@@ -37,7 +37,7 @@ def host_interfaces(cluster: Cluster, rail: Rail) -> list[str]:
     """The rail's interface on the nodes: the profile's `hostInterface`, else each carrying NIC's PF name."""
     if rail.host_interface:
         return [rail.host_interface]
-    return union([nic.pf_name for _, nic in cluster.rail_nics(rail)])
+    return union([stated(nic.pf_name) for _, nic in cluster.rail_nics(rail)])
 
 
 def build_rdma_devices_configmap(cluster: Cluster, chart: ChartRef) -> dict[str, Any]:
@@ -48,9 +48,9 @@ def build_rdma_devices_configmap(cluster: Cluster, chart: ChartRef) -> dict[str,
         config_list.append({
             "resourceName": rail.resource_name,
             "rdmaHcaMax": RDMA_HCA_MAX,
-            "selectors": {"vendors": union([n.vendor_id for n in nics]),
-                          "deviceIDs": union([n.device_id for n in nics]),
-                          "ifNames": union([n.pf_name for n in nics])},
+            "selectors": {"vendors": union([stated(n.vendor_id) for n in nics]),
+                          "deviceIDs": union([stated(n.device_id) for n in nics]),
+                          "ifNames": union([stated(n.pf_name) for n in nics])},
         })
     return {
         "apiVersion": "v1",

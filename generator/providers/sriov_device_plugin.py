@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.model import Cluster, Job, LinkType, NetworkProvider, Rail, names
+from generator.model import Cluster, Job, LinkType, NetworkProvider, Rail, names, stated
 from generator.objects.labels import ChartRef, metadata
 from generator.objects.manifest import Manifest
 from generator.providers.base import DevicePlugin, PodNetwork, Provider, multus_annotation, one_per_rail
@@ -63,11 +63,11 @@ def device_plugin_resource(cluster: Cluster, rail: Rail) -> dict[str, Any]:
         "resourceName": rail.resource_name,
         "resourcePrefix": cluster.network.resource_prefix,
         "selectors": {
-            "vendors": union([n.vendor_id for n in nics]),
-            "devices": union([n.vf_device_id for n in nics]),
+            "vendors": union([stated(n.vendor_id) for n in nics]),
+            "devices": union([stated(n.vf_device_id) for n in nics]),
             "drivers": union([n.driver for n in nics]),
-            "pfNames": union([n.pf_name for n in nics]),
-            "linkTypes": union([LINK_TYPE_SELECTOR[n.link_type] for n in nics]),
+            "pfNames": union([stated(n.pf_name) for n in nics]),
+            "linkTypes": union([LINK_TYPE_SELECTOR[stated(n.link_type)] for n in nics]),
             "isRdma": True,
         },
     }

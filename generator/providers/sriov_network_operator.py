@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.model import Cluster, Job, LinkType, NetworkProvider, NodePool, Rail
+from generator.model import Cluster, Job, LinkType, NetworkProvider, NodePool, Rail, stated
 from generator.model.admission import vfs_per_node
 from generator.objects.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
 from generator.objects.manifest import Manifest
@@ -75,7 +75,7 @@ def build_node_policy(cluster: Cluster, rail: Rail, pool: NodePool, chart: Chart
             "nicSelector": {"vendor": nic.vendor_id, "deviceID": nic.device_id, "pfNames": [nic.pf_name]},
             "deviceType": "netdevice",
             "isRdma": True,
-            "linkType": POLICY_LINK_TYPE[nic.link_type],
+            "linkType": POLICY_LINK_TYPE[stated(nic.link_type)],
         },
     }
 

@@ -184,7 +184,10 @@ def discover(paths: list[Path]) -> Targets:
         targets.problems += problems
         for folder in chart_folders:
             info = read_chart(folder, _shown(folder, root, display))
-            (targets.problems if isinstance(info, Finding) else targets.charts).append(info)
+            if isinstance(info, Finding):
+                targets.problems.append(info)
+            else:
+                targets.charts.append(info)
     targets.charts.sort(key=lambda chart: chart.display)
     return targets
 

@@ -108,13 +108,13 @@ def _scalar(event: Any) -> Any:
         return value  # go-yaml v2 keeps an unknown tag's text, and `!!str` forces a string
     resolved = resolve_plain(value) if value else None
     wanted = tag[len(_TAG):]
-    kinds = {"bool": bool, "null": type(None)}
+    kinds: dict[str, type] = {"bool": bool, "null": type(None)}
     ok = (isinstance(resolved, kinds[wanted]) if wanted in kinds
           else isinstance(resolved, int) and not isinstance(resolved, bool) if wanted == "int"
           else isinstance(resolved, (int, float)) and not isinstance(resolved, bool))
     if not ok:
         raise KubeYAMLError(f"cannot read `{value[:40]}` as !!{wanted}", event.start_mark.line + 1)
-    return _json_number(float(resolved)) if wanted == "float" else resolved
+    return _json_number(float(resolved)) if wanted == "float" and resolved is not None else resolved
 
 
 def _key_text(key: Any, line: int) -> str:

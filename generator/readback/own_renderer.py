@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,7 +98,7 @@ _INCLUDE = re.compile(chartfiles.form_pattern(chartfiles.INCLUDE_FORM, name='[^"
                                              trim=f"(?:{re.escape(chartfiles.TRIM)})?", indent="[0-9]{1,3}"))
 _MUL = re.compile(chartfiles.form_pattern(chartfiles.RANK_COUNT_FORM, slots="[0-9]{1,6}"))
 _ADD = re.compile(chartfiles.form_pattern(chartfiles.WORKERS_PLUS_FORM, plus="[0-9]{1,6}"))
-_PRINTED = {
+_PRINTED: dict[str, Callable[[Any], str]] = {
     chartfiles.WORKERS: str,
     chartfiles.SUSPEND: lambda suspend: "true" if suspend else "false",
     chartfiles.IMAGE: json.dumps,

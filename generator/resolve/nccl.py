@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from generator.model import LinkType, MpiImplementation, NetworkProvider, PciDistance, RailAttachment, derive, names
+from generator.model import LinkType, MpiImplementation, NetworkProvider, PciDistance, RailAttachment, derive, names, stated
 from generator.providers import DEFAULT_PROVIDER, PROVIDERS, Provider
 
 ROCE_GID_INDEX = "3"  # RoCEv2 over IPv4 (DOMAIN: 3 is usual); never set on InfiniBand.
@@ -40,7 +40,7 @@ def _exact_hcas(rails: tuple[RailAttachment, ...]) -> str:
 
 def rail_host_interface(rail: RailAttachment) -> str:
     """The node's interface of a rail: the profile's `hostInterface`, else the NIC's PF."""
-    return rail.rail.host_interface or rail.nic.pf_name
+    return rail.rail.host_interface or stated(rail.nic.pf_name)
 
 
 SHARED_MEMORY_BTL = {False: "vader", True: "sm"}
@@ -144,9 +144,10 @@ def _nccl(rails: tuple[RailAttachment, ...], provider: Provider,
         ]
     env = []
     if provider.exclusive_devices:
-        families = {hca_family(r.nic.hca) for r in rails}
-        if None not in families:
-            env.append(("NCCL_IB_HCA", ",".join(sorted(families)),
+        families = {hca_family(stated(r.nic.hca)) for r in rails}
+        named = {family for family in families if family is not None}
+        if named == families:
+            env.append(("NCCL_IB_HCA", ",".join(sorted(named)),
                         "the attached rails' HCA family: only their VFs are visible in the pod"))
     else:
         env.append(("NCCL_IB_HCA", f"={_exact_hcas(rails)}",

@@ -10,7 +10,7 @@ from generator.model import names
 from generator.support.diagnostics import Diagnostic
 
 
-def duplicates(document: ProfileFile, items: list[Any], key: str, list_path: tuple[str, ...],
+def duplicates(document: ProfileFile, items: list[Any], key: str, list_path: tuple[str | int, ...],
                 what: str) -> Iterable[Diagnostic]:
     seen: dict[Any, int] = {}
     for i, item in enumerate(items):

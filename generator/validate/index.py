@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +53,7 @@ class Index:
 
 
 def build_index(valid: list[ProfileFile], invalid: list[ProfileFile],
-                unreadable: list[Unreadable] = ()) -> tuple[Index, list[Diagnostic]]:
+                unreadable: Sequence[Unreadable] = ()) -> tuple[Index, list[Diagnostic]]:
     """The schema-valid profiles by kind and name; a second profile of one name is reported and left out."""
     index = Index()
     found: list[Diagnostic] = []

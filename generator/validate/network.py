@@ -213,7 +213,7 @@ def check_ipam(document: ProfileFile, rails: list[dict[str, Any]], carriers: Car
             continue  # check_provider says whether the provider needs it
         text = rail["ipam"]["range"]
         try:
-            network = ipaddress.ip_network(text, strict=False)
+            network = ipaddress.IPv4Network(text, strict=False)
         except ValueError:
             found.append(Diagnostic(document.location("rails", i, "ipam", "range"),
                                     f"'{text}' is not an IPv4 CIDR", "write it like 192.168.100.0/24"))
@@ -231,7 +231,7 @@ def check_ipam(document: ProfileFile, rails: list[dict[str, Any]], carriers: Car
         for k, excluded in enumerate(rail["ipam"].get("exclude", [])):
             where = document.location("rails", i, "ipam", "exclude", k)
             try:
-                sub = ipaddress.ip_network(excluded, strict=False)
+                sub = ipaddress.IPv4Network(excluded, strict=False)
             except ValueError:
                 found.append(Diagnostic(where, f"'{excluded}' is not an IPv4 CIDR", "write it like 192.168.100.0/28"))
                 continue
@@ -246,10 +246,10 @@ def _check_ipam_size(document: ProfileFile, i: int, rail: dict[str, Any], networ
                      carriers: Carriers) -> list[Diagnostic]:
     """Every node that carries the rail must be able to run at least one pod on it."""
     nodes = sum(int(pool["nodes"]) for pool, hardware in carriers if rail["nic"] in derive.nic_names(hardware))
-    excluded = set()
+    excluded: set[ipaddress.IPv4Network] = set()
     for text in rail["ipam"].get("exclude", []):
         try:
-            sub = ipaddress.ip_network(text, strict=False)
+            sub = ipaddress.IPv4Network(text, strict=False)
         except ValueError:
             continue
         if sub.subnet_of(network):

@@ -3,7 +3,7 @@ in the order of CHECKS (diagnostics are sorted by place afterwards; ties keep th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from generator.load import ProfileFile, Unreadable
 from generator.support.diagnostics import Diagnostic
@@ -35,7 +35,7 @@ CHECKS: tuple[Callable[[Index], list[Diagnostic]], ...] = (
 
 
 def check_references(valid: list[ProfileFile], invalid: list[ProfileFile],
-                     unreadable: list[Unreadable] = ()) -> list[Diagnostic]:
+                     unreadable: Sequence[Unreadable] = ()) -> list[Diagnostic]:
     index, found = build_index(valid, invalid, unreadable)
     for check in CHECKS:
         found += check(index)

@@ -118,7 +118,7 @@ def _required_key(error: ValidationError) -> str:
 
 def _meant_keys(errors: list[ValidationError]) -> set[tuple[tuple[Any, ...], str]]:
     """(path, key) for each unknown key's did-you-mean: a typo of a required key is one mistake, not two."""
-    meant = set()
+    meant: set[tuple[tuple[Any, ...], str]] = set()
     for error in errors:
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             allowed = list(error.schema.get("properties", {})) if isinstance(error.schema, dict) else []
@@ -130,14 +130,15 @@ def _meant_keys(errors: list[ValidationError]) -> set[tuple[tuple[Any, ...], str
 
 
 def _subschema(schema: dict[str, Any], path: list[str | int]) -> dict[str, Any]:
-    node = schema
+    node: dict[str, Any] = schema
     for key in path:
         if isinstance(key, int):
             node = node.get("items", {})
         elif key in node.get("properties", {}):
             node = node["properties"][key]
         else:
-            node = node.get("additionalProperties") if isinstance(node.get("additionalProperties"), dict) else {}
+            extra = node.get("additionalProperties")
+            node = extra if isinstance(extra, dict) else {}
     return node
 
 
@@ -192,6 +193,9 @@ def _written(document: ProfileFile, where: Any, value: Any) -> str:
 
 def _diagnose(document: ProfileFile, error: ValidationError, schema: dict[str, Any]) -> list[Diagnostic]:
     path = list(error.absolute_path)
+    # Set on every error jsonschema yields; its stubs also allow them unset.
+    instance: Any = error.instance
+    expected_value: Any = error.validator_value
     where = document.location(*path)
     sub = error.schema if isinstance(error.schema, dict) else {}
     about = sub.get("description", "")
@@ -199,7 +203,7 @@ def _diagnose(document: ProfileFile, error: ValidationError, schema: dict[str, A
     kind = error.validator
     if kind == "additionalProperties":
         allowed = list(sub.get("properties", {}))
-        extras = [k for k in error.instance if k not in allowed]
+        extras = [k for k in instance if k not in allowed]
         return [Diagnostic(document.location(*path, key, at_key=True),
                            f"unknown key {_show(str(key))} in {field}",
                            "only a hardware profile can extend another; write this one out in full"
@@ -212,38 +216,38 @@ def _diagnose(document: ProfileFile, error: ValidationError, schema: dict[str, A
         return [Diagnostic(where if path else document.location(), f"missing required key '{key}' in {field}",
                            f"add `{key}:` ({described})" if described else f"add `{key}:`")]
     if kind == "type":
-        expected = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        expected = expected_value if isinstance(expected_value, list) else [expected_value]
         expected_text = " or ".join(TYPE_NAMES.get(e, str(e)) for e in expected)
         hint = about
-        written = _written(document, where, error.instance)
-        if "string" in expected and isinstance(error.instance, (int, float)) and not isinstance(error.instance, bool):
+        written = _written(document, where, instance)
+        if "string" in expected and isinstance(instance, (int, float)) and not isinstance(instance, bool):
             hint = f'quote it: "{written}"'
         return [Diagnostic(where, f"{field} must be {expected_text}, not {written}", hint)]
     if kind == "enum":
-        options = [str(o) for o in error.validator_value]
-        return [Diagnostic(where, f"{field} is {_show(error.instance)}, which is not allowed",
-                           did_you_mean(str(error.instance), options))]
+        options = [str(o) for o in expected_value]
+        return [Diagnostic(where, f"{field} is {_show(instance)}, which is not allowed",
+                           did_you_mean(str(instance), options))]
     if kind == "const":
-        return [Diagnostic(where, f"{field} is {_show(error.instance)}",
-                           f"it must be `{error.validator_value}`")]
+        return [Diagnostic(where, f"{field} is {_show(instance)}",
+                           f"it must be `{expected_value}`")]
     if kind == "pattern":
-        why = _why_not(str(error.instance), str(error.validator_value))
-        what = f"{field} {_show(error.instance)}"
+        why = _why_not(str(instance), str(expected_value))
+        what = f"{field} {_show(instance)}"
         if "propertyNames" in error.schema_path:
-            where, what = document.location(*path, error.instance, at_key=True), f"key {_show(error.instance)} in {field}"
+            where, what = document.location(*path, instance, at_key=True), f"key {_show(instance)} in {field}"
         return [Diagnostic(where, f"{what} is not valid" + (f": {why}" if why else ""),
-                           about or f"it must match {error.validator_value}")]
+                           about or f"it must match {expected_value}")]
     if kind in ("maxLength", "minLength"):
-        limit = error.validator_value
+        limit = expected_value
         word = "at most" if kind == "maxLength" else "at least"
-        return [Diagnostic(where, f"{field} is {len(error.instance)} characters; it must be {word} {limit}",
+        return [Diagnostic(where, f"{field} is {len(instance)} characters; it must be {word} {limit}",
                            about)]
     if kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         op = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[kind]
-        return [Diagnostic(where, f"{field} is {_written(document, where, error.instance)}; it must be {op} "
-                           f"{error.validator_value}", about)]
+        return [Diagnostic(where, f"{field} is {_written(document, where, instance)}; it must be {op} "
+                           f"{expected_value}", about)]
     if kind == "minItems":
-        return [Diagnostic(where, f"{field} needs at least {error.validator_value} item(s)", about)]
+        return [Diagnostic(where, f"{field} needs at least {expected_value} item(s)", about)]
     if kind == "uniqueItems":
         return [Diagnostic(where, f"{field} lists the same item twice", "remove the repeated entry")]
     message = re.sub(r"\s+", " ", error.message)

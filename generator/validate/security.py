@@ -102,8 +102,9 @@ def check_job_security(document: ProfileFile) -> list[Diagnostic]:
             continue
         folder = node_folder(path)
         if folder is not None:
-            relation = ("is" if host_path_segments(path) == folder.strip("/").split("/") else
-                        "holds" if len(host_path_segments(path)) < len(folder.strip("/").split("/")) else "lies in")
+            segments, folder_segments = host_path_segments(path) or [], folder.strip("/").split("/")
+            relation = ("is" if segments == folder_segments else
+                        "holds" if len(segments) < len(folder_segments) else "lies in")
             found.append(Diagnostic(
                 document.location(*where),
                 f"volume '{volume['name']}' mounts the node's {path}, which {relation} {folder}: a pod with it can "

@@ -9,6 +9,7 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 from generator.support.diagnostics import one_line
@@ -75,7 +76,7 @@ class _Folder:
             os.close(chain.pop()[1])
         current = chain[-1][1] if chain else self.fd
         for depth in range(shared, len(folders)):
-            found = open_dir(current, folders[depth], lambda upto=depth + 1: self.show("/".join(parts[:upto])), create)
+            found = open_dir(current, folders[depth], partial(self.show, "/".join(parts[:depth + 1])), create)
             if found is None:
                 return None
             chain.append((folders[depth], found))

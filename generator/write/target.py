@@ -32,6 +32,7 @@ import secrets
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from generator.support.diagnostics import one_line
@@ -211,11 +212,11 @@ def _open_below(fd: int, parts: list[str], shown: Callable[[list[str]], str],
     current = os.dup(fd)
     try:
         for depth, part in enumerate(parts):
-            found = _step(current, part, lambda upto=depth + 1: shown(parts[:upto]))
+            found = _step(current, part, partial(shown, parts[:depth + 1]))
             if found is None and made is not None:
                 os.mkdir(part, 0o777, dir_fd=current)
                 made.append("/".join(parts[:depth + 1]))
-                found = _step(current, part, lambda upto=depth + 1: shown(parts[:upto]))
+                found = _step(current, part, partial(shown, parts[:depth + 1]))
             if found is None:
                 if made is not None:  # made, and gone at once
                     raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), shown(parts[:depth + 1]))

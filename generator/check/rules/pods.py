@@ -111,18 +111,18 @@ def pod_templates(document: RenderedObject) -> list[PodTemplate]:
                               (as_dict(job_template.get("spec")) or {}).get("template")))
     elif document.kind in _TEMPLATE_PATHS:
         parts = _TEMPLATE_PATHS[document.kind]
-        node: Any = obj
+        held: Any = obj
         for part in parts:
-            node = node.get(part) if isinstance(node, dict) else None
-        found.append(("", parts, node))
+            held = held.get(part) if isinstance(held, dict) else None
+        found.append(("", parts, held))
     templates = []
     for role, parts, template in found:
         if not isinstance(template, dict):
             continue
-        metadata = template.get("metadata")
-        spec = template.get("spec")
-        templates.append(PodTemplate(document, role, parts, metadata if isinstance(metadata, dict) else {},
-                                     spec if isinstance(spec, dict) else {}))
+        pod_metadata = template.get("metadata")
+        pod_spec = template.get("spec")
+        templates.append(PodTemplate(document, role, parts, pod_metadata if isinstance(pod_metadata, dict) else {},
+                                     pod_spec if isinstance(pod_spec, dict) else {}))
     return templates
 
 
@@ -210,8 +210,8 @@ def pod_requests(template: PodTemplate) -> dict[str, Request]:
             entry.paths.append(where)
     for path, container in template.init_containers:
         for resource, (amount, where) in container_requests(container, path).items():
-            entry = totals.get(resource)
-            larger = entry is not None and entry.total is not None and (amount is None or amount > entry.total)
-            if entry is None or larger:
+            known = totals.get(resource)
+            larger = known is not None and known.total is not None and (amount is None or amount > known.total)
+            if known is None or larger:
                 totals[resource] = Request(amount, [where])
     return totals

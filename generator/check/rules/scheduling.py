@@ -217,7 +217,9 @@ def _check_kueue_references(document: RenderedObject, pods: RenderedObject | Non
             RULE_SCHEDULING))
     levels = {level.get("nodeLabel") for other in known.topologies if context.same_cluster(document, other)
               for level in (as_dict(other.obj.get("spec")) or {}).get("levels") or [] if isinstance(level, dict)}
-    for template in pod_templates(pods) if pods is not None else []:
+    if pods is None:
+        return findings
+    for template in pod_templates(pods):
         annotations = as_dict(template.metadata.get("annotations")) or {}
         for key in (vocabulary.REQUIRED_TOPOLOGY, vocabulary.PREFERRED_TOPOLOGY):
             label = annotations.get(key)
@@ -241,7 +243,8 @@ def _check_queue(document: RenderedObject, suspend: tuple[str, ...], pods: Rende
     findings: list[Finding] = []
     node: Any = document.obj
     for part in suspend:
-        node = as_dict(node).get(part) if as_dict(node) is not None else None
+        holder = as_dict(node)
+        node = holder.get(part) if holder is not None else None
     if node is not True:
         findings.append(finding(document, path_of(suspend), (
             f"a job Kueue admits should be created suspended ({'.'.join(suspend[1:])}: true): Kueue unsuspends it on "
@@ -264,7 +267,9 @@ def _check_queue(document: RenderedObject, suspend: tuple[str, ...], pods: Rende
         for resource in (as_dict(group) or {}).get("coveredResources") or []:
             if isinstance(resource, str):
                 covered.add(resource)
-    for template in pod_templates(pods) if pods is not None else []:
+    if pods is None:
+        return findings
+    for template in pod_templates(pods):
         for resource, asked in sorted(pod_requests(template).items()):
             if resource in covered:
                 continue
