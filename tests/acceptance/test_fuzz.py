@@ -34,7 +34,7 @@ namespace the profile's own GitOps tool, network operator or device plugin runs 
 declared or named by a job.
 
 Where such a case compiles, what it wrote must reach the cluster as written (an env value, a command argument,
-an image), merges must give the objects their spelled-out form gives, and a character the README refuses must
+an image), merges must give the objects their spelled-out form gives, and a character docs/security.md refuses must
 have been refused; a long string's render must end within 30 s (a linear one takes about a second).
 
 Then `mpigen render` runs in-process into a folder already holding the example fleet's charts, and:
@@ -550,7 +550,7 @@ CONTROL_ESCAPES = {"\\0": "\x00", "\\a": "\x07", "\\e": "\x1b", "\\x7f": "\x7f",
 FORBIDDEN_IN_VALUES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
                                  "\u2028\u2029\ud800-\udfff]")
 """What no profile value may hold (a tab and a newline may stand in a value, not in a key): written here from
-the Security section of the README rather than imported, so that a change of the rule fails this test."""
+docs/security.md rather than imported, so that a change of the rule fails this test."""
 FORBIDDEN_IN_KEYS = re.compile(f"[\t\n{FORBIDDEN_IN_VALUES.pattern[1:-1]}]")
 TARGETS = ("env-value", "env-key", "program", "mpirunArgs", "image", "description")
 
@@ -661,7 +661,7 @@ def implicit_type_cases(draw: st.DrawFn) -> Case:
 @st.composite
 def control_character_cases(draw: st.DrawFn) -> Case:
     """Control, bidi, separator, zero-width and surrogate characters through YAML's escapes, in values and keys:
-    refused where the README says so, else kept as written."""
+    refused where docs/security.md says so, else kept as written."""
     job = draw(st.sampled_from(JOB_FILES))
     escape = draw(st.sampled_from(sorted(CONTROL_ESCAPES)))
     target = draw(st.sampled_from(TARGETS))
@@ -711,7 +711,7 @@ def long_string_cases(draw: st.DrawFn) -> Case:
 
 # --- what belongs to the controllers: reserved key domains, their namespaces, `system-` priority classes -------------
 #
-# Written out from the README's Security section rather than imported, so that a change of the rules fails here.
+# Written out from docs/security.md rather than imported, so that a change of the rules fails here.
 
 RESERVED_DOMAINS = ("kubernetes.io", "k8s.io", "x-k8s.io", "kubeflow.org", "volcano.sh", "helm.sh", "argoproj.io",
                     "fluxcd.io", "cncf.io", "multus-cni.io", "openshift.io", "nvidia.com", "kai.scheduler", "runai",
@@ -826,7 +826,7 @@ def reserved_cases(draw: st.DrawFn) -> Case:
 
 # --- quantities of every size and precision -------------------------------------------------------------------------
 #
-# Written out from the README's Security section rather than imported: Kubernetes counts a CPU request in whole
+# Written out from docs/security.md rather than imported: Kubernetes counts a CPU request in whole
 # millicores and memory (and /dev/shm) in whole bytes, rounding anything finer up, and as an int64 of that unit; a
 # node's memory in GiB is at most that many bytes.
 

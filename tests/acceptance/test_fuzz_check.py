@@ -92,7 +92,7 @@ HOOKS = [("helm.sh/hook", "pre-install"), ("helm.sh/hook", "post-install,post-up
          ("argocd.argoproj.io/hook", "Sync"), ("argocd.argoproj.io/hook", "PostSync"),
          ("argocd.argoproj.io/hook", "SyncFail")]
 KINDS = ["Pod", "Deployment", "Job", "DaemonSet", "CronJob"]
-# Pod annotations that move a pod off its namespace's network (README, Security): each must be an error of the network
+# Pod annotations that move a pod off its namespace's network (docs/security.md): each must be an error of the network
 # rule, wherever the workload stands.
 NETWORK_PLANTS = [("v1.multus-cni.io/default-network", "kube-system/host-bridge"),
                   ("v1.multus-cni.io/default-network", "host-bridge"),

@@ -460,7 +460,7 @@ def test_rdma_shared_networks_run_over_the_rails_host_interfaces(compiled, hw):
 
 # --- what makes sense and what does not ------------------------------------------------------------
 
-# What each built-in leaves out (README "Built-in hardware"; the site profiles above fill it in).
+# What each built-in leaves out (docs/profiles.md, "Built-in hardware"; the site profiles above fill it in).
 BUILTIN_UNSET = {
     "dgx-1": {"hca", "pfName"},
     "dgx-1-32gb": {"hca", "pfName"},
@@ -468,7 +468,7 @@ BUILTIN_UNSET = {
     "dgx-a100": {"hca", "pfName", "vfDeviceId", "coresPerSocket"},
     "dgx-h100": {"hca", "pfName", "vendorId", "deviceId", "vfDeviceId", "linkType", "coresPerSocket"},
 }
-# What a rail's NIC must state under each provider (README "Network providers"): every RDMA provider derives
+# What a rail's NIC must state under each provider (docs/network-providers.md): every RDMA provider derives
 # NCCL_IB_HCA from `hca` and the network type from `linkType`; the SR-IOV device plugin selects VFs by vendor,
 # VF device id and PF name; the operator and rdma-shared-dev-plugin select the PF by vendor, device id and PF name.
 # A job asking for `resources.cpu` needs the node's cores.

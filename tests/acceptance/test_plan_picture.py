@@ -218,9 +218,9 @@ def test_a_64_node_pool_stays_readable(profiles_copy, tmp_path):
     assert node_boxes(parsed.elements, "dgx-pod") == node_boxes(small.elements, "dgx-pod"), "boxes keep their size"
 
 
-def test_the_readme_shows_the_example_fleet_as_chromium_drew_it():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "![mpigen plan --html of the example fleet](docs/plan-example-fleet.png)" in readme
+def test_the_docs_show_the_example_fleet_as_chromium_drew_it():
+    page = (REPO / "docs/plan-and-explain.md").read_text(encoding="utf-8")
+    assert "![mpigen plan --html of the example fleet](plan-example-fleet.png)" in page
     width, height, rows = png_pixels((REPO / "docs/plan-example-fleet.png").read_bytes())
     assert (width, height) == (1560, 2110), "the window `make screenshot` uses"
     painted = set()
