@@ -22,8 +22,8 @@ from conftest import CHARTS, REPO, current_folder, run_helm
 from ruamel.yaml import YAML
 
 from generator import __version__
-from generator.cli import main as mpigen_command  # the one place that names the command line's module
-from generator.pipeline import compile_profiles  # the one place that names the pipeline's module
+from generator.commands.cli import main as mpigen_command  # the one place that names the command line's module
+from generator.commands.pipeline import compile_profiles  # the one place that names the pipeline's module
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(`{3,}|~{3,})\s*([\w-]*)\s*$")
@@ -34,7 +34,7 @@ SHELLS = ("sh", "bash", "shell", "console")
 KIND_FOLDERS = {"Hardware": "hardware", "Cluster": "clusters", "Job": "jobs"}
 # Paths of the repository named in backquotes must exist. generator/ and tests/unit/ join once the layout of #29 is
 # in place: their paths move with it.
-REPO_PATH = re.compile(r"(?:profiles|charts|schemas|scripts|docs|tests/acceptance)/[\w.-][\w./-]*")
+REPO_PATH = re.compile(r"(?:profiles|charts|schemas|scripts|docs|generator|tests)/[\w.-][\w./-]*")
 BOOKKEEPING = ".mpigen-"
 """What a render keeps in an output folder (`.mpigen-owned`, `.mpigen-cache/`, `.mpigen-staging`): named by the
 docs, made by mpigen, not all of it in the repository."""
