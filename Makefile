@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 HELM3  := .tools/helm3/helm
 HELM4  := .tools/helm4/helm
 
-.PHONY: render validate check test lint helm chromium screenshot bench fuzz clean
+.PHONY: render validate check test lint typecheck helm chromium screenshot bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ chromium:
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
+# mypy over generator/ (its settings are pyproject.toml's [tool.mypy]): every function is annotated, and this holds it.
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
 # charts/ must be what profiles/ compiles to, and must pass `mpigen check` with real Helm 4 (no --crds: the schemas
 # of every kind mpigen emits ship with it).
 check: $(STAMP) $(HELM4)
@@ -50,7 +54,7 @@ check: $(STAMP) $(HELM4)
 # Tests run in parallel, one worker per core (pytest-xdist): most of the suite waits on Helm and mpigen
 # processes; with two workers the suite takes about 560 s on a 2-core machine. PYTEST_WORKERS=0 runs it serially.
 PYTEST_WORKERS ?= auto
-test: $(STAMP) helm chromium lint check
+test: $(STAMP) helm chromium lint typecheck check
 	MPIGEN_HELM3=$(abspath $(HELM3)) MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q -n $(PYTEST_WORKERS)
 
 # A long fuzz (`make test` runs a short one from a fixed seed): FUZZ_EXAMPLES mutations of the example profiles
