@@ -205,8 +205,8 @@ def build_worker_container(job: Job, mpijob: str, network: PodNetwork) -> dict[s
         container["command"] = [literal(part) for part in job.worker_command]
     else:
         if network.ssh_port is not None or job.backend is not Backend.MPIJOB:
-            # mpi-operator runs `/usr/sbin/sshd -De` in a worker container that has no command (DOMAIN.md section
-            # 1); Volcano and Trainer run the image's own entrypoint, so mpigen says it (as Trainer's runtime does).
+            # mpi-operator runs `/usr/sbin/sshd -De` in a worker container that has no command (its newWorker);
+            # Volcano and Trainer run the image's own entrypoint, so mpigen says it (as Trainer's runtime does).
             port = ["-p", str(network.ssh_port)] if network.ssh_port is not None else []
             container["command"] = [*SSHD, *port]
         # Ready once sshd listens, not once the container started: `WaitForWorkersReady` (and a launcher's
@@ -250,7 +250,7 @@ def build_launcher_pod_spec(job: Job, mpijob: str, workers: Variable) -> dict[st
 
 def hide_gpus_from_launcher(job: Job, launcher_spec: dict[str, Any]) -> dict[str, Any]:
     """The launcher asks for no GPU, but a CUDA image says NVIDIA_VISIBLE_DEVICES=all, which would show it every
-    GPU of its node: mpi-operator empties it on an MPIJob's launcher (DOMAIN.md section 1); for the backends whose
+    GPU of its node: mpi-operator empties it on an MPIJob's launcher (newLauncherPodTemplate); for the backends whose
     controller does not, mpigen does. On the launcher's container only: mpirun exports the job's own variables to
     the ranks."""
     if job.uses_gpus:

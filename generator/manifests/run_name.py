@@ -1,6 +1,6 @@
 """The job object's name under the job's naming policy.
 
-No controller applies a spec edit to a run it started (mpi-operator keeps its launcher, DOMAIN.md section 5;
+No controller applies a spec edit to a run it started (mpi-operator creates its launcher Job once;
 Volcano's webhook refuses the edit; Trainer builds its JobSet once). So by default the name carries a digest of
 the run's identity, what the profiles ask the run to do (generator/resolve/identity.py): a run asked to do
 something else is a new object, and the GitOps tool prunes the old one. A run that continues a committed one
@@ -22,7 +22,7 @@ RUN_DIGEST_COVERS = ("what the profiles ask the run to do: the job profile but f
                      "annotations, description, runPolicy.suspend), and of its cluster the node pool, hardware, "
                      "rails, network settings, scheduler, queue and topology level it depends on; never what a "
                      "release of mpigen compiles it to. No controller applies a spec edit to a run it started "
-                     "(mpi-operator keeps its launcher, DOMAIN.md section 5; Volcano's webhook refuses the edit; "
+                     "(mpi-operator creates its launcher Job once; Volcano's webhook refuses the edit; "
                      "Trainer builds the JobSet once), so a run asked to do something else is a new job object and "
                      "the GitOps tool prunes the old one")
 """What the digest in a job object's name covers, and why, in a reader's words (`mpigen explain`)."""

@@ -6,7 +6,8 @@ is given; the profile schemas' descriptions say the same.
 
 from __future__ import annotations
 
-# An edited job is a new MPIJob, pruned and replaced by the GitOps tool (DOMAIN.md section 5).
+# An edited job is a new MPIJob, pruned and replaced by the GitOps tool: mpi-operator creates a launcher Job once and
+# never applies a later spec edit to it (pkg/controller/mpi_job_controller.go).
 JOB_NAMING = "content-hash"
 JOB_BACKEND = "mpijob"  # the backend of a job whose profile and cluster choose none
 OPENMPI_VERSION = 4

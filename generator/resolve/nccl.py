@@ -1,4 +1,4 @@
-"""NCCL, UCX and MPI settings that follow from the rails a job's workers attach (DOMAIN.md section 3).
+"""NCCL, UCX and MPI settings that follow from the rails a job's workers attach (NCCL's and UCX's environment variables).
 
 Under the SR-IOV device plugin with the `rdma` CNI in exclusive mode, a pod sees only the RDMA
 devices of the VFs it was given, and those VFs carry their own `mlx5_N` names, not the PF's
@@ -14,7 +14,7 @@ import re
 from generator.model import LinkType, MpiImplementation, NetworkProvider, PciDistance, RailAttachment, derive, names, stated
 from generator.providers import DEFAULT_PROVIDER, PROVIDERS, Provider
 
-ROCE_GID_INDEX = "3"  # RoCEv2 over IPv4 (DOMAIN: 3 is usual); never set on InfiniBand.
+ROCE_GID_INDEX = "3"  # RoCEv2 over IPv4 (the usual GID index for it); never set on InfiniBand.
 # GPU-NIC distances at which mpigen sets NCCL_NET_GDR_LEVEL to the distance. Farther than PXB, GPUDirect RDMA
 # would cross the CPU (PHB, NODE, SYS), which NCCL's own default (PXB) already avoids; and NODE is no level
 # NCCL reads.
@@ -99,7 +99,7 @@ def _openmpi(rails: tuple[RailAttachment, ...], version: int, slots: int, ssh_po
                 "they would talk over TCP loopback"),
                ("OMPI_MCA_btl_tcp_if_include", interfaces, where)]
     if version < 5 and not operator:
-        # What mpi-operator appends to an MPIJob's launcher (DOMAIN.md section 1); no controller does it for a
+        # What mpi-operator appends to an MPIJob's launcher (its newLauncherPodTemplate); no controller does it for a
         # Volcano Job. mpigen's mpirun names the hostfile itself; a profile's own launcherCommand may not.
         env += [("OMPI_MCA_orte_default_hostfile", names.HOSTFILE_PATH, "the hostfile, for an mpirun that does not "
                  "name one (mpi-operator sets it for an MPIJob; here no controller does)"),

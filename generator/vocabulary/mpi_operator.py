@@ -1,6 +1,6 @@
 """mpi-operator's `kubeflow.org/v2beta1` API: kind, field values, defaults and the volumes it adds.
 
-Sources (DOMAIN.md section 1): pkg/apis/kubeflow/v2beta1/types.go and default.go (defaults applied before
+Sources (kubeflow/mpi-operator v0.8): pkg/apis/kubeflow/v2beta1/types.go and default.go (defaults applied before
 validation: Launcher replicas 1 / restartPolicy OnFailure, Worker replicas 0 / restartPolicy Never,
 cleanPodPolicy None, slotsPerWorker 1, sshAuthMountPath /root/.ssh, OpenMPI), pkg/apis/kubeflow/validation
 (the values it accepts) and pkg/controller/mpi_job_controller.go (the volumes it adds to the pods).

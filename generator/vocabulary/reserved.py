@@ -4,7 +4,7 @@ they run in, and the priority classes Kubernetes keeps for itself. Each is liste
 refuses them in profiles and `mpigen check` finds them in hand-written charts.
 
 Sources: ../shared/upstream (Multus' and the network operators' manifests, the KAI scheduler's docs, Kueue's,
-Volcano's and Trainer's CRDs and examples), DOMAIN.md, Multus' pkg/k8sclient/k8sclient.go (`defaultNetAnnot`,
+Volcano's and Trainer's CRDs and examples), Multus' pkg/k8sclient/k8sclient.go (`defaultNetAnnot`,
 `tryLoadK8sPodDefaultNetwork`), the KAI scheduler's podgrouper (`runai/queue`), Calico's and Cilium's IPAM
 documentation (Calico's "restrict a pod to use an IP address in a specific range", for firewalls that tell workloads
 apart by pool), Kube-OVN's (a pod's fixed IP and MAC, `ovn.kubernetes.io/logical_switch`), Antrea's pkg/ipam

@@ -2,7 +2,7 @@
 
 Sources: ../shared/upstream/scheduling/ (Volcano's Queue and PodGroup CRDs, scheduler-plugins' PodGroup),
 ../shared/upstream/scheduling/kueue/ (Kueue's CRDs, served as v1beta1 and v1beta2, stored as v1beta2; its
-MPIJob and topology-aware examples) and DOMAIN.md section 1 (mpi-operator's `--gang-scheduling`).
+MPIJob and topology-aware examples) and mpi-operator's `--gang-scheduling` (pkg/controller/podgroup.go).
 """
 
 from __future__ import annotations
