@@ -1,7 +1,8 @@
 """Shared fixtures: the example fleet, real Helm binaries, the upstream reference data.
 
-Tests that need `../shared` or a Helm binary skip with a reason on a user's clone, and fail in
-CI, where MPIGEN_REQUIRE_UPSTREAM=1 is set.
+The upstream files the tests read (CRDs, examples, reference code) are copied into tests/upstream/ with their
+provenance (tests/upstream/SOURCES.yaml), so a fresh clone runs every test. Tests that need a Helm binary skip with a
+reason on a user's clone, and fail in CI, where MPIGEN_REQUIRE_UPSTREAM=1 is set.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ from generator.write import CACHE_DIR
 REPO = Path(__file__).resolve().parent.parent
 PROFILES = REPO / "profiles"
 CHARTS = REPO / "charts"
-SHARED = REPO.parent / "shared"
 
 # A GPU job on the example cluster's DGX-1 pool, sized by whatever a test adds (7 lines: additions start at 8).
 TRAIN_JOB = """\
@@ -80,7 +80,10 @@ RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\
 # C1, a right-to-left override, NUL, \x01 and \x0b (no XML 1.0 parser reads them), a lone surrogate, U+FFFF.
 HOSTILE_NAME = ("a\x1b]0;owned\x07\x1b]8;;https://example.invalid/\x1b\\link\x1b]8;;\x1b\\\x1b[2J\x1b[1;1H"
                 "\x9b31m\u202eb\x00\x01\x0b\ud800\uffffc")
-UPSTREAM = SHARED / "upstream"
+
+# The upstream projects' own files (CRDs, examples, reference code) the tests judge mpigen's output by, copied
+# verbatim; tests/upstream/SOURCES.yaml names each one's repository, commit, path and licence.
+UPSTREAM = REPO / "tests" / "upstream"
 REQUIRED = os.environ.get("MPIGEN_REQUIRE_UPSTREAM") == "1"
 
 
@@ -95,7 +98,7 @@ def need(condition: bool, reason: str) -> None:
 
 @pytest.fixture(scope="session")
 def upstream() -> Path:
-    need(UPSTREAM.is_dir(), f"upstream reference data not found at {UPSTREAM}")
+    """tests/upstream/: the upstream CRDs, examples and reference code."""
     return UPSTREAM
 
 

@@ -43,7 +43,7 @@ Then `mpigen render` runs in-process into a folder already holding the example f
 - when it fails, every line it prints is `path:line:col: severity: message` with a path of the profile set (or a
   built-in) and a line and column inside that file, and the output folder is byte-for-byte as it was;
 - when it succeeds, the folder holds exactly what the profiles compile to, and `mpigen check` (real Helm, the
-  upstream CRDs of ../shared, --strict) finds no error in it; what Helm renders is exactly what mpigen built, so
+  upstream CRDs of tests/upstream, --strict) finds no error in it; what Helm renders is exactly what mpigen built, so
   a planted `{{ .Release.Name }}` comes out as that text, not as the release name; and every integer fits the
   int32 or int64 its Kubernetes schema declares (which JSON Schema, and so `check`, leaves unchecked).
 

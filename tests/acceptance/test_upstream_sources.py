@@ -1,0 +1,35 @@
+"""tests/upstream/: the upstream files the tests read are in the repository, each recorded in SOURCES.yaml with its
+repository, commit, path and licence, and nothing is recorded that is not there."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from conftest import UPSTREAM
+from ruamel.yaml import YAML
+
+SOURCES = UPSTREAM / "SOURCES.yaml"
+LICENSES = {"Apache-2.0", "CC-BY-4.0"}  # SPDX ids of the licences the copied files are under
+
+
+def recorded() -> list[dict[str, Any]]:
+    return YAML(typ="safe").load(SOURCES.read_text(encoding="utf-8"))["sources"]
+
+
+def test_every_copied_file_has_one_entry_and_every_entry_a_file():
+    listed = sorted(file for entry in recorded() for file in entry["files"])
+    present = sorted(path.relative_to(UPSTREAM).as_posix() for path in UPSTREAM.rglob("*")
+                     if path.is_file() and path != SOURCES)
+    assert listed == present
+
+
+def test_every_entry_names_its_repository_commit_paths_and_licence():
+    for entry in recorded():
+        assert set(entry) == {"repo", "commit", "license", "files"}, entry
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+", entry["repo"]), entry["repo"]
+        assert re.fullmatch(r"[0-9a-f]{40}", entry["commit"]), entry["commit"]
+        assert entry["license"] in LICENSES, entry["license"]
+        for file, path in entry["files"].items():
+            assert isinstance(path, str) and path and not path.startswith("/"), (file, path)
+
