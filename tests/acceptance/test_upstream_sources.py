@@ -1,16 +1,20 @@
 """tests/upstream/: the upstream files the tests read are in the repository, each recorded in SOURCES.yaml with its
-repository, commit, path and licence, and nothing is recorded that is not there."""
+repository, commit, path and licence, and nothing is recorded that is not there; no test reads from beside the
+repository, where a user's clone has nothing."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
-from conftest import UPSTREAM
+from conftest import REPO, UPSTREAM
 from ruamel.yaml import YAML
 
 SOURCES = UPSTREAM / "SOURCES.yaml"
 LICENSES = {"Apache-2.0", "CC-BY-4.0"}  # SPDX ids of the licences the copied files are under
+# A path that leaves the repository for the folder beside it: `../x`, or `REPO.parent` and the like.
+BESIDE = re.compile(r"\.\./shared|\bREPO\.parent\b|\.parent\.parent\s*/\s*[\"']shared[\"']")
 
 
 def recorded() -> list[dict[str, Any]]:
@@ -33,3 +37,10 @@ def test_every_entry_names_its_repository_commit_paths_and_licence():
         for file, path in entry["files"].items():
             assert isinstance(path, str) and path and not path.startswith("/"), (file, path)
 
+
+def test_no_test_or_script_reads_from_beside_the_repository():
+    sources = [REPO / "Makefile", REPO / ".ci" / "run", *sorted((REPO / "tests").rglob("*.py")),
+               *sorted((REPO / "scripts").rglob("*.py"))]
+    found = [f"{path.relative_to(REPO)}:{number}: {line.strip()}" for path in sources if path != Path(__file__)
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if BESIDE.search(line)]
+    assert found == []
