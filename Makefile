@@ -29,7 +29,7 @@ helm: $(HELM3) $(HELM4)
 
 # tests/acceptance/test_plan_picture.py renders `mpigen plan --html` in a real headless Chromium: Debian's package,
 # installed here where apt-get works as root. Elsewhere install Chromium yourself (or point MPIGEN_CHROMIUM at it);
-# without it that test skips on your machine and fails in CI.
+# without it that test skips on your machine, and fails where the CI variable is set (.ci/run sets it).
 chromium:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || [ -n "$(MPIGEN_CHROMIUM)" ] || \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \

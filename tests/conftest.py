@@ -1,7 +1,8 @@
 """Shared fixtures: the example fleet, real Helm binaries, the upstream reference data.
 
-Tests that need `../shared` or a Helm binary skip with a reason on a user's clone, and fail in
-CI, where MPIGEN_REQUIRE_UPSTREAM=1 is set.
+The upstream files the tests read (CRDs, examples, reference code) are copied into tests/upstream/ with their
+provenance (tests/upstream/SOURCES.yaml), so a fresh clone runs every test. A missing Helm binary fails the tests
+that need it, saying how to get one (`make test` installs both).
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ from generator.write import CACHE_DIR
 REPO = Path(__file__).resolve().parent.parent
 PROFILES = REPO / "profiles"
 CHARTS = REPO / "charts"
-SHARED = REPO.parent / "shared"
 
 # A GPU job on the example cluster's DGX-1 pool, sized by whatever a test adds (7 lines: additions start at 8).
 TRAIN_JOB = """\
@@ -80,22 +80,15 @@ RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\
 # C1, a right-to-left override, NUL, \x01 and \x0b (no XML 1.0 parser reads them), a lone surrogate, U+FFFF.
 HOSTILE_NAME = ("a\x1b]0;owned\x07\x1b]8;;https://example.invalid/\x1b\\link\x1b]8;;\x1b\\\x1b[2J\x1b[1;1H"
                 "\x9b31m\u202eb\x00\x01\x0b\ud800\uffffc")
-UPSTREAM = SHARED / "upstream"
-REQUIRED = os.environ.get("MPIGEN_REQUIRE_UPSTREAM") == "1"
 
-
-def need(condition: bool, reason: str) -> None:
-    """Skip on a user's machine, fail in CI."""
-    if condition:
-        return
-    if REQUIRED:
-        pytest.fail(f"{reason} (MPIGEN_REQUIRE_UPSTREAM=1: this must not be skipped)")
-    pytest.skip(reason)
+# The upstream projects' own files (CRDs, examples, reference code) the tests judge mpigen's output by, copied
+# verbatim; tests/upstream/SOURCES.yaml names each one's repository, commit, path and licence.
+UPSTREAM = REPO / "tests" / "upstream"
 
 
 @pytest.fixture(scope="session")
 def upstream() -> Path:
-    need(UPSTREAM.is_dir(), f"upstream reference data not found at {UPSTREAM}")
+    """tests/upstream/: the upstream CRDs, examples and reference code."""
     return UPSTREAM
 
 
@@ -106,6 +99,16 @@ def helm_path(major: int) -> Path | None:
     return next((c for c in candidates if c.exists()), None)
 
 
+def require_helm(major: int) -> Path:
+    """A real Helm `major` binary. `make test` installs both, so a missing one fails the test, saying how to get it,
+    instead of skipping what the test proves."""
+    path = helm_path(major)
+    if path is None:
+        pytest.fail(f"no Helm {major} binary: run `make helm` (it installs .tools/helm{major}/helm), "
+                    f"or point MPIGEN_HELM{major} at one", pytrace=False)
+    return path
+
+
 @pytest.fixture(scope="module", params=[3, 4], ids=["helm3", "helm4"])
 def helm(request: pytest.FixtureRequest) -> Path:
     """A real Helm binary; the tests that take it run once per major version.
@@ -113,9 +116,7 @@ def helm(request: pytest.FixtureRequest) -> Path:
     Module-scoped, so pytest keeps each module's tests together: a session-scoped parameter has it run every module's
     Helm 3 tests, then every module's Helm 4 tests, then the rest, building each module's fixtures (a rendered matrix,
     a compiled fleet) once for each of the three."""
-    path = helm_path(request.param)
-    need(path is not None, f"no Helm {request.param} binary (run `make helm`)")
-    return path
+    return require_helm(request.param)
 
 
 @pytest.fixture(scope="module")
@@ -123,10 +124,7 @@ def helm4() -> Path:
     """Helm 4, which `check --strict` renders the matrices with (Argo CD 3.5 and Flux ship it); that Helm 3 renders
     each chart to the very same objects is `assert_helm_renders_the_compiled_objects`, far cheaper than a
     second strict check (tests/acceptance/test_matrix.py)."""
-    path = helm_path(4)
-    need(path is not None, "no Helm 4 binary (run `make helm`)")
-    assert path is not None
-    return path
+    return require_helm(4)
 
 
 def run_helm(helm: Path, *args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -3,7 +3,7 @@ label and annotation keys they read as instructions, the annotations that change
 they run in, and the priority classes Kubernetes keeps for itself. Each is listed once, here, with why; validate
 refuses them in profiles and `mpigen check` finds them in hand-written charts.
 
-Sources: ../shared/upstream (Multus' and the network operators' manifests, the KAI scheduler's docs, Kueue's,
+Sources: the upstream projects (Multus' and the network operators' manifests, the KAI scheduler's docs, Kueue's,
 Volcano's and Trainer's CRDs and examples), Multus' pkg/k8sclient/k8sclient.go (`defaultNetAnnot`,
 `tryLoadK8sPodDefaultNetwork`), the KAI scheduler's podgrouper (`runai/queue`), Calico's and Cilium's IPAM
 documentation (Calico's "restrict a pod to use an IP address in a specific range", for firewalls that tell workloads

@@ -1,8 +1,8 @@
 """The gang schedulers' and Kueue's APIs: kinds, API versions, labels and annotations mpigen writes or reads.
 
-Sources: ../shared/upstream/scheduling/ (Volcano's Queue and PodGroup CRDs, scheduler-plugins' PodGroup),
-../shared/upstream/scheduling/kueue/ (Kueue's CRDs, served as v1beta1 and v1beta2, stored as v1beta2; its
-MPIJob and topology-aware examples) and mpi-operator's `--gang-scheduling` (pkg/controller/podgroup.go).
+Sources: tests/upstream/scheduling/ (Volcano's Queue and PodGroup CRDs, scheduler-plugins' PodGroup),
+tests/upstream/scheduling/kueue/ (Kueue's CRDs, served as v1beta1 and v1beta2, stored as v1beta2), Kueue's
+MPIJob and topology-aware examples and mpi-operator's `--gang-scheduling` (pkg/controller/podgroup.go).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Kubeflow Trainer v2 (`trainer.kubeflow.org/v1alpha1`): a TrainJob on a TrainingRuntime, as Trainer treats them.
 
-Sources: ../shared/upstream/trainer/ (the TrainJob and TrainingRuntime CRDs, the shipped runtimes, and the MPI
-plugin's source, pkg/runtime/framework/plugins/mpi/mpi.go). The runtime's template is a JobSet spec; JobSet names a
+Sources: tests/upstream/trainer/ (the TrainJob and TrainingRuntime CRDs, and the MPI plugin's source), the runtimes
+Trainer ships. The runtime's template is a JobSet spec; JobSet names a
 replicated job's pods' hostnames `<jobset>-<replicatedJob>-<jobIndex>-<podIndex>`, one Job per replicated job, behind a
 headless Service named after the JobSet (the TrainJob), which is the pods' subdomain (the pods' own names end in a
 random suffix). Under `mlPolicy.mpi` Trainer

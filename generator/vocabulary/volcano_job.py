@@ -1,6 +1,6 @@
 """Volcano's own Job (`batch.volcano.sh/v1alpha1`), as its controller and job plugins treat it.
 
-Sources: ../shared/upstream/scheduling/batch.volcano.sh_jobs.yaml (the CRD) and Volcano's MPI examples beside it
+Sources: tests/upstream/scheduling/batch.volcano.sh_jobs.yaml (the CRD) and Volcano's MPI examples
 (tasks `mpimaster` and `mpiworker`, plugins `ssh` and `svc`, the master ending the job on TaskCompleted); Volcano's
 job controller: a task's pods are `<job>-<task>-<i>` (PodNameFmt); the svc plugin gives each pod its own name as
 hostname and the job's name as subdomain, behind a headless Service `<job>`, with a ConfigMap `<job>-svc` and a

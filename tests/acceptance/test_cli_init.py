@@ -3,12 +3,11 @@ Helm; a second init into the same folder changes nothing."""
 
 from __future__ import annotations
 
-from conftest import helm_path, need, run_limited, run_mpigen, snapshot, without_root_privileges
+from conftest import require_helm, run_limited, run_mpigen, snapshot, without_root_privileges
 
 
 def test_init_then_validate_render_and_check(tmp_path):
-    helm = helm_path(4)
-    need(helm is not None, "needs Helm 4 (make test installs it)")
+    helm = require_helm(4)
     profiles = tmp_path / "profiles"
     made = run_mpigen("init", profiles, "--hardware", "dgx-h100", "--gitops", "flux")
     assert made.returncode == 0, made.stderr

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import PROFILES, need, run_mpigen
+from conftest import PROFILES, run_mpigen
 
 from generator.write import STAGING_DIR
 
@@ -61,7 +61,9 @@ def fleets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[s
 
 def launchers() -> dict[str, list[str]]:
     script = Path(sys.executable).parent / "mpigen"
-    need(script.is_file(), f"no console script at {script} (pip install -e .)")
+    if not script.is_file():
+        pytest.fail(f"no console script at {script}: run `make test`, which installs mpigen (pip install -e .)",
+                    pytrace=False)
     return {"module": [sys.executable, "-m", "generator"], "script": [str(script)]}
 
 
@@ -70,7 +72,8 @@ def launchers() -> dict[str, list[str]]:
 @pytest.mark.parametrize("launcher", ["module", "script"])
 def test_a_signal_at_any_moment_is_one_line_and_leaves_old_or_new_charts(tmp_path, fleets, launcher, signum, code,
                                                                          line):
-    need(PROC.is_dir(), "needs /proc to see when mpigen's signal handling is in place")
+    if not PROC.is_dir():
+        pytest.skip("needs Linux's /proc to see when mpigen's signal handling is in place")
     old, new_profiles, old_state, new_state = fleets
     command = launchers()[launcher]
     outcomes = []

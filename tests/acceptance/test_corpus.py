@@ -51,7 +51,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import PROFILES, REPO, need, run_helm
+from conftest import PROFILES, REPO, run_helm
 from ruamel.yaml import YAML
 
 from generator.commands.cli import main
@@ -255,7 +255,8 @@ def run_measured(args: list[str], cwd: Path) -> tuple[int, str, int]:
 @pytest.fixture(scope="session")
 def example_peak_kib(tmp_path_factory: pytest.TempPathFactory) -> int:
     """What validating the example fleet takes: the measure of what a refusal may cost."""
-    need(Path("/proc/self/status").is_file(), "no /proc/self/status to read peak memory from")
+    if not Path("/proc/self/status").is_file():
+        pytest.skip("needs Linux's /proc/self/status to read peak memory from")
     folder = tmp_path_factory.mktemp("baseline")
     shutil.copytree(PROFILES, folder / "profiles")
     code, stderr, peak = run_measured(["validate", "profiles"], folder)

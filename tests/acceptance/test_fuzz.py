@@ -43,7 +43,7 @@ Then `mpigen render` runs in-process into a folder already holding the example f
 - when it fails, every line it prints is `path:line:col: severity: message` with a path of the profile set (or a
   built-in) and a line and column inside that file, and the output folder is byte-for-byte as it was;
 - when it succeeds, the folder holds exactly what the profiles compile to, and `mpigen check` (real Helm, the
-  upstream CRDs of ../shared, --strict) finds no error in it; what Helm renders is exactly what mpigen built, so
+  upstream CRDs of tests/upstream, --strict) finds no error in it; what Helm renders is exactly what mpigen built, so
   a planted `{{ .Release.Name }}` comes out as that text, not as the release name; and every integer fits the
   int32 or int64 its Kubernetes schema declares (which JSON Schema, and so `check`, leaves unchecked).
 
@@ -84,7 +84,7 @@ from unittest import mock
 
 import pytest
 from click.testing import CliRunner
-from conftest import PROFILES, REPO, REQUIRED, UPSTREAM, helm_path, need
+from conftest import PROFILES, REPO, UPSTREAM, require_helm
 from hypothesis import HealthCheck, event, example, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
@@ -1040,16 +1040,10 @@ def render(profiles: Path, out: Path) -> Any:
 
 @pytest.fixture(scope="module")
 def fuzz(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
-    helm4 = helm_path(4)
-    need(helm4 is not None, "no Helm 4 binary (run `make helm`)")
-    helm3 = helm_path(3) if LONG else None
-    if LONG:
-        need(helm3 is not None, "no Helm 3 binary (run `make helm`): the long fuzz compares Helm 3 and Helm 4")
-    crds = tuple(p for p in CRDS if p.is_file())
-    if REQUIRED:
-        need(len(crds) == len(CRDS), f"the upstream CRDs under {UPSTREAM}")
+    helm4 = require_helm(4)
+    helm3 = require_helm(3) if LONG else None  # the long fuzz compares Helm 3 and Helm 4
     root = tmp_path_factory.mktemp("fuzz").resolve()
-    fixture = Fixture(root, {}, CheckOptions(helm=str(helm4), crds=crds, strict=bool(crds)),
+    fixture = Fixture(root, {}, CheckOptions(helm=str(helm4), crds=CRDS, strict=True),
                       Renders(compare_with=str(helm3) if helm3 else None), SchemaSets())
     write_files(fixture.profiles, EXAMPLE_FILES)
     result = render(fixture.profiles, fixture.out)

@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHARTS, RAW_CONTROL, REPO, REQUIRED, helm_path, need
+from conftest import CHARTS, RAW_CONTROL, REPO, require_helm
 from hypothesis import HealthCheck, event, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
@@ -439,9 +439,7 @@ def verdict(case: Hostile, target: Path, result: subprocess.CompletedProcess[str
 
 
 def helms() -> list[Path]:
-    found = [path for path in (helm_path(3), helm_path(4)) if path is not None]
-    need(len(found) == 2 or (not REQUIRED and bool(found)), "no Helm 3 and Helm 4 binaries (run `make helm`)")
-    return found
+    return [require_helm(3), require_helm(4)]
 
 
 def _settings(examples: int = EXAMPLES) -> Callable[[Any], Any]:

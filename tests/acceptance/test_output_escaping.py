@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import CHARTS, HOSTILE_NAME, PROFILES, RAW_CONTROL, helm_path, need, run_mpigen
+from conftest import CHARTS, HOSTILE_NAME, PROFILES, RAW_CONTROL, helm_path, require_helm, run_mpigen
 
 from generator.support.diagnostics import one_line
 
@@ -108,8 +108,7 @@ def test_plan_explain_and_validate_escape_a_profile_file_name(profiles_copy):
 
 
 def test_diff_escapes_the_objects_it_names(tmp_path):
-    helm = helm_path(3) or helm_path(4)
-    need(helm is not None, "no Helm binary (run `make helm`)")
+    helm = helm_path(3) or require_helm(4)
     shutil.copytree(PROFILES, tmp_path / "profiles")
     shutil.copytree(CHARTS, tmp_path / "charts")
     name = HOSTILE_NAME.replace("\x00", "").replace("\ud800", "")  # what YAML and Helm pass through

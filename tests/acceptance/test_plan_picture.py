@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import PROFILES, REPO, need, run_mpigen
+from conftest import PROFILES, REPO, run_mpigen
 
 from generator.commands.pipeline import check_profiles
 from generator.insight.picture import job_colours
@@ -27,8 +27,14 @@ WAITING = {"language-bert"}
 
 
 def chromium() -> str:
+    """The browser: MPIGEN_CHROMIUM, or `chromium` on the PATH. `make chromium` installs Debian's package only where
+    apt-get runs as root, so without one this test skips on a developer's machine; in CI (`CI` set) it fails."""
     found = os.environ.get("MPIGEN_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    need(found is not None, "no chromium (Debian's package `chromium`; `make test` installs it where apt works)")
+    if found is None:
+        reason = "no chromium (Debian's package `chromium`: `make chromium` installs it where apt-get runs as root)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason}; CI is set, where the picture test must run", pytrace=False)
+        pytest.skip(reason)
     return found
 
 

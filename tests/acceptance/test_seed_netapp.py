@@ -1,6 +1,7 @@
 """NetApp's two-DGX-1 TensorFlow/Horovod job (seed 002), written as mpigen profiles, against the seed itself.
 
-The seed (../shared/seeds/002_e493630a1ed00baa.txt) runs a worker Deployment and a master Job with
+The seed (seeds/002_e493630a1ed00baa.txt of the project's reference material; the lines this module reads are
+tests/acceptance/seeds/netapp-two-dgx1.txt, verbatim) runs a worker Deployment and a master Job with
 `hostNetwork: true`; the master's log shows the mpirun it ran. Its last mpirun is the training run (`-np 16`).
 profiles/hardware/dgx-1-roce.yaml, profiles/clusters/netapp-lab.yaml and profiles/jobs/netapp-resnet50.yaml
 write that job down; the job profile sets only the seed's own choices, and the NCCL settings that follow from
@@ -13,16 +14,17 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from conftest import PROFILES, SHARED, need
+from conftest import PROFILES
 
 from generator.commands.pipeline import CompileResult
 from generator.model import Job
 
-SEED = SHARED / "seeds" / "002_e493630a1ed00baa.txt"
+SEED = Path(__file__).parent / "seeds" / "netapp-two-dgx1.txt"
 JOB_PROFILE = PROFILES / "jobs" / "netapp-resnet50.yaml"
 CHART = "netapp-lab/jobs/netapp-resnet50"
 
@@ -91,7 +93,6 @@ def parse_mpirun(line: str) -> SeedRun:
 
 @pytest.fixture(scope="module")
 def seed_text() -> str:
-    need(SEED.is_file(), f"seed not found at {SEED}")
     return SEED.read_text(encoding="utf-8")
 
 

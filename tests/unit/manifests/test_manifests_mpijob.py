@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import PROFILES, UPSTREAM, is_run_of, need, run_helm
+from conftest import PROFILES, UPSTREAM, is_run_of, run_helm
 
 from generator.commands.pipeline import CompileResult, compile_profiles
 from generator.manifests import build_job, job_chart_ref, job_object
@@ -577,7 +577,6 @@ def test_workers_are_ready_once_sshd_listens_as_in_mpi_operators_examples(profil
     # does not retry ssh, and without it Ready (what WaitForWorkersReady waits for) means only that the container
     # started. mpigen probes every worker's sshd the same way, whatever the MPI.
     example = UPSTREAM / "mpi-operator" / "examples" / "pi__pi-intel.yaml"
-    need(example.is_file(), "needs ../shared/upstream/mpi-operator")
     upstream = yaml.safe_load(example.read_text(encoding="utf-8"))
     probe = upstream["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["readinessProbe"]
     assert set(probe) == {"tcpSocket", "initialDelaySeconds"} and probe["initialDelaySeconds"] == 2

@@ -1,5 +1,5 @@
 """generator/manifests/trainjob.py: the TrainJob of a `backend: trainjob` job and its TrainingRuntime, against
-Kubeflow Trainer's own facts. Sources: ../shared/upstream/trainer/ (the TrainJob and TrainingRuntime CRDs; the MPI
+Kubeflow Trainer's own facts. Sources: tests/upstream/trainer/ (the TrainJob and TrainingRuntime CRDs; the MPI
 plugin, reference__pkg_runtime_framework_plugins_mpi_mpi.go: it touches only containers named `node`, writes its
 hostfile lines as `<endpoint> slots=<numProcPerNode>`, and sets OpenMPI's ORTE variables on the launcher); JobSet's
 endpoints `<trainjob>-<replicatedJob>-<jobIndex>-<podIndex>.<subdomain>`, the subdomain being the TrainJob's name;
@@ -14,14 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PROFILES, CustomResourceSchemas, need
+from conftest import PROFILES, UPSTREAM, CustomResourceSchemas
 from ruamel.yaml import YAML
 
 from generator.commands.pipeline import check_profiles, compile_profiles
 from generator.manifests import build_infra, build_job, infra_chart_ref, job_chart_ref, job_object
 from generator.model import Backend, Job
 
-UPSTREAM = PROFILES.parent.parent / "shared" / "upstream"
 TRAINER = UPSTREAM / "trainer"
 TRAINJOB = (PROFILES / "jobs/resnet50-trainjob.yaml").read_text(encoding="utf-8")
 PATH = "jobs/resnet50-trainjob.yaml"
@@ -85,7 +84,6 @@ def test_the_example_job_is_a_trainjob_on_its_own_runtime(example):
 
 
 def test_both_objects_match_trainers_crds(example):
-    need(TRAINER.is_dir(), "needs ../shared/upstream/trainer")
     _, trainjob, runtime, _ = example
     crds = CustomResourceSchemas([TRAINER / "trainer.kubeflow.org_trainjobs.yaml",
                                   TRAINER / "trainer.kubeflow.org_trainingruntimes.yaml"])
@@ -93,7 +91,6 @@ def test_both_objects_match_trainers_crds(example):
 
 
 def test_every_container_is_named_node_for_trainers_mpi_plugin(example):
-    need(TRAINER.is_dir(), "needs ../shared/upstream/trainer")
     plugin = (TRAINER / "reference__pkg_runtime_framework_plugins_mpi_mpi.go").read_text(encoding="utf-8")
     assert "if container.Name != constants.Node {\n\t\t\t\tcontinue" in plugin  # keys and hostfile: `node` only
     _, _, runtime, _ = example
@@ -102,7 +99,6 @@ def test_every_container_is_named_node_for_trainers_mpi_plugin(example):
 
 
 def test_the_hostfile_is_the_one_trainer_writes(example):
-    need(TRAINER.is_dir(), "needs ../shared/upstream/trainer")
     plugin = (TRAINER / "reference__pkg_runtime_framework_plugins_mpi_mpi.go").read_text(encoding="utf-8")
     assert 'fmt.Fprintf(&hostFile, "%s slots=%d\\n", e, slots)' in plugin
     _, trainjob, runtime, configmap = example

@@ -1,5 +1,5 @@
 """generator/manifests/volcano_job.py: the Volcano Job of a `backend: volcano-job` job, against Volcano's own
-facts. Sources: ../shared/upstream/scheduling/batch.volcano.sh_jobs.yaml (the CRD) and the MPI examples beside it;
+facts. Sources: tests/upstream/scheduling/batch.volcano.sh_jobs.yaml (the CRD) and Volcano's MPI examples;
 Volcano's job controller (a task's pods are `<job>-<task>-<i>`, PodNameFmt "%s-%s-%d"); its svc plugin (each pod's
 hostname is its name and its subdomain the job's, behind a headless Service named after the job); its ssh plugin
 (`--ssh-key-file-path`, default /root/.ssh); its admission webhook (minAvailable no more than the tasks' replicas).
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PROFILES, CustomResourceSchemas, need
+from conftest import PROFILES, UPSTREAM, CustomResourceSchemas
 from ruamel.yaml import YAML
 
 from generator.check.rules.scheduling import check_scheduling
@@ -22,7 +22,6 @@ from generator.manifests import build_job, job_chart_ref, job_object
 from generator.model import Backend, Job
 from generator.readback.findings import CheckContext, RenderedObject
 
-UPSTREAM = PROFILES.parent.parent / "shared" / "upstream"
 VCJOB = (PROFILES / "jobs/allreduce-vcjob.yaml").read_text(encoding="utf-8")
 
 
@@ -68,7 +67,6 @@ def test_the_example_job_is_a_volcano_job_of_two_tasks(example):
 
 
 def test_it_matches_the_upstream_crd(example):
-    need((UPSTREAM / "scheduling" / "batch.volcano.sh_jobs.yaml").is_file(), "upstream Volcano CRD not found")
     crds = CustomResourceSchemas([UPSTREAM / "scheduling" / "batch.volcano.sh_jobs.yaml"])
     _, vcjob, _ = example
     assert crds.problems(vcjob) == []

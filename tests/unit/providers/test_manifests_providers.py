@@ -115,7 +115,7 @@ def test_sriov_network_operator_puts_each_pool_with_rails_in_exclusive_rdma_mode
     """The `rdma` meta plugin moves a VF's RDMA device into the pod's netns, which needs the RDMA subsystem in
     exclusive mode (not the kernel's default); the operator sets it per node pool with a SriovNetworkPoolConfig,
     `rdmaMode: exclusive`, and reboots the pool's nodes `maxUnavailable` at a time (1: "Conservative for reboots")
-    (shared/upstream/network/sriov-network-operator/examples/doc__rdma-configuration.yaml)."""
+    (sriov-network-operator's doc/rdma-configuration.md)."""
     result = _compile(profiles_copy, "sriov-network-operator", "OpenMPI")
     configs = [o for o in _objects(result) if o["kind"] == "SriovNetworkPoolConfig"]
     # dgx-lab's cpu pool carries no rails: its nodes are left as they are.
@@ -133,7 +133,7 @@ def test_sriov_network_operator_puts_each_pool_with_rails_in_exclusive_rdma_mode
 
 def test_sriov_device_plugin_notes_state_the_exclusive_rdma_mode_the_nodes_need(profiles_copy):
     """Without the operator nobody sets the nodes' RDMA netns mode: the rdma CNI needs `exclusive`
-    (shared/upstream/network/rdma-cni/examples__rdma_net_crd.yaml chains it after sriov), set by `rdma system set
+    (tests/upstream/network/rdma-cni/examples__rdma_net_crd.yaml chains it after sriov), set by `rdma system set
     netns exclusive`, kept across reboots by ib_core's module option netns_mode=0."""
     notes = _infra_notes(_compile(profiles_copy, "sriov-device-plugin", "OpenMPI"))
     assert "`rdma system set netns exclusive`" in notes and "`options ib_core netns_mode=0`" in notes
@@ -148,8 +148,9 @@ ROCE_RAILS = (RAILS.replace("    nic: ib0\n", "    nic: ib0\n    vlan: 3091\n   
 def test_sr_iov_sets_the_rails_vlan_and_priority_on_the_vfs(profiles_copy, provider):
     """sriov-cni sets `vlan` and `vlanQoS` on the VF it configures; the operator takes them as SriovNetwork's
     `spec.vlan` and `spec.vlanQoS` and writes them into that config
-    (shared/upstream/network/sriov-network-operator/bindata__manifests__cni-config__sriov__sriov-cni-config.yaml and
-    config__crd__bases__sriovnetwork.openshift.io_sriovnetworks.yaml). Untagged rails get neither."""
+    (sriov-network-operator's bindata/manifests/cni-config/sriov/sriov-cni-config.yaml, and its SriovNetwork CRD:
+    tests/upstream/network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovnetworks.yaml).
+    Untagged rails get neither."""
     cluster = _cluster(provider).replace("hardware: dgx-1\n", "hardware: dgx-1-roce\n").replace(RAILS, ROCE_RAILS)
     result = compile_profiles([profiles_copy({"clusters/dgx-lab.yaml": cluster})])
     assert result.ok, [d.format() for d in result.diagnostics]
@@ -176,7 +177,7 @@ def test_infiniband_guids_from_ib_kubernetes_declare_the_capability(profiles_cop
     """ib-kubernetes hands each pod's InfiniBand VF a GUID through Multus' runtimeConfig, which reaches a CNI only
     where its config declares the capability: ib-sriov-cni's `infinibandGUID` (its README, "Supported
     Capabilities"), on a SriovIBNetwork `capabilities: '{"infinibandGUID": true}'`
-    (shared/upstream/network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovibnetworks.yaml).
+    (tests/upstream/network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovibnetworks.yaml).
     By default (`node`) the VFs keep the node's GUIDs and nothing is declared; NOTES says who must set them."""
     default = _compile(profiles_copy, provider, "OpenMPI")
     cluster = _cluster(provider).replace(f"  provider: {provider}\n",

@@ -31,8 +31,8 @@ def test_the_example_roce_cluster_tags_its_rails_cleanly(diagnose):
 
 def test_vlan_qos_without_a_vlan_is_refused(diagnose):
     """sriov-cni and the SriovNetwork take `vlanQoS` as the 802.1p priority of the VF's VLAN-tagged frames
-    (shared/upstream/network/sriov-network-operator/bindata__manifests__cni-config__sriov__sriov-cni-config.yaml
-    writes it only beside `vlan`): without a VLAN there is no tag to carry it."""
+    (sriov-network-operator's bindata/manifests/cni-config/sriov/sriov-cni-config.yaml writes it only beside `vlan`):
+    without a VLAN there is no tag to carry it."""
     outcome = diagnose({ROCE: ROCE_LAB.replace("    vlan: 3091\n", "", 1)})
     expect(outcome, (ROCE, 24, 5, "rail 'rail0': `vlanQoS` is the priority of VLAN-tagged frames, and the rail has "
                      "no `vlan`", "add `vlan: <id>` (1-4094) to the rail, or remove `vlanQoS`"))
@@ -40,7 +40,7 @@ def test_vlan_qos_without_a_vlan_is_refused(diagnose):
 
 def test_a_vlan_on_an_infiniband_rail_is_refused(diagnose):
     """InfiniBand has partitions (pkeys), not VLANs: the operator's SriovIBNetwork has no `vlan` at all
-    (shared/upstream/network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovibnetworks.yaml),
+    (tests/upstream/network/sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovibnetworks.yaml),
     and dgx-1's ports are InfiniBand."""
     outcome = diagnose({ROCE: ROCE_LAB.replace("hardware: dgx-1-roce", "hardware: dgx-1")})
     expect(outcome, *((ROCE, 24 + 6 * i, 5, f"rail 'rail{i}' runs over InfiniBand NIC 'ib{i}', which has no VLANs",
@@ -72,7 +72,7 @@ def test_a_vlan_under_rdma_shared_is_refused(diagnose):
     ("    vlan: 3091\n    vlanQoS: 8\n", 25, 14, "`rails[0].vlanQoS` is 8; it must be <= 7")])
 def test_vlan_and_priority_ranges(diagnose, rail, line, column, shown):
     """802.1Q ids 1-4094 (0 is untagged, 4095 reserved) and 802.1p priorities 0-7, as the SriovNetwork CRD bounds
-    them (shared/upstream/network/sriov-network-operator/
+    them (tests/upstream/network/sriov-network-operator/
     config__crd__bases__sriovnetwork.openshift.io_sriovnetworks.yaml)."""
     outcome = diagnose({ROCE: ROCE_LAB.replace("    vlan: 3091\n    vlanQoS: 3\n", rail)})
     expect(outcome, (ROCE, line, column, shown))
@@ -99,7 +99,7 @@ def test_infiniband_guids_from_ib_kubernetes_on_infiniband_rails_pass(diagnose):
 
 
 def test_sriov_pool_configs_need_node_labels_that_select_one_pool(diagnose):
-    """A SriovNetworkPoolConfig selects its nodes by `nodeSelector` alone (shared/upstream/network/
+    """A SriovNetworkPoolConfig selects its nodes by `nodeSelector` alone (tests/upstream/network/
     sriov-network-operator/config__crd__bases__sriovnetwork.openshift.io_sriovnetworkpoolconfigs.yaml): an empty one
     matches every node, which the operator would drain and reboot into RDMA exclusive mode; and "if a node is
     selected by more than one pool, then it will not be drained" (the operator's README), so never configured. So
