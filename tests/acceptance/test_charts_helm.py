@@ -1,6 +1,6 @@
 """The charts as Helm itself sees them, once under Helm 3 and once under Helm 4.
 
-Argo CD and Flux render with either major version (DOMAIN.md section 5), so every check runs under both.
+Argo CD and Flux render with either major version (docs/facts.md section 5), so every check runs under both.
 """
 
 from __future__ import annotations

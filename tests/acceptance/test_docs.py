@@ -400,7 +400,7 @@ LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(REPO).as_posix() for p in PAGES])
 def test_every_link_leads_to_a_file_and_heading_that_exist(page: Path) -> None:
     broken = []
-    for target in LINK.findall(prose(page)):
+    for target in LINK.findall(re.sub(r"`[^`\n]*`", "", prose(page))):  # a code span holds no link
         if re.match(r"[a-z]+:", target):
             continue
         path, _, anchor = target.partition("#")

@@ -1,7 +1,7 @@
 """Golden: the example DGX-1 job over all four InfiniBand rails (profiles/jobs/resnet50-dgx.yaml on
 profiles/clusters/dgx-lab.yaml), and the same job with the four ports in Ethernet mode (RoCE).
 
-Every expected value below is written by hand, each with the fact it follows from (DOMAIN.md section and
+Every expected value below is written by hand, each with the fact it follows from (docs/facts.md section and
 the seeds), never produced by the code under test. A change to any of them is a change of what mpigen tells
 the cluster: review it against those facts, then edit the value here on purpose.
 """
@@ -51,29 +51,29 @@ def roce(tmp_path_factory) -> CompileResult:
 
 # NCCL and MPI settings of the InfiniBand job, in the order mpigen writes them.
 IB_ENV = [
-    # DOMAIN 2-3: under the SR-IOV device plugin with the rdma CNI in exclusive mode a pod sees only its own VFs,
+    # facts 2-3: under the SR-IOV device plugin with the rdma CNI in exclusive mode a pod sees only its own VFs,
     # named mlx5_N by the kernel, not mlx5_0..3 of the PFs: the family prefix, as in the NetApp seed (mlx5).
     ("NCCL_IB_HCA", "mlx5"),
-    # DOMAIN 2-3: under Multus eth0 is the cluster network; the rails are the pod's rail0..rail3 interfaces
+    # facts 2-3: under Multus eth0 is the cluster network; the rails are the pod's rail0..rail3 interfaces
     # (the networks annotation names them), `=` for an exact match.
     ("NCCL_SOCKET_IFNAME", "=rail0,rail1,rail2,rail3"),
-    # DOMAIN 4: every two DGX-1 GPUs share a PCIe switch with one IB card, distance PIX.
+    # facts 4: every two DGX-1 GPUs share a PCIe switch with one IB card, distance PIX.
     ("NCCL_NET_GDR_LEVEL", "PIX"),
-    # DOMAIN 3: OpenMPI over UCX for IB/RoCE (profiles/jobs/resnet50-dgx.yaml uses OpenMPI, 4 by default).
+    # facts 3: OpenMPI over UCX for IB/RoCE (profiles/jobs/resnet50-dgx.yaml uses OpenMPI, 4 by default).
     ("OMPI_MCA_pml", "ucx"),
     # The job profile's own env.
     ("NCCL_DEBUG", "INFO"),
 ]
-# No NCCL_IB_GID_INDEX on InfiniBand (DOMAIN 3: RoCE only); no NCCL_IB_DISABLE (there are rails).
+# No NCCL_IB_GID_INDEX on InfiniBand (facts 3: RoCE only); no NCCL_IB_DISABLE (there are rails).
 
 # The worker's resources: the job's cpu and memory, 8 GPUs (a whole DGX-1: totalGpus 16 / 8 per node) as
-# nvidia.com/gpu (DOMAIN 4), and one VF of each rail (DOMAIN 2: one resource per rail, so each pod gets one VF
+# nvidia.com/gpu (facts 4), and one VF of each rail (facts 2: one resource per rail, so each pod gets one VF
 # from each PF), prefix nvidia.com for mpigen's sriov-device-plugin config.
 LIMITS = {"cpu": "32", "memory": "256Gi", "nvidia.com/gpu": 8, "nvidia.com/rdma_rail0": 1,
           "nvidia.com/rdma_rail1": 1, "nvidia.com/rdma_rail2": 1, "nvidia.com/rdma_rail3": 1}
 REQUESTS = {"cpu": "32", "memory": "256Gi"}  # extended resources need no request: it defaults to the limit
 
-# DOMAIN 2: the JSON form of k8s.v1.cni.cncf.io/networks, each NAD in the job's namespace, with an explicit
+# facts 2: the JSON form of k8s.v1.cni.cncf.io/networks, each NAD in the job's namespace, with an explicit
 # interface name (else net1..net4), in rail order.
 NETWORKS = [{"name": f"rail{i}", "namespace": "ml-training", "interface": f"rail{i}"} for i in range(4)]
 
@@ -84,11 +84,11 @@ RESNET_PROGRAM = ["python", "/workspace/nvidia-examples/cnn/resnet.py", "--batch
 def _mpirun(env: list[tuple[str, str]]) -> list[str]:
     return [
         "mpirun",
-        "--allow-run-as-root",  # the image runs as root (needed for IPC_LOCK, DOMAIN 2)
+        "--allow-run-as-root",  # the image runs as root (needed for IPC_LOCK, facts 2)
         "--hostfile", "/etc/mpigen/hostfile",  # mpigen's own copy, given explicitly (OpenMPI 5 ignores ORTE's variable)
         "-np", "16",  # 2 workers x 8 slots (a rank per GPU)
         # Each rank bound to its GPU's NIC socket: profiles/hardware/dgx-1.yaml names the GPUs beside each NIC
-        # and the NICs' NUMA nodes (DOMAIN 4: IB0/IB1 on CPU 0, IB2/IB3 on CPU 1).
+        # and the NICs' NUMA nodes (facts 4: IB0/IB1 on CPU 0, IB2/IB3 on CPU 1).
         "--rankfile", "/etc/mpigen/rankfile",
         # Container env does not reach ranks started over ssh: mpirun exports each variable by name.
         "-x", "PATH", "-x", "LD_LIBRARY_PATH", *[part for name, _ in env for part in ("-x", name)],
@@ -102,17 +102,17 @@ def test_infiniband_job(example):
     container = worker["spec"]["containers"][0]
     assert _env(container) == IB_ENV
     assert container["resources"] == {"requests": REQUESTS, "limits": LIMITS}
-    # DOMAIN 2: RDMA pods need IPC_LOCK, not privileged.
+    # facts 2: RDMA pods need IPC_LOCK, not privileged.
     assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
     assert json.loads(worker["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]) == NETWORKS
-    # No command: the operator runs `/usr/sbin/sshd -De` (DOMAIN 1). Ready once sshd listens on 22, so that
+    # No command: the operator runs `/usr/sbin/sshd -De` (facts 1). Ready once sshd listens on 22, so that
     # WaitForWorkersReady means it (mpi-operator's own Intel MPI and MPICH examples probe sshd's port so).
     assert "command" not in container
     assert container["readinessProbe"] == {"tcpSocket": {"port": 22}, "initialDelaySeconds": 2}
     launcher = mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
     assert launcher["command"] == _mpirun(IB_ENV)
     assert _env(launcher) == IB_ENV, "the launcher exports what it has: the same env"
-    # DOMAIN 2: a memory-backed /dev/shm, sized by the job (64 MiB breaks NCCL).
+    # facts 2: a memory-backed /dev/shm, sized by the job (64 MiB breaks NCCL).
     assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}} in worker["spec"]["volumes"]
 
 
@@ -122,10 +122,10 @@ def test_infiniband_rail_networks(example):
     assert sorted(nads) == ["rail0", "rail1", "rail2", "rail3"]
     for i in range(4):
         config = json.loads(nads[f"rail{i}"]["spec"]["config"])
-        # DOMAIN 2: InfiniBand VFs use ib-sriov, chained with rdma; whereabouts for cross-node addresses.
+        # facts 2: InfiniBand VFs use ib-sriov, chained with rdma; whereabouts for cross-node addresses.
         assert [p["type"] for p in config["plugins"]] == ["ib-sriov", "rdma"]
         assert config["plugins"][0]["ipam"] == {"type": "whereabouts", "range": f"192.168.10{i}.0/24"}
-        # DOMAIN 2: the NAD names the resource the worker requests, or Multus fails with "VF pci addr is required".
+        # facts 2: the NAD names the resource the worker requests, or Multus fails with "VF pci addr is required".
         assert nads[f"rail{i}"]["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"] == \
             f"nvidia.com/rdma_rail{i}"
 
@@ -133,7 +133,7 @@ def test_infiniband_rail_networks(example):
 ROCE_ENV = [
     ("NCCL_IB_HCA", "mlx5"),
     ("NCCL_SOCKET_IFNAME", "=rail0,rail1,rail2,rail3"),
-    # DOMAIN 3 and the NetApp seed (RoCE DGX-1s): GID index 3 for RoCEv2 over IPv4.
+    # facts 3 and the NetApp seed (RoCE DGX-1s): GID index 3 for RoCEv2 over IPv4.
     ("NCCL_IB_GID_INDEX", "3"),
     ("NCCL_NET_GDR_LEVEL", "PIX"),
     ("OMPI_MCA_pml", "ucx"),
@@ -152,7 +152,7 @@ def test_roce_job(roce):
     assert json.loads(worker["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]) == NETWORKS
     launcher = mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
     assert launcher["command"] == _mpirun(ROCE_ENV)
-    assert mpijob["metadata"]["name"] != _resnet_name_of_ib_job(), "a new run (DOMAIN 5): the env differs"
+    assert mpijob["metadata"]["name"] != _resnet_name_of_ib_job(), "a new run (facts 5): the env differs"
 
 
 def _resnet_name_of_ib_job() -> str:
@@ -163,11 +163,11 @@ def test_roce_rail_networks_and_device_plugin(roce):
     objects = _objects(roce)
     nad = next(o for o in objects if o["kind"] == "NetworkAttachmentDefinition" and o["metadata"]["name"] == "rail0"
                and o["metadata"]["namespace"] == "ml-training")
-    # DOMAIN 2: Ethernet (RoCE) VFs use the sriov CNI, chained with rdma.
+    # facts 2: Ethernet (RoCE) VFs use the sriov CNI, chained with rdma.
     assert [p["type"] for p in json.loads(nad["spec"]["config"])["plugins"]] == ["sriov", "rdma"]
     config = next(o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "sriovdp-config")
     selectors = json.loads(config["data"]["config.json"])["resourceList"][0]["selectors"]
-    # DOMAIN 2/4: ConnectX-4 VFs (15b3:1014) of PF ib0, RDMA-capable, Ethernet link.
+    # facts 2/4: ConnectX-4 VFs (15b3:1014) of PF ib0, RDMA-capable, Ethernet link.
     assert selectors == {"vendors": ["15b3"], "devices": ["1014"], "drivers": ["mlx5_core"], "pfNames": ["ib0"],
                          "linkTypes": ["ether"], "isRdma": True}
 
@@ -192,7 +192,7 @@ def volcano(tmp_path_factory) -> CompileResult:
     return result
 
 
-# What mpi-operator appends to an MPIJob's launcher for OpenMPI (DOMAIN 1), which nothing sets for a Volcano Job:
+# What mpi-operator appends to an MPIJob's launcher for OpenMPI (facts 1), which nothing sets for a Volcano Job:
 # mpigen sets it on every container (the hostfile itself is on mpirun's command line).
 ORTE_ENV = [
     ("OMPI_MCA_orte_default_hostfile", "/etc/mpigen/hostfile"),  # for an mpirun that does not name it
@@ -223,7 +223,7 @@ def test_infiniband_job_as_a_volcano_job(volcano):
     worker = workers["template"]
     container = worker["spec"]["containers"][0]
     assert _env(container) == VOLCANO_ENV
-    # DOMAIN 1: mpi-operator runs `/usr/sbin/sshd -De` in a worker without a command; Volcano runs the image's
+    # facts 1: mpi-operator runs `/usr/sbin/sshd -De` in a worker without a command; Volcano runs the image's
     # entrypoint, so mpigen says it, and probes sshd's port (a worker is Ready once sshd listens).
     assert container["command"] == ["/usr/sbin/sshd", "-De"]
     assert container["readinessProbe"] == {"tcpSocket": {"port": 22}, "initialDelaySeconds": 2}
@@ -232,7 +232,7 @@ def test_infiniband_job_as_a_volcano_job(volcano):
     assert json.loads(worker["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]) == NETWORKS
     launcher = master["template"]["spec"]["containers"][0]
     assert launcher["command"] == _mpirun(VOLCANO_ENV)
-    # DOMAIN 1: the operator empties NVIDIA_VISIBLE_DEVICES on the launcher (it asks for no GPU); not exported.
+    # facts 1: the operator empties NVIDIA_VISIBLE_DEVICES on the launcher (it asks for no GPU); not exported.
     assert _env(launcher) == [*VOLCANO_ENV, ("NVIDIA_VISIBLE_DEVICES", "")]
     # Volcano names task pods <job>-<task>-<i> and its svc plugin makes <pod>.<job> resolvable (hostname and
     # subdomain), in the job's namespace.
@@ -287,7 +287,7 @@ def test_infiniband_job_as_a_trainjob(trainjob):
     assert launcher_job["template"]["spec"]["backoffLimit"] == 2
     worker = nodes["template"]["spec"]["template"]
     container = worker["spec"]["containers"][0]
-    # Trainer's MPI plugin mounts the keys only into containers named `node`. DOMAIN 1: mpi-operator runs
+    # Trainer's MPI plugin mounts the keys only into containers named `node`. facts 1: mpi-operator runs
     # `/usr/sbin/sshd -De` in a worker without a command; Trainer runs the image's entrypoint, so mpigen says it, and
     # probes sshd's port so that the launcher's dependsOn Ready means sshd listens.
     assert container["name"] == "node" and container["command"] == ["/usr/sbin/sshd", "-De"]
@@ -303,7 +303,7 @@ def test_infiniband_job_as_a_trainjob(trainjob):
     # then starts one rank per slot of the hostfile (2 workers x 8 slots = 16).
     command = _mpirun(IB_ENV)
     assert launcher["command"] == command[:command.index("-np")] + command[command.index("-np") + 2:]
-    # DOMAIN 1: the launcher asks for no GPU; Trainer does not empty NVIDIA_VISIBLE_DEVICES as mpi-operator does.
+    # facts 1: the launcher asks for no GPU; Trainer does not empty NVIDIA_VISIBLE_DEVICES as mpi-operator does.
     assert _env(launcher) == [*IB_ENV, ("NVIDIA_VISIBLE_DEVICES", "")] and launcher["name"] == "node"
     # Trainer's hostfile lines (mpi.go: "%s slots=%d"), JobSet's endpoints <trainjob>-node-0-<i>.<trainjob>.
     (hostfile,) = [o for o in _objects(trainjob) if o["kind"] == "ConfigMap" and o["metadata"]["name"] ==

@@ -357,7 +357,7 @@ NAD_MUTATIONS = [
     ("metadata-as-list", at("metadata")([]), ".metadata"),
 ]
 
-# PodGroups as mpi-operator creates them for `--gang-scheduling` (DOMAIN.md section 1); mpigen emits none.
+# PodGroups as mpi-operator creates them for `--gang-scheduling` (docs/facts.md section 1); mpigen emits none.
 PODGROUPS = {
     PODGROUP_X: {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
                  "metadata": {"name": "resnet50-dgx", "namespace": "ml-training"},

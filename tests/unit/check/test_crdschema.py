@@ -363,7 +363,7 @@ def test_mutated_upstream_nad_fails_at_the_field(upstream: Path, schemas: Custom
     assert expected in schemas.problems(doc)
 
 
-# PodGroups as mpi-operator creates them for `--gang-scheduling` (DOMAIN.md section 1); no upstream example exists.
+# PodGroups as mpi-operator creates them for `--gang-scheduling` (docs/facts.md section 1); no upstream example exists.
 PODGROUPS = {
     PODGROUP_X: {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
                  "metadata": {"name": "resnet50-dgx", "namespace": "ml-training"},
@@ -403,7 +403,7 @@ def test_mutated_podgroups_fail_at_the_field(schemas: CustomResourceSchemas, key
     assert any(message.startswith(expected) for message in messages), messages
 
 
-# --- GitOps consumers: Argo CD Application and Flux HelmRelease (DOMAIN.md section 5) -------------
+# --- GitOps consumers: Argo CD Application and Flux HelmRelease (docs/facts.md section 5) -------------
 
 APPLICATION = ("argoproj.io/v1alpha1", "Application")
 HELMRELEASE = ("helm.toolkit.fluxcd.io/v2", "HelmRelease")

@@ -1,6 +1,6 @@
 """Built-in hardware profiles and `extends` (generator/load/catalogue.py), and the facts a cluster or job needs of them.
 
-The built-ins' expected values are copied by hand from DOMAIN.md section 4 ("Hardware"); each block cites the
+The built-ins' expected values are copied by hand from docs/facts.md section 4 ("Hardware"); each block cites the
 table row. Lines and columns of diagnostics are counted by hand from the profile text each test writes (columns
 from 1, like editors), or from the built-in files, whose counted lines are checked at import.
 """
@@ -150,7 +150,7 @@ def test_dgx_1_carries_the_reviewed_profiles_facts_and_only_leaves_out_what_that
         nodeLabels: {nvidia.com/gpu.product: Tesla-V100-SXM2-16GB}
         """), "hardware/assumed.yaml")
     reviewed = _facts(_document((PROFILES / "hardware" / "dgx-1.yaml").read_text(encoding="utf-8"), "hw/dgx-1.yaml"))
-    reviewed["gpu"]["resource"] = "nvidia.com/gpu"  # its default; the built-in writes out DOMAIN.md's "requested as"
+    reviewed["gpu"]["resource"] = "nvidia.com/gpu"  # its default; the built-in writes out docs/facts.md's "requested as"
     assert _facts(merge(_builtin("dgx-1"), assumed)) == reviewed
 
 

@@ -1,4 +1,4 @@
-"""The hostfile mpigen ships must be, line for line, the one mpi-operator writes (DOMAIN.md section 1).
+"""The hostfile mpigen ships must be, line for line, the one mpi-operator writes (docs/facts.md section 1).
 
 Host names are `<mpijob>-worker-<i>.<mpijob>.<ns>.svc`; OpenMPI lines are `<host> slots=<n>`, Intel MPI
 and MPICH lines `<host>:<n>`. Expected lines are written out by hand below, never computed: the jobs

@@ -1,4 +1,4 @@
-"""The `kubeflow.org/v2beta1` MPIJob mpigen builds, checked against DOMAIN.md sections 1-3 and the profiles.
+"""The `kubeflow.org/v2beta1` MPIJob mpigen builds, checked against docs/facts.md sections 1-3 and the profiles.
 
 Expected values are written out by hand from the example profiles: `resnet50-dgx` is 2 DGX-1 workers of
 8 GPUs over the 4 InfiniBand rails, `pi` a CPU job run as uid 1000, `tensorflow-benchmarks` 1 GPU per worker
@@ -243,7 +243,7 @@ def test_run_policy_every_field(profiles_copy):
 
 
 def test_launcher_creation_policy_defaults_to_wait_for_workers_ready(pi):
-    # DOMAIN.md section 1: WaitForWorkersReady avoids the "could not resolve hostname" race (#481, #386);
+    # docs/facts.md section 1: WaitForWorkersReady avoids the "could not resolve hostname" race (#481, #386);
     # mpigen makes no gang-scheduling PodGroup, so the #608 deadlock cannot arise.
     assert pi["spec"]["launcherCreationPolicy"] == "WaitForWorkersReady"
 
@@ -358,7 +358,7 @@ def test_hydra_mpirun_passes_env_by_value(example, implementation):
     command = _container(obj, "Launcher")["command"]
     assert command[0] == "mpirun"
     assert _follows(command, "-hostfile") == ["/etc/mpigen/hostfile"]
-    # NCCL_NET_GDR_LEVEL: the example DGX-1 states its GPU-NIC distance, PIX (DOMAIN.md section 4).
+    # NCCL_NET_GDR_LEVEL: the example DGX-1 states its GPU-NIC distance, PIX (docs/facts.md section 4).
     assert _genv(command) == {"NCCL_IB_HCA": "mlx5", "NCCL_SOCKET_IFNAME": "=rail0,rail1,rail2,rail3",
                               "NCCL_NET_GDR_LEVEL": "PIX", "NCCL_DEBUG": "INFO"}
     assert "-x" not in command

@@ -1,4 +1,4 @@
-"""Per-cluster network objects (DOMAIN.md section 2): a NetworkAttachmentDefinition per rail per namespace,
+"""Per-cluster network objects (docs/facts.md section 2): a NetworkAttachmentDefinition per rail per namespace,
 and the SR-IOV network device plugin's `sriovdp-config` with one resource (one VF pool) per rail.
 
 Expected values come from profiles/clusters/dgx-lab.yaml (namespaces ml-training and hpc, rails rail0..3 on

@@ -1,6 +1,6 @@
 """Naming policy (generator/manifests/naming.py): an edited run is a new MPIJob, and everything follows its name.
 
-mpi-operator never applies a spec edit to an MPIJob that already started (DOMAIN.md section 5). Under the
+mpi-operator never applies a spec edit to an MPIJob that already started (docs/facts.md section 5). Under the
 default `content-hash` policy the MPIJob is `<job>-<7 hex>`; the tests here say which edits must rename
 it (anything the run is made of) and which must not (suspend, comments, other jobs, pool sizes), then
 follow one edit end to end through `mpigen render`, real Helm and `mpigen diff`.

@@ -150,7 +150,7 @@ def test_the_pods_are_the_mpijobs_but_for_what_the_backend_requires(profiles_cop
             np = command.index("-np")
             assert command[np + 1] == "8" and tj_container["command"] == command[:np] + command[np + 2:]
         else:
-            # DOMAIN.md section 1: mpi-operator runs `/usr/sbin/sshd -De` in a worker with no command; Trainer runs
+            # docs/facts.md section 1: mpi-operator runs `/usr/sbin/sshd -De` in a worker with no command; Trainer runs
             # the image's entrypoint (its own MPI runtime says sshd, and probes it), so mpigen says both.
             assert "command" not in mpi_container and tj_container["command"] == ["/usr/sbin/sshd", "-De"]
             # Both probe sshd's port (mpi-operator's Intel MPI and MPICH examples, Trainer's MPI runtime).

@@ -87,7 +87,7 @@ def test_the_hostfile_names_volcanos_pods_through_the_svc_plugins_service(exampl
 
 def test_the_pods_are_the_mpijobs_but_for_what_no_operator_sets_here(profiles_copy):
     # The same profile as an MPIJob: image, command, resources, volumes and security match; the env differs by
-    # what mpi-operator appends to an MPIJob's launcher itself (DOMAIN.md section 1): ORTE's fqdn, slots and ssh
+    # what mpi-operator appends to an MPIJob's launcher itself (docs/facts.md section 1): ORTE's fqdn, slots and ssh
     # settings, and an empty NVIDIA_VISIBLE_DEVICES on the launcher only (never exported to the ranks).
     vcjob_job = _job(profiles_copy)
     mpijob_job = _job(profiles_copy, VCJOB.replace("backend: volcano-job\n", "backend: mpijob\n"))

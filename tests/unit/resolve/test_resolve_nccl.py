@@ -83,7 +83,7 @@ def test_openmpi_variables_only_for_openmpi(example, implementation):
 
 
 def test_gdr_level_is_the_hardwares_gpu_nic_distance(example):
-    # DOMAIN.md section 4: on a DGX-1 every two GPUs share a PCIe switch with one IB card, distance PIX. NCCL then
+    # docs/facts.md section 4: on a DGX-1 every two GPUs share a PCIe switch with one IB card, distance PIX. NCCL then
     # uses GPUDirect RDMA between a GPU and the NIC on its switch, and never across the CPU (PHB/SYS).
     env = derived_env(_rails(example), True, nic_distance=PciDistance.PIX)
     assert ("NCCL_NET_GDR_LEVEL", "PIX") in [(name, value) for name, value, _ in env]
