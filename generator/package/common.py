@@ -8,12 +8,11 @@ import re
 from typing import Any
 
 from generator import __version__
-from generator.manifests import Manifest
 from generator.model import Cluster
 from generator.objects import chartfiles
 from generator.objects.chartfiles import include, trimmed_action
 from generator.objects.labels import CHART_VERSION, STANDARD_LABEL_KEYS, ChartRef
-from generator.objects.manifest import plain
+from generator.objects.manifest import Manifest, plain
 from generator.package.template import Hole, escape_text, render_template
 from generator.support import yamlio
 from generator.vocabulary.kubernetes import LABEL_VALUE

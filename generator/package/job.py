@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 
 from generator import __version__
-from generator.manifests import Manifest, build_marked_job, job_chart_ref, job_object
+from generator.manifests import build_marked_job, job_chart_ref, job_object
 from generator.manifests.hostfile import job_host
 from generator.model import Cluster, Job, NodePool, names
 from generator.model.hostfile import hostfile_line, rankfile_line
 from generator.objects import chartfiles
 from generator.objects.chartfiles import action, helpers_tpl, include, template_path, trimmed_action
 from generator.objects.labels import ChartRef
-from generator.objects.manifest import Variable, marked_digest, plain, variables
+from generator.objects.manifest import Manifest, Variable, marked_digest, plain, variables
 from generator.package import common
 from generator.package.chart import Chart
 from generator.package.notes import job_notes, kueue, naming_note, suspend_note, trainjob, volcano, workers_note

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.manifests import Manifest
 from generator.model import Backend, Cluster, Job, Naming, Scheduler, names
 from generator.objects import chartfiles
 from generator.objects.chartfiles import action
+from generator.objects.manifest import Manifest
 from generator.package.template import escape_text
 from generator.providers import PROVIDERS
 from generator.vocabulary.podsecurity import ENFORCE_LABEL, ENFORCE_VERSION_LABEL, PodSecurity
