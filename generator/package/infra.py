@@ -21,8 +21,8 @@ def package_infra_chart(cluster: Cluster, bootstrap: tuple[tuple[str, str], ...]
     manifests = build_infra(cluster, ref, jobs, mpijobs, levels)
     files: dict[str, str] = {
         chartfiles.CHART_YAML: common.chart_yaml(ref, f"Namespaces, RDMA rail networks, scheduling objects and "
-                                          f"TrainingRuntimes of cluster {cluster.name}",
-                                           cluster.source, common.cluster_annotations(cluster)),
+                                                f"TrainingRuntimes of cluster {cluster.name}",
+                                                 cluster.source, common.cluster_annotations(cluster)),
         chartfiles.VALUES_YAML: common.values_yaml(
             [f"Values of the infra chart of cluster {cluster.name}.",
              common.GENERATED_NOTE.format(source=cluster.source), "Everything here follows from the profiles; "

@@ -39,7 +39,7 @@ DEFAULT_LAUNCHER_RESOURCES = Resources(cpu=defaults.LAUNCHER_CPU, memory=default
 
 
 def resolved_job(document: ProfileFile, data: dict[str, Any], clusters: dict[str, Cluster],
-                  hardware_data: dict[str, dict[str, Any]]) -> Job:
+                 hardware_data: dict[str, dict[str, Any]]) -> Job:
     cluster = clusters[data["cluster"]]
     pool = cluster.pool(data["pool"])
     shape = derive.layout(data, hardware_data[pool.hardware.name], pool.nodes,
