@@ -6,7 +6,7 @@ The tests hold `helm template` of every chart with default values to be equal to
 from __future__ import annotations
 
 from generator.objects.chartfiles import template_path
-from generator.package import Chart
+from generator.package.chart import Chart
 from generator.support import yamlio
 
 

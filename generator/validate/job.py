@@ -15,8 +15,8 @@ from generator.validate.facts import check_core_facts
 from generator.validate.fields import check_label_keys, check_release_name
 from generator.validate.gitops import check_gitops_job
 from generator.validate.index import Index
+from generator.validate.job_scheduling import check_job_scheduling
 from generator.validate.network import host_network
-from generator.validate.scheduling import check_job_scheduling
 from generator.validate.sizing import check_hostfile_size, check_layout
 from generator.validate.topology import check_job_topology
 from generator.validate.volumes import check_volumes

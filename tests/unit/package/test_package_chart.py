@@ -124,7 +124,7 @@ def test_oversized_files_counts_bytes_not_characters():
 def test_an_object_over_etcds_default_limit_is_an_error_at_its_profile(profiles_copy, tmp_path):
     """800,000 characters in an env value, in the launcher and the workers: an MPIJob of 1.6 MB, which a cluster
     with etcd's default `--max-request-bytes` (1.5 MiB) refuses to store; 600,000 (1.2 MB) is stored."""
-    from generator.package import ETCD_MAX_REQUEST_BYTES
+    from generator.vocabulary.kubernetes import ETCD_MAX_REQUEST_BYTES
 
     assert ETCD_MAX_REQUEST_BYTES == 1_572_864
     root = profiles_copy({"jobs/pi.yaml": PI + "env:\n  BIG: " + "x" * 800_000 + "\n"})

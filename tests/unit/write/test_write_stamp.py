@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-import generator.write as write_module
+import generator.write.transaction as transaction_module
 from generator.write import (
     CACHE_DIR,
     COMMITTED_PLAN,
     STAGING_DIR,
     StampRequest,
+    WriteFailed,
     WriteRefused,
     check_relative,
     compare_tree,
@@ -123,7 +124,7 @@ def test_a_change_between_the_render_and_its_stamp_is_caught(tmp_path, monkeypat
         time.sleep(0.1)  # far past any tick
         real_record(folder, request, files, clock_ns)
 
-    monkeypatch.setattr(write_module, "record_stamp", late_record)
+    monkeypatch.setattr(transaction_module, "record_stamp", late_record)
     write_tree(out, FILES, REQUEST)
     assert not (out / CACHE_DIR / "seal").exists() and fresh_stamp(out, KEY) is None
     monkeypatch.undo()
@@ -168,13 +169,11 @@ def test_a_cache_folder_that_is_a_link_is_neither_believed_nor_written_through(t
 
 
 def test_a_render_that_fails_part_way_leaves_no_seal(stamped, monkeypatch):
-    import generator.write as write
-
     def broken_apply(folder, plan):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(write, "_apply", broken_apply)
-    with pytest.raises(write.WriteFailed):
+    monkeypatch.setattr(transaction_module, "_apply", broken_apply)
+    with pytest.raises(WriteFailed):
         write_tree(stamped, {**FILES, "lab/infra/Chart.yaml": b"changed\n"}, REQUEST)
     assert not (stamped / CACHE_DIR / "seal").exists() and fresh_stamp(stamped, KEY) is None
 

@@ -32,7 +32,7 @@ def run_killed(out: Path) -> int:
     script = textwrap.dedent(f"""
         import os, signal
         from pathlib import Path
-        import generator.write as w
+        import generator.write.transaction as w
         calls = []
         original = w._Folder.create
         def dying(*args, **kwargs):
@@ -85,7 +85,7 @@ def test_a_render_killed_after_committing_is_completed_by_the_next(tmp_path):
     script = textwrap.dedent(f"""
         import json, os, signal
         from pathlib import Path
-        import generator.write as w
+        import generator.write.transaction as w
         def dying_apply(folder, plan):  # move the first file into place, then die: past the commit point
             out_dir = folder.shown
             staging = out_dir / w.STAGING_DIR

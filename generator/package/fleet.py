@@ -1,0 +1,39 @@
+"""Every chart of the fleet, clusters packaged in parallel, with the GitOps bootstrap files of each cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from generator.manifests import build_marked_job, job_chart_ref, pods_object
+from generator.manifests.gitops import BootstrapFile, argocd_health_checks, build_bootstrap
+from generator.model import Cluster, Fleet
+from generator.package import common
+from generator.package.chart import Chart
+from generator.package.infra import package_infra_chart
+from generator.package.job import package_job_chart
+from generator.support import yamlio
+from generator.support.parallel import split_map
+
+
+def package_fleet(fleet: Fleet) -> list[Chart]:
+    """Every cluster's infra chart followed by its job charts. Clusters are independent, so both cores share
+    them, split by their job counts (generator/support/parallel.py)."""
+    def package_clusters(clusters: Sequence[Cluster]) -> list[Chart]:
+        charts: list[Chart] = []
+        for cluster in clusters:
+            jobs = fleet.jobs_of(cluster)
+            built = {job.name: build_marked_job(job, job_chart_ref(job)) for job in jobs}  # each job's objects, once
+            mpijobs = {job.name: pods_object(job, built[job.name]) for job in jobs}
+            bootstrap = tuple((file.path, bootstrap_text(file, cluster)) for file in build_bootstrap(cluster, jobs))
+            bootstrap += tuple((check.path, check.lua) for check in argocd_health_checks(cluster, jobs))
+            charts.append(package_infra_chart(cluster, bootstrap, jobs, mpijobs))
+            charts += [package_job_chart(job, built[job.name]) for job in jobs]
+        return charts
+
+    return split_map(package_clusters, fleet.clusters, weight=lambda cluster: 1 + len(fleet.jobs_of(cluster)))
+
+
+def bootstrap_text(file: BootstrapFile, cluster: Cluster) -> str:
+    """A plain multi-document manifest file (no template: nothing in it is escaped or evaluated)."""
+    header = [common.GENERATED_NOTE.format(source=cluster.source), file.purpose]
+    return "".join(f"# {common.comment(line)}\n" for line in header) + yamlio.dump_all(list(file.objects))

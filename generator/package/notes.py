@@ -1,0 +1,141 @@
+"""The charts' templates/NOTES.txt and the notes above their values: what the chart makes, how to watch it,
+and what must be done outside it, said for each backend and scheduler."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from generator.model import Backend, Cluster, Job, Naming, Scheduler, names
+from generator.objects import chartfiles
+from generator.objects.chartfiles import action
+from generator.objects.manifest import Manifest
+from generator.package.template import escape_text
+from generator.providers import PROVIDERS
+from generator.vocabulary.podsecurity import ENFORCE_LABEL, ENFORCE_VERSION_LABEL, PodSecurity
+
+
+def volcano(job: Job) -> bool:
+    return job.backend is Backend.VOLCANO_JOB
+
+
+def trainjob(job: Job) -> bool:
+    return job.backend is Backend.TRAINJOB
+
+
+def kueue(job: Job) -> bool:
+    return job.cluster.scheduling.scheduler is Scheduler.KUEUE
+
+
+def workers_note(job: Job) -> str:
+    if volcano(job):
+        return ("Worker pods: the Volcano Job's mpiworker replicas and its minAvailable, the hostfile and mpirun's rank "
+                "count follow it. Volcano refuses the change on a Job already created (the launcher's command changes "
+                "with it): set it before the first sync.")
+    if trainjob(job):
+        return ("Worker pods: the TrainJob's numNodes and the hostfile follow it, and with them mpirun's rank count "
+                "(one rank per slot of the hostfile). Trainer refuses the change on a TrainJob already created "
+                "(spec.trainer is immutable): set it before the first sync.")
+    return "Worker pods: the MPIJob's Worker replicas, the hostfile and mpirun's rank count follow it."
+
+
+def suspend_note(job: Job) -> str:
+    field = "spec.suspend" if trainjob(job) else "runPolicy.suspend"
+    if kueue(job):
+        return f"Create the {job.backend.noun} suspended ({field}): no pods until Kueue admits it."
+    return f"Create the {job.backend.noun} suspended ({field}): no pods until it is set to false."
+
+
+def naming_note(job: Job, mpijob: str) -> str:
+    noun = job.backend.noun
+    if job.naming is Naming.STABLE:
+        return f"{noun} name {mpijob} (naming: stable): an edit to a job that already ran reaches it only " \
+               f"once the {noun} is deleted."
+    return f"{noun} name {mpijob} (naming: content-hash): a profile edit that changes the run gives a new " \
+           f"name, and the old {noun} is pruned; `--set` values do not rename it."
+
+
+def _scheduling_note(job: Job, mpijob: str) -> str:
+    """How the job is gang-scheduled, for NOTES.txt."""
+    scheduling, own = job.cluster.scheduling, job.scheduling
+    if scheduling.scheduler is Scheduler.KUEUE:
+        return (f"Admitted whole by Kueue through LocalQueue {own.queue} (kubectl -n {job.namespace} get workloads); "
+                "created suspended, Kueue unsuspends it on admission.\n")
+    if volcano(job):
+        queue = f", queue {own.queue}" if own.queue else ""
+        return f"Gang-scheduled by volcano{queue}: Volcano's job controller creates its PodGroup.\n"
+    if scheduling.scheduler.gangs_through_operator:
+        queue = f", queue {own.queue}" if own.queue else ""
+        return (f"Gang-scheduled by {scheduling.scheduler.value}{queue}: mpi-operator (--gang-scheduling="
+                f"{scheduling.scheduler_name or scheduling.scheduler.value}) creates PodGroup {mpijob}.\n")
+    return ""
+
+
+def job_notes(job: Job, mpijob: str) -> str:
+    ns, name = job.namespace, mpijob
+    if volcano(job):
+        commands = (f"  kubectl -n {ns} get vcjob {name}\n"
+                    f"  kubectl -n {ns} logs -f pod/{names.volcano_launcher_name(name)}\n"
+                    f"  kubectl -n {ns} get events --field-selector involvedObject.name={name}\n")
+    elif trainjob(job):
+        commands = (f"  kubectl -n {ns} get trainjob {name}\n"
+                    f"  kubectl -n {ns} logs -f job/{names.trainjob_launcher_job(name)}\n"
+                    f"  kubectl -n {ns} get events --field-selector involvedObject.name={name}\n"
+                    f"    (its TrainingRuntime {name} is in cluster {job.cluster.name}'s infra chart)\n")
+    else:
+        commands = (f"  kubectl -n {ns} get mpijob {name}\n"
+                    f"  kubectl -n {ns} logs -f job/{names.launcher_name(name)}\n"
+                    f"  kubectl -n {ns} get events --field-selector involvedObject.name={name}\n"
+                    "    (mpi-operator reports an MPIJob it rejects only as a ValidationError event)\n")
+    return escape_text(
+        f"{job.backend.noun} {name} in namespace {ns}: "
+    ) + action(chartfiles.WORKERS_EXPRESSION) + escape_text(
+        f" worker(s) x {job.slots_per_worker} slot(s), {job.mpi_implementation.value}"
+    ) + ("" if kueue(job) or volcano(job) else chartfiles.SUSPENDED_NOTE) + ".\n" + escape_text(
+        f"Hostfile: ConfigMap {names.hostfile_configmap_name(name)}, mounted in the launcher at "
+        f"{names.HOSTFILE_PATH}.\n" + _scheduling_note(job, mpijob) + "\n" + commands
+    )
+
+
+def infra_notes(cluster: Cluster, manifests: list[Manifest], levels: Mapping[str, PodSecurity]) -> str:
+    lines = [f"Cluster {cluster.name}: namespaces {', '.join(cluster.namespaces)}."]
+    if cluster.existing_namespaces:
+        lines.append("Namespaces that exist already, which this chart does not create: each must admit the Pod "
+                     "Security level its jobs need. Unlabelled, it admits what the cluster's default does; only where "
+                     f"its {ENFORCE_LABEL} label is stricter, loosen it (other workloads may rely on it: `mpigen check "
+                     "--context <the namespace's YAML>` judges the live label):")
+        lines += [f"  {ns} needs {levels[ns].level.label}: kubectl label namespace {ns} --overwrite "
+                  f"{ENFORCE_LABEL}={levels[ns].level.label} {ENFORCE_VERSION_LABEL}=v{cluster.kubernetes_version}"
+                  for ns in cluster.existing_namespaces]
+    network = cluster.network
+    if cluster.rails:
+        lines.append(f"RDMA rails ({network.provider.value}): " + PROVIDERS[network.provider].notes(cluster))
+        lines += [f"  {r.name}: resource {r.resource}" + (f", addresses {r.ipam.range}" if r.ipam else "")
+                  + (f", {r.tagging}" if r.tagging else "") for r in cluster.rails]
+    else:
+        lines.append(f"No RDMA rails ({network.provider.value}).")
+    lines += _infra_scheduling_notes(cluster)
+    runtimes = [m.obj["metadata"] for m in manifests if m.template == chartfiles.TRAINING_RUNTIMES_TEMPLATE]
+    if runtimes:
+        lines.append("TrainingRuntimes of the cluster's TrainJobs (sync this chart before the jobs' charts: Trainer "
+                     "refuses a TrainJob whose runtime does not exist yet):")
+        lines += [f"  {meta['namespace']}/{meta['name']}" for meta in runtimes]
+    return escape_text("\n".join(lines) + "\n")
+
+
+def _infra_scheduling_notes(cluster: Cluster) -> list[str]:
+    """What the scheduler must be told outside the chart, and the queues the chart carries."""
+    scheduling = cluster.scheduling
+    if scheduling.scheduler is Scheduler.NONE:
+        return []
+    if scheduling.scheduler.gangs_through_operator:
+        flag = scheduling.scheduler_name or scheduling.scheduler.value
+        lines = [f"Gang scheduling ({scheduling.scheduler.value}): run mpi-operator with --gang-scheduling={flag}; it "
+                 "creates each MPIJob's PodGroup from runPolicy.schedulingPolicy."]
+    else:
+        lines = ["Gang scheduling (kueue): Kueue admits each MPIJob and TrainJob whole (enable its kubeflow.org/mpijob "
+                 "and trainer.kubeflow.org/trainjob integrations; waitForPodsReady makes a job that cannot start all "
+                 "its pods give its quota back)."]
+    lines += [f"  queue {queue.name}: " + ", ".join(f"{share.nodes} of pool {share.pool.name}'s {share.pool.nodes} "
+                                                    "nodes" for share in queue.shares)
+              + (f"; cohort {queue.cohort}" if queue.cohort else "") for queue in scheduling.queues]
+    return lines

@@ -1,0 +1,79 @@
+"""A Cluster profile as the model's Cluster: its network with the provider's defaults, rails, node pools,
+GitOps tool and gang scheduling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.load import ProfileFile, to_plain
+from generator.model import (
+    Backend,
+    Cluster,
+    GitOps,
+    GitOpsTool,
+    Hardware,
+    InfinibandGuids,
+    Ipam,
+    Network,
+    NodePool,
+    Rail,
+    Taint,
+    admission,
+    defaults,
+    derive,
+    names,
+)
+from generator.providers import DEFAULT_PROVIDER, PROVIDERS, setting_defaults
+from generator.resolve.hardware import label_pairs
+from generator.resolve.scheduling import cluster_scheduling
+
+DEFAULT_NETWORK = {"provider": DEFAULT_PROVIDER.value, "cniVersion": "0.3.1", **setting_defaults()}
+
+
+def resolved_cluster(document: ProfileFile, hardware: dict[str, Hardware],
+                     hardware_data: dict[str, dict[str, Any]]) -> Cluster:
+    data = to_plain(document.data)
+    network = {**DEFAULT_NETWORK, **data.get("network", {})}
+    provider = PROVIDERS[network["provider"]]
+    prefix = network.get("resourcePrefix", provider.resource_prefix)
+    rails = []
+    for r in data.get("rails", []):
+        resource_name = r.get("resourceName", names.default_rail_resource_name(r["name"]))
+        ipam = Ipam(range=r["ipam"]["range"], exclude=tuple(r["ipam"].get("exclude", ()))) if "ipam" in r else None
+        rails.append(Rail(name=r["name"], nic_name=r["nic"], resource_name=resource_name,
+                          resource=names.rail_resource(prefix, resource_name), ipam=ipam,
+                          host_interface=r.get("hostInterface"), vlan=r.get("vlan"), vlan_qos=r.get("vlanQoS")))
+    pools = tuple(NodePool(name=p["name"], hardware=hardware[p["hardware"]], nodes=p["nodes"],
+                           node_labels=label_pairs(p.get("nodeLabels")),
+                           offer=admission.node_offer(hardware_data[p["hardware"]], admission.rail_resource_names(
+                               data, hardware_data[p["hardware"]], prefix), provider.exclusive_devices,
+                               network).resources,
+                           taints=tuple(Taint(t["key"], t["effect"], t.get("value")) for t in p.get("taints", ())))
+                  for p in data["nodePools"])
+    return Cluster(
+        name=data["name"],
+        source=document.source,
+        kubernetes_version=data["kubernetesVersion"],
+        namespaces=tuple(data["namespaces"]),
+        existing_namespaces=tuple(data.get("existingNamespaces", ())),
+        network=Network(provider=provider.name, resource_prefix=prefix,
+                        device_plugin_namespace=network["devicePluginNamespace"],
+                        cni_version=network["cniVersion"], operator_namespace=network["operatorNamespace"],
+                        num_vfs=network.get("numVfs"), ssh_port=network["sshPort"],
+                        infiniband_guids=InfinibandGuids(network["infinibandGuids"])),
+        pools=pools,
+        rails=tuple(rails),
+        gitops=_gitops(data["gitops"]) if "gitops" in data else None,
+        cpu_manager_policy=data.get("cpuManagerPolicy"),
+        pod_security=tuple(sorted(data.get("podSecurity", {}).items())),
+        scheduling=cluster_scheduling(data, pools),
+        job_backend=Backend(data.get("jobBackend", defaults.JOB_BACKEND)),
+        launcher_pool=data.get("launcherPool"),
+    )
+
+
+def _gitops(data: dict[str, Any]) -> GitOps:
+    tool = GitOpsTool(data["tool"])
+    given = {**defaults.GITOPS, **data, "namespace": derive.gitops_namespace(data)}
+    return GitOps(tool=tool, repo_url=given["repoURL"], revision=given["revision"], path=given["path"],
+                  destination=given["destination"], project=given["project"], namespace=given["namespace"])
