@@ -26,6 +26,7 @@ from generator.model import (
     defaults,
     derive,
     names,
+    stated,
 )
 from generator.model.hostfile import HostfileFormat
 from generator.model.placement import resolve_placement
@@ -128,7 +129,7 @@ def _rail_attachments(data: dict[str, Any], cluster: Cluster, pool: NodePool) ->
     """The rails the job names (all of its pool's by default), each with the NIC it runs over on that pool."""
     rail_names = data.get("rails", [r.name for r in cluster.rails_of(pool)])
     return tuple(
-        RailAttachment(rail=rail, nic=pool.hardware.nic(rail.nic_name))
+        RailAttachment(rail=rail, nic=stated(pool.hardware.nic(rail.nic_name)))
         for name in rail_names
         for rail in cluster.rails
         if rail.name == name
@@ -143,7 +144,7 @@ def _env(document: ProfileFile, data: dict[str, Any], rails: tuple[RailAttachmen
     user_env = data.get("env", {})
     env: list[EnvVar] = []
     derived = derived_env(rails, uses_gpus, cluster.network.provider, implementation,
-                          nic_distance=pool.hardware.gpu.nic_distance if uses_gpus and rails else None,
+                          nic_distance=stated(pool.hardware.gpu).nic_distance if uses_gpus and rails else None,
                           openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
                           ssh_port=PROVIDERS[cluster.network.provider].worker_ssh_port(cluster.network),
                           operator=backend.sets_openmpi_hostfile_variables,

@@ -15,7 +15,7 @@ from generator.validate.security import check_job_security
 from generator.validate.text import check_characters
 
 
-def validate(documents: list[ProfileFile], unreadable: list[Unreadable] = ()) -> list[Diagnostic]:
+def validate(documents: list[ProfileFile], unreadable: Sequence[Unreadable] = ()) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     valid: list[ProfileFile] = []
     invalid: list[ProfileFile] = []

@@ -9,6 +9,7 @@ import json
 import os
 import stat
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from generator.support.diagnostics import one_line
@@ -185,8 +186,7 @@ def _delete(folder: _Folder, path: str) -> None:
     opened = [folder.fd]
     try:
         for depth, part in enumerate(parts[:-1]):
-            found = open_dir(opened[-1], part, lambda upto=depth + 1: folder.show("/".join(parts[:upto])),
-                             create=False)
+            found = open_dir(opened[-1], part, partial(folder.show, "/".join(parts[:depth + 1])), create=False)
             if found is None:
                 return
             opened.append(found)
