@@ -887,7 +887,7 @@ def test_a_manifest_of_unknown_origin_is_judged_with_its_own_and_any_clusters_ob
 def test_cluster_folders_group_files_as_they_were_reached(tmp_path):
     """`--cluster NAME=PATH`: the deepest folder holding a file gives its cluster; a file reached through a link in
     the folder is the folder's (paths are made absolute, never resolved through links)."""
-    from generator.check import _grouped
+    from generator.check.run import _grouped
 
     (tmp_path / "m/a/deep").mkdir(parents=True)
     (tmp_path / "shared").mkdir()
