@@ -22,6 +22,7 @@ from generator.check.rules import (
     check_mpijob,
     check_networks,
     check_reserved_names,
+    registry,
     run_rules,
 )
 from generator.readback.findings import CheckContext, NodeShape, RenderedObject
@@ -698,7 +699,7 @@ def test_a_failing_rule_is_reported_not_raised(monkeypatch):
     def broken(documents, context):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(rules, "check_capacity", broken)
+    monkeypatch.setattr(registry, "check_capacity", broken)
     findings = run_rules([job()], CheckContext())
     assert [(f.rule, f.message) for f in findings] == [
         ("capacity", "internal error in rule capacity: RuntimeError('boom'); please report it")]
