@@ -19,8 +19,8 @@ from html import escape
 
 from generator.insight import bounds
 from generator.insight.bounds import names_text, numbers_text
-from generator.insight.explain import RankBinding, rank_bindings
 from generator.insight.plan import NEVER, STARTS, WAITS, ClusterPlan, FleetPlan, JobPlan, PoolPlan
+from generator.insight.ranks import RankBinding, rank_bindings
 from generator.manifests.run_name import mpijob_name
 from generator.model import Cluster, Fleet, Hardware, Job, Nic, NodePool
 from generator.support.diagnostics import one_line
