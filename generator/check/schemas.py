@@ -30,7 +30,7 @@ from referencing import Registry, Resource
 from ruamel.yaml.error import YAMLError
 
 from generator.check import linregex
-from generator.check.crdschema import SchemaKey, choose_branch, crd_schemas, prune_nulls
+from generator.check.crdschema import SchemaKey, choose_branch, crd_schemas, prune_nulls, types_of
 from generator.check.linear_validator import LinearValidator
 from generator.readback import kubeyaml
 from generator.readback.discover import manifest_files
@@ -194,7 +194,8 @@ def _problems(error: ValidationError) -> list[Problem]:
     """(path, message) pairs for one jsonschema error; `unknown field` per undeclared key, like kubectl."""
     path = tuple(error.absolute_path)
     instance = error.instance
-    if error.validator == "additionalProperties" and error.validator_value is False and isinstance(instance, dict):
+    if error.validator == "additionalProperties" and error.validator_value is False and isinstance(instance, dict) \
+            and isinstance(error.schema, Mapping):
         known = set(error.schema.get("properties") or {})
         patterns = list(error.schema.get("patternProperties") or {})
         unknown = [key for key in instance
@@ -211,8 +212,7 @@ def _problems(error: ValidationError) -> list[Problem]:
     if error.validator == "pattern" and error.validator_value in (QUANTITY_PATTERN, CONTROLLER_GEN_QUANTITY_PATTERN):
         return [(path, f"{_short(instance)} is not a quantity (such as 8, 500m or 16Gi)")]
     if error.validator == "type":
-        types = error.validator_value
-        return [(path, _type_message(instance, [types] if isinstance(types, str) else list(types)))]
+        return [(path, _type_message(instance, types_of(error.validator_value)))]
     return [(path, _message(error))]
 
 
@@ -242,7 +242,8 @@ class SchemaSet:
         self.bundled_version = select_kube_version(kube_version)
         self.strict = strict
         self.compiled_count = 0
-        self._directory = _strict_dirs()[tuple(int(part) for part in self.bundled_version.split("."))]
+        major, minor = (int(part) for part in self.bundled_version.split("."))
+        self._directory = _strict_dirs()[(major, minor)]
         self._registry = _registry(self._directory)
         self._crd_registry = _registry(self._directory, crd_view=True)
         self._custom: dict[SchemaKey, dict[str, Any]] = dict(own_schemas())
@@ -338,7 +339,8 @@ class SchemaSet:
         if compiled is None:
             return [self._unknown(document, api_version, kind)]
         validator, custom = compiled
-        instance = prune_nulls(obj, validator.schema) if custom else obj
+        schema = validator.schema  # a custom resource's schema is a mapping, never `true` or `false`
+        instance = prune_nulls(obj, schema) if custom and isinstance(schema, Mapping) else obj
         try:
             problems = [problem for error in validator.iter_errors(instance) for problem in _problems(error)]
         except linregex.Unsupported as error:  # a CRD pattern outside the syntax RE2 and ECMA-262 share

@@ -49,7 +49,7 @@ def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version
 
     if kube_version is not None and not re.fullmatch(r"v?1\.[0-9]+(\.[0-9]+)?", kube_version):
         raise click.BadParameter("write it like 1.31 or 1.31.4", param_hint="--kube-version")
-    groups = []
+    groups: list[tuple[str, Path]] = []
     for given in clusters:
         name, equals, folder = given.partition("=")
         if not equals or not name or not folder:

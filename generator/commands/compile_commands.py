@@ -28,6 +28,7 @@ def validate(paths: tuple[Path, ...]) -> None:
     if has_errors(result.diagnostics):
         sys.exit(1)
     fleet = result.fleet
+    assert fleet is not None  # a compile that reported no error
     click.echo(f"{result.profile_count} profile(s) valid: {len(fleet.hardware)} hardware, "
                f"{len(fleet.clusters)} cluster(s), {len(fleet.jobs)} job(s)")
 
@@ -67,6 +68,7 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
     if has_errors(result.diagnostics):
         sys.exit(1)
     notes = [diagnostic.format() for diagnostic in result.diagnostics] + continuity_notes(result)
+    assert result.fleet is not None  # a compile that reported no error
     for warning in delivery_path_warnings(result.fleet, output):
         notes.append(f"warning: {one_line(warning)}")
         click.echo(notes[-1], err=True)

@@ -52,6 +52,7 @@ def plan(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool,
     if has_errors(result.diagnostics):
         sys.exit(1)
     continuity_notes(result)
+    assert result.fleet is not None  # a compile that reported no error
     fleet_plan = plan_fleet(result.fleet, result.documents, result.unfit)
     for target, page in sorted(pictures, key=lambda picture: picture[0] == STDOUT):  # a refused file: no stream
         _write_picture(target, page, result, fleet_plan, paths)
@@ -80,6 +81,7 @@ def _write_picture(target: str, page: str, result: CompileResult, fleet_plan: Fl
     from generator.write.target import write_file
 
     draw = fleet_html if page == "html" else fleet_svg
+    assert result.fleet is not None  # a compile that reported no error
     data = draw(result.fleet, fleet_plan).encode("utf-8")
     if target == STDOUT:
         click.echo(data, nl=False)
@@ -113,6 +115,7 @@ def explain(job: str, paths: tuple[Path, ...], output: str, charts: Path) -> Non
     if has_errors(result.diagnostics):
         sys.exit(1)
     continuity_notes(result)
+    assert result.fleet is not None  # a compile that reported no error
     if as_file.is_file():
         sources = {d.source for d in result.documents if d.kind == "Job" and _same_file(d.path, as_file)}
         chosen = [j for j in result.fleet.jobs if j.source in sources]

@@ -19,7 +19,19 @@ from generator.manifests.hostfile import configmap_keys, job_host
 from generator.manifests.mpijob import env_value, launcher_command, worker_affinity, workers_variable
 from generator.manifests.node_placement import launcher_pool, launcher_pools, tolerations
 from generator.manifests.run_name import RUN_DIGEST_COVERS, mpijob_name
-from generator.model import Backend, Job, MpiImplementation, Naming, Nic, NodePool, Scheduler, defaults, derive, names
+from generator.model import (
+    Backend,
+    Job,
+    MpiImplementation,
+    Naming,
+    Nic,
+    NodePool,
+    Scheduler,
+    defaults,
+    derive,
+    names,
+    stated,
+)
 from generator.objects.manifest import plain
 from generator.providers import PROVIDERS, pod_network
 from generator.vocabulary.multus import NETWORKS_ANNOTATION
@@ -136,7 +148,7 @@ def _resources(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[
         if value is not None:
             facts.append(_fact("worker resources", key, value, _said(at("resources", key), f"resources.{key}", "")))
     if job.uses_gpus:
-        gpu = job.pool.hardware.gpu
+        gpu = stated(job.pool.hardware.gpu)
         facts.append(_fact("worker resources", gpu.resource, str(job.gpus_per_worker),
                           _said(at_hw("gpu", "resource"), "gpu.resource", "default: GPUs are requested as "
                                 f"{derive.DEFAULT_GPU_RESOURCE} (NVIDIA's device plugin)")
@@ -208,7 +220,7 @@ def _environment(job: Job, mpijob: str, at: _Where) -> list[Fact]:
         where = at("env", var.name)
         if var.origin.startswith(f"{job.source}: env"):
             said = var.origin.split(": ", 1)[1].replace("env", f"env.{var.name}", 1)
-            origin = Said(f"{where}: {said}", PROFILE) if where else _own(var.origin)
+            origin: Said | str = Said(f"{where}: {said}", PROFILE) if where else _own(var.origin)
         else:
             origin = var.origin
         facts.append(_fact("environment", var.name, value, origin))
@@ -226,6 +238,7 @@ def _mpi(job: Job, mpijob: str, at: _Where) -> list[Fact]:
                           _said(at("openMPIUcx"), "openMPIUcx", "default: true (NGC images and mpi-operator's "
                                 "examples have it); decides OMPI_MCA_pml on RDMA rails")))
         placement = job.placement
+        origin: Said | str
         if placement.rankfile:
             value, origin = (f"rankfile {names.RANKFILE_PATH}", "each rank bound to every core of the socket of its "
                              "GPU's NIC (the NIC's numaNode), where the host-side work of its GPU is fastest")

@@ -79,8 +79,8 @@ def _rows(layout: tuple[_Numa, ...]) -> list[tuple[_Numa, int, int]]:
 def node_geometry(layout: tuple[_Numa, ...], cpu_rows: int) -> _Geometry:
     widest = max((len(group.gpus) for numa in layout for group in numa.groups), default=0)
     rows = _rows(layout)
-    nic_y = {numa.groups[i].nic.name: y + GPU_H // 2 for numa, i, y in rows
-             if i >= 0 and numa.groups[i].nic is not None}
+    nic_y = {nic.name: y + GPU_H // 2 for numa, i, y in rows
+             if i >= 0 and (nic := numa.groups[i].nic) is not None}
     width = max(NIC_W + GAP + widest * (GPU_W + GAP) + 2 * PAD, 150)
     bottom = rows[-1][2] + (GPU_H + GAP if rows[-1][1] >= 0 else NUMA_LABEL) if rows else HEADER + 14
     return _Geometry(width, bottom + cpu_rows * 14 + PAD, nic_y)
@@ -154,12 +154,13 @@ def _nic_svg(nic: Nic, x: int, y: int, rail: str | None, gpu_use: dict[int, tupl
 
 def _gpu_svg(gpu: int, x: int, y: int, use: tuple[JobPlan, RankBinding] | None,
              chosen: tuple[JobPlan, RankBinding] | None, colours: dict[tuple[str, str], str], cluster: str) -> str:
-    if use is None and chosen is None:
+    shown = use or chosen
+    if shown is None:
         return (f'<g data-gpu="{gpu}"><title>GPU {gpu}: free</title><rect x="{x}" y="{y}" width="{GPU_W}" '
                 f'height="{GPU_H}" rx="3" fill="#fff" stroke="#9aa5b1"/>'
                 f'<text x="{x + GPU_W // 2}" y="{y + 14}" text-anchor="middle" fill="#9aa5b1" font-size="9">'
                 f'{gpu}</text></g>')
-    plan, binding = use or chosen
+    plan, binding = shown
     colour = colours[(cluster, plan.name)]
     if use is not None:
         title = (f"{plan.name} rank {binding.rank}: worker {binding.worker}, local rank {binding.local_rank}, "

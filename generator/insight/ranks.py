@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from generator.manifests.hostfile import job_host
-from generator.model import Job, Nic
+from generator.model import Job, Nic, stated
 from generator.model.hostfile import rankfile_line
 
 BINDING_RULE = ("frameworks (Horovod, PyTorch) drive GPU i from local rank i, and NCCL sends each GPU's traffic "
@@ -53,8 +53,9 @@ def binding_gaps(job: Job) -> str:
     if not job.uses_gpus:
         return "; a CPU job: no GPU, and MPI's traffic takes every attached rail (UCX)" if job.rails else \
             "; a CPU job with no rails: everything goes over the cluster network"
-    if job.gpus_per_worker != hardware.gpu.count:
-        return (f"; here a worker has {job.gpus_per_worker} of a node's {hardware.gpu.count} GPUs and the GPU device "
+    gpus = stated(hardware.gpu).count
+    if job.gpus_per_worker != gpus:
+        return (f"; here a worker has {job.gpus_per_worker} of a node's {gpus} GPUs and the GPU device "
                 "plugin chooses which, so no rank's GPU or NIC is known before it runs")
     if not _whole_node(job):
         return (f"; here {job.slots_per_worker} ranks share {job.gpus_per_worker} GPUs: which rank drives which GPU "
@@ -71,9 +72,9 @@ def rank_bindings(job: Job, mpijob: str, ranks: Iterable[int]) -> tuple[RankBind
     hardware = job.pool.hardware
     whole_node = _whole_node(job)
     nic_of_gpu: dict[int, Nic] = {}
-    for nic in hardware.nics:  # the first NIC that names a GPU, as derive.gpu_sockets reads them
-        for gpu in nic.gpus:
-            nic_of_gpu.setdefault(gpu, nic)
+    for listed in hardware.nics:  # the first NIC that names a GPU, as derive.gpu_sockets reads them
+        for index in listed.gpus:
+            nic_of_gpu.setdefault(index, listed)
     rail_of_nic = {attachment.nic.name: attachment.rail.name for attachment in job.rails}
     rankfile = job.placement.rankfile
     bindings = []
