@@ -177,11 +177,11 @@ def choose_branch(error: ValidationError) -> tuple[list[ValidationError] | None,
         return fitting[0], None
     if not fitting:
         types = [t for sub in error.context or () if sub.validator == "type" and not sub.relative_path
-                 for t in _types_of(sub.validator_value)]
+                 for t in types_of(sub.validator_value)]
         return None, types
     return None, None
 
 
-def _types_of(validator_value: Any) -> list[Any]:
+def types_of(validator_value: Any) -> list[Any]:
     """A `type` keyword's value as a list: one type name, or several."""
     return [validator_value] if isinstance(validator_value, str) else list(validator_value)

@@ -24,13 +24,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator, validators
+from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError, best_match
 from referencing import Registry, Resource
 from ruamel.yaml.error import YAMLError
 
 from generator.check import linregex
-from generator.check.crdschema import SchemaKey, choose_branch, crd_schemas, prune_nulls
+from generator.check.crdschema import SchemaKey, choose_branch, crd_schemas, prune_nulls, types_of
+from generator.check.linear_validator import LinearValidator
 from generator.readback import kubeyaml
 from generator.readback.discover import manifest_files
 from generator.readback.findings import Finding, RenderedObject, finding
@@ -50,61 +51,6 @@ CRD_QUANTITY: dict[str, Any] = {"description": "A quantity in a custom resource:
                                 "type": ["integer", "string"], "pattern": QUANTITY_PATTERN}
 _GROUP_PREFIX = re.compile(r"^([^./]*)(?:\.[^/]*)?/")
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
-
-
-# --- patterns in linear time ---------------------------------------------------------------------
-# A CRD's `pattern` comes from the chart under review; Python's `re` backtracks (`^(a+)+$` runs for hours on
-# forty characters), Kubernetes checks with Go's RE2, which does not. Every keyword that runs a pattern uses
-# linregex instead; `unevaluatedProperties`, which Kubernetes' CRD schemas do not have, is not judged.
-
-def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterable[ValidationError]:
-    if validator.is_type(instance, "string") and not linregex.search(pattern, instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: Any
-                        ) -> Iterable[ValidationError]:
-    if not validator.is_type(instance, "object"):
-        return
-    for pattern, subschema in patterns.items():
-        for key, value in instance.items():
-            if linregex.search(pattern, key):
-                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
-
-
-def _extra_keys(instance: dict[str, Any], schema: dict[str, Any]) -> list[str]:
-    properties = schema.get("properties", {})
-    patterns = list(schema.get("patternProperties", {}))
-    return [key for key in instance
-            if key not in properties and not any(linregex.search(pattern, key) for pattern in patterns)]
-
-
-def _additional_properties(validator: Any, allowed: Any, instance: Any, schema: Any) -> Iterable[ValidationError]:
-    if not validator.is_type(instance, "object"):
-        return
-    extras = set(_extra_keys(instance, schema))
-    if validator.is_type(allowed, "object"):
-        for extra in extras:
-            yield from validator.descend(instance[extra], allowed, path=extra)
-    elif not allowed and extras:
-        if "patternProperties" in schema:
-            verb = "does" if len(extras) == 1 else "do"
-            joined = ", ".join(repr(each) for each in sorted(extras))
-            patterns = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
-            yield ValidationError(f"{joined} {verb} not match any of the regexes: {patterns}")
-        else:
-            listed = sorted(extras, key=str)
-            yield ValidationError(f"Additional properties are not allowed ({', '.join(map(repr, listed))} "
-                                  f"{'was' if len(listed) == 1 else 'were'} unexpected)")
-
-
-def _not_judged(validator: Any, value: Any, instance: Any, schema: Any) -> Iterable[ValidationError]:
-    return iter(())
-
-
-LinearValidator = validators.extend(Draft202012Validator, {
-    "pattern": _pattern, "patternProperties": _pattern_properties,
-    "additionalProperties": _additional_properties, "unevaluatedProperties": _not_judged})
 
 
 # --- kubernetes-validate's bundle ------------------------------------------------------------------
@@ -248,7 +194,8 @@ def _problems(error: ValidationError) -> list[Problem]:
     """(path, message) pairs for one jsonschema error; `unknown field` per undeclared key, like kubectl."""
     path = tuple(error.absolute_path)
     instance = error.instance
-    if error.validator == "additionalProperties" and error.validator_value is False and isinstance(instance, dict):
+    if error.validator == "additionalProperties" and error.validator_value is False and isinstance(instance, dict) \
+            and isinstance(error.schema, Mapping):
         known = set(error.schema.get("properties") or {})
         patterns = list(error.schema.get("patternProperties") or {})
         unknown = [key for key in instance
@@ -265,8 +212,7 @@ def _problems(error: ValidationError) -> list[Problem]:
     if error.validator == "pattern" and error.validator_value in (QUANTITY_PATTERN, CONTROLLER_GEN_QUANTITY_PATTERN):
         return [(path, f"{_short(instance)} is not a quantity (such as 8, 500m or 16Gi)")]
     if error.validator == "type":
-        types = error.validator_value
-        return [(path, _type_message(instance, [types] if isinstance(types, str) else list(types)))]
+        return [(path, _type_message(instance, types_of(error.validator_value)))]
     return [(path, _message(error))]
 
 
@@ -296,7 +242,8 @@ class SchemaSet:
         self.bundled_version = select_kube_version(kube_version)
         self.strict = strict
         self.compiled_count = 0
-        self._directory = _strict_dirs()[tuple(int(part) for part in self.bundled_version.split("."))]
+        major, minor = (int(part) for part in self.bundled_version.split("."))
+        self._directory = _strict_dirs()[(major, minor)]
         self._registry = _registry(self._directory)
         self._crd_registry = _registry(self._directory, crd_view=True)
         self._custom: dict[SchemaKey, dict[str, Any]] = dict(own_schemas())
@@ -392,7 +339,8 @@ class SchemaSet:
         if compiled is None:
             return [self._unknown(document, api_version, kind)]
         validator, custom = compiled
-        instance = prune_nulls(obj, validator.schema) if custom else obj
+        schema = validator.schema  # a custom resource's schema is a mapping, never `true` or `false`
+        instance = prune_nulls(obj, schema) if custom and isinstance(schema, Mapping) else obj
         try:
             problems = [problem for error in validator.iter_errors(instance) for problem in _problems(error)]
         except linregex.Unsupported as error:  # a CRD pattern outside the syntax RE2 and ECMA-262 share

@@ -10,85 +10,31 @@ from __future__ import annotations
 import itertools
 import json
 import shlex
-from collections.abc import Iterable
-from dataclasses import dataclass
 
 from generator.insight import bounds
+from generator.insight.explanation import DEFAULT, PROFILE, RULE, Explanation, Fact, Said
+from generator.insight.ranks import BINDING_RULE, binding_gaps, rank_bindings, rank_pattern
 from generator.load import ProfileFile
 from generator.manifests.hostfile import configmap_keys, job_host
 from generator.manifests.mpijob import env_value, launcher_command, worker_affinity, workers_variable
 from generator.manifests.node_placement import launcher_pool, launcher_pools, tolerations
 from generator.manifests.run_name import RUN_DIGEST_COVERS, mpijob_name
-from generator.model import Backend, Job, MpiImplementation, Naming, Nic, NodePool, Scheduler, defaults, derive, names
-from generator.model.hostfile import rankfile_line
+from generator.model import (
+    Backend,
+    Job,
+    MpiImplementation,
+    Naming,
+    Nic,
+    NodePool,
+    Scheduler,
+    defaults,
+    derive,
+    names,
+    stated,
+)
 from generator.objects.manifest import plain
 from generator.providers import PROVIDERS, pod_network
 from generator.vocabulary.multus import NETWORKS_ANNOTATION
-
-BINDING_RULE = ("frameworks (Horovod, PyTorch) drive GPU i from local rank i, and NCCL sends each GPU's traffic "
-                "through the NIC nearest it (the hardware profile's `gpus` of each NIC); a worker holds one device of "
-                "each rail it attaches")
-
-
-PROFILE = "profile"
-DEFAULT = "default"
-RULE = "rule"
-
-
-@dataclass(frozen=True)
-class Fact:
-    section: str
-    name: str
-    value: str
-    origin: str
-    """`path:line: key` of a profile, `default: ...`, or the rule the value follows."""
-    origin_kind: str
-    """PROFILE, DEFAULT or RULE."""
-
-
-@dataclass(frozen=True)
-class RankBinding:
-    rank: int
-    worker: int
-    local_rank: int
-    host: str
-    gpu: int | None
-    """The node's GPU index it drives; None where the device plugin chooses the worker's GPUs, or none."""
-    nic: str | None
-    """The hardware's NIC its GPU's traffic goes through; None where that is not known."""
-    hca: str | None
-    rail: str | None
-    rankfile_line: str | None
-
-    @property
-    def gpu_text(self) -> str:
-        return "-" if self.gpu is None else str(self.gpu)
-
-    @property
-    def nic_text(self) -> str:
-        if self.nic is None:
-            return "-"
-        return f"{self.nic} ({self.hca})" if self.hca else self.nic
-
-
-@dataclass(frozen=True)
-class Explanation:
-    job: str
-    path: str
-    """The job profile's path as given."""
-    cluster: str
-    pool: str
-    namespace: str
-    facts: tuple[Fact, ...]
-    ranks: tuple[RankBinding, ...]
-    """Every rank of a job of at most `bounds.RANKS_SHOWN`; of a bigger one, the first and the last half as many."""
-    binding_rule: str
-    rank_count: int
-    """Every rank of the job: workers x slots per worker."""
-    ranks_omitted: int
-    """How many of them `ranks` leaves out (0: none), all between its first and its last half."""
-    rank_pattern: str
-    """The rule every rank follows, the left-out ones too."""
 
 
 class _Where:
@@ -108,21 +54,6 @@ class _Where:
                 return None
         where = self.document.location(*keys)
         return f"{where.path}:{where.line}"
-
-
-@dataclass(frozen=True)
-class Said:
-    """An origin's words and its kind: a profile line, a default, or a rule (never guessed from the words: a path
-    may hold anything)."""
-
-    text: str
-    kind: str
-
-    def __str__(self) -> str:
-        return self.text
-
-    def __add__(self, more: str) -> Said:
-        return Said(self.text + more, self.kind)
 
 
 def _said(where: str | None, what: str, otherwise: Said | str) -> Said:
@@ -158,7 +89,7 @@ def explain_job(job: Job, documents: list[ProfileFile]) -> Explanation:
     return Explanation(job=job.name, path=document.path, cluster=job.cluster.name, pool=job.pool.name,
                        namespace=job.namespace, facts=tuple(facts),
                        ranks=rank_bindings(job, mpijob, itertools.chain(head, tail)),
-                       binding_rule=BINDING_RULE + _binding_gaps(job), rank_count=count,
+                       binding_rule=BINDING_RULE + binding_gaps(job), rank_count=count,
                        ranks_omitted=count - len(head) - len(tail), rank_pattern=rank_pattern(job))
 
 
@@ -217,7 +148,7 @@ def _resources(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[
         if value is not None:
             facts.append(_fact("worker resources", key, value, _said(at("resources", key), f"resources.{key}", "")))
     if job.uses_gpus:
-        gpu = job.pool.hardware.gpu
+        gpu = stated(job.pool.hardware.gpu)
         facts.append(_fact("worker resources", gpu.resource, str(job.gpus_per_worker),
                           _said(at_hw("gpu", "resource"), "gpu.resource", "default: GPUs are requested as "
                                 f"{derive.DEFAULT_GPU_RESOURCE} (NVIDIA's device plugin)")
@@ -289,7 +220,7 @@ def _environment(job: Job, mpijob: str, at: _Where) -> list[Fact]:
         where = at("env", var.name)
         if var.origin.startswith(f"{job.source}: env"):
             said = var.origin.split(": ", 1)[1].replace("env", f"env.{var.name}", 1)
-            origin = Said(f"{where}: {said}", PROFILE) if where else _own(var.origin)
+            origin: Said | str = Said(f"{where}: {said}", PROFILE) if where else _own(var.origin)
         else:
             origin = var.origin
         facts.append(_fact("environment", var.name, value, origin))
@@ -307,6 +238,7 @@ def _mpi(job: Job, mpijob: str, at: _Where) -> list[Fact]:
                           _said(at("openMPIUcx"), "openMPIUcx", "default: true (NGC images and mpi-operator's "
                                 "examples have it); decides OMPI_MCA_pml on RDMA rails")))
         placement = job.placement
+        origin: Said | str
         if placement.rankfile:
             value, origin = (f"rankfile {names.RANKFILE_PATH}", "each rank bound to every core of the socket of its "
                              "GPU's NIC (the NIC's numaNode), where the host-side work of its GPU is fastest")
@@ -437,58 +369,3 @@ def _metadata(job: Job, at: _Where) -> list[Fact]:
     return facts
 
 
-def _whole_node(job: Job) -> bool:
-    """Local rank i drives the node's GPU i: the worker has every GPU of the node and one rank on each."""
-    gpu = job.pool.hardware.gpu
-    return job.uses_gpus and gpu is not None and job.gpus_per_worker == gpu.count \
-        and job.slots_per_worker == job.gpus_per_worker
-
-
-def _binding_gaps(job: Job) -> str:
-    """Why a rank's GPU or NIC is not known, where it is not."""
-    hardware = job.pool.hardware
-    if not job.uses_gpus:
-        return "; a CPU job: no GPU, and MPI's traffic takes every attached rail (UCX)" if job.rails else \
-            "; a CPU job with no rails: everything goes over the cluster network"
-    if job.gpus_per_worker != hardware.gpu.count:
-        return (f"; here a worker has {job.gpus_per_worker} of a node's {hardware.gpu.count} GPUs and the GPU device "
-                "plugin chooses which, so no rank's GPU or NIC is known before it runs")
-    if not _whole_node(job):
-        return (f"; here {job.slots_per_worker} ranks share {job.gpus_per_worker} GPUs: which rank drives which GPU "
-                "is the program's choice")
-    if not any(nic.gpus for nic in hardware.nics):
-        return (f"; hardware {hardware.name} does not say which NIC each GPU sits beside (`gpus` of its NICs), so "
-                "no rank's NIC is known")
-    return ""
-
-
-def rank_bindings(job: Job, mpijob: str, ranks: Iterable[int]) -> tuple[RankBinding, ...]:
-    """Each of `ranks`' worker, GPU and NIC: what the rankfile binds, and what NCCL and the frameworks choose. Each
-    rank costs the same whatever the job's size: a caller asks for the ranks it shows, never the whole job."""
-    hardware = job.pool.hardware
-    whole_node = _whole_node(job)
-    nic_of_gpu: dict[int, Nic] = {}
-    for nic in hardware.nics:  # the first NIC that names a GPU, as derive.gpu_sockets reads them
-        for gpu in nic.gpus:
-            nic_of_gpu.setdefault(gpu, nic)
-    rail_of_nic = {attachment.nic.name: attachment.rail.name for attachment in job.rails}
-    rankfile = job.placement.rankfile
-    bindings = []
-    for rank in ranks:
-        worker, local = divmod(rank, job.slots_per_worker)
-        host = job_host(job, mpijob, worker)
-        gpu = local if whole_node else None
-        nic = nic_of_gpu.get(gpu) if gpu is not None else None
-        rail = rail_of_nic.get(nic.name) if nic else None
-        line = rankfile_line(rank, host, job.placement.rank_sockets[local], job.placement.cores_per_socket) \
-            if rankfile else None
-        bindings.append(RankBinding(rank, worker, local, host, gpu, nic.name if nic and rail else None,
-                                    nic.hca if nic and rail else None, rail, line))
-    return tuple(bindings)
-
-
-def rank_pattern(job: Job) -> str:
-    """What holds for every rank, listed or not."""
-    slots = job.slots_per_worker
-    return (f"rank r is local rank r mod {slots} of worker r div {slots} (ranks fill the workers in hostfile order), "
-            "and local rank i of every worker has the GPU, NIC, rail and socket of worker 0's local rank i")

@@ -7,100 +7,26 @@ The page is bounded whatever the fleet's size (`bounds`): at most 64 nodes a poo
 boxes in all; what is left out is one dashed box that says how much and what runs there, and a line at the top.
 
 A string out, deterministic to the byte (no time, no random, fixed order), self-contained: inline SVG and CSS, no
-script, nothing fetched. Every profile string is escaped (`_e`: control characters too, so that HTML and SVG are
+script, nothing fetched. Every profile string is escaped (`escaped`: control characters too, so that HTML and SVG are
 well-formed whatever a name holds). GPUs and NICs carry `data-*` attributes (job, rank, NIC)
 so that a test, or a reader's browser tools, can tell what each box stands for.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from html import escape
-
 from generator.insight import bounds
 from generator.insight.bounds import names_text, numbers_text
-from generator.insight.explain import RankBinding, rank_bindings
+from generator.insight.node_picture import PAD, escaped, node_geometry, node_layout, node_svg
 from generator.insight.plan import NEVER, STARTS, WAITS, ClusterPlan, FleetPlan, JobPlan, PoolPlan
+from generator.insight.ranks import RankBinding, rank_bindings
 from generator.manifests.run_name import mpijob_name
-from generator.model import Cluster, Fleet, Hardware, Job, Nic, NodePool
-from generator.support.diagnostics import one_line
+from generator.model import Cluster, Fleet, Hardware, Job, NodePool
 
 JOB_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
                "#bcbd22", "#393b79", "#ad494a", "#637939")
 """Twelve colours that tell jobs apart (`job_colours`)."""
 NODES_PER_ROW = 8
-GPU_W, GPU_H, NIC_W, GAP, PAD = 26, 22, 46, 4, 8
-HEADER = 18
 FONT = "font-family:DejaVu Sans,Arial,sans-serif"
-
-
-def _e(text: object) -> str:
-    """`text` as HTML and SVG text or attribute: control characters written as escapes (`one_line`: XML 1.0 cannot
-    hold most of them, and a file name may), then markup escaped."""
-    return escape(one_line(str(text)), quote=True)
-
-
-@dataclass(frozen=True)
-class _Group:
-    """A NIC and the GPUs beside it (one PCIe switch), or GPUs no NIC names (nic None)."""
-
-    nic: Nic | None
-    gpus: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class _Numa:
-    label: str
-    groups: tuple[_Group, ...]
-
-
-def node_layout(hardware: Hardware) -> tuple[_Numa, ...]:
-    """The hardware's NICs and GPUs by NUMA node and PCIe switch, as its profile states them."""
-    by_numa: dict[int | None, list[_Group]] = {}
-    named: set[int] = set()
-    for nic in hardware.nics:  # a GPU two NICs name is drawn beside the first (explain's NIC of its ranks)
-        by_numa.setdefault(nic.numa_node, []).append(_Group(nic, tuple(g for g in nic.gpus if g not in named)))
-        named.update(nic.gpus)
-    rest = tuple(gpu for gpu in range(hardware.gpu.count if hardware.gpu else 0) if gpu not in named)
-    if rest:
-        by_numa.setdefault(None, []).append(_Group(None, rest))
-    order = sorted(numa for numa in by_numa if numa is not None) + ([None] if None in by_numa else [])
-    return tuple(_Numa(f"NUMA {numa}" if numa is not None else "NUMA not stated", tuple(by_numa[numa]))
-                 for numa in order)
-
-
-@dataclass(frozen=True)
-class _Geometry:
-    width: int
-    height: int
-    nic_y: dict[str, int]
-    """Each NIC's centre, from the node's top."""
-
-
-NUMA_LABEL = 12
-
-
-def _rows(layout: tuple[_Numa, ...]) -> list[tuple[_Numa, int, int]]:
-    """Each NUMA node's label line and groups one under another, so that every NIC has a height of its own and
-    each rail its own line: (NUMA node, index of its group or -1 for the label, y from the node's top)."""
-    rows, y = [], HEADER + 2
-    for numa in layout:
-        rows.append((numa, -1, y))
-        y += NUMA_LABEL
-        for i in range(len(numa.groups)):
-            rows.append((numa, i, y))
-            y += GPU_H + GAP
-    return rows
-
-
-def _geometry(layout: tuple[_Numa, ...], cpu_rows: int) -> _Geometry:
-    widest = max((len(group.gpus) for numa in layout for group in numa.groups), default=0)
-    rows = _rows(layout)
-    nic_y = {numa.groups[i].nic.name: y + GPU_H // 2 for numa, i, y in rows
-             if i >= 0 and numa.groups[i].nic is not None}
-    width = max(NIC_W + GAP + widest * (GPU_W + GAP) + 2 * PAD, 150)
-    bottom = rows[-1][2] + (GPU_H + GAP if rows[-1][1] >= 0 else NUMA_LABEL) if rows else HEADER + 14
-    return _Geometry(width, bottom + cpu_rows * 14 + PAD, nic_y)
 
 
 def drawn_nodes(fleet: Fleet) -> dict[tuple[str, str], int]:
@@ -145,7 +71,7 @@ def fleet_html(fleet: Fleet, plan: FleetPlan) -> str:
     for cluster in fleet.clusters:
         cluster_plan = _plan_of(plan, cluster)
         body, w, h = _cluster_svg(cluster, cluster_plan, fleet, colours, drawn)
-        sections.append(f'<section id="cluster-{_e(cluster.name)}" data-cluster="{_e(cluster.name)}">'
+        sections.append(f'<section id="cluster-{escaped(cluster.name)}" data-cluster="{escaped(cluster.name)}">'
                         f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}">'
                         f'{body}</svg></section>')
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>mpigen plan</title>"
@@ -196,8 +122,8 @@ def _plan_of(plan: FleetPlan, cluster: Cluster) -> ClusterPlan:
 def _cluster_svg(cluster: Cluster, plan: ClusterPlan, fleet: Fleet, colours: dict[tuple[str, str], str],
                  drawn: dict[tuple[str, str], int]) -> tuple[str, int, int]:
     jobs = {job.name: job for job in fleet.jobs_of(cluster)}
-    out = [f'<text x="0" y="16" font-size="15" font-weight="bold">cluster {_e(cluster.name)}</text>',
-           f'<text x="0" y="32" fill="#555">scheduler {_e(plan.scheduler)}, network {_e(plan.provider)}, '
+    out = [f'<text x="0" y="16" font-size="15" font-weight="bold">cluster {escaped(cluster.name)}</text>',
+           f'<text x="0" y="32" fill="#555">scheduler {escaped(plan.scheduler)}, network {escaped(plan.provider)}, '
            f'{len(cluster.pools)} pool(s), {len(cluster.rails)} rail(s)</text>']
     y, width = 44, 400
     not_drawn = []
@@ -206,7 +132,7 @@ def _cluster_svg(cluster: Cluster, plan: ClusterPlan, fleet: Fleet, colours: dic
             not_drawn.append(pool_plan)
             continue
         body, w, h = _pool_svg(cluster, pool_plan, pool.hardware, jobs, colours, drawn[(cluster.name, pool.name)])
-        out.append(f'<g transform="translate(0,{y})" data-pool="{_e(pool.name)}">{body}</g>')
+        out.append(f'<g transform="translate(0,{y})" data-pool="{escaped(pool.name)}">{body}</g>')
         y, width = y + h + 12, max(width, w)
     if not_drawn:
         box, h = _pools_left_out_svg(not_drawn, y, NODES_PER_ROW * 120)
@@ -237,10 +163,10 @@ def _pool_svg(cluster: Cluster, pool: PoolPlan, hardware: Hardware, jobs: dict[s
                 busy.add(node)
     cpu_rows = min(max((len(workers) for workers in per_node_workers.values()), default=0), bounds.WORKERS_DRAWN) \
         if not hardware.gpu else 0
-    geometry = _geometry(layout, cpu_rows)
+    geometry = node_geometry(layout, cpu_rows)
     rails = list(cluster.rails_of(cluster.pool(pool.name)))
     bindings = {plan.name: _bindings_by_worker(jobs[plan.name], drawn_workers.get(plan.name, [])) for plan in running}
-    out = [f'<text x="0" y="12" font-weight="bold">pool {_e(pool.name)}: {pool.nodes} x {_e(hardware.name)}'
+    out = [f'<text x="0" y="12" font-weight="bold">pool {escaped(pool.name)}: {pool.nodes} x {escaped(hardware.name)}'
            f'</text>']
     top = 20
     rows = (drawn + NODES_PER_ROW - 1) // NODES_PER_ROW
@@ -252,12 +178,12 @@ def _pool_svg(cluster: Cluster, pool: PoolPlan, hardware: Hardware, jobs: dict[s
         for rail in rails:  # behind the nodes: seen between them
             y = row_y + geometry.nic_y.get(rail.nic_name, 0)
             out.append(f'<line x1="0" y1="{y}" x2="{right + 40}" y2="{y}" stroke="#9aa5b1" stroke-width="3" '
-                       f'data-rail="{_e(rail.name)}"/>'
-                       f'<text x="{right + 44}" y="{y + 4}" fill="#52606d">{_e(rail.name)}</text>')
+                       f'data-rail="{escaped(rail.name)}"/>'
+                       f'<text x="{right + 44}" y="{y + 4}" fill="#52606d">{escaped(rail.name)}</text>')
         for i in range(count):
             node = row * NODES_PER_ROW + i
-            out.append(_node_svg(node, i * step_x, row_y, geometry, layout, rails, hardware,
-                                 per_node_workers.get(node, []), bindings, colours, cluster.name))
+            out.append(node_svg(node, i * step_x, row_y, geometry, layout, rails, hardware,
+                                per_node_workers.get(node, []), bindings, colours, cluster.name))
     width = min(drawn, NODES_PER_ROW) * step_x + 80
     height = top + rows * step_y
     if pool.nodes > drawn:
@@ -286,7 +212,7 @@ def _dashed_box(lines: list[str], y: int, width: int, attributes: str) -> tuple[
     """A dashed box standing for what is not drawn, its first line bold, and its height."""
     height = 12 + 14 * len(lines)
     bold = ' font-weight="bold"'
-    text = "".join(f'<text x="{PAD}" y="{16 + 14 * i}"{bold if i == 0 else ""}>{_e(line)}</text>'
+    text = "".join(f'<text x="{PAD}" y="{16 + 14 * i}"{bold if i == 0 else ""}>{escaped(line)}</text>'
                    for i, line in enumerate(lines))
     return (f'<g transform="translate(0,{y})"{attributes}>'
             f'<rect width="{width}" height="{height}" rx="6" fill="#f8fafc" stroke="#52606d" stroke-dasharray="6,4"/>'
@@ -322,97 +248,6 @@ def _bindings_by_worker(job: Job, workers: list[int]) -> dict[int, list[RankBind
     return by_worker
 
 
-def _node_svg(node: int, x: int, y: int, geometry: _Geometry, layout: tuple[_Numa, ...], rails: list,
-              hardware: Hardware, workers: list[tuple[JobPlan, int]], bindings: dict[str, dict[int, list[RankBinding]]],
-              colours: dict[tuple[str, str], str], cluster: str) -> str:
-    rail_of_nic = {rail.nic_name: rail.name for rail in rails}
-    gpu_use: dict[int, tuple[JobPlan, RankBinding]] = {}
-    unplaced: list[tuple[JobPlan, RankBinding]] = []  # ranks on GPUs the device plugin chooses
-    for plan, worker in workers:
-        for binding in bindings[plan.name].get(worker, []):
-            if binding.gpu is not None:
-                gpu_use[binding.gpu] = (plan, binding)
-            elif plan.gpus_per_worker:
-                unplaced.append((plan, binding))
-    free = [gpu for gpu in range(hardware.gpu.count if hardware.gpu else 0) if gpu not in gpu_use]
-    chosen = {}
-    for gpu, use in zip(free, [u for u in unplaced if u[1].local_rank < u[0].gpus_per_worker], strict=False):
-        chosen[gpu] = use
-    out = [f'<g transform="translate({x},{y})" data-node="{node}">',
-           f'<rect width="{geometry.width}" height="{geometry.height}" rx="6" fill="#f8fafc" stroke="#52606d"/>',
-           f'<text x="{PAD}" y="13" font-weight="bold">node {node}</text>']
-    for numa, i, gy in _rows(layout):
-        if i < 0:
-            out.append(f'<text x="{PAD}" y="{gy + 9}" fill="#7b8794" font-size="9">{_e(numa.label)}</text>')
-            continue
-        group = numa.groups[i]
-        if group.nic is not None:
-            out.append(_nic_svg(group.nic, PAD, gy, rail_of_nic.get(group.nic.name), gpu_use, group.gpus,
-                                colours, cluster))
-        for j, gpu in enumerate(group.gpus):
-            out.append(_gpu_svg(gpu, PAD + NIC_W + GAP + j * (GPU_W + GAP), gy, gpu_use.get(gpu), chosen.get(gpu),
-                                colours, cluster))
-    named = [] if hardware.gpu else workers
-    more = len(named) - (bounds.WORKERS_DRAWN - 1) if len(named) > bounds.WORKERS_DRAWN else 0  # a line says so
-    named = named[:len(named) - more]
-    lines = len(named) + (1 if more else 0)
-    for k, (plan, worker) in enumerate(named):
-        colour = colours[(cluster, plan.name)]
-        first = worker * plan.slots_per_worker
-        out.append(f'<text x="{PAD}" y="{geometry.height - PAD - (lines - 1 - k) * 14}" fill="{colour}" '
-                   f'font-weight="bold" data-job="{_e(plan.name)}" data-worker="{worker}">'
-                   f'{_e(plan.name)} w{worker}: ranks {first}-{first + plan.slots_per_worker - 1}</text>')
-    if more:
-        out.append(f'<text x="{PAD}" y="{geometry.height - PAD}" fill="#52606d" data-omitted-workers="{more}">'
-                   f'... and {more} more workers</text>')
-    if not layout:
-        cores = f" x {hardware.cpu.cores_per_socket} cores" if hardware.cpu.cores_per_socket else " socket(s)"
-        out.append(f'<text x="{PAD}" y="{HEADER + 10}" fill="#7b8794">{hardware.cpu.sockets}{cores}, no GPUs'
-                   '</text>')
-    out.append("</g>")
-    return "".join(out)
-
-
-def _nic_svg(nic: Nic, x: int, y: int, rail: str | None, gpu_use: dict[int, tuple[JobPlan, RankBinding]],
-             gpus: tuple[int, ...], colours: dict[tuple[str, str], str], cluster: str) -> str:
-    users = sorted({gpu_use[g][0].name for g in gpus if g in gpu_use and gpu_use[g][1].nic == nic.name})
-    stroke = colours[(cluster, users[0])] if users else "#52606d"
-    title = f"NIC {nic.name}" + (f" ({nic.hca})" if nic.hca else "") + (f", rail {rail}" if rail else ", no rail") \
-        + (f"; used by {', '.join(users)}" if users else "")
-    return (f'<g data-nic="{_e(nic.name)}" data-rail="{_e(rail or "")}" data-jobs="{_e(" ".join(users))}">'
-            f'<title>{_e(title)}</title>'
-            f'<rect x="{x}" y="{y}" width="{NIC_W}" height="{GPU_H}" rx="3" fill="#d9e2ec" stroke="{stroke}" '
-            f'stroke-width="{3 if users else 1}"/>'
-            f'<text x="{x + NIC_W // 2}" y="{y + 10}" text-anchor="middle" font-size="9">{_e(nic.name)}</text>'
-            f'<text x="{x + NIC_W // 2}" y="{y + 19}" text-anchor="middle" font-size="8" fill="#52606d">'
-            f'{_e(rail or "-")}</text></g>')
-
-
-def _gpu_svg(gpu: int, x: int, y: int, use: tuple[JobPlan, RankBinding] | None,
-             chosen: tuple[JobPlan, RankBinding] | None, colours: dict[tuple[str, str], str], cluster: str) -> str:
-    if use is None and chosen is None:
-        return (f'<g data-gpu="{gpu}"><title>GPU {gpu}: free</title><rect x="{x}" y="{y}" width="{GPU_W}" '
-                f'height="{GPU_H}" rx="3" fill="#fff" stroke="#9aa5b1"/>'
-                f'<text x="{x + GPU_W // 2}" y="{y + 14}" text-anchor="middle" fill="#9aa5b1" font-size="9">'
-                f'{gpu}</text></g>')
-    plan, binding = use or chosen
-    colour = colours[(cluster, plan.name)]
-    if use is not None:
-        title = (f"{plan.name} rank {binding.rank}: worker {binding.worker}, local rank {binding.local_rank}, "
-                 f"GPU {binding.gpu_text}, NIC {binding.nic_text}, rail {binding.rail or '-'}")
-        dash = ""
-    else:
-        title = (f"{plan.name} rank {binding.rank}: worker {binding.worker}, local rank {binding.local_rank}, on one "
-                 "of the node's GPUs the device plugin chooses (drawn here on the first free one)")
-        dash = ' stroke-dasharray="3,2"'
-    return (f'<g data-gpu="{gpu}" data-job="{_e(plan.name)}" data-rank="{binding.rank}" '
-            f'data-worker="{binding.worker}" data-nic="{_e(binding.nic or "")}">'
-            f'<title>{_e(title)}</title><rect x="{x}" y="{y}" width="{GPU_W}" height="{GPU_H}" rx="3" '
-            f'fill="{colour}" stroke="#222"{dash}/>'
-            f'<text x="{x + GPU_W // 2}" y="{y + 14}" text-anchor="middle" fill="#fff" font-size="9" '
-            f'font-weight="bold">{binding.rank}</text></g>')
-
-
 def _legend(cluster: Cluster, plan: ClusterPlan, colours: dict[tuple[str, str], str]) -> tuple[str, int, int]:
     """The jobs with their colour and state, and the plan's notes: SVG, its height, and about how wide its text
     runs (6.5 pixels a character at 11 pixels)."""
@@ -430,12 +265,12 @@ def _legend(cluster: Cluster, plan: ClusterPlan, colours: dict[tuple[str, str], 
             size = f"{job.worker_count} worker(s) x {job.gpus_per_worker} GPU(s)" if job.gpus_per_worker \
                 else f"{job.worker_count} worker(s)" if job.state != NEVER else ""
             text = f"{job.name} (pool {pool.name}{', ' + size if size else ''}, {job.ranks} ranks): {state}"
-            out.append(f'<g data-legend-job="{_e(job.name)}" data-state="{_e(job.state)}">'
+            out.append(f'<g data-legend-job="{escaped(job.name)}" data-state="{escaped(job.state)}">'
                        f'<rect x="0" y="{y - 9}" width="12" height="12" fill="{colour}"/>'
-                       f'<text x="18" y="{y + 1}">{_e(text)}</text></g>')
+                       f'<text x="18" y="{y + 1}">{escaped(text)}</text></g>')
             y, longest = y + 16, max(longest, len(text) + 3)
     for note in plan.notes:
         shown = note if len(note) <= 220 else f"{note[:217]}..."
-        out.append(f'<text x="0" y="{y + 1}" fill="#52606d">{_e(shown)}</text>')
+        out.append(f'<text x="0" y="{y + 1}" fill="#52606d">{escaped(shown)}</text>')
         y, longest = y + 16, max(longest, len(shown))
     return "".join(out), y, int(longest * 6.5)

@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from generator.insight.bounds import names_text
-from generator.insight.explain import DEFAULT, PROFILE, RULE, Explanation
+from generator.insight.explanation import DEFAULT, PROFILE, RULE, Explanation
 from generator.insight.plan import NEVER, STARTS, WAITS, FleetPlan, JobPlan, PoolPlan, QueuePlan, amounts_text
 from generator.support.diagnostics import Location, one_line
 

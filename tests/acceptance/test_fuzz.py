@@ -91,7 +91,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from jsonschema import FormatChecker
 from ruamel.yaml import YAML
 
-import generator.check as check_module
+import generator.check.run as check_module
 from generator.check import CheckOptions, run_check
 from generator.commands.cli import main
 from generator.commands.pipeline import compile_profiles

@@ -22,6 +22,7 @@ from generator.check.rules import (
     check_mpijob,
     check_networks,
     check_reserved_names,
+    registry,
     run_rules,
 )
 from generator.readback.findings import CheckContext, NodeShape, RenderedObject
@@ -698,7 +699,7 @@ def test_a_failing_rule_is_reported_not_raised(monkeypatch):
     def broken(documents, context):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(rules, "check_capacity", broken)
+    monkeypatch.setattr(registry, "check_capacity", broken)
     findings = run_rules([job()], CheckContext())
     assert [(f.rule, f.message) for f in findings] == [
         ("capacity", "internal error in rule capacity: RuntimeError('boom'); please report it")]
@@ -887,7 +888,7 @@ def test_a_manifest_of_unknown_origin_is_judged_with_its_own_and_any_clusters_ob
 def test_cluster_folders_group_files_as_they_were_reached(tmp_path):
     """`--cluster NAME=PATH`: the deepest folder holding a file gives its cluster; a file reached through a link in
     the folder is the folder's (paths are made absolute, never resolved through links)."""
-    from generator.check import _grouped
+    from generator.check.run import _grouped
 
     (tmp_path / "m/a/deep").mkdir(parents=True)
     (tmp_path / "shared").mkdir()

@@ -1,0 +1,57 @@
+"""The table of `mpigen check`'s rules (`RULES`, in the order their findings are reported) and the loop that runs
+them, so that a rule failing on input it should have skipped costs only its own findings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from generator.check.rules.capacity import RULE_CAPACITY, check_capacity
+from generator.check.rules.mpi_operator import RULE_MPI_OPERATOR, check_mpijobs
+from generator.check.rules.names import RULE_NAMES, check_job_namespaces, check_object_names, check_reserved_names
+from generator.check.rules.network import RULE_NETWORK, check_networks
+from generator.check.rules.pod_security import RULE_POD_SECURITY, check_pod_security
+from generator.check.rules.resources import RULE_RESOURCES, check_extended_resources
+from generator.check.rules.scheduling import RULE_SCHEDULING, check_scheduling
+from generator.readback.findings import CheckContext, Finding, RenderedObject
+
+RuleCheck = Callable[[list[RenderedObject], CheckContext], list[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule: its name (the `rule` of its findings), its check, and whether it runs once per document, so
+    that a document it fails on costs only that document's findings."""
+
+    name: str
+    check: RuleCheck
+    per_document: bool = False
+
+
+# Each check is called through its name in this module when it runs, so replacing `registry.check_capacity`
+# replaces the rule (the tests do, to show that a failing rule is reported).
+RULES: tuple[Rule, ...] = (
+    Rule(RULE_MPI_OPERATOR, lambda documents, context: check_mpijobs(documents, context), per_document=True),
+    Rule(RULE_NETWORK, lambda documents, context: check_networks(documents, context)),
+    Rule(RULE_CAPACITY, lambda documents, context: check_capacity(documents, context)),
+    Rule(RULE_RESOURCES, lambda documents, context: check_extended_resources(documents, context)),
+    Rule(RULE_NAMES, lambda documents, context: check_object_names(documents, context)),
+    Rule(RULE_NAMES, lambda documents, context: check_reserved_names(documents, context)),
+    Rule(RULE_NAMES, lambda documents, context: check_job_namespaces(documents, context)),
+    Rule(RULE_POD_SECURITY, lambda documents, context: check_pod_security(documents, context)),
+    Rule(RULE_SCHEDULING, lambda documents, context: check_scheduling(documents, context)),
+)
+
+
+def run_rules(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
+    """Every rule over every document. A rule that fails on input it should have skipped is reported, not raised."""
+    findings: list[Finding] = []
+    for rule in RULES:
+        batches = [[document] for document in documents] if rule.per_document else [documents]
+        for batch in batches:
+            try:
+                findings += rule.check(batch, context)
+            except Exception as exc:  # a bug in a rule must not hide the other findings
+                findings.append(Finding("", "", "", f"internal error in rule {rule.name}: {exc!r}; please report it",
+                                        rule.name))
+    return findings

@@ -1,0 +1,275 @@
+"""The run of `mpigen check`: the targets discovered, rendered (one Helm process per chart, side by side) or read,
+each document checked against the schemas of its Kubernetes version, then the rules over them all, and the Pod
+Security level each workload needs listed."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.check.helm import find_helm, helm_lint, helm_template, helm_version
+from generator.check.report import CheckReport, WorkloadSecurity
+from generator.check.rules import run_rules, workload_pod_security
+from generator.check.schemas import SchemaSet, bundled_kube_versions, select_kube_version
+from generator.objects import chartfiles
+from generator.readback.discover import ChartInfo, Targets, chart_name_findings, discover, manifest_files
+from generator.readback.documents import read_manifest_file
+from generator.readback.findings import CheckContext, Finding, RenderedObject
+from generator.readback.own_renderer import own_render
+from generator.support.diagnostics import Severity
+from generator.support.parallel import split_map
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    helm: str | None = None
+    use_helm: bool = True
+    kube_version: str | None = None
+    crds: tuple[Path, ...] = ()
+    context: tuple[Path, ...] = ()
+    strict: bool = False
+    clusters: tuple[tuple[str, Path], ...] = ()
+    """`--cluster NAME=PATH`: the manifests (and charts that record no cluster) under PATH are of cluster NAME."""
+
+
+class CheckUsageError(Exception):
+    """The options cannot work (e.g. `--helm` names no Helm); exit code 2."""
+
+
+def _crd_folder_documents(paths: tuple[Path, ...]) -> list[RenderedObject]:
+    """Objects in the --crds folders that are not CRDs: existing cluster state such as NADs.
+
+    Unreadable files are reported once, by the schema set that reads the CRDs in them.
+    """
+    documents: list[RenderedObject] = []
+    for root in paths:
+        files, _ = manifest_files(root)
+        for file in files:
+            docs, _ = read_manifest_file(file)
+            documents += [d for d in docs if d.kind != "CustomResourceDefinition"]
+    return documents
+
+
+@dataclass(frozen=True)
+class _Renderer:
+    helm: str | None
+
+    def __call__(self, chart: ChartInfo, version: str) -> tuple[list[RenderedObject], list[Finding]]:
+        """Lint and render one chart; run in a thread pool, one Helm process per chart at a time.
+
+        A chart whose name Helm would not take is still rendered (as Helm's placeholder release), so its
+        objects are judged beside the finding on its name."""
+        named = chart_name_findings(chart)
+        if self.helm:
+            findings = helm_lint(self.helm, chart)
+            docs, problems = helm_template(self.helm, chart, f"v{version}.0" if version.count(".") == 1 else version)
+            return docs, named + findings + problems
+        if chart.compiled_by_mpigen:
+            docs, problems = own_render(chart)
+            return docs, named + problems
+        return [], [*named, Finding(chart.display, "", "", "cannot render a chart mpigen did not compile without "
+                                    "helm; install helm or pass --helm PATH", "render")]
+
+
+Rendered = tuple[list[RenderedObject], list[Finding]]
+
+
+def _render_all(charts: list[ChartInfo], versions: list[str], renderer: _Renderer) -> list[Rendered]:
+    """Helm processes run side by side from threads; mpigen's own renderer shares the charts between both
+    cores (generator/support/parallel.py)."""
+    if renderer.helm and len(charts) > 1:
+        with ThreadPoolExecutor(max_workers=max(os.cpu_count() or 1, 2)) as pool:
+            return list(pool.map(renderer, charts, versions))
+
+    def render(pairs: Sequence[tuple[ChartInfo, str]]) -> list[Rendered]:
+        return [renderer(chart, version) for chart, version in pairs]
+
+    return split_map(render, list(zip(charts, versions, strict=True)))
+
+
+def _chart_clusters(charts: list[ChartInfo]) -> dict[str, str]:
+    return {chart.display: chart.annotations[chartfiles.CLUSTER] for chart in charts
+            if chartfiles.CLUSTER in chart.annotations}
+
+
+def _context_documents(paths: tuple[Path, ...], renderer: _Renderer, version: str,
+                       clusters: dict[str, str]) -> tuple[list[RenderedObject], list[Finding]]:
+    """Charts and manifests that exist beside the checked ones (e.g. an infra chart's NADs): rendered, not judged."""
+    targets = discover(list(paths))
+    clusters.update(_chart_clusters(targets.charts))
+    documents: list[RenderedObject] = []
+    findings = list(targets.problems)
+    for docs, problems in _render_all(targets.charts, [version] * len(targets.charts), renderer):
+        documents += docs
+        findings += [p for p in problems if p.rule in ("render", "chart")]
+    for file in targets.manifests:
+        docs, problems = read_manifest_file(file)
+        documents += docs
+        findings += problems
+    return documents, findings
+
+
+def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
+    """Judge the charts and manifest files under `paths`; raises CheckUsageError when the options cannot work."""
+    report = CheckReport()
+    targets = discover(paths)
+    report.findings += targets.problems
+    renderer = _Renderer(_choose_helm(options, report))
+    versions = _KubeVersions(options, report)
+    documents = _render_targets(targets, renderer, versions, report)
+    if not targets.charts and not targets.manifests:
+        report.findings.append(Finding(" ".join(p.as_posix() for p in paths), "", "",
+                                       "no charts or manifest files to check", "usage"))
+    _check_schemas(documents, options, report)
+    report.documents = [d for d, _ in documents]
+    context = _rule_context(targets, options, renderer, versions.newest, report)
+    report.findings += run_rules(report.documents, context)
+    _list_pod_security(report)
+    return report
+
+
+def _choose_helm(options: CheckOptions, report: CheckReport) -> str | None:
+    """The Helm to render and lint with (None: mpigen renders what it compiled), said in a note; a `--helm`
+    that names no Helm is a usage error."""
+    helm = None
+    if options.use_helm:
+        helm = find_helm(options.helm)
+        if options.helm and helm is None:
+            raise CheckUsageError(f"--helm {options.helm}: no such program")
+    version_text = helm_version(helm) if helm else ""
+    if helm and not version_text:
+        if options.helm:
+            raise CheckUsageError(f"--helm {options.helm}: does not answer `version` like Helm")
+        helm = None
+    if helm:
+        report.notes.append(f"rendering and linting with helm {version_text} ({helm})")
+    elif options.use_helm:
+        report.notes.append("no helm found: charts are not linted, and only charts mpigen compiled can be rendered "
+                            "(by mpigen itself); install helm or pass --helm PATH")
+    else:
+        report.notes.append("--no-helm: charts are not linted; charts mpigen compiled are rendered by mpigen itself")
+    return helm
+
+
+class _KubeVersions:
+    """The Kubernetes version each target is checked against: --kube-version, else the chart's own, else the
+    newest mpigen knows. An unknown --kube-version is a usage error; an unknown chart version a warning."""
+
+    def __init__(self, options: CheckOptions, report: CheckReport) -> None:
+        self.wanted = options.kube_version
+        self.report = report
+        self.newest = bundled_kube_versions()[-1]
+        if self.wanted:
+            try:
+                select_kube_version(self.wanted)
+            except ValueError as exc:
+                raise CheckUsageError(f"{exc}; mpigen knows {bundled_kube_versions()[0]} to {self.newest}") from exc
+
+    def of(self, chart: ChartInfo | None) -> str:
+        wanted = self.wanted or (chart.kubernetes_version if chart else None) or self.newest
+        try:
+            select_kube_version(wanted)
+        except ValueError as exc:
+            self.report.findings.append(Finding(f"{chart.display}/{chartfiles.CHART_YAML}" if chart else "", "", "",
+                                                f"{chartfiles.KUBERNETES_VERSION}: {exc}; checking against {self.newest}",
+                                                "chart", Severity.WARNING))
+            return self.newest
+        return wanted
+
+
+def _render_targets(targets: Targets, renderer: _Renderer, versions: _KubeVersions,
+                    report: CheckReport) -> list[tuple[RenderedObject, str]]:
+    """Every chart rendered and every manifest file read, each document with the version it is checked against."""
+    chart_versions = [versions.of(chart) for chart in targets.charts]
+    documents: list[tuple[RenderedObject, str]] = []
+    for chart, version, (docs, problems) in zip(targets.charts, chart_versions,
+                                                _render_all(targets.charts, chart_versions, renderer), strict=True):
+        report.charts.append(chart.display)
+        report.findings += problems
+        if not docs and not any(p.rule == "render" for p in problems):
+            report.findings.append(Finding(chart.display, "", "", "the chart renders no objects", "render",
+                                           Severity.WARNING))
+        documents += [(d, version) for d in docs]
+    for file in targets.manifests:
+        report.files.append(file.as_posix())
+        docs, problems = read_manifest_file(file)
+        report.findings += problems
+        documents += [(d, versions.of(None)) for d in docs]
+    return documents
+
+
+def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOptions, report: CheckReport) -> None:
+    """Each document against the schemas of its Kubernetes version, with the --crds and the rendered CRDs.
+
+    A schema set is built only for a version some document needs (the newest when none does, so that the
+    --crds are read anyway); problems reading the CRDs are the same for every version, so they are said once,
+    by the first set built."""
+    rendered_crds = [(d.source, d.obj) for d, _ in documents if d.kind == "CustomResourceDefinition"]
+    schema_sets: dict[str, SchemaSet] = {}
+
+    def schemas(version: str) -> SchemaSet:
+        if version not in schema_sets:
+            schema_set = SchemaSet(version, strict=options.strict)
+            problems = schema_set.add_crds(list(options.crds)) + schema_set.add_crd_objects(rendered_crds)
+            if not schema_sets:
+                for problem in problems:
+                    where, _, what = problem.partition(": ")
+                    report.findings.append(Finding(where, "", "", what, "crds"))
+            schema_sets[version] = schema_set
+        return schema_sets[version]
+
+    for version in dict.fromkeys(version for _, version in documents):
+        schemas(version)  # built here, before the documents are shared between the cores
+
+    def check(part: Sequence[tuple[RenderedObject, str]]) -> list[list[Finding]]:
+        return [schema_sets[version].check(document) for document, version in part]
+
+    for findings in split_map(check, documents):
+        report.findings += findings
+    if options.crds and not schema_sets:  # nothing to validate: the --crds folders are still read and judged
+        schemas(bundled_kube_versions()[-1])
+
+
+def _rule_context(targets: Targets, options: CheckOptions, renderer: _Renderer, version: str,
+                  report: CheckReport) -> CheckContext:
+    """What the rules know beyond the checked documents: the --crds folders' other objects, the --context
+    charts and manifests (their render problems reported), and each chart's node shape and cluster."""
+    extra = _crd_folder_documents(options.crds)
+    clusters = _chart_clusters(targets.charts)
+    if options.context:
+        context_docs, problems = _context_documents(options.context, renderer, version, clusters)
+        extra += context_docs
+        report.findings += problems
+    node_shapes = {chart.display: shape for chart in targets.charts if (shape := chart.node_shape) is not None}
+    manifests: dict[str, str] = {}
+    for document in (*report.documents, *extra):
+        owner = document.chart or document.source
+        named = clusters if document.chart else manifests
+        if owner not in named and (cluster := _grouped(owner, options.clusters)):
+            named[owner] = cluster
+    job_charts = frozenset(chart.display for chart in targets.charts if chart.is_job_chart)
+    return CheckContext(extra=tuple(extra), node_shapes=node_shapes, chart_clusters=clusters,
+                        manifest_clusters=manifests, job_charts=job_charts)
+
+
+def _grouped(path: str, groups: tuple[tuple[str, Path], ...]) -> str:
+    """The cluster `--cluster` gives the file or chart folder at `path`: that of the deepest folder holding it."""
+    if not groups:
+        return ""
+    # Absolute, not resolved: a file reached through a link inside the folder is the folder's, as it was read.
+    absolute = Path(os.path.abspath(path))
+    held = [(len(folder.parts), name) for name, root in groups
+            if absolute == (folder := Path(os.path.abspath(root))) or folder in absolute.parents]
+    return max(held)[1] if held else ""
+
+
+def _list_pod_security(report: CheckReport) -> None:
+    """The Pod Security level each workload needs, for the report's list."""
+    for document in report.documents:
+        security = workload_pod_security(document)
+        if security is not None:
+            report.pod_security.append(WorkloadSecurity(document.source, document.label, document.namespace,
+                                                        security.level.label, security.reasons))

@@ -1,0 +1,117 @@
+"""`mpigen check` and `mpigen diff`: charts judged as the cluster will judge them, and compared object by object
+with what the profiles compile to now."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from generator.commands.arguments import PATHS, refuse_output_beside_profiles
+from generator.commands.reporting import has_errors, report_result
+from generator.support.diagnostics import one_line
+
+if TYPE_CHECKING:
+    from generator.package import Chart
+
+CHECK_FORMATS = ("json", "junit", "sarif", "text")
+"""`mpigen check --output`: the keys of generator.check.report.FORMATS (a test holds them equal), named here so
+that reading the options imports nothing of check."""
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
+@click.option("--helm", "helm", metavar="PATH", help="Helm binary to lint and render with (default: helm on PATH).")
+@click.option("--no-helm", is_flag=True, help="Render charts mpigen compiled with mpigen itself, even if helm is there.")
+@click.option("--kube-version", metavar="1.N", help="Kubernetes version to validate built-in kinds for "
+              "(default: the chart's cluster profile, else the newest bundled).")
+@click.option("--crds", "crds", multiple=True, type=click.Path(path_type=Path, exists=True), metavar="DIR",
+              help="CRD YAML files or folders adding schemas; other objects there (e.g. NADs) count as existing.")
+@click.option("--context", "context", multiple=True, type=click.Path(path_type=Path, exists=True), metavar="PATH",
+              help="Charts or manifests that exist beside the checked ones (e.g. the infra chart with the NADs): "
+              "rendered and counted as existing, not judged.")
+@click.option("--cluster", "clusters", multiple=True, metavar="NAME=PATH",
+              help="The manifests under PATH are objects of cluster NAME: rules compare objects of one cluster only "
+              "(charts mpigen compiled say their own cluster).")
+@click.option("--strict", is_flag=True, help="A kind with no schema is an error, not a warning.")
+@click.option("--output", "output", type=click.Choice(CHECK_FORMATS), default="text", show_default=True)
+def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version: str | None,
+          crds: tuple[Path, ...], context: tuple[Path, ...], clusters: tuple[str, ...], strict: bool,
+          output: str) -> None:
+    """Check charts and manifests as the cluster will judge them: exit 0 clean, 1 findings, 2 usage."""
+    from generator.check import CheckOptions, CheckUsageError, run_check
+    from generator.check.report import FORMATS
+    from generator.vocabulary.kubernetes import dns1035_label_problems
+
+    if kube_version is not None and not re.fullmatch(r"v?1\.[0-9]+(\.[0-9]+)?", kube_version):
+        raise click.BadParameter("write it like 1.31 or 1.31.4", param_hint="--kube-version")
+    groups: list[tuple[str, Path]] = []
+    for given in clusters:
+        name, equals, folder = given.partition("=")
+        if not equals or not name or not folder:
+            raise click.BadParameter(f"{given!r}: write NAME=PATH, NAME a cluster's name (e.g. dgx-lab=manifests/dgx-lab)",
+                                     param_hint="--cluster")
+        if problems := dns1035_label_problems(name):
+            shown = repr(name) if len(name) <= 63 else f"{name[:40]!r}... ({len(name)} characters)"
+            raise click.BadParameter(f"the cluster name {shown}: {'; '.join(problems)}; a cluster's name is a "
+                                     "DNS-1035 label, as in its profile (e.g. dgx-lab=manifests/dgx-lab)",
+                                     param_hint="--cluster")
+        if not Path(folder).exists():
+            raise click.BadParameter(f"{given!r}: {folder} does not exist", param_hint="--cluster")
+        if any(os.path.abspath(folder) == os.path.abspath(other) for _, other in groups):
+            raise click.BadParameter(f"{given!r}: {folder} is given another cluster already", param_hint="--cluster")
+        groups.append((name, Path(folder)))
+    options = CheckOptions(helm=helm, use_helm=not no_helm, kube_version=kube_version.lstrip("v") if kube_version
+                           else None, crds=crds, context=context, strict=strict, clusters=tuple(groups))
+    try:
+        report = run_check(list(paths), options)
+    except CheckUsageError as exc:
+        raise click.UsageError(one_line(str(exc))) from exc
+    for note in report.notes:
+        click.echo(one_line(note), err=True)
+    click.echo(FORMATS[output](report), nl=False)
+    if report.errors:
+        sys.exit(1)
+
+
+@click.command()
+@PATHS
+@click.option("-o", "--output", "output", type=click.Path(path_type=Path, file_okay=False), default=Path("charts"),
+              show_default=True, help="The charts folder to compare with.")
+@click.option("--against", "revision", metavar="REF", help="Compare with the charts as committed at this git revision "
+              "(e.g. origin/main) instead of as they are on disk.")
+@click.option("--helm", "helm", metavar="PATH", help="Helm for charts mpigen did not compile (default: helm on PATH).")
+@click.option("--format", "output_format", type=click.Choice(("text", "json")), default="text", show_default=True,
+              help="json: the actions, notes, changes and problems as one JSON document (-o names the charts folder).")
+@click.option("--exit-code", is_flag=True, help="Exit 1 when anything differs.")
+def diff(paths: tuple[Path, ...], output: Path, revision: str | None, helm: str | None, output_format: str,
+         exit_code: bool) -> None:
+    """Show, per cluster and chart, object by object, how the profiles' manifests differ from the charts and their
+    GitOps bootstrap files; changes that need a person come first, as action lines."""
+    from generator.check.helm import find_helm
+    from generator.commands.pipeline import compile_profiles
+    from generator.diff import DiffError, as_json, as_text, diff_against
+
+    refuse_output_beside_profiles(paths, output)
+
+    def compile_with(committed: Path) -> tuple[list[Chart], list[str]]:
+        result = compile_profiles(paths, committed_in=committed)
+        report_result(result)
+        if has_errors(result.diagnostics):
+            sys.exit(1)
+        return result.charts, result.notes
+
+    try:
+        report = diff_against(output, compile_with, revision, find_helm(helm))
+    except DiffError as exc:
+        raise click.UsageError(one_line(str(exc))) from exc
+    for problem in report.problems:
+        click.echo(f"warning: {one_line(problem)}", err=True)
+    click.echo(as_json(report) if output_format == "json" else as_text(report), nl=False)
+    click.echo(report.summary(), err=True)
+    if exit_code and report.units:
+        sys.exit(1)

@@ -1,0 +1,172 @@
+"""`mpigen validate` and `mpigen render`: the profiles checked, and compiled into charts (or the manifests they
+render to), with the fast path of a stamped output folder and what an upgrade changes in it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from generator.commands.arguments import PATHS, refuse_output_beside_profiles
+from generator.commands.reporting import continuity_notes, exit_with_error, has_errors, report_result
+from generator.support.diagnostics import one_line
+
+if TYPE_CHECKING:
+    from generator.commands.upgrade import Upgrade
+
+
+@click.command()
+@PATHS
+def validate(paths: tuple[Path, ...]) -> None:
+    """Check profiles: every error of every file, as path:line:col."""
+    from generator.commands.pipeline import check_profiles
+
+    result = check_profiles(paths)
+    report_result(result)
+    if has_errors(result.diagnostics):
+        sys.exit(1)
+    fleet = result.fleet
+    assert fleet is not None  # a compile that reported no error
+    click.echo(f"{result.profile_count} profile(s) valid: {len(fleet.hardware)} hardware, "
+               f"{len(fleet.clusters)} cluster(s), {len(fleet.jobs)} job(s)")
+
+
+@click.command()
+@PATHS
+@click.option("-o", "--output", "output", type=click.Path(path_type=Path, file_okay=False),
+              help="Folder to write the charts into (e.g. charts). Its job charts say what each run is called: a run "
+              "whose profiles ask the same of it keeps its name and the spec it started with.")
+@click.option("--manifests", is_flag=True,
+              help="Print the manifests the charts render to with default values, write nothing (with -o, runs keep "
+              "the names the charts there give them).")
+@click.option("--check", "check_only", is_flag=True,
+              help="Write nothing; exit 1 and list every file of OUTPUT that is missing, stale or extra.")
+@click.option("--stamp", is_flag=True,
+              help="Keep a stamp of this render in OUTPUT/.mpigen-cache (git ignores it), so that the next render "
+              "or --check with nothing changed stops at once. Off by default: OUTPUT holds only the charts.")
+def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_only: bool, stamp: bool) -> None:
+    """Compile profiles into Helm charts under OUTPUT/<cluster>/."""
+    if output is None and not manifests:
+        raise click.UsageError("give -o CHARTS to write charts, or --manifests to print what they render to")
+    if manifests:
+        _print_manifests(paths, output)
+        return
+    assert output is not None
+    refuse_output_beside_profiles(paths, output)
+    if (stamp or check_only) and _unchanged_since_stamped(paths, output, refresh=stamp and not check_only):
+        return
+    from generator.commands.freshness import render_key
+    from generator.commands.pipeline import compile_profiles, delivery_path_warnings
+    from generator.commands.upgrade import is_chart_yaml, upgrade_of
+    from generator.package import output_files
+    from generator.write import StampRequest, WriteError, compare_tree, write_tree
+
+    result = compile_profiles(paths, committed_in=output)
+    report_result(result)
+    if has_errors(result.diagnostics):
+        sys.exit(1)
+    notes = [diagnostic.format() for diagnostic in result.diagnostics] + continuity_notes(result)
+    assert result.fleet is not None  # a compile that reported no error
+    for warning in delivery_path_warnings(result.fleet, output):
+        notes.append(f"warning: {one_line(warning)}")
+        click.echo(notes[-1], err=True)
+    files = output_files(result.charts)
+    if check_only:
+        try:
+            diff = compare_tree(output, files, keep_found=is_chart_yaml)
+        except WriteError as exc:
+            exit_with_error(str(exc))
+        for label, changed in (("missing", diff.missing), ("stale", diff.stale), ("extra", diff.extra),
+                               ("pending", diff.pending)):
+            for file in changed:
+                click.echo(f"{label}: {one_line(str(output / file))}")
+        if diff.pending:
+            click.echo(f"{one_line(str((output / diff.pending[0]).parent))} holds a render that was committed and "
+                       "not completed: the next render completes it (or refuses it), so the charts will change", err=True)
+        upgrade = upgrade_of(diff.found, files)
+        if upgrade is not None:
+            _report_upgrade(upgrade, output, sum(1 for path in files if is_chart_yaml(path)))
+        if not diff.clean:
+            click.echo(f"{one_line(str(output))} is not what the profiles compile to: run `make render` and commit it",
+                       err=True)
+            sys.exit(1)
+        click.echo(f"{one_line(str(output))} is up to date with the profiles")
+        return
+    request = None
+    if stamp and result.fingerprint is not None:
+        request = StampRequest(render_key(result.fingerprint, paths, output), len(result.charts), tuple(notes))
+    try:
+        report = write_tree(output, files, request)
+    except WriteError as exc:
+        exit_with_error(str(exc))
+    click.echo(f"{len(result.charts)} chart(s) in {one_line(str(output))}: {len(report.written)} file(s) written, "
+               f"{len(report.unchanged)} unchanged, {len(report.pruned)} removed")
+
+
+def _report_upgrade(upgrade: Upgrade, output: Path, charts: int) -> None:
+    """After the stale files of `render --check`: which releases compiled the charts on disk, that their differences
+    come with the change of release, and which runs the new charts rename (or that none is). Charts are named by
+    their folder in OUTPUT."""
+    click.echo(f"{one_line(str(output))} holds charts another mpigen release compiled (this is mpigen "
+               f"{upgrade.release}):", err=True)
+    for group in upgrade.compiled_by:
+        which = f"every chart ({charts})" if len(group.charts) == charts else f"{len(group.charts)} chart(s)"
+        named = "" if group.annotated else f" (they name no release: {group.release} wrote no mpigen/release)"
+        newer = f", newer than {upgrade.release}: rendering with this release takes back what that one changed" \
+            if group.newer else ""
+        listed = ":" if len(group.charts) < charts else ""
+        click.echo(f"  {which} compiled by mpigen {one_line(group.release)}{named}{newer}{listed}", err=True)
+        if listed:
+            for chart in group.charts:
+                click.echo(f"    {one_line(chart)}", err=True)
+    change = "change of release" if any(group.newer for group in upgrade.compiled_by) else "upgrade"
+    click.echo(f"  what differs in them comes with the {change}, unless a profile changed too: CHANGELOG.md says what "
+               "each release changes in compiled output", err=True)
+    if not upgrade.renamed:
+        click.echo("  no run is renamed", err=True)
+        return
+    click.echo(f"  {len(upgrade.renamed)} run(s) renamed (a GitOps sync deletes the running job and starts the new "
+               "run):", err=True)
+    for run in upgrade.renamed:
+        click.echo(f"    {one_line(run.chart)}: {one_line(run.old)} -> {one_line(run.new)}", err=True)
+
+
+def _print_manifests(paths: tuple[Path, ...], output: Path | None) -> None:
+    from generator.commands.pipeline import compile_profiles
+    from generator.package.stream import manifest_stream
+
+    result = compile_profiles(paths, committed_in=output)
+    report_result(result)
+    if has_errors(result.diagnostics):
+        sys.exit(1)
+    continuity_notes(result)
+    click.echo(manifest_stream(result.charts), nl=False)
+
+
+def _unchanged_since_stamped(paths: tuple[Path, ...], output: Path, refresh: bool) -> bool:
+    """The fast path: the output folder's stamp (generator/write/stamp.py, left by `render --stamp`) proves it is
+    what this very render left, so its messages are repeated and nothing is compiled or written. Reads the
+    profiles, never parses. `render --check` uses a stamp it finds and writes none (`refresh` is off)."""
+    from generator.commands.freshness import code_identity, render_key
+    from generator.load import fingerprint_paths
+    from generator.write import CACHE_DIR, fresh_stamp
+
+    if not refresh and not (output / CACHE_DIR).is_dir():
+        return False  # `render --check` where no stamp was ever kept: nothing to read the profiles for
+    code_identity()  # read now, before anything is compiled: the key of this render is of the code it ran
+    fingerprint = fingerprint_paths(paths)
+    if fingerprint is None:
+        return False
+    stamp = fresh_stamp(output, render_key(fingerprint, paths, output), refresh=refresh)
+    if stamp is None:
+        return False
+    for note in stamp.notes:
+        click.echo(one_line(note), err=True)
+    if refresh:
+        click.echo(f"{stamp.charts} chart(s) in {one_line(str(output))}: 0 file(s) written, {stamp.files} unchanged, "
+                   "0 removed")
+    else:
+        click.echo(f"{one_line(str(output))} is up to date with the profiles")
+    return True

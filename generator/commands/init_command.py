@@ -1,0 +1,41 @@
+"""`mpigen init`: a starting fleet written into a new folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from generator.commands.arguments import STDOUT
+from generator.commands.reporting import exit_with_error
+from generator.support.diagnostics import one_line
+
+BUILTIN_HARDWARE = ("cpu-node", "dgx-1", "dgx-1-32gb", "dgx-2", "dgx-a100", "dgx-h100")
+"""`mpigen init --hardware`: generator.load.catalogue.builtin_names() (a test holds them equal), named here so that
+reading the options imports nothing of the pipeline."""
+
+
+@click.command()
+@click.argument("folder", type=click.Path())
+@click.option("--hardware", type=click.Choice(BUILTIN_HARDWARE), default="dgx-1", show_default=True,
+              help="The built-in hardware of the nodes.")
+@click.option("--gitops", type=click.Choice(("argocd", "flux", "none")), default="argocd", show_default=True,
+              help="The GitOps tool that syncs the charts.")
+def init(folder: str, hardware: str, gitops: str) -> None:
+    """Write a starting fleet into FOLDER that validates and renders as it is; its comments say what to read."""
+    from generator.commands.scaffold import ScaffoldError, starting_fleet, write_new
+    from generator.write import WriteError
+
+    if folder == STDOUT:
+        raise click.UsageError("init writes a folder of files, not a stream: give the folder's name (./- for one "
+                               "named -)")
+    try:
+        written = write_new(Path(folder), starting_fleet(hardware, gitops))
+    except ScaffoldError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except WriteError as exc:
+        exit_with_error(str(exc))
+    for path in written:
+        click.echo(f"wrote {one_line(str(path))}")
+    click.echo(f"next: replace the guesses its comments mark, then `mpigen validate {one_line(folder)}` and "
+               f"`mpigen render {one_line(folder)} -o charts`")

@@ -1,0 +1,147 @@
+"""`mpigen plan` and `mpigen explain`: the fleet's capacity and fit (and its picture), and where each value of
+one job comes from."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from generator.commands.arguments import PATHS, STDOUT, refuse_output_beside_profiles
+from generator.commands.reporting import continuity_notes, exit_with_error, has_errors, report_result
+from generator.support.diagnostics import one_line, printable
+
+if TYPE_CHECKING:
+    from generator.commands.pipeline import CompileResult
+    from generator.insight.plan import FleetPlan
+
+
+@click.command()
+@PATHS
+@click.option("--output", "output", type=click.Choice(("text", "json")), default="text", show_default=True)
+@click.option("--strict", is_flag=True, help="Exit 1 when some job can never run where it is.")
+@click.option("--html", "html", type=click.Path(allow_dash=True), metavar="FILE",
+              help="Also draw the fleet into FILE: one self-contained page (no scripts, nothing fetched); "
+              "- writes it to standard output instead of the plan.")
+@click.option("--svg", "svg", type=click.Path(allow_dash=True), metavar="FILE",
+              help="Also draw the fleet into FILE as one SVG picture; - writes it to standard output instead of "
+              "the plan.")
+@click.option("--charts", "charts", type=click.Path(path_type=Path, file_okay=False), default=Path("charts"),
+              show_default=True, help="The charts folder whose job charts say what each run is called (where it "
+              "exists): the names `mpigen render -o` keeps.")
+@click.pass_context
+def plan(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool, html: str | None,
+         svg: str | None, charts: Path) -> None:
+    """Capacity and fit per cluster and pool: what the nodes offer, what the jobs ask, who waits for whom.
+
+    Reads the profiles only. A job that can never run where it is (more than its pool or queue can ever hold) is
+    reported with its file:line instead of stopping the plan; --strict makes that exit 1."""
+    pictures = [(target, page) for target, page in ((html, "html"), (svg, "svg")) if target is not None]
+    _refuse_two_streams(ctx, html, svg)
+    for target, page in pictures:
+        if target != STDOUT:
+            refuse_output_beside_profiles(paths, Path(target), f"the picture --{page}")
+    from generator.commands.pipeline import check_profiles
+    from generator.insight.plan import plan_fleet
+    from generator.insight.report import plan_json, plan_text
+
+    result = check_profiles(paths, set_aside_unfit=True, committed_in=charts)
+    report_result(result)
+    if has_errors(result.diagnostics):
+        sys.exit(1)
+    continuity_notes(result)
+    assert result.fleet is not None  # a compile that reported no error
+    fleet_plan = plan_fleet(result.fleet, result.documents, result.unfit)
+    for target, page in sorted(pictures, key=lambda picture: picture[0] == STDOUT):  # a refused file: no stream
+        _write_picture(target, page, result, fleet_plan, paths)
+    if STDOUT not in (html, svg):
+        click.echo(plan_json(fleet_plan) if output == "json" else printable(plan_text(fleet_plan)), nl=False)
+    if strict and fleet_plan.never:
+        click.echo(f"{len(fleet_plan.never)} job(s) can never run where they are (--strict)", err=True)
+        sys.exit(1)
+
+
+def _refuse_two_streams(ctx: click.Context, html: str | None, svg: str | None) -> None:
+    """Standard output carries one thing: the plan, or a picture asked for as `-`."""
+    if html is not None and html == svg:
+        raise click.UsageError(f"--html and --svg both write {one_line(html)}: give each its own file")
+    if STDOUT in (html, svg) and ctx.get_parameter_source("output") is not click.core.ParameterSource.DEFAULT:
+        raise click.UsageError(f"--{'html' if html == STDOUT else 'svg'} - writes the picture to standard output "
+                               "instead of the plan: leave out --output, or write the picture into a file")
+
+
+def _write_picture(target: str, page: str, result: CompileResult, fleet_plan: FleetPlan,
+                   paths: tuple[Path, ...]) -> None:
+    """The picture into its file by the rule every written file follows (generator/write/target.py), or whole onto
+    standard output for `-`."""
+    from generator.insight.picture import fleet_html, fleet_svg
+    from generator.write import WriteError
+    from generator.write.target import write_file
+
+    draw = fleet_html if page == "html" else fleet_svg
+    assert result.fleet is not None  # a compile that reported no error
+    data = draw(result.fleet, fleet_plan).encode("utf-8")
+    if target == STDOUT:
+        click.echo(data, nl=False)
+        return
+    try:
+        write_file(target, data, inputs=paths)
+    except WriteError as exc:
+        exit_with_error(str(exc))
+    click.echo(f"wrote {one_line(target)}", err=True)
+
+
+@click.command()
+@click.argument("job")
+@click.option("-p", "--profiles", "paths", multiple=True, type=click.Path(path_type=Path), default=("profiles",),
+              show_default=True, help="The profiles the job is compiled with (repeat for several paths).")
+@click.option("--output", "output", type=click.Choice(("text", "json")), default="text", show_default=True)
+@click.option("--charts", "charts", type=click.Path(path_type=Path, file_okay=False), default=Path("charts"),
+              show_default=True, help="The charts folder whose job charts say what each run is called (where it "
+              "exists): the names `mpigen render -o` keeps.")
+def explain(job: str, paths: tuple[Path, ...], output: str, charts: Path) -> None:
+    """Every value mpigen derives for JOB (a job's name, or the path of its profile), and where it comes from."""
+    from generator.commands.pipeline import check_profiles
+    from generator.insight.explain import explain_job
+    from generator.insight.report import explain_json, explain_text
+
+    as_file = Path(job)
+    if as_file.is_file() and not any(_holds(path, as_file) for path in paths):
+        paths = (*paths, as_file)
+    result = check_profiles(paths, committed_in=charts)
+    report_result(result)
+    if has_errors(result.diagnostics):
+        sys.exit(1)
+    continuity_notes(result)
+    assert result.fleet is not None  # a compile that reported no error
+    if as_file.is_file():
+        sources = {d.source for d in result.documents if d.kind == "Job" and _same_file(d.path, as_file)}
+        chosen = [j for j in result.fleet.jobs if j.source in sources]
+    else:
+        chosen = [j for j in result.fleet.jobs if j.name == job]
+    if not chosen:
+        from generator.support.diagnostics import did_you_mean
+
+        hint = did_you_mean(job, [j.name for j in result.fleet.jobs])
+        exit_with_error(f"no job '{job}' in {', '.join(str(p) for p in paths)}" + (f"; {hint}" if hint else ""))
+    if len(chosen) > 1:
+        exit_with_error(f"{len(chosen)} jobs are named '{job}' (on clusters "
+                        f"{', '.join(j.cluster.name for j in chosen)}): give the path of its profile instead")
+    explanation = explain_job(chosen[0], result.documents)
+    click.echo(explain_json(explanation) if output == "json" else printable(explain_text(explanation)), nl=False)
+
+
+def _holds(folder: Path, file: Path) -> bool:
+    try:
+        return file.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
+def _same_file(a: str, b: Path) -> bool:
+    try:
+        return Path(a).resolve() == b.resolve()
+    except (OSError, RuntimeError):
+        return False

@@ -1,0 +1,45 @@
+"""What the commands print of a compile: its diagnostics and totals, the notes on committed runs, and an error
+that ends the command (exit 1)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+from generator.support.diagnostics import Diagnostic, Severity, one_line
+
+if TYPE_CHECKING:
+    from generator.commands.pipeline import CompileResult
+
+
+def report_result(result: CompileResult) -> None:
+    for diagnostic in result.diagnostics:
+        click.echo(diagnostic.format(), err=True)
+    errors = sum(1 for d in result.diagnostics if d.severity is Severity.ERROR)
+    warnings = len(result.diagnostics) - errors
+    if errors:
+        click.echo(f"{errors} error(s), {warnings} warning(s) in {result.profile_count} profile file(s); "
+                   "nothing was written", err=True)
+
+
+def has_errors(diagnostics: list[Diagnostic]) -> bool:
+    return any(d.severity is Severity.ERROR for d in diagnostics)
+
+
+def exit_with_error(message: str) -> None:
+    click.echo(f"error: {one_line(message)}", err=True)
+    sys.exit(1)
+
+
+def continuity_notes(result: CompileResult) -> list[str]:
+    """Print (to stderr) and return the warnings about the committed charts and the runs that keep their spec."""
+    notes = [f"warning: {one_line(problem)}" for problem in result.notes]
+    if result.held:
+        releases = sorted({held.release for held in result.held})
+        notes.append(f"note: {len(result.held)} run(s) keep the spec they started with (compiled by mpigen "
+                     f"{', '.join(releases)}): each one's next run gets this release's; `mpigen diff` shows what")
+    for note in notes:
+        click.echo(note, err=True)
+    return notes
