@@ -1,5 +1,5 @@
 """`mpigen explain JOB`: every value mpigen derives for one job, with where it comes from: a profile's file and
-line, a built-in default, or the rule it follows (DOMAIN.md's facts, in the words the charts' comments use).
+line, a built-in default, or the rule it follows (docs/facts.md, in the words the charts' comments use).
 
 Reads the resolved model and the profiles it came from (for the lines); the values are those the builders put in
 the charts, taken from the same functions (names, the run digest, the launcher's command, the rankfile).
