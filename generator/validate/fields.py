@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from generator.load import ProfileFile
 from generator.model import names
 from generator.support.diagnostics import Diagnostic
+
+
+def field_name(path: Sequence[str | int]) -> str:
+    """A profile field as every message names it: `` `nodePools[0].taints` ``; the root is "the profile"."""
+    if not path:
+        return "the profile"
+    text = ""
+    for key in path:
+        text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else str(key))
+    return f"`{text}`"
 
 
 def duplicates(document: ProfileFile, items: list[Any], key: str, list_path: tuple[str | int, ...],

@@ -15,6 +15,7 @@ from jsonschema.validators import extend
 from generator.load import ProfileFile, to_plain
 from generator.support.diagnostics import Diagnostic, did_you_mean
 from generator.support.schema_files import KIND_SCHEMA_FILES, load_schema
+from generator.validate.fields import field_name
 from generator.validate.text import profile_strings
 from generator.vocabulary import kubernetes
 
@@ -108,7 +109,7 @@ def _quantity_problem(document: ProfileFile, path: tuple[str | int, ...], text: 
         return []
     what, fix = problem
     shown = text if len(text) <= 64 else f"{text[:24]}...{text[-8:]} ({len(text)} characters)"
-    return [Diagnostic(document.location(*path), f"{_field(list(path))} is {shown}, {what}", fix)]
+    return [Diagnostic(document.location(*path), f"{field_name(list(path))} is {shown}, {what}", fix)]
 
 
 def _required_key(error: ValidationError) -> str:
@@ -140,15 +141,6 @@ def _subschema(schema: dict[str, Any], path: list[str | int]) -> dict[str, Any]:
             extra = node.get("additionalProperties")
             node = extra if isinstance(extra, dict) else {}
     return node
-
-
-def _field(path: list[str | int]) -> str:
-    if not path:
-        return "the profile"
-    text = ""
-    for key in path:
-        text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else str(key))
-    return f"`{text}`"
 
 
 def _show(value: Any) -> str:
@@ -199,7 +191,7 @@ def _diagnose(document: ProfileFile, error: ValidationError, schema: dict[str, A
     where = document.location(*path)
     sub = error.schema if isinstance(error.schema, dict) else {}
     about = sub.get("description", "")
-    field = _field(path)
+    field = field_name(path)
     kind = error.validator
     if kind == "additionalProperties":
         allowed = list(sub.get("properties", {}))

@@ -17,6 +17,7 @@ import re
 
 from generator.load import ProfileFile
 from generator.support.diagnostics import Diagnostic
+from generator.validate.fields import field_name
 from generator.validate.text import profile_strings
 
 # Shapes of credentials, each with the words the message uses for it. Every pattern runs in linear time on
@@ -115,13 +116,6 @@ def secret_shape(text: str) -> str | None:
     return next((what for what, pattern in SECRET_VALUES if pattern.search(text)), None)
 
 
-def _field(path: tuple[str | int, ...]) -> str:
-    text = ""
-    for key in path:
-        text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else key)
-    return f"`{text}`"
-
-
 STORED = "secrets must not be written in profiles, which are committed to git and copied into the charts"
 ELSEWHERE_HINT = ("remove it; give the job a secret through `env` with `secretKeyRef`, or the cluster through a Secret "
                   "your GitOps tool already has")
@@ -146,7 +140,7 @@ def check_secrets(document: ProfileFile) -> list[Diagnostic]:
             continue
         flagged.add(path)
         why = f"looks like {shape}" if shape else "is named like a secret and written out"
-        what = f"key {_field(path)}" if key else _field(path)
+        what = f"key {field_name(path)}" if key else field_name(path)
         message = f"{what} {why}: {STORED}"
         hint = _secret_ref_hint(document, str(path[1])) if in_env else ELSEWHERE_HINT
         if in_env and not shape and text.startswith("/"):
@@ -161,7 +155,7 @@ def check_secrets(document: ProfileFile) -> list[Diagnostic]:
                 continue  # its shape is named already
             flagged.add((command, index))
             found.append(Diagnostic(document.location(command, index),
-                                    f"{_field((command, index))} writes out the value of {name}, which is named "
+                                    f"{field_name((command, index))} writes out the value of {name}, which is named "
                                     f"like a secret: {STORED}",
                                     "give the job the secret through `env` with `{secretKeyRef: {name: <Secret>, key: "
                                     "<key>}}` and refer to the variable (`$NAME` in a shell script, `-x NAME` for "

@@ -18,6 +18,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from generator.load import ProfileFile
 from generator.support.diagnostics import BIDI_CONTROLS, LINE_SEPARATORS, SURROGATES, Diagnostic
+from generator.validate.fields import field_name
 
 _OTHERS = "\x7f-\x9f" + "".join(sorted(BIDI_CONTROLS | LINE_SEPARATORS)) + SURROGATES
 FORBIDDEN_IN_VALUES = re.compile(f"[\x00-\x08\x0b-\x1f{_OTHERS}]")
@@ -44,13 +45,6 @@ def profile_strings(node: Any, path: tuple[str | int, ...] = ()) -> Iterator[tup
             yield from profile_strings(value, (*path, index))
     elif isinstance(node, str):
         yield path, node, False
-
-
-def field_name(path: tuple[str | int, ...]) -> str:
-    text = ""
-    for key in path:
-        text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else str(key))
-    return f"`{text}`"
 
 
 def check_characters(document: ProfileFile) -> list[Diagnostic]:
