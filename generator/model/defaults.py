@@ -6,6 +6,8 @@ is given; the profile schemas' descriptions say the same.
 
 from __future__ import annotations
 
+from generator.vocabulary import mpi_operator
+
 # An edited job is a new MPIJob, pruned and replaced by the GitOps tool: mpi-operator creates a launcher Job once and
 # never applies a later spec edit to it (pkg/controller/mpi_job_controller.go).
 JOB_NAMING = "content-hash"
@@ -19,9 +21,9 @@ mpi-operator's examples do."""
 # otherwise, which with this policy deadlocks (#608): mpigen sets minAvailable to the workers there
 # (manifests/scheduling.py `min_available`, and `check` refuses the rest).
 # (The operator's own default is AtStartup.)
-LAUNCHER_CREATION_POLICY = "WaitForWorkersReady"
+LAUNCHER_CREATION_POLICY = mpi_operator.WAIT_FOR_WORKERS_READY
 # Running pods are removed once the job ends, so a finished job holds no GPUs (the operator's default is None).
-CLEAN_POD_POLICY = "Running"
+CLEAN_POD_POLICY = mpi_operator.CLEAN_POD_POLICY_RUNNING
 LAUNCHER_CPU = "1"
 LAUNCHER_MEMORY = "1Gi"
 GITOPS = {"revision": "main", "path": "charts", "destination": "https://kubernetes.default.svc", "project": "default"}

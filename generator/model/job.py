@@ -8,6 +8,7 @@ from enum import Enum
 from generator.model.cluster import Backend, Cluster, NodePool, Rail
 from generator.model.hardware import Nic
 from generator.model.names import rail_interface
+from generator.vocabulary import mpi_operator
 
 
 class Naming(str, Enum):
@@ -39,9 +40,9 @@ class CommittedRun:
 
 
 class MpiImplementation(str, Enum):
-    OPENMPI = "OpenMPI"
-    INTEL = "Intel"
-    MPICH = "MPICH"
+    OPENMPI = mpi_operator.OPENMPI
+    INTEL = mpi_operator.INTEL
+    MPICH = mpi_operator.MPICH
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from typing import Any
 
 from generator.load import ProfileFile, to_plain
 from generator.load.catalogue import is_builtin
+from generator.vocabulary import mpi_operator
 
 SCHEME = "1"
 """The identity scheme: the first part of `mpigen/run-identity` (`1:<sha256>`)."""
@@ -78,17 +79,19 @@ SCHEDULING_PARTS = ("scheduler", "schedulerName", "scheduleTimeoutSeconds")
 HARDWARE_ELSEWHERE = ("description",)
 
 FIXED_DEFAULTS: Mapping[tuple[str, ...], Any] = {
-    ("job", "mpiImplementation"): "OpenMPI",
+    ("job", "mpiImplementation"): mpi_operator.OPENMPI,
     ("job", "openMPIVersion"): 4,
     ("job", "openMPIUcx"): True,
     ("job", "rerun"): 0,
-    ("job", "launcherCreationPolicy"): "WaitForWorkersReady",
-    ("job", "runPolicy", "cleanPodPolicy"): "Running",
+    ("job", "launcherCreationPolicy"): mpi_operator.WAIT_FOR_WORKERS_READY,
+    ("job", "runPolicy", "cleanPodPolicy"): mpi_operator.CLEAN_POD_POLICY_RUNNING,
     ("job", "scheduling", "topology", "mode"): "required",
     ("network", "sshPort"): 2222,
     ("scheduling", "scheduler"): "none",
 }
-"""Scheme 1's defaults: writing one of these values is the same run as leaving it out."""
+"""Scheme 1's defaults: writing one of these values is the same run as leaving it out. Upstream values are named by
+their vocabulary's constants (an API never renames a value), never by generator/model/defaults.py, whose choices
+may change."""
 
 
 def hardware_parts(hardware: Mapping[str, ProfileFile], builtins: frozenset[str]) -> dict[str, Any]:

@@ -170,7 +170,7 @@ def _check_host_network_job(document: ProfileFile, job: dict[str, Any], cluster:
     if not host_network(cluster):
         return []
     found = []
-    if job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION) != "OpenMPI":
+    if job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION) != mpi_operator.OPENMPI:
         found.append(Diagnostic(document.location("mpiImplementation"),
                                 f"cluster '{cluster['name']}' uses host networking, where sshd listens on a port of "
                                 "its own; mpigen passes that port to OpenMPI's mpirun only",

@@ -105,7 +105,7 @@ def _check_mpi_options(document: ProfileFile, job: dict[str, Any], cluster: dict
                        shape: derive.Layout) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     implementation = job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION)
-    if implementation != "OpenMPI":
+    if implementation != mpi_operator.OPENMPI:
         for key, hint in (("openMPIVersion", "remove it"), ("openMPIUcx", "remove it"),
                           ("placement", "remove it; Intel MPI pins ranks with I_MPI_PIN_DOMAIN in `env`, MPICH with "
                            "mpirunArgs such as `-bind-to`")):

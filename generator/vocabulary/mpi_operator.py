@@ -16,17 +16,24 @@ WORKER = "Worker"
 
 # Values the operator's validation accepts (validMPIImplementations, validCleanPolicies, validRestartPolicies,
 # validManagedBy).
-MPI_IMPLEMENTATIONS = ("Intel", "MPICH", "OpenMPI")
-CLEAN_POD_POLICIES = ("All", "None", "Running")
+OPENMPI = "OpenMPI"
+INTEL = "Intel"
+MPICH = "MPICH"
+MPI_IMPLEMENTATIONS = (INTEL, MPICH, OPENMPI)
+CLEAN_POD_POLICY_ALL = "All"
+CLEAN_POD_POLICY_NONE = "None"
+CLEAN_POD_POLICY_RUNNING = "Running"
+CLEAN_POD_POLICIES = (CLEAN_POD_POLICY_ALL, CLEAN_POD_POLICY_NONE, CLEAN_POD_POLICY_RUNNING)
 RESTART_POLICIES = ("Never", "OnFailure")
 MANAGED_BY = ("kubeflow.org/mpi-operator", "kueue.x-k8s.io/multikueue")
 # Not validated by the operator: any value but AtStartup waits for the workers.
+AT_STARTUP = "AtStartup"
 WAIT_FOR_WORKERS_READY = "WaitForWorkersReady"
-LAUNCHER_CREATION_POLICIES = ("AtStartup", WAIT_FOR_WORKERS_READY)
+LAUNCHER_CREATION_POLICIES = (AT_STARTUP, WAIT_FOR_WORKERS_READY)
 
 # What default.go sets when a field is left out.
-DEFAULT_MPI_IMPLEMENTATION = "OpenMPI"
-DEFAULT_CLEAN_POD_POLICY = "None"
+DEFAULT_MPI_IMPLEMENTATION = OPENMPI
+DEFAULT_CLEAN_POD_POLICY = CLEAN_POD_POLICY_NONE
 DEFAULT_SSH_AUTH_MOUNT_PATH = "/root/.ssh"
 DEFAULT_REPLICAS = {LAUNCHER: 1, WORKER: 0}
 DEFAULT_RESTART_POLICY = {LAUNCHER: "OnFailure", WORKER: "Never"}

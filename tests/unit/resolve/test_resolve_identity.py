@@ -57,6 +57,17 @@ def test_the_fixed_defaults_are_what_a_profile_that_leaves_them_out_gets():
         assert node[path[-1]].get("default", unstated.get(path)) == value, path
 
 
+def test_the_fixed_defaults_are_frozen_values_whatever_names_them():
+    """FIXED_DEFAULTS name upstream values by their vocabulary's constants: the values stay scheme 1's, to the letter
+    and the type, or every run written with one of them would be renamed."""
+    assert dict(identity.FIXED_DEFAULTS) == {
+        ("job", "mpiImplementation"): "OpenMPI", ("job", "openMPIVersion"): 4, ("job", "openMPIUcx"): True,
+        ("job", "rerun"): 0, ("job", "launcherCreationPolicy"): "WaitForWorkersReady",
+        ("job", "runPolicy", "cleanPodPolicy"): "Running", ("job", "scheduling", "topology", "mode"): "required",
+        ("network", "sshPort"): 2222, ("scheduling", "scheduler"): "none"}
+    assert all(type(value) in (str, int, bool) for value in identity.FIXED_DEFAULTS.values())
+
+
 def test_the_committed_charts_record_the_identities_this_release_computes():
     """The example fleet's charts say what each run is: a change of the scheme would rename every run of every
     fleet, so it must be a new SCHEME, never an edit of this one."""
