@@ -13,7 +13,7 @@ from generator.objects.labels import (
     ChartRef,
     metadata,
 )
-from generator.vocabulary.multus import RESOURCE_NAME_ANNOTATION
+from generator.vocabulary.multus import NAD_API_VERSION, NAD_KIND, RESOURCE_NAME_ANNOTATION
 from generator.vocabulary.podsecurity import ENFORCE_LABEL, ENFORCE_VERSION_LABEL, POD_SECURITY_REASON, PodSecurity
 
 LINK_TYPE_SELECTOR = {LinkType.INFINIBAND: "infiniband", LinkType.ETHERNET: "ether"}
@@ -71,8 +71,8 @@ def build_network_attachment(cluster: Cluster, name: str, namespace: str, config
     annotations = {RESOURCE_NAME_ANNOTATION: resource} if resource else {}
     annotations[ARGOCD_SYNC_OPTIONS] = SKIP_DRY_RUN_ON_MISSING_RESOURCE
     return {
-        "apiVersion": "k8s.cni.cncf.io/v1",
-        "kind": "NetworkAttachmentDefinition",
+        "apiVersion": NAD_API_VERSION,
+        "kind": NAD_KIND,
         "metadata": metadata(name, chart, namespace, annotations=annotations),
         "spec": {"config": json.dumps({"cniVersion": cluster.network.cni_version, "name": name, **config},
                                       indent=2) + "\n"},

@@ -1,7 +1,12 @@
-"""Multus' pod and NetworkAttachmentDefinition annotations (k8snetworkplumbingwg network-attachment-definition
-spec v1.2): the networks a pod attaches, and the device-plugin resource a NAD's attachments need."""
+"""Multus' NetworkAttachmentDefinition and its pod and NAD annotations (k8snetworkplumbingwg network-attachment-definition
+spec v1.2; the CRD: tests/upstream/network/nad-client/artifacts__networks-crd.yaml): the networks a pod attaches, and
+the device-plugin resource a NAD's attachments need."""
 
 from __future__ import annotations
+
+NAD_GROUP = "k8s.cni.cncf.io"
+NAD_API_VERSION = f"{NAD_GROUP}/v1"
+NAD_KIND = "NetworkAttachmentDefinition"
 
 NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
 RESOURCE_NAME_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName"

@@ -25,13 +25,17 @@ from generator.readback.findings import CheckContext, Finding, RenderedObject, f
 from generator.support.diagnostics import Severity
 from generator.vocabulary import volcano_job
 from generator.vocabulary.kubernetes import DNS1123_LABEL
-from generator.vocabulary.multus import DEFAULT_NETWORK_ANNOTATION, NETWORKS_ANNOTATION, RESOURCE_NAME_ANNOTATION
+from generator.vocabulary.multus import (
+    DEFAULT_NETWORK_ANNOTATION,
+    NAD_KIND,
+    NETWORKS_ANNOTATION,
+    RESOURCE_NAME_ANNOTATION,
+)
 from generator.vocabulary.reserved import NETWORK_INSTRUCTIONS, reserved_namespace_owner
 
 RULE_NETWORK = "network"
 
 
-NAD_KIND = "NetworkAttachmentDefinition"
 # Kinds whose operator renders a NetworkAttachmentDefinition of the same name, and the namespace it goes to
 # when spec.networkNamespace is not set ('' = the object's own): those of the providers' operators, and NVIDIA
 # network-operator's.

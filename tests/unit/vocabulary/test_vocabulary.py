@@ -14,7 +14,7 @@ from conftest import REPO
 from ruamel.yaml import YAML
 
 from generator.model import admission, derive
-from generator.vocabulary import kubernetes, mpi_operator
+from generator.vocabulary import kubernetes, mpi_operator, multus
 
 
 def _schema(kind: str) -> Any:
@@ -50,6 +50,23 @@ def test_mpi_operator_values_are_the_mpijob_crds(upstream: Path):
     assert spec["launcherCreationPolicy"]["default"] == "AtStartup"
     for policy in mpi_operator.LAUNCHER_CREATION_POLICIES:
         assert policy in spec["launcherCreationPolicy"]["description"]
+
+
+def _crd(path: Path) -> dict[str, Any]:
+    return YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+
+
+def _is_the_crds(crd: dict[str, Any], api_version: str, kind: str) -> bool:
+    """Whether `api_version` and `kind` name what the CRD defines: its group, one of its served versions, its kind."""
+    group, _, version = api_version.rpartition("/")
+    served = {v["name"] for v in crd["spec"]["versions"] if v.get("served")}
+    return (crd["spec"]["group"], crd["spec"]["names"]["kind"]) == (group, kind) and version in served
+
+
+def test_the_network_attachment_definition_is_the_nad_crds(upstream: Path):
+    crd = _crd(upstream / "network" / "nad-client" / "artifacts__networks-crd.yaml")
+    assert _is_the_crds(crd, multus.NAD_API_VERSION, multus.NAD_KIND)
+    assert crd["spec"]["group"] == multus.NAD_GROUP
 
 
 def test_the_job_schema_offers_the_operators_values():
