@@ -82,7 +82,7 @@ DEVICE_PLUGINS: dict[str, DevicePlugin] = {p.device_plugin.configmap: p.device_p
                                            if p.device_plugin is not None}
 """Each device plugin by the name of the config ConfigMap an infra chart writes for it."""
 
-JOB_KINDS = {(mpi_operator.API_VERSION.split("/")[0], mpi_operator.KIND): Backend.MPIJOB,
+JOB_KINDS = {(mpi_operator.GROUP, mpi_operator.KIND): Backend.MPIJOB,
              (volcano_job.GROUP, volcano_job.KIND): Backend.VOLCANO_JOB,
              (trainer.GROUP, trainer.TRAINJOB_KIND): Backend.TRAINJOB}
 """The job objects, by API group and kind (any version)."""

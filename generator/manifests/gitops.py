@@ -130,9 +130,8 @@ def kueue_ignore_differences(backend: Backend = Backend.MPIJOB) -> list[dict[str
         # runtime patches of its own (the pods are in the TrainingRuntime, which Kueue leaves alone).
         return [{"group": trainer.GROUP, "kind": trainer.TRAINJOB_KIND,
                  "jsonPointers": ["/spec/suspend", "/spec/runtimePatches"]}]
-    group = mpi_operator.API_VERSION.split("/")[0]
     return [{
-        "group": group,
+        "group": mpi_operator.GROUP,
         "kind": mpi_operator.KIND,
         "jsonPointers": list(kueue.KUEUE_OWNED_POINTERS),
         "jqPathExpressions": [f".spec.mpiReplicaSpecs[].template.spec.{field}"

@@ -8,7 +8,8 @@ cleanPodPolicy None, slotsPerWorker 1, sshAuthMountPath /root/.ssh, OpenMPI), pk
 
 from __future__ import annotations
 
-API_VERSION = "kubeflow.org/v2beta1"
+GROUP = "kubeflow.org"
+API_VERSION = f"{GROUP}/v2beta1"
 KIND = "MPIJob"
 
 LAUNCHER = "Launcher"

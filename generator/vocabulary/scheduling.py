@@ -8,8 +8,8 @@ MPIJob and topology-aware examples and mpi-operator's `--gang-scheduling` (pkg/c
 from __future__ import annotations
 
 # --- Kueue ---------------------------------------------------------------------------------------
-KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
 KUEUE_GROUP = "kueue.x-k8s.io"
+KUEUE_API_VERSION = f"{KUEUE_GROUP}/v1beta2"
 RESOURCE_FLAVOR = "ResourceFlavor"
 CLUSTER_QUEUE = "ClusterQueue"
 LOCAL_QUEUE = "LocalQueue"

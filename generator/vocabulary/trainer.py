@@ -13,8 +13,8 @@ OpenMPI's ORTE variables there. Its admission webhook refuses a TrainJob whose T
 
 from __future__ import annotations
 
-API_VERSION = "trainer.kubeflow.org/v1alpha1"
 GROUP = "trainer.kubeflow.org"
+API_VERSION = f"{GROUP}/v1alpha1"
 TRAINJOB_KIND = "TrainJob"
 RUNTIME_KIND = "TrainingRuntime"
 

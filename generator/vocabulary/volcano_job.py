@@ -10,8 +10,8 @@ NetworkPolicy `<job>`; the ssh plugin's Secret `<job>-ssh` is mounted at /root/.
 
 from __future__ import annotations
 
-API_VERSION = "batch.volcano.sh/v1alpha1"
 GROUP = "batch.volcano.sh"
+API_VERSION = f"{GROUP}/v1alpha1"
 KIND = "Job"
 SCHEDULER_NAME = "volcano"
 

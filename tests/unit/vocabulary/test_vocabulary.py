@@ -14,7 +14,7 @@ from conftest import REPO
 from ruamel.yaml import YAML
 
 from generator.model import admission, derive
-from generator.vocabulary import kubernetes, mpi_operator, multus
+from generator.vocabulary import kubernetes, mpi_operator, multus, scheduling, trainer, volcano_job
 
 
 def _schema(kind: str) -> Any:
@@ -63,10 +63,25 @@ def _is_the_crds(crd: dict[str, Any], api_version: str, kind: str) -> bool:
     return (crd["spec"]["group"], crd["spec"]["names"]["kind"]) == (group, kind) and version in served
 
 
-def test_the_network_attachment_definition_is_the_nad_crds(upstream: Path):
-    crd = _crd(upstream / "network" / "nad-client" / "artifacts__networks-crd.yaml")
-    assert _is_the_crds(crd, multus.NAD_API_VERSION, multus.NAD_KIND)
-    assert crd["spec"]["group"] == multus.NAD_GROUP
+@pytest.mark.parametrize(("crd_file", "group", "api_version", "kind"), [
+    ("mpi-operator/kubeflow.org_mpijobs.yaml", mpi_operator.GROUP, mpi_operator.API_VERSION, mpi_operator.KIND),
+    ("network/nad-client/artifacts__networks-crd.yaml", multus.NAD_GROUP, multus.NAD_API_VERSION, multus.NAD_KIND),
+    ("trainer/trainer.kubeflow.org_trainjobs.yaml", trainer.GROUP, trainer.API_VERSION, trainer.TRAINJOB_KIND),
+    ("trainer/trainer.kubeflow.org_trainingruntimes.yaml", trainer.GROUP, trainer.API_VERSION, trainer.RUNTIME_KIND),
+    ("scheduling/batch.volcano.sh_jobs.yaml", volcano_job.GROUP, volcano_job.API_VERSION, volcano_job.KIND),
+    ("scheduling/scheduling.volcano.sh_queues.yaml", "scheduling.volcano.sh", scheduling.VOLCANO_API_VERSION,
+     scheduling.VOLCANO_QUEUE),
+    *((f"scheduling/kueue/kueue.x-k8s.io_{plural}.yaml", scheduling.KUEUE_GROUP, scheduling.KUEUE_API_VERSION, kind)
+      for plural, kind in (("resourceflavors", scheduling.RESOURCE_FLAVOR), ("clusterqueues", scheduling.CLUSTER_QUEUE),
+                           ("localqueues", scheduling.LOCAL_QUEUE), ("topologies", scheduling.TOPOLOGY),
+                           ("workloadpriorityclasses", scheduling.WORKLOAD_PRIORITY_CLASS))),
+])
+def test_each_api_version_and_kind_is_its_crds(upstream: Path, crd_file: str, group: str, api_version: str, kind: str):
+    """Every custom kind mpigen writes or reads, as its vocabulary names it: the CRD's group, a version it serves,
+    its kind."""
+    crd = _crd(upstream / crd_file)
+    assert _is_the_crds(crd, api_version, kind)
+    assert crd["spec"]["group"] == group
 
 
 def test_the_job_schema_offers_the_operators_values():
