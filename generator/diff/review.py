@@ -22,13 +22,14 @@ from typing import Any
 from generator.diff.compare import UnitChanges
 from generator.diff.objects import ADDED, CHANGED, REMOVED, REPLACED, ObjectChange, object_key, object_name, unified
 from generator.diff.sides import Side, Unit
-from generator.manifests.gitops import ARGOCD_API_VERSION, health_check_keys
+from generator.manifests.gitops import health_check_keys
 from generator.model import Backend, Naming, names
 from generator.objects import chartfiles
 from generator.providers import PROVIDERS
 from generator.providers.base import DevicePlugin
 from generator.support import yamlio
 from generator.vocabulary import mpi_operator, trainer, volcano_job
+from generator.vocabulary.gitops import ARGOCD_API_VERSION, KUSTOMIZATION
 
 ACTION = "action"
 NOTE = "note"
@@ -180,7 +181,7 @@ def _root_actions(unit: UnitChanges, where: str, still_there: bool) -> list[Revi
 
 def _what_deleting_does(obj: dict[str, Any]) -> str:
     spec = obj.get("spec")
-    if obj.get("kind") == "Kustomization" and isinstance(spec, dict) and spec.get("prune"):
+    if obj.get("kind") == KUSTOMIZATION and isinstance(spec, dict) and spec.get("prune"):
         return " (it prunes what it applied: every HelmRelease of the cluster, and their jobs)"
     if obj.get("apiVersion") == ARGOCD_API_VERSION and not _metadata(obj).get("finalizers"):
         return " (without a finalizer: its Applications and their jobs keep running)"

@@ -20,20 +20,25 @@ from pathlib import Path
 from typing import Any
 
 from generator.model import Backend, Cluster, GitOps, GitOpsTool, Job, Scheduler, names
-from generator.vocabulary import mpi_operator, trainer
+from generator.vocabulary import mpi_operator, trainer, volcano_job
 from generator.vocabulary import scheduling as kueue
+from generator.vocabulary.gitops import (
+    APPLICATION,
+    ARGOCD_API_VERSION,
+    FLUX_HELM_API_VERSION,
+    FLUX_KUSTOMIZE_API_VERSION,
+    FLUX_SOURCE_API_VERSION,
+    GIT_REPOSITORY,
+    HELM_RELEASE,
+    IN_CLUSTER,
+    KUSTOMIZATION,
+    RESOURCES_FINALIZER,
+    SYNC_WAVE,
+    argocd_health_key,
+)
 
-ARGOCD_API_VERSION = "argoproj.io/v1alpha1"
-FLUX_SOURCE_API_VERSION = "source.toolkit.fluxcd.io/v1"
-FLUX_KUSTOMIZE_API_VERSION = "kustomize.toolkit.fluxcd.io/v1"
-FLUX_HELM_API_VERSION = "helm.toolkit.fluxcd.io/v2"
-
-SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 INFRA_WAVE = 0
 JOB_WAVE = 1
-# Deleting a child Application (its job profile was removed, so the root prunes it) deletes what it deployed.
-RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
-IN_CLUSTER = "https://kubernetes.default.svc"
 
 # How often Flux looks at git, and re-checks each release and the apps/ folder for drift.
 SOURCE_INTERVAL = "1m"
@@ -144,7 +149,7 @@ def build_argocd_application(cluster: Cluster, delivery: Delivery) -> dict[str, 
     gitops = _gitops(cluster)
     return {
         "apiVersion": ARGOCD_API_VERSION,
-        "kind": "Application",
+        "kind": APPLICATION,
         "metadata": _metadata(delivery.name, cluster, {SYNC_WAVE: str(delivery.wave)}, [RESOURCES_FINALIZER]),
         "spec": {
             "project": gitops.project,
@@ -171,7 +176,7 @@ def build_argocd_root_application(cluster: Cluster) -> dict[str, Any]:
     gitops = _gitops(cluster)
     return {
         "apiVersion": ARGOCD_API_VERSION,
-        "kind": "Application",
+        "kind": APPLICATION,
         "metadata": _metadata(names.gitops_root_name(cluster.name), cluster),
         "spec": {
             "project": gitops.project,
@@ -189,7 +194,7 @@ def build_argocd_root_application(cluster: Cluster) -> dict[str, Any]:
 # --- Flux ----------------------------------------------------------------------------------------
 
 def _source_ref(cluster: Cluster) -> dict[str, str]:
-    return {"kind": "GitRepository", "name": names.gitops_root_name(cluster.name), "namespace": _gitops(cluster).namespace}
+    return {"kind": GIT_REPOSITORY, "name": names.gitops_root_name(cluster.name), "namespace": _gitops(cluster).namespace}
 
 
 def build_flux_git_repository(cluster: Cluster) -> dict[str, Any]:
@@ -197,7 +202,7 @@ def build_flux_git_repository(cluster: Cluster) -> dict[str, Any]:
     gitops = _gitops(cluster)
     return {
         "apiVersion": FLUX_SOURCE_API_VERSION,
-        "kind": "GitRepository",
+        "kind": GIT_REPOSITORY,
         "metadata": _metadata(names.gitops_root_name(cluster.name), cluster),
         "spec": {
             "interval": SOURCE_INTERVAL,
@@ -213,7 +218,7 @@ def build_flux_kustomization(cluster: Cluster) -> dict[str, Any]:
     gitops = _gitops(cluster)
     return {
         "apiVersion": FLUX_KUSTOMIZE_API_VERSION,
-        "kind": "Kustomization",
+        "kind": KUSTOMIZATION,
         "metadata": _metadata(names.gitops_root_name(cluster.name), cluster),
         "spec": {
             "interval": RECONCILE_INTERVAL,
@@ -251,7 +256,7 @@ def build_flux_helm_release(cluster: Cluster, delivery: Delivery) -> dict[str, A
             spec[action] = {**spec.get(action, {}), "remediation": {"retries": FLUX_RUNTIME_RETRIES}}
     return {
         "apiVersion": FLUX_HELM_API_VERSION,
-        "kind": "HelmRelease",
+        "kind": HELM_RELEASE,
         "metadata": _metadata(delivery.name, cluster),
         "spec": spec,
     }
@@ -259,13 +264,13 @@ def build_flux_helm_release(cluster: Cluster, delivery: Delivery) -> dict[str, A
 
 # --- files ---------------------------------------------------------------------------------------
 
-MPIJOB_HEALTH_KEY = "resource.customizations.health.kubeflow.org_MPIJob"
+MPIJOB_HEALTH_KEY = argocd_health_key(mpi_operator.GROUP, mpi_operator.KIND)
 """The argocd-cm key Argo CD reads an MPIJob's health check from (`resource.customizations.health.<group>_<kind>`)."""
 
 
-VOLCANO_JOB_HEALTH_KEY = "resource.customizations.health.batch.volcano.sh_Job"
+VOLCANO_JOB_HEALTH_KEY = argocd_health_key(volcano_job.GROUP, volcano_job.KIND)
 """The argocd-cm key of a Volcano Job's health check."""
-TRAINJOB_HEALTH_KEY = "resource.customizations.health.trainer.kubeflow.org_TrainJob"
+TRAINJOB_HEALTH_KEY = argocd_health_key(trainer.GROUP, trainer.TRAINJOB_KIND)
 """The argocd-cm key of a TrainJob's health check."""
 
 

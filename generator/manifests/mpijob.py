@@ -20,11 +20,12 @@ from generator.model import (
     stated,
 )
 from generator.objects import chartfiles
-from generator.objects.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
+from generator.objects.labels import ChartRef, metadata
 from generator.objects.manifest import Variable
 from generator.providers import PROVIDERS, WORKER_OF_LABEL, PodNetwork, pod_network
 from generator.vocabulary import mpi_operator
 from generator.vocabulary import scheduling as scheduling_vocabulary
+from generator.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE
 
 LAUNCHER_CONTAINER = "launcher"
 WORKER_CONTAINER = "worker"

@@ -16,9 +16,10 @@ from typing import Any
 
 from generator.model import Cluster, Job, Queue, Scheduler, quantity_text
 from generator.model.admission import launcher_in_gang
-from generator.objects.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
+from generator.objects.labels import ChartRef, metadata
 from generator.objects.manifest import Manifest, Variable
 from generator.vocabulary import scheduling as vocabulary
+from generator.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE
 
 PRIORITY_CLASSES_TEMPLATE = "priority-classes.yaml"
 VOLCANO_QUEUES_TEMPLATE = "volcano-queues.yaml"

@@ -33,9 +33,10 @@ from generator.manifests.mpijob import (
 from generator.manifests.scheduling import job_labels
 from generator.model import Job
 from generator.objects import chartfiles
-from generator.objects.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
+from generator.objects.labels import ChartRef, metadata
 from generator.objects.manifest import Variable, plain
 from generator.vocabulary import mpi_operator, trainer
+from generator.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE
 from generator.vocabulary.mpi_operator import WAIT_FOR_WORKERS_READY
 
 

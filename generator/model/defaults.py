@@ -6,7 +6,7 @@ is given; the profile schemas' descriptions say the same.
 
 from __future__ import annotations
 
-from generator.vocabulary import mpi_operator
+from generator.vocabulary import gitops, mpi_operator
 
 # An edited job is a new MPIJob, pruned and replaced by the GitOps tool: mpi-operator creates a launcher Job once and
 # never applies a later spec edit to it (pkg/controller/mpi_job_controller.go).
@@ -26,4 +26,4 @@ LAUNCHER_CREATION_POLICY = mpi_operator.WAIT_FOR_WORKERS_READY
 CLEAN_POD_POLICY = mpi_operator.CLEAN_POD_POLICY_RUNNING
 LAUNCHER_CPU = "1"
 LAUNCHER_MEMORY = "1Gi"
-GITOPS = {"revision": "main", "path": "charts", "destination": "https://kubernetes.default.svc", "project": "default"}
+GITOPS = {"revision": "main", "path": "charts", "destination": gitops.IN_CLUSTER, "project": "default"}

@@ -7,15 +7,6 @@ from typing import Any
 
 CHART_VERSION = "0.1.0"
 
-# Argo CD reads these from the objects a chart renders; Helm and Flux ignore them. Charts carry them whether
-# or not their cluster profile names a GitOps tool: a team may point Argo CD at the charts itself.
-ARGOCD_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
-# A custom resource whose CRD may not be installed yet (a new cluster): without it Argo CD's dry run fails
-# the whole sync with "the server could not find the requested resource".
-SKIP_DRY_RUN_ON_MISSING_RESOURCE = "SkipDryRunOnMissingResource=true"
-# Argo CD's own `helm.sh/resource-policy: keep`: never prune or delete it (a namespace holds PVCs and jobs).
-KEEP_IN_ARGOCD = "Prune=false,Delete=false"
-
 
 @dataclass(frozen=True)
 class ChartRef:

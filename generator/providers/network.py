@@ -6,13 +6,8 @@ import json
 from typing import Any
 
 from generator.model import Cluster, InfinibandGuids, LinkType, Rail, stated
-from generator.objects.labels import (
-    ARGOCD_SYNC_OPTIONS,
-    KEEP_IN_ARGOCD,
-    SKIP_DRY_RUN_ON_MISSING_RESOURCE,
-    ChartRef,
-    metadata,
-)
+from generator.objects.labels import ChartRef, metadata
+from generator.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, KEEP_IN_ARGOCD, SKIP_DRY_RUN_ON_MISSING_RESOURCE
 from generator.vocabulary.multus import NAD_API_VERSION, NAD_KIND, RESOURCE_NAME_ANNOTATION
 from generator.vocabulary.podsecurity import ENFORCE_LABEL, ENFORCE_VERSION_LABEL, POD_SECURITY_REASON, PodSecurity
 

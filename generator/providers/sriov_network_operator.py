@@ -14,7 +14,7 @@ from typing import Any
 
 from generator.model import Cluster, Job, LinkType, NetworkProvider, NodePool, Rail, stated
 from generator.model.admission import vfs_per_node
-from generator.objects.labels import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE, ChartRef, metadata
+from generator.objects.labels import ChartRef, metadata
 from generator.objects.manifest import Manifest
 from generator.providers.base import PodNetwork, Provider, multus_annotation, one_per_rail
 from generator.providers.network import (
@@ -25,6 +25,7 @@ from generator.providers.network import (
     vf_vlan,
     whereabouts,
 )
+from generator.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE
 
 API_VERSION = "sriovnetwork.openshift.io/v1"
 POLICY_LINK_TYPE = {LinkType.INFINIBAND: "IB", LinkType.ETHERNET: "ETH"}

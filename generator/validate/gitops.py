@@ -9,9 +9,10 @@ from generator.load import ProfileFile
 from generator.model import Backend, derive, names
 from generator.support.diagnostics import Diagnostic, Severity
 from generator.validate.index import Index
+from generator.vocabulary.gitops import APPLICATION, HELM_RELEASE
 
 GITOPS_TOOLS = {"argocd": "Argo CD", "flux": "Flux"}
-GITOPS_OBJECTS = {"argocd": "Application", "flux": "HelmRelease"}
+GITOPS_OBJECTS = {"argocd": APPLICATION, "flux": HELM_RELEASE}
 ARGOCD_ONLY = {"destination": "Flux syncs the cluster it runs in", "project": "Flux has no projects"}
 
 

@@ -16,6 +16,7 @@ kubernetes pkg/apis/scheduling (`SystemPriorityClassPrefix`).
 
 from __future__ import annotations
 
+from generator.vocabulary.gitops import ARGOCD_NAMESPACE, FLUX_NAMESPACE
 from generator.vocabulary.multus import DEFAULT_NETWORK_ANNOTATION, NETWORKS_ANNOTATION
 
 # --- label and annotation keys ---------------------------------------------------------------------------------
@@ -122,8 +123,8 @@ OPENSHIFT_NAMESPACE_PREFIX = "openshift-"
 OpenShift keeps the prefix for itself, as Kubernetes keeps `kube-`."""
 
 CONTROLLER_NAMESPACES: dict[str, str] = {
-    "argocd": "Argo CD",
-    "flux-system": "Flux",
+    ARGOCD_NAMESPACE: "Argo CD",
+    FLUX_NAMESPACE: "Flux",
     "kueue-system": "Kueue",
     "volcano-system": "Volcano",
     "volcano-monitoring": "Volcano's monitoring",

@@ -14,7 +14,7 @@ from conftest import REPO
 from ruamel.yaml import YAML
 
 from generator.model import admission, derive
-from generator.vocabulary import kubernetes, mpi_operator, multus, scheduling, trainer, volcano_job
+from generator.vocabulary import gitops, kubernetes, mpi_operator, multus, scheduling, trainer, volcano_job
 
 
 def _schema(kind: str) -> Any:
@@ -75,6 +75,13 @@ def _is_the_crds(crd: dict[str, Any], api_version: str, kind: str) -> bool:
       for plural, kind in (("resourceflavors", scheduling.RESOURCE_FLAVOR), ("clusterqueues", scheduling.CLUSTER_QUEUE),
                            ("localqueues", scheduling.LOCAL_QUEUE), ("topologies", scheduling.TOPOLOGY),
                            ("workloadpriorityclasses", scheduling.WORKLOAD_PRIORITY_CLASS))),
+    ("gitops/argocd/application-crd.yaml", gitops.ARGOCD_GROUP, gitops.ARGOCD_API_VERSION, gitops.APPLICATION),
+    ("gitops/flux/source.toolkit.fluxcd.io_gitrepositories.yaml", "source.toolkit.fluxcd.io",
+     gitops.FLUX_SOURCE_API_VERSION, gitops.GIT_REPOSITORY),
+    ("gitops/flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml", "kustomize.toolkit.fluxcd.io",
+     gitops.FLUX_KUSTOMIZE_API_VERSION, gitops.KUSTOMIZATION),
+    ("gitops/flux/helm.toolkit.fluxcd.io_helmreleases.yaml", "helm.toolkit.fluxcd.io", gitops.FLUX_HELM_API_VERSION,
+     gitops.HELM_RELEASE),
 ])
 def test_each_api_version_and_kind_is_its_crds(upstream: Path, crd_file: str, group: str, api_version: str, kind: str):
     """Every custom kind mpigen writes or reads, as its vocabulary names it: the CRD's group, a version it serves,
@@ -152,3 +159,11 @@ def test_dns1035_labels_as_apimachinery_judges_them():
         "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
         "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"]
     assert kubernetes.dns1035_label_problems("a" * 64) == ["must be no more than 63 characters"]
+
+
+def test_argocd_health_keys_name_the_group_and_kind():
+    """argocd-cm's `resource.customizations.health.<group>_<kind>`: the keys a person copies the Lua checks under."""
+    assert gitops.argocd_health_key(mpi_operator.GROUP, mpi_operator.KIND) == \
+        "resource.customizations.health.kubeflow.org_MPIJob"
+    assert gitops.argocd_health_key(volcano_job.GROUP, volcano_job.KIND) == \
+        "resource.customizations.health.batch.volcano.sh_Job"
