@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.support import yamlio
+from generator.vocabulary import helm
 
 ADDED = "added"
 REMOVED = "removed"
@@ -46,7 +47,7 @@ def object_name(obj: dict[str, Any]) -> str:
 def _lineage(obj: dict[str, Any]) -> tuple[str, ...] | None:
     """What a renamed object keeps: its type, namespace and the Helm release it belongs to."""
     metadata = obj.get("metadata") or {}
-    release = (metadata.get("labels") or {}).get("app.kubernetes.io/instance")
+    release = (metadata.get("labels") or {}).get(helm.INSTANCE_LABEL)
     if not release:
         return None
     return (str(obj.get("apiVersion")), str(obj.get("kind")), str(metadata.get("namespace") or ""), str(release))

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.model import Backend, Cluster, GitOps, GitOpsTool, Job, Scheduler, names
-from generator.vocabulary import mpi_operator, trainer, volcano_job
+from generator.vocabulary import helm, mpi_operator, trainer, volcano_job
 from generator.vocabulary import scheduling as kueue
 from generator.vocabulary.gitops import (
     APPLICATION,
@@ -95,7 +95,7 @@ def _metadata(name: str, cluster: Cluster, annotations: dict[str, str] | None = 
     meta: dict[str, Any] = {
         "name": name,
         "namespace": _gitops(cluster).namespace,
-        "labels": {"app.kubernetes.io/managed-by": "mpigen", "mpigen/cluster": cluster.name},
+        "labels": {helm.MANAGED_BY_LABEL: "mpigen", "mpigen/cluster": cluster.name},
     }
     if annotations:
         meta["annotations"] = annotations

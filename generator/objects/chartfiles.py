@@ -14,6 +14,7 @@ import string
 from typing import TYPE_CHECKING
 
 from generator.model import names
+from generator.vocabulary import helm
 
 if TYPE_CHECKING:
     from generator.objects.labels import ChartRef
@@ -146,17 +147,17 @@ def include(name: str, helper: str, indent: str, trim: bool = False) -> str:
 def helpers_tpl(ref: ChartRef, extra: str = "") -> str:
     """`_helpers.tpl`: the chart label and the standard labels of every object of the chart, then `extra`."""
     n = ref.name
-    return f'''{{{{/* Chart name and version, for the helm.sh/chart label. */}}}}
+    return f'''{{{{/* Chart name and version, for the {helm.CHART_LABEL} label. */}}}}
 {{{{- define "{n}.{CHART_HELPER}" -}}}}
 {{{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}}}
 {{{{- end }}}}
 
 {{{{/* Standard labels of every object of this chart. */}}}}
 {{{{- define "{n}.{LABELS_HELPER}" -}}}}
-helm.sh/chart: {{{{ include "{n}.{CHART_HELPER}" . | quote }}}}
-app.kubernetes.io/name: {{{{ .Chart.Name | quote }}}}
-app.kubernetes.io/instance: {{{{ .Release.Name | quote }}}}
-app.kubernetes.io/managed-by: {{{{ .Release.Service | quote }}}}
+{helm.CHART_LABEL}: {{{{ include "{n}.{CHART_HELPER}" . | quote }}}}
+{helm.NAME_LABEL}: {{{{ .Chart.Name | quote }}}}
+{helm.INSTANCE_LABEL}: {{{{ .Release.Name | quote }}}}
+{helm.MANAGED_BY_LABEL}: {{{{ .Release.Service | quote }}}}
 {{{{- end }}}}
 {extra}'''
 

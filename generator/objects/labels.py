@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from generator.vocabulary import helm
+
 CHART_VERSION = "0.1.0"
 
 
@@ -23,10 +25,10 @@ def chart_label(chart: ChartRef) -> str:
 
 def standard_labels(chart: ChartRef) -> dict[str, str]:
     return {
-        "helm.sh/chart": chart_label(chart),
-        "app.kubernetes.io/name": chart.name,
-        "app.kubernetes.io/instance": chart.release,
-        "app.kubernetes.io/managed-by": "Helm",
+        helm.CHART_LABEL: chart_label(chart),
+        helm.NAME_LABEL: chart.name,
+        helm.INSTANCE_LABEL: chart.release,
+        helm.MANAGED_BY_LABEL: helm.MANAGED_BY_HELM,
     }
 
 

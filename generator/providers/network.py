@@ -7,6 +7,7 @@ from typing import Any
 
 from generator.model import Cluster, InfinibandGuids, LinkType, Rail, stated
 from generator.objects.labels import ChartRef, metadata
+from generator.vocabulary import helm
 from generator.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, KEEP_IN_ARGOCD, SKIP_DRY_RUN_ON_MISSING_RESOURCE
 from generator.vocabulary.multus import NAD_API_VERSION, NAD_KIND, RESOURCE_NAME_ANNOTATION
 from generator.vocabulary.podsecurity import ENFORCE_LABEL, ENFORCE_VERSION_LABEL, POD_SECURITY_REASON, PodSecurity
@@ -86,7 +87,7 @@ def build_namespace(namespace: str, chart: ChartRef, security: PodSecurity,
     Pod Security admission enforces the least level its jobs need, under the rules of the cluster's own
     Kubernetes version (pinned, so a cluster upgrade cannot tighten them under running jobs).
     """
-    annotations = {"helm.sh/resource-policy": "keep", ARGOCD_SYNC_OPTIONS: KEEP_IN_ARGOCD}
+    annotations = {helm.RESOURCE_POLICY: helm.KEEP, ARGOCD_SYNC_OPTIONS: KEEP_IN_ARGOCD}
     if security.reasons:
         annotations[POD_SECURITY_REASON] = "; ".join(security.reasons)
     obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace",

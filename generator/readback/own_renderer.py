@@ -20,6 +20,7 @@ from generator.readback.documents import load_yaml_file, parse_documents
 from generator.readback.findings import Finding, RenderedObject
 from generator.readback.inputs import MAX_DOCUMENT_BYTES, InputError, read_text
 from generator.support import yamlio
+from generator.vocabulary import helm
 
 
 class Unsupported(Exception):
@@ -239,7 +240,7 @@ def _own_values(chart: ChartInfo) -> tuple[dict[str, Any], str]:
     """values.yaml and the chart version, if they hold what mpigen writes (values of other types would
     print otherwise under Go's template functions than under Python's)."""
     meta = load_yaml_file(chart.path / chartfiles.CHART_YAML)
-    if not isinstance(meta, dict) or meta.get("apiVersion") != "v2" or "dependencies" in meta:
+    if not isinstance(meta, dict) or meta.get("apiVersion") != helm.CHART_API_VERSION or "dependencies" in meta:
         raise Unsupported("Chart.yaml is not the one mpigen writes (apiVersion v2, no dependencies)")
     version = meta.get("version")
     if not isinstance(version, str) or not _SEMVER.fullmatch(version):
