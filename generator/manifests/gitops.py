@@ -139,7 +139,7 @@ def kueue_ignore_differences(backend: Backend = Backend.MPIJOB) -> list[dict[str
         "group": mpi_operator.GROUP,
         "kind": mpi_operator.KIND,
         "jsonPointers": list(kueue.KUEUE_OWNED_POINTERS),
-        "jqPathExpressions": [f".spec.mpiReplicaSpecs[].template.spec.{field}"
+        "jqPathExpressions": [f".spec.{mpi_operator.SpecField.MPI_REPLICA_SPECS}[].template.spec.{field}"
                               for field in kueue.KUEUE_OWNED_TEMPLATE_FIELDS],
     }]
 

@@ -15,7 +15,7 @@ from generator.model import Backend, Job
 from generator.objects import chartfiles
 from generator.objects.labels import ChartRef
 from generator.objects.manifest import Manifest, Variable, plain
-from generator.vocabulary import trainer, volcano_job
+from generator.vocabulary import mpi_operator, trainer, volcano_job
 
 
 def build_job(job: Job, chart: ChartRef, worker_count: int | None = None) -> list[Manifest]:
@@ -57,4 +57,4 @@ def pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
         return [task["template"]["spec"] for task in obj["spec"]["tasks"]]
     if obj["kind"] == trainer.RUNTIME_KIND and obj["apiVersion"] == trainer.API_VERSION:
         return [rjob["template"]["spec"]["template"]["spec"] for rjob in obj["spec"]["template"]["spec"]["replicatedJobs"]]
-    return [replica["template"]["spec"] for replica in obj["spec"]["mpiReplicaSpecs"].values()]
+    return [replica["template"]["spec"] for replica in obj["spec"][mpi_operator.SpecField.MPI_REPLICA_SPECS].values()]

@@ -23,9 +23,9 @@ from generator.objects import chartfiles
 from generator.objects.labels import ChartRef, metadata
 from generator.objects.manifest import Variable
 from generator.providers import PROVIDERS, WORKER_OF_LABEL, PodNetwork, pod_network
-from generator.vocabulary import mpi_operator
+from generator.vocabulary import gitops, mpi_operator
 from generator.vocabulary import scheduling as scheduling_vocabulary
-from generator.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE
+from generator.vocabulary.mpi_operator import RunPolicyField, SpecField
 
 LAUNCHER_CONTAINER = "launcher"
 WORKER_CONTAINER = "worker"
@@ -318,7 +318,7 @@ def job_metadata(job: Job, chart: ChartRef, name: str, labels: dict[str, str]) -
     the controllers' domains, so none overrides theirs)."""
     meta = metadata(name, chart, job.namespace,
                     annotations={**dict(job.annotations), **dict(job.object_annotations),
-                                 ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE,
+                                 gitops.ARGOCD_SYNC_OPTIONS: gitops.SKIP_DRY_RUN_ON_MISSING_RESOURCE,
                                  **privileged_annotation(job), **host_path_annotation(job)})
     meta["labels"] = {**meta["labels"], **dict(job.labels), **dict(job.object_labels), **labels}
     return meta
@@ -350,16 +350,16 @@ def host_path_annotation(job: Job) -> dict[str, str]:
 def build_run_policy(job: Job, workers: Variable) -> dict[str, Any]:
     """Under a gang scheduler, with the `schedulingPolicy` mpi-operator makes the job's PodGroup from."""
     policy = job.run_policy
-    out: dict[str, Any] = {"cleanPodPolicy": policy.clean_pod_policy}
-    for key, value in (("backoffLimit", policy.backoff_limit),
-                       ("activeDeadlineSeconds", policy.active_deadline_seconds),
-                       ("ttlSecondsAfterFinished", policy.ttl_seconds_after_finished)):
+    out: dict[str, Any] = {RunPolicyField.CLEAN_POD_POLICY: policy.clean_pod_policy}
+    for key, value in ((RunPolicyField.BACKOFF_LIMIT, policy.backoff_limit),
+                       (RunPolicyField.ACTIVE_DEADLINE_SECONDS, policy.active_deadline_seconds),
+                       (RunPolicyField.TTL_SECONDS_AFTER_FINISHED, policy.ttl_seconds_after_finished)):
         if value is not None:
             out[key] = value
-    out["suspend"] = Variable(chartfiles.SUSPEND, policy.suspend)
+    out[RunPolicyField.SUSPEND] = Variable(chartfiles.SUSPEND, policy.suspend)
     gang = scheduling_policy(job, workers)
     if gang is not None:
-        out["schedulingPolicy"] = gang
+        out[RunPolicyField.SCHEDULING_POLICY] = gang
     return out
 
 
@@ -367,15 +367,15 @@ def build_mpijob_spec(job: Job, mpijob: str, workers: Variable) -> dict[str, Any
     """The spec of MPIJob `mpijob` (the name only reaches the hostfile ConfigMap it mounts), with the values
     a chart value sets (the workers, and what follows them; the image; suspend) marked as Variables."""
     spec: dict[str, Any] = {
-        "slotsPerWorker": job.slots_per_worker,
-        "mpiImplementation": job.mpi_implementation.value,
-        "launcherCreationPolicy": job.launcher_creation_policy,
-        "runPolicy": build_run_policy(job, workers),
+        SpecField.SLOTS_PER_WORKER: job.slots_per_worker,
+        SpecField.MPI_IMPLEMENTATION: job.mpi_implementation.value,
+        SpecField.LAUNCHER_CREATION_POLICY: job.launcher_creation_policy,
+        SpecField.RUN_POLICY: build_run_policy(job, workers),
     }
     if job.ssh_auth_mount_path:
-        spec["sshAuthMountPath"] = job.ssh_auth_mount_path
+        spec[SpecField.SSH_AUTH_MOUNT_PATH] = job.ssh_auth_mount_path
     launcher, worker = mpi_operator.LAUNCHER, mpi_operator.WORKER
-    spec["mpiReplicaSpecs"] = {
+    spec[SpecField.MPI_REPLICA_SPECS] = {
         launcher: {"replicas": 1, "restartPolicy": mpi_operator.DEFAULT_RESTART_POLICY[launcher],
                    "template": {**launcher_template_metadata(job),
                                 "spec": build_launcher_pod_spec(job, mpijob, workers)}},

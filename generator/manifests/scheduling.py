@@ -20,6 +20,7 @@ from generator.objects.labels import ChartRef, metadata
 from generator.objects.manifest import Manifest, Variable
 from generator.vocabulary import scheduling as vocabulary
 from generator.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE
+from generator.vocabulary.mpi_operator import SchedulingPolicyField
 
 PRIORITY_CLASSES_TEMPLATE = "priority-classes.yaml"
 VOLCANO_QUEUES_TEMPLATE = "volcano-queues.yaml"
@@ -177,16 +178,16 @@ def scheduling_policy(job: Job, workers: Variable) -> dict[str, Any] | None:
     scheduling = job.cluster.scheduling
     if not scheduling.scheduler.gangs_through_operator:
         return None
-    policy: dict[str, Any] = {"minAvailable": min_available(job, workers)}
+    policy: dict[str, Any] = {SchedulingPolicyField.MIN_AVAILABLE: min_available(job, workers)}
     volcano = scheduling.scheduler is Scheduler.VOLCANO
     # mpi-operator passes the queue and priority class to a Volcano PodGroup only, and the schedule timeout to a
     # scheduler-plugins PodGroup only (whose CRD has no priority: the pods carry it, `pod_priority_class`).
     if volcano and job.scheduling.queue is not None:
-        policy["queue"] = job.scheduling.queue
+        policy[SchedulingPolicyField.QUEUE] = job.scheduling.queue
     if volcano and job.scheduling.priority_class is not None:
-        policy["priorityClass"] = job.scheduling.priority_class
+        policy[SchedulingPolicyField.PRIORITY_CLASS] = job.scheduling.priority_class
     if not volcano and scheduling.schedule_timeout_seconds is not None:
-        policy["scheduleTimeoutSeconds"] = scheduling.schedule_timeout_seconds
+        policy[SchedulingPolicyField.SCHEDULE_TIMEOUT_SECONDS] = scheduling.schedule_timeout_seconds
     return policy
 
 

@@ -1,4 +1,4 @@
-"""mpi-operator's `kubeflow.org/v2beta1` API: kind, field values, defaults and the volumes it adds.
+"""mpi-operator's `kubeflow.org/v2beta1` API: kind, field names and values, defaults and the volumes it adds.
 
 Sources (kubeflow/mpi-operator v0.8): pkg/apis/kubeflow/v2beta1/types.go and default.go (defaults applied before
 validation: Launcher replicas 1 / restartPolicy OnFailure, Worker replicas 0 / restartPolicy Never,
@@ -14,6 +14,47 @@ KIND = "MPIJob"
 
 LAUNCHER = "Launcher"
 WORKER = "Worker"
+"""The replica types: the keys of `spec.mpiReplicaSpecs`."""
+
+
+# The MPIJob's field names (the json tags of types.go), by the type that holds them: what manifests/mpijob.py
+# writes and the check rules and diff read. A job profile has keys of the same names (`runPolicy`,
+# `slotsPerWorker`...): those are the profile schema's, not these.
+class SpecField:
+    """MPIJobSpec (`spec`)."""
+
+    SLOTS_PER_WORKER = "slotsPerWorker"
+    RUN_POLICY = "runPolicy"
+    MPI_IMPLEMENTATION = "mpiImplementation"
+    LAUNCHER_CREATION_POLICY = "launcherCreationPolicy"
+    SSH_AUTH_MOUNT_PATH = "sshAuthMountPath"
+    MPI_REPLICA_SPECS = "mpiReplicaSpecs"
+
+
+class RunPolicyField:
+    """RunPolicy (`spec.runPolicy`)."""
+
+    CLEAN_POD_POLICY = "cleanPodPolicy"
+    TTL_SECONDS_AFTER_FINISHED = "ttlSecondsAfterFinished"
+    ACTIVE_DEADLINE_SECONDS = "activeDeadlineSeconds"
+    BACKOFF_LIMIT = "backoffLimit"
+    SCHEDULING_POLICY = "schedulingPolicy"
+    SUSPEND = "suspend"
+    MANAGED_BY = "managedBy"
+
+
+class SchedulingPolicyField:
+    """SchedulingPolicy (`spec.runPolicy.schedulingPolicy`): what the operator makes the job's PodGroup from."""
+
+    MIN_AVAILABLE = "minAvailable"
+    QUEUE = "queue"
+    PRIORITY_CLASS = "priorityClass"
+    SCHEDULE_TIMEOUT_SECONDS = "scheduleTimeoutSeconds"
+
+
+RUN_POLICY_PATH = ("spec", SpecField.RUN_POLICY)
+SUSPEND_PATH = (*RUN_POLICY_PATH, RunPolicyField.SUSPEND)
+"""Where an MPIJob says it is suspended: Kueue sets it, the operator acts on a change of it."""
 
 # Values the operator's validation accepts (validMPIImplementations, validCleanPolicies, validRestartPolicies,
 # validManagedBy).

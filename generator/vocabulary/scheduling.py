@@ -7,6 +7,8 @@ MPIJob and topology-aware examples and mpi-operator's `--gang-scheduling` (pkg/c
 
 from __future__ import annotations
 
+from generator.vocabulary import mpi_operator
+
 # --- Kueue ---------------------------------------------------------------------------------------
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_API_VERSION = f"{KUEUE_GROUP}/v1beta2"
@@ -42,5 +44,5 @@ PRIORITY_CLASS = "PriorityClass"
 # Kueue creates a job suspended and unsuspends it on admission (suspends it again on preemption), and on
 # admission injects the admitting flavor's node labels and tolerations, and under topology-aware scheduling
 # a scheduling gate, into the pod templates. A GitOps tool must leave these fields to Kueue.
-KUEUE_OWNED_POINTERS = ("/spec/runPolicy/suspend",)
+KUEUE_OWNED_POINTERS = ("/" + "/".join(mpi_operator.SUSPEND_PATH),)
 KUEUE_OWNED_TEMPLATE_FIELDS = ("nodeSelector", "tolerations", "schedulingGates")

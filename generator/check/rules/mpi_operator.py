@@ -52,6 +52,7 @@ from generator.readback.findings import CheckContext, Finding, RenderedObject, f
 from generator.support.diagnostics import Severity
 from generator.vocabulary import mpi_operator
 from generator.vocabulary.kubernetes import dns1035_label_problems
+from generator.vocabulary.mpi_operator import RUN_POLICY_PATH, RunPolicyField, SpecField
 
 RULE_MPI_OPERATOR = "mpi-operator"
 
@@ -78,11 +79,12 @@ def check_mpijob(document: RenderedObject) -> list[Finding]:
         spec = {}
     if not isinstance(spec, dict):
         return []
-    replica_specs = spec.get("mpiReplicaSpecs")
+    replica_specs = spec.get(SpecField.MPI_REPLICA_SPECS)
     _check_name(document, replica_specs if isinstance(replica_specs, dict) else {}, report)
     # validateMPIReplicaSpecs
     if replica_specs is None:
-        report(("spec", "mpiReplicaSpecs"), field_required("spec.mpiReplicaSpecs", "must have replica specs"))
+        report(("spec", SpecField.MPI_REPLICA_SPECS),
+               field_required(f"spec.{SpecField.MPI_REPLICA_SPECS}", "must have replica specs"))
     elif isinstance(replica_specs, dict):
         for role in (mpi_operator.LAUNCHER, mpi_operator.WORKER):
             _check_replica_spec(replica_specs, role, report)
@@ -116,31 +118,32 @@ def _check_job_spec(spec: dict[str, Any], report: Report) -> None:
 
     launcherCreationPolicy is not validated by the operator (any value but "AtStartup" acts as
     "WaitForWorkersReady"); mpigen's own MPIJob schema holds it to its two values instead."""
-    slots = spec.get("slotsPerWorker")
+    slots = spec.get(SpecField.SLOTS_PER_WORKER)
     slots = 1 if slots is None else as_int(slots)
     if slots is not None and slots < 0:
-        report(("spec", "slotsPerWorker"), field_invalid("spec.slotsPerWorker", str(slots), NONNEGATIVE))
+        report(("spec", SpecField.SLOTS_PER_WORKER),
+               field_invalid(f"spec.{SpecField.SLOTS_PER_WORKER}", str(slots), NONNEGATIVE))
     elif slots == 0:
-        report(("spec", "slotsPerWorker"),
+        report(("spec", SpecField.SLOTS_PER_WORKER),
                "slotsPerWorker 0 passes mpi-operator's validation, but every worker then offers 0 slots in the "
                "hostfile, so mpirun starts no process on the workers; set it to the processes per worker "
                "(usually its GPU count)", Severity.WARNING)
 
-    run_policy = spec.get("runPolicy")
+    run_policy = spec.get(SpecField.RUN_POLICY)
     run_policy = {} if run_policy is None else as_dict(run_policy)
     if run_policy is not None:
         _check_run_policy(run_policy, report)
 
-    implementation = spec.get("mpiImplementation")
+    implementation = spec.get(SpecField.MPI_IMPLEMENTATION)
     implementation = mpi_operator.DEFAULT_MPI_IMPLEMENTATION if implementation in (None, "") else as_str(implementation)
     if implementation is not None and implementation not in mpi_operator.MPI_IMPLEMENTATIONS:
-        report(("spec", "mpiImplementation"), field_not_supported(
-            "spec.mpiImplementation", go_json_string(implementation), mpi_operator.MPI_IMPLEMENTATIONS))
+        report(("spec", SpecField.MPI_IMPLEMENTATION), field_not_supported(
+            f"spec.{SpecField.MPI_IMPLEMENTATION}", go_json_string(implementation), mpi_operator.MPI_IMPLEMENTATIONS))
 
 
 def _check_replica_spec(replica_specs: dict[str, Any], role: str, report: Report) -> None:
-    field = f"spec.mpiReplicaSpecs[{role}]"
-    base: Path = ("spec", "mpiReplicaSpecs", role)
+    field = f"spec.{SpecField.MPI_REPLICA_SPECS}[{role}]"
+    base: Path = ("spec", SpecField.MPI_REPLICA_SPECS, role)
     spec = replica_specs.get(role)
     if spec is None:
         if role == mpi_operator.LAUNCHER:
@@ -187,16 +190,18 @@ def _containers_of_template(template: Any) -> list[Any] | None:
 
 
 def _check_run_policy(policy: dict[str, Any], report: Report) -> None:
-    clean = policy.get("cleanPodPolicy")
+    field = ".".join(RUN_POLICY_PATH)
+    clean = policy.get(RunPolicyField.CLEAN_POD_POLICY)
     clean = mpi_operator.DEFAULT_CLEAN_POD_POLICY if clean is None else as_str(clean)
     if clean is not None and clean not in mpi_operator.CLEAN_POD_POLICIES:
-        report(("spec", "runPolicy", "cleanPodPolicy"), field_not_supported(
-            "spec.runPolicy.cleanPodPolicy", go_json_string(clean), mpi_operator.CLEAN_POD_POLICIES))
-    for key in ("ttlSecondsAfterFinished", "activeDeadlineSeconds", "backoffLimit"):
+        report((*RUN_POLICY_PATH, RunPolicyField.CLEAN_POD_POLICY), field_not_supported(
+            f"{field}.{RunPolicyField.CLEAN_POD_POLICY}", go_json_string(clean), mpi_operator.CLEAN_POD_POLICIES))
+    for key in (RunPolicyField.TTL_SECONDS_AFTER_FINISHED, RunPolicyField.ACTIVE_DEADLINE_SECONDS,
+                RunPolicyField.BACKOFF_LIMIT):
         value = as_int(policy.get(key))
         if value is not None and value < 0:
-            report(("spec", "runPolicy", key), field_invalid(f"spec.runPolicy.{key}", str(value), NONNEGATIVE))
-    managed_by = as_str(policy.get("managedBy"))
+            report((*RUN_POLICY_PATH, key), field_invalid(f"{field}.{key}", str(value), NONNEGATIVE))
+    managed_by = as_str(policy.get(RunPolicyField.MANAGED_BY))
     if managed_by is not None and managed_by not in mpi_operator.MANAGED_BY:
-        report(("spec", "runPolicy", "managedBy"), field_not_supported(
-            "spec.runPolicy.managedBy", go_quote(managed_by), mpi_operator.MANAGED_BY))
+        report((*RUN_POLICY_PATH, RunPolicyField.MANAGED_BY), field_not_supported(
+            f"{field}.{RunPolicyField.MANAGED_BY}", go_quote(managed_by), mpi_operator.MANAGED_BY))

@@ -92,9 +92,10 @@ def pod_templates(document: RenderedObject) -> list[PodTemplate]:
     found: list[tuple[str, Path, Any]] = []
     if document.kind == mpi_operator.KIND:
         spec = as_dict(obj.get("spec")) or {}
-        for role, replica in (as_dict(spec.get("mpiReplicaSpecs")) or {}).items():
+        for role, replica in (as_dict(spec.get(mpi_operator.SpecField.MPI_REPLICA_SPECS)) or {}).items():
             if isinstance(role, str) and isinstance(replica, dict):
-                found.append((role, ("spec", "mpiReplicaSpecs", role, "template"), replica.get("template")))
+                found.append((role, ("spec", mpi_operator.SpecField.MPI_REPLICA_SPECS, role, "template"),
+                              replica.get("template")))
     elif is_volcano_job(document):
         tasks = (as_dict(obj.get("spec")) or {}).get("tasks")
         for i, task in enumerate(tasks if isinstance(tasks, list) else []):

@@ -28,11 +28,14 @@ from generator.readback.findings import CheckContext, Finding, RenderedObject, f
 from generator.support.diagnostics import Severity
 from generator.vocabulary import mpi_operator, trainer
 from generator.vocabulary import scheduling as vocabulary
+from generator.vocabulary.mpi_operator import RUN_POLICY_PATH, SUSPEND_PATH, RunPolicyField, SchedulingPolicyField, SpecField
 from generator.vocabulary.reserved import SYSTEM_PRIORITY_CLASS_REASON, is_system_priority_class
 
 RULE_SCHEDULING = "scheduling"
 VOLCANO_GROUP = vocabulary.VOLCANO_API_VERSION.split("/")[0]
 PRIORITY_CLASS_GROUP = vocabulary.PRIORITY_CLASS_API_VERSION.split("/")[0]
+GANG_PATH = (*RUN_POLICY_PATH, RunPolicyField.SCHEDULING_POLICY)
+"""An MPIJob's gang: `spec.runPolicy.schedulingPolicy`, which mpi-operator makes the PodGroup from."""
 
 
 def check_scheduling(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
@@ -54,10 +57,10 @@ def check_scheduling(documents: list[RenderedObject], context: CheckContext) -> 
         if document.kind != mpi_operator.KIND:
             continue
         findings += _check_gang(document, spec)
-        policy = as_dict((as_dict(spec.get("runPolicy")) or {}).get("schedulingPolicy")) or {}
-        findings += _check_volcano_queue(document, as_str(policy.get("queue")),
-                                         ("spec", "runPolicy", "schedulingPolicy", "queue"), known, context)
-        findings += _check_queue(document, ("spec", "runPolicy", "suspend"), document, known, context)
+        policy = as_dict((as_dict(spec.get(SpecField.RUN_POLICY)) or {}).get(RunPolicyField.SCHEDULING_POLICY)) or {}
+        findings += _check_volcano_queue(document, as_str(policy.get(SchedulingPolicyField.QUEUE)),
+                                         (*GANG_PATH, SchedulingPolicyField.QUEUE), known, context)
+        findings += _check_queue(document, SUSPEND_PATH, document, known, context)
     return findings
 
 
@@ -77,8 +80,8 @@ def _check_job_priority(document: RenderedObject, context: CheckContext) -> list
     TrainJob's overrides) and an MPIJob's gang `priorityClass`."""
     found = list(values_under(document.obj, "priorityClassName"))
     if document.kind == mpi_operator.KIND:
-        found += [(path, value) for path, value in values_under(document.obj, "priorityClass")
-                  if path[-2:-1] == ("schedulingPolicy",)]
+        found += [(path, value) for path, value in values_under(document.obj, SchedulingPolicyField.PRIORITY_CLASS)
+                  if path[-2:-1] == (RunPolicyField.SCHEDULING_POLICY,)]
     return [finding(document, path_of(path), (
         f"{path[-1]} {value}: {SYSTEM_PRIORITY_CLASS_REASON}; give the job a priority class of "
         "its own"), RULE_SCHEDULING) for path, value in found if isinstance(value, str) and is_system_priority_class(value)]
@@ -129,25 +132,24 @@ def _check_volcano_job_gang(document: RenderedObject, spec: dict[str, Any]) -> l
 
 
 def _worker_count(spec: dict[str, Any]) -> int | None:
-    replicas = as_dict(spec.get("mpiReplicaSpecs")) or {}
+    replicas = as_dict(spec.get(SpecField.MPI_REPLICA_SPECS)) or {}
     worker = as_dict(replicas.get(mpi_operator.WORKER))
     return as_int(worker.get("replicas")) if worker is not None else None
 
 
 def _check_gang(document: RenderedObject, spec: dict[str, Any]) -> list[Finding]:
-    run_policy = as_dict(spec.get("runPolicy")) or {}
-    policy = as_dict(run_policy.get("schedulingPolicy"))
+    run_policy = as_dict(spec.get(SpecField.RUN_POLICY)) or {}
+    policy = as_dict(run_policy.get(RunPolicyField.SCHEDULING_POLICY))
     workers = _worker_count(spec)
     if policy is None or workers is None:
         return []
-    given = policy.get("minAvailable")
+    given = policy.get(SchedulingPolicyField.MIN_AVAILABLE)
     minimum = as_int(given)
     if given is not None and minimum is None:
         return []  # not an integer: the schema check says so
-    wait = spec.get("launcherCreationPolicy") == mpi_operator.WAIT_FOR_WORKERS_READY
+    wait = spec.get(SpecField.LAUNCHER_CREATION_POLICY) == mpi_operator.WAIT_FOR_WORKERS_READY
     pods = workers + 1
-    where = path_of(("spec", "runPolicy", "schedulingPolicy", "minAvailable")) if given is not None else \
-        path_of(("spec", "runPolicy", "schedulingPolicy"))
+    where = path_of((*GANG_PATH, SchedulingPolicyField.MIN_AVAILABLE)) if given is not None else path_of(GANG_PATH)
     if minimum is not None and minimum > pods:
         return [finding(document, where, (
             f"minAvailable {minimum} is more than the job's {pods} pods ({workers} workers and the launcher): the "
