@@ -88,9 +88,9 @@ JOB_KINDS = {(mpi_operator.GROUP, mpi_operator.KIND): Backend.MPIJOB,
              (trainer.GROUP, trainer.TRAINJOB_KIND): Backend.TRAINJOB}
 """The job objects, by API group and kind (any version)."""
 KUBECTL_RESOURCE = {Backend.MPIJOB: "mpijob", Backend.VOLCANO_JOB: "vcjob", Backend.TRAINJOB: "trainjob"}
-SUSPEND_PATH = {Backend.MPIJOB: mpi_operator.SUSPEND_PATH, Backend.TRAINJOB: ("spec", "suspend")}
+SUSPEND_PATH = {Backend.MPIJOB: mpi_operator.SUSPEND_PATH, Backend.TRAINJOB: trainer.SUSPEND_PATH}
 """Where a job object says it is suspended: its controller acts on a change of it on a created object."""
-TRAINJOB_IMMUTABLE = ("trainer", "runtimeRef", "activeDeadlineSeconds", "managedBy")
+TRAINJOB_IMMUTABLE = ("trainer", trainer.RUNTIME_REF, "activeDeadlineSeconds", "managedBy")
 """Fields of a TrainJob's spec that Trainer's CRD refuses to change (`self == oldSelf`)."""
 
 

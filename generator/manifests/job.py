@@ -54,7 +54,8 @@ def pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
     """The pod specs of an object mpigen built (plain): each replica's of an MPIJob, each task's of a Volcano
     Job, each replicated job's of a TrainingRuntime."""
     if obj["kind"] == volcano_job.KIND and obj["apiVersion"] == volcano_job.API_VERSION:
-        return [task["template"]["spec"] for task in obj["spec"]["tasks"]]
+        return [task["template"]["spec"] for task in obj["spec"][volcano_job.TASKS]]
     if obj["kind"] == trainer.RUNTIME_KIND and obj["apiVersion"] == trainer.API_VERSION:
-        return [rjob["template"]["spec"]["template"]["spec"] for rjob in obj["spec"]["template"]["spec"]["replicatedJobs"]]
+        return [rjob["template"]["spec"]["template"]["spec"]
+                for rjob in obj["spec"]["template"]["spec"][trainer.REPLICATED_JOBS]]
     return [replica["template"]["spec"] for replica in obj["spec"][mpi_operator.SpecField.MPI_REPLICA_SPECS].values()]

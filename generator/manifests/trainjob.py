@@ -44,14 +44,14 @@ def build_trainjob_spec(job: Job, name: str, workers: Variable) -> dict[str, Any
     """The TrainJob `name`: its runtime, the worker count (a chart value), the slots of each, and suspend (a chart
     value)."""
     spec: dict[str, Any] = {
-        "runtimeRef": {"apiGroup": trainer.GROUP, "kind": trainer.RUNTIME_KIND, "name": name},
+        trainer.RUNTIME_REF: {"apiGroup": trainer.GROUP, "kind": trainer.RUNTIME_KIND, "name": name},
         # numProcPerNode here too: with the runtime's at 1, Trainer would otherwise count the node container's GPUs
         # as its slots (mpi.go, EnforceMLPolicy), against the job's own slotsPerWorker.
         "trainer": {"numNodes": workers, "numProcPerNode": job.slots_per_worker},
     }
     if job.run_policy.active_deadline_seconds is not None:
         spec["activeDeadlineSeconds"] = job.run_policy.active_deadline_seconds
-    spec["suspend"] = Variable(chartfiles.SUSPEND, job.run_policy.suspend)
+    spec[trainer.SUSPEND] = Variable(chartfiles.SUSPEND, job.run_policy.suspend)
     return spec
 
 
@@ -87,7 +87,7 @@ def build_training_runtime_spec(job: Job, name: str) -> dict[str, Any]:
     if job.run_policy.ttl_seconds_after_finished is not None:
         jobset["ttlSecondsAfterFinished"] = job.run_policy.ttl_seconds_after_finished
     # Nodes first: JobSet's dependsOn may name only a replicated job listed before.
-    jobset["replicatedJobs"] = [
+    jobset[trainer.REPLICATED_JOBS] = [
         {"name": trainer.NODE, "template": {"metadata": {"labels": {trainer.ANCESTOR_LABEL: trainer.ANCESTOR_TRAINER}},
                                             "spec": {"template": worker_template}}},
         launcher,

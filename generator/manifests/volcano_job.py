@@ -62,7 +62,7 @@ def build_volcano_job_spec(job: Job, name: str, workers: Variable) -> dict[str, 
     spec["plugins"] = {volcano_job.SSH_PLUGIN: ssh, volcano_job.SVC_PLUGIN: svc}
     # Workers first: where minAvailable is less than the tasks' pods, Volcano sizes the PodGroup's minimum resources
     # from the first minAvailable pods in task order (calcPGMinResources), which must be the workers.
-    spec["tasks"] = [{"name": WORKER_TASK, "replicas": workers, "template": worker_template}, launcher_task]
+    spec[volcano_job.TASKS] = [{"name": WORKER_TASK, "replicas": workers, "template": worker_template}, launcher_task]
     return spec
 
 

@@ -11,7 +11,7 @@ from generator.objects.chartfiles import action
 from generator.objects.manifest import Manifest
 from generator.package.template import escape_text
 from generator.providers import PROVIDERS
-from generator.vocabulary import mpi_operator
+from generator.vocabulary import mpi_operator, trainer
 from generator.vocabulary.podsecurity import ENFORCE_LABEL, ENFORCE_VERSION_LABEL, PodSecurity
 
 
@@ -40,7 +40,7 @@ def workers_note(job: Job) -> str:
 
 
 def suspend_note(job: Job) -> str:
-    field = "spec.suspend" if trainjob(job) else ".".join(mpi_operator.SUSPEND_PATH[1:])
+    field = ".".join(trainer.SUSPEND_PATH) if trainjob(job) else ".".join(mpi_operator.SUSPEND_PATH[1:])
     if kueue(job):
         return f"Create the {job.backend.noun} suspended ({field}): no pods until Kueue admits it."
     return f"Create the {job.backend.noun} suspended ({field}): no pods until it is set to false."

@@ -23,6 +23,13 @@ NODE = "node"
 LAUNCHER = "launcher"
 JOB_INDEX = 0
 """Each replicated job has one replica: its Job is index 0, so the workers' hostnames are `<trainjob>-node-0-<i>`."""
+RUNTIME_REF = "runtimeRef"
+"""TrainJobSpec's reference to the TrainingRuntime it runs on."""
+SUSPEND = "suspend"
+SUSPEND_PATH = ("spec", SUSPEND)
+"""Where a TrainJob says it is suspended (TrainJobSpec.suspend): Kueue sets it, Trainer acts on a change of it."""
+REPLICATED_JOBS = "replicatedJobs"
+"""The JobSet spec's replicated jobs, in a TrainingRuntime's `spec.template.spec`: each one Job's pod template."""
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 ANCESTOR_TRAINER = "trainer"
 """The replicated job whose pod count is the TrainJob's `numNodes`: under `runLauncherAsNode: false`, the nodes."""

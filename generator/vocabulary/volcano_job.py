@@ -14,6 +14,8 @@ GROUP = "batch.volcano.sh"
 API_VERSION = f"{GROUP}/v1alpha1"
 KIND = "Job"
 SCHEDULER_NAME = "volcano"
+TASKS = "tasks"
+"""JobSpec's tasks: each a pod template and its replicas."""
 
 SSH_PLUGIN = "ssh"
 SVC_PLUGIN = "svc"

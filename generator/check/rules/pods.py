@@ -97,18 +97,18 @@ def pod_templates(document: RenderedObject) -> list[PodTemplate]:
                 found.append((role, ("spec", mpi_operator.SpecField.MPI_REPLICA_SPECS, role, "template"),
                               replica.get("template")))
     elif is_volcano_job(document):
-        tasks = (as_dict(obj.get("spec")) or {}).get("tasks")
+        tasks = (as_dict(obj.get("spec")) or {}).get(volcano_job.TASKS)
         for i, task in enumerate(tasks if isinstance(tasks, list) else []):
             if isinstance(task, dict):
-                found.append((str(task.get("name", "")), ("spec", "tasks", i, "template"), task.get("template")))
+                found.append((str(task.get("name", "")), ("spec", volcano_job.TASKS, i, "template"), task.get("template")))
     elif is_training_runtime(document):
         jobset = as_dict((as_dict((as_dict(obj.get("spec")) or {}).get("template")) or {}).get("spec")) or {}
-        rjobs = jobset.get("replicatedJobs")
+        rjobs = jobset.get(trainer.REPLICATED_JOBS)
         for i, rjob in enumerate(rjobs if isinstance(rjobs, list) else []):
             if isinstance(rjob, dict):
                 job_template = as_dict(rjob.get("template")) or {}
                 found.append((str(rjob.get("name", "")),
-                              ("spec", "template", "spec", "replicatedJobs", i, "template", "spec", "template"),
+                              ("spec", "template", "spec", trainer.REPLICATED_JOBS, i, "template", "spec", "template"),
                               (as_dict(job_template.get("spec")) or {}).get("template")))
     elif document.kind in _TEMPLATE_PATHS:
         parts = _TEMPLATE_PATHS[document.kind]

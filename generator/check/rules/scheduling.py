@@ -26,7 +26,7 @@ from generator.check.rules.pods import is_trainjob, is_volcano_job, pod_requests
 from generator.check.rules.reading import as_dict, as_int, as_str, metadata_name, path_of, values_under
 from generator.readback.findings import CheckContext, Finding, RenderedObject, finding
 from generator.support.diagnostics import Severity
-from generator.vocabulary import mpi_operator, trainer
+from generator.vocabulary import mpi_operator, trainer, volcano_job
 from generator.vocabulary import scheduling as vocabulary
 from generator.vocabulary.mpi_operator import RUN_POLICY_PATH, SUSPEND_PATH, RunPolicyField, SchedulingPolicyField, SpecField
 from generator.vocabulary.reserved import SYSTEM_PRIORITY_CLASS_REASON, is_system_priority_class
@@ -52,7 +52,7 @@ def check_scheduling(documents: list[RenderedObject], context: CheckContext) -> 
         if is_trainjob(document):
             runtime, found = _trainjob_runtime(document, spec, known, context)
             findings += found
-            findings += _check_queue(document, ("spec", "suspend"), runtime, known, context)
+            findings += _check_queue(document, trainer.SUSPEND_PATH, runtime, known, context)
             continue
         if document.kind != mpi_operator.KIND:
             continue
@@ -92,14 +92,14 @@ def _trainjob_runtime(document: RenderedObject, spec: dict[str, Any], known: _Kn
     """The TrainingRuntime a TrainJob runs on, which holds its pods: Trainer's webhook refuses a TrainJob whose
     runtime does not exist ("specified trainingRuntime must be created before the TrainJob is created"). A
     ClusterTrainingRuntime is not looked for (mpigen writes none)."""
-    ref = as_dict(spec.get("runtimeRef")) or {}
+    ref = as_dict(spec.get(trainer.RUNTIME_REF)) or {}
     name = as_str(ref.get("name"))
     if not name or ref.get("kind") != trainer.RUNTIME_KIND:
         return None, []
     runtime = known.find(trainer.RUNTIME_KIND, name, document.namespace, document, context, trainer.GROUP)
     if runtime is not None:
         return runtime, []
-    return None, [finding(document, path_of(("spec", "runtimeRef", "name")), (
+    return None, [finding(document, path_of(("spec", trainer.RUNTIME_REF, "name")), (
         f"no TrainingRuntime {document.namespace}/{name} in this render or the extra manifests (--context); Trainer "
         "refuses a TrainJob whose runtime does not exist (mpigen puts it in the cluster's infra chart)"),
         RULE_SCHEDULING)]
@@ -109,8 +109,8 @@ def _check_volcano_job_gang(document: RenderedObject, spec: dict[str, Any]) -> l
     """A Volcano Job's gang (`minAvailable`) asks for no more pods than its tasks have (Volcano's admission
     webhook refuses the job otherwise), and for none of a task that starts only after others run (`dependsOn`):
     its pods are created once the others run, which wait for the whole gang, so the job deadlocks."""
-    tasks = [task for task in spec.get("tasks") or [] if isinstance(task, dict)] \
-        if isinstance(spec.get("tasks"), list) else []
+    tasks = [task for task in spec.get(volcano_job.TASKS) or [] if isinstance(task, dict)] \
+        if isinstance(spec.get(volcano_job.TASKS), list) else []
     replicas = {str(task.get("name")): as_int(task.get("replicas")) for task in tasks}
     minimum = as_int(spec.get("minAvailable"))
     if minimum is None or any(count is None for count in replicas.values()):

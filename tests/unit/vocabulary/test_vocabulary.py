@@ -91,6 +91,15 @@ def test_each_api_version_and_kind_is_its_crds(upstream: Path, crd_file: str, gr
     assert crd["spec"]["group"] == group
 
 
+def _schema_at(crd: dict[str, Any], api_version: str, path: tuple[str, ...]) -> dict[str, Any]:
+    """The schema of the field at `path` in the CRD's served version of `api_version`."""
+    version = next(v for v in crd["spec"]["versions"] if v["name"] == api_version.rpartition("/")[2])
+    node = version["schema"]["openAPIV3Schema"]
+    for key in path:
+        node = node["properties"][key]
+    return node
+
+
 def _field_names(fields: type) -> set[str]:
     """The field names a vocabulary class holds (its upper-case attributes)."""
     return {value for name, value in vars(fields).items() if name.isupper()}
@@ -100,23 +109,31 @@ def test_mpijob_field_names_are_the_crds_at_their_paths(upstream: Path):
     """Each MPIJob field name the builder writes and check and diff read is a property of the CRD's schema where its
     type stands: MPIJobSpec at `spec`, RunPolicy at `spec.runPolicy`, SchedulingPolicy under it."""
     crd = _crd(upstream / "mpi-operator" / "kubeflow.org_mpijobs.yaml")
-    version = next(v for v in crd["spec"]["versions"] if v["name"] == mpi_operator.API_VERSION.rpartition("/")[2])
-    spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
-    run_policy = spec["properties"][mpi_operator.SpecField.RUN_POLICY]
+    spec = _schema_at(crd, mpi_operator.API_VERSION, ("spec",))
+    run_policy = _schema_at(crd, mpi_operator.API_VERSION, mpi_operator.RUN_POLICY_PATH)
     gang = run_policy["properties"][mpi_operator.RunPolicyField.SCHEDULING_POLICY]
     for fields, node in ((mpi_operator.SpecField, spec), (mpi_operator.RunPolicyField, run_policy),
                          (mpi_operator.SchedulingPolicyField, gang)):
         names = _field_names(fields)
         assert names and names <= set(node["properties"]), fields.__name__
-    node = version["schema"]["openAPIV3Schema"]
-    for key in mpi_operator.SUSPEND_PATH:
-        node = node["properties"][key]
-    assert node["type"] == "boolean"
+    assert _schema_at(crd, mpi_operator.API_VERSION, mpi_operator.SUSPEND_PATH)["type"] == "boolean"
     assert mpi_operator.SpecField.MPI_REPLICA_SPECS in spec["required"]
     defaults = {name: spec["properties"][name].get("default") for name in _field_names(mpi_operator.SpecField)}
     assert defaults[mpi_operator.SpecField.MPI_IMPLEMENTATION] == mpi_operator.DEFAULT_MPI_IMPLEMENTATION
     assert defaults[mpi_operator.SpecField.SSH_AUTH_MOUNT_PATH] == mpi_operator.DEFAULT_SSH_AUTH_MOUNT_PATH
     assert defaults[mpi_operator.SpecField.LAUNCHER_CREATION_POLICY] == mpi_operator.AT_STARTUP
+
+
+@pytest.mark.parametrize(("crd_file", "api_version", "path", "kind_of_value"), [
+    ("trainer/trainer.kubeflow.org_trainjobs.yaml", trainer.API_VERSION, trainer.SUSPEND_PATH, "boolean"),
+    ("trainer/trainer.kubeflow.org_trainjobs.yaml", trainer.API_VERSION, ("spec", trainer.RUNTIME_REF), "object"),
+    ("trainer/trainer.kubeflow.org_trainingruntimes.yaml", trainer.API_VERSION,
+     ("spec", "template", "spec", trainer.REPLICATED_JOBS), "array"),
+    ("scheduling/batch.volcano.sh_jobs.yaml", volcano_job.API_VERSION, ("spec", volcano_job.TASKS), "array"),
+])
+def test_trainer_and_volcano_field_paths_are_the_crds(upstream: Path, crd_file: str, api_version: str,
+                                                      path: tuple[str, ...], kind_of_value: str):
+    assert _schema_at(_crd(upstream / crd_file), api_version, path)["type"] == kind_of_value
 
 
 def test_the_job_schema_offers_the_operators_values():
