@@ -15,7 +15,7 @@ from generator.validate.gitops import GITOPS_OBJECTS, GITOPS_TOOLS, check_cluste
 from generator.validate.index import Index, resolve_hardware
 from generator.validate.network import Carriers, check_ipam, check_provider, check_rail_carriers
 from generator.validate.scheduling import check_cluster_scheduling
-from generator.vocabulary import reserved
+from generator.vocabulary import kubernetes, reserved
 
 
 def check_cluster(document: ProfileFile, index: Index) -> list[Diagnostic]:
@@ -59,7 +59,7 @@ def _check_names(document: ProfileFile, data: dict[str, Any]) -> list[Diagnostic
                                     f"`podSecurity` names namespace '{namespace}', which is not in `namespaces`",
                                     did_you_mean(namespace, data["namespaces"])))
     prefix = data.get("network", {}).get("resourcePrefix", "")
-    if prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io") or prefix.startswith("requests."):
+    if kubernetes.in_kubernetes_domain(prefix) or prefix.startswith("requests."):
         found.append(Diagnostic(document.location("network", "resourcePrefix"),
                                 f"'{prefix}' cannot prefix an extended resource: Kubernetes reserves it",
                                 "use the device plugin's own domain, e.g. nvidia.com"))

@@ -316,6 +316,15 @@ CLUSTER_SCOPED_KINDS = frozenset({
 })
 
 
+KUBERNETES_DOMAIN = "kubernetes.io"
+
+
+def in_kubernetes_domain(domain: str) -> bool:
+    """Whether a resource name's prefix is Kubernetes' own domain (`kubernetes.io` or a subdomain of it): a resource
+    there is native, never an extended resource a device plugin offers."""
+    return domain == KUBERNETES_DOMAIN or domain.endswith(f".{KUBERNETES_DOMAIN}")
+
+
 def api_group(api_version: str) -> str:
     """`apps/v1` -> `apps`; the core group (`v1`) is ''."""
     return api_version.rpartition("/")[0]

@@ -11,6 +11,7 @@ from generator.check.rules.reading import Path, as_dict, as_int
 from generator.model import names
 from generator.readback.findings import CheckContext, RenderedObject
 from generator.vocabulary import mpi_operator, trainer, volcano_job
+from generator.vocabulary.kubernetes import in_kubernetes_domain
 
 _TEMPLATE_PATHS: dict[str, Path] = {
     "Pod": (),
@@ -179,7 +180,7 @@ def is_extended_resource(name: str) -> bool:
     if "/" not in name:
         return False
     domain = name.split("/", 1)[0]
-    return not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))
+    return not in_kubernetes_domain(domain)
 
 
 @dataclass

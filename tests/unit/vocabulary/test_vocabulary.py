@@ -212,3 +212,12 @@ def test_argocd_health_keys_name_the_group_and_kind():
         "resource.customizations.health.kubeflow.org_MPIJob"
     assert gitops.argocd_health_key(volcano_job.GROUP, volcano_job.KIND) == \
         "resource.customizations.health.batch.volcano.sh_Job"
+
+
+@pytest.mark.parametrize(("domain", "native"), [
+    ("kubernetes.io", True), ("node.kubernetes.io", True), ("nvidia.com", False), ("openshift.io", False),
+    ("mykubernetes.io", False), ("kubernetes.io.example.com", False),
+])
+def test_kubernetes_own_domain_is_kubernetes_io_and_its_subdomains(domain, native):
+    """One rule for validate (a cluster's `resourcePrefix`) and check (which resources are a device plugin's)."""
+    assert kubernetes.in_kubernetes_domain(domain) is native
