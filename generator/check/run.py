@@ -21,6 +21,7 @@ from generator.readback.findings import CheckContext, Finding, RenderedObject
 from generator.readback.own_renderer import own_render
 from generator.support.diagnostics import Severity
 from generator.support.parallel import split_map
+from generator.vocabulary.kubernetes import CRD_KIND
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def _crd_folder_documents(paths: tuple[Path, ...]) -> list[RenderedObject]:
         files, _ = manifest_files(root)
         for file in files:
             docs, _ = read_manifest_file(file)
-            documents += [d for d in docs if d.kind != "CustomResourceDefinition"]
+            documents += [d for d in docs if d.kind != CRD_KIND]
     return documents
 
 
@@ -207,7 +208,7 @@ def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOp
     A schema set is built only for a version some document needs (the newest when none does, so that the
     --crds are read anyway); problems reading the CRDs are the same for every version, so they are said once,
     by the first set built."""
-    rendered_crds = [(d.source, d.obj) for d, _ in documents if d.kind == "CustomResourceDefinition"]
+    rendered_crds = [(d.source, d.obj) for d, _ in documents if d.kind == CRD_KIND]
     schema_sets: dict[str, SchemaSet] = {}
 
     def schemas(version: str) -> SchemaSet:

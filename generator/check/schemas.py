@@ -39,7 +39,7 @@ from generator.readback.inputs import InputError, read_text
 from generator.readback.kubeyaml import KubeYAMLError
 from generator.support.diagnostics import Severity
 from generator.support.schema_files import schema_dir
-from generator.vocabulary.kubernetes import CONTROLLER_GEN_QUANTITY_PATTERN, QUANTITY_PATTERN, json_path
+from generator.vocabulary.kubernetes import CONTROLLER_GEN_QUANTITY_PATTERN, CRD_KIND, QUANTITY_PATTERN, json_path
 
 RULE = "schema"
 CRD_SUFFIXES = (".yaml", ".yml", ".json")
@@ -286,7 +286,7 @@ class SchemaSet:
         """Add CRDs given as (where, object), e.g. the CRDs a chart renders; one bad CRD costs only itself."""
         problems: list[str] = []
         for where, doc in documents:
-            if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
+            if not isinstance(doc, dict) or doc.get("kind") != CRD_KIND:
                 continue
             name = (doc.get("metadata") or {}).get("name", "?") if isinstance(doc.get("metadata"), dict) else "?"
             try:

@@ -277,6 +277,8 @@ reference, managed fields) stays well under 64 KiB."""
 # A Service name may be a DNS-1123 label from Kubernetes 1.34 on under the alpha RelaxedServiceNameValidation
 # gate; off by default, so not here.
 RBAC_GROUP = "rbac.authorization.k8s.io"
+CRD_GROUP = "apiextensions.k8s.io"
+CRD_KIND = "CustomResourceDefinition"
 CRONJOB_NAME_MAX = DNS1035_MAX - 11
 
 
@@ -304,7 +306,7 @@ CLUSTER_SCOPED_KINDS = frozenset({
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"),
-    ("apiextensions.k8s.io", "CustomResourceDefinition"), ("apiregistration.k8s.io", "APIService"),
+    (CRD_GROUP, CRD_KIND), ("apiregistration.k8s.io", "APIService"),
     ("certificates.k8s.io", "CertificateSigningRequest"), ("certificates.k8s.io", "ClusterTrustBundle"),
     ("flowcontrol.apiserver.k8s.io", "FlowSchema"), ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
     ("networking.k8s.io", "IngressClass"), ("networking.k8s.io", "IPAddress"), ("networking.k8s.io", "ServiceCIDR"),

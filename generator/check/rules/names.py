@@ -181,7 +181,7 @@ def _cluster_scoped(documents: list[RenderedObject]) -> set[tuple[str, str]]:
     """(group, kind) of the built-in cluster-scoped kinds and of custom kinds whose CRD, among `documents`, says so."""
     scoped = set(kubernetes.CLUSTER_SCOPED_KINDS)
     for document in documents:
-        spec = as_dict(document.obj.get("spec")) if document.kind == "CustomResourceDefinition" else None
+        spec = as_dict(document.obj.get("spec")) if document.kind == kubernetes.CRD_KIND else None
         names_ = as_dict(spec.get("names")) if spec else None
         if spec and names_ and spec.get("scope") == "Cluster":
             scoped.add((str(spec.get("group", "")), str(names_.get("kind", ""))))
