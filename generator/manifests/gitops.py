@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.model import Backend, Cluster, GitOps, GitOpsTool, Job, Scheduler, names
+from generator.objects import chartfiles
 from generator.vocabulary import helm, mpi_operator, trainer, volcano_job
 from generator.vocabulary import scheduling as kueue
 from generator.vocabulary.gitops import (
@@ -95,7 +96,7 @@ def _metadata(name: str, cluster: Cluster, annotations: dict[str, str] | None = 
     meta: dict[str, Any] = {
         "name": name,
         "namespace": _gitops(cluster).namespace,
-        "labels": {helm.MANAGED_BY_LABEL: "mpigen", "mpigen/cluster": cluster.name},
+        "labels": {helm.MANAGED_BY_LABEL: "mpigen", chartfiles.CLUSTER: cluster.name},
     }
     if annotations:
         meta["annotations"] = annotations

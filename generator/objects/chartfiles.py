@@ -54,6 +54,7 @@ def template_path(name: str) -> str:
 SOURCE = "mpigen/source"
 """The profile the chart is compiled from; a chart carrying it was compiled by mpigen."""
 CLUSTER = "mpigen/cluster"
+"""The cluster the chart is compiled for; also the label of the cluster's GitOps objects."""
 KUBERNETES_VERSION = "mpigen/kubernetes-version"
 POOL = "mpigen/pool"
 NODE_RESOURCES = "mpigen/node-resources"
