@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import click
 
@@ -37,11 +38,11 @@ class _Commands(click.Group):
     """The command group, its subcommands' argument errors escaped (they are parsed in `invoke`, the group's own in
     `make_context`)."""
 
-    def make_context(self, *args, **kwargs) -> click.Context:
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         with _escaped_usage_errors():
             return super().make_context(*args, **kwargs)
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         with _escaped_usage_errors():
             return super().invoke(ctx)
 

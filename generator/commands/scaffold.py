@@ -127,7 +127,7 @@ def _cluster(facts: HardwareFacts, nodes: str, rdma: bool, gitops: str, cluster:
     if rdma:
         lines += ["  # `kubectl get node <node> -o jsonpath='{.status.allocatable}'` lists one RDMA resource per rail:",
                   f"  # nvidia.com/... (SR-IOV VFs: {NetworkProvider.SRIOV_DEVICE_PLUGIN.value}) or rdma/... "
-                  f"({NetworkProvider.RDMA_SHARED.value}); README \"Network providers\"",
+                  f"({NetworkProvider.RDMA_SHARED.value}); docs/network-providers.md",
                   f"  provider: {NetworkProvider.SRIOV_DEVICE_PLUGIN.value}"]
     else:
         lines.append(f"  provider: {NetworkProvider.TCP.value}  # no RDMA NICs in this hardware: MPI over the pod "

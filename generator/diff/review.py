@@ -150,7 +150,7 @@ def _bootstrap_actions(unit: UnitChanges, where: str, still_there: bool) -> list
     if key is not None and still_there:
         return [Review(HEALTH_CHECK, unit.cluster, unit.path, "", where, f"Argo CD health check {unit.changes[0].status}",
                        f"Argo CD reads it from its argocd-cm ConfigMap, which no chart writes: set the key {key} to "
-                       "the file's text by hand (see the README's GitOps delivery)")]
+                       "the file's text by hand (see docs/gitops.md)")]
     return []
 
 

@@ -32,8 +32,7 @@ EDIT = re.compile(r"^edit (\S+): `(.*)` -> `(.*)`$")
 WILD = "..."
 SHELLS = ("sh", "bash", "shell", "console")
 KIND_FOLDERS = {"Hardware": "hardware", "Cluster": "clusters", "Job": "jobs"}
-# Paths of the repository named in backquotes must exist. generator/ and tests/unit/ join once the layout of #29 is
-# in place: their paths move with it.
+# Paths of the repository named in backquotes must exist.
 REPO_PATH = re.compile(r"(?:profiles|charts|schemas|scripts|docs|generator|tests)/[\w.-][\w./-]*")
 BOOKKEEPING = ".mpigen-"
 """What a render keeps in an output folder (`.mpigen-owned`, `.mpigen-cache/`, `.mpigen-staging`): named by the

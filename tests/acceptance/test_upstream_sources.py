@@ -13,8 +13,10 @@ from ruamel.yaml import YAML
 
 SOURCES = UPSTREAM / "SOURCES.yaml"
 LICENSES = {"Apache-2.0", "CC-BY-4.0"}  # SPDX ids of the licences the copied files are under
-# A path that leaves the repository for the folder beside it: `../x`, or `REPO.parent` and the like.
-BESIDE = re.compile(r"\.\./shared|\bREPO\.parent\b|\.parent\.parent\s*/\s*[\"']shared[\"']")
+# A path that leaves the repository: `../shared`, `REPO.parent`, "shared" joined onto the repository or a parent of
+# it (`parents[2] / "shared"`), or an absolute path of this machine's work folder.
+BESIDE = re.compile(r"\.\./shared|\bREPO\.parent\b|(?:REPO|PROFILES|parent|\])\s*/\s*[\"']shared[\"']|[\"']/work/")
+LICENSE_TEXTS = UPSTREAM / "LICENSES"
 
 
 def recorded() -> list[dict[str, Any]]:
@@ -24,7 +26,7 @@ def recorded() -> list[dict[str, Any]]:
 def test_every_copied_file_has_one_entry_and_every_entry_a_file():
     listed = sorted(file for entry in recorded() for file in entry["files"])
     present = sorted(path.relative_to(UPSTREAM).as_posix() for path in UPSTREAM.rglob("*")
-                     if path.is_file() and path != SOURCES)
+                     if path.is_file() and path != SOURCES and LICENSE_TEXTS not in path.parents)
     assert listed == present
 
 
@@ -44,3 +46,12 @@ def test_no_test_or_script_reads_from_beside_the_repository():
     found = [f"{path.relative_to(REPO)}:{number}: {line.strip()}" for path in sources if path != Path(__file__)
              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if BESIDE.search(line)]
     assert found == []
+
+
+def test_every_licence_of_a_copied_file_ships_with_the_copy():
+    """Apache-2.0 asks that recipients get a copy of the licence (section 4(a)); CC BY 4.0 its text or its URI."""
+    named = {entry["license"] for entry in recorded()}
+    assert sorted(path.stem for path in LICENSE_TEXTS.glob("*.txt")) == sorted(named)
+    assert "Version 2.0, January 2004" in (LICENSE_TEXTS / "Apache-2.0.txt").read_text(encoding="utf-8")
+    assert "https://creativecommons.org/licenses/by/4.0/legalcode" in (LICENSE_TEXTS / "CC-BY-4.0.txt").read_text(
+        encoding="utf-8")

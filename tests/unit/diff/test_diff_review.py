@@ -88,7 +88,7 @@ def test_a_changed_or_new_argocd_health_check_is_an_action_naming_its_argocd_cm_
     assert _lines(found) == [
         f"charts/{path}: action: Argo CD health check added; Argo CD reads it from its argocd-cm ConfigMap, which no "
         "chart writes: set the key resource.customizations.health.batch.volcano.sh_Job to the file's text by hand "
-        "(see the README's GitOps delivery)"]
+        "(see docs/gitops.md)"]
     assert found.actions[0].kind == HEALTH_CHECK
     gone = _review([Unit("west", path, bootstrap=True, objects=None, text="return hs\n")], [])
     assert gone == Reviewed((), ())
