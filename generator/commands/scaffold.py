@@ -14,10 +14,10 @@ from typing import Any
 
 from generator.load import to_plain
 from generator.load.catalogue import builtin_names, expand_hardware, load_builtin
-from generator.model import NetworkProvider
+from generator.model import GitOpsTool, NetworkProvider
 from generator.write.target import AlreadyExists, create_files
 
-GITOPS_TOOLS = ("argocd", "flux", "none")
+GITOPS_TOOLS = (*(tool.value for tool in GitOpsTool), "none")
 
 # The Mellanox / NVIDIA PCI device ids (vendor 15b3) of each built-in's NICs and of their SR-IOV virtual
 # functions, for the facts a built-in leaves out: ConnectX-4 1013/1014, ConnectX-5 1017/1018, ConnectX-6

@@ -90,7 +90,7 @@ JOB_KINDS = {(mpi_operator.GROUP, mpi_operator.KIND): Backend.MPIJOB,
 KUBECTL_RESOURCE = {Backend.MPIJOB: "mpijob", Backend.VOLCANO_JOB: "vcjob", Backend.TRAINJOB: "trainjob"}
 SUSPEND_PATH = {Backend.MPIJOB: mpi_operator.SUSPEND_PATH, Backend.TRAINJOB: trainer.SUSPEND_PATH}
 """Where a job object says it is suspended: its controller acts on a change of it on a created object."""
-TRAINJOB_IMMUTABLE = ("trainer", trainer.RUNTIME_REF, "activeDeadlineSeconds", "managedBy")
+TRAINJOB_IMMUTABLE = (trainer.TRAINER, trainer.RUNTIME_REF, trainer.ACTIVE_DEADLINE_SECONDS, trainer.MANAGED_BY)
 """Fields of a TrainJob's spec that Trainer's CRD refuses to change (`self == oldSelf`)."""
 
 

@@ -47,10 +47,10 @@ def build_trainjob_spec(job: Job, name: str, workers: Variable) -> dict[str, Any
         trainer.RUNTIME_REF: {"apiGroup": trainer.GROUP, "kind": trainer.RUNTIME_KIND, "name": name},
         # numProcPerNode here too: with the runtime's at 1, Trainer would otherwise count the node container's GPUs
         # as its slots (mpi.go, EnforceMLPolicy), against the job's own slotsPerWorker.
-        "trainer": {"numNodes": workers, "numProcPerNode": job.slots_per_worker},
+        trainer.TRAINER: {"numNodes": workers, "numProcPerNode": job.slots_per_worker},
     }
     if job.run_policy.active_deadline_seconds is not None:
-        spec["activeDeadlineSeconds"] = job.run_policy.active_deadline_seconds
+        spec[trainer.ACTIVE_DEADLINE_SECONDS] = job.run_policy.active_deadline_seconds
     spec[trainer.SUSPEND] = Variable(chartfiles.SUSPEND, job.run_policy.suspend)
     return spec
 

@@ -52,7 +52,8 @@ def build_volcano_job_spec(job: Job, name: str, workers: Variable) -> dict[str, 
     # The svc plugin's NetworkPolicy admits only the job's pods by their labels; on the nodes' network the workers'
     # daemons connect back to mpirun from their node's address, which no pod selector matches.
     svc = [volcano_job.DISABLE_NETWORK_POLICY_FLAG] if pod_network(job, name).host_network else []
-    spec: dict[str, Any] = {"schedulerName": volcano_job.SCHEDULER_NAME, "minAvailable": min_available(job, workers)}
+    spec: dict[str, Any] = {"schedulerName": volcano_job.SCHEDULER_NAME,
+                            volcano_job.MIN_AVAILABLE: min_available(job, workers)}
     if job.scheduling.queue is not None:
         spec["queue"] = job.scheduling.queue
     if job.scheduling.priority_class is not None:

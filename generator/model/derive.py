@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from generator.model import WorkerSpread, defaults
+from generator.model import GitOpsTool, WorkerSpread, defaults
 from generator.vocabulary.gitops import ARGOCD_NAMESPACE, FLUX_NAMESPACE
 from generator.vocabulary.kubernetes import exact, quantity
 
@@ -23,7 +23,8 @@ OPERATOR_SSH_ARGS = "-o ConnectionAttempts=10"
 
 def gitops_namespace(gitops: dict[str, Any]) -> str:
     """Where a cluster's GitOps objects live: the profile's `namespace`, else the tool's own."""
-    return str(gitops.get("namespace", {"argocd": ARGOCD_NAMESPACE, "flux": FLUX_NAMESPACE}[gitops["tool"]]))
+    return str(gitops.get("namespace", {GitOpsTool.ARGOCD.value: ARGOCD_NAMESPACE,
+                                        GitOpsTool.FLUX.value: FLUX_NAMESPACE}[gitops["tool"]]))
 
 
 def backend_of(job: dict[str, Any], cluster: dict[str, Any]) -> str:

@@ -6,18 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 from generator.load import ProfileFile
-from generator.model import Backend, derive, names
+from generator.model import Backend, GitOpsTool, derive, names
 from generator.support.diagnostics import Diagnostic, Severity
 from generator.validate.index import Index
 from generator.vocabulary.gitops import APPLICATION, HELM_RELEASE
 
-GITOPS_TOOLS = {"argocd": "Argo CD", "flux": "Flux"}
-GITOPS_OBJECTS = {"argocd": APPLICATION, "flux": HELM_RELEASE}
+GITOPS_TOOLS = {GitOpsTool.ARGOCD.value: "Argo CD", GitOpsTool.FLUX.value: "Flux"}
+GITOPS_OBJECTS = {GitOpsTool.ARGOCD.value: APPLICATION, GitOpsTool.FLUX.value: HELM_RELEASE}
 ARGOCD_ONLY = {"destination": "Flux syncs the cluster it runs in", "project": "Flux has no projects"}
 
 
 def check_cluster_gitops(document: ProfileFile, gitops: dict[str, Any] | None) -> list[Diagnostic]:
-    if gitops is None or gitops["tool"] == "argocd":
+    if gitops is None or gitops["tool"] == GitOpsTool.ARGOCD.value:
         return []
     return [Diagnostic(document.location("gitops", key, at_key=True), f"`gitops.{key}` is for Argo CD only; {why}",
                        "remove it") for key, why in ARGOCD_ONLY.items() if key in gitops]
@@ -75,7 +75,7 @@ def check_argocd_application_names(index: Index) -> list[Diagnostic]:
             claimed[key] = (document, what)
 
     argocd = {name: doc for name, doc in index.clusters.items()
-              if (doc.data.get("gitops") or {}).get("tool") == "argocd"}
+              if (doc.data.get("gitops") or {}).get("tool") == GitOpsTool.ARGOCD.value}
     for name, document in argocd.items():
         namespace = derive.gitops_namespace(document.data["gitops"])
         claim(document, namespace, names.gitops_root_name(name), f"the root of cluster '{name}'")

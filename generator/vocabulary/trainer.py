@@ -26,6 +26,10 @@ JOB_INDEX = 0
 RUNTIME_REF = "runtimeRef"
 """TrainJobSpec's reference to the TrainingRuntime it runs on."""
 SUSPEND = "suspend"
+TRAINER = "trainer"
+"""TrainJobSpec's trainer: the nodes and processes per node (and the image and command of the node container)."""
+ACTIVE_DEADLINE_SECONDS = "activeDeadlineSeconds"
+MANAGED_BY = "managedBy"
 SUSPEND_PATH = ("spec", SUSPEND)
 """Where a TrainJob says it is suspended (TrainJobSpec.suspend): Kueue sets it, Trainer acts on a change of it."""
 REPLICATED_JOBS = "replicatedJobs"

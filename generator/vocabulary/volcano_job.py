@@ -16,6 +16,8 @@ KIND = "Job"
 SCHEDULER_NAME = "volcano"
 TASKS = "tasks"
 """JobSpec's tasks: each a pod template and its replicas."""
+MIN_AVAILABLE = "minAvailable"
+"""JobSpec's gang: the pods that must be schedulable together before any starts."""
 
 SSH_PLUGIN = "ssh"
 SVC_PLUGIN = "svc"

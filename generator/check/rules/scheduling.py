@@ -112,11 +112,11 @@ def _check_volcano_job_gang(document: RenderedObject, spec: dict[str, Any]) -> l
     tasks = [task for task in spec.get(volcano_job.TASKS) or [] if isinstance(task, dict)] \
         if isinstance(spec.get(volcano_job.TASKS), list) else []
     replicas = {str(task.get("name")): as_int(task.get("replicas")) for task in tasks}
-    minimum = as_int(spec.get("minAvailable"))
+    minimum = as_int(spec.get(volcano_job.MIN_AVAILABLE))
     if minimum is None or any(count is None for count in replicas.values()):
         return []  # not integers, or left to Volcano's defaults: the schema check says what is wrong
     total = sum(count for count in replicas.values() if count is not None)
-    where = path_of(("spec", "minAvailable"))
+    where = path_of(("spec", volcano_job.MIN_AVAILABLE))
     if minimum > total:
         return [finding(document, where, (
             f"minAvailable {minimum} is more than the job's {total} pods: Volcano refuses the job ('minAvailable' "

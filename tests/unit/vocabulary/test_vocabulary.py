@@ -129,7 +129,12 @@ def test_mpijob_field_names_are_the_crds_at_their_paths(upstream: Path):
     ("trainer/trainer.kubeflow.org_trainjobs.yaml", trainer.API_VERSION, ("spec", trainer.RUNTIME_REF), "object"),
     ("trainer/trainer.kubeflow.org_trainingruntimes.yaml", trainer.API_VERSION,
      ("spec", "template", "spec", trainer.REPLICATED_JOBS), "array"),
+    ("trainer/trainer.kubeflow.org_trainjobs.yaml", trainer.API_VERSION, ("spec", trainer.TRAINER), "object"),
+    ("trainer/trainer.kubeflow.org_trainjobs.yaml", trainer.API_VERSION, ("spec", trainer.MANAGED_BY), "string"),
+    ("trainer/trainer.kubeflow.org_trainjobs.yaml", trainer.API_VERSION, ("spec", trainer.ACTIVE_DEADLINE_SECONDS),
+     "integer"),
     ("scheduling/batch.volcano.sh_jobs.yaml", volcano_job.API_VERSION, ("spec", volcano_job.TASKS), "array"),
+    ("scheduling/batch.volcano.sh_jobs.yaml", volcano_job.API_VERSION, ("spec", volcano_job.MIN_AVAILABLE), "integer"),
 ])
 def test_trainer_and_volcano_field_paths_are_the_crds(upstream: Path, crd_file: str, api_version: str,
                                                       path: tuple[str, ...], kind_of_value: str):
