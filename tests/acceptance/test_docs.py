@@ -439,3 +439,18 @@ def test_output_fits_only_what_the_docs_show() -> None:
     assert not output_fits(shown, ["a", "b", "c d"])
     assert not output_fits(shown, ["x", "c d e"])
     assert not output_fits(["a"], ["a", "b"])
+
+
+def test_the_source_map_names_every_module() -> None:
+    """docs/development.md's map of generator/ names each module under its folder, so a newcomer finds every one."""
+    page = (REPO / "docs" / "development.md").read_text(encoding="utf-8")
+    start = page.index("<!-- not run: a map of the source tree -->")
+    tree = page[start:page.index("\n```\n", page.index("```", start) + 3)]
+    package = REPO / "generator"
+    missing = []
+    for folder in sorted(p for p in package.iterdir() if p.is_dir() and any(p.glob("*.py"))):
+        entry = re.search(rf"^  {folder.name}/\s(.*?)(?=^  \S|\Z)", tree, re.S | re.M)
+        described = entry.group(1) if entry else ""
+        missing += [module.relative_to(package).as_posix() for module in sorted(folder.rglob("*.py"))
+                    if module.name != "__init__.py" and not re.search(rf"\b{module.stem}\b", described)]
+    assert missing == []
