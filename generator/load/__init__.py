@@ -24,18 +24,17 @@ from generator.load.discover import PROFILE_SUFFIXES, discover
 
 if TYPE_CHECKING:
     from generator.load.document import LoadResult, ProfileFile, Unreadable, position
-    from generator.load.files import _guess_identity, load_file, load_paths
+    from generator.load.files import load_file, load_paths
     from generator.load.parse import load_bytes
     from generator.load.plain import to_plain
-    from generator.load.problems import _reused_anchor
     from generator.load.reading import fingerprint_paths
     from generator.support.yamllimits import MAX_FILE_BYTES
 
 _HOMES = {
     "LoadResult": "generator.load.document", "ProfileFile": "generator.load.document",
     "Unreadable": "generator.load.document", "position": "generator.load.document",
-    "_guess_identity": "generator.load.files", "load_file": "generator.load.files", "load_paths": "generator.load.files",
-    "load_bytes": "generator.load.parse", "to_plain": "generator.load.plain", "_reused_anchor": "generator.load.problems",
+    "load_file": "generator.load.files", "load_paths": "generator.load.files",
+    "load_bytes": "generator.load.parse", "to_plain": "generator.load.plain",
     "fingerprint_paths": "generator.load.reading", "MAX_FILE_BYTES": "generator.support.yamllimits",
 }
 """Where each name of this package lives: imported on first use, so that reading profiles without parsing them
@@ -56,8 +55,6 @@ __all__ = [
     "LoadResult",
     "ProfileFile",
     "Unreadable",
-    "_guess_identity",
-    "_reused_anchor",
     "discover",
     "fingerprint_paths",
     "load_bytes",

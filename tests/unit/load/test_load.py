@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import PROFILES, REPO, run_helm, run_mpigen, snapshot
 
-from generator.load import MAX_FILE_BYTES, _guess_identity, _reused_anchor, load_bytes, load_paths, to_plain
+from generator.load import MAX_FILE_BYTES, load_bytes, load_paths, to_plain
 from generator.load.catalogue import expand_hardware
+from generator.load.files import _guess_identity
+from generator.load.problems import _reused_anchor
 from generator.readback.kubeyaml import load_all as kube_load_all
 from generator.validate import validate
 
