@@ -13,8 +13,8 @@ from ruamel.yaml import YAML
 
 SOURCES = UPSTREAM / "SOURCES.yaml"
 LICENSES = {"Apache-2.0", "CC-BY-4.0"}  # SPDX ids of the licences the copied files are under
-# A path that leaves the repository: `../shared`, `REPO.parent`, "shared" joined onto the repository or a parent of
-# it (`parents[2] / "shared"`), or an absolute path of this machine's work folder.
+# A path that leaves the repository: the folder beside it (`..` then `/shared`), `REPO.parent`, "shared" joined
+# onto the repository or a parent of it (`parents[2] / "shared"`), or an absolute path of this machine's work folder.
 BESIDE = re.compile(r"\.\./shared|\bREPO\.parent\b|(?:REPO|PROFILES|parent|\])\s*/\s*[\"']shared[\"']|[\"']/work/")
 LICENSE_TEXTS = UPSTREAM / "LICENSES"
 
