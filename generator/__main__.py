@@ -1,4 +1,4 @@
-"""The `mpigen` command (console script and `python -m generator`).
+"""The `mpigen` command (console script and `python -m mpigen`).
 
 Ctrl-C and SIGTERM are taken in hand here, before click, jinja2 or jsonschema is imported: from then on
 each ends the command with one line on stderr and exit code 130 (143 for SIGTERM), never a traceback.
@@ -54,7 +54,7 @@ def run() -> None:
     sys.unraisablehook = _swallowed
     try:
         try:
-            from generator.commands.cli import main
+            from mpigen.commands.cli import main
 
             main(prog_name="mpigen")
         finally:  # the command is over: a signal from here on changes nothing, and must not become a traceback

@@ -115,7 +115,7 @@ def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> Run:
 
 
 def bench_size(jobs: int, helm: str | None, helm_up_to: int) -> list[tuple[str, float, float, str]]:
-    mpigen = [sys.executable, "-m", "generator"]
+    mpigen = [sys.executable, "-m", "mpigen"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     rows: list[tuple[str, float, float, str]] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -193,7 +193,7 @@ def queue_fleet(root: Path, queues: int, jobs: int) -> None:
 
 
 def bench_big() -> list[tuple[str, float, float, str]]:
-    mpigen = [sys.executable, "-m", "generator"]
+    mpigen = [sys.executable, "-m", "mpigen"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     rows: list[tuple[str, float, float, str]] = []
     with tempfile.TemporaryDirectory() as tmp:

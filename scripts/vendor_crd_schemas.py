@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from generator.check.crdschema import crd_schemas  # noqa: E402
+from mpigen.check.crdschema import crd_schemas  # noqa: E402
 
 UPSTREAM = REPO / "tests" / "upstream"
 OBJECT_META = "https://kubernetes.io/api/_definitions.json#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"

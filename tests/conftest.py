@@ -24,16 +24,16 @@ from typing import Any
 
 import pytest
 
-from generator.commands.pipeline import CompileResult, compile_profiles
-from generator.insight import capacity
-from generator.load import load_paths
-from generator.load.catalogue import expand_hardware
-from generator.manifests.node_placement import launcher_pool
-from generator.model import Scheduler
-from generator.support.diagnostics import Diagnostic, Severity
-from generator.validate import validate
-from generator.vocabulary import kubernetes
-from generator.write import CACHE_DIR
+from mpigen.commands.pipeline import CompileResult, compile_profiles
+from mpigen.insight import capacity
+from mpigen.load import load_paths
+from mpigen.load.catalogue import expand_hardware
+from mpigen.manifests.node_placement import launcher_pool
+from mpigen.model import Scheduler
+from mpigen.support.diagnostics import Diagnostic, Severity
+from mpigen.validate import validate
+from mpigen.vocabulary import kubernetes
+from mpigen.write import CACHE_DIR
 
 REPO = Path(__file__).resolve().parent.parent
 PROFILES = REPO / "profiles"
@@ -71,7 +71,7 @@ def big_cluster(pools: int, nodes: int, hardware: str = "cpu-node") -> str:
             f"nodePools:\n{listed}")
 
 
-# What no text mpigen prints may hold raw (generator.support.diagnostics.one_line writes each as an escape): C0 controls but
+# What no text mpigen prints may hold raw (mpigen.support.diagnostics.one_line writes each as an escape): C0 controls but
 # tab and newline, DEL, C1, bidi controls, line separators, lone surrogates, U+FFFE/U+FFFF. Spelt out here rather
 # than imported, so a narrower set in the code fails the tests.
 RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
@@ -166,7 +166,7 @@ def profiles_copy(tmp_path: Path) -> Callable[..., Path]:
 def is_run_of(name: str, job: str) -> bool:
     """Whether `name` is an MPIJob name of job `job` under the default naming policy: `<job>-<7 hex>`.
 
-    Written out here rather than taken from generator.model.names, so that a change of the format fails tests.
+    Written out here rather than taken from mpigen.model.names, so that a change of the format fails tests.
     """
     return re.fullmatch(re.escape(job) + r"-[0-9a-f]{7}", name) is not None
 
@@ -180,7 +180,7 @@ def run_name_of(objects: list[dict[str, Any]], job: str) -> str:
 
 def run_mpigen(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """The real command line, in its own process."""
-    return subprocess.run([sys.executable, "-m", "generator", *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "mpigen", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd, timeout=120)
 
 
@@ -221,7 +221,7 @@ def snapshot(root: Path) -> dict[str, str]:
 
 def run_limited(args: list[str | Path], preexec: Callable[[], None], timeout: float = 120,
                 cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "generator", *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "mpigen", *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, preexec_fn=preexec, cwd=cwd)
 
 
@@ -300,8 +300,8 @@ class CustomResourceSchemas:
     def __init__(self, paths: list[Path] = (), documents: list[dict[str, Any]] = ()) -> None:
         from ruamel.yaml import YAML
 
-        from generator.check.crdschema import crd_schemas
-        from generator.check.schemas import SchemaSet, bundled_kube_versions
+        from mpigen.check.crdschema import crd_schemas
+        from mpigen.check.schemas import SchemaSet, bundled_kube_versions
 
         self.schema_set = SchemaSet(bundled_kube_versions()[-1])
         assert self.schema_set.add_crds(list(paths)) == []
@@ -317,7 +317,7 @@ class CustomResourceSchemas:
 
     def problems(self, document: dict[str, Any]) -> list[str]:
         """`<json path>: <message>` of each finding; [] when the resource is valid."""
-        from generator.readback.findings import RenderedObject
+        from mpigen.readback.findings import RenderedObject
 
         findings = self.schema_set.check(RenderedObject("test", document))
         return [f"{finding.path or '.'}: {finding.message}" for finding in findings]
@@ -327,7 +327,7 @@ class CustomResourceSchemas:
 
 
 class FirstFitReference:
-    """The straightforward first fit `generator.insight.capacity._Nodes` must equal: every node's free resources
+    """The straightforward first fit `mpigen.insight.capacity._Nodes` must equal: every node's free resources
     in a list, and for each worker a scan of all nodes from the first for one with room and fewer than `per_node`
     of its job's workers (counted by `list.count`). Quadratic in workers and linear in nodes per worker, so only
     for small pools; the arithmetic is capacity's exact context, as the real one's."""
@@ -362,7 +362,7 @@ class FirstFitReference:
 
 
 class QuotasReference:
-    """`generator.insight.capacity._Quotas` as first written: a job's cohort and what its queues have used are
+    """`mpigen.insight.capacity._Quotas` as first written: a job's cohort and what its queues have used are
     summed anew for every job (quadratic in jobs x queues), the reference the real one must equal.
 
     A second, deliberately straightforward implementation, not a copy to share code with: a change of how capacity.py
@@ -423,3 +423,17 @@ class QuotasReference:
         for key, _, _, amount in self._limits(queue, job):
             if key[0]:
                 self.used[key] = self.used.get(key, Decimal(0)) + amount
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """mpigen's wheel, built once from a copy of the source as a release is: setuptools builds in the source folder
+    (build/, egg-info), and a test leaves nothing in the repository, nor takes a stale build/ of it."""
+    folder = tmp_path_factory.mktemp("wheel")
+    source = folder / "source"
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", ".tools", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis", ".bench"))
+    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(folder), str(source)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return next(folder.glob("mpigen-*.whl"))

@@ -7,6 +7,6 @@ renderer for charts mpigen compiled) -> schemas (built-in kinds, mpigen's CRD sc
 
 from __future__ import annotations
 
-from generator.check.run import CheckOptions, CheckUsageError, run_check
+from mpigen.check.run import CheckOptions, CheckUsageError, run_check
 
 __all__ = ["CheckOptions", "CheckUsageError", "run_check"]

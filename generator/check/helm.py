@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.readback.discover import ChartInfo, chart_refusal_findings
-from generator.readback.documents import parse_documents
-from generator.readback.findings import Finding, RenderedObject
-from generator.readback.inputs import MAX_MANIFEST_FILE_BYTES, chart_refusals
+from mpigen.readback.discover import ChartInfo, chart_refusal_findings
+from mpigen.readback.documents import parse_documents
+from mpigen.readback.findings import Finding, RenderedObject
+from mpigen.readback.inputs import MAX_MANIFEST_FILE_BYTES, chart_refusals
 
 HELM_TIMEOUT = 120
 

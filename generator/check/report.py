@@ -9,9 +9,9 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from generator import __version__
-from generator.readback.findings import Finding, RenderedObject
-from generator.support.diagnostics import Severity, one_line
+from mpigen import __version__
+from mpigen.readback.findings import Finding, RenderedObject
+from mpigen.support.diagnostics import Severity, one_line
 
 POD_SECURITY_PREFIX = "pod security "
 

@@ -10,18 +10,18 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.check.helm import find_helm, helm_lint, helm_template, helm_version
-from generator.check.report import CheckReport, WorkloadSecurity
-from generator.check.rules import run_rules, workload_pod_security
-from generator.check.schemas import SchemaSet, bundled_kube_versions, select_kube_version
-from generator.objects import chartfiles
-from generator.readback.discover import ChartInfo, Targets, chart_name_findings, discover, manifest_files
-from generator.readback.documents import read_manifest_file
-from generator.readback.findings import CheckContext, Finding, RenderedObject
-from generator.readback.own_renderer import own_render
-from generator.support.diagnostics import Severity
-from generator.support.parallel import split_map
-from generator.vocabulary.kubernetes import CRD_KIND
+from mpigen.check.helm import find_helm, helm_lint, helm_template, helm_version
+from mpigen.check.report import CheckReport, WorkloadSecurity
+from mpigen.check.rules import run_rules, workload_pod_security
+from mpigen.check.schemas import SchemaSet, bundled_kube_versions, select_kube_version
+from mpigen.objects import chartfiles
+from mpigen.readback.discover import ChartInfo, Targets, chart_name_findings, discover, manifest_files
+from mpigen.readback.documents import read_manifest_file
+from mpigen.readback.findings import CheckContext, Finding, RenderedObject
+from mpigen.readback.own_renderer import own_render
+from mpigen.support.diagnostics import Severity
+from mpigen.support.parallel import split_map
+from mpigen.vocabulary.kubernetes import CRD_KIND
 
 
 @dataclass(frozen=True)

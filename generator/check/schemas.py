@@ -29,17 +29,17 @@ from jsonschema.exceptions import SchemaError, ValidationError, best_match
 from referencing import Registry, Resource
 from ruamel.yaml.error import YAMLError
 
-from generator.check import linregex
-from generator.check.crdschema import SchemaKey, choose_branch, crd_schemas, prune_nulls, types_of
-from generator.check.linear_validator import LinearValidator
-from generator.readback import kubeyaml
-from generator.readback.discover import manifest_files
-from generator.readback.findings import Finding, RenderedObject, finding
-from generator.readback.inputs import InputError, read_text
-from generator.readback.kubeyaml import KubeYAMLError
-from generator.support.diagnostics import Severity
-from generator.support.schema_files import schema_dir
-from generator.vocabulary.kubernetes import CONTROLLER_GEN_QUANTITY_PATTERN, CRD_KIND, QUANTITY_PATTERN, json_path
+from mpigen.check import linregex
+from mpigen.check.crdschema import SchemaKey, choose_branch, crd_schemas, prune_nulls, types_of
+from mpigen.check.linear_validator import LinearValidator
+from mpigen.readback import kubeyaml
+from mpigen.readback.discover import manifest_files
+from mpigen.readback.findings import Finding, RenderedObject, finding
+from mpigen.readback.inputs import InputError, read_text
+from mpigen.readback.kubeyaml import KubeYAMLError
+from mpigen.support.diagnostics import Severity
+from mpigen.support.schema_files import schema_dir
+from mpigen.vocabulary.kubernetes import CONTROLLER_GEN_QUANTITY_PATTERN, CRD_KIND, QUANTITY_PATTERN, json_path
 
 RULE = "schema"
 CRD_SUFFIXES = (".yaml", ".yml", ".json")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from generator.support.diagnostics import one_line
+from mpigen.support.diagnostics import one_line
 
 PATHS = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 STDOUT = "-"
@@ -16,7 +16,7 @@ STDOUT = "-"
 def refuse_output_beside_profiles(paths: tuple[Path, ...], output: Path, what: str = "the output folder") -> None:
     """What a command writes (the charts' folder, a picture) may not be, hold, or sit inside a profiles path: it
     would be read back as profiles by the next run, or overwrite one."""
-    from generator.write.target import input_relation
+    from mpigen.write.target import input_relation
 
     found = input_relation(output, paths)
     if found is None:

@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from generator.commands.arguments import PATHS, refuse_output_beside_profiles
-from generator.commands.reporting import has_errors, report_result
-from generator.support.diagnostics import one_line
+from mpigen.commands.arguments import PATHS, refuse_output_beside_profiles
+from mpigen.commands.reporting import has_errors, report_result
+from mpigen.support.diagnostics import one_line
 
 if TYPE_CHECKING:
-    from generator.package import Chart
+    from mpigen.package import Chart
 
 CHECK_FORMATS = ("json", "junit", "sarif", "text")
-"""`mpigen check --output`: the keys of generator.check.report.FORMATS (a test holds them equal), named here so
+"""`mpigen check --output`: the keys of mpigen.check.report.FORMATS (a test holds them equal), named here so
 that reading the options imports nothing of check."""
 
 
@@ -43,9 +43,9 @@ def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version
           crds: tuple[Path, ...], context: tuple[Path, ...], clusters: tuple[str, ...], strict: bool,
           output: str) -> None:
     """Check charts and manifests as the cluster will judge them: exit 0 clean, 1 findings, 2 usage."""
-    from generator.check import CheckOptions, CheckUsageError, run_check
-    from generator.check.report import FORMATS
-    from generator.vocabulary.kubernetes import dns1035_label_problems
+    from mpigen.check import CheckOptions, CheckUsageError, run_check
+    from mpigen.check.report import FORMATS
+    from mpigen.vocabulary.kubernetes import dns1035_label_problems
 
     if kube_version is not None and not re.fullmatch(r"v?1\.[0-9]+(\.[0-9]+)?", kube_version):
         raise click.BadParameter("write it like 1.31 or 1.31.4", param_hint="--kube-version")
@@ -92,9 +92,9 @@ def diff(paths: tuple[Path, ...], output: Path, revision: str | None, helm: str 
          exit_code: bool) -> None:
     """Show, per cluster and chart, object by object, how the profiles' manifests differ from the charts and their
     GitOps bootstrap files; changes that need a person come first, as action lines."""
-    from generator.check.helm import find_helm
-    from generator.commands.pipeline import compile_profiles
-    from generator.diff import DiffError, as_json, as_text, diff_against
+    from mpigen.check.helm import find_helm
+    from mpigen.commands.pipeline import compile_profiles
+    from mpigen.diff import DiffError, as_json, as_text, diff_against
 
     refuse_output_beside_profiles(paths, output)
 

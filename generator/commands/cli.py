@@ -15,12 +15,12 @@ from typing import Any
 
 import click
 
-from generator import __version__
-from generator.commands.chart_commands import check, diff
-from generator.commands.compile_commands import render, validate
-from generator.commands.init_command import init
-from generator.commands.insight_commands import explain, plan
-from generator.support.diagnostics import printable
+from mpigen import __version__
+from mpigen.commands.chart_commands import check, diff
+from mpigen.commands.compile_commands import render, validate
+from mpigen.commands.init_command import init
+from mpigen.commands.insight_commands import explain, plan
+from mpigen.support.diagnostics import printable
 
 
 @contextmanager

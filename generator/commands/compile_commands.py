@@ -9,19 +9,19 @@ from typing import TYPE_CHECKING
 
 import click
 
-from generator.commands.arguments import PATHS, refuse_output_beside_profiles
-from generator.commands.reporting import continuity_notes, exit_with_error, has_errors, report_result
-from generator.support.diagnostics import one_line
+from mpigen.commands.arguments import PATHS, refuse_output_beside_profiles
+from mpigen.commands.reporting import continuity_notes, exit_with_error, has_errors, report_result
+from mpigen.support.diagnostics import one_line
 
 if TYPE_CHECKING:
-    from generator.commands.upgrade import Upgrade
+    from mpigen.commands.upgrade import Upgrade
 
 
 @click.command()
 @PATHS
 def validate(paths: tuple[Path, ...]) -> None:
     """Check profiles: every error of every file, as path:line:col."""
-    from generator.commands.pipeline import check_profiles
+    from mpigen.commands.pipeline import check_profiles
 
     result = check_profiles(paths)
     report_result(result)
@@ -57,11 +57,11 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
     refuse_output_beside_profiles(paths, output)
     if (stamp or check_only) and _unchanged_since_stamped(paths, output, refresh=stamp and not check_only):
         return
-    from generator.commands.freshness import render_key
-    from generator.commands.pipeline import compile_profiles, delivery_path_warnings
-    from generator.commands.upgrade import is_chart_yaml, upgrade_of
-    from generator.package import output_files
-    from generator.write import StampRequest, WriteError, compare_tree, write_tree
+    from mpigen.commands.freshness import render_key
+    from mpigen.commands.pipeline import compile_profiles, delivery_path_warnings
+    from mpigen.commands.upgrade import is_chart_yaml, upgrade_of
+    from mpigen.package import output_files
+    from mpigen.write import StampRequest, WriteError, compare_tree, write_tree
 
     result = compile_profiles(paths, committed_in=output)
     report_result(result)
@@ -134,8 +134,8 @@ def _report_upgrade(upgrade: Upgrade, output: Path, charts: int) -> None:
 
 
 def _print_manifests(paths: tuple[Path, ...], output: Path | None) -> None:
-    from generator.commands.pipeline import compile_profiles
-    from generator.package.stream import manifest_stream
+    from mpigen.commands.pipeline import compile_profiles
+    from mpigen.package.stream import manifest_stream
 
     result = compile_profiles(paths, committed_in=output)
     report_result(result)
@@ -149,9 +149,9 @@ def _unchanged_since_stamped(paths: tuple[Path, ...], output: Path, refresh: boo
     """The fast path: the output folder's stamp (generator/write/stamp.py, left by `render --stamp`) proves it is
     what this very render left, so its messages are repeated and nothing is compiled or written. Reads the
     profiles, never parses. `render --check` uses a stamp it finds and writes none (`refresh` is off)."""
-    from generator.commands.freshness import code_identity, render_key
-    from generator.load import fingerprint_paths
-    from generator.write import CACHE_DIR, fresh_stamp
+    from mpigen.commands.freshness import code_identity, render_key
+    from mpigen.load import fingerprint_paths
+    from mpigen.write import CACHE_DIR, fresh_stamp
 
     if not refresh and not (output / CACHE_DIR).is_dir():
         return False  # `render --check` where no stamp was ever kept: nothing to read the profiles for

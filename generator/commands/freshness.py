@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from generator.support.worktree import git_top
+from mpigen.support.worktree import git_top
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -27,7 +27,7 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 def code_identity() -> str:
     """A digest of mpigen's own files (the package and the schemas it reads), the distributions installed in
     its site-packages (by name and version), where Python looks for modules, and the Python it runs on."""
-    from generator.support.schema_files import schema_dir
+    from mpigen.support.schema_files import schema_dir
 
     digest = hashlib.sha256(f"mpigen code 1\0{sys.version}\0{sys.flags.optimize}\0{sys.path}\0".encode())
     for top in sorted({_PACKAGE, schema_dir().resolve()}):

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from generator.commands.arguments import STDOUT
-from generator.commands.reporting import exit_with_error
-from generator.support.diagnostics import one_line
+from mpigen.commands.arguments import STDOUT
+from mpigen.commands.reporting import exit_with_error
+from mpigen.support.diagnostics import one_line
 
 BUILTIN_HARDWARE = ("cpu-node", "dgx-1", "dgx-1-32gb", "dgx-2", "dgx-a100", "dgx-h100")
-"""`mpigen init --hardware`: generator.load.catalogue.builtin_names() (a test holds them equal), named here so that
+"""`mpigen init --hardware`: mpigen.load.catalogue.builtin_names() (a test holds them equal), named here so that
 reading the options imports nothing of the pipeline."""
 
 
@@ -23,8 +23,8 @@ reading the options imports nothing of the pipeline."""
               help="The GitOps tool that syncs the charts.")
 def init(folder: str, hardware: str, gitops: str) -> None:
     """Write a starting fleet into FOLDER that validates and renders as it is; its comments say what to read."""
-    from generator.commands.scaffold import ScaffoldError, starting_fleet, write_new
-    from generator.write import WriteError
+    from mpigen.commands.scaffold import ScaffoldError, starting_fleet, write_new
+    from mpigen.write import WriteError
 
     if folder == STDOUT:
         raise click.UsageError("init writes a folder of files, not a stream: give the folder's name (./- for one "

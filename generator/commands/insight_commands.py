@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from generator.commands.arguments import PATHS, STDOUT, refuse_output_beside_profiles
-from generator.commands.reporting import continuity_notes, exit_with_error, has_errors, report_result
-from generator.support.diagnostics import one_line, printable
+from mpigen.commands.arguments import PATHS, STDOUT, refuse_output_beside_profiles
+from mpigen.commands.reporting import continuity_notes, exit_with_error, has_errors, report_result
+from mpigen.support.diagnostics import one_line, printable
 
 if TYPE_CHECKING:
-    from generator.commands.pipeline import CompileResult
-    from generator.insight.plan import FleetPlan
+    from mpigen.commands.pipeline import CompileResult
+    from mpigen.insight.plan import FleetPlan
 
 
 @click.command()
@@ -43,9 +43,9 @@ def plan(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool,
     for target, page in pictures:
         if target != STDOUT:
             refuse_output_beside_profiles(paths, Path(target), f"the picture --{page}")
-    from generator.commands.pipeline import check_profiles
-    from generator.insight.plan import plan_fleet
-    from generator.insight.report import plan_json, plan_text
+    from mpigen.commands.pipeline import check_profiles
+    from mpigen.insight.plan import plan_fleet
+    from mpigen.insight.report import plan_json, plan_text
 
     result = check_profiles(paths, set_aside_unfit=True, committed_in=charts)
     report_result(result)
@@ -76,9 +76,9 @@ def _write_picture(target: str, page: str, result: CompileResult, fleet_plan: Fl
                    paths: tuple[Path, ...]) -> None:
     """The picture into its file by the rule every written file follows (generator/write/target.py), or whole onto
     standard output for `-`."""
-    from generator.insight.picture import fleet_html, fleet_svg
-    from generator.write import WriteError
-    from generator.write.target import write_file
+    from mpigen.insight.picture import fleet_html, fleet_svg
+    from mpigen.write import WriteError
+    from mpigen.write.target import write_file
 
     draw = fleet_html if page == "html" else fleet_svg
     assert result.fleet is not None  # a compile that reported no error
@@ -103,9 +103,9 @@ def _write_picture(target: str, page: str, result: CompileResult, fleet_plan: Fl
               "exists): the names `mpigen render -o` keeps.")
 def explain(job: str, paths: tuple[Path, ...], output: str, charts: Path) -> None:
     """Every value mpigen derives for JOB (a job's name, or the path of its profile), and where it comes from."""
-    from generator.commands.pipeline import check_profiles
-    from generator.insight.explain import explain_job
-    from generator.insight.report import explain_json, explain_text
+    from mpigen.commands.pipeline import check_profiles
+    from mpigen.insight.explain import explain_job
+    from mpigen.insight.report import explain_json, explain_text
 
     as_file = Path(job)
     if as_file.is_file() and not any(_holds(path, as_file) for path in paths):
@@ -122,7 +122,7 @@ def explain(job: str, paths: tuple[Path, ...], output: str, charts: Path) -> Non
     else:
         chosen = [j for j in result.fleet.jobs if j.name == job]
     if not chosen:
-        from generator.support.diagnostics import did_you_mean
+        from mpigen.support.diagnostics import did_you_mean
 
         hint = did_you_mean(job, [j.name for j in result.fleet.jobs])
         exit_with_error(f"no job '{job}' in {', '.join(str(p) for p in paths)}" + (f"; {hint}" if hint else ""))

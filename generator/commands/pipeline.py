@@ -7,18 +7,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from generator.load import ProfileFile, load_paths
-from generator.load.catalogue import expand_hardware
-from generator.manifests import raised_pod_security
-from generator.model import Fleet
-from generator.package import Chart, oversized_files, package_fleet
-from generator.resolve import resolve
-from generator.support.diagnostics import NEVER_FITS, Diagnostic, Severity, errors, names_text, sort_diagnostics
-from generator.support.worktree import git_top
-from generator.validate import validate
+from mpigen.load import ProfileFile, load_paths
+from mpigen.load.catalogue import expand_hardware
+from mpigen.manifests import raised_pod_security
+from mpigen.model import Fleet
+from mpigen.package import Chart, oversized_files, package_fleet
+from mpigen.resolve import resolve
+from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Severity, errors, names_text, sort_diagnostics
+from mpigen.support.worktree import git_top
+from mpigen.validate import validate
 
 if TYPE_CHECKING:
-    from generator.continuity.committed import HeldRun
+    from mpigen.continuity.committed import HeldRun
 
 
 @dataclass
@@ -30,7 +30,7 @@ class CompileResult:
     paths: dict[str, str] = field(default_factory=dict)
     """Each profile's path as the user gave it, by its `source` (the name the model and the charts use)."""
     fingerprint: str | None = None
-    """The digest of the profile files as read (generator.load.ProfilesFingerprint), None if loading reported
+    """The digest of the profile files as read (mpigen.load.ProfilesFingerprint), None if loading reported
     anything."""
     documents: list[ProfileFile] = field(default_factory=list)
     """The profiles the fleet was resolved from (hardware expanded): where each value was written."""
@@ -70,7 +70,7 @@ def check_profiles(paths: Iterable[Path], set_aside_unfit: bool = False,
                            unfit=[(d, unfit[d.path]) for d in expanded.documents if d.kind == "Job" and d.path in unfit])
     if result.ok:
         if committed_in is not None:  # reads charts as `mpigen check` does: loaded only where a command names them
-            from generator.continuity.committed import read_committed
+            from mpigen.continuity.committed import read_committed
             committed = read_committed(committed_in)
             result.notes = committed.problems
         result.fleet = resolve(documents, committed.runs if committed_in is not None else None)
@@ -103,7 +103,7 @@ def compile_profiles(paths: Iterable[Path], committed_in: Path | None = None) ->
     if result.fleet is not None:
         charts = package_fleet(result.fleet)
         if committed_in is not None:
-            from generator.continuity.committed import hold_back
+            from mpigen.continuity.committed import hold_back
             continuity = hold_back(charts, result.fleet)
             charts, result.held = continuity.charts, continuity.held
             result.notes += continuity.problems

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from generator.support.diagnostics import Diagnostic, Severity, one_line
+from mpigen.support.diagnostics import Diagnostic, Severity, one_line
 
 if TYPE_CHECKING:
-    from generator.commands.pipeline import CompileResult
+    from mpigen.commands.pipeline import CompileResult
 
 
 def report_result(result: CompileResult) -> None:

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.load import to_plain
-from generator.load.catalogue import builtin_names, expand_hardware, load_builtin
-from generator.model import GitOpsTool, NetworkProvider
-from generator.write.target import AlreadyExists, create_files
+from mpigen.load import to_plain
+from mpigen.load.catalogue import builtin_names, expand_hardware, load_builtin
+from mpigen.model import GitOpsTool, NetworkProvider
+from mpigen.write.target import AlreadyExists, create_files
 
 GITOPS_TOOLS = (*(tool.value for tool in GitOpsTool), "none")
 

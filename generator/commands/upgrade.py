@@ -5,7 +5,7 @@ output) and whether any running job would be started again.
 
 Only the Chart.yaml files are read: each names the release that compiled it (`mpigen/release`) and, in a job chart,
 the run (`mpigen/mpijob`). A Chart.yaml that is byte for byte what this release writes was compiled by it; only the
-stale ones are judged, from the bytes `generator.write.compare_tree` found on disk."""
+stale ones are judged, from the bytes `mpigen.write.compare_tree` found on disk."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from generator import __version__
-from generator.continuity.committed import LEGACY_RELEASE
-from generator.objects import chartfiles
-from generator.readback.discover import chart_annotations
-from generator.readback.documents import load_yaml_text
-from generator.readback.inputs import MAX_DOCUMENT_BYTES, InputError, decode
+from mpigen import __version__
+from mpigen.continuity.committed import LEGACY_RELEASE
+from mpigen.objects import chartfiles
+from mpigen.readback.discover import chart_annotations
+from mpigen.readback.documents import load_yaml_text
+from mpigen.readback.inputs import MAX_DOCUMENT_BYTES, InputError, decode
 
 
 def is_chart_yaml(path: str) -> bool:

@@ -22,16 +22,16 @@ from typing import Any
 
 from ruamel.yaml.error import YAMLError
 
-from generator.manifests import build_marked_job, job_chart_ref, job_object
-from generator.model import CommittedRun, Fleet, Job, Naming, names
-from generator.objects import chartfiles
-from generator.objects.manifest import Manifest, Variable, marked_digest, plain, variables
-from generator.package import Chart, package_job_chart
-from generator.readback.discover import chart_annotations
-from generator.readback.documents import load_yaml_file
-from generator.readback.inputs import MAX_MANIFEST_FILE_BYTES, InputError, read_text
-from generator.readback.kubeyaml import KubeYAMLError, load_all
-from generator.readback.own_renderer import Unsupported, go_string, template_actions
+from mpigen.manifests import build_marked_job, job_chart_ref, job_object
+from mpigen.model import CommittedRun, Fleet, Job, Naming, names
+from mpigen.objects import chartfiles
+from mpigen.objects.manifest import Manifest, Variable, marked_digest, plain, variables
+from mpigen.package import Chart, package_job_chart
+from mpigen.readback.discover import chart_annotations
+from mpigen.readback.documents import load_yaml_file
+from mpigen.readback.inputs import MAX_MANIFEST_FILE_BYTES, InputError, read_text
+from mpigen.readback.kubeyaml import KubeYAMLError, load_all
+from mpigen.readback.own_renderer import Unsupported, go_string, template_actions
 
 LEGACY_RELEASE = "0.1.0"
 """The release of charts that name no `mpigen/run-release`: the only one before it was recorded."""

@@ -10,12 +10,12 @@ compile to now, object by object and per cluster: what a reviewer needs, rather 
 
 from __future__ import annotations
 
-from generator.diff.compare import UnitChanges
-from generator.diff.objects import ObjectChange, diff_objects, object_key
-from generator.diff.report import DiffReport, as_json, as_text
-from generator.diff.review import Review
-from generator.diff.run import diff_against
-from generator.diff.sides import DiffError
+from mpigen.diff.compare import UnitChanges
+from mpigen.diff.objects import ObjectChange, diff_objects, object_key
+from mpigen.diff.report import DiffReport, as_json, as_text
+from mpigen.diff.review import Review
+from mpigen.diff.run import diff_against
+from mpigen.diff.sides import DiffError
 
 __all__ = ["DiffError", "DiffReport", "ObjectChange", "Review", "UnitChanges", "as_json", "as_text", "diff_against",
            "diff_objects", "object_key"]

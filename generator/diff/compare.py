@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.diff.objects import ObjectChange, diff_objects, diff_text
-from generator.diff.sides import Side, Unit
+from mpigen.diff.objects import ObjectChange, diff_objects, diff_text
+from mpigen.diff.sides import Side, Unit
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.support import yamlio
-from generator.vocabulary import helm
+from mpigen.support import yamlio
+from mpigen.vocabulary import helm
 
 ADDED = "added"
 REMOVED = "removed"

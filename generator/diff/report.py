@@ -11,9 +11,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from generator.diff.compare import UnitChanges
-from generator.diff.review import ACTION, HELD_BACK, NOTE, Review
-from generator.support.diagnostics import one_line, printable
+from mpigen.diff.compare import UnitChanges
+from mpigen.diff.review import ACTION, HELD_BACK, NOTE, Review
+from mpigen.support.diagnostics import one_line, printable
 
 DIFF_FORMAT = 1
 """Version of `mpigen diff --format json`: raised when a field changes meaning or goes away (new fields do not

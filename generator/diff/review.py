@@ -19,17 +19,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from generator.diff.compare import UnitChanges
-from generator.diff.objects import ADDED, CHANGED, REMOVED, REPLACED, ObjectChange, object_key, object_name, unified
-from generator.diff.sides import Side, Unit
-from generator.manifests.gitops import health_check_keys
-from generator.model import Backend, Naming, names
-from generator.objects import chartfiles
-from generator.providers import PROVIDERS
-from generator.providers.base import DevicePlugin
-from generator.support import yamlio
-from generator.vocabulary import mpi_operator, trainer, volcano_job
-from generator.vocabulary.gitops import ARGOCD_API_VERSION, KUSTOMIZATION
+from mpigen.diff.compare import UnitChanges
+from mpigen.diff.objects import ADDED, CHANGED, REMOVED, REPLACED, ObjectChange, object_key, object_name, unified
+from mpigen.diff.sides import Side, Unit
+from mpigen.manifests.gitops import health_check_keys
+from mpigen.model import Backend, Naming, names
+from mpigen.objects import chartfiles
+from mpigen.providers import PROVIDERS
+from mpigen.providers.base import DevicePlugin
+from mpigen.support import yamlio
+from mpigen.vocabulary import mpi_operator, trainer, volcano_job
+from mpigen.vocabulary.gitops import ARGOCD_API_VERSION, KUSTOMIZATION
 
 ACTION = "action"
 NOTE = "note"

@@ -7,11 +7,11 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from generator.diff.compare import compare
-from generator.diff.report import DiffReport
-from generator.diff.review import review
-from generator.diff.sides import DiffError, charts_at_revision, compiled_side, rendered_side
-from generator.package import Chart
+from mpigen.diff.compare import compare
+from mpigen.diff.report import DiffReport
+from mpigen.diff.review import review
+from mpigen.diff.sides import DiffError, charts_at_revision, compiled_side, rendered_side
+from mpigen.package import Chart
 
 
 def diff_against(charts: Path, compile_with: Callable[[Path], tuple[list[Chart], Sequence[str]]],

@@ -19,17 +19,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.check.helm import helm_template
-from generator.diff.objects import keyed
-from generator.model import names
-from generator.objects import chartfiles
-from generator.package import Chart
-from generator.readback import kubeyaml
-from generator.readback.discover import MANIFEST_SUFFIXES, chart_annotations, chart_name_findings, discover, every_file
-from generator.readback.documents import parse_manifest
-from generator.readback.inputs import MAX_MANIFEST_FILE_BYTES, InputError, read_text
-from generator.readback.own_renderer import own_render
-from generator.support.diagnostics import Severity
+from mpigen.check.helm import helm_template
+from mpigen.diff.objects import keyed
+from mpigen.model import names
+from mpigen.objects import chartfiles
+from mpigen.package import Chart
+from mpigen.readback import kubeyaml
+from mpigen.readback.discover import MANIFEST_SUFFIXES, chart_annotations, chart_name_findings, discover, every_file
+from mpigen.readback.documents import parse_manifest
+from mpigen.readback.inputs import MAX_MANIFEST_FILE_BYTES, InputError, read_text
+from mpigen.readback.own_renderer import own_render
+from mpigen.support.diagnostics import Severity
 
 
 class DiffError(Exception):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator.support.diagnostics import NAMES_SHOWN, names_text
+from mpigen.support.diagnostics import NAMES_SHOWN, names_text
 
 __all__ = ["NAMES_SHOWN", "NODES_DRAWN", "NODE_RANGES_SHOWN", "RANKS_SHOWN", "WORKERS_DRAWN", "head_and_tail",
            "names_text", "numbers_text"]

@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from generator.manifests.node_placement import launcher_pool
-from generator.model import Cluster, Job, NodePool, Queue, Scheduler, admission, stated
-from generator.providers import pod_network
-from generator.vocabulary.kubernetes import exact
+from mpigen.manifests.node_placement import launcher_pool
+from mpigen.model import Cluster, Job, NodePool, Queue, Scheduler, admission, stated
+from mpigen.providers import pod_network
+from mpigen.vocabulary.kubernetes import exact
 
 
 @dataclass(frozen=True)

@@ -11,15 +11,15 @@ import itertools
 import json
 import shlex
 
-from generator.insight import bounds
-from generator.insight.explanation import DEFAULT, PROFILE, RULE, Explanation, Fact, Said
-from generator.insight.ranks import BINDING_RULE, binding_gaps, rank_bindings, rank_pattern
-from generator.load import ProfileFile
-from generator.manifests.hostfile import configmap_keys, job_host
-from generator.manifests.mpijob import env_value, launcher_command, worker_affinity, workers_variable
-from generator.manifests.node_placement import launcher_pool, launcher_pools, tolerations
-from generator.manifests.run_name import RUN_DIGEST_COVERS, mpijob_name
-from generator.model import (
+from mpigen.insight import bounds
+from mpigen.insight.explanation import DEFAULT, PROFILE, RULE, Explanation, Fact, Said
+from mpigen.insight.ranks import BINDING_RULE, binding_gaps, rank_bindings, rank_pattern
+from mpigen.load import ProfileFile
+from mpigen.manifests.hostfile import configmap_keys, job_host
+from mpigen.manifests.mpijob import env_value, launcher_command, worker_affinity, workers_variable
+from mpigen.manifests.node_placement import launcher_pool, launcher_pools, tolerations
+from mpigen.manifests.run_name import RUN_DIGEST_COVERS, mpijob_name
+from mpigen.model import (
     Backend,
     Job,
     MpiImplementation,
@@ -32,9 +32,9 @@ from generator.model import (
     names,
     stated,
 )
-from generator.objects.manifest import plain
-from generator.providers import PROVIDERS, pod_network
-from generator.vocabulary.multus import NETWORKS_ANNOTATION
+from mpigen.objects.manifest import plain
+from mpigen.providers import PROVIDERS, pod_network
+from mpigen.vocabulary.multus import NETWORKS_ANNOTATION
 
 
 class _Where:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.insight.ranks import RankBinding
+from mpigen.insight.ranks import RankBinding
 
 PROFILE = "profile"
 DEFAULT = "default"

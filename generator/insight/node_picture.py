@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from generator.insight import bounds
-from generator.insight.plan import JobPlan
-from generator.insight.ranks import RankBinding
-from generator.model import Hardware, Nic
-from generator.support.diagnostics import one_line
+from mpigen.insight import bounds
+from mpigen.insight.plan import JobPlan
+from mpigen.insight.ranks import RankBinding
+from mpigen.model import Hardware, Nic
+from mpigen.support.diagnostics import one_line
 
 GPU_W, GPU_H, NIC_W, GAP, PAD = 26, 22, 46, 4, 8
 HEADER = 18

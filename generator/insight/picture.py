@@ -14,13 +14,13 @@ so that a test, or a reader's browser tools, can tell what each box stands for.
 
 from __future__ import annotations
 
-from generator.insight import bounds
-from generator.insight.bounds import names_text, numbers_text
-from generator.insight.node_picture import PAD, escaped, node_geometry, node_layout, node_svg
-from generator.insight.plan import NEVER, STARTS, WAITS, ClusterPlan, FleetPlan, JobPlan, PoolPlan
-from generator.insight.ranks import RankBinding, rank_bindings
-from generator.manifests.run_name import mpijob_name
-from generator.model import Cluster, Fleet, Hardware, Job, NodePool
+from mpigen.insight import bounds
+from mpigen.insight.bounds import names_text, numbers_text
+from mpigen.insight.node_picture import PAD, escaped, node_geometry, node_layout, node_svg
+from mpigen.insight.plan import NEVER, STARTS, WAITS, ClusterPlan, FleetPlan, JobPlan, PoolPlan
+from mpigen.insight.ranks import RankBinding, rank_bindings
+from mpigen.manifests.run_name import mpijob_name
+from mpigen.model import Cluster, Fleet, Hardware, Job, NodePool
 
 JOB_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
                "#bcbd22", "#393b79", "#ad494a", "#637939")

@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from generator.insight import bounds, capacity
-from generator.insight.bounds import names_text
-from generator.load import ProfileFile
-from generator.model import Cluster, Fleet, Job, NodePool, Queue, Scheduler, admission
-from generator.providers import PROVIDERS
-from generator.support.diagnostics import Diagnostic, Location
+from mpigen.insight import bounds, capacity
+from mpigen.insight.bounds import names_text
+from mpigen.load import ProfileFile
+from mpigen.model import Cluster, Fleet, Job, NodePool, Queue, Scheduler, admission
+from mpigen.providers import PROVIDERS
+from mpigen.support.diagnostics import Diagnostic, Location
 
 STARTS = "starts"
 WAITS = "waits"

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from generator.manifests.hostfile import job_host
-from generator.model import Job, Nic, stated
-from generator.model.hostfile import rankfile_line
+from mpigen.manifests.hostfile import job_host
+from mpigen.model import Job, Nic, stated
+from mpigen.model.hostfile import rankfile_line
 
 BINDING_RULE = ("frameworks (Horovod, PyTorch) drive GPU i from local rank i, and NCCL sends each GPU's traffic "
                 "through the NIC nearest it (the hardware profile's `gpus` of each NIC); a worker holds one device of "

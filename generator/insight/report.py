@@ -8,10 +8,10 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from generator.insight.bounds import names_text
-from generator.insight.explanation import DEFAULT, PROFILE, RULE, Explanation
-from generator.insight.plan import NEVER, STARTS, WAITS, FleetPlan, JobPlan, PoolPlan, QueuePlan, amounts_text
-from generator.support.diagnostics import Location, one_line
+from mpigen.insight.bounds import names_text
+from mpigen.insight.explanation import DEFAULT, PROFILE, RULE, Explanation
+from mpigen.insight.plan import NEVER, STARTS, WAITS, FleetPlan, JobPlan, PoolPlan, QueuePlan, amounts_text
+from mpigen.support.diagnostics import Location, one_line
 
 PLAN_FORMAT = 2
 """Version of `mpigen plan --output json` and `mpigen explain --output json`: raised when a field changes meaning

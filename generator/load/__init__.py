@@ -19,23 +19,23 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 # Imported now, not on first use: the function `discover` shares its name with its module, which would otherwise
-# stand in its place here once anything imports generator.load.discover.
-from generator.load.discover import PROFILE_SUFFIXES, discover
+# stand in its place here once anything imports mpigen.load.discover.
+from mpigen.load.discover import PROFILE_SUFFIXES, discover
 
 if TYPE_CHECKING:
-    from generator.load.document import LoadResult, ProfileFile, Unreadable, position
-    from generator.load.files import load_file, load_paths
-    from generator.load.parse import load_bytes
-    from generator.load.plain import to_plain
-    from generator.load.reading import fingerprint_paths
-    from generator.support.yamllimits import MAX_FILE_BYTES
+    from mpigen.load.document import LoadResult, ProfileFile, Unreadable, position
+    from mpigen.load.files import load_file, load_paths
+    from mpigen.load.parse import load_bytes
+    from mpigen.load.plain import to_plain
+    from mpigen.load.reading import fingerprint_paths
+    from mpigen.support.yamllimits import MAX_FILE_BYTES
 
 _HOMES = {
-    "LoadResult": "generator.load.document", "ProfileFile": "generator.load.document",
-    "Unreadable": "generator.load.document", "position": "generator.load.document",
-    "load_file": "generator.load.files", "load_paths": "generator.load.files",
-    "load_bytes": "generator.load.parse", "to_plain": "generator.load.plain",
-    "fingerprint_paths": "generator.load.reading", "MAX_FILE_BYTES": "generator.support.yamllimits",
+    "LoadResult": "mpigen.load.document", "ProfileFile": "mpigen.load.document",
+    "Unreadable": "mpigen.load.document", "position": "mpigen.load.document",
+    "load_file": "mpigen.load.files", "load_paths": "mpigen.load.files",
+    "load_bytes": "mpigen.load.parse", "to_plain": "mpigen.load.plain",
+    "fingerprint_paths": "mpigen.load.reading", "MAX_FILE_BYTES": "mpigen.support.yamllimits",
 }
 """Where each name of this package lives: imported on first use, so that reading profiles without parsing them
 (a render whose stamp holds) never imports the YAML parser."""

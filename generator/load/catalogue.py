@@ -16,8 +16,8 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from generator.load import ProfileFile, Unreadable, load_file
-from generator.support.diagnostics import Diagnostic, Location, did_you_mean
+from mpigen.load import ProfileFile, Unreadable, load_file
+from mpigen.support.diagnostics import Diagnostic, Location, did_you_mean
 
 BUILTIN_DIR = Path(__file__).parent.parent / "hardware"
 BUILTIN_PREFIX = "<builtin>"

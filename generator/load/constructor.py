@@ -10,7 +10,7 @@ from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from generator.load.document import index_merged_keys
+from mpigen.load.document import index_merged_keys
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
 NOT_MERGEABLE = "merge value is not a mapping"

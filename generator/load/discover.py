@@ -8,7 +8,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from generator.support.diagnostics import Diagnostic, Location
+from mpigen.support.diagnostics import Diagnostic, Location
 
 PROFILE_SUFFIXES = (".yaml", ".yml")
 

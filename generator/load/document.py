@@ -9,7 +9,7 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, merge_attrib
 
-from generator.support.diagnostics import Diagnostic, Location
+from mpigen.support.diagnostics import Diagnostic, Location
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,13 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from generator.load.discover import discover
-from generator.load.document import LoadResult, ProfileFile, Unreadable
-from generator.load.parse import load_bytes
-from generator.load.reading import ProfilesFingerprint, read_file, source_names
-from generator.support.diagnostics import Diagnostic
-from generator.support.parallel import split_map
-from generator.support.yamllimits import MAX_FILE_BYTES
+from mpigen.load.discover import discover
+from mpigen.load.document import LoadResult, ProfileFile, Unreadable
+from mpigen.load.parse import load_bytes
+from mpigen.load.reading import ProfilesFingerprint, read_file, source_names
+from mpigen.support.diagnostics import Diagnostic
+from mpigen.support.parallel import split_map
+from mpigen.support.yamllimits import MAX_FILE_BYTES
 
 
 def load_paths(paths: Iterable[Path]) -> LoadResult:

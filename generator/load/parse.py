@@ -11,15 +11,15 @@ from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import MarkedYAMLError, YAMLError, YAMLWarning
 from ruamel.yaml.reader import ReaderError
 
-from generator.load.constructor import ProfileConstructor
-from generator.load.document import ProfileFile, node_position, one_based
-from generator.load.problems import first_odd_node, yaml_problem, yaml_warning
-from generator.load.reading import too_big
-from generator.support.diagnostics import Diagnostic, Location
-from generator.support.yamllimits import MAX_EXPANDED_NODES, MAX_FILE_BYTES, MAX_NESTING
-from generator.support.yamllimits import expanded_size as _expanded_size
-from generator.support.yamllimits import line_column as _line_column
-from generator.support.yamllimits import too_deep as _too_deep
+from mpigen.load.constructor import ProfileConstructor
+from mpigen.load.document import ProfileFile, node_position, one_based
+from mpigen.load.problems import first_odd_node, yaml_problem, yaml_warning
+from mpigen.load.reading import too_big
+from mpigen.support.diagnostics import Diagnostic, Location
+from mpigen.support.yamllimits import MAX_EXPANDED_NODES, MAX_FILE_BYTES, MAX_NESTING
+from mpigen.support.yamllimits import expanded_size as _expanded_size
+from mpigen.support.yamllimits import line_column as _line_column
+from mpigen.support.yamllimits import too_deep as _too_deep
 
 
 class _Refused(Exception):

@@ -8,8 +8,8 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedOrderedMap, CommentedSeq, CommentedSet, TaggedScalar
 from ruamel.yaml.error import MantissaNoDotYAML1_1Warning, MarkedYAMLError
 
-from generator.load.constructor import INSIDE_ITSELF, MERGES_ITSELF, NOT_MERGEABLE
-from generator.load.document import one_based
+from mpigen.load.constructor import INSIDE_ITSELF, MERGES_ITSELF, NOT_MERGEABLE
+from mpigen.load.document import one_based
 
 _MARK = re.compile(r", line (\d+), column (\d+)")
 

@@ -10,9 +10,9 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from generator.load.discover import dangling, discover
-from generator.support.diagnostics import Diagnostic, Location
-from generator.support.yamllimits import MAX_FILE_BYTES
+from mpigen.load.discover import dangling, discover
+from mpigen.support.diagnostics import Diagnostic, Location
+from mpigen.support.yamllimits import MAX_FILE_BYTES
 
 
 def too_big(path: str, size: int) -> Diagnostic:

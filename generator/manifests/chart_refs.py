@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from generator.model import Cluster, Job, names
-from generator.objects.labels import ChartRef
+from mpigen.model import Cluster, Job, names
+from mpigen.objects.labels import ChartRef
 
 
 def job_chart_ref(job: Job, release: str | None = None) -> ChartRef:

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.model import Backend, Cluster, GitOps, GitOpsTool, Job, Scheduler, names
-from generator.objects import chartfiles
-from generator.vocabulary import helm, mpi_operator, trainer, volcano_job
-from generator.vocabulary import scheduling as kueue
-from generator.vocabulary.gitops import (
+from mpigen.model import Backend, Cluster, GitOps, GitOpsTool, Job, Scheduler, names
+from mpigen.objects import chartfiles
+from mpigen.vocabulary import helm, mpi_operator, trainer, volcano_job
+from mpigen.vocabulary import scheduling as kueue
+from mpigen.vocabulary.gitops import (
     APPLICATION,
     ARGOCD_API_VERSION,
     FLUX_HELM_API_VERSION,

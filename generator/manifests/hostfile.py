@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.model import Job, names
-from generator.model.hostfile import HostfileFormat
-from generator.objects.labels import ChartRef, metadata
+from mpigen.model import Job, names
+from mpigen.model.hostfile import HostfileFormat
+from mpigen.objects.labels import ChartRef, metadata
 
 
 def job_host(job: Job, name: str, index: int | str) -> str:

@@ -6,17 +6,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from generator import providers
-from generator.manifests import run_name, scheduling
-from generator.manifests.chart_refs import infra_chart_ref
-from generator.manifests.pod_security import namespace_pod_security
-from generator.manifests.trainjob import training_runtime_object
-from generator.model import Backend, Cluster, Job
-from generator.objects import chartfiles
-from generator.objects.labels import ChartRef
-from generator.objects.manifest import Manifest
-from generator.providers.network import build_namespace
-from generator.vocabulary.podsecurity import PodSecurity
+from mpigen import providers
+from mpigen.manifests import run_name, scheduling
+from mpigen.manifests.chart_refs import infra_chart_ref
+from mpigen.manifests.pod_security import namespace_pod_security
+from mpigen.manifests.trainjob import training_runtime_object
+from mpigen.model import Backend, Cluster, Job
+from mpigen.objects import chartfiles
+from mpigen.objects.labels import ChartRef
+from mpigen.objects.manifest import Manifest
+from mpigen.providers.network import build_namespace
+from mpigen.vocabulary.podsecurity import PodSecurity
 
 
 def build_infra(cluster: Cluster, chart: ChartRef, jobs: tuple[Job, ...] = (),

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.manifests.chart_refs import infra_chart_ref
-from generator.manifests.hostfile import build_hostfile_configmap
-from generator.manifests.mpijob import mpijob_object, workers_variable
-from generator.manifests.run_name import named_spec
-from generator.manifests.trainjob import training_runtime_object, trainjob_object
-from generator.manifests.volcano_job import volcano_job_object
-from generator.model import Backend, Job
-from generator.objects import chartfiles
-from generator.objects.labels import ChartRef
-from generator.objects.manifest import Manifest, Variable, plain
-from generator.vocabulary import mpi_operator, trainer, volcano_job
+from mpigen.manifests.chart_refs import infra_chart_ref
+from mpigen.manifests.hostfile import build_hostfile_configmap
+from mpigen.manifests.mpijob import mpijob_object, workers_variable
+from mpigen.manifests.run_name import named_spec
+from mpigen.manifests.trainjob import training_runtime_object, trainjob_object
+from mpigen.manifests.volcano_job import volcano_job_object
+from mpigen.model import Backend, Job
+from mpigen.objects import chartfiles
+from mpigen.objects.labels import ChartRef
+from mpigen.objects.manifest import Manifest, Variable, plain
+from mpigen.vocabulary import mpi_operator, trainer, volcano_job
 
 
 def build_job(job: Job, chart: ChartRef, worker_count: int | None = None) -> list[Manifest]:

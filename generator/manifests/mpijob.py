@@ -1,13 +1,13 @@
-"""mpi-operator's MPIJob (`generator.vocabulary.mpi_operator`), built like mpi-operator's own controller builds its pods."""
+"""mpi-operator's MPIJob (`mpigen.vocabulary.mpi_operator`), built like mpi-operator's own controller builds its pods."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from generator.manifests.hostfile import configmap_keys
-from generator.manifests.node_placement import launcher_placement, worker_placement
-from generator.manifests.scheduling import job_labels, pod_priority_class, scheduling_policy, worker_annotations
-from generator.model import (
+from mpigen.manifests.hostfile import configmap_keys
+from mpigen.manifests.node_placement import launcher_placement, worker_placement
+from mpigen.manifests.scheduling import job_labels, pod_priority_class, scheduling_policy, worker_annotations
+from mpigen.model import (
     Backend,
     EnvVar,
     Job,
@@ -19,13 +19,13 @@ from generator.model import (
     names,
     stated,
 )
-from generator.objects import chartfiles
-from generator.objects.labels import ChartRef, metadata
-from generator.objects.manifest import Variable
-from generator.providers import PROVIDERS, WORKER_OF_LABEL, PodNetwork, pod_network
-from generator.vocabulary import gitops, mpi_operator
-from generator.vocabulary import scheduling as scheduling_vocabulary
-from generator.vocabulary.mpi_operator import RunPolicyField, SpecField
+from mpigen.objects import chartfiles
+from mpigen.objects.labels import ChartRef, metadata
+from mpigen.objects.manifest import Variable
+from mpigen.providers import PROVIDERS, WORKER_OF_LABEL, PodNetwork, pod_network
+from mpigen.vocabulary import gitops, mpi_operator
+from mpigen.vocabulary import scheduling as scheduling_vocabulary
+from mpigen.vocabulary.mpi_operator import RunPolicyField, SpecField
 
 LAUNCHER_CONTAINER = "launcher"
 WORKER_CONTAINER = "worker"

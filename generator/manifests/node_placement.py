@@ -10,7 +10,7 @@ to (Kueue adds the flavor's node labels to the pod's selector on admission).
 
 from __future__ import annotations
 
-from generator.model import Job, NodePool, Scheduler, Taint
+from mpigen.model import Job, NodePool, Scheduler, Taint
 
 
 def toleration(taint: Taint) -> dict[str, str]:

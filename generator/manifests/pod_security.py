@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from generator.manifests.chart_refs import job_chart_ref
-from generator.manifests.job import build_job, pod_specs, pods_object
-from generator.manifests.mpijob import host_path_reasons
-from generator.model import Cluster, Job
-from generator.vocabulary.podsecurity import Level, PodSecurity, combine, evaluate
+from mpigen.manifests.chart_refs import job_chart_ref
+from mpigen.manifests.job import build_job, pod_specs, pods_object
+from mpigen.manifests.mpijob import host_path_reasons
+from mpigen.model import Cluster, Job
+from mpigen.vocabulary.podsecurity import Level, PodSecurity, combine, evaluate
 
 
 def job_pod_security(job: Job, mpijob: dict[str, Any] | None = None) -> PodSecurity:

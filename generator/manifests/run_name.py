@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.manifests.mpijob import build_mpijob_spec
-from generator.manifests.trainjob import build_trainjob_spec
-from generator.manifests.volcano_job import build_volcano_job_spec
-from generator.model import Backend, Job, Naming, names
-from generator.objects.manifest import Variable
-from generator.resolve.identity import identity_digest
+from mpigen.manifests.mpijob import build_mpijob_spec
+from mpigen.manifests.trainjob import build_trainjob_spec
+from mpigen.manifests.volcano_job import build_volcano_job_spec
+from mpigen.model import Backend, Job, Naming, names
+from mpigen.objects.manifest import Variable
+from mpigen.resolve.identity import identity_digest
 
 RUN_DIGEST_COVERS = ("what the profiles ask the run to do: the job profile but for what only describes it (labels, "
                      "annotations, description, runPolicy.suspend), and of its cluster the node pool, hardware, "

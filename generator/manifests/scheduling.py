@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.model import Cluster, Job, Queue, Scheduler, quantity_text
-from generator.model.admission import launcher_in_gang
-from generator.objects.labels import ChartRef, metadata
-from generator.objects.manifest import Manifest, Variable
-from generator.vocabulary import scheduling as vocabulary
-from generator.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE
-from generator.vocabulary.mpi_operator import SchedulingPolicyField
+from mpigen.model import Cluster, Job, Queue, Scheduler, quantity_text
+from mpigen.model.admission import launcher_in_gang
+from mpigen.objects.labels import ChartRef, metadata
+from mpigen.objects.manifest import Manifest, Variable
+from mpigen.vocabulary import scheduling as vocabulary
+from mpigen.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE
+from mpigen.vocabulary.mpi_operator import SchedulingPolicyField
 
 PRIORITY_CLASSES_TEMPLATE = "priority-classes.yaml"
 VOLCANO_QUEUES_TEMPLATE = "volcano-queues.yaml"

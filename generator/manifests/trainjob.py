@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.manifests.mpijob import (
+from mpigen.manifests.mpijob import (
     build_launcher_pod_spec,
     build_worker_pod_template,
     hide_gpus_from_launcher,
@@ -30,14 +30,14 @@ from generator.manifests.mpijob import (
     launcher_template_metadata,
     privileged_annotation,
 )
-from generator.manifests.scheduling import job_labels
-from generator.model import Job
-from generator.objects import chartfiles
-from generator.objects.labels import ChartRef, metadata
-from generator.objects.manifest import Variable, plain
-from generator.vocabulary import mpi_operator, trainer
-from generator.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE
-from generator.vocabulary.mpi_operator import WAIT_FOR_WORKERS_READY
+from mpigen.manifests.scheduling import job_labels
+from mpigen.model import Job
+from mpigen.objects import chartfiles
+from mpigen.objects.labels import ChartRef, metadata
+from mpigen.objects.manifest import Variable, plain
+from mpigen.vocabulary import mpi_operator, trainer
+from mpigen.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE
+from mpigen.vocabulary.mpi_operator import WAIT_FOR_WORKERS_READY
 
 
 def build_trainjob_spec(job: Job, name: str, workers: Variable) -> dict[str, Any]:

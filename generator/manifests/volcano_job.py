@@ -11,21 +11,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.manifests.mpijob import (
+from mpigen.manifests.mpijob import (
     build_launcher_pod_spec,
     build_worker_pod_template,
     hide_gpus_from_launcher,
     job_metadata,
     launcher_template_metadata,
 )
-from generator.manifests.scheduling import min_available
-from generator.model import Job
-from generator.model.names import LAUNCHER_TASK, WORKER_ROLES
-from generator.objects.labels import ChartRef
-from generator.objects.manifest import Variable
-from generator.providers import pod_network
-from generator.vocabulary import mpi_operator, volcano_job
-from generator.vocabulary.mpi_operator import WAIT_FOR_WORKERS_READY
+from mpigen.manifests.scheduling import min_available
+from mpigen.model import Job
+from mpigen.model.names import LAUNCHER_TASK, WORKER_ROLES
+from mpigen.objects.labels import ChartRef
+from mpigen.objects.manifest import Variable
+from mpigen.providers import pod_network
+from mpigen.vocabulary import mpi_operator, volcano_job
+from mpigen.vocabulary.mpi_operator import WAIT_FOR_WORKERS_READY
 
 WORKER_TASK = WORKER_ROLES["volcano-job"]
 NEVER = "Never"

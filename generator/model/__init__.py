@@ -1,12 +1,12 @@
 """The domain model every stage reads: the resolved fleet (hardware, clusters, jobs) as typed, frozen
 dataclasses, and the facts derived from it (names, defaults, derive, admission, placement).
 
-The classes are re-exported here: `from generator.model import Job`.
+The classes are re-exported here: `from mpigen.model import Job`.
 """
 
 from __future__ import annotations
 
-from generator.model.cluster import (
+from mpigen.model.cluster import (
     Backend,
     Cluster,
     GitOps,
@@ -27,9 +27,9 @@ from generator.model.cluster import (
     TopologyLevel,
     quantity_text,
 )
-from generator.model.fleet import Fleet
-from generator.model.hardware import Cpu, Gpu, Hardware, LinkType, Nic, PciDistance, stated
-from generator.model.job import (
+from mpigen.model.fleet import Fleet
+from mpigen.model.hardware import Cpu, Gpu, Hardware, LinkType, Nic, PciDistance, stated
+from mpigen.model.job import (
     BindTo,
     CommittedRun,
     EnvVar,

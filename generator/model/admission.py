@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from generator.model import defaults, derive, names
-from generator.vocabulary import mpi_operator
-from generator.vocabulary.kubernetes import exact, quantity
+from mpigen.model import defaults, derive, names
+from mpigen.vocabulary import mpi_operator
+from mpigen.vocabulary.kubernetes import exact, quantity
 
 NONE = "none"
 VOLCANO = "volcano"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from generator.model.hardware import Hardware, Nic
+from mpigen.model.hardware import Hardware, Nic
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ is given; the profile schemas' descriptions say the same.
 
 from __future__ import annotations
 
-from generator.vocabulary import gitops, mpi_operator
+from mpigen.vocabulary import gitops, mpi_operator
 
 # An edited job is a new MPIJob, pruned and replaced by the GitOps tool: mpi-operator creates a launcher Job once and
 # never applies a later spec edit to it (pkg/controller/mpi_job_controller.go).

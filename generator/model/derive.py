@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from generator.model import GitOpsTool, WorkerSpread, defaults
-from generator.vocabulary.gitops import ARGOCD_NAMESPACE, FLUX_NAMESPACE
-from generator.vocabulary.kubernetes import exact, quantity
+from mpigen.model import GitOpsTool, WorkerSpread, defaults
+from mpigen.vocabulary.gitops import ARGOCD_NAMESPACE, FLUX_NAMESPACE
+from mpigen.vocabulary.kubernetes import exact, quantity
 
 DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.model.cluster import Cluster
-from generator.model.hardware import Hardware
-from generator.model.job import Job
+from mpigen.model.cluster import Cluster
+from mpigen.model.hardware import Hardware
+from mpigen.model.job import Job
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.model import names
-from generator.model.cluster import Backend
-from generator.model.job import Job, MpiImplementation, Placement
-from generator.vocabulary import mpi_operator
-from generator.vocabulary.kubernetes import OBJECT_BOUND
+from mpigen.model import names
+from mpigen.model.cluster import Backend
+from mpigen.model.job import Job, MpiImplementation, Placement
+from mpigen.vocabulary import mpi_operator
+from mpigen.vocabulary.kubernetes import OBJECT_BOUND
 
 
 def hostfile_line(host: str, slots: int, implementation: MpiImplementation) -> str:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from generator.model.cluster import Backend, Cluster, NodePool, Rail
-from generator.model.hardware import Nic
-from generator.model.names import rail_interface
-from generator.vocabulary import mpi_operator
+from mpigen.model.cluster import Backend, Cluster, NodePool, Rail
+from mpigen.model.hardware import Nic
+from mpigen.model.names import rail_interface
+from mpigen.vocabulary import mpi_operator
 
 
 class Naming(str, Enum):

@@ -7,8 +7,8 @@ when the caller builds a Helm `printf` format instead of a concrete name.
 
 from __future__ import annotations
 
-from generator.vocabulary import mpi_operator, trainer
-from generator.vocabulary.kubernetes import DNS1035_LABEL, DNS1035_MAX
+from mpigen.vocabulary import mpi_operator, trainer
+from mpigen.vocabulary.kubernetes import DNS1035_LABEL, DNS1035_MAX
 
 HOSTFILE_DIR = "/etc/mpigen"
 HOSTFILE_KEY = "hostfile"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.model import BindTo, MpiImplementation, Placement, derive
+from mpigen.model import BindTo, MpiImplementation, Placement, derive
 
 DEFAULT_GPU_MAP_BY = "slot"
 

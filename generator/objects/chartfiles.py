@@ -1,6 +1,6 @@
 """The chart files mpigen writes, as one contract between the writer and its readers.
 
-`generator.package` writes the charts; `mpigen check` (its chart discovery and its own renderer) and
+`mpigen.package` writes the charts; `mpigen check` (its chart discovery and its own renderer) and
 `mpigen diff` read them back. Both sides take from here the files a chart holds, the `mpigen/*`
 annotations of its Chart.yaml, its values, and the template text mpigen writes (the actions standing
 for chart values and the named templates of `_helpers.tpl`). A reader that must still parse template
@@ -13,11 +13,11 @@ import re
 import string
 from typing import TYPE_CHECKING
 
-from generator.model import names
-from generator.vocabulary import helm
+from mpigen.model import names
+from mpigen.vocabulary import helm
 
 if TYPE_CHECKING:
-    from generator.objects.labels import ChartRef
+    from mpigen.objects.labels import ChartRef
 
 # --- files ---------------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from generator.vocabulary import helm
+from mpigen.vocabulary import helm
 
 CHART_VERSION = "0.1.0"
 

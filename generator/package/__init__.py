@@ -10,11 +10,11 @@ CD, the Lua health check of MPIJobs), carried by its infra chart's `bootstrap` s
 
 from __future__ import annotations
 
-from generator.package.chart import Chart, output_files
-from generator.package.fleet import package_fleet
-from generator.package.infra import package_infra_chart
-from generator.package.job import package_job_chart
-from generator.package.limits import HELM_MAX_FILE_BYTES, oversized_files
+from mpigen.package.chart import Chart, output_files
+from mpigen.package.fleet import package_fleet
+from mpigen.package.infra import package_infra_chart
+from mpigen.package.job import package_job_chart
+from mpigen.package.limits import HELM_MAX_FILE_BYTES, oversized_files
 
 __all__ = ["HELM_MAX_FILE_BYTES", "Chart", "output_files", "oversized_files", "package_fleet", "package_infra_chart",
            "package_job_chart"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.objects.labels import ChartRef
-from generator.objects.manifest import Manifest
+from mpigen.objects.labels import ChartRef
+from mpigen.objects.manifest import Manifest
 
 
 @dataclass(frozen=True)

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from generator.manifests import build_marked_job, job_chart_ref, pods_object
-from generator.manifests.gitops import BootstrapFile, argocd_health_checks, build_bootstrap
-from generator.model import Cluster, Fleet
-from generator.package import common
-from generator.package.chart import Chart
-from generator.package.infra import package_infra_chart
-from generator.package.job import package_job_chart
-from generator.support import yamlio
-from generator.support.parallel import split_map
+from mpigen.manifests import build_marked_job, job_chart_ref, pods_object
+from mpigen.manifests.gitops import BootstrapFile, argocd_health_checks, build_bootstrap
+from mpigen.model import Cluster, Fleet
+from mpigen.package import common
+from mpigen.package.chart import Chart
+from mpigen.package.infra import package_infra_chart
+from mpigen.package.job import package_job_chart
+from mpigen.support import yamlio
+from mpigen.support.parallel import split_map
 
 
 def package_fleet(fleet: Fleet) -> list[Chart]:

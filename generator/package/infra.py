@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.manifests import build_infra, infra_chart_ref, namespace_pod_security
-from generator.model import Cluster, Job, names
-from generator.objects import chartfiles
-from generator.objects.chartfiles import helpers_tpl, template_path
-from generator.package import common
-from generator.package.chart import Chart
-from generator.package.notes import infra_notes
+from mpigen.manifests import build_infra, infra_chart_ref, namespace_pod_security
+from mpigen.model import Cluster, Job, names
+from mpigen.objects import chartfiles
+from mpigen.objects.chartfiles import helpers_tpl, template_path
+from mpigen.package import common
+from mpigen.package.chart import Chart
+from mpigen.package.notes import infra_notes
 
 
 def package_infra_chart(cluster: Cluster, bootstrap: tuple[tuple[str, str], ...] = (),

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import json
 
-from generator import __version__
-from generator.manifests import build_marked_job, job_chart_ref, job_object
-from generator.manifests.hostfile import job_host
-from generator.model import Cluster, Job, NodePool, names
-from generator.model.hostfile import hostfile_line, rankfile_line
-from generator.objects import chartfiles
-from generator.objects.chartfiles import action, helpers_tpl, include, template_path, trimmed_action
-from generator.objects.labels import ChartRef
-from generator.objects.manifest import Manifest, Variable, marked_digest, plain, variables
-from generator.package import common
-from generator.package.chart import Chart
-from generator.package.notes import job_notes, kueue, naming_note, suspend_note, trainjob, volcano, workers_note
-from generator.package.template import Hole
+from mpigen import __version__
+from mpigen.manifests import build_marked_job, job_chart_ref, job_object
+from mpigen.manifests.hostfile import job_host
+from mpigen.model import Cluster, Job, NodePool, names
+from mpigen.model.hostfile import hostfile_line, rankfile_line
+from mpigen.objects import chartfiles
+from mpigen.objects.chartfiles import action, helpers_tpl, include, template_path, trimmed_action
+from mpigen.objects.labels import ChartRef
+from mpigen.objects.manifest import Manifest, Variable, marked_digest, plain, variables
+from mpigen.package import common
+from mpigen.package.chart import Chart
+from mpigen.package.notes import job_notes, kueue, naming_note, suspend_note, trainjob, volcano, workers_note
+from mpigen.package.template import Hole
 
 
 def node_resources(pool: NodePool, cluster: Cluster) -> dict[str, int | None]:

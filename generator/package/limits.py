@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from generator.objects import chartfiles
-from generator.package.chart import Chart
-from generator.support import yamlio
-from generator.support.diagnostics import Diagnostic, Location
-from generator.vocabulary.kubernetes import ETCD_MAX_REQUEST_BYTES, OBJECT_BOUND
+from mpigen.objects import chartfiles
+from mpigen.package.chart import Chart
+from mpigen.support import yamlio
+from mpigen.support.diagnostics import Diagnostic, Location
+from mpigen.vocabulary.kubernetes import ETCD_MAX_REQUEST_BYTES, OBJECT_BOUND
 
 HELM_MAX_FILE_BYTES = 5 * 1024 * 1024
 """Helm 3 and 4 refuse to load a chart holding a file larger than this (`chart file "x" is larger than the

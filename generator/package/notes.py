@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.model import Backend, Cluster, Job, Naming, Scheduler, names
-from generator.objects import chartfiles
-from generator.objects.chartfiles import action
-from generator.objects.manifest import Manifest
-from generator.package.template import escape_text
-from generator.providers import PROVIDERS
-from generator.vocabulary import mpi_operator, trainer
-from generator.vocabulary.podsecurity import ENFORCE_LABEL, ENFORCE_VERSION_LABEL, PodSecurity
+from mpigen.model import Backend, Cluster, Job, Naming, Scheduler, names
+from mpigen.objects import chartfiles
+from mpigen.objects.chartfiles import action
+from mpigen.objects.manifest import Manifest
+from mpigen.package.template import escape_text
+from mpigen.providers import PROVIDERS
+from mpigen.vocabulary import mpi_operator, trainer
+from mpigen.vocabulary.podsecurity import ENFORCE_LABEL, ENFORCE_VERSION_LABEL, PodSecurity
 
 
 def volcano(job: Job) -> bool:

@@ -5,9 +5,9 @@ The tests hold `helm template` of every chart with default values to be equal to
 
 from __future__ import annotations
 
-from generator.objects.chartfiles import template_path
-from generator.package.chart import Chart
-from generator.support import yamlio
+from mpigen.objects.chartfiles import template_path
+from mpigen.package.chart import Chart
+from mpigen.support import yamlio
 
 
 def manifest_stream(charts: list[Chart]) -> str:

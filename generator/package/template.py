@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from generator.objects.chartfiles import action, go_quoted, go_raw
-from generator.support import yamlio
+from mpigen.objects.chartfiles import action, go_quoted, go_raw
+from mpigen.support import yamlio
 
 ESCAPED_OPEN = action(go_quoted("{{"))
 

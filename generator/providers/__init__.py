@@ -4,8 +4,8 @@ registry.py; each provider is one module named after it; base.py describes what 
 
 from __future__ import annotations
 
-from generator.providers.base import WORKER_OF_LABEL, PodNetwork, Provider
-from generator.providers.registry import DEFAULT_PROVIDER, PROVIDERS, infra, pod_network, provider_of, setting_defaults
+from mpigen.providers.base import WORKER_OF_LABEL, PodNetwork, Provider
+from mpigen.providers.registry import DEFAULT_PROVIDER, PROVIDERS, infra, pod_network, provider_of, setting_defaults
 
 __all__ = ["DEFAULT_PROVIDER", "PROVIDERS", "WORKER_OF_LABEL", "PodNetwork", "Provider", "infra", "pod_network",
            "provider_of", "setting_defaults"]

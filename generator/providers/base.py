@@ -1,6 +1,6 @@
 """What a network provider is: the `Provider` description each module of generator/providers/
 defines beside its builders, and the pieces those builders share. Validate, resolve, the manifests, package
-and check read a provider's facts from its description (the registry in `generator.providers`)."""
+and check read a provider's facts from its description (the registry in `mpigen.providers`)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.model import Cluster, Job, Network, NetworkProvider
-from generator.objects.labels import ChartRef
-from generator.objects.manifest import Manifest
-from generator.vocabulary.multus import NETWORKS_ANNOTATION
+from mpigen.model import Cluster, Job, Network, NetworkProvider
+from mpigen.objects.labels import ChartRef
+from mpigen.objects.manifest import Manifest
+from mpigen.vocabulary.multus import NETWORKS_ANNOTATION
 
 # Worker pods of one MPIJob carry it, so jobs on the nodes' network can keep them one per node.
 WORKER_OF_LABEL = "mpigen/worker-of"

@@ -6,11 +6,11 @@ host-network pod without a device plugin could reach /dev/infiniband only if pri
 
 from __future__ import annotations
 
-from generator.model import Cluster, Job, NetworkProvider
-from generator.objects.labels import ChartRef
-from generator.objects.manifest import Manifest
-from generator.providers.base import PodNetwork, Provider, one_per_rail
-from generator.providers.rdma_shared import CONFIGMAP, DEVICE_PLUGIN, build_rdma_devices_configmap
+from mpigen.model import Cluster, Job, NetworkProvider
+from mpigen.objects.labels import ChartRef
+from mpigen.objects.manifest import Manifest
+from mpigen.providers.base import PodNetwork, Provider, one_per_rail
+from mpigen.providers.rdma_shared import CONFIGMAP, DEVICE_PLUGIN, build_rdma_devices_configmap
 
 
 def notes(cluster: Cluster) -> str:

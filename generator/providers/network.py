@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.model import Cluster, InfinibandGuids, LinkType, Rail, stated
-from generator.objects.labels import ChartRef, metadata
-from generator.vocabulary import helm
-from generator.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, KEEP_IN_ARGOCD, SKIP_DRY_RUN_ON_MISSING_RESOURCE
-from generator.vocabulary.multus import NAD_API_VERSION, NAD_KIND, RESOURCE_NAME_ANNOTATION
-from generator.vocabulary.podsecurity import ENFORCE_LABEL, ENFORCE_VERSION_LABEL, POD_SECURITY_REASON, PodSecurity
+from mpigen.model import Cluster, InfinibandGuids, LinkType, Rail, stated
+from mpigen.objects.labels import ChartRef, metadata
+from mpigen.vocabulary import helm
+from mpigen.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, KEEP_IN_ARGOCD, SKIP_DRY_RUN_ON_MISSING_RESOURCE
+from mpigen.vocabulary.multus import NAD_API_VERSION, NAD_KIND, RESOURCE_NAME_ANNOTATION
+from mpigen.vocabulary.podsecurity import ENFORCE_LABEL, ENFORCE_VERSION_LABEL, POD_SECURITY_REASON, PodSecurity
 
 LINK_TYPE_SELECTOR = {LinkType.INFINIBAND: "infiniband", LinkType.ETHERNET: "ether"}
 # ib-sriov-cni's capability for a GUID per pod (its README, "Supported Capabilities"); also SriovIBNetwork's.

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.model import Cluster, Job, LinkType, NetworkProvider, Rail, names, stated
-from generator.model.admission import SHARED_RAIL_DEVICES
-from generator.objects.labels import ChartRef, metadata
-from generator.objects.manifest import Manifest
-from generator.providers.base import DevicePlugin, PodNetwork, Provider, multus_annotation, one_per_rail
-from generator.providers.network import build_network_attachment, rail_link_type, union, whereabouts
+from mpigen.model import Cluster, Job, LinkType, NetworkProvider, Rail, names, stated
+from mpigen.model.admission import SHARED_RAIL_DEVICES
+from mpigen.objects.labels import ChartRef, metadata
+from mpigen.objects.manifest import Manifest
+from mpigen.providers.base import DevicePlugin, PodNetwork, Provider, multus_annotation, one_per_rail
+from mpigen.providers.network import build_network_attachment, rail_link_type, union, whereabouts
 
 # How many containers of a node may share one rail's HCA (the plugin's own example uses 1000); also each shared rail
 # device's quota per node in the queues (generator/model/admission.py).

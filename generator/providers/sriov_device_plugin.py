@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.model import Cluster, Job, LinkType, NetworkProvider, Rail, names, stated
-from generator.objects.labels import ChartRef, metadata
-from generator.objects.manifest import Manifest
-from generator.providers.base import DevicePlugin, PodNetwork, Provider, multus_annotation, one_per_rail
-from generator.providers.network import (
+from mpigen.model import Cluster, Job, LinkType, NetworkProvider, Rail, names, stated
+from mpigen.objects.labels import ChartRef, metadata
+from mpigen.objects.manifest import Manifest
+from mpigen.providers.base import DevicePlugin, PodNetwork, Provider, multus_annotation, one_per_rail
+from mpigen.providers.network import (
     INFINIBAND_GUID_CAPABILITY,
     LINK_TYPE_SELECTOR,
     build_network_attachment,

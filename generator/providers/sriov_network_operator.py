@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.model import Cluster, Job, LinkType, NetworkProvider, NodePool, Rail, stated
-from generator.model.admission import vfs_per_node
-from generator.objects.labels import ChartRef, metadata
-from generator.objects.manifest import Manifest
-from generator.providers.base import PodNetwork, Provider, multus_annotation, one_per_rail
-from generator.providers.network import (
+from mpigen.model import Cluster, Job, LinkType, NetworkProvider, NodePool, Rail, stated
+from mpigen.model.admission import vfs_per_node
+from mpigen.objects.labels import ChartRef, metadata
+from mpigen.objects.manifest import Manifest
+from mpigen.providers.base import PodNetwork, Provider, multus_annotation, one_per_rail
+from mpigen.providers.network import (
     INFINIBAND_GUID_CAPABILITY,
     guid_from_ib_kubernetes,
     guid_note,
@@ -25,7 +25,7 @@ from generator.providers.network import (
     vf_vlan,
     whereabouts,
 )
-from generator.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE
+from mpigen.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE
 
 API_VERSION = "sriovnetwork.openshift.io/v1"
 POLICY_LINK_TYPE = {LinkType.INFINIBAND: "IB", LinkType.ETHERNET: "ETH"}

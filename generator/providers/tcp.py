@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from generator.model import Cluster, Job, NetworkProvider
-from generator.objects.labels import ChartRef
-from generator.objects.manifest import Manifest
-from generator.providers.base import PodNetwork, Provider
+from mpigen.model import Cluster, Job, NetworkProvider
+from mpigen.objects.labels import ChartRef
+from mpigen.objects.manifest import Manifest
+from mpigen.providers.base import PodNetwork, Provider
 
 
 def notes(cluster: Cluster) -> str:

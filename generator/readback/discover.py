@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.objects import chartfiles
-from generator.readback.documents import load_yaml_file
-from generator.readback.findings import Finding, NodeShape
-from generator.readback.inputs import InputError, chart_refusals, inside
+from mpigen.objects import chartfiles
+from mpigen.readback.documents import load_yaml_file
+from mpigen.readback.findings import Finding, NodeShape
+from mpigen.readback.inputs import InputError, chart_refusals, inside
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 

@@ -10,11 +10,11 @@ from typing import Any
 
 from ruamel.yaml.error import YAMLError
 
-from generator.readback import kubeyaml
-from generator.readback.findings import Finding, RenderedObject
-from generator.readback.inputs import MAX_DOCUMENT_BYTES, MAX_MANIFEST_FILE_BYTES, InputError, load_json, read_text
-from generator.readback.kubeyaml import MAX_MANIFEST_NESTING, KubeYAMLError
-from generator.support.diagnostics import Severity
+from mpigen.readback import kubeyaml
+from mpigen.readback.findings import Finding, RenderedObject
+from mpigen.readback.inputs import MAX_DOCUMENT_BYTES, MAX_MANIFEST_FILE_BYTES, InputError, load_json, read_text
+from mpigen.readback.kubeyaml import MAX_MANIFEST_NESTING, KubeYAMLError
+from mpigen.support.diagnostics import Severity
 
 
 def load_yaml_file(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> Any:

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.support.diagnostics import Severity, one_line
+from mpigen.support.diagnostics import Severity, one_line
 
 
 @dataclass(frozen=True)

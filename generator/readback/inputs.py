@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.support.yamllimits import MAX_DOCUMENT_BYTES, MAX_NESTING
+from mpigen.support.yamllimits import MAX_DOCUMENT_BYTES, MAX_NESTING
 
 __all__ = ["MAX_DOCUMENT_BYTES"]  # one object: where check reads it, beside the limits of its own
 MAX_MANIFEST_FILE_BYTES = 16 * 1024 * 1024

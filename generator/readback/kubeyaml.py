@@ -19,7 +19,7 @@ from typing import Any
 
 import _ruamel_yaml
 
-from generator.support.yamllimits import MAX_EXPANDED_NODES
+from mpigen.support.yamllimits import MAX_EXPANDED_NODES
 
 MAX_MANIFEST_NESTING = 100
 """Deeper than any real object (the deepest upstream CRD, Kubeflow's TrainJob, nests 47 levels), and

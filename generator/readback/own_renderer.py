@@ -13,14 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from generator.objects import chartfiles
-from generator.objects.labels import ChartRef, standard_labels
-from generator.readback.discover import ChartInfo, chart_refusal_findings
-from generator.readback.documents import load_yaml_file, parse_documents
-from generator.readback.findings import Finding, RenderedObject
-from generator.readback.inputs import MAX_DOCUMENT_BYTES, InputError, read_text
-from generator.support import yamlio
-from generator.vocabulary import helm
+from mpigen.objects import chartfiles
+from mpigen.objects.labels import ChartRef, standard_labels
+from mpigen.readback.discover import ChartInfo, chart_refusal_findings
+from mpigen.readback.documents import load_yaml_file, parse_documents
+from mpigen.readback.findings import Finding, RenderedObject
+from mpigen.readback.inputs import MAX_DOCUMENT_BYTES, InputError, read_text
+from mpigen.support import yamlio
+from mpigen.vocabulary import helm
 
 
 class Unsupported(Exception):

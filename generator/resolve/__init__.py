@@ -5,6 +5,6 @@ Runs only on profiles `validate` passed; a lookup that fails here is a bug, not 
 
 from __future__ import annotations
 
-from generator.resolve.fleet import resolve
+from mpigen.resolve.fleet import resolve
 
 __all__ = ["resolve"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.load import ProfileFile, to_plain
-from generator.model import (
+from mpigen.load import ProfileFile, to_plain
+from mpigen.model import (
     Backend,
     Cluster,
     GitOps,
@@ -23,9 +23,9 @@ from generator.model import (
     derive,
     names,
 )
-from generator.providers import DEFAULT_PROVIDER, PROVIDERS, setting_defaults
-from generator.resolve.hardware import label_pairs
-from generator.resolve.scheduling import cluster_scheduling
+from mpigen.providers import DEFAULT_PROVIDER, PROVIDERS, setting_defaults
+from mpigen.resolve.hardware import label_pairs
+from mpigen.resolve.scheduling import cluster_scheduling
 
 DEFAULT_NETWORK = {"provider": DEFAULT_PROVIDER.value, "cniVersion": "0.3.1", **setting_defaults()}
 

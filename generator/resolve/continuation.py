@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from generator.load import ProfileFile
-from generator.load.catalogue import builtin_names
-from generator.model import Backend, CommittedRun, Job, Naming, names
-from generator.objects import chartfiles
-from generator.resolve.identity import Resolved, hardware_parts, run_identity
+from mpigen.load import ProfileFile
+from mpigen.load.catalogue import builtin_names
+from mpigen.model import Backend, CommittedRun, Job, Naming, names
+from mpigen.objects import chartfiles
+from mpigen.resolve.identity import Resolved, hardware_parts, run_identity
 
 
 class Written:

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from generator.load import ProfileFile, to_plain
-from generator.model import Cluster, CommittedRun, Fleet, Job
-from generator.resolve.cluster import resolved_cluster
-from generator.resolve.continuation import Written, identity_and_continuation
-from generator.resolve.hardware import resolved_hardware
-from generator.resolve.job import resolved_job
+from mpigen.load import ProfileFile, to_plain
+from mpigen.model import Cluster, CommittedRun, Fleet, Job
+from mpigen.resolve.cluster import resolved_cluster
+from mpigen.resolve.continuation import Written, identity_and_continuation
+from mpigen.resolve.hardware import resolved_hardware
+from mpigen.resolve.job import resolved_job
 
 
 def resolve(documents: list[ProfileFile], committed: Mapping[str, CommittedRun] | None = None) -> Fleet:
-    """`committed`: the runs the output folder's job charts hold, by chart folder (`generator.continuity.committed`): a
+    """`committed`: the runs the output folder's job charts hold, by chart folder (`mpigen.continuity.committed`): a
     run whose profiles ask the same of it keeps its committed name."""
     by_kind: dict[str, list[ProfileFile]] = {"Hardware": [], "Cluster": [], "Job": []}
     for document in documents:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.model import Cpu, Gpu, Hardware, LinkType, Nic, PciDistance, derive
+from mpigen.model import Cpu, Gpu, Hardware, LinkType, Nic, PciDistance, derive
 
 
 def label_pairs(data: dict[str, str] | None) -> tuple[tuple[str, str], ...]:

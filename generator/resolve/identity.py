@@ -26,9 +26,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from generator.load import ProfileFile, to_plain
-from generator.load.catalogue import is_builtin
-from generator.vocabulary import mpi_operator
+from mpigen.load import ProfileFile, to_plain
+from mpigen.load.catalogue import is_builtin
+from mpigen.vocabulary import mpi_operator
 
 SCHEME = "1"
 """The identity scheme: the first part of `mpigen/run-identity` (`1:<sha256>`)."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.load import ProfileFile
-from generator.model import (
+from mpigen.load import ProfileFile
+from mpigen.model import (
     Backend,
     Cluster,
     EnvVar,
@@ -28,13 +28,13 @@ from generator.model import (
     names,
     stated,
 )
-from generator.model.hostfile import HostfileFormat
-from generator.model.placement import resolve_placement
-from generator.providers import PROVIDERS
-from generator.resolve.hardware import label_pairs
-from generator.resolve.nccl import derived_env
-from generator.resolve.scheduling import job_scheduling
-from generator.vocabulary import mpi_operator
+from mpigen.model.hostfile import HostfileFormat
+from mpigen.model.placement import resolve_placement
+from mpigen.providers import PROVIDERS
+from mpigen.resolve.hardware import label_pairs
+from mpigen.resolve.nccl import derived_env
+from mpigen.resolve.scheduling import job_scheduling
+from mpigen.vocabulary import mpi_operator
 
 DEFAULT_LAUNCHER_RESOURCES = Resources(cpu=defaults.LAUNCHER_CPU, memory=defaults.LAUNCHER_MEMORY)
 

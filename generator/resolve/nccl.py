@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from generator.model import LinkType, MpiImplementation, NetworkProvider, PciDistance, RailAttachment, derive, names, stated
-from generator.providers import DEFAULT_PROVIDER, PROVIDERS, Provider
+from mpigen.model import LinkType, MpiImplementation, NetworkProvider, PciDistance, RailAttachment, derive, names, stated
+from mpigen.providers import DEFAULT_PROVIDER, PROVIDERS, Provider
 
 ROCE_GID_INDEX = "3"  # RoCEv2 over IPv4 (the usual GID index for it); never set on InfiniBand.
 # GPU-NIC distances at which mpigen sets NCCL_NET_GDR_LEVEL to the distance. Farther than PXB, GPUDirect RDMA

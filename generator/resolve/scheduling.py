@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.model import (
+from mpigen.model import (
     Cluster,
     JobScheduling,
     NodePool,

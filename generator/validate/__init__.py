@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from generator.validate.profiles import validate
+from mpigen.validate.profiles import validate
 
 __all__ = ["validate"]

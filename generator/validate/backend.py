@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.load import ProfileFile
-from generator.model import Backend, MpiImplementation, Naming, admission, defaults, names
-from generator.model.derive import backend_of
-from generator.support.diagnostics import Diagnostic, Location
-from generator.vocabulary import mpi_operator
-from generator.vocabulary.kubernetes import DNS1035_MAX
+from mpigen.load import ProfileFile
+from mpigen.model import Backend, MpiImplementation, Naming, admission, defaults, names
+from mpigen.model.derive import backend_of
+from mpigen.support.diagnostics import Diagnostic, Location
+from mpigen.vocabulary import mpi_operator
+from mpigen.vocabulary.kubernetes import DNS1035_MAX
 
 # runPolicy settings a Volcano Job has no field for: (key, value it may keep, why).
 _VOLCANO_UNSUPPORTED = (

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.load import ProfileFile, to_plain
-from generator.model import derive, names
-from generator.providers import provider_of
-from generator.support.diagnostics import Diagnostic, did_you_mean
-from generator.validate.facts import check_rail_facts
-from generator.validate.fields import check_label_keys, check_release_name, duplicates
-from generator.validate.gitops import GITOPS_OBJECTS, GITOPS_TOOLS, check_cluster_gitops
-from generator.validate.index import Index, resolve_hardware
-from generator.validate.network import Carriers, check_ipam, check_provider, check_rail_carriers
-from generator.validate.scheduling import check_cluster_scheduling
-from generator.vocabulary import kubernetes, reserved
+from mpigen.load import ProfileFile, to_plain
+from mpigen.model import derive, names
+from mpigen.providers import provider_of
+from mpigen.support.diagnostics import Diagnostic, did_you_mean
+from mpigen.validate.facts import check_rail_facts
+from mpigen.validate.fields import check_label_keys, check_release_name, duplicates
+from mpigen.validate.gitops import GITOPS_OBJECTS, GITOPS_TOOLS, check_cluster_gitops
+from mpigen.validate.index import Index, resolve_hardware
+from mpigen.validate.network import Carriers, check_ipam, check_provider, check_rail_carriers
+from mpigen.validate.scheduling import check_cluster_scheduling
+from mpigen.vocabulary import kubernetes, reserved
 
 
 def check_cluster(document: ProfileFile, index: Index) -> list[Diagnostic]:

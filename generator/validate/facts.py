@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from generator.load import ProfileFile
-from generator.load.catalogue import is_builtin
-from generator.model import derive
-from generator.providers import provider_of
-from generator.support.diagnostics import Diagnostic
+from mpigen.load import ProfileFile
+from mpigen.load.catalogue import is_builtin
+from mpigen.model import derive
+from mpigen.providers import provider_of
+from mpigen.support.diagnostics import Diagnostic
 
 # Where each fact can be read on a node (the NIC facts each provider reads are its `nic_facts`).
 HOW_TO_READ = {"hca": "ibdev2netdev", "pfName": "ibdev2netdev", "vendorId": "lspci -nn", "deviceId": "lspci -nn",

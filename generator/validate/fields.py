@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from generator.load import ProfileFile
-from generator.model import names
-from generator.support.diagnostics import Diagnostic
+from mpigen.load import ProfileFile
+from mpigen.model import names
+from mpigen.support.diagnostics import Diagnostic
 
 
 def field_name(path: Sequence[str | int]) -> str:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.load import ProfileFile
-from generator.model import Backend, GitOpsTool, derive, names
-from generator.support.diagnostics import Diagnostic, Severity
-from generator.validate.index import Index
-from generator.vocabulary.gitops import APPLICATION, HELM_RELEASE
+from mpigen.load import ProfileFile
+from mpigen.model import Backend, GitOpsTool, derive, names
+from mpigen.support.diagnostics import Diagnostic, Severity
+from mpigen.validate.index import Index
+from mpigen.vocabulary.gitops import APPLICATION, HELM_RELEASE
 
 GITOPS_TOOLS = {GitOpsTool.ARGOCD.value: "Argo CD", GitOpsTool.FLUX.value: "Flux"}
 GITOPS_OBJECTS = {GitOpsTool.ARGOCD.value: APPLICATION, GitOpsTool.FLUX.value: HELM_RELEASE}

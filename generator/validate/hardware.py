@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from generator.load import ProfileFile, to_plain
-from generator.model import derive
-from generator.support.diagnostics import Diagnostic
-from generator.validate.fields import check_label_keys, duplicates
-from generator.validate.topology import check_hardware_topology
+from mpigen.load import ProfileFile, to_plain
+from mpigen.model import derive
+from mpigen.support.diagnostics import Diagnostic
+from mpigen.validate.fields import check_label_keys, duplicates
+from mpigen.validate.topology import check_hardware_topology
 
 
 def check_hardware(document: ProfileFile) -> list[Diagnostic]:

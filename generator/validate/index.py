@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.load import ProfileFile, Unreadable, to_plain
-from generator.load.catalogue import builtin_names
-from generator.model import admission
-from generator.support.diagnostics import Diagnostic, did_you_mean
+from mpigen.load import ProfileFile, Unreadable, to_plain
+from mpigen.load.catalogue import builtin_names
+from mpigen.model import admission
+from mpigen.support.diagnostics import Diagnostic, did_you_mean
 
 KINDS = ("Hardware", "Cluster", "Job")
 

@@ -6,21 +6,21 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from generator.load import ProfileFile, to_plain
-from generator.model import derive
-from generator.support.diagnostics import NEVER_FITS, Diagnostic, Severity, did_you_mean
-from generator.support.schema_files import load_schema
-from generator.validate.backend import check_backend
-from generator.validate.facts import check_core_facts
-from generator.validate.fields import check_label_keys, check_release_name
-from generator.validate.gitops import check_gitops_job
-from generator.validate.index import Index
-from generator.validate.job_scheduling import check_job_scheduling
-from generator.validate.network import host_network
-from generator.validate.sizing import check_hostfile_size, check_layout
-from generator.validate.topology import check_job_topology
-from generator.validate.volumes import check_volumes
-from generator.vocabulary import kubernetes, mpi_operator, reserved
+from mpigen.load import ProfileFile, to_plain
+from mpigen.model import derive
+from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Severity, did_you_mean
+from mpigen.support.schema_files import load_schema
+from mpigen.validate.backend import check_backend
+from mpigen.validate.facts import check_core_facts
+from mpigen.validate.fields import check_label_keys, check_release_name
+from mpigen.validate.gitops import check_gitops_job
+from mpigen.validate.index import Index
+from mpigen.validate.job_scheduling import check_job_scheduling
+from mpigen.validate.network import host_network
+from mpigen.validate.sizing import check_hostfile_size, check_layout
+from mpigen.validate.topology import check_job_topology
+from mpigen.validate.volumes import check_volumes
+from mpigen.vocabulary import kubernetes, mpi_operator, reserved
 
 
 def check_job(document: ProfileFile, index: Index) -> list[Diagnostic]:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.load import ProfileFile
-from generator.model import WorkerSpread, admission, defaults, derive
-from generator.support.diagnostics import Diagnostic, Severity, did_you_mean
-from generator.validate.network import host_network
-from generator.validate.quota import check_admission
-from generator.validate.scheduling import JOB_SETTINGS, check_priority_class_name, readers_text
-from generator.vocabulary import reserved
-from generator.vocabulary import scheduling as vocabulary
+from mpigen.load import ProfileFile
+from mpigen.model import WorkerSpread, admission, defaults, derive
+from mpigen.support.diagnostics import Diagnostic, Severity, did_you_mean
+from mpigen.validate.network import host_network
+from mpigen.validate.quota import check_admission
+from mpigen.validate.scheduling import JOB_SETTINGS, check_priority_class_name, readers_text
+from mpigen.vocabulary import reserved
+from mpigen.vocabulary import scheduling as vocabulary
 
 
 def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any],

@@ -5,10 +5,10 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from generator.load import ProfileFile
-from generator.model import LinkType, admission, derive
-from generator.providers import PROVIDERS, Provider, provider_of
-from generator.support.diagnostics import Diagnostic, Severity
+from mpigen.load import ProfileFile
+from mpigen.model import LinkType, admission, derive
+from mpigen.providers import PROVIDERS, Provider, provider_of
+from mpigen.support.diagnostics import Diagnostic, Severity
 
 Carriers = list[tuple[dict[str, Any], dict[str, Any]]]
 """Each node pool with its hardware profile; empty where a pool's hardware is unknown."""

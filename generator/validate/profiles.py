@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from generator.load import ProfileFile, Unreadable
-from generator.support.diagnostics import Diagnostic, sort_diagnostics
-from generator.support.parallel import split_map
-from generator.validate.references import check_references
-from generator.validate.schema import check_kind, check_schema
-from generator.validate.secrets import check_secrets
-from generator.validate.security import check_job_security
-from generator.validate.text import check_characters
+from mpigen.load import ProfileFile, Unreadable
+from mpigen.support.diagnostics import Diagnostic, sort_diagnostics
+from mpigen.support.parallel import split_map
+from mpigen.validate.references import check_references
+from mpigen.validate.schema import check_kind, check_schema
+from mpigen.validate.secrets import check_secrets
+from mpigen.validate.security import check_job_security
+from mpigen.validate.text import check_characters
 
 
 def validate(documents: list[ProfileFile], unreadable: Sequence[Unreadable] = ()) -> list[Diagnostic]:

@@ -6,12 +6,12 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from generator.load import ProfileFile
-from generator.model import admission, derive
-from generator.providers import provider_of
-from generator.support.diagnostics import NEVER_FITS, Diagnostic, Location, did_you_mean
-from generator.vocabulary import scheduling as vocabulary
-from generator.vocabulary.kubernetes import exact
+from mpigen.load import ProfileFile
+from mpigen.model import admission, derive
+from mpigen.providers import provider_of
+from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Location, did_you_mean
+from mpigen.vocabulary import scheduling as vocabulary
+from mpigen.vocabulary.kubernetes import exact
 
 
 def check_admission(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any],

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from generator.load import ProfileFile, Unreadable
-from generator.support.diagnostics import Diagnostic
-from generator.validate.cluster import check_cluster
-from generator.validate.gitops import check_argocd_application_names
-from generator.validate.hardware import check_hardware
-from generator.validate.index import Index, build_index
-from generator.validate.job import check_job
+from mpigen.load import ProfileFile, Unreadable
+from mpigen.support.diagnostics import Diagnostic
+from mpigen.validate.cluster import check_cluster
+from mpigen.validate.gitops import check_argocd_application_names
+from mpigen.validate.hardware import check_hardware
+from mpigen.validate.index import Index, build_index
+from mpigen.validate.job import check_job
 
 
 def _each_hardware(index: Index) -> list[Diagnostic]:

@@ -4,7 +4,7 @@ A job no queue can ever admit is the worst failure a gang scheduler has: it wait
 holding its place in the queue. So a job that asks for more than its queue's quota (and what the queue may
 borrow), a queue, priority class or topology level the cluster does not declare, or a minimum its pods can
 never meet (mpi-operator #608) is refused here, with the numbers the infra chart's queues are made of
-(`generator.model.admission`).
+(`mpigen.model.admission`).
 
 Here: the cluster's side, and which settings each scheduler reads; a job's side is in job_scheduling.py,
 whether its queue can ever hold it in quota.py.
@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.load import ProfileFile
-from generator.model import admission, derive
-from generator.support.diagnostics import Diagnostic, Location, did_you_mean
-from generator.validate.fields import duplicates
-from generator.validate.network import Carriers
-from generator.vocabulary import reserved
-from generator.vocabulary import scheduling as vocabulary
-from generator.vocabulary.kubernetes import MAX_COUNT
+from mpigen.load import ProfileFile
+from mpigen.model import admission, derive
+from mpigen.support.diagnostics import Diagnostic, Location, did_you_mean
+from mpigen.validate.fields import duplicates
+from mpigen.validate.network import Carriers
+from mpigen.vocabulary import reserved
+from mpigen.vocabulary import scheduling as vocabulary
+from mpigen.vocabulary.kubernetes import MAX_COUNT
 
 # Settings of the cluster's `scheduling` and of its queues, and the schedulers that read them.
 CLUSTER_SETTINGS = {

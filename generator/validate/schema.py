@@ -12,12 +12,12 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 from jsonschema.validators import extend
 
-from generator.load import ProfileFile, to_plain
-from generator.support.diagnostics import Diagnostic, did_you_mean
-from generator.support.schema_files import KIND_SCHEMA_FILES, load_schema
-from generator.validate.fields import field_name
-from generator.validate.text import profile_strings
-from generator.vocabulary import kubernetes
+from mpigen.load import ProfileFile, to_plain
+from mpigen.support.diagnostics import Diagnostic, did_you_mean
+from mpigen.support.schema_files import KIND_SCHEMA_FILES, load_schema
+from mpigen.validate.fields import field_name
+from mpigen.validate.text import profile_strings
+from mpigen.vocabulary import kubernetes
 
 TYPE_NAMES = {"integer": "a whole number", "string": "a string", "object": "a mapping", "array": "a list",
               "boolean": "true or false", "number": "a number"}

@@ -15,10 +15,10 @@ from __future__ import annotations
 import itertools
 import re
 
-from generator.load import ProfileFile
-from generator.support.diagnostics import Diagnostic
-from generator.validate.fields import field_name
-from generator.validate.text import profile_strings
+from mpigen.load import ProfileFile
+from mpigen.support.diagnostics import Diagnostic
+from mpigen.validate.fields import field_name
+from mpigen.validate.text import profile_strings
 
 # Shapes of credentials, each with the words the message uses for it. Every pattern runs in linear time on
 # any text (tests/acceptance/test_linear_time.py): a start may not sit inside the run a previous start already read

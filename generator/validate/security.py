@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.load import ProfileFile, to_plain
-from generator.objects import chartfiles
-from generator.support.diagnostics import Diagnostic
+from mpigen.load import ProfileFile, to_plain
+from mpigen.objects import chartfiles
+from mpigen.support.diagnostics import Diagnostic
 
 # Folders of a node whose contents give the node away. A path equal to one, above one (`/var` holds
 # `/var/run`) or inside one (`/etc/kubernetes`, `/run/containerd/containerd.sock`) needs a reason.

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.load import ProfileFile
-from generator.model import Backend, MpiImplementation, defaults, derive, names
-from generator.model.derive import Layout
-from generator.model.hostfile import HostfileFormat
-from generator.model.placement import resolve_placement
-from generator.support.diagnostics import NEVER_FITS, Diagnostic
-from generator.vocabulary import mpi_operator
-from generator.vocabulary.kubernetes import ETCD_MAX_REQUEST_BYTES, OBJECT_BOUND
+from mpigen.load import ProfileFile
+from mpigen.model import Backend, MpiImplementation, defaults, derive, names
+from mpigen.model.derive import Layout
+from mpigen.model.hostfile import HostfileFormat
+from mpigen.model.placement import resolve_placement
+from mpigen.support.diagnostics import NEVER_FITS, Diagnostic
+from mpigen.vocabulary import mpi_operator
+from mpigen.vocabulary.kubernetes import ETCD_MAX_REQUEST_BYTES, OBJECT_BOUND
 
 
 def check_layout(document: ProfileFile, job: dict[str, Any], pool: dict[str, Any],

@@ -16,9 +16,9 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from generator.load import ProfileFile
-from generator.support.diagnostics import BIDI_CONTROLS, LINE_SEPARATORS, SURROGATES, Diagnostic
-from generator.validate.fields import field_name
+from mpigen.load import ProfileFile
+from mpigen.support.diagnostics import BIDI_CONTROLS, LINE_SEPARATORS, SURROGATES, Diagnostic
+from mpigen.validate.fields import field_name
 
 _OTHERS = "\x7f-\x9f" + "".join(sorted(BIDI_CONTROLS | LINE_SEPARATORS)) + SURROGATES
 FORBIDDEN_IN_VALUES = re.compile(f"[\x00-\x08\x0b-\x1f{_OTHERS}]")

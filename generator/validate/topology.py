@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.load import ProfileFile
-from generator.model import Backend, NetworkProvider, defaults, derive
-from generator.support.diagnostics import Diagnostic, Severity
-from generator.vocabulary import mpi_operator
+from mpigen.load import ProfileFile
+from mpigen.model import Backend, NetworkProvider, defaults, derive
+from mpigen.support.diagnostics import Diagnostic, Severity
+from mpigen.vocabulary import mpi_operator
 
 # OpenMPI's mapping and binding options, which mpigen derives from `placement`.
 PLACEMENT_FLAGS = ("--map-by", "-map-by", "--bind-to", "-bind-to", "--rankfile", "-rf", "--rank-by", "-rank-by")

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any
 
-from generator.load import ProfileFile
-from generator.model import names
-from generator.support.diagnostics import Diagnostic
-from generator.validate.fields import duplicates
-from generator.vocabulary import mpi_operator
+from mpigen.load import ProfileFile
+from mpigen.model import names
+from mpigen.support.diagnostics import Diagnostic
+from mpigen.validate.fields import duplicates
+from mpigen.vocabulary import mpi_operator
 
 # Volumes mpigen adds, and those mpi-operator adds to the launcher and workers (at the sshAuthMountPath and
 # /etc/mpi): a second volume or mount there makes the pod invalid.

@@ -16,8 +16,8 @@ kubernetes pkg/apis/scheduling (`SystemPriorityClassPrefix`).
 
 from __future__ import annotations
 
-from generator.vocabulary.gitops import ARGOCD_NAMESPACE, FLUX_NAMESPACE
-from generator.vocabulary.multus import DEFAULT_NETWORK_ANNOTATION, NETWORKS_ANNOTATION
+from mpigen.vocabulary.gitops import ARGOCD_NAMESPACE, FLUX_NAMESPACE
+from mpigen.vocabulary.multus import DEFAULT_NETWORK_ANNOTATION, NETWORKS_ANNOTATION
 
 # --- label and annotation keys ---------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ MPIJob and topology-aware examples and mpi-operator's `--gang-scheduling` (pkg/c
 
 from __future__ import annotations
 
-from generator.vocabulary import mpi_operator
+from mpigen.vocabulary import mpi_operator
 
 # --- Kueue ---------------------------------------------------------------------------------------
 KUEUE_GROUP = "kueue.x-k8s.io"

@@ -29,10 +29,10 @@ a user points a command at outside an output folder (`plan --html FILE`, `init D
 
 from __future__ import annotations
 
-from generator.write.compare import TreeDiff, compare_tree
-from generator.write.lock import output_lock
-from generator.write.ownership import owned_files
-from generator.write.paths import (
+from mpigen.write.compare import TreeDiff, compare_tree
+from mpigen.write.lock import output_lock
+from mpigen.write.ownership import owned_files
+from mpigen.write.paths import (
     CACHE_DIR,
     COMMITTED_PLAN,
     OWNERSHIP_FILE,
@@ -42,8 +42,8 @@ from generator.write.paths import (
     WriteRefused,
     check_relative,
 )
-from generator.write.stamp import Stamp, StampRequest, fresh_stamp
-from generator.write.transaction import WriteReport, recover, write_tree
+from mpigen.write.stamp import Stamp, StampRequest, fresh_stamp
+from mpigen.write.transaction import WriteReport, recover, write_tree
 
 __all__ = ["CACHE_DIR", "COMMITTED_PLAN", "OWNERSHIP_FILE", "STAGING_DIR", "Stamp", "StampRequest",
            "TreeDiff", "WriteError", "WriteFailed", "WriteRefused", "WriteReport", "check_relative", "compare_tree",

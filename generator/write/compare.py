@@ -7,11 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.support.diagnostics import one_line
-from generator.write.folder import _Folder, reason
-from generator.write.lock import open_output
-from generator.write.ownership import ownership_bytes
-from generator.write.paths import (
+from mpigen.support.diagnostics import one_line
+from mpigen.write.folder import _Folder, reason
+from mpigen.write.lock import open_output
+from mpigen.write.ownership import ownership_bytes
+from mpigen.write.paths import (
     CACHE_DIR,
     COMMITTED_PLAN,
     OWNERSHIP_FILE,
@@ -20,7 +20,7 @@ from generator.write.paths import (
     WriteRefused,
     check_relative,
 )
-from generator.write.stamp import CACHE_FILES
+from mpigen.write.stamp import CACHE_FILES
 
 
 @dataclass

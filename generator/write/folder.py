@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
-from generator.support.diagnostics import one_line
-from generator.write.paths import MAX_DEPTH, STAGING_DIR, WriteRefused
+from mpigen.support.diagnostics import one_line
+from mpigen.write.paths import MAX_DEPTH, STAGING_DIR, WriteRefused
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # NONBLOCK: a FIFO must not hang us

@@ -20,9 +20,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from generator.support.diagnostics import one_line
-from generator.write.folder import DIR_FLAGS, _Folder
-from generator.write.paths import WriteFailed, WriteRefused
+from mpigen.support.diagnostics import one_line
+from mpigen.write.folder import DIR_FLAGS, _Folder
+from mpigen.write.paths import WriteFailed, WriteRefused
 
 LOCK_TIMEOUT_SECONDS = 120
 

@@ -7,9 +7,9 @@ import json
 import os
 from pathlib import Path
 
-from generator.write.folder import _Folder
-from generator.write.lock import open_output
-from generator.write.paths import MAX_LIST_BYTES, OWNERSHIP_FILE, WriteRefused, check_relative
+from mpigen.write.folder import _Folder
+from mpigen.write.lock import open_output
+from mpigen.write.paths import MAX_LIST_BYTES, OWNERSHIP_FILE, WriteRefused, check_relative
 
 
 def ownership_bytes(files: dict[str, bytes]) -> bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from generator.support.diagnostics import one_line
+from mpigen.support.diagnostics import one_line
 
 OWNERSHIP_FILE = ".mpigen-owned"
 STAGING_DIR = ".mpigen-staging"

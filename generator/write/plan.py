@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from generator.write.folder import _Folder
-from generator.write.paths import COMMITTED_PLAN, OWNERSHIP_FILE, STAGING_DIR, WriteRefused, check_relative
+from mpigen.write.folder import _Folder
+from mpigen.write.paths import COMMITTED_PLAN, OWNERSHIP_FILE, STAGING_DIR, WriteRefused, check_relative
 
 
 def refuse_plan(folder: _Folder, why: str) -> WriteRefused:

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.write.folder import _CREATE_FLAGS, _READ_FLAGS, _Folder, open_dir, read_all, write_all
-from generator.write.lock import output_lock
-from generator.write.paths import CACHE_DIR, MAX_LIST_BYTES, STAGING_DIR, WriteError
+from mpigen.write.folder import _CREATE_FLAGS, _READ_FLAGS, _Folder, open_dir, read_all, write_all
+from mpigen.write.lock import output_lock
+from mpigen.write.paths import CACHE_DIR, MAX_LIST_BYTES, STAGING_DIR, WriteError
 
 STAMP_FILE = "stamp"
 SEAL_FILE = "seal"

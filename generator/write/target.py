@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from generator.support.diagnostics import one_line
-from generator.write.folder import DIR_FLAGS, reason, write_all
-from generator.write.lock import signals_deferred
-from generator.write.paths import WriteError, WriteFailed, WriteRefused, check_relative
+from mpigen.support.diagnostics import one_line
+from mpigen.write.folder import DIR_FLAGS, reason, write_all
+from mpigen.write.lock import signals_deferred
+from mpigen.write.paths import WriteError, WriteFailed, WriteRefused, check_relative
 
 _O_PATH = getattr(os, "O_PATH", 0)  # Linux: a folder that may be searched but not listed can still be walked
 _SEARCH_FLAGS = (_O_PATH or os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from generator.support.diagnostics import one_line
-from generator.write.folder import _Folder, describe, open_dir, reason, remove_tree
-from generator.write.lock import output_lock, signals_deferred
-from generator.write.ownership import ownership_bytes, read_owned
-from generator.write.paths import (
+from mpigen.support.diagnostics import one_line
+from mpigen.write.folder import _Folder, describe, open_dir, reason, remove_tree
+from mpigen.write.lock import output_lock, signals_deferred
+from mpigen.write.ownership import ownership_bytes, read_owned
+from mpigen.write.paths import (
     CACHE_DIR,
     COMMITTED_PLAN,
     MAX_LIST_BYTES,
@@ -28,8 +28,8 @@ from generator.write.paths import (
     WriteRefused,
     check_relative,
 )
-from generator.write.plan import checked_plan, refuse_plan
-from generator.write.stamp import StampRequest, read_clock, record_stamp, unseal
+from mpigen.write.plan import checked_plan, refuse_plan
+from mpigen.write.stamp import StampRequest, read_clock, record_stamp, unseal
 
 
 def write_tree(out_dir: Path, files: dict[str, bytes], stamp: StampRequest | None = None) -> WriteReport:

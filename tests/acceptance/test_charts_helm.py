@@ -15,7 +15,7 @@ import pytest
 from conftest import CHARTS, PROFILES, is_run_of, run_helm, run_mpigen
 from ruamel.yaml import YAML
 
-from generator.commands.pipeline import compile_profiles
+from mpigen.commands.pipeline import compile_profiles
 
 CHART_DIRS = sorted(path.parent for path in CHARTS.rglob("Chart.yaml"))
 RESNET = CHARTS / "dgx-lab" / "jobs" / "resnet50-dgx"

@@ -33,7 +33,7 @@ spec:
 
 def mpigen(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """The installed console script, as CI runs it."""
-    command = [str(MPIGEN)] if MPIGEN.exists() else [sys.executable, "-m", "generator"]
+    command = [str(MPIGEN)] if MPIGEN.exists() else [sys.executable, "-m", "mpigen"]
     return subprocess.run([*command, *map(str, args)], capture_output=True, text=True, timeout=timeout, cwd=REPO)
 
 

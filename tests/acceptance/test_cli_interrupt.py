@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import PROFILES, run_mpigen
 
-from generator.write import STAGING_DIR
+from mpigen.write import STAGING_DIR
 
 MOMENTS = [i * 0.025 for i in range(16)] + [0.45, 0.6, 0.8, 1.0, 1.5]  # a render takes ~0.3-0.5 s
 PROC = Path("/proc")
@@ -64,7 +64,7 @@ def launchers() -> dict[str, list[str]]:
     if not script.is_file():
         pytest.fail(f"no console script at {script}: run `make test`, which installs mpigen (pip install -e .)",
                     pytrace=False)
-    return {"module": [sys.executable, "-m", "generator"], "script": [str(script)]}
+    return {"module": [sys.executable, "-m", "mpigen"], "script": [str(script)]}
 
 
 @pytest.mark.parametrize(("signum", "code", "line"), [(signal.SIGINT, 130, "error: interrupted"),

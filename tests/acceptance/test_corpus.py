@@ -54,7 +54,7 @@ from click.testing import CliRunner
 from conftest import PROFILES, REPO, run_helm
 from ruamel.yaml import YAML
 
-from generator.commands.cli import main
+from mpigen.commands.cli import main
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 CASE_FILE = "case.yaml"
@@ -142,7 +142,7 @@ def run_in_process(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 def run_process(args: list[str], cwd: Path) -> tuple[int, str, str]:
-    result = subprocess.run([sys.executable, "-m", "generator", *args], capture_output=True, text=True, cwd=cwd,
+    result = subprocess.run([sys.executable, "-m", "mpigen", *args], capture_output=True, text=True, cwd=cwd,
                             timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
     return result.returncode, result.stdout, result.stderr
 
@@ -236,7 +236,7 @@ MEASURED = """
 import re, runpy, sys
 report, sys.argv = sys.argv[1], ["mpigen", *sys.argv[2:]]
 try:
-    runpy.run_module("generator", run_name="__main__", alter_sys=True)
+    runpy.run_module("mpigen", run_name="__main__", alter_sys=True)
 finally:
     with open("/proc/self/status") as status, open(report, "w") as out:
         out.write(re.search(r"VmHWM:\\s*([0-9]+) kB", status.read()).group(1))

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from conftest import CHARTS, PROFILES, REPO, in_cache, run_mpigen
 
-from generator.commands.pipeline import compile_profiles
-from generator.package import output_files
+from mpigen.commands.pipeline import compile_profiles
+from mpigen.package import output_files
 
 
 def _tree(root: Path) -> dict[str, bytes]:

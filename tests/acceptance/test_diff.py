@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import CHARTS, PROFILES, RAW_CONTROL, is_run_of, run_mpigen
 
-from generator.commands.cli import main
-from generator.diff import diff_objects
+from mpigen.commands.cli import main
+from mpigen.diff import diff_objects
 
 CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ml"}, "data": {"k": "1"}}
 
@@ -381,7 +381,7 @@ def test_a_describing_label_keeps_the_run_and_says_what_the_running_job_gets(fle
 
 
 def _release() -> str:
-    from generator import __version__
+    from mpigen import __version__
     return __version__
 
 

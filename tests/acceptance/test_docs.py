@@ -21,9 +21,9 @@ from click.testing import CliRunner
 from conftest import CHARTS, REPO, current_folder, run_helm
 from ruamel.yaml import YAML
 
-from generator import __version__
-from generator.commands.cli import main as mpigen_command  # the one place that names the command line's module
-from generator.commands.pipeline import compile_profiles  # the one place that names the pipeline's module
+from mpigen import __version__
+from mpigen.commands.cli import main as mpigen_command  # the one place that names the command line's module
+from mpigen.commands.pipeline import compile_profiles  # the one place that names the pipeline's module
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(`{3,}|~{3,})\s*([\w-]*)\s*$")

@@ -91,13 +91,13 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from jsonschema import FormatChecker
 from ruamel.yaml import YAML
 
-import generator.check.run as check_module
-from generator.check import CheckOptions, run_check
-from generator.commands.cli import main
-from generator.commands.pipeline import compile_profiles
-from generator.load.catalogue import BUILTIN_DIR, BUILTIN_PREFIX
-from generator.package import output_files
-from generator.readback.discover import ChartInfo
+import mpigen.check.run as check_module
+from mpigen.check import CheckOptions, run_check
+from mpigen.commands.cli import main
+from mpigen.commands.pipeline import compile_profiles
+from mpigen.load.catalogue import BUILTIN_DIR, BUILTIN_PREFIX
+from mpigen.package import output_files
+from mpigen.readback.discover import ChartInfo
 
 CI_EXAMPLES = 60  # about 30 s on a 2-core machine, beside the rest of the suite
 CI_SEED = 20_260_611

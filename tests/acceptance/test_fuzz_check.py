@@ -34,7 +34,7 @@ screen), C0 and C1 controls, DEL, bidi controls, line separators, NUL, `\x01`, `
 U+FFFE/U+FFFF. Every format of the result must parse (JSON with `json`, JUnit with expat through ElementTree and
 minidom, SARIF as JSON), the text and JUnit reports may hold none of those characters raw and the text report only
 its own line breaks, and a name no DNS grammar allows must be a `names` finding. CI runs 40 examples in process
-(generator.check.run_check and report.FORMATS) and 4 through the real command line; `make fuzz` runs
+(mpigen.check.run_check and report.FORMATS) and 4 through the real command line; `make fuzz` runs
 MPIGEN_FUZZ_EXAMPLES / 4 and / 40. The same folders, as a cluster's GitOps bootstrap files under a cluster folder of
 hostile name, feed `mpigen diff`'s reader and reports (in process, as many examples): each file its own unit under
 its cluster, each object one change, text and JSON holding nothing raw.
@@ -61,15 +61,15 @@ from hypothesis import HealthCheck, event, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from generator.check import CheckOptions
-from generator.check import run_check as check_in_process
-from generator.check.report import FORMATS, CheckReport
-from generator.diff import DiffReport, as_json, as_text
-from generator.diff.compare import compare
-from generator.diff.review import review
-from generator.diff.sides import rendered_side
-from generator.readback import kubeyaml
-from generator.readback.discover import MAX_RELEASE_NAME, ChartInfo
+from mpigen.check import CheckOptions
+from mpigen.check import run_check as check_in_process
+from mpigen.check.report import FORMATS, CheckReport
+from mpigen.diff import DiffReport, as_json, as_text
+from mpigen.diff.compare import compare
+from mpigen.diff.review import review
+from mpigen.diff.sides import rendered_side
+from mpigen.readback import kubeyaml
+from mpigen.readback.discover import MAX_RELEASE_NAME, ChartInfo
 
 MPIGEN = REPO / ".venv" / "bin" / "mpigen"
 LONG = "MPIGEN_FUZZ_EXAMPLES" in os.environ
@@ -382,7 +382,7 @@ def tree(root: Path) -> dict[str, tuple[int, int, int]]:
 
 
 def run_check(target: Path, mode: str, helm: Path | None) -> tuple[subprocess.CompletedProcess[str], float]:
-    command = [str(MPIGEN)] if MPIGEN.exists() else [sys.executable, "-m", "generator"]
+    command = [str(MPIGEN)] if MPIGEN.exists() else [sys.executable, "-m", "mpigen"]
     args = ["check", "--output", "json", *(["--helm", str(helm)] if helm else ["--no-helm"]), str(target)]
     started = time.monotonic()
     try:
@@ -592,7 +592,7 @@ def test_every_diff_report_parses_and_prints_no_control_character_of_its_input(t
 @given(files=hostile_folders(), format_=st.sampled_from(sorted(FORMATS)))
 def test_the_real_command_prints_no_control_character_of_its_input(tmp_path_factory, files, format_):
     folder = write_folder(files, tmp_path_factory.mktemp("hostile-names-cli"))
-    command = [str(MPIGEN)] if MPIGEN.exists() else [sys.executable, "-m", "generator"]
+    command = [str(MPIGEN)] if MPIGEN.exists() else [sys.executable, "-m", "mpigen"]
     result = subprocess.run([*command, "check", "--no-helm", "--output", format_, str(folder)], capture_output=True,
                             timeout=SECONDS)
     stdout, stderr = result.stdout.decode("utf-8"), result.stderr.decode("utf-8")  # strict: no byte that is no UTF-8

@@ -37,12 +37,12 @@ from conftest import FirstFitReference, QuotasReference
 from hypothesis import HealthCheck, event, example, given, seed, settings
 from hypothesis import strategies as st
 
-from generator.commands.pipeline import check_profiles
-from generator.insight import bounds, capacity
-from generator.insight.explain import explain_job
-from generator.insight.picture import fleet_html, fleet_svg
-from generator.insight.plan import WAITS, FleetPlan, plan_fleet
-from generator.insight.report import explain_json, explain_text, plan_json, plan_text
+from mpigen.commands.pipeline import check_profiles
+from mpigen.insight import bounds, capacity
+from mpigen.insight.explain import explain_job
+from mpigen.insight.picture import fleet_html, fleet_svg
+from mpigen.insight.plan import WAITS, FleetPlan, plan_fleet
+from mpigen.insight.report import explain_json, explain_text, plan_json, plan_text
 
 LONG = "MPIGEN_FUZZ_EXAMPLES" in os.environ
 EXAMPLES = max(int(os.environ["MPIGEN_FUZZ_EXAMPLES"]) // 4, 20) if LONG else 20  # CI: about 10 s

@@ -45,8 +45,8 @@ from hypothesis import HealthCheck, event, example, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from generator.write import WriteError
-from generator.write.target import write_file
+from mpigen.write import WriteError
+from mpigen.write.target import write_file
 
 LONG = "MPIGEN_FUZZ_EXAMPLES" in os.environ
 EXAMPLES = int(os.environ["MPIGEN_FUZZ_EXAMPLES"]) if LONG else 80  # CI: a second or two
@@ -237,7 +237,7 @@ def test_plan_draws_into_a_plain_file_or_refuses_untouched(target: tuple[str, bo
             text = f"{world.work}/{text}"
         where = None if text == "-" else expected(world, text)
         before = tree(world)
-        done = subprocess.run([sys.executable, "-m", "generator", "plan", "profiles", "--svg", text],
+        done = subprocess.run([sys.executable, "-m", "mpigen", "plan", "profiles", "--svg", text],
                               capture_output=True, cwd=world.work, timeout=120)
         stderr = done.stderr.decode("utf-8", "replace")
         assert "Traceback" not in stderr, stderr

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from conftest import PROFILES
 
-from generator.commands.pipeline import CompileResult, compile_profiles
+from mpigen.commands.pipeline import CompileResult, compile_profiles
 
 DGX_1 = (PROFILES / "hardware" / "dgx-1.yaml").read_text(encoding="utf-8")
 assert DGX_1.count("    linkType: InfiniBand\n") == 4

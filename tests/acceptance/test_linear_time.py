@@ -29,8 +29,8 @@ from textwrap import dedent
 import pytest
 from conftest import REPO, TRAIN_JOB
 
-from generator.load import load_bytes
-from generator.support.yamllimits import MAX_FILE_BYTES
+from mpigen.load import load_bytes
+from mpigen.support.yamllimits import MAX_FILE_BYTES
 
 try:  # Python 3.11+
     from re import _constants as sre_constants
@@ -110,7 +110,7 @@ def regex_uses() -> list[Use]:
             compiled_at_import = None
             if pattern is None and node.func.attr == "compile" and id(node) in assigned:
                 # built from constants (an f-string): the module's own compiled pattern says what it became
-                module = importlib.import_module(".".join(path.relative_to(REPO).with_suffix("").parts))
+                module = importlib.import_module(".".join(("mpigen", *path.relative_to(GENERATOR).with_suffix("").parts)))
                 compiled_at_import = getattr(module, assigned[id(node)], None)
                 pattern = getattr(compiled_at_import, "pattern", None)
             if pattern is None:
@@ -365,8 +365,8 @@ def test_validate_is_linear_on_a_profile_of_the_largest_size(field: str, unit: s
 
 VALIDATE_CHILD = dedent("""\
     import sys, time
-    from generator.load import load_bytes
-    from generator.validate import validate
+    from mpigen.load import load_bytes
+    from mpigen.validate import validate
     document, _ = load_bytes(sys.stdin.buffer.read(), "job.yaml", "job.yaml")
     start = time.perf_counter()
     validate([document])
@@ -412,8 +412,8 @@ def test_compile_is_linear_on_a_profile_of_the_largest_size(field: str, unit: st
 COMPILE_CHILD = dedent("""\
     import sys, time
     from pathlib import Path
-    from generator.load import load_paths
-    from generator.commands.pipeline import compile_profiles
+    from mpigen.load import load_paths
+    from mpigen.commands.pipeline import compile_profiles
     load_paths([Path(sys.argv[1])])  # the loader is bounded on its own; this times the stages after it
     start = time.perf_counter()
     result = compile_profiles([Path(sys.argv[1])])

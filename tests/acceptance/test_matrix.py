@@ -19,7 +19,7 @@ import yaml
 from conftest import CustomResourceSchemas, is_run_of, run_mpigen
 from test_charts_helm import identity, template
 
-from generator.commands.pipeline import CompileResult, compile_profiles
+from mpigen.commands.pipeline import CompileResult, compile_profiles
 
 API = "apiVersion: mpigen/v1alpha1\n"
 

@@ -22,7 +22,7 @@ from test_matrix import (
     render_matrix,
 )
 
-from generator.commands.pipeline import CompileResult
+from mpigen.commands.pipeline import CompileResult
 
 TRAINJOB = "jobBackend: trainjob\n"
 OPENMPI = [combination for combination in COMBINATIONS if combination[2] == "OpenMPI"]

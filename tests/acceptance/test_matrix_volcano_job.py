@@ -22,7 +22,7 @@ from test_matrix import (
     render_matrix,
 )
 
-from generator.commands.pipeline import CompileResult
+from mpigen.commands.pipeline import CompileResult
 
 VOLCANO = "scheduling:\n  scheduler: volcano\njobBackend: volcano-job\n"
 

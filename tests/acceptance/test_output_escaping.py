@@ -1,4 +1,4 @@
-"""Every text a command prints from its input is escaped the same way (generator.support.diagnostics.one_line): object and
+"""Every text a command prints from its input is escaped the same way (mpigen.support.diagnostics.one_line): object and
 file names holding terminal escapes (an OSC window title, an OSC 8 hyperlink, clear screen, cursor moves), C1, bidi
 controls or characters XML cannot hold reach the terminal and the reports as visible escapes such as `\\x1b`, and
 every report format still parses. The second red team's case: `check`'s text output printed them raw, while
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import CHARTS, HOSTILE_NAME, PROFILES, RAW_CONTROL, helm_path, require_helm, run_mpigen
 
-from generator.support.diagnostics import one_line
+from mpigen.support.diagnostics import one_line
 
 # What a file name can hold of HOSTILE_NAME: no NUL, no `/`, no lone surrogate (not even Python writes one to disk).
 HOSTILE_FILE = "m\x1b]0;file\x07\x1b[2J\u202e\x9b"

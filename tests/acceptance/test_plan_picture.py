@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from conftest import PROFILES, REPO, run_mpigen
 
-from generator.commands.pipeline import check_profiles
-from generator.insight.picture import job_colours
-from generator.insight.plan import plan_fleet
+from mpigen.commands.pipeline import check_profiles
+from mpigen.insight.picture import job_colours
+from mpigen.insight.plan import plan_fleet
 
 # The example fleet's job that waits (`mpigen plan`): language-bert, for its cohort's quota. A waiting job's ranks
 # are not drawn.

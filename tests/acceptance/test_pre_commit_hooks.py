@@ -20,7 +20,7 @@ HOOKS = YAML(typ="safe", pure=True).load((REPO / ".pre-commit-hooks.yaml").read_
 def _run(hook: dict, cwd: Path) -> subprocess.CompletedProcess[str]:
     command, *entry_args = shlex.split(hook["entry"])
     assert command == "mpigen"
-    return subprocess.run([sys.executable, "-m", "generator", *entry_args, *hook.get("args", [])], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "mpigen", *entry_args, *hook.get("args", [])], cwd=cwd,
                           capture_output=True, text=True, timeout=120)
 
 

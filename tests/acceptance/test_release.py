@@ -10,8 +10,8 @@ import shutil
 import pytest
 from conftest import CHARTS, PROFILES, REPO, run_mpigen
 
-from generator import __version__
-from generator.objects import chartfiles
+from mpigen import __version__
+from mpigen.objects import chartfiles
 
 RELEASE_LINE = re.compile(rf"^  {re.escape(chartfiles.RELEASE)}: .*\n", re.MULTILINE)
 FIRST_RELEASE_LACKS = re.compile("^  (" + "|".join(map(re.escape, (chartfiles.RUN_IDENTITY, chartfiles.RUN_RELEASE,
@@ -49,8 +49,21 @@ def test_pyproject_takes_the_version_from_the_package():
     tomllib = pytest.importorskip("tomllib")
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     assert "version" not in project["project"] and project["project"]["dynamic"] == ["version"]
-    assert project["build-system"]["build-backend"] == "hatchling.build"
-    assert project["tool"]["hatch"]["version"]["path"] == "generator/__init__.py"
+    assert project["build-system"]["build-backend"] == "setuptools.build_meta"
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "mpigen.__version__"}
+
+
+def test_the_wheel_lists_every_folder_of_the_package():
+    """generator/ installs as `mpigen`: each of its folders is a package of the wheel under that name, and the
+    profile schemas ship inside it."""
+    tomllib = pytest.importorskip("tomllib")
+    setuptools = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    assert setuptools["package-dir"] == {"mpigen": "generator", "mpigen.schemas": "schemas",
+                                         "mpigen.schemas.crds": "schemas/crds"}
+    folders = [REPO / "generator", *(p for p in sorted((REPO / "generator").rglob("*"))
+                                     if p.is_dir() and p.name != "__pycache__")]
+    expected = sorted(".".join(("mpigen", *p.relative_to(REPO / "generator").parts)) for p in folders)
+    assert sorted(setuptools["packages"]) == sorted([*expected, "mpigen.schemas", "mpigen.schemas.crds"])
 
 
 def test_every_committed_chart_names_this_release():

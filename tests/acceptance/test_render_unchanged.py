@@ -15,7 +15,7 @@ from conftest import PROFILES, run_mpigen, snapshot
 
 def _render_importing(*args: str | Path, cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     """`mpigen render ...` and the modules it imported (`python -X importtime` lists each on stderr)."""
-    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "generator", "render", *map(str, args)],
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "mpigen", "render", *map(str, args)],
                             capture_output=True, text=True, cwd=cwd, timeout=120)
     imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
     result.stderr = "".join(line + "\n" for line in result.stderr.splitlines() if not line.startswith("import time:"))
@@ -27,9 +27,9 @@ def test_without_stamp_the_output_is_the_charts_alone_and_every_render_compiles(
     assert run_mpigen("render", PROFILES, "-o", out).returncode == 0
     assert not (out / ".mpigen-cache").exists()
     again, imported = _render_importing(PROFILES, "-o", out)
-    assert again.returncode == 0 and "generator.commands.pipeline" in imported
+    assert again.returncode == 0 and "mpigen.commands.pipeline" in imported
     check, imported = _render_importing(PROFILES, "-o", out, "--check")
-    assert check.returncode == 0 and "generator.commands.pipeline" in imported
+    assert check.returncode == 0 and "mpigen.commands.pipeline" in imported
     assert not (out / ".mpigen-cache").exists()
 
 
@@ -44,12 +44,12 @@ def test_an_unchanged_render_compiles_nothing_and_says_the_same(tmp_path):
     charts = first.stdout.split(" chart(s)")[0]
     files = first.stdout.split(": ")[1].split(" file(s) written")[0]
     assert again.stdout == f"{charts} chart(s) in {out}: 0 file(s) written, {files} unchanged, 0 removed\n"
-    assert "generator.commands.pipeline" not in imported and "jinja2" not in imported  # the stamp held: nothing compiled
+    assert "mpigen.commands.pipeline" not in imported and "jinja2" not in imported  # the stamp held: nothing compiled
     assert {k: v for k, v in snapshot(out).items() if not k.startswith(".mpigen-cache")} == \
         {k: v for k, v in before.items() if not k.startswith(".mpigen-cache")}
     check, imported = _render_importing(PROFILES, "-o", out, "--check")
     assert (check.returncode, check.stdout) == (0, f"{out} is up to date with the profiles\n")
-    assert "generator.commands.pipeline" not in imported
+    assert "mpigen.commands.pipeline" not in imported
 
 
 def test_the_warnings_of_a_render_are_repeated_when_it_is_skipped(tmp_path):
@@ -59,7 +59,7 @@ def test_the_warnings_of_a_render_are_repeated_when_it_is_skipped(tmp_path):
     first = run_mpigen("render", "profiles", "-o", "elsewhere", "--stamp", cwd=tmp_path)
     assert first.returncode == 0 and "warning:" in first.stderr, first.stderr
     again, imported = _render_importing("profiles", "-o", "elsewhere", "--stamp", cwd=tmp_path)
-    assert "generator.commands.pipeline" not in imported
+    assert "mpigen.commands.pipeline" not in imported
     assert (again.returncode, again.stderr) == (0, first.stderr)
     assert profiles.is_dir()
 
@@ -71,7 +71,7 @@ def test_a_changed_profile_compiles_again(tmp_path):
     job = next(iter(sorted((profiles / "jobs").glob("*.yaml"))))
     job.write_text(job.read_text(encoding="utf-8").replace("image: ", "image: r2-", 1), encoding="utf-8")
     again, imported = _render_importing(profiles, "-o", out, "--stamp")
-    assert again.returncode == 0 and "generator.commands.pipeline" in imported
+    assert again.returncode == 0 and "mpigen.commands.pipeline" in imported
     assert " 0 file(s) written" not in again.stdout
     job.write_text("kind: Job\nname: [\n", encoding="utf-8")  # and a broken one is reported, not skipped
     broken = run_mpigen("render", profiles, "-o", out, "--stamp")

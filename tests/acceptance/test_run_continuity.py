@@ -17,9 +17,9 @@ import pytest
 import yaml
 from conftest import CHARTS, PROFILES, is_run_of, run_helm, run_mpigen
 
-UPGRADED = ("import generator.model.defaults as defaults\n"
+UPGRADED = ("import mpigen.model.defaults as defaults\n"
             "defaults.LAUNCHER_CPU = '2'  # a release whose launchers ask for another CPU by default\n"
-            "from generator.commands.cli import main\n"
+            "from mpigen.commands.cli import main\n"
             "main(prog_name='mpigen')\n")
 """mpigen with one default changed: a build of a later release, which compiles every launcher otherwise."""
 
@@ -197,8 +197,8 @@ def test_a_hand_edit_with_its_digest_removed_is_not_kept(fleet):
 def test_a_kept_spec_that_mounts_what_the_new_hostfile_lacks_is_not_kept(fleet):
     """The hostfile ConfigMap is compiled anew: a spec of another release that mounts a key it no longer has would
     leave a later launcher unable to start, so the spec is not kept, and the render says how to start anew."""
-    from generator.continuity.committed import committed_spec
-    from generator.objects.manifest import marked_digest
+    from mpigen.continuity.committed import committed_spec
+    from mpigen.objects.manifest import marked_digest
     charts = fleet / "charts"
     chart = charts / "dgx-lab" / "jobs" / "resnet50-dgx"
     template = chart / "templates" / "mpijob.yaml"

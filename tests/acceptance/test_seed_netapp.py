@@ -21,8 +21,8 @@ import pytest
 import yaml
 from conftest import PROFILES
 
-from generator.commands.pipeline import CompileResult
-from generator.model import Job
+from mpigen.commands.pipeline import CompileResult
+from mpigen.model import Job
 
 SEED = Path(__file__).parent / "seeds" / "netapp-two-dgx1.txt"
 JOB_PROFILE = PROFILES / "jobs" / "netapp-resnet50.yaml"

@@ -19,8 +19,8 @@ from conftest import CustomResourceSchemas
 from jsonschema import Draft202012Validator
 from kubernetes_validate.utils import ValidationError as KubernetesValidationError
 
-from generator.commands.pipeline import CompileResult
-from generator.model import Cluster, NetworkProvider
+from mpigen.commands.pipeline import CompileResult
+from mpigen.model import Cluster, NetworkProvider
 
 NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
 RESOURCE_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName"

@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 """Lowest first. check and insight share a rank and import neither each other."""
 RANK = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}
 TOP_LEVEL = {"__init__.py", "__main__.py"}
-"""The only modules outside a folder: the version, and `python -m generator`, which runs the CLI."""
+"""The only modules outside a folder: the version, and `python -m mpigen`, which runs the CLI."""
 MAX_LINES = 400
 
 
@@ -48,11 +48,11 @@ def folder_of(path: Path) -> str:
     return path.relative_to(PACKAGE).parts[0]
 
 
-MODULE_NAME = re.compile(r"generator(?:\.\w+)+")
+MODULE_NAME = re.compile(r"mpigen(?:\.\w+)+")
 
 
 def imported(path: Path) -> set[str]:
-    """The generator modules `path` imports (absolute imports only: the project writes no relative ones), and those
+    """The mpigen modules `path` imports (absolute imports only: the project writes no relative ones), and those
     it names in a string, which `importlib.import_module` or a lazy table (generator/load's `_HOMES`) imports."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -65,7 +65,7 @@ def imported(path: Path) -> set[str]:
             found.add(base)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-    return {name for name in found if name.startswith("generator.")}
+    return {name for name in found if name.startswith("mpigen.")}
 
 
 def test_every_module_sits_in_a_layer() -> None:
@@ -90,17 +90,17 @@ def test_the_top_level_modules_import_only_the_commands() -> None:
 def test_the_check_finds_a_later_import(tmp_path: Path) -> None:
     """The rank test above would pass on an empty import list; this shows it reads an import that runs back up."""
     probe = tmp_path / "probe.py"
-    probe.write_text("from generator.write import render\nfrom generator.model import Job\n"
-                     "importlib.import_module('generator.commands.cli')\n", encoding="utf-8")
-    assert imported(probe) == {"generator.write", "generator.write.render", "generator.model", "generator.model.Job",
-                               "generator.commands.cli"}
+    probe.write_text("from mpigen.write import render\nfrom mpigen.model import Job\n"
+                     "importlib.import_module('mpigen.commands.cli')\n", encoding="utf-8")
+    assert imported(probe) == {"mpigen.write", "mpigen.write.render", "mpigen.model", "mpigen.model.Job",
+                               "mpigen.commands.cli"}
 
 
 REEXPORT_NODES = (ast.ImportFrom, ast.Import)
 
 
 def only_reexports(tree: ast.Module) -> bool:
-    """A docstring, imports (under `if TYPE_CHECKING:` too), `__all__`; the lazy re-export of generator.load
+    """A docstring, imports (under `if TYPE_CHECKING:` too), `__all__`; the lazy re-export of mpigen.load
     (`__getattr__` importing a name from its home on first use) counts as one."""
     for index, node in enumerate(tree.body):
         if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):

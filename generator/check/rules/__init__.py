@@ -19,16 +19,16 @@ document: a broken document is the schema check's to report, the rules skip what
 
 from __future__ import annotations
 
-from generator.check.rules.capacity import check_capacity
-from generator.check.rules.goerrors import go_json_string, go_quote
-from generator.check.rules.mpi_operator import check_mpijob
-from generator.check.rules.names import check_job_namespaces, check_object_names, check_reserved_names
-from generator.check.rules.network import check_networks
-from generator.check.rules.pod_security import check_pod_security, workload_pod_security
-from generator.check.rules.registry import RULES, Rule, run_rules
-from generator.check.rules.resources import check_extended_resources
-from generator.check.rules.scheduling import check_scheduling
-from generator.readback.findings import Finding
+from mpigen.check.rules.capacity import check_capacity
+from mpigen.check.rules.goerrors import go_json_string, go_quote
+from mpigen.check.rules.mpi_operator import check_mpijob
+from mpigen.check.rules.names import check_job_namespaces, check_object_names, check_reserved_names
+from mpigen.check.rules.network import check_networks
+from mpigen.check.rules.pod_security import check_pod_security, workload_pod_security
+from mpigen.check.rules.registry import RULES, Rule, run_rules
+from mpigen.check.rules.resources import check_extended_resources
+from mpigen.check.rules.scheduling import check_scheduling
+from mpigen.readback.findings import Finding
 
 __all__ = [
     "RULES",

@@ -3,7 +3,7 @@ otherwise the workers never schedule, and nothing says why until someone reads t
 
 from __future__ import annotations
 
-from generator.check.rules.pods import (
+from mpigen.check.rules.pods import (
     is_extended_resource,
     is_training_runtime,
     is_trainjob,
@@ -12,9 +12,9 @@ from generator.check.rules.pods import (
     pod_templates,
     whole_quantity,
 )
-from generator.check.rules.reading import metadata_name, path_of
-from generator.readback.findings import CheckContext, Finding, RenderedObject, finding
-from generator.vocabulary import mpi_operator
+from mpigen.check.rules.reading import metadata_name, path_of
+from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
+from mpigen.vocabulary import mpi_operator
 
 RULE_CAPACITY = "capacity"
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from generator.check.rules.goerrors import (
+from mpigen.check.rules.goerrors import (
     NONNEGATIVE,
     field_invalid,
     field_not_supported,
@@ -46,13 +46,13 @@ from generator.check.rules.goerrors import (
     go_json_string,
     go_quote,
 )
-from generator.check.rules.reading import Path, as_dict, as_int, as_str, metadata_name, path_of
-from generator.model import names
-from generator.readback.findings import CheckContext, Finding, RenderedObject, finding
-from generator.support.diagnostics import Severity
-from generator.vocabulary import mpi_operator
-from generator.vocabulary.kubernetes import dns1035_label_problems
-from generator.vocabulary.mpi_operator import RUN_POLICY_PATH, RunPolicyField, SpecField
+from mpigen.check.rules.reading import Path, as_dict, as_int, as_str, metadata_name, path_of
+from mpigen.model import names
+from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
+from mpigen.support.diagnostics import Severity
+from mpigen.vocabulary import mpi_operator
+from mpigen.vocabulary.kubernetes import dns1035_label_problems
+from mpigen.vocabulary.mpi_operator import RUN_POLICY_PATH, RunPolicyField, SpecField
 
 RULE_MPI_OPERATOR = "mpi-operator"
 

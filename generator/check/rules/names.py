@@ -17,14 +17,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from generator.check.rules.goerrors import go_quote
-from generator.check.rules.pods import PodTemplate, is_trainjob, is_volcano_job, pod_templates, runs_a_job, secret_reads
-from generator.check.rules.reading import Path, as_dict, metadata_name, path_of
-from generator.model import names
-from generator.readback.findings import CheckContext, Finding, RenderedObject, finding
-from generator.support.diagnostics import Severity
-from generator.vocabulary import kubernetes, mpi_operator, trainer, volcano_job
-from generator.vocabulary.reserved import SYSTEM_NAMESPACE_PREFIX, reserved_namespace_owner
+from mpigen.check.rules.goerrors import go_quote
+from mpigen.check.rules.pods import PodTemplate, is_trainjob, is_volcano_job, pod_templates, runs_a_job, secret_reads
+from mpigen.check.rules.reading import Path, as_dict, metadata_name, path_of
+from mpigen.model import names
+from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
+from mpigen.support.diagnostics import Severity
+from mpigen.vocabulary import kubernetes, mpi_operator, trainer, volcano_job
+from mpigen.vocabulary.reserved import SYSTEM_NAMESPACE_PREFIX, reserved_namespace_owner
 
 RULE_NAMES = "names"
 

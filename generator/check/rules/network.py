@@ -17,21 +17,21 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from generator.check.rules.goerrors import go_quote
-from generator.check.rules.pods import PodTemplate, is_volcano_job, pod_requests, pod_templates
-from generator.check.rules.reading import Path, as_dict, as_str, metadata_name, path_of
-from generator.providers import PROVIDERS
-from generator.readback.findings import CheckContext, Finding, RenderedObject, finding
-from generator.support.diagnostics import Severity
-from generator.vocabulary import volcano_job
-from generator.vocabulary.kubernetes import DNS1123_LABEL
-from generator.vocabulary.multus import (
+from mpigen.check.rules.goerrors import go_quote
+from mpigen.check.rules.pods import PodTemplate, is_volcano_job, pod_requests, pod_templates
+from mpigen.check.rules.reading import Path, as_dict, as_str, metadata_name, path_of
+from mpigen.providers import PROVIDERS
+from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
+from mpigen.support.diagnostics import Severity
+from mpigen.vocabulary import volcano_job
+from mpigen.vocabulary.kubernetes import DNS1123_LABEL
+from mpigen.vocabulary.multus import (
     DEFAULT_NETWORK_ANNOTATION,
     NAD_KIND,
     NETWORKS_ANNOTATION,
     RESOURCE_NAME_ANNOTATION,
 )
-from generator.vocabulary.reserved import NETWORK_INSTRUCTIONS, reserved_namespace_owner
+from mpigen.vocabulary.reserved import NETWORK_INSTRUCTIONS, reserved_namespace_owner
 
 RULE_NETWORK = "network"
 

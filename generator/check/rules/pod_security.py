@@ -3,10 +3,10 @@ itself accepted, never starts; the level each workload needs is also what the re
 
 from __future__ import annotations
 
-from generator.check.rules.pods import pod_templates
-from generator.check.rules.reading import as_dict, path_of
-from generator.readback.findings import CheckContext, Finding, RenderedObject, finding
-from generator.vocabulary.podsecurity import ENFORCE_LABEL, Level, PodSecurity, combine, evaluate
+from mpigen.check.rules.pods import pod_templates
+from mpigen.check.rules.reading import as_dict, path_of
+from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
+from mpigen.vocabulary.podsecurity import ENFORCE_LABEL, Level, PodSecurity, combine, evaluate
 
 RULE_POD_SECURITY = "pod-security"
 

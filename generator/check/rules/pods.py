@@ -7,11 +7,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from generator.check.rules.reading import Path, as_dict, as_int
-from generator.model import names
-from generator.readback.findings import CheckContext, RenderedObject
-from generator.vocabulary import mpi_operator, trainer, volcano_job
-from generator.vocabulary.kubernetes import in_kubernetes_domain
+from mpigen.check.rules.reading import Path, as_dict, as_int
+from mpigen.model import names
+from mpigen.readback.findings import CheckContext, RenderedObject
+from mpigen.vocabulary import mpi_operator, trainer, volcano_job
+from mpigen.vocabulary.kubernetes import in_kubernetes_domain
 
 _TEMPLATE_PATHS: dict[str, Path] = {
     "Pod": (),

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from generator.readback.findings import RenderedObject
-from generator.vocabulary.kubernetes import json_path
+from mpigen.readback.findings import RenderedObject
+from mpigen.vocabulary.kubernetes import json_path
 
 Path = tuple[str | int, ...]
 

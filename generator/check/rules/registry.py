@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from generator.check.rules.capacity import RULE_CAPACITY, check_capacity
-from generator.check.rules.mpi_operator import RULE_MPI_OPERATOR, check_mpijobs
-from generator.check.rules.names import RULE_NAMES, check_job_namespaces, check_object_names, check_reserved_names
-from generator.check.rules.network import RULE_NETWORK, check_networks
-from generator.check.rules.pod_security import RULE_POD_SECURITY, check_pod_security
-from generator.check.rules.resources import RULE_RESOURCES, check_extended_resources
-from generator.check.rules.scheduling import RULE_SCHEDULING, check_scheduling
-from generator.readback.findings import CheckContext, Finding, RenderedObject
+from mpigen.check.rules.capacity import RULE_CAPACITY, check_capacity
+from mpigen.check.rules.mpi_operator import RULE_MPI_OPERATOR, check_mpijobs
+from mpigen.check.rules.names import RULE_NAMES, check_job_namespaces, check_object_names, check_reserved_names
+from mpigen.check.rules.network import RULE_NETWORK, check_networks
+from mpigen.check.rules.pod_security import RULE_POD_SECURITY, check_pod_security
+from mpigen.check.rules.resources import RULE_RESOURCES, check_extended_resources
+from mpigen.check.rules.scheduling import RULE_SCHEDULING, check_scheduling
+from mpigen.readback.findings import CheckContext, Finding, RenderedObject
 
 RuleCheck = Callable[[list[RenderedObject], CheckContext], list[Finding]]
 

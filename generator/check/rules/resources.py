@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from generator.check.rules.goerrors import go_quote
-from generator.check.rules.pods import is_extended_resource, pod_templates, whole_quantity
-from generator.check.rules.reading import as_dict, path_of
-from generator.readback.findings import CheckContext, Finding, RenderedObject, finding
+from mpigen.check.rules.goerrors import go_quote
+from mpigen.check.rules.pods import is_extended_resource, pod_templates, whole_quantity
+from mpigen.check.rules.reading import as_dict, path_of
+from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
 
 RULE_RESOURCES = "resources"
 

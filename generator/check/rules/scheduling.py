@@ -22,14 +22,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.check.rules.pods import is_trainjob, is_volcano_job, pod_requests, pod_templates, runs_a_job
-from generator.check.rules.reading import as_dict, as_int, as_str, metadata_name, path_of, values_under
-from generator.readback.findings import CheckContext, Finding, RenderedObject, finding
-from generator.support.diagnostics import Severity
-from generator.vocabulary import mpi_operator, trainer, volcano_job
-from generator.vocabulary import scheduling as vocabulary
-from generator.vocabulary.mpi_operator import RUN_POLICY_PATH, SUSPEND_PATH, RunPolicyField, SchedulingPolicyField, SpecField
-from generator.vocabulary.reserved import SYSTEM_PRIORITY_CLASS_REASON, is_system_priority_class
+from mpigen.check.rules.pods import is_trainjob, is_volcano_job, pod_requests, pod_templates, runs_a_job
+from mpigen.check.rules.reading import as_dict, as_int, as_str, metadata_name, path_of, values_under
+from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
+from mpigen.support.diagnostics import Severity
+from mpigen.vocabulary import mpi_operator, trainer, volcano_job
+from mpigen.vocabulary import scheduling as vocabulary
+from mpigen.vocabulary.mpi_operator import RUN_POLICY_PATH, SUSPEND_PATH, RunPolicyField, SchedulingPolicyField, SpecField
+from mpigen.vocabulary.reserved import SYSTEM_PRIORITY_CLASS_REASON, is_system_priority_class
 
 RULE_SCHEDULING = "scheduling"
 VOLCANO_GROUP = vocabulary.VOLCANO_API_VERSION.split("/")[0]

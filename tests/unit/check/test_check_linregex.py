@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from generator.check.linregex import Unsupported, compile_pattern, search
+from mpigen.check.linregex import Unsupported, compile_pattern, search
 
 # Every pattern of the upstream CRDs (mpi-operator, Argo CD, Flux, Kubeflow trainer, network operators) and
 # a few shapes beside them.

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from generator.check.rules import check_job_namespaces, check_object_names, run_rules
-from generator.readback.findings import CheckContext, RenderedObject
-from generator.support.diagnostics import Severity
+from mpigen.check.rules import check_job_namespaces, check_object_names, run_rules
+from mpigen.readback.findings import CheckContext, RenderedObject
+from mpigen.support.diagnostics import Severity
 
 SUBDOMAIN = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
              "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "

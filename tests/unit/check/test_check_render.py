@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from conftest import CHARTS, is_run_of, run_mpigen
 
-from generator.check.helm import _error_lines, helm_lint, helm_template
-from generator.readback.discover import discover
-from generator.readback.documents import parse_documents, read_manifest_file, split_documents
-from generator.readback.own_renderer import _Helpers, _parse_helpers, own_render, render_template_text, template_actions
+from mpigen.check.helm import _error_lines, helm_lint, helm_template
+from mpigen.readback.discover import discover
+from mpigen.readback.documents import parse_documents, read_manifest_file, split_documents
+from mpigen.readback.own_renderer import _Helpers, _parse_helpers, own_render, render_template_text, template_actions
 
 
 def _key(documents):
@@ -203,8 +203,8 @@ def test_helm_lint_summary_is_not_an_error_line():
                                   '*/}}\n{{- define "pi.hostfile" -}}\n{{- range $i := until (int .Values.workers) '
                                   '}}\n{{ printf "' + "\\a" * (MIB // 2), "\n" * MIB, "{{ printf " * (MIB // 10)])
 def test_helpers_are_matched_in_linear_time(tail):
-    from generator.objects.chartfiles import helpers_tpl as _helpers
-    from generator.objects.labels import ChartRef
+    from mpigen.objects.chartfiles import helpers_tpl as _helpers
+    from mpigen.objects.labels import ChartRef
     _bounded(5, _parse_helpers, _helpers(ChartRef("pi", "pi")) + tail, "pi")
 
 

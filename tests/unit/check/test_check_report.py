@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import HOSTILE_NAME, RAW_CONTROL
 
-from generator.check.report import (
+from mpigen.check.report import (
     FORMATS,
     RULE_DESCRIPTIONS,
     CheckReport,
@@ -20,9 +20,9 @@ from generator.check.report import (
     as_sarif,
     as_text,
 )
-from generator.check.rules import RULES
-from generator.readback.findings import Finding, RenderedObject
-from generator.support.diagnostics import Severity, one_line
+from mpigen.check.rules import RULES
+from mpigen.readback.findings import Finding, RenderedObject
+from mpigen.support.diagnostics import Severity, one_line
 
 MPIJOB = RenderedObject("charts/x/templates/mpijob.yaml", {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
                                                      "metadata": {"name": "x"}}, "charts/x")

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from generator.check import rules
-from generator.check.rules import (
+from mpigen.check import rules
+from mpigen.check.rules import (
     check_capacity,
     check_extended_resources,
     check_mpijob,
@@ -25,8 +25,8 @@ from generator.check.rules import (
     registry,
     run_rules,
 )
-from generator.readback.findings import CheckContext, NodeShape, RenderedObject
-from generator.support.diagnostics import Severity
+from mpigen.readback.findings import CheckContext, NodeShape, RenderedObject
+from mpigen.support.diagnostics import Severity
 
 SOURCE = "charts/lab/jobs/x/templates/mpijob.yaml"
 CHART = "charts/lab/jobs/x"
@@ -888,7 +888,7 @@ def test_a_manifest_of_unknown_origin_is_judged_with_its_own_and_any_clusters_ob
 def test_cluster_folders_group_files_as_they_were_reached(tmp_path):
     """`--cluster NAME=PATH`: the deepest folder holding a file gives its cluster; a file reached through a link in
     the folder is the folder's (paths are made absolute, never resolved through links)."""
-    from generator.check.run import _grouped
+    from mpigen.check.run import _grouped
 
     (tmp_path / "m/a/deep").mkdir(parents=True)
     (tmp_path / "shared").mkdir()

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from generator.check.rules import run_rules
-from generator.check.rules.scheduling import check_scheduling
-from generator.readback.findings import CheckContext, Finding, RenderedObject
-from generator.support.diagnostics import Severity
+from mpigen.check.rules import run_rules
+from mpigen.check.rules.scheduling import check_scheduling
+from mpigen.readback.findings import CheckContext, Finding, RenderedObject
+from mpigen.support.diagnostics import Severity
 
 
 def mpijob(workers: int = 2, policy: str | None = "WaitForWorkersReady", min_available: Any = None,

@@ -27,8 +27,8 @@ from kubernetes_validate.utils import ValidationError as KubernetesValidationErr
 from kubernetes_validate.utils import VersionNotSupportedError
 from ruamel.yaml import YAML
 
-from generator.check import schemas as schemas_module
-from generator.check.schemas import (
+from mpigen.check import schemas as schemas_module
+from mpigen.check.schemas import (
     CRD_QUANTITY,
     QUANTITY_PATTERN,
     SchemaSet,
@@ -37,9 +37,9 @@ from generator.check.schemas import (
     own_schemas,
     select_kube_version,
 )
-from generator.commands.pipeline import CompileResult
-from generator.readback.findings import Finding, RenderedObject
-from generator.support.diagnostics import Severity
+from mpigen.commands.pipeline import CompileResult
+from mpigen.readback.findings import Finding, RenderedObject
+from mpigen.support.diagnostics import Severity
 
 VERSION = "1.31"
 MPIJOB = ("kubeflow.org/v2beta1", "MPIJob")
@@ -235,21 +235,22 @@ def test_pod_template_follows_the_kubernetes_version() -> None:
     assert SchemaSet("1.28").check(doc(pod)) == []
 
 
-def test_wheel_ships_the_crd_schemas_where_schema_dir_finds_them(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path), str(REPO)],
-                            capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    wheel = next(tmp_path.glob("mpigen-*.whl"))
+def test_wheel_ships_the_crd_schemas_where_schema_dir_finds_them(tmp_path: Path, built_wheel: Path) -> None:
+    wheel = built_wheel
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
-    shipped = sorted((site / "generator" / "schemas" / "crds").glob("*.json"))
+    shipped = sorted((site / "mpigen" / "schemas" / "crds").glob("*.json"))
     assert [p.name for p in shipped] == [p.name for p in OWN_FILES]
     assert all(json.loads(a.read_text()) == json.loads(b.read_text()) for a, b in zip(shipped, OWN_FILES, strict=True))
-    probe = "from generator.support.schema_files import schema_dir; print(schema_dir())"
+    probe = "from mpigen.support.schema_files import schema_dir; print(schema_dir())"
     found = subprocess.run([sys.executable, "-c", probe],
                            capture_output=True, text=True, timeout=60, cwd=tmp_path, env={"PYTHONPATH": str(site)})
     assert found.returncode == 0, found.stderr
-    assert Path(found.stdout.strip()) / "crds" == site / "generator" / "schemas" / "crds"
+    assert Path(found.stdout.strip()) / "crds" == site / "mpigen" / "schemas" / "crds"
+    assert not (site / "generator").exists()  # the package installs as `mpigen` only: no top-level `generator`
+    for folder, pattern in (("hardware", "*.yaml"), ("manifests", "*.lua")):  # the built-ins and the health checks
+        shipped_data = sorted(p.name for p in (site / "mpigen" / folder).glob(pattern))
+        assert shipped_data and shipped_data == sorted(p.name for p in (REPO / "generator" / folder).glob(pattern))
 
 
 # --- own schemas against the upstream CRDs ---------------------------------------------------------

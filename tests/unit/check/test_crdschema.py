@@ -16,8 +16,8 @@ from conftest import CustomResourceSchemas
 from jsonschema import Draft202012Validator
 from ruamel.yaml import YAML
 
-from generator.check.crdschema import convert_schema, resource_schema
-from generator.check.schemas import bundled_kube_versions
+from mpigen.check.crdschema import convert_schema, resource_schema
+from mpigen.check.schemas import bundled_kube_versions
 
 MPIJOB = ("kubeflow.org/v2beta1", "MPIJob")
 NAD = ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")

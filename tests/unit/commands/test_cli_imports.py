@@ -8,12 +8,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from generator.check.report import FORMATS
-from generator.commands import chart_commands, init_command
-from generator.load.catalogue import builtin_names
+from mpigen.check.report import FORMATS
+from mpigen.commands import chart_commands, init_command
+from mpigen.load.catalogue import builtin_names
 
-HEAVY = ("generator.check", "generator.commands.pipeline", "generator.package", "generator.write", "generator.diff",
-         "generator.validate", "jsonschema", "jinja2", "ruamel")
+HEAVY = ("mpigen.check", "mpigen.commands.pipeline", "mpigen.package", "mpigen.write", "mpigen.diff",
+         "mpigen.validate", "jsonschema", "jinja2", "ruamel")
 
 
 def imported_after(code: str) -> list[str]:
@@ -24,16 +24,16 @@ def imported_after(code: str) -> list[str]:
 
 
 def test_help_loads_no_stage() -> None:
-    loaded = imported_after("from generator.commands.cli import main\ntry:\n    main(['--help'], prog_name='mpigen')\n"
+    loaded = imported_after("from mpigen.commands.cli import main\ntry:\n    main(['--help'], prog_name='mpigen')\n"
                             "except SystemExit:\n    pass")
     assert loaded == []
 
 
 def test_a_command_loads_its_own_stages() -> None:
     """`mpigen validate` loads the pipeline (so the probe above sees a stage when one is loaded) and nothing of check."""
-    loaded = imported_after("from generator.commands.cli import main\ntry:\n    main(['validate', '/nonexistent'], "
+    loaded = imported_after("from mpigen.commands.cli import main\ntry:\n    main(['validate', '/nonexistent'], "
                             "prog_name='mpigen')\nexcept SystemExit:\n    pass")
-    assert "generator.commands.pipeline" in loaded and not [name for name in loaded if name.startswith("generator.check")]
+    assert "mpigen.commands.pipeline" in loaded and not [name for name in loaded if name.startswith("mpigen.check")]
 
 
 def test_check_output_choices_are_the_report_formats() -> None:

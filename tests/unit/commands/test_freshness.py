@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from generator.commands.freshness import code_identity, files_digest, render_key
+from mpigen.commands.freshness import code_identity, files_digest, render_key
 
 
 def test_the_key_follows_the_profiles_the_paths_given_and_the_output_named(tmp_path):

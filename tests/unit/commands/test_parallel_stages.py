@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from generator.check import CheckOptions, run_check
-from generator.commands.pipeline import compile_profiles
-from generator.load import load_paths
-from generator.package import output_files
-from generator.support import parallel
-from generator.write import write_tree
+from mpigen.check import CheckOptions, run_check
+from mpigen.commands.pipeline import compile_profiles
+from mpigen.load import load_paths
+from mpigen.package import output_files
+from mpigen.support import parallel
+from mpigen.write import write_tree
 
 pytestmark = pytest.mark.skipif(not parallel.available(), reason="needs Linux, two cores and one thread")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from conftest import PROFILES
 
-from generator.commands.pipeline import check_profiles, compile_profiles
-from generator.support.diagnostics import Severity
+from mpigen.commands.pipeline import check_profiles, compile_profiles
+from mpigen.support.diagnostics import Severity
 
 DGX_LAB = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
 PI = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from generator.commands.pipeline import compile_profiles
-from generator.commands.scaffold import GITOPS_TOOLS, ScaffoldError, starting_fleet, write_new
-from generator.load.catalogue import builtin_names
+from mpigen.commands.pipeline import compile_profiles
+from mpigen.commands.scaffold import GITOPS_TOOLS, ScaffoldError, starting_fleet, write_new
+from mpigen.load.catalogue import builtin_names
 
 
 @pytest.mark.parametrize("gitops", GITOPS_TOOLS)

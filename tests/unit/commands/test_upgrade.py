@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from generator.commands.upgrade import CompiledBy, RenamedRun, Upgrade, release_key, upgrade_of
-from generator.continuity.committed import LEGACY_RELEASE
-from generator.objects import chartfiles
-from generator.support import yamlio
+from mpigen.commands.upgrade import CompiledBy, RenamedRun, Upgrade, release_key, upgrade_of
+from mpigen.continuity.committed import LEGACY_RELEASE
+from mpigen.objects import chartfiles
+from mpigen.support import yamlio
 
 
 def _chart_yaml(release: str | None, run: str | None = None, source: str | None = "profiles/x.yaml") -> bytes:

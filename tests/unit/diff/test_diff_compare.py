@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from generator.diff.compare import compare
-from generator.diff.objects import ADDED, CHANGED, REMOVED, REPLACED, diff_objects, diff_text, keyed
-from generator.diff.sides import Unit
+from mpigen.diff.compare import compare
+from mpigen.diff.objects import ADDED, CHANGED, REMOVED, REPLACED, diff_objects, diff_text, keyed
+from mpigen.diff.sides import Unit
 
 
 def _side(*units: Unit) -> dict[tuple[str, str], Unit]:

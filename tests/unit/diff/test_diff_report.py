@@ -7,10 +7,10 @@ import json
 
 from conftest import RAW_CONTROL
 
-from generator.diff.compare import compare
-from generator.diff.report import DIFF_FORMAT, DiffReport, as_json, as_text
-from generator.diff.review import review
-from generator.diff.sides import Unit
+from mpigen.diff.compare import compare
+from mpigen.diff.report import DIFF_FORMAT, DiffReport, as_json, as_text
+from mpigen.diff.review import review
+from mpigen.diff.sides import Unit
 
 SRIOVDP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "sriovdp-config", "namespace": "kube-system"},
            "data": {"config.json": "a"}}

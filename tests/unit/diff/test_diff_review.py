@@ -7,8 +7,8 @@ import copy
 
 import pytest
 
-from generator.diff.compare import compare
-from generator.diff.review import (
+from mpigen.diff.compare import compare
+from mpigen.diff.review import (
     DESCRIBING_ONLY,
     DEVICE_PLUGIN,
     EDIT_NOT_APPLIED,
@@ -21,7 +21,7 @@ from generator.diff.review import (
     Reviewed,
     review,
 )
-from generator.diff.sides import Unit
+from mpigen.diff.sides import Unit
 
 
 def _review(old: list[Unit], new: list[Unit]) -> Reviewed:

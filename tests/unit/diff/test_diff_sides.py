@@ -8,12 +8,12 @@ import shutil
 import pytest
 from conftest import CHARTS, PROFILES
 
-from generator.commands.pipeline import compile_profiles
-from generator.diff.compare import compare
-from generator.diff.sides import compiled_side, rendered_side
-from generator.objects import chartfiles
-from generator.objects.manifest import Manifest
-from generator.package import Chart
+from mpigen.commands.pipeline import compile_profiles
+from mpigen.diff.compare import compare
+from mpigen.diff.sides import compiled_side, rendered_side
+from mpigen.objects import chartfiles
+from mpigen.objects.manifest import Manifest
+from mpigen.package import Chart
 
 
 @pytest.fixture(scope="module")

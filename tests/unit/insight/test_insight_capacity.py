@@ -10,8 +10,8 @@ from conftest import FirstFitReference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.insight import capacity
-from generator.insight.capacity import Amounts
+from mpigen.insight import capacity
+from mpigen.insight.capacity import Amounts
 
 RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
 # Whole and fractional amounts, the millicore, and one past the default context's 28 digits (exact here).

@@ -14,10 +14,10 @@ import pytest
 from conftest import PROFILES, TRAIN_JOB
 from ruamel.yaml import YAML
 
-from generator.commands.pipeline import check_profiles, compile_profiles
-from generator.insight.explain import Explanation, explain_job, rank_bindings
-from generator.insight.report import explain_json, explain_text
-from generator.package.stream import manifest_stream
+from mpigen.commands.pipeline import check_profiles, compile_profiles
+from mpigen.insight.explain import Explanation, explain_job, rank_bindings
+from mpigen.insight.report import explain_json, explain_text
+from mpigen.package.stream import manifest_stream
 
 
 def _explain(root: Path, name: str) -> Explanation:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from conftest import PROFILES
 
-from generator.commands.pipeline import check_profiles
-from generator.insight.picture import fleet_html, fleet_svg, node_layout
-from generator.insight.plan import plan_fleet
+from mpigen.commands.pipeline import check_profiles
+from mpigen.insight.picture import fleet_html, fleet_svg, node_layout
+from mpigen.insight.plan import plan_fleet
 
 
 def _draw(root: Path) -> tuple[str, str]:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from conftest import PROFILES, TRAIN_JOB
 
-from generator.commands.pipeline import check_profiles
-from generator.insight import capacity
-from generator.insight.plan import NEVER, STARTS, WAITS, FleetPlan, plan_fleet
-from generator.insight.report import plan_json, plan_text
+from mpigen.commands.pipeline import check_profiles
+from mpigen.insight import capacity
+from mpigen.insight.plan import NEVER, STARTS, WAITS, FleetPlan, plan_fleet
+from mpigen.insight.report import plan_json, plan_text
 
 
 def _plan(root: Path) -> FleetPlan:

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from conftest import PROFILES, REPO, run_helm, run_mpigen, snapshot
 
-from generator.load import MAX_FILE_BYTES, load_bytes, load_paths, to_plain
-from generator.load.catalogue import expand_hardware
-from generator.load.files import _guess_identity
-from generator.load.problems import _reused_anchor
-from generator.readback.kubeyaml import load_all as kube_load_all
-from generator.validate import validate
+from mpigen.load import MAX_FILE_BYTES, load_bytes, load_paths, to_plain
+from mpigen.load.catalogue import expand_hardware
+from mpigen.load.files import _guess_identity
+from mpigen.load.problems import _reused_anchor
+from mpigen.readback.kubeyaml import load_all as kube_load_all
+from mpigen.validate import validate
 
 PI = (PROFILES / "jobs" / "pi.yaml").read_bytes()
 assert PI.splitlines()[9] == b"workers: 2"
@@ -379,7 +379,7 @@ def test_named_pipe_is_refused_instead_of_blocking(profiles_copy):
     root = profiles_copy()
     pipe = root / "jobs" / "pipe.yaml"
     os.mkfifo(pipe)
-    result = subprocess.run([sys.executable, "-m", "generator", "validate", str(root)], capture_output=True,
+    result = subprocess.run([sys.executable, "-m", "mpigen", "validate", str(root)], capture_output=True,
                             text=True, timeout=3, cwd=REPO)
     assert result.returncode == 1
     assert f"{pipe}:1:1: error:" in result.stderr

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from conftest import PROFILES, run_mpigen
 
-from generator.commands.pipeline import compile_profiles
-from generator.load import load_bytes, load_paths
-from generator.load.catalogue import expand_hardware
-from generator.validate import validate
+from mpigen.commands.pipeline import compile_profiles
+from mpigen.load import load_bytes, load_paths
+from mpigen.load.catalogue import expand_hardware
+from mpigen.validate import validate
 
 # (file, text as in profiles/, the same with merge keys). Every place a merged mapping can stand: a job's env
 # (merged keys keep the place of `<<`, so the variables' order is unchanged), resources, a volume (list item),

@@ -7,8 +7,8 @@ import shutil
 
 from conftest import PROFILES
 
-from generator.load import fingerprint_paths, load_paths
-from generator.load.reading import source_names
+from mpigen.load import fingerprint_paths, load_paths
+from mpigen.load.reading import source_names
 
 
 def test_reading_and_loading_agree_on_the_fingerprint(tmp_path):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import PROFILES, run_limited, run_mpigen, snapshot, without_root_privileges
 
-from generator.load import discover, load_file, load_paths
+from mpigen.load import discover, load_file, load_paths
 
 
 def rendered(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:

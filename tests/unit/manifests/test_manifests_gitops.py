@@ -18,11 +18,11 @@ import pytest
 from conftest import PROFILES, run_helm
 from ruamel.yaml import YAML
 
-from generator.check.schemas import SchemaSet
-from generator.commands.pipeline import CompileResult, compile_profiles
-from generator.manifests.gitops import build_bootstrap
-from generator.package import output_files
-from generator.readback.findings import RenderedObject
+from mpigen.check.schemas import SchemaSet
+from mpigen.commands.pipeline import CompileResult, compile_profiles
+from mpigen.manifests.gitops import build_bootstrap
+from mpigen.package import output_files
+from mpigen.readback.findings import RenderedObject
 
 ARGOCD_FILES = ["dgx-lab/bootstrap/apps/applications.yaml", "dgx-lab/bootstrap/root/root-application.yaml"]
 KUEUE_FILES = ["dgx-pod/bootstrap/apps/applications.yaml", "dgx-pod/bootstrap/root/root-application.yaml"]
@@ -387,8 +387,8 @@ def test_argocd_applications_of_kueue_jobs_ignore_and_respect_what_kueue_owns(fi
 def test_a_kueue_trainjobs_application_ignores_what_kueue_owns_of_a_trainjob(profiles_copy: Callable) -> None:
     """Kueue unsuspends an admitted TrainJob and puts its flavor's placement into runtime patches of its own (the
     pods are in the TrainingRuntime): those two fields, and no MPIJob's, for a job whose backend is trainjob."""
-    from generator.commands.pipeline import compile_profiles
-    from generator.manifests.gitops import build_argocd_application, deliveries
+    from mpigen.commands.pipeline import compile_profiles
+    from mpigen.manifests.gitops import build_argocd_application, deliveries
 
     text = (PROFILES / "jobs/vision-resnet50.yaml").read_text(encoding="utf-8") + "backend: trainjob\n"
     result = compile_profiles([profiles_copy({"jobs/vision-resnet50.yaml": text})])

@@ -16,14 +16,14 @@ import pytest
 import yaml
 from conftest import is_run_of, run_helm, run_name_of
 
-from generator.commands.pipeline import CompileResult, compile_profiles
-from generator.manifests import build_job, job_chart_ref, job_object, run_name
-from generator.manifests.hostfile import configmap_data
-from generator.model import Backend, Job, MpiImplementation, Naming, Placement, names
-from generator.model.hostfile import HostfileFormat, digits_total
-from generator.package import output_files
-from generator.vocabulary.kubernetes import ETCD_MAX_REQUEST_BYTES, OBJECT_BOUND
-from generator.write import write_tree
+from mpigen.commands.pipeline import CompileResult, compile_profiles
+from mpigen.manifests import build_job, job_chart_ref, job_object, run_name
+from mpigen.manifests.hostfile import configmap_data
+from mpigen.model import Backend, Job, MpiImplementation, Naming, Placement, names
+from mpigen.model.hostfile import HostfileFormat, digits_total
+from mpigen.package import output_files
+from mpigen.vocabulary.kubernetes import ETCD_MAX_REQUEST_BYTES, OBJECT_BOUND
+from mpigen.write import write_tree
 
 # --- helpers ---------------------------------------------------------------------------------------
 

@@ -13,9 +13,9 @@ from typing import Any
 from conftest import PROFILES
 from test_manifests_node_placement import _pod_specs
 
-from generator.commands.pipeline import compile_profiles
-from generator.manifests import build_infra, build_job, infra_chart_ref, job_chart_ref, job_object
-from generator.model import Job
+from mpigen.commands.pipeline import compile_profiles
+from mpigen.manifests import build_infra, build_job, infra_chart_ref, job_chart_ref, job_object
+from mpigen.model import Job
 
 JOBS = {"resnet50-dgx": "jobs/resnet50-dgx.yaml", "allreduce-vcjob": "jobs/allreduce-vcjob.yaml",
         "resnet50-trainjob": "jobs/resnet50-trainjob.yaml"}

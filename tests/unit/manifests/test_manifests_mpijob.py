@@ -15,11 +15,11 @@ import pytest
 import yaml
 from conftest import PROFILES, UPSTREAM, is_run_of, run_helm
 
-from generator.commands.pipeline import CompileResult, compile_profiles
-from generator.manifests import build_job, job_chart_ref, job_object
-from generator.model import EnvVar, Job, MpiImplementation, names
-from generator.package import output_files
-from generator.write import write_tree
+from mpigen.commands.pipeline import CompileResult, compile_profiles
+from mpigen.manifests import build_job, job_chart_ref, job_object
+from mpigen.model import EnvVar, Job, MpiImplementation, names
+from mpigen.package import output_files
+from mpigen.write import write_tree
 
 RESNET_PROGRAM = [
     "python",
@@ -599,7 +599,7 @@ def test_a_run_ref_names_the_first_worker_of_this_run(profiles_copy, name):
     # hostfile, and that host's name carries the run's digest, which no profile can know. `{runRef: firstWorker}`
     # is filled in with the hostfile's first host, on every container, for every backend (MPIJob, Volcano Job,
     # TrainJob); a new run (another image) gets its own name in it.
-    from generator.manifests import pod_specs, pods_object
+    from mpigen.manifests import pod_specs, pods_object
     path = f"jobs/{name}.yaml"
     text = (PROFILES / path).read_text(encoding="utf-8")
     refs = "  MASTER_ADDR: {runRef: firstWorker}\n  RUN: {runRef: name}\n"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from generator.manifests.gitops import MPIJOB_HEALTH_KEY, mpijob_health_check
+from mpigen.manifests.gitops import MPIJOB_HEALTH_KEY, mpijob_health_check
 
 lupa = pytest.importorskip("lupa", reason="lupa (pip, `make test` installs it) runs the Lua")
 

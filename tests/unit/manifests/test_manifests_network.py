@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from conftest import PROFILES, is_run_of
 
-from generator.commands.pipeline import CompileResult, compile_profiles
+from mpigen.commands.pipeline import CompileResult, compile_profiles
 
 RAILS = ["rail0", "rail1", "rail2", "rail3"]
 RANGES = {"rail0": "192.168.100.0/24", "rail1": "192.168.101.0/24", "rail2": "192.168.102.0/24",

@@ -15,10 +15,10 @@ from typing import Any
 
 from conftest import PROFILES
 
-from generator.commands.pipeline import CompileResult, compile_profiles
-from generator.manifests import build_infra, build_job, infra_chart_ref, job_chart_ref, job_object
-from generator.manifests.run_name import mpijob_name
-from generator.model import Job
+from mpigen.commands.pipeline import CompileResult, compile_profiles
+from mpigen.manifests import build_infra, build_job, infra_chart_ref, job_chart_ref, job_object
+from mpigen.manifests.run_name import mpijob_name
+from mpigen.model import Job
 
 DGX_LAB = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
 VOLCANO_LAB = (PROFILES / "clusters" / "volcano-lab.yaml").read_text(encoding="utf-8")

@@ -12,11 +12,11 @@ import pytest
 import yaml
 from conftest import PROFILES, TRAIN_JOB, run_helm
 
-from generator.commands.pipeline import compile_profiles
-from generator.manifests import build_job, job_chart_ref
-from generator.model import Job
-from generator.package import output_files
-from generator.write import write_tree
+from mpigen.commands.pipeline import compile_profiles
+from mpigen.manifests import build_job, job_chart_ref
+from mpigen.model import Job
+from mpigen.package import output_files
+from mpigen.write import write_tree
 
 TRAIN = TRAIN_JOB + "namespace: ml-training\nworkers: 2\nnaming: stable\n"
 HOST = "train-worker-{}.train.ml-training.svc"
@@ -91,7 +91,7 @@ def test_without_a_rankfile_the_flags_are_the_placements(profiles_copy):
 
 def test_a_hardware_fact_that_moves_the_rankfile_renames_the_run(profiles_copy):
     """The NICs' sockets decide the rankfile: moving them is another run (its identity reads the hardware profile)."""
-    from generator.manifests.run_name import run_digest
+    from mpigen.manifests.run_name import run_digest
     hardware = (PROFILES / "hardware" / "dgx-1.yaml").read_text(encoding="utf-8")
     job = _job(profiles_copy)
     moved = compile_profiles([profiles_copy({"jobs/train.yaml": TRAIN, "hardware/dgx-1.yaml": hardware.replace(

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from conftest import PROFILES, is_run_of, run_helm, run_mpigen
 
-from generator.commands.pipeline import CompileResult, compile_profiles
+from mpigen.commands.pipeline import CompileResult, compile_profiles
 
 
 def _compile(root: Path) -> CompileResult:

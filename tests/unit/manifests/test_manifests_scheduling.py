@@ -23,11 +23,11 @@ from conftest import PROFILES, CustomResourceSchemas, run_helm
 from ruamel.yaml import YAML
 from test_manifests_node_placement import _pod_specs
 
-from generator.check.schemas import SchemaSet
-from generator.commands.pipeline import CompileResult, compile_profiles
-from generator.manifests import build_infra, infra_chart_ref
-from generator.package import output_files
-from generator.readback.findings import RenderedObject
+from mpigen.check.schemas import SchemaSet
+from mpigen.commands.pipeline import CompileResult, compile_profiles
+from mpigen.manifests import build_infra, infra_chart_ref
+from mpigen.package import output_files
+from mpigen.readback.findings import RenderedObject
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
 RAILS = [f"rail{i}" for i in range(4)]

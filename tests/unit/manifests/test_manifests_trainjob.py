@@ -17,9 +17,9 @@ import pytest
 from conftest import PROFILES, UPSTREAM, CustomResourceSchemas
 from ruamel.yaml import YAML
 
-from generator.commands.pipeline import check_profiles, compile_profiles
-from generator.manifests import build_infra, build_job, infra_chart_ref, job_chart_ref, job_object
-from generator.model import Backend, Job
+from mpigen.commands.pipeline import check_profiles, compile_profiles
+from mpigen.manifests import build_infra, build_job, infra_chart_ref, job_chart_ref, job_object
+from mpigen.model import Backend, Job
 
 TRAINER = UPSTREAM / "trainer"
 TRAINJOB = (PROFILES / "jobs/resnet50-trainjob.yaml").read_text(encoding="utf-8")
@@ -223,8 +223,8 @@ def test_a_profile_trainer_cannot_honour_is_refused(profiles_copy, tmp_path: Pat
 
 
 def test_check_finds_an_object_that_takes_a_name_trainer_creates(example):
-    from generator.check.rules.names import check_reserved_names
-    from generator.readback.findings import RenderedObject
+    from mpigen.check.rules.names import check_reserved_names
+    from mpigen.readback.findings import RenderedObject
 
     _, trainjob, _, configmap = example
     name, namespace = trainjob["metadata"]["name"], trainjob["metadata"]["namespace"]
@@ -262,8 +262,8 @@ def test_under_kueue_the_trainjob_is_admitted_through_its_queue(profiles_copy):
 def test_check_judges_the_runtimes_workers_by_the_pool_of_the_trainjobs_chart(example):
     # The runtime is in the infra chart, which targets no pool; the job chart's Chart.yaml names the pool of its
     # TrainJob, and so of the runtime of the same namespace and name.
-    from generator.check.rules.capacity import check_capacity
-    from generator.readback.findings import CheckContext, NodeShape, RenderedObject
+    from mpigen.check.rules.capacity import check_capacity
+    from mpigen.readback.findings import CheckContext, NodeShape, RenderedObject
 
     _, trainjob, runtime, _ = example
     shape = NodeShape("dgx-lab", "dgx", {"nvidia.com/gpu": 8, **{f"nvidia.com/rdma_rail{i}": 8 for i in range(4)}})
@@ -284,8 +284,8 @@ def test_check_judges_the_runtimes_workers_by_the_pool_of_the_trainjobs_chart(ex
 
 
 def test_check_reads_a_kueue_trainjob_with_its_runtimes_pods(profiles_copy):
-    from generator.check.rules.scheduling import check_scheduling
-    from generator.readback.findings import CheckContext, RenderedObject
+    from mpigen.check.rules.scheduling import check_scheduling
+    from mpigen.readback.findings import CheckContext, RenderedObject
 
     vision = (PROFILES / "jobs/vision-resnet50.yaml").read_text(encoding="utf-8") + "backend: trainjob\n"
     result = compile_profiles([profiles_copy({"jobs/vision-resnet50.yaml": vision})])

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from conftest import run_mpigen
 
-from generator.manifests.gitops import TRAINJOB_HEALTH_KEY, trainjob_health_check
+from mpigen.manifests.gitops import TRAINJOB_HEALTH_KEY, trainjob_health_check
 
 lupa = pytest.importorskip("lupa", reason="lupa (pip, `make test` installs it) runs the Lua")
 

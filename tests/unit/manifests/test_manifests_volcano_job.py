@@ -16,11 +16,11 @@ import pytest
 from conftest import PROFILES, UPSTREAM, CustomResourceSchemas
 from ruamel.yaml import YAML
 
-from generator.check.rules.scheduling import check_scheduling
-from generator.commands.pipeline import compile_profiles
-from generator.manifests import build_job, job_chart_ref, job_object
-from generator.model import Backend, Job
-from generator.readback.findings import CheckContext, RenderedObject
+from mpigen.check.rules.scheduling import check_scheduling
+from mpigen.commands.pipeline import compile_profiles
+from mpigen.manifests import build_job, job_chart_ref, job_object
+from mpigen.model import Backend, Job
+from mpigen.readback.findings import CheckContext, RenderedObject
 
 VCJOB = (PROFILES / "jobs/allreduce-vcjob.yaml").read_text(encoding="utf-8")
 
@@ -165,7 +165,7 @@ def test_check_finds_a_volcano_gang_that_can_never_form(example):
 
 
 def test_a_profile_volcano_cannot_honour_is_refused(profiles_copy, tmp_path: Path):
-    from generator.commands.pipeline import check_profiles
+    from mpigen.commands.pipeline import check_profiles
 
     def errors(text: str, edits: dict[str, str] | None = None) -> list[str]:
         root = profiles_copy({"jobs/allreduce-vcjob.yaml": text, **(edits or {})})
@@ -194,7 +194,7 @@ def test_a_profile_volcano_cannot_honour_is_refused(profiles_copy, tmp_path: Pat
 def test_check_finds_an_object_that_takes_a_name_volcano_creates(example):
     # Volcano's svc plugin makes ConfigMap <job>-svc, a headless Service and a NetworkPolicy <job>; its ssh plugin
     # Secret <job>-ssh. mpigen's own hostfile ConfigMap <job>-hostfile is none of them.
-    from generator.check.rules.names import check_reserved_names
+    from mpigen.check.rules.names import check_reserved_names
 
     _, vcjob, configmap = example
     name, namespace = vcjob["metadata"]["name"], vcjob["metadata"]["namespace"]
@@ -215,7 +215,7 @@ def test_check_finds_an_object_that_takes_a_name_volcano_creates(example):
 def test_check_finds_a_host_network_volcano_job_that_keeps_the_network_policy(example):
     # The example runs on volcano-lab's host network: mpigen turns the svc plugin's NetworkPolicy off. Without the
     # flag, check says why mpirun's daemons would not connect.
-    from generator.check.rules.network import check_networks
+    from mpigen.check.rules.network import check_networks
 
     _, vcjob, _ = example
     assert check_networks([RenderedObject("job.yaml", vcjob)], CheckContext()) == []

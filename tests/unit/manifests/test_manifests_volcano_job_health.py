@@ -12,7 +12,7 @@ import pytest
 import yaml
 from conftest import PROFILES, UPSTREAM, run_mpigen
 
-from generator.manifests.gitops import VOLCANO_JOB_HEALTH_KEY, volcano_job_health_check
+from mpigen.manifests.gitops import VOLCANO_JOB_HEALTH_KEY, volcano_job_health_check
 
 lupa = pytest.importorskip("lupa", reason="lupa (pip, `make test` installs it) runs the Lua")
 

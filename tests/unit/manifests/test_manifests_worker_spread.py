@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from conftest import PROFILES
 
-from generator.commands.pipeline import check_profiles, compile_profiles
-from generator.insight.explain import explain_job
-from generator.manifests import build_job, job_chart_ref, job_object, pod_specs, pods_object
-from generator.model import Job
+from mpigen.commands.pipeline import check_profiles, compile_profiles
+from mpigen.insight.explain import explain_job
+from mpigen.manifests import build_job, job_chart_ref, job_object, pod_specs, pods_object
+from mpigen.model import Job
 
 # Workers of 2 GPUs: four such workers fit one DGX-1.
 

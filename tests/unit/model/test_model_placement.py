@@ -8,8 +8,8 @@ import re
 import pytest
 from conftest import PROFILES, TRAIN_JOB
 
-from generator.commands.pipeline import compile_profiles
-from generator.model import BindTo, Job, derive
+from mpigen.commands.pipeline import compile_profiles
+from mpigen.model import BindTo, Job, derive
 
 TRAIN = TRAIN_JOB
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from generator.objects.chartfiles import helpers_tpl
-from generator.objects.labels import STANDARD_LABEL_KEYS, ChartRef, standard_labels
-from generator.vocabulary import helm
+from mpigen.objects.chartfiles import helpers_tpl
+from mpigen.objects.labels import STANDARD_LABEL_KEYS, ChartRef, standard_labels
+from mpigen.vocabulary import helm
 
 
 def test_the_standard_labels_are_helms():

@@ -7,10 +7,10 @@ import json
 import pytest
 from conftest import PROFILES, WIDE_JOB, big_cluster, run_helm, run_mpigen
 
-from generator import __version__
-from generator.commands.pipeline import compile_profiles
-from generator.objects import chartfiles
-from generator.readback.kubeyaml import load_all as kube_load_all
+from mpigen import __version__
+from mpigen.commands.pipeline import compile_profiles
+from mpigen.objects import chartfiles
+from mpigen.readback.kubeyaml import load_all as kube_load_all
 
 
 def _schema(chart):
@@ -109,7 +109,7 @@ def test_a_chart_file_over_helms_limit_is_an_error_at_its_profile(profiles_copy,
 
 
 def test_oversized_files_counts_bytes_not_characters():
-    from generator.package import HELM_MAX_FILE_BYTES, Chart, oversized_files
+    from mpigen.package import HELM_MAX_FILE_BYTES, Chart, oversized_files
 
     def chart(text: str) -> Chart:
         return Chart("c/jobs/j", None, (("templates/a.yaml", text),), (), source="p/jobs/j.yaml")  # type: ignore[arg-type]
@@ -124,7 +124,7 @@ def test_oversized_files_counts_bytes_not_characters():
 def test_an_object_over_etcds_default_limit_is_an_error_at_its_profile(profiles_copy, tmp_path):
     """800,000 characters in an env value, in the launcher and the workers: an MPIJob of 1.6 MB, which a cluster
     with etcd's default `--max-request-bytes` (1.5 MiB) refuses to store; 600,000 (1.2 MB) is stored."""
-    from generator.vocabulary.kubernetes import ETCD_MAX_REQUEST_BYTES
+    from mpigen.vocabulary.kubernetes import ETCD_MAX_REQUEST_BYTES
 
     assert ETCD_MAX_REQUEST_BYTES == 1_572_864
     root = profiles_copy({"jobs/pi.yaml": PI + "env:\n  BIG: " + "x" * 800_000 + "\n"})

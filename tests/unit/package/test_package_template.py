@@ -14,8 +14,8 @@ import pytest
 import yaml
 from conftest import run_helm
 
-from generator.package.template import ESCAPED_OPEN, Hole, escape_text, render_template
-from generator.support import yamlio
+from mpigen.package.template import ESCAPED_OPEN, Hole, escape_text, render_template
+from mpigen.support import yamlio
 
 # --- template.py: escaping ------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from conftest import PROFILES, run_mpigen
 
-from generator.commands.pipeline import CompileResult, compile_profiles
+from mpigen.commands.pipeline import CompileResult, compile_profiles
 
 DGX_LAB = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
 RAILS = DGX_LAB[DGX_LAB.index("rails:\n"):DGX_LAB.index("gitops:\n")]

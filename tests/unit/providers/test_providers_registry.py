@@ -10,8 +10,8 @@ import re
 
 from conftest import REPO
 
-from generator.model import NetworkProvider
-from generator.providers import DEFAULT_PROVIDER, PROVIDERS
+from mpigen.model import NetworkProvider
+from mpigen.providers import DEFAULT_PROVIDER, PROVIDERS
 
 NETWORK_SCHEMA = json.loads((REPO / "schemas" / "cluster.schema.json").read_text(encoding="utf-8"))[
     "properties"]["network"]["properties"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.readback.inputs import (
+from mpigen.readback.inputs import (
     MAX_CHART_FILES,
     InputError,
     chart_refusals,

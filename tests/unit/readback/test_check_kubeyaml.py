@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from ruamel.yaml.error import YAMLError
 
-from generator.readback.kubeyaml import MAX_MANIFEST_NESTING, KubeYAMLError, load_all
+from mpigen.readback.kubeyaml import MAX_MANIFEST_NESTING, KubeYAMLError, load_all
 
 
 def value(text: str) -> object:

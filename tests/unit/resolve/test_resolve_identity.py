@@ -10,9 +10,9 @@ import pytest
 import yaml
 from conftest import CHARTS, PROFILES
 
-from generator.commands.pipeline import check_profiles
-from generator.manifests.run_name import mpijob_name
-from generator.resolve import identity
+from mpigen.commands.pipeline import check_profiles
+from mpigen.manifests.run_name import mpijob_name
+from mpigen.resolve import identity
 
 SCHEMAS = PROFILES.parent / "schemas"
 
@@ -46,7 +46,7 @@ def test_every_cluster_field_is_counted_or_said_to_shape_no_run():
 
 def test_the_fixed_defaults_are_what_a_profile_that_leaves_them_out_gets():
     """Scheme 1's defaults are today's: the schemas' (or, where the schema states none, generator/model/defaults.py's)."""
-    from generator.model import defaults
+    from mpigen.model import defaults
     job, cluster = _schema("job")["properties"], _schema("cluster")["properties"]
     unstated = {("job", "rerun"): 0, ("job", "launcherCreationPolicy"): defaults.LAUNCHER_CREATION_POLICY,
                 ("job", "runPolicy", "cleanPodPolicy"): defaults.CLEAN_POD_POLICY}
@@ -162,7 +162,7 @@ def test_an_edit_of_what_the_run_does_renames_it(profiles_copy, example_names, e
 
 def test_a_built_in_hardware_profile_counts_by_its_name_not_its_facts(monkeypatch, profiles_copy):
     """A release that corrects a built-in's facts renames no run: the identity reads the name `cpu-node`."""
-    from generator.load import catalogue
+    from mpigen.load import catalogue
     root = profiles_copy({"hardware/cpu-node.yaml": None})  # the pools name the built-in
     before = check_profiles([root])
     original = catalogue.load_builtin
@@ -185,8 +185,8 @@ def test_a_built_in_hardware_profile_counts_by_its_name_not_its_facts(monkeypatc
 
 def _inputs() -> tuple[dict, dict, dict, identity.Resolved]:
     """resnet50-dgx's profile and its cluster's as written, its hardware's part, and what it resolved to."""
-    from generator.load import to_plain
-    from generator.load.catalogue import builtin_names
+    from mpigen.load import to_plain
+    from mpigen.load.catalogue import builtin_names
     result = check_profiles([PROFILES])
     documents = {(d.kind, d.data["name"]): d for d in result.documents}
     job = next(j for j in result.fleet.jobs if j.name == "resnet50-dgx")

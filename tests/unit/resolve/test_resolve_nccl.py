@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from generator.model import LinkType, MpiImplementation, NetworkProvider, PciDistance
-from generator.resolve.nccl import derived_env, hca_family
+from mpigen.model import LinkType, MpiImplementation, NetworkProvider, PciDistance
+from mpigen.resolve.nccl import derived_env, hca_family
 
 
 @pytest.mark.parametrize(("hca", "family"), [("mlx5_0", "mlx5"), ("mlx5_17", "mlx5"), ("bnxt_re0", None),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generator.support.diagnostics import Diagnostic, Location, Severity, did_you_mean, one_line, printable
+from mpigen.support.diagnostics import Diagnostic, Location, Severity, did_you_mean, one_line, printable
 
 
 def test_a_diagnostic_is_one_line_whatever_the_text_it_quotes():

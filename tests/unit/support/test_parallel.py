@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from generator.support import parallel
+from mpigen.support import parallel
 
 needs_two_cores = pytest.mark.skipif(not parallel.available(), reason="needs Linux, two cores and one thread")
 

@@ -12,8 +12,8 @@ from textwrap import dedent
 import pytest
 from conftest import PROFILES, WIDE_JOB, big_cluster, expect
 
-from generator.commands.pipeline import check_profiles
-from generator.support.diagnostics import NEVER_FITS, Severity, errors
+from mpigen.commands.pipeline import check_profiles
+from mpigen.support.diagnostics import NEVER_FITS, Severity, errors
 
 # A GPU job on the example cluster that validates cleanly. Lines:
 #  1 apiVersion   2 kind   3 name   4 cluster   5 pool   6 image   7 workers   8 program

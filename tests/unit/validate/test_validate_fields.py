@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from generator.validate import schema, secrets, text
-from generator.validate.fields import field_name
+from mpigen.validate import schema, secrets, text
+from mpigen.validate.fields import field_name
 
 
 def test_a_field_is_named_as_its_path_reads_in_the_profile():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from conftest import PROFILES, expect
 
-from generator.support.diagnostics import Severity
+from mpigen.support.diagnostics import Severity
 
 ROCE_LAB = (PROFILES / "clusters" / "roce-lab.yaml").read_text(encoding="utf-8")
 NETAPP_LAB = (PROFILES / "clusters" / "netapp-lab.yaml").read_text(encoding="utf-8")

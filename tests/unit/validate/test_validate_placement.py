@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from conftest import PROFILES, expect
 
-from generator.vocabulary.reserved import RESERVED_KEY_DOMAINS, reserved_key_domain
+from mpigen.vocabulary.reserved import RESERVED_KEY_DOMAINS, reserved_key_domain
 
 DGX_LAB = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
 DGX_POD = (PROFILES / "clusters" / "dgx-pod.yaml").read_text(encoding="utf-8")

@@ -15,8 +15,8 @@ import pytest
 from conftest import PROFILES, expect
 from ruamel.yaml import YAML
 
-from generator.model import admission
-from generator.support.diagnostics import Severity
+from mpigen.model import admission
+from mpigen.support.diagnostics import Severity
 
 DGX_POD = (PROFILES / "clusters" / "dgx-pod.yaml").read_text(encoding="utf-8")
 VOLCANO_LAB = (PROFILES / "clusters" / "volcano-lab.yaml").read_text(encoding="utf-8")

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from conftest import PROFILES, TRAIN_JOB
 
-from generator.commands.pipeline import compile_profiles
-from generator.support.diagnostics import Severity
-from generator.validate.secrets import secret_name, secret_shape, written_secret
+from mpigen.commands.pipeline import compile_profiles
+from mpigen.support.diagnostics import Severity
+from mpigen.validate.secrets import secret_name, secret_shape, written_secret
 
 SECRET_HINT = ("put it in a Secret in {ns} (`kubectl create secret generic <name> --from-literal=<key>=...`) "
                "and write `{var}: {{secretKeyRef: {{name: <name>, key: <key>}}}}`")

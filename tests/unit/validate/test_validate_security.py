@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from conftest import TRAIN_JOB
 
-from generator.commands.pipeline import compile_profiles
-from generator.support.diagnostics import Severity
-from generator.validate.security import host_path_segments, node_folder, reason_problem
+from mpigen.commands.pipeline import compile_profiles
+from mpigen.support.diagnostics import Severity
+from mpigen.validate.security import host_path_segments, node_folder, reason_problem
 
 JOB = TRAIN_JOB + "workers: 2\n"  # additions start at line 9
 REASON_HINT = "mount a claim instead, or write `hostPath: {{path: {path}, reason: \"<why the job needs it>\"}}`"

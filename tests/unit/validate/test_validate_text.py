@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import PROFILES, TRAIN_JOB
 
-from generator.commands.pipeline import compile_profiles
-from generator.support.diagnostics import Severity
+from mpigen.commands.pipeline import compile_profiles
+from mpigen.support.diagnostics import Severity
 
 JOB = TRAIN_JOB + "workers: 2\n"  # additions start at line 9
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import PROFILES, TRAIN_JOB
 
-from generator.commands.pipeline import check_profiles, compile_profiles
-from generator.support.diagnostics import Diagnostic, Severity
+from mpigen.commands.pipeline import check_profiles, compile_profiles
+from mpigen.support.diagnostics import Diagnostic, Severity
 
 TRAIN = TRAIN_JOB
 DGX_1 = (PROFILES / "hardware" / "dgx-1.yaml").read_text(encoding="utf-8")

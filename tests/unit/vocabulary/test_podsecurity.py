@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from generator.vocabulary.podsecurity import Level, PodSecurity, combine, evaluate
+from mpigen.vocabulary.podsecurity import Level, PodSecurity, combine, evaluate
 
 # A pod that meets `restricted`: non-root, no privilege escalation, RuntimeDefault seccomp, every capability dropped.
 RESTRICTED_CONTAINER = {

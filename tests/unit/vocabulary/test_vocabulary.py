@@ -13,8 +13,8 @@ import pytest
 from conftest import REPO
 from ruamel.yaml import YAML
 
-from generator.model import admission, derive
-from generator.vocabulary import gitops, kubernetes, mpi_operator, multus, scheduling, trainer, volcano_job
+from mpigen.model import admission, derive
+from mpigen.vocabulary import gitops, kubernetes, mpi_operator, multus, scheduling, trainer, volcano_job
 
 
 def _schema(kind: str) -> Any:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from generator.vocabulary import reserved
-from generator.vocabulary.multus import DEFAULT_NETWORK_ANNOTATION
+from mpigen.vocabulary import reserved
+from mpigen.vocabulary.multus import DEFAULT_NETWORK_ANNOTATION
 
 # Written out by hand from the upstream sources the module cites.
 DOMAINS = ("kubernetes.io", "k8s.io", "x-k8s.io", "kubeflow.org", "volcano.sh", "helm.sh", "argoproj.io", "fluxcd.io",

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.write import OWNERSHIP_FILE, WriteRefused, write_tree
-from generator.write import folder as write_folder
+from mpigen.write import OWNERSHIP_FILE, WriteRefused, write_tree
+from mpigen.write import folder as write_folder
 
 FILES = {
     "dgx-lab/infra/Chart.yaml": b"apiVersion: v2\nname: dgx-lab-infra\n",

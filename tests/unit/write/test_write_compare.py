@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generator.write import compare_tree, write_tree
+from mpigen.write import compare_tree, write_tree
 
 FILES = {"c/Chart.yaml": b"old chart\n", "c/values.yaml": b"old values\n", "d/Chart.yaml": b"same\n"}
 

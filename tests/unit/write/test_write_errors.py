@@ -13,7 +13,7 @@ from pathlib import Path
 
 from conftest import PROFILES, run_limited, run_mpigen, snapshot, without_root_privileges
 
-from generator.write import STAGING_DIR
+from mpigen.write import STAGING_DIR
 
 
 def retagged_profiles(root: Path, suffix: str) -> Path:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import PROFILES, run_mpigen, snapshot
 
-from generator.write import COMMITTED_PLAN, OWNERSHIP_FILE, STAGING_DIR, WriteRefused, write_tree
+from mpigen.write import COMMITTED_PLAN, OWNERSHIP_FILE, STAGING_DIR, WriteRefused, write_tree
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-import generator.write.transaction as transaction_module
-from generator.write import (
+import mpigen.write.transaction as transaction_module
+from mpigen.write import (
     CACHE_DIR,
     COMMITTED_PLAN,
     STAGING_DIR,
@@ -25,7 +25,7 @@ from generator.write import (
     output_lock,
     write_tree,
 )
-from generator.write import stamp as stamp_module
+from mpigen.write import stamp as stamp_module
 
 FILES = {
     "lab/infra/Chart.yaml": b"apiVersion: v2\nname: lab-infra\n",

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import current_folder, snapshot
 
-import generator.write.target as target_module
-from generator.write import WriteError, WriteFailed, WriteRefused
-from generator.write.target import AlreadyExists, create_files, input_relation, kind_of, write_file
+import mpigen.write.target as target_module
+from mpigen.write import WriteError, WriteFailed, WriteRefused
+from mpigen.write.target import AlreadyExists, create_files, input_relation, kind_of, write_file
 
 PAGE = b"<svg>the fleet</svg>\n"
 

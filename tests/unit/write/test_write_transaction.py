@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.write import STAGING_DIR, WriteRefused, output_lock, write_tree
+from mpigen.write import STAGING_DIR, WriteRefused, output_lock, write_tree
 
 OLD = {f"c/jobs/j{i}/values.yaml": f"workers: {i}\n".encode() for i in range(6)}
 NEW = {**{f"c/jobs/j{i}/values.yaml": f"workers: {i + 10}\n".encode() for i in range(1, 6)},
@@ -32,7 +32,7 @@ def run_killed(out: Path) -> int:
     script = textwrap.dedent(f"""
         import os, signal
         from pathlib import Path
-        import generator.write.transaction as w
+        import mpigen.write.transaction as w
         calls = []
         original = w._Folder.create
         def dying(*args, **kwargs):
@@ -85,7 +85,7 @@ def test_a_render_killed_after_committing_is_completed_by_the_next(tmp_path):
     script = textwrap.dedent(f"""
         import json, os, signal
         from pathlib import Path
-        import generator.write.transaction as w
+        import mpigen.write.transaction as w
         def dying_apply(folder, plan):  # move the first file into place, then die: past the commit point
             out_dir = folder.shown
             staging = out_dir / w.STAGING_DIR
@@ -179,7 +179,7 @@ def test_mpigen_render_killed_at_any_moment_leaves_the_old_charts_or_a_committed
     for delay in KILL_DELAYS:
         out = tmp_path / f"out-{delay}"
         shutil.copytree(old, out)
-        process = subprocess.Popen([sys.executable, "-m", "generator", "render", str(new_profiles), "-o", str(out)],
+        process = subprocess.Popen([sys.executable, "-m", "mpigen", "render", str(new_profiles), "-o", str(out)],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         time.sleep(delay)
         os.kill(process.pid, signal.SIGKILL)
@@ -233,7 +233,7 @@ def test_concurrent_renders_with_different_tmpdirs_never_interleave(tmp_path):
             tmpdir = tmp_path / f"tmp-{round_}-{index}"
             tmpdir.mkdir()
             env = {**os.environ, "TMPDIR": str(tmpdir)}
-            processes.append((tmpdir, subprocess.Popen([sys.executable, "-m", "generator", "render", str(profiles),
+            processes.append((tmpdir, subprocess.Popen([sys.executable, "-m", "mpigen", "render", str(profiles),
                                                         "-o", str(out)], env=env, stdout=subprocess.DEVNULL,
                                                        stderr=subprocess.PIPE, text=True)))
         for _, process in processes:
