@@ -3,6 +3,7 @@ render to), with the fast path of a stamped output folder and what an upgrade ch
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -89,8 +90,9 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
         if upgrade is not None:
             _report_upgrade(upgrade, output, sum(1 for path in files if is_chart_yaml(path)))
         if not diff.clean:
-            click.echo(f"{one_line(str(output))} is not what the profiles compile to: run `make render` and commit it",
-                       err=True)
+            again = shlex.join(["mpigen", "render", *map(str, paths), "-o", str(output)])
+            click.echo(f"{one_line(str(output))} is not what the profiles compile to: run `{one_line(again)}` and "
+                       "commit it", err=True)
             sys.exit(1)
         click.echo(f"{one_line(str(output))} is up to date with the profiles")
         return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+import shlex
 import shutil
 
 import pytest
@@ -96,7 +97,8 @@ def test_render_check_on_charts_of_the_first_release_says_the_upgrade_renames_no
         "  what differs in them comes with the upgrade, unless a profile changed too: CHANGELOG.md says what each "
         "release changes in compiled output",
         "  no run is renamed",
-        f"{charts} is not what the profiles compile to: run `make render` and commit it",
+        f"{charts} is not what the profiles compile to: run "
+        f"`{shlex.join(['mpigen', 'render', str(PROFILES), '-o', str(charts)])}` and commit it",
     ]
 
 
