@@ -66,6 +66,12 @@ def run() -> None:
         if _stopping:  # a signal came while the command was exiting, or its exception was swallowed
             _exit_stopped(_stopping[0])
         raise
+    except BaseException:
+        # A library swallowed `Stopped` (ruamel.yaml's CommentedMap.get has a bare `except:`, and returns None for a
+        # key that is there), so the code went on with a wrong value and failed: the signal is what happened.
+        if _stopping:
+            _exit_stopped(_stopping[0])
+        raise
     if _stopping:
         _exit_stopped(_stopping[0])
 

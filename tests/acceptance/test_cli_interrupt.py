@@ -105,3 +105,24 @@ def test_a_signal_at_any_moment_is_one_line_and_leaves_old_or_new_charts(tmp_pat
         assert not (out / STAGING_DIR).exists(), f"after {moment} s: the staging folder was left behind"
         assert list(tmpdir.iterdir()) == [], f"after {moment} s: left in TMPDIR: {list(tmpdir.iterdir())}"
     assert outcomes[0] == "stopped" and outcomes.count("stopped") >= len(MOMENTS) // 3, outcomes  # it did interrupt
+
+
+def test_a_signal_a_library_swallows_still_ends_the_command_as_stopped():
+    """ruamel.yaml's `CommentedMap.get` swallows any exception (a bare `except:`) and returns its default: a signal
+    that lands inside it leaves the command running on a wrong value (a profile without its `kind`) until something
+    fails. Whatever fails after a signal, the command ends as stopped: one line, 143, no traceback."""
+    probe = ("import os, signal\n"
+             "import mpigen.__main__ as entry\n"
+             "import mpigen.commands.cli as cli\n"
+             "from ruamel.yaml.comments import CommentedMap\n"
+             "class Interrupted(CommentedMap):\n"
+             "    def __getitem__(self, key):\n"
+             "        os.kill(os.getpid(), signal.SIGTERM)\n"
+             "        return super().__getitem__(key)\n"
+             "def main(**_):\n"
+             "    document = Interrupted(kind='Job')\n"
+             "    {'Job': []}[document.get('kind')]  # KeyError: None, as resolve met it\n"
+             "cli.main = main\n"
+             "entry.run()\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False)
+    assert (result.returncode, result.stderr) == (143, "error: terminated\n")
