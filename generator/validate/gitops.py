@@ -7,7 +7,8 @@ from typing import Any
 
 from mpigen.load import ProfileFile
 from mpigen.model import Backend, GitOpsTool, derive, names
-from mpigen.support.diagnostics import Diagnostic, Severity
+from mpigen.support.diagnostics import Diagnostic, Severity, raises
+from mpigen.support.profile_rules import GITOPS
 from mpigen.validate.index import Index
 from mpigen.vocabulary.gitops import APPLICATION, HELM_RELEASE
 
@@ -16,6 +17,7 @@ GITOPS_OBJECTS = {GitOpsTool.ARGOCD.value: APPLICATION, GitOpsTool.FLUX.value: H
 ARGOCD_ONLY = {"destination": "Flux syncs the cluster it runs in", "project": "Flux has no projects"}
 
 
+@raises(GITOPS)
 def check_cluster_gitops(document: ProfileFile, gitops: dict[str, Any] | None) -> list[Diagnostic]:
     if gitops is None or gitops["tool"] == GitOpsTool.ARGOCD.value:
         return []
@@ -23,6 +25,7 @@ def check_cluster_gitops(document: ProfileFile, gitops: dict[str, Any] | None) -
                        "remove it") for key, why in ARGOCD_ONLY.items() if key in gitops]
 
 
+@raises(GITOPS)
 def check_gitops_job(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
     """Under GitOps a job's MPIJob is re-created from git whenever it is missing; and its Application or
     HelmRelease must not take the infra chart's name."""
@@ -58,6 +61,7 @@ def check_gitops_job(document: ProfileFile, job: dict[str, Any], cluster: dict[s
     return found
 
 
+@raises(GITOPS)
 def check_argocd_application_names(index: Index) -> list[Diagnostic]:
     """One Argo CD may sync many clusters, with every Application in one namespace: cluster `a`'s job `b-x`
     and cluster `a-b`'s job `x` would both be Application `a-b-x`, and two clusters would fight over it."""
