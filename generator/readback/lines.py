@@ -11,10 +11,10 @@ Only the files that have findings are read, once each, within the size limits ev
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import _ruamel_yaml
 from ruamel.yaml.error import YAMLError
@@ -60,21 +60,66 @@ class _Node:
         return node.text if node is not None else None
 
 
-_ACTION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
-_SEGMENT = re.compile(r'\.([^.\[]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
+_OPEN, _CLOSE = "{{", "}}"
+
+
+def _actions(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of each template action, found in one pass (an unclosed `{{` runs to the end)."""
+    spans = []
+    at = text.find(_OPEN)
+    while at >= 0:
+        close = text.find(_CLOSE, at + len(_OPEN))
+        end = len(text) if close < 0 else close + len(_CLOSE)
+        spans.append((at, end))
+        at = text.find(_OPEN, end)
+    return spans
+
+
+def _written_parts(text: str) -> list[str]:
+    """The text outside its template actions: `{{ .Release.Name }}-worker` -> ["", "-worker"]."""
+    parts, last = [], 0
+    for start, end in _actions(text):
+        parts.append(text[last:start])
+        last = end
+    return [*parts, text[last:]]
 
 
 def blank_actions(text: str) -> str:
-    """The template with every action (`{{ ... }}`) blanked, keeping every other character where it was: an action alone
-    on its line becomes spaces, one inside a line a plain word of `x` (a value, a key, or quoted text)."""
-    def blank(match: re.Match[str]) -> str:
-        start, end = match.span()
-        before = text[text.rfind("\n", 0, start) + 1:start]
-        line_end = text.find("\n", end)
-        after = text[end:] if line_end < 0 else text[end:line_end]
-        filler = " " if not before.strip() and not after.strip() else "x"
-        return "".join("\n" if ch == "\n" else filler for ch in match.group())
-    return _ACTION.sub(blank, text)
+    """The template with every action (`{{ ... }}`) blanked, every other character where it was: on a line that holds
+    nothing else but white space, as spaces; on a line with other text, as a plain word of `x` (a value, a key, or
+    quoted text). One pass over the text."""
+    spans = _actions(text)
+    if not spans:
+        return text
+    chars = list(text)
+    hidden = [False] * len(text)
+    for start, end in spans:
+        hidden[start:end] = [True] * (end - start)
+    line_start = 0
+    for line_end in [*(i for i, ch in enumerate(text) if ch == "\n"), len(text)]:
+        written = any(not hidden[i] and not chars[i].isspace() for i in range(line_start, line_end))
+        for i in range(line_start, line_end):
+            if hidden[i]:
+                chars[i] = "x" if written else " "
+        line_start = line_end + 1
+    return "".join(chars)
+
+
+def _matches(parts: list[str], name: str) -> bool:
+    """Whether `name` is the written parts with anything in place of each action between them: the first part a
+    prefix, the last a suffix, the others in order between (leftmost each, which is enough). Linear in the name."""
+    if len(parts) == 1:
+        return name == parts[0]
+    first, *middle, last = parts
+    if len(name) < len(first) + len(last) or not name.startswith(first) or not name.endswith(last):
+        return False
+    at, stop = len(first), len(name) - len(last)
+    for part in middle:
+        found = name.find(part, at, stop)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return True
 
 
 def document_tree(text: str) -> _Node | None:
@@ -111,36 +156,82 @@ def document_tree(text: str) -> _Node | None:
 
 @dataclass(frozen=True)
 class _Document:
+    """One document of a file: where its text starts, the text, and what it is (kind, and `metadata.name` as written,
+    in the parts between its template actions, each of which may render to anything)."""
+
     first_line: int
-    """The line of the file the document's text starts at."""
-    tree: _Node | None
-    name: re.Pattern[str] | None = None
-    """What `metadata.name` may render to: its text as written, each template action in it matching anything."""
+    text: str
+    kind: str | None = None
+    name: list[str] | None = None
+
+    def tree(self) -> _Node | None:
+        """The document as a tree of places in its file, read when a finding asks (and not kept: a file of many
+        findings holds one document's tree at a time)."""
+        return _offset(document_tree(blank_actions(self.text)), self.first_line - 1)
 
 
-def _name_pattern(tree: _Node | None, lines: list[str], first_line: int) -> re.Pattern[str] | None:
-    metadata = tree.get("metadata") if tree is not None else None
-    name = metadata.get("name") if metadata is not None else None
-    if name is None or name.items or name.entries:
+def _identity(text: str) -> tuple[str | None, Place | None]:
+    """A document's `kind`, and the place of its `metadata.name` value, from the parser's events without building
+    anything; it stops as soon as it has both (they come first in any object written by hand or by a tool)."""
+    parser = _ruamel_yaml.CParser(text)
+    frames: list[list[Any]] = []  # per open collection: [is mapping, expects a key, last key, role]
+    kind: str | None = None
+    name: Place | None = None
+    try:
+        while kind is None or name is None:
+            event = parser.get_event()
+            kind_of_event = type(event).__name__
+            if kind_of_event in ("StreamEndEvent", "DocumentEndEvent") or len(frames) > MAX_MANIFEST_NESTING:
+                break
+            parent = frames[-1] if frames else None
+            is_value = parent is not None and parent[0] and not parent[1]
+            role = parent[3] if parent is not None and is_value else ""
+            if kind_of_event in ("MappingStartEvent", "SequenceStartEvent"):
+                inner = "metadata" if role == "root" and parent and parent[2] == "metadata" else ""
+                frames.append([kind_of_event == "MappingStartEvent", True, None, "root" if not frames else inner])
+                continue
+            if kind_of_event in ("MappingEndEvent", "SequenceEndEvent"):
+                frames.pop()
+                parent = frames[-1] if frames else None
+            elif kind_of_event in ("ScalarEvent", "AliasEvent"):
+                value = getattr(event, "value", None)
+                if parent is not None and parent[0] and parent[1]:
+                    parent[2] = value
+                elif role == "root" and parent and parent[2] == "kind":
+                    kind = value
+                elif role == "metadata" and parent and parent[2] == "name":
+                    name = (event.start_mark.line + 1, event.start_mark.column + 1)
+            else:
+                continue
+            if parent is not None and parent[0]:
+                parent[1] = not parent[1]
+    except YAMLError:
+        pass
+    finally:
+        parser.dispose()
+    return kind, name
+
+
+def _name_parts(text: str, place: Place | None) -> list[str] | None:
+    if place is None:
         return None
-    line, column = name.place
-    written = lines[line - first_line][column - 1:].strip()
+    line, column = place
+    written = text.split("\n", line)[line - 1][column - 1:].strip()
     if len(written) > 1 and written[0] in "'\"" and written[-1] == written[0]:
         written = written[1:-1]
-    parts = _ACTION.split(written)
-    return re.compile(".*".join(re.escape(part) for part in parts), re.DOTALL)
+    return _written_parts(written)
 
 
 def _documents(text: str) -> list[_Document]:
-    """The file's documents (split as Kubernetes splits a stream), each read with its template actions blanked."""
+    """The file's documents (split as Kubernetes splits a stream), each with its kind and name."""
     documents: list[_Document] = []
     lines: list[str] = []
     first = 1
     for number, line in enumerate([*text.split("\n"), "---"], start=1):
         if is_separator(line):
-            tree = document_tree(blank_actions("\n".join(lines))) if any(s.strip() for s in lines) else None
-            tree = _offset(tree, first - 1)
-            documents.append(_Document(first, tree, _name_pattern(tree, lines, first)))
+            chunk = "\n".join(lines)
+            kind, name = _identity(blank_actions(chunk)) if any(s.strip() for s in lines) else (None, None)
+            documents.append(_Document(first, chunk, kind, _name_parts(chunk, name)))
             lines, first = [], number + 1
         else:
             lines.append(line)
@@ -163,11 +254,38 @@ def _offset(tree: _Node | None, lines: int) -> _Node | None:
 
 def _path_segments(path: str) -> list[str | int]:
     """`.spec.containers[0]["nvidia.com/gpu"]` -> ["spec", "containers", 0, "nvidia.com/gpu"]; an unquoted key may
-    hold dots (schema findings write `.metadata.labels.app.kubernetes.io/name`): `_follow` joins them back."""
+    hold dots (schema findings write `.metadata.labels.app.kubernetes.io/name`): `_follow` joins them back. One pass;
+    what cannot be read ends the path there."""
     segments: list[str | int] = []
-    for match in _SEGMENT.finditer(path):
-        key, index, quoted = match.groups()
-        segments.append(key if key is not None else int(index) if index is not None else json.loads(quoted))
+    at = 0
+    while at < len(path):
+        if path[at] == ".":
+            end = at + 1
+            while end < len(path) and path[end] not in ".[":
+                end += 1
+            segments.append(path[at + 1:end])
+        elif path.startswith('["', at):
+            end = at + 2
+            while end < len(path) and path[end] != '"':
+                end += 2 if path[end] == "\\" else 1
+            if not path.startswith('"]', end):
+                break
+            try:
+                segments.append(json.loads(path[at + 1:end + 1]))
+            except ValueError:
+                break
+            end += 2
+        elif path[at] == "[":
+            end = at + 1
+            while end < len(path) and path[end].isdigit():
+                end += 1
+            if end == at + 1 or not path.startswith("]", end):
+                break
+            segments.append(int(path[at + 1:end]))
+            end += 1
+        else:
+            break
+        at = end
     return segments
 
 
@@ -183,7 +301,7 @@ def _follow(node: _Node, segments: list[str | int]) -> Place:
             node = node.items[segment]
             place, at = node.place, at + 1
             continue
-        for end in range(at + 1, len(segments) + 1):  # the key as one segment, then with the dotted ones after it
+        for end in range(at + 1, min(at + _DOTTED_PARTS, len(segments)) + 1):  # the key, then with dotted ones after
             parts = segments[at:end]
             if not all(isinstance(part, str) for part in parts):
                 break
@@ -199,50 +317,74 @@ def _follow(node: _Node, segments: list[str | int]) -> Place:
     return place
 
 
+_DOTTED_PARTS = 16
+"""How many segments of a path written with unquoted dots (`app.kubernetes.io/name`) one key may be made of: more
+than any real key has, and few enough that a hostile path of dots costs a bounded multiple of its length."""
+
+
+_PATTERNED_NAMES = 64
+"""How many documents of one kind whose names a template writes are tried against a rendered name: past that, the
+first document of the kind stands for them (a finding still lands in the right document's kind, at worst in another
+document of it), so a file of many findings costs a bounded multiple of its size."""
+
+
 class _File:
-    """One file's documents, read when a finding first asks."""
+    """One file's documents, read when a finding first asks, and indexed by kind and name."""
 
     def __init__(self, text: str) -> None:
         self.documents = _documents(text)
+        self.named: dict[tuple[str, str], int] = {}
+        self.patterned: dict[str, list[int]] = {}
+        self.first: dict[str, int] = {}
+        for index, document in enumerate(self.documents):
+            if document.kind is None:
+                continue
+            self.first.setdefault(document.kind, index)
+            if document.name is not None and len(document.name) == 1:
+                self.named.setdefault((document.kind, document.name[0]), index)
+            elif document.name is not None:
+                self.patterned.setdefault(document.kind, []).append(index)
 
-    def place(self, finding: Finding, numbered: bool) -> Place | None:
-        """Where the finding's object (and field) is; `numbered`: `document N` counts this file's documents."""
-        document = self._object(finding.object, numbered)
-        if document is None:
-            return None
-        if document.tree is None:
-            return (document.first_line, 0)
-        return _follow(document.tree, _path_segments(finding.path))
-
-    def _object(self, label: str, numbered: bool) -> _Document | None:
+    def document_of(self, label: str, numbered: bool) -> int | None:
+        """The document an object label names; `numbered`: `document N` counts this file's documents."""
         if label.startswith("document "):
             number = label[len("document "):]
-            index = int(number) - 1 if numbered and number.isdigit() else -1
-            return self.documents[index] if 0 <= index < len(self.documents) else None
+            index = int(number) - 1 if numbered and number.isdigit() and len(number) < 10 else -1
+            return index if 0 <= index < len(self.documents) else None
         kind, _, name = label.partition("/")
-        found = [document for document in self.documents if document.tree is not None
-                 and document.tree.scalar("kind") == kind]
-        named = [document for document in found if document.name is not None and document.name.fullmatch(name)]
-        chosen = named or found
-        return chosen[0] if chosen else None
+        if (kind, name) in self.named:
+            return self.named[kind, name]
+        patterned = self.patterned.get(kind, [])[:_PATTERNED_NAMES]
+        return next((index for index in patterned if _matches(self.documents[index].name or [], name)),
+                    self.first.get(kind))
 
 
 def place_findings(findings: Iterable[Finding], manifest_files: Iterable[str]) -> dict[Finding, Place]:
     """Each finding's line and column (0: the line only) in its file, where it can be found: the object's document
     (by kind and name; `document N` by number in a manifest file, whose text is what was read), then the field its
-    path names. Files are read once each, within the manifest size limit."""
+    path names. Each file with findings is read once, within the manifest size limit, and each of its documents
+    with findings parsed once more."""
     manifests = set(manifest_files)
-    files: dict[str, _File | None] = {}
-    places: dict[Finding, Place] = {}
+    asked: dict[str, list[Finding]] = {}
     for finding in findings:
-        if not finding.object or finding.object == "(file)":
+        if finding.object and finding.object != "(file)":
+            asked.setdefault(finding.source, []).append(finding)
+    places: dict[Finding, Place] = {}
+    for source, found in asked.items():
+        file = _read(source)
+        if file is None:
             continue
-        if finding.source not in files:
-            files[finding.source] = _read(finding.source)
-        file = files[finding.source]
-        place = file.place(finding, finding.source in manifests) if file is not None else None
-        if place is not None:
-            places[finding] = place
+        by_document: dict[int, list[Finding]] = {}
+        for finding in found:
+            index = file.document_of(finding.object, source in manifests)
+            if index is not None:
+                by_document.setdefault(index, []).append(finding)
+        for index, placed in by_document.items():
+            document = file.documents[index]
+            tree = document.tree()
+            for finding in placed:
+                places[finding] = (document.first_line, 0) if tree is None else _follow(
+                    tree, _path_segments(finding.path))
     return places
 
 

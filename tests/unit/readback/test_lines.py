@@ -82,3 +82,9 @@ def test_a_manifest_files_documents_count_by_number(tmp_path):
 def test_a_file_that_is_not_there_or_a_chart_level_finding_has_no_place(tmp_path):
     made = [Finding(str(tmp_path / "gone.yaml"), "Pod/x", "", "m", "schema"), Finding(str(tmp_path), "", "", "m", "chart")]
     assert place_findings(made, []) == {}
+
+
+def test_an_unclosed_action_blanks_to_the_end_and_a_path_that_cannot_be_read_stops_where_it_breaks(tmp_path):
+    assert blank_actions("a: {{ b\nc: d\n") == "a: xxxx\n    \n"  # as Helm would refuse it: no tree, no place
+    assert _places(tmp_path, TEMPLATE, ("Pod/r-worker", '.spec.containers[0]["unclosed'),
+                   ("Pod/r-worker", ".spec.containers[x]")) == [(22, 5), (21, 3)]
