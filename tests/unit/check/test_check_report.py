@@ -8,6 +8,7 @@ import xml.dom.minidom
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from conftest import HOSTILE_NAME, RAW_CONTROL, sarif_problems
 
 from mpigen.check.report import (
@@ -29,6 +30,13 @@ MPIJOB = RenderedObject("charts/x/templates/mpijob.yaml", {"apiVersion": "kubefl
 CONFIG = RenderedObject("charts/x/templates/cm.yaml", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x-h"}},
                   "charts/x")
 
+
+
+@pytest.fixture(autouse=True)
+def _outside_any_repository(tmp_path, monkeypatch):
+    """SARIF names files relative to the git work tree the command runs in: here, the working folder, so the URIs
+    below are the paths as given wherever the tests run from."""
+    monkeypatch.chdir(tmp_path)
 
 def _report() -> CheckReport:
     return CheckReport(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+import pytest
 from conftest import HOSTILE_NAME, RAW_CONTROL, sarif_problems
 
 from mpigen.commands.compile_commands import VALIDATE_FORMATS
@@ -20,6 +21,13 @@ NOT_ROOT = Diagnostic(Location("profiles/jobs/big.yaml", 34, 12), "RDMA needs IP
                       "run as root", Severity.WARNING, rule="job")
 FILES = ("profiles/clusters/dgx-lab.yaml", "profiles/jobs/big.yaml", "profiles/jobs/pi.yaml", "<builtin>/dgx-1.yaml")
 
+
+
+@pytest.fixture(autouse=True)
+def _outside_any_repository(tmp_path, monkeypatch):
+    """SARIF names files relative to the git work tree the command runs in: here, the working folder, so the URIs
+    below are the paths as given wherever the tests run from."""
+    monkeypatch.chdir(tmp_path)
 
 def _report(*diagnostics: Diagnostic, strict: bool = False) -> ValidateReport:
     return ValidateReport(diagnostics, FILES, 3, None if any(d.severity is Severity.ERROR for d in diagnostics)
