@@ -2,7 +2,8 @@
 whose every fact mpigen cannot know is a guess marked in a comment with what to read, on a node or in the
 cluster, to replace it.
 
-`starting_fleet` gives the files as text by path (reading only the built-in profiles); `write_new` puts them on
+`starting_fleet` gives the files as text by path (reading only the built-in profiles), `starting_repository` those
+and the repository config beside them; `write_new` puts them on
 disk all or none, and never replaces a file nor writes through a link.
 """
 
@@ -12,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mpigen.commands.repository import CONFIG_FILE, DEFAULT_PROFILES
 from mpigen.load import to_plain
 from mpigen.load.catalogue import builtin_names, expand_hardware, load_builtin
 from mpigen.model import GitOpsTool, NetworkProvider
+from mpigen.model.defaults import GITOPS
 from mpigen.write.target import AlreadyExists, create_files
 
 GITOPS_TOOLS = (*(tool.value for tool in GitOpsTool), "none")
@@ -77,6 +80,20 @@ def starting_fleet(hardware: str, gitops: str, cluster: str = "my-cluster") -> d
     if rdma:
         files[f"hardware/{nodes}.yaml"] = _hardware(facts, nodes)
     return dict(sorted(files.items()))
+
+
+def starting_repository(hardware: str, gitops: str) -> dict[str, str]:
+    """The files of a new repository by their path in it: the starting fleet under `profiles/`, and the repository
+    config that lets every command run there with no paths (the charts go to `charts/`, the `gitops.path` the
+    starting cluster's GitOps objects name by default)."""
+    config = "\n".join([
+        "# mpigen's defaults in this repository: `mpigen validate`, `render`, `plan`, `check` and `diff` need no paths",
+        "# here or in any folder below. Paths are relative to this file; an option on the command line wins.",
+        f"profiles: {DEFAULT_PROFILES}",
+        f"charts: {GITOPS['path']}  # where `mpigen render` writes: the clusters' gitops.path (from the git root) too",
+    ]) + "\n"
+    profiles = {f"{DEFAULT_PROFILES}/{path}": text for path, text in starting_fleet(hardware, gitops).items()}
+    return {CONFIG_FILE: config, **profiles}
 
 
 def _hardware(facts: HardwareFacts, name: str) -> str:

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 KIND_SCHEMA_FILES = {"Hardware": "hardware.schema.json", "Cluster": "cluster.schema.json", "Job": "job.schema.json"}
+CONFIG_SCHEMA_FILE = "config.schema.json"
+"""The repository config's (`.mpigen.yaml`, generator/commands/repository.py): no profile kind."""
 
 
 def schema_dir() -> Path:
@@ -17,6 +19,10 @@ def schema_dir() -> Path:
     return Path(__file__).resolve().parent.parent.parent / "schemas"
 
 
-@cache
 def load_schema(kind: str) -> dict[str, Any]:
-    return json.loads((schema_dir() / KIND_SCHEMA_FILES[kind]).read_text(encoding="utf-8"))
+    return load_schema_file(KIND_SCHEMA_FILES[kind])
+
+
+@cache
+def load_schema_file(name: str) -> dict[str, Any]:
+    return json.loads((schema_dir() / name).read_text(encoding="utf-8"))

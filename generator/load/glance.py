@@ -1,0 +1,80 @@
+"""The names a fleet's profiles declare, at a glance: for shell completion (job, cluster and pool names) and the
+charts folder the clusters' `gitops.path` agree on. Each file is read within the profiles' size limit and parsed
+with the C parser under check's limits (generator/readback/kubeyaml.py), nothing is validated and nothing is
+reported: a file that cannot be read is skipped, and the command that compiles the profiles says why."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mpigen.load.discover import discover
+from mpigen.load.reading import read_file
+from mpigen.model.defaults import GITOPS
+from mpigen.readback.kubeyaml import load_all
+from mpigen.support.yamllimits import MAX_NESTING
+
+
+@dataclass(frozen=True)
+class ClusterGlance:
+    name: str
+    pools: tuple[str, ...]
+    gitops_path: str | None
+    """Where its GitOps tool reads the charts in git (the default filled in); None for a cluster without one."""
+
+
+@dataclass(frozen=True)
+class JobGlance:
+    name: str
+    cluster: str
+    pool: str
+
+
+@dataclass(frozen=True)
+class FleetGlance:
+    clusters: tuple[ClusterGlance, ...] = ()
+    jobs: tuple[JobGlance, ...] = ()
+
+    @property
+    def gitops_paths(self) -> frozenset[str]:
+        """The distinct `gitops.path` of the clusters that have a GitOps tool."""
+        return frozenset(c.gitops_path for c in self.clusters if c.gitops_path is not None)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _mapping(document: Any) -> dict[str, Any]:
+    return document if isinstance(document, dict) else {}
+
+
+def glance(paths: Iterable[Path]) -> FleetGlance:
+    """The clusters and jobs the profile files under `paths` name, in file order; never raises for their content."""
+    files, _ = discover(paths)
+    clusters: list[ClusterGlance] = []
+    jobs: list[JobGlance] = []
+    for file, _root in files:
+        raw, _ = read_file(file, str(file))
+        if raw is None:
+            continue
+        try:
+            documents = load_all(raw.decode("utf-8"), max_depth=MAX_NESTING)
+        except Exception:  # any text the parser refuses: the compile reports it, not a glance
+            continue
+        if len(documents) != 1:
+            continue
+        data = _mapping(documents[0])
+        name = _text(data.get("name"))
+        if name is None:
+            continue
+        if data.get("kind") == "Cluster":
+            pools = tuple(pool for entry in data.get("nodePools") or () if (pool := _text(_mapping(entry).get("name"))))
+            gitops = data.get("gitops")
+            path = (_text(gitops.get("path")) or GITOPS["path"]) if isinstance(gitops, dict) else None
+            clusters.append(ClusterGlance(name, pools, path))
+        elif data.get("kind") == "Job":
+            jobs.append(JobGlance(name, _text(data.get("cluster")) or "", _text(data.get("pool")) or ""))
+    return FleetGlance(tuple(clusters), tuple(jobs))
