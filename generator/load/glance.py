@@ -1,7 +1,8 @@
 """The names a fleet's profiles declare, at a glance: for shell completion (job, cluster and pool names) and the
 charts folder the clusters' `gitops.path` agree on. Each file is read within the profiles' size limit and parsed
 with the C parser under check's limits (generator/readback/kubeyaml.py), nothing is validated and nothing is
-reported: a file that cannot be read is skipped, and the command that compiles the profiles says why."""
+reported: a file that cannot be read is skipped, and the command that compiles the profiles says why. A file the
+C parser refuses is read as a profile is, so the glance sees what the compile will."""
 
 from __future__ import annotations
 
@@ -51,6 +52,20 @@ def _mapping(document: Any) -> dict[str, Any]:
     return document if isinstance(document, dict) else {}
 
 
+def _read(raw: bytes, path: str) -> dict[str, Any]:
+    """The file's mapping: by the C parser where it reads it, else as a profile is read (YAML 1.2, which takes what
+    libyaml's 1.1 refuses, such as a URL in a flow mapping); {} where neither does."""
+    try:
+        documents = load_all(raw.decode("utf-8"), max_depth=MAX_NESTING)
+    except Exception:  # any text libyaml refuses or a limit stops
+        from mpigen.load.parse import load_bytes
+        from mpigen.load.plain import to_plain
+
+        document, _ = load_bytes(raw, path, path)
+        return _mapping(to_plain(document.data)) if document is not None else {}
+    return _mapping(documents[0]) if len(documents) == 1 else {}
+
+
 def glance(paths: Iterable[Path]) -> FleetGlance:
     """The clusters and jobs the profile files under `paths` name, in file order; never raises for their content."""
     files, _ = discover(paths)
@@ -60,13 +75,7 @@ def glance(paths: Iterable[Path]) -> FleetGlance:
         raw, _ = read_file(file, str(file))
         if raw is None:
             continue
-        try:
-            documents = load_all(raw.decode("utf-8"), max_depth=MAX_NESTING)
-        except Exception:  # any text the parser refuses: the compile reports it, not a glance
-            continue
-        if len(documents) != 1:
-            continue
-        data = _mapping(documents[0])
+        data = _read(raw, str(file))
         name = _text(data.get("name"))
         if name is None:
             continue

@@ -36,8 +36,9 @@ class Selection:
         clusters, jobs = set(clusters), set(jobs)
         problems = [f"--cluster {one_line(name)}: no such cluster; {did_you_mean(name, clusters, n=3)}"
                     for name in sorted(self.clusters - clusters)]
-        chosen = {job for job, cluster in jobs if self.has_cluster(cluster)}
-        where = " on the chosen cluster(s)" if self.clusters else ""
+        known = self.clusters & clusters  # with none of them there, the jobs of every cluster are the closest
+        chosen = {job for job, cluster in jobs if not known or cluster in known}
+        where = " on the chosen cluster(s)" if known else ""
         problems += [f"--job {one_line(name)}: no such job{where}; {did_you_mean(name, chosen, n=3)}"
                      for name in sorted(self.jobs - chosen)]
         return problems
