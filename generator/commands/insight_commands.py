@@ -22,7 +22,7 @@ from mpigen.commands.arguments import (
     selection_of,
     setting,
 )
-from mpigen.commands.completion import complete_clusters, complete_jobs
+from mpigen.commands.completion import complete_clusters, complete_jobs, complete_pools
 from mpigen.commands.reporting import continuity_notes, exit_with_error, has_errors, report_result
 from mpigen.commands.verbosity import say, stage_lines, verbosity_options
 from mpigen.support.diagnostics import one_line, printable
@@ -30,7 +30,7 @@ from mpigen.support.diagnostics import one_line, printable
 if TYPE_CHECKING:
     from mpigen.commands.pipeline import CompileResult
     from mpigen.insight.plan import FleetPlan
-    from mpigen.model import Fleet
+    from mpigen.model import Fleet, Selection
 
 
 @click.command()
@@ -47,16 +47,20 @@ if TYPE_CHECKING:
               help="The charts folder whose job charts say what each run is called (where it exists): the names "
               "`mpigen render` keeps (default: the folder render writes).")
 @filter_options
+@click.option("--pool", "pools", multiple=True, metavar="NAME", shell_complete=complete_pools,
+              help="Only this node pool (repeat for more; with --cluster, of those clusters).")
 @verbosity_options
 @click.pass_context
 def plan(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool, html: str | None,
-         svg: str | None, charts: Path | None, clusters: tuple[str, ...], jobs: tuple[str, ...]) -> None:
+         svg: str | None, charts: Path | None, clusters: tuple[str, ...], jobs: tuple[str, ...],
+         pools: tuple[str, ...]) -> None:
     """Capacity and fit per cluster and pool: what the nodes offer, what the jobs ask, who waits for whom.
 
     Reads the profiles only (PATHS: the repository config's profiles, else profiles/). A job that can never run
     where it is (more than its pool or queue can ever hold) is reported with its file:line instead of stopping the
-    plan; --strict makes that exit 1. --cluster keeps those clusters; --job the pools those jobs run in, each whole
-    (who waits for whom there depends on every job of it); a picture draws the clusters kept, whole."""
+    plan; --strict makes that exit 1. --cluster keeps those clusters, --pool those pools; --job the pools those jobs
+    run in, each whole (who waits for whom there depends on every job of it); a picture draws the clusters kept,
+    whole."""
     paths = profiles_of(ctx, paths)
     output, strict = setting(ctx, "output", output), setting(ctx, "strict", strict)
     pictures = [(target, page) for target, page in ((html, "html"), (svg, "svg")) if target is not None]
@@ -79,10 +83,11 @@ def plan(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool,
     unfit = [(d.data.get("name"), d.data.get("cluster")) for d, _ in result.unfit]
     refuse_unknown(selection, (c.name for c in result.fleet.clusters),
                    [*((j.name, j.cluster.name) for j in result.fleet.jobs), *unfit])
+    _refuse_unknown_pools(pools, [(p.name, c.name) for c in result.fleet.clusters for p in c.pools], selection)
     continuity_notes(result)
     fleet_plan = drawn_plan = plan_fleet(result.fleet, result.documents, result.unfit)
-    if not selection.everything:
-        fleet_plan = narrowed(fleet_plan, selection)
+    if not selection.everything or pools:
+        fleet_plan = narrowed(fleet_plan, selection, frozenset(pools))
         kept = frozenset(cluster.name for cluster in fleet_plan.clusters)
         drawn_plan = narrowed(drawn_plan, Selection(clusters=kept))  # a picture draws each cluster's nodes whole
         result.fleet = _of_clusters(result.fleet, kept)
@@ -93,6 +98,17 @@ def plan(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool,
     if strict and fleet_plan.never:
         click.echo(f"{len(fleet_plan.never)} job(s) can never run where they are (--strict)", err=True)
         sys.exit(1)
+
+
+def _refuse_unknown_pools(pools: tuple[str, ...], known: list[tuple[str, str]], selection: Selection) -> None:
+    """A usage error for a --pool no chosen cluster has, with the closest pool names."""
+    from mpigen.support.diagnostics import did_you_mean
+
+    there = {pool for pool, cluster in known if selection.has_cluster(cluster)}
+    problems = [f"--pool {one_line(pool)}: no such pool; {did_you_mean(pool, there, n=3)}"
+                for pool in sorted(set(pools) - there)]
+    if problems:
+        raise click.UsageError("; ".join(problems))
 
 
 def _of_clusters(fleet: Fleet, names: frozenset[str]) -> Fleet:

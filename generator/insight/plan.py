@@ -328,15 +328,16 @@ def _notes(cluster: Cluster, pools: tuple[PoolPlan, ...], jobs: tuple[Job, ...])
     return notes
 
 
-def narrowed(plan: FleetPlan, selection: Selection) -> FleetPlan:
+def narrowed(plan: FleetPlan, selection: Selection, pools: frozenset[str] = frozenset()) -> FleetPlan:
     """The plan of the chosen clusters (`plan --cluster`); with jobs chosen (`--job`), of the pools they run in,
-    each pool whole: who starts and who waits there depends on every job of the pool."""
+    each pool whole: who starts and who waits there depends on every job of the pool; with `pools` (`--pool`),
+    of those pools only."""
     clusters = []
     for cluster in plan.clusters:
         if not selection.has_cluster(cluster.name):
             continue
-        pools = tuple(pool for pool in cluster.pools
-                      if selection.whole_clusters or any(selection.has_job(job.name, cluster.name) for job in pool.jobs))
-        if pools:
-            clusters.append(replace(cluster, pools=pools))
+        kept = tuple(pool for pool in cluster.pools if (not pools or pool.name in pools) and (
+            selection.whole_clusters or any(selection.has_job(job.name, cluster.name) for job in pool.jobs)))
+        if kept:
+            clusters.append(replace(cluster, pools=kept))
     return FleetPlan(tuple(clusters))
