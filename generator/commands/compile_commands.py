@@ -73,6 +73,7 @@ def render(ctx: click.Context, paths: tuple[Path, ...], output: Path | None, man
     --cluster and --job narrow --manifests only: a render into OUTPUT writes the whole fleet, since the folder is
     one transaction that owns every file it wrote and removes those the profiles no longer make, so rendering part
     of the fleet there would remove the rest."""
+    given, named = paths, output is not None  # what the user typed: the command `--check` tells them to run
     paths = profiles_of(ctx, paths)
     selection = selection_of(clusters, jobs)
     if manifests:
@@ -121,7 +122,7 @@ def render(ctx: click.Context, paths: tuple[Path, ...], output: Path | None, man
         if upgrade is not None:
             _report_upgrade(upgrade, output, sum(1 for path in files if is_chart_yaml(path)))
         if not diff.clean:
-            again = shlex.join(["mpigen", "render", *map(str, paths), "-o", str(output)])
+            again = shlex.join(["mpigen", "render", *map(str, given), *(["-o", str(output)] if named else [])])
             click.echo(f"{one_line(str(output))} is not what the profiles compile to: run `{one_line(again)}` and "
                        "commit it", err=True)
             sys.exit(1)

@@ -8,7 +8,7 @@ always wins over it."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -86,8 +86,9 @@ def read_config(file: Path) -> RepositoryConfig:
     if document is None:
         raise ConfigError(problems)
     problems, _ = check_schema(document, CONFIG_SCHEMA_FILE)
-    if problems:
-        raise ConfigError(sort_diagnostics(problems))
+    if problems:  # worded as for a profile, whose root the messages call "the profile"
+        raise ConfigError(sort_diagnostics(replace(d, message=d.message.replace(" in the profile", " of the config"))
+                                           for d in problems))
     data = to_plain(document.data)
     folder = file.parent
     profiles = data.get("profiles")

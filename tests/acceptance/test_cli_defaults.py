@@ -21,6 +21,12 @@ def test_a_repository_made_by_init_needs_no_paths(tmp_path):
     assert (fleet / "charts/my-cluster/jobs/hello/Chart.yaml").is_file()
     up_to_date = run_mpigen("render", "--check", cwd=fleet)
     assert (up_to_date.returncode, up_to_date.stdout) == (0, "charts is up to date with the profiles\n")
+    values = fleet / "charts/my-cluster/jobs/hello/values.yaml"
+    values.write_text(values.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    stale = run_mpigen("render", "--check", cwd=fleet)
+    assert stale.returncode == 1 and stale.stdout == "stale: charts/my-cluster/jobs/hello/values.yaml\n"
+    assert stale.stderr == "charts is not what the profiles compile to: run `mpigen render` and commit it\n"
+    assert run_mpigen("render", "-q", cwd=fleet).stdout == ""
     checked = run_mpigen("check", "--no-helm", cwd=fleet)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "0 error(s), 0 warning(s) in " in checked.stdout and "of 2 chart(s) and " in checked.stdout
@@ -51,7 +57,7 @@ def test_a_wrong_config_is_reported_at_its_line_and_nothing_is_written(tmp_path)
     before = snapshot(tmp_path)
     done = run_mpigen("render", cwd=fleet)
     assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr == (".mpigen.yaml:2:1: error: unknown key 'chart' in the profile; did you mean 'charts'?\n"
+    assert done.stderr == (".mpigen.yaml:2:1: error: unknown key 'chart' of the config; did you mean 'charts'?\n"
                            "1 error(s) in the config file; nothing was written\n")
     assert snapshot(tmp_path) == before
 

@@ -61,7 +61,7 @@ def test_an_empty_config_sets_nothing(tmp_path):
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("profile: profiles\n", ".mpigen.yaml:1:1: unknown key 'profile' in the profile; did you mean 'profiles'?"),
+    ("profile: profiles\n", ".mpigen.yaml:1:1: unknown key 'profile' of the config; did you mean 'profiles'?"),
     ("charts: 3\n", ".mpigen.yaml:1:9: `charts` must be a string, not 3; quote it: \"3\""),
     ("check:\n  output: xml\n", ".mpigen.yaml:2:11: `check.output` is 'xml', which is not allowed; expected one of "
                                 "'json', 'junit', 'sarif', 'text'"),
