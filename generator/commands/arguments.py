@@ -13,7 +13,7 @@ from mpigen.commands.completion import complete_clusters, complete_jobs
 from mpigen.support.diagnostics import one_line
 
 if TYPE_CHECKING:
-    from mpigen.commands.repository import RepositoryConfig
+    from mpigen.commands.repository import ConfigError, RepositoryConfig
     from mpigen.model import Selection
 
 PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
@@ -35,17 +35,22 @@ def config_of(ctx: click.Context) -> RepositoryConfig:
         try:
             ctx.meta[_CONFIG] = load_config(named)
         except ConfigError as exc:
-            for diagnostic in exc.diagnostics:
-                click.echo(diagnostic.format(), err=True)
-            click.echo(f"{len(exc.diagnostics)} error(s) in the config file; nothing was written", err=True)
-            ctx.exit(1)
+            _refuse_config(ctx, exc)
     config: RepositoryConfig = ctx.meta[_CONFIG]
     return config
 
 
+def _refuse_config(ctx: click.Context, error: ConfigError) -> None:
+    """A config that cannot be used ends the command before anything is written: each problem at its line, exit 1."""
+    for diagnostic in error.diagnostics:
+        click.echo(diagnostic.format(), err=True)
+    click.echo(f"{len(error.diagnostics)} error(s) in the config file; nothing was written", err=True)
+    ctx.exit(1)
+
+
 def profiles_of(ctx: click.Context, paths: tuple[Path, ...]) -> tuple[Path, ...]:
     """The profiles given, else the config's, else `profiles`; a usage error saying what to give where none is."""
-    from mpigen.commands.repository import NoDefault, default_profiles
+    from mpigen.commands.repository import ConfigError, NoDefault, default_profiles
 
     if paths:
         return paths
@@ -53,6 +58,9 @@ def profiles_of(ctx: click.Context, paths: tuple[Path, ...]) -> tuple[Path, ...]
         return default_profiles(config_of(ctx), ctx.info_name or "validate")
     except NoDefault as exc:
         raise click.UsageError(str(exc)) from None
+    except ConfigError as exc:
+        _refuse_config(ctx, exc)
+        raise  # not reached: the context exits
 
 
 def charts_of(ctx: click.Context, given: Path | None, profiles: tuple[Path, ...]) -> Path:

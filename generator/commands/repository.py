@@ -41,6 +41,8 @@ class RepositoryConfig:
     helm: str | None = None
     settings: tuple[tuple[str, str, Any], ...] = ()
     """(command, option, value) of the per-command sections (`check: {strict: true}`)."""
+    profiles_at: tuple[Location, ...] = ()
+    """Where each of `profiles` is written, for a path there that does not exist."""
 
     @property
     def folder(self) -> Path:
@@ -100,7 +102,10 @@ def read_config(file: Path) -> RepositoryConfig:
     settings = tuple((command, option, value) for command, section in data.items() if isinstance(section, dict)
                      for option, value in section.items())
     return RepositoryConfig(file=file, profiles=tuple(folder / path for path in profiles) if profiles else None,
-                            charts=folder / data["charts"] if "charts" in data else None, helm=helm, settings=settings)
+                            charts=folder / data["charts"] if "charts" in data else None, helm=helm, settings=settings,
+                            profiles_at=tuple(document.location("profiles", *([] if isinstance(data["profiles"], str)
+                                                                               else [index]))
+                                              for index in range(len(profiles or ()))))
 
 
 def _says_nothing(file: Path) -> bool:
@@ -129,8 +134,14 @@ class NoDefault(Exception):
 
 
 def default_profiles(config: RepositoryConfig, command: str) -> tuple[Path, ...]:
-    """The profiles a command reads when given none: the config's, else the `profiles` folder beside it (or here)."""
+    """The profiles a command reads when given none: the config's (ConfigError, at its line, for one that does not
+    exist), else the `profiles` folder beside it (or here)."""
     if config.profiles is not None:
+        missing = [(path, at) for path, at in zip(config.profiles, config.profiles_at, strict=False) if not path.exists()]
+        if missing:
+            raise ConfigError([Diagnostic(at, f"`profiles` names {one_line(str(path))}, which does not exist",
+                                          "write the profiles folder relative to this file's folder")
+                               for path, at in missing])
         return config.profiles
     folder = config.folder / DEFAULT_PROFILES
     if folder.is_dir():

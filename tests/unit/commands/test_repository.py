@@ -107,3 +107,15 @@ def test_the_default_charts_folder_follows_the_clusters_gitops_path(tmp_path):
             assert default_charts(RepositoryConfig(), (Path("../profiles"),)) == Path("../deploy/charts")
         (profiles / "b.yaml").write_text("kind: Cluster\nname: b\ngitops: {tool: argocd}\n", encoding="utf-8")
         assert default_charts(RepositoryConfig(), (Path("profiles"),)) == Path("charts")  # they disagree
+
+
+def test_a_profiles_path_the_config_names_that_does_not_exist_is_reported_at_its_line(tmp_path):
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / ".mpigen.yaml").write_text("charts: out\nprofiles:\n  - profiles\n  - nope\n", encoding="utf-8")
+    with current_folder(tmp_path):
+        config = read_config(Path(".mpigen.yaml"))
+        with pytest.raises(ConfigError) as raised:
+            default_profiles(config, "validate")
+    assert [d.format() for d in raised.value.diagnostics] == [
+        ".mpigen.yaml:4:5: error: `profiles` names nope, which does not exist; write the profiles folder relative to "
+        "this file's folder"]
