@@ -8,6 +8,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 from mpigen.support.project import file_url
 
@@ -38,3 +39,32 @@ def schema_text(name: str) -> str:
 def load_schema(kind: str) -> dict[str, Any]:
     return json.loads(schema_text(KIND_SCHEMA_FILES[kind]))
 
+
+def _file_refs(node: Any) -> set[str]:
+    """The schema files a schema `$ref`s beside it (`other.schema.json#/...`); a local `#/...` names none."""
+    if isinstance(node, dict):
+        own = node.get("$ref")
+        found = {own.partition("#")[0]} if isinstance(own, str) and own.partition("#")[0] else set()
+        return found.union(*(_file_refs(value) for value in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_file_refs(value) for value in node))
+    return set()
+
+
+def exported_schemas() -> dict[str, str]:
+    """The text of every profile kind's schema, and of every schema of mpigen's they `$ref`, by file name: what an
+    editor needs beside the profiles (`mpigen schema --write`, `mpigen init`). A `$ref` to a file that is not one of
+    mpigen's (another address) is left to the editor to fetch."""
+    prefix = schema_id("")
+    wanted = list(KIND_SCHEMA_FILES.values())
+    texts: dict[str, str] = {}
+    while wanted:
+        name = wanted.pop()
+        if name in texts:
+            continue
+        texts[name] = schema_text(name)
+        for ref in _file_refs(json.loads(texts[name])):
+            address = urljoin(schema_id(name), ref)
+            if address.startswith(prefix):
+                wanted.append(address.removeprefix(prefix))
+    return dict(sorted(texts.items()))
