@@ -17,6 +17,7 @@ from typing import Any
 from mpigen.load import to_plain
 from mpigen.load.catalogue import builtin_names, expand_hardware, load_builtin
 from mpigen.model import GitOpsTool, NetworkProvider
+from mpigen.support.project import page_url
 from mpigen.support.schema_files import KIND_SCHEMA_FILES, exported_schemas
 from mpigen.write.target import AlreadyExists, create_files
 
@@ -149,7 +150,7 @@ def _cluster(facts: HardwareFacts, nodes: str, rdma: bool, gitops: str, cluster:
     if rdma:
         lines += ["  # `kubectl get node <node> -o jsonpath='{.status.allocatable}'` lists one RDMA resource per rail:",
                   f"  # nvidia.com/... (SR-IOV VFs: {NetworkProvider.SRIOV_DEVICE_PLUGIN.value}) or rdma/... "
-                  f"({NetworkProvider.RDMA_SHARED.value}); docs/network-providers.md",
+                  f"({NetworkProvider.RDMA_SHARED.value}); {page_url('docs/network-providers.md')}",
                   f"  provider: {NetworkProvider.SRIOV_DEVICE_PLUGIN.value}"]
     else:
         lines.append(f"  provider: {NetworkProvider.TCP.value}  # no RDMA NICs in this hardware: MPI over the pod "
