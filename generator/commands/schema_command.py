@@ -16,11 +16,12 @@ case (a test holds them equal), named here so that reading the options imports n
 
 
 @click.command()
-@click.argument("kind", required=False, type=click.Choice(SCHEMA_KINDS, case_sensitive=False))
+@click.argument("kind", required=False, metavar="[KIND]", type=click.Choice(SCHEMA_KINDS, case_sensitive=False))
 @click.option("--write", "folder", type=click.Path(path_type=Path), metavar="DIR",
               help="Write every profile kind's schema into DIR (made if missing); replaces only mpigen's own schemas.")
 def schema(kind: str | None, folder: Path | None) -> None:
-    """Print the JSON Schema of a profile KIND, or write them all into a folder with --write DIR."""
+    """Print the JSON Schema of a profile KIND (cluster, hardware or job), or write them all into a folder with
+    --write DIR."""
     from mpigen.support.schema_files import KIND_SCHEMA_FILES, schema_text
 
     if (kind is None) == (folder is None):
