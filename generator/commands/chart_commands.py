@@ -18,6 +18,8 @@ from mpigen.support.diagnostics import one_line
 if TYPE_CHECKING:
     from mpigen.package import Chart
 
+HELM_ENV = "MPIGEN_HELM"
+"""The environment variable that names the Helm of `check` and `diff` where `--helm` is not given."""
 CHECK_FORMATS = ("json", "junit", "sarif", "text")
 """`mpigen check --output`: the keys of mpigen.check.report.FORMATS (a test holds them equal), named here so
 that reading the options imports nothing of check."""
@@ -25,7 +27,8 @@ that reading the options imports nothing of check."""
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
-@click.option("--helm", "helm", metavar="PATH", help="Helm binary to lint and render with (default: helm on PATH).")
+@click.option("--helm", "helm", metavar="PATH", envvar=HELM_ENV, help="Helm 3 or 4 to lint and render with "
+              f"(default: ${HELM_ENV}, else helm on PATH).")
 @click.option("--no-helm", is_flag=True, help="Render charts mpigen compiled with mpigen itself, even if helm is there.")
 @click.option("--kube-version", metavar="1.N", help="Kubernetes version to validate built-in kinds for "
               "(default: the chart's cluster profile, else the newest bundled).")
@@ -66,7 +69,8 @@ def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version
             raise click.BadParameter(f"{given!r}: {folder} is given another cluster already", param_hint="--cluster")
         groups.append((name, Path(folder)))
     options = CheckOptions(helm=helm, use_helm=not no_helm, kube_version=kube_version.lstrip("v") if kube_version
-                           else None, crds=crds, context=context, strict=strict, clusters=tuple(groups))
+                           else None, crds=crds, context=context, strict=strict, clusters=tuple(groups),
+                           helm_given_as=_helm_given_as())
     try:
         report = run_check(list(paths), options)
     except CheckUsageError as exc:
@@ -84,7 +88,8 @@ def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version
               show_default=True, help="The charts folder to compare with.")
 @click.option("--against", "revision", metavar="REF", help="Compare with the charts as committed at this git revision "
               "(e.g. origin/main) instead of as they are on disk.")
-@click.option("--helm", "helm", metavar="PATH", help="Helm for charts mpigen did not compile (default: helm on PATH).")
+@click.option("--helm", "helm", metavar="PATH", envvar=HELM_ENV, help="Helm 3 or 4 for charts mpigen did not "
+              f"compile (default: ${HELM_ENV}, else helm on PATH).")
 @click.option("--format", "output_format", type=click.Choice(("text", "json")), default="text", show_default=True,
               help="json: the actions, notes, changes and problems as one JSON document (-o names the charts folder).")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when anything differs.")
@@ -92,7 +97,7 @@ def diff(paths: tuple[Path, ...], output: Path, revision: str | None, helm: str 
          exit_code: bool) -> None:
     """Show, per cluster and chart, object by object, how the profiles' manifests differ from the charts and their
     GitOps bootstrap files; changes that need a person come first, as action lines."""
-    from mpigen.check.helm import find_helm
+    from mpigen.check.helm import HelmRefused, choose_helm
     from mpigen.commands.pipeline import compile_profiles
     from mpigen.diff import DiffError, as_json, as_text, diff_against
 
@@ -106,7 +111,13 @@ def diff(paths: tuple[Path, ...], output: Path, revision: str | None, helm: str 
         return result.charts, result.notes
 
     try:
-        report = diff_against(output, compile_with, revision, find_helm(helm))
+        chosen = choose_helm(helm, _helm_given_as())
+    except HelmRefused as exc:
+        raise click.UsageError(one_line(str(exc))) from exc
+    if chosen:
+        click.echo(one_line(chosen.note("rendering charts mpigen did not compile")), err=True)
+    try:
+        report = diff_against(output, compile_with, revision, chosen.path if chosen else None)
     except DiffError as exc:
         raise click.UsageError(one_line(str(exc))) from exc
     for problem in report.problems:
@@ -115,3 +126,9 @@ def diff(paths: tuple[Path, ...], output: Path, revision: str | None, helm: str 
     click.echo(report.summary(), err=True)
     if exit_code and report.units:
         sys.exit(1)
+
+
+def _helm_given_as() -> str:
+    """How the user gave `--helm`, as a message names it: the option, or the environment variable."""
+    source = click.get_current_context().get_parameter_source("helm")
+    return HELM_ENV if source is click.core.ParameterSource.ENVIRONMENT else "--helm"

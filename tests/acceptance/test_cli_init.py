@@ -3,7 +3,11 @@ Helm; a second init into the same folder changes nothing."""
 
 from __future__ import annotations
 
-from conftest import require_helm, run_limited, run_mpigen, snapshot, without_root_privileges
+import json
+
+from conftest import REPO, require_helm, run_limited, run_mpigen, snapshot, without_root_privileges
+from jsonschema import Draft202012Validator
+from ruamel.yaml import YAML
 
 
 def test_init_then_validate_render_and_check(tmp_path):
@@ -12,6 +16,8 @@ def test_init_then_validate_render_and_check(tmp_path):
     made = run_mpigen("init", profiles, "--hardware", "dgx-h100", "--gitops", "flux")
     assert made.returncode == 0, made.stderr
     assert sorted(line.split()[-1] for line in made.stdout.splitlines() if line.startswith("wrote ")) == [
+        *(str(profiles / ".mpigen/schemas" / name) for name in ("cluster.schema.json", "hardware.schema.json",
+                                                                "job.schema.json")),
         str(profiles / "clusters/my-cluster.yaml"), str(profiles / "hardware/my-dgx-h100.yaml"),
         str(profiles / "jobs/hello.yaml")]
     assert run_mpigen("validate", profiles).returncode == 0
@@ -75,3 +81,23 @@ def test_init_makes_the_folders_above_its_own_and_removes_them_after_a_failure(t
         (tmp_path / "locked").chmod(0o755)
     assert failed.returncode == 1 and "Permission denied" in failed.stderr and "Traceback" not in failed.stderr
     assert snapshot(tmp_path) == before
+
+
+def test_init_points_each_profile_at_a_schema_it_wrote_that_validates_it(tmp_path):
+    """An editor reads the first line; the schema is there offline, whichever way mpigen was installed, and it is the
+    one mpigen validates with."""
+    profiles = tmp_path / "profiles"
+    assert run_mpigen("init", profiles, "--hardware", "dgx-a100").returncode == 0
+    written = sorted(profiles.rglob("*.yaml"))
+    assert [p.relative_to(profiles).as_posix() for p in written] == [
+        "clusters/my-cluster.yaml", "hardware/my-dgx-a100.yaml", "jobs/hello.yaml"]
+    for path in written:
+        first, _, _ = path.read_text(encoding="utf-8").partition("\n")
+        prefix = "# yaml-language-server: $schema="
+        assert first.startswith(prefix), path
+        schema_path = path.parent / first.removeprefix(prefix)
+        assert not first.removeprefix(prefix).startswith("/") and schema_path.resolve().is_file(), first
+        schema = json.loads(schema_path.read_text(encoding="utf-8"))
+        profile = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+        assert schema == json.loads((REPO / "schemas" / f"{profile['kind'].lower()}.schema.json").read_text())
+        assert list(Draft202012Validator(schema).iter_errors(profile)) == [], path
