@@ -61,7 +61,8 @@ test: $(STAMP) helm chromium lint typecheck check
 # (tests/acceptance/test_fuzz.py), every new chart rendered by Helm 3 and Helm 4, which must agree; and FUZZ_EXAMPLES/4
 # hostile charts and manifests for `mpigen check` (tests/acceptance/test_fuzz_check.py), each checked with both Helms;
 # FUZZ_EXAMPLES targets of a written file (FIFOs, devices, links on the way, paths into the profiles, odd names),
-# FUZZ_EXAMPLES/50 of them through `mpigen plan --svg` (tests/acceptance/test_fuzz_paths.py); and FUZZ_EXAMPLES/4 fleets
+# FUZZ_EXAMPLES/50 of them through `mpigen plan --svg` and FUZZ_EXAMPLES/2 as the folder of `mpigen schema --write`
+# (tests/acceptance/test_fuzz_paths.py); and FUZZ_EXAMPLES/4 fleets
 # of every size for `plan`, `explain` and the picture (tests/acceptance/test_fuzz_insight.py: placement equal to the
 # straightforward first fit's, output within its bounds); and FUZZ_EXAMPLES repository configs and profile files for
 # .mpigen.yaml and the glance completion reads (tests/acceptance/test_fuzz_config.py).

@@ -31,6 +31,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from mpigen.check.crdschema import crd_schemas  # noqa: E402
+from mpigen.support.schema_files import schema_id  # noqa: E402
 
 UPSTREAM = REPO / "tests" / "upstream"
 OBJECT_META = "https://kubernetes.io/api/_definitions.json#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
@@ -89,7 +90,7 @@ def vendored_schema(crd: dict[str, Any], source: str, origin: str, api_version: 
                               "$ref": OBJECT_META}
     schema = {
         "$schema": converted["$schema"],
-        "$id": f"urn:mpigen:crd:{group}:{version}:{kind}",
+        "$id": schema_id(f"crds/{group}_{version}_{kind}.json"),
         "title": f"{kind} ({api_version})",
         "description": f"mpigen emits it {why}. Converted by scripts/vendor_crd_schemas.py from the upstream CRD "
                        f"{source} ({origin}), as `mpigen check --crds` converts a CRD; do not edit.",

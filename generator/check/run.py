@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpigen.check.helm import find_helm, helm_lint, helm_template, helm_version
+from mpigen.check.helm import HelmRefused, choose_helm, helm_lint, helm_template
 from mpigen.check.report import CheckReport, WorkloadSecurity
 from mpigen.check.rules import run_rules, workload_pod_security
 from mpigen.check.schemas import SchemaSet, bundled_kube_versions, select_kube_version
@@ -36,6 +36,9 @@ class CheckOptions:
     strict: bool = False
     clusters: tuple[tuple[str, Path], ...] = ()
     """`--cluster NAME=PATH`: the manifests (and charts that record no cluster) under PATH are of cluster NAME."""
+    helm_given_as: str = "--helm"
+    """Where `helm` came from, as messages name it: `--helm`, the environment variable `MPIGEN_HELM`, or the
+    repository config."""
     selection: Selection = EVERYTHING
     """`--cluster NAME`, `--job NAME`: only the charts (and cluster folders) of these (readback.discover.chosen_targets)."""
     progress: Progress | None = None
@@ -149,20 +152,17 @@ def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
 
 
 def _choose_helm(options: CheckOptions, report: CheckReport) -> str | None:
-    """The Helm to render and lint with (None: mpigen renders what it compiled), said in a note; a `--helm`
-    that names no Helm is a usage error."""
-    helm = None
+    """The Helm to render and lint with (None: mpigen renders what it compiled), said in a note with its version; a
+    `--helm` that names no Helm, or a Helm of a major mpigen does not support, is a usage error."""
+    chosen = None
     if options.use_helm:
-        helm = find_helm(options.helm)
-        if options.helm and helm is None:
-            raise CheckUsageError(f"--helm {options.helm}: no such program")
-    version_text = helm_version(helm) if helm else ""
-    if helm and not version_text:
-        if options.helm:
-            raise CheckUsageError(f"--helm {options.helm}: does not answer `version` like Helm")
-        helm = None
-    if helm:
-        report.notes.append(f"rendering and linting with helm {version_text} ({helm})")
+        try:
+            chosen = choose_helm(options.helm, options.helm_given_as)
+        except HelmRefused as exc:
+            raise CheckUsageError(str(exc)) from exc
+    helm = chosen.path if chosen else None
+    if chosen:
+        report.notes.append(chosen.note("rendering and linting"))
     elif options.use_helm:
         report.notes.append("no helm found: charts are not linted, and only charts mpigen compiled can be rendered "
                             "(by mpigen itself); install helm or pass --helm PATH")

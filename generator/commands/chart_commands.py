@@ -29,6 +29,8 @@ from mpigen.support.diagnostics import one_line
 if TYPE_CHECKING:
     from mpigen.package import Chart
 
+HELM_ENV = "MPIGEN_HELM"
+"""The environment variable that names the Helm of `check` and `diff` where `--helm` is not given."""
 CHECK_FORMATS = ("json", "junit", "sarif", "text")
 """`mpigen check --output`: the keys of mpigen.check.report.FORMATS (a test holds them equal), named here so
 that reading the options imports nothing of check."""
@@ -36,8 +38,8 @@ that reading the options imports nothing of check."""
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path, exists=True))
-@click.option("--helm", "helm", metavar="PATH", help="Helm binary to lint and render with (default: the repository "
-              "config's `helm`, else helm on PATH).")
+@click.option("--helm", "helm", metavar="PATH", envvar=HELM_ENV, help="Helm 3 or 4 to lint and render with "
+              f"(default: ${HELM_ENV}, else the repository config's `helm`, else helm on PATH).")
 @click.option("--no-helm", is_flag=True, help="Render charts mpigen compiled with mpigen itself, even if helm is there.")
 @click.option("--kube-version", metavar="1.N", help="Kubernetes version to validate built-in kinds for "
               "(default: the chart's cluster profile, else the newest bundled).")
@@ -87,10 +89,11 @@ def check(ctx: click.Context, paths: tuple[Path, ...], helm: str | None, no_helm
         if any(os.path.abspath(folder) == os.path.abspath(other) for _, other in groups):
             raise click.BadParameter(f"{given!r}: {folder} is given another cluster already", param_hint="--cluster")
         groups.append((name, Path(folder)))
-    options = CheckOptions(helm=helm_of(ctx, helm), use_helm=not no_helm,
+    helm, given_as = _helm_of(ctx, helm)
+    options = CheckOptions(helm=helm, use_helm=not no_helm,
                            kube_version=kube_version.lstrip("v") if kube_version else None, crds=crds, context=context,
-                           strict=strict, clusters=tuple(groups), selection=selection_of(chosen, jobs),
-                           progress=stage_lines())
+                           strict=strict, clusters=tuple(groups), helm_given_as=given_as,
+                           selection=selection_of(chosen, jobs), progress=stage_lines())
     try:
         report = run_check(list(paths), options)
     except CheckUsageError as exc:
@@ -124,7 +127,8 @@ def _default_charts(ctx: click.Context) -> Path:
               help="The charts folder to compare with (default: the folder `mpigen render` writes).")
 @click.option("--against", "revision", metavar="REF", help="Compare with the charts as committed at this git revision "
               "(e.g. origin/main) instead of as they are on disk.")
-@click.option("--helm", "helm", metavar="PATH", help="Helm for charts mpigen did not compile (default: helm on PATH).")
+@click.option("--helm", "helm", metavar="PATH", envvar=HELM_ENV, help="Helm 3 or 4 for charts mpigen did not "
+              f"compile (default: ${HELM_ENV}, else helm on PATH).")
 @click.option("--format", "output_format", type=click.Choice(("text", "json")), default="text", show_default=True,
               help="json: the actions, notes, changes and problems as one JSON document (-o names the charts folder).")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when anything differs.")
@@ -135,7 +139,7 @@ def diff(ctx: click.Context, paths: tuple[Path, ...], output: Path | None, revis
     """Show, per cluster and chart, object by object, how the profiles' manifests differ from the charts and their
     GitOps bootstrap files; changes that need a person come first, as action lines. PATHS: the repository config's
     profiles, else profiles/."""
-    from mpigen.check.helm import find_helm
+    from mpigen.check.helm import HelmRefused, choose_helm
     from mpigen.commands.pipeline import compile_profiles
     from mpigen.diff import DiffError, as_json, as_text, diff_against
 
@@ -152,7 +156,13 @@ def diff(ctx: click.Context, paths: tuple[Path, ...], output: Path | None, revis
         return result.charts, result.notes
 
     try:
-        report = diff_against(charts, compile_with, revision, find_helm(helm_of(ctx, helm)))
+        chosen = choose_helm(*_helm_of(ctx, helm))
+    except HelmRefused as exc:
+        raise click.UsageError(one_line(str(exc))) from exc
+    if chosen:
+        say(one_line(chosen.note("rendering charts mpigen did not compile")), err=True)
+    try:
+        report = diff_against(charts, compile_with, revision, chosen.path if chosen else None)
     except DiffError as exc:
         raise click.UsageError(one_line(str(exc))) from exc
     for problem in report.problems:
@@ -161,3 +171,13 @@ def diff(ctx: click.Context, paths: tuple[Path, ...], output: Path | None, revis
     say(report.summary(), err=True)
     if exit_code and report.units:
         sys.exit(1)
+
+
+def _helm_of(ctx: click.Context, given: str | None) -> tuple[str | None, str]:
+    """The Helm asked for, and how the user gave it, as a message names it: `--helm`, the environment variable,
+    or the repository config's `helm` (which neither overrides); (None, "--helm") where none was asked for."""
+    if given is not None:
+        source = ctx.get_parameter_source("helm")
+        return given, HELM_ENV if source is click.core.ParameterSource.ENVIRONMENT else "--helm"
+    configured = helm_of(ctx, None)
+    return configured, f"{one_line(str(config_of(ctx).file))} `helm:`" if configured else "--helm"

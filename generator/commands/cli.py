@@ -5,7 +5,8 @@ module (and click, jinja2, jsonschema) is imported. Each command imports the sta
 `mpigen --help` loads click and nothing of the pipeline, `mpigen validate` nothing of check.
 
 This module is the command group; the commands live beside it, a module for each group of them: compile_commands.py
-(validate, render), insight_commands.py (plan, explain), init_command.py, chart_commands.py (check, diff)."""
+(validate, render), insight_commands.py (plan, explain), init_command.py, chart_commands.py (check, diff),
+schema_command.py."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from mpigen.commands.chart_commands import check, diff
 from mpigen.commands.compile_commands import render, validate
 from mpigen.commands.init_command import init
 from mpigen.commands.insight_commands import explain, plan
+from mpigen.commands.schema_command import schema
 from mpigen.commands.verbosity import verbosity_options
 from mpigen.support.diagnostics import printable
 
@@ -67,3 +69,4 @@ main.add_command(explain)
 main.add_command(init)
 main.add_command(check)
 main.add_command(diff)
+main.add_command(schema)

@@ -23,6 +23,7 @@ from mpigen.commands.arguments import (
 from mpigen.commands.reporting import continuity_notes, exit_with_error, has_errors, report_result
 from mpigen.commands.verbosity import say, stage_lines, verbosity_options
 from mpigen.support.diagnostics import one_line
+from mpigen.support.project import page_url
 
 if TYPE_CHECKING:
     from mpigen.commands.upgrade import Upgrade
@@ -158,8 +159,8 @@ def _report_upgrade(upgrade: Upgrade, output: Path, charts: int) -> None:
             for chart in group.charts:
                 click.echo(f"    {one_line(chart)}", err=True)
     change = "change of release" if any(group.newer for group in upgrade.compiled_by) else "upgrade"
-    click.echo(f"  what differs in them comes with the {change}, unless a profile changed too: CHANGELOG.md says what "
-               "each release changes in compiled output", err=True)
+    click.echo(f"  what differs in them comes with the {change}, unless a profile changed too: "
+               f"{page_url('CHANGELOG.md')} says what each release changes in compiled output", err=True)
     if not upgrade.renamed:
         click.echo("  no run is renamed", err=True)
         return

@@ -28,6 +28,7 @@ from mpigen.objects import chartfiles
 from mpigen.providers import PROVIDERS
 from mpigen.providers.base import DevicePlugin
 from mpigen.support import yamlio
+from mpigen.support.project import page_url
 from mpigen.vocabulary import mpi_operator, trainer, volcano_job
 from mpigen.vocabulary.gitops import ARGOCD_API_VERSION, KUSTOMIZATION
 
@@ -139,6 +140,9 @@ def review(changed: list[UnitChanges], old: Side, new: Side, output: str) -> Rev
     return Reviewed(tuple(actions), tuple(notes))
 
 
+_HEALTH_CHECK_PAGE = page_url("docs/gitops.md", "Argo CD's health check for MPIJobs")
+"""Where the manual says how to install a health check into argocd-cm."""
+
 # --- bootstrap ---------------------------------------------------------------------------------------
 
 def _bootstrap_actions(unit: UnitChanges, where: str, still_there: bool) -> list[Review]:
@@ -150,7 +154,7 @@ def _bootstrap_actions(unit: UnitChanges, where: str, still_there: bool) -> list
     if key is not None and still_there:
         return [Review(HEALTH_CHECK, unit.cluster, unit.path, "", where, f"Argo CD health check {unit.changes[0].status}",
                        f"Argo CD reads it from its argocd-cm ConfigMap, which no chart writes: set the key {key} to "
-                       "the file's text by hand (see docs/gitops.md)")]
+                       f"the file's text by hand ({_HEALTH_CHECK_PAGE})")]
     return []
 
 

@@ -3,7 +3,11 @@ Helm; a second init into the same folder changes nothing."""
 
 from __future__ import annotations
 
-from conftest import require_helm, run_limited, run_mpigen, snapshot, without_root_privileges
+import json
+
+from conftest import REPO, require_helm, run_limited, run_mpigen, snapshot, without_root_privileges
+from jsonschema import Draft202012Validator
+from ruamel.yaml import YAML
 
 
 def test_init_then_validate_render_and_check(tmp_path):
@@ -13,8 +17,11 @@ def test_init_then_validate_render_and_check(tmp_path):
     made = run_mpigen("init", fleet, "--hardware", "dgx-h100", "--gitops", "flux")
     assert made.returncode == 0, made.stderr
     assert sorted(line.split()[-1] for line in made.stdout.splitlines() if line.startswith("wrote ")) == [
-        str(fleet / ".mpigen.yaml"), str(profiles / "clusters/my-cluster.yaml"),
-        str(profiles / "hardware/my-dgx-h100.yaml"), str(profiles / "jobs/hello.yaml")]
+        str(fleet / ".mpigen.yaml"),
+        *(str(fleet / ".mpigen/schemas" / name) for name in ("cluster.schema.json", "config.schema.json",
+                                                             "hardware.schema.json", "job.schema.json")),
+        str(profiles / "clusters/my-cluster.yaml"), str(profiles / "hardware/my-dgx-h100.yaml"),
+        str(profiles / "jobs/hello.yaml")]
     assert run_mpigen("validate", profiles).returncode == 0
     assert run_mpigen("render", profiles, "-o", tmp_path / "charts").returncode == 0
     checked = run_mpigen("check", "--helm", helm, "--strict", tmp_path / "charts")
@@ -80,3 +87,25 @@ def test_init_makes_the_folders_above_its_own_and_removes_them_after_a_failure(t
         (tmp_path / "locked").chmod(0o755)
     assert failed.returncode == 1 and "Permission denied" in failed.stderr and "Traceback" not in failed.stderr
     assert snapshot(tmp_path) == before
+
+
+def test_init_points_each_profile_at_a_schema_it_wrote_that_validates_it(tmp_path):
+    """An editor reads the first line; the schema is there offline, whichever way mpigen was installed, and it is the
+    one mpigen validates with."""
+    fleet = tmp_path / "fleet"
+    assert run_mpigen("init", fleet, "--hardware", "dgx-a100").returncode == 0
+    written = sorted(fleet.rglob("*.yaml"))
+    assert [p.relative_to(fleet).as_posix() for p in written] == [
+        ".mpigen.yaml", "profiles/clusters/my-cluster.yaml", "profiles/hardware/my-dgx-a100.yaml",
+        "profiles/jobs/hello.yaml"]
+    for path in written:
+        first, _, _ = path.read_text(encoding="utf-8").partition("\n")
+        prefix = "# yaml-language-server: $schema="
+        assert first.startswith(prefix), path
+        schema_path = path.parent / first.removeprefix(prefix)
+        assert not first.removeprefix(prefix).startswith("/") and schema_path.resolve().is_file(), first
+        schema = json.loads(schema_path.read_text(encoding="utf-8"))
+        profile = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+        kind = "config" if path.name == ".mpigen.yaml" else profile["kind"].lower()
+        assert schema == json.loads((REPO / "schemas" / f"{kind}.schema.json").read_text())
+        assert list(Draft202012Validator(schema).iter_errors(profile)) == [], path

@@ -22,6 +22,7 @@ from mpigen.diff.review import (
     review,
 )
 from mpigen.diff.sides import Unit
+from mpigen.support.project import page_url
 
 
 def _review(old: list[Unit], new: list[Unit]) -> Reviewed:
@@ -88,7 +89,7 @@ def test_a_changed_or_new_argocd_health_check_is_an_action_naming_its_argocd_cm_
     assert _lines(found) == [
         f"charts/{path}: action: Argo CD health check added; Argo CD reads it from its argocd-cm ConfigMap, which no "
         "chart writes: set the key resource.customizations.health.batch.volcano.sh_Job to the file's text by hand "
-        "(see docs/gitops.md)"]
+        f"({page_url('docs/gitops.md')}#argo-cds-health-check-for-mpijobs)"]
     assert found.actions[0].kind == HEALTH_CHECK
     gone = _review([Unit("west", path, bootstrap=True, objects=None, text="return hs\n")], [])
     assert gone == Reviewed((), ())
