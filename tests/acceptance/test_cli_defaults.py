@@ -72,3 +72,16 @@ def test_with_neither_profiles_nor_config_each_command_says_what_to_give(tmp_pat
     assert checked.returncode == 2
     assert "no charts given, and charts (the charts folder render writes) does not exist: give the charts or " \
            "manifests to check, or run `mpigen render` first" in checked.stderr
+
+
+def test_checks_helm_and_report_format_from_the_config(tmp_path):
+    assert run_mpigen("init", tmp_path / "fleet", "--gitops", "none").returncode == 0
+    fleet = tmp_path / "fleet"
+    assert run_mpigen("render", cwd=fleet).returncode == 0
+    (fleet / ".mpigen.yaml").write_text("profiles: profiles\nhelm: tools/helm\ncheck: {output: json}\n",
+                                        encoding="utf-8")
+    refused = run_mpigen("check", cwd=fleet, env={"MPIGEN_HELM": ""})
+    assert refused.returncode == 2
+    assert "Error: .mpigen.yaml `helm:` tools/helm: no such program" in refused.stderr
+    checked = run_mpigen("check", "--no-helm", cwd=fleet, env={"MPIGEN_HELM": ""})
+    assert checked.returncode == 0 and checked.stdout.startswith("{"), checked.stderr  # the config's format
