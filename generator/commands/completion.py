@@ -19,7 +19,7 @@ def _fleet(ctx: click.Context) -> FleetGlance | None:
     from mpigen.commands.repository import default_profiles, load_config
     from mpigen.load.glance import glance
 
-    given = ctx.params.get("paths") or ()
+    given = ctx.params.get("paths") or () if ctx.info_name != "check" else ()  # check's paths are charts
     paths = tuple(Path(path) for path in given) or default_profiles(load_config(ctx.find_root().params.get("config_path")),
                                                                      ctx.info_name or "")
     return glance(paths)

@@ -52,6 +52,7 @@ def _complete(words: str, cwd: Path, env: dict[str, str] | None = None) -> subpr
     ("mpigen explain re", ["resnet50-dgx", "resnet50-trainjob"]),
     ("mpigen render --manifests --cluster dgx-", ["dgx-lab", "dgx-pod"]),
     ("mpigen check --cluster cpu-lab --job ", ["cpu-pi"]),  # the jobs of the clusters already chosen
+    ("mpigen check charts --cluster cpu", ["cpu-lab"]),  # check's paths are charts: the names come from profiles/
     ("mpigen plan --cluster dgx-lab --pool ", ["cpu", "dgx"]),
     ("mpigen explain -p profiles/jobs/pi.yaml ", ["pi"]),  # the profiles given on the command line
 ])
