@@ -54,8 +54,10 @@ that reading the options imports nothing of check."""
               "one cluster only (charts mpigen compiled say their own cluster). Repeatable.")
 @click.option("--job", "jobs", multiple=True, metavar="NAME", shell_complete=complete_jobs,
               help="Check only the chart of job NAME (repeatable; with --cluster NAME, of those clusters).")
-@click.option("--strict", is_flag=True, help="A kind with no schema is an error, not a warning.")
-@click.option("--output", "output", type=click.Choice(CHECK_FORMATS), default="text", show_default=True)
+@click.option("--strict", is_flag=True, help="A kind with no schema is an error, not a warning (default: the "
+              "repository config's `check: {strict: ...}`).")
+@click.option("--output", "output", type=click.Choice(CHECK_FORMATS), default="text", show_default=True,
+              help="The report's format (a repository may set it: `check: {output: ...}` in .mpigen.yaml).")
 @verbosity_options
 @click.pass_context
 def check(ctx: click.Context, paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version: str | None,

@@ -63,7 +63,8 @@ def validate(ctx: click.Context, paths: tuple[Path, ...]) -> None:
               help="Write nothing; exit 1 and list every file of OUTPUT that is missing, stale or extra.")
 @click.option("--stamp", is_flag=True,
               help="Keep a stamp of this render in OUTPUT/.mpigen-cache (git ignores it), so that the next render "
-              "or --check with nothing changed stops at once. Off by default: OUTPUT holds only the charts.")
+              "or --check with nothing changed stops at once. Off by default (`render: {stamp: true}` in .mpigen.yaml turns "
+              "it on): OUTPUT holds only the charts.")
 @verbosity_options
 @click.pass_context
 def render(ctx: click.Context, paths: tuple[Path, ...], output: Path | None, manifests: bool, clusters: tuple[str, ...],
