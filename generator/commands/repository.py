@@ -12,7 +12,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mpigen.load import load_file, to_plain
 from mpigen.support.diagnostics import Diagnostic, Location, one_line, sort_diagnostics
 from mpigen.support.schema_files import CONFIG_SCHEMA_FILE
 
@@ -76,6 +75,7 @@ def find_config(start: Path | None = None) -> Path | None:
 
 def read_config(file: Path) -> RepositoryConfig:
     """The settings of the config file `file`; ConfigError with every problem (file:line:col) where it has any."""
+    from mpigen.load import load_file, to_plain  # the YAML parser: only where there is a config to read
     from mpigen.validate.schema import check_schema
 
     if not file.is_file():
@@ -161,7 +161,7 @@ def default_charts(config: RepositoryConfig, profiles: tuple[Path, ...]) -> Path
     from mpigen.load.glance import glance
     from mpigen.support.worktree import git_top
 
-    agreed = glance(profiles).gitops_paths
+    agreed = glance(profiles, frozenset({"Cluster"})).gitops_paths
     if len(agreed) == 1:
         top = git_top(config.folder)
         return _shown((top or config.folder.resolve()) / next(iter(agreed)))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mpigen.load.discover import discover
-from mpigen.load.reading import read_file
+from mpigen.load.reading import identity_lines, read_file
 from mpigen.model.defaults import GITOPS
 from mpigen.readback.kubeyaml import load_all
 from mpigen.support.yamllimits import MAX_NESTING
@@ -66,8 +66,10 @@ def _read(raw: bytes, path: str) -> dict[str, Any]:
     return _mapping(documents[0]) if len(documents) == 1 else {}
 
 
-def glance(paths: Iterable[Path]) -> FleetGlance:
-    """The clusters and jobs the profile files under `paths` name, in file order; never raises for their content."""
+def glance(paths: Iterable[Path], kinds: frozenset[str] = frozenset({"Cluster", "Job"})) -> FleetGlance:
+    """The clusters and jobs (those of `kinds`) the profile files under `paths` name, in file order; never raises
+    for their content. A file whose own `kind:` line names another kind is not parsed (the charts folder's default
+    reads the clusters only: a fleet's thousand jobs cost it a read each, not a parse)."""
     files, _ = discover(paths)
     clusters: list[ClusterGlance] = []
     jobs: list[JobGlance] = []
@@ -75,9 +77,14 @@ def glance(paths: Iterable[Path]) -> FleetGlance:
         raw, _ = read_file(file, str(file))
         if raw is None:
             continue
+        declared = identity_lines(raw.decode("utf-8", errors="replace")).get("kind")
+        if declared is not None and declared not in kinds:
+            continue
         data = _read(raw, str(file))
         name = _text(data.get("name"))
         if name is None:
+            continue
+        if data.get("kind") not in kinds:
             continue
         if data.get("kind") == "Cluster":
             pools = tuple(pool for entry in data.get("nodePools") or () if (pool := _text(_mapping(entry).get("name"))))

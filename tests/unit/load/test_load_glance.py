@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import PROFILES
 
-from mpigen.load.glance import ClusterGlance, JobGlance, glance
+from mpigen.load.glance import ClusterGlance, FleetGlance, JobGlance, glance
 
 
 def test_the_example_fleet_at_a_glance():
@@ -29,3 +29,11 @@ def test_what_cannot_be_read_is_skipped_and_yaml_1_2_is_read_as_profiles_are(tmp
                                      encoding="utf-8")
     fleet = glance([tmp_path, tmp_path / "missing"])
     assert fleet.clusters == (ClusterGlance("c", ("p",), "deploy"),) and fleet.jobs == ()
+
+
+def test_only_the_kinds_asked_for_are_parsed(tmp_path):
+    (tmp_path / "flow.yaml").write_text("{kind: Cluster, name: flow, gitops: {tool: argocd}}\n", encoding="utf-8")
+    (tmp_path / "job.yaml").write_text("kind: Job\nname: j\ncluster: flow\n", encoding="utf-8")
+    clusters = glance([tmp_path], frozenset({"Cluster"}))
+    assert clusters == FleetGlance((ClusterGlance("flow", (), "charts"),), ())  # no `kind:` line: parsed to know
+    assert glance([tmp_path]).jobs == (JobGlance("j", "flow", ""),)
