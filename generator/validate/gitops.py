@@ -17,7 +17,7 @@ ARGOCD_ONLY = {"destination": "Flux syncs the cluster it runs in", "project": "F
                "applications": "Flux has no ApplicationSets"}
 FLUX_ONLY = {"sourceRef": "Argo CD reads the repository `repoURL` names",
              "secretRef": "Argo CD finds a private repository's credentials by its URL, in a repository or repo-creds "
-                          "Secret created outside git (see docs/gitops.md)"}
+                          "Secret created outside git (`argocd repocreds add`)"}
 SOURCE_HOLDS = {"repoURL": "its URL", "revision": "its branch", "secretRef": "its credentials"}
 """What an existing Flux GitRepository (`sourceRef`) already says, so the profile must not say it again."""
 

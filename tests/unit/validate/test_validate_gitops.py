@@ -61,7 +61,8 @@ def test_flux_settings_under_argo_cd_are_refused(diagnose):
            ("clusters/dgx-lab.yaml", 40, 3, "`gitops.sourceRef` is for Flux only; Argo CD reads the repository "
             "`repoURL` names", "remove it"),
            ("clusters/dgx-lab.yaml", 42, 3, "`gitops.secretRef` is for Flux only; Argo CD finds a private "
-            "repository's credentials by its URL, in a repository or repo-creds Secret created outside git", "remove it"))
+            "repository's credentials by its URL, in a repository or repo-creds Secret created outside git "
+            "(`argocd repocreds add`)", "remove it"))
 
 
 def test_applications_is_for_argo_cd_only(diagnose):
