@@ -23,6 +23,7 @@ from typing import Any
 from mpigen.manifests.gitops import (
     ARGOCD_RUNTIME_RETRY,
     Delivery,
+    argocd_helm,
     automated_sync,
     gitops_metadata,
     gitops_of,
@@ -80,7 +81,7 @@ def build_argocd_applicationset(cluster: Cluster, charts: list[Delivery]) -> dic
                         "repoURL": repo_url(gitops),
                         "targetRevision": gitops.revision,
                         "path": "{{ .path.path }}",
-                        "helm": {"releaseName": f"{{{{ .values.{RELEASE_VALUE} }}}}"},
+                        "helm": argocd_helm(gitops, f"{{{{ .values.{RELEASE_VALUE} }}}}"),
                     },
                     "destination": {"server": gitops.destination, "namespace": f"{{{{ .values.{NAMESPACE_VALUE} }}}}"},
                     **({"ignoreDifferences": ignored} if ignored else {}),

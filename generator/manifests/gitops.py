@@ -101,6 +101,22 @@ def repo_url(gitops: GitOps) -> str:
     return gitops.repo_url
 
 
+def values_file(gitops: GitOps, release: str) -> str | None:
+    """A chart's per-environment values file (`<valuesPath>/<release>.yaml`), as a path inside the repository."""
+    return None if gitops.values_path is None else f"{gitops.values_path}/{release}.yaml"
+
+
+def argocd_helm(gitops: GitOps, release: str) -> dict[str, Any]:
+    """An Application's `source.helm`: the release name, and the per-environment values file where it exists (a
+    path starting with `/` is the repository's, whatever the chart's folder)."""
+    helm_source: dict[str, Any] = {"releaseName": release}
+    extra = values_file(gitops, release)
+    if extra is not None:
+        helm_source["valueFiles"] = [f"/{extra}"]
+        helm_source["ignoreMissingValueFiles"] = True
+    return helm_source
+
+
 def gitops_metadata(name: str, cluster: Cluster, annotations: dict[str, str] | None = None,
                     finalizers: list[str] | None = None) -> dict[str, Any]:
     """Name, GitOps namespace and mpigen's labels, which every bootstrap object carries."""
@@ -170,7 +186,7 @@ def build_argocd_application(cluster: Cluster, delivery: Delivery) -> dict[str, 
                 "repoURL": repo_url(gitops),
                 "targetRevision": gitops.revision,
                 "path": repo_path(gitops, delivery.chart_dir),
-                "helm": {"releaseName": delivery.release},
+                "helm": argocd_helm(gitops, delivery.release),
             },
             "destination": {"server": gitops.destination, "namespace": delivery.namespace},
             **({"ignoreDifferences": kueue_ignore_differences(delivery.backend)} if delivery.kueue_managed else {}),
@@ -227,7 +243,7 @@ def build_flux_git_repository(cluster: Cluster) -> dict[str, Any]:
     }
     if gitops.secret_ref is not None:
         spec["secretRef"] = {"name": gitops.secret_ref}
-    spec["ignore"] = f"/*\n!/{gitops.path}/\n"
+    spec["ignore"] = "/*\n" + "".join(f"!/{folder}/\n" for folder in (gitops.path, gitops.values_path) if folder)
     return {
         "apiVersion": FLUX_SOURCE_API_VERSION,
         "kind": GIT_REPOSITORY,
@@ -266,6 +282,11 @@ def build_flux_helm_release(cluster: Cluster, delivery: Delivery) -> dict[str, A
             "sourceRef": _source_ref(cluster),
         }},
     }
+    extra = values_file(gitops, delivery.release)
+    if extra is not None:  # valuesFiles replace the chart's own values.yaml, so it comes first
+        spec["chart"]["spec"]["valuesFiles"] = [f"./{repo_path(gitops, delivery.chart_dir)}/{chartfiles.VALUES_YAML}",
+                                                f"./{extra}"]
+        spec["chart"]["spec"]["ignoreMissingValuesFiles"] = True
     if delivery.depends_on:
         spec["dependsOn"] = [{"name": name} for name in delivery.depends_on]
     if delivery.kueue_managed:

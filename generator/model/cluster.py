@@ -170,6 +170,8 @@ class GitOps:
     """Flux: the Secret of the repository's credentials, for the GitRepository mpigen writes."""
     applications: GitOpsApplications = GitOpsApplications.APP_OF_APPS
     """Argo CD: an Application per chart, or one ApplicationSet that makes them."""
+    values_path: str | None = None
+    """Repository path of a folder of per-environment values files, `<release>.yaml` per chart, read where present."""
 
 
 class Scheduler(str, Enum):

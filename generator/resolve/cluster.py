@@ -85,4 +85,4 @@ def _gitops(data: dict[str, Any]) -> GitOps:
                       kind=source.get("kind", GIT_REPOSITORY), name=source["name"],
                       namespace=source.get("namespace", given["namespace"])),
                   secret_ref=data.get("secretRef"),
-                  applications=GitOpsApplications(given["applications"]))
+                  applications=GitOpsApplications(given["applications"]), values_path=data.get("valuesPath"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from mpigen.load import ProfileFile
-from mpigen.model import Backend, GitOpsTool, derive, names
+from mpigen.model import Backend, GitOpsTool, defaults, derive, names
 from mpigen.support.diagnostics import Diagnostic, Severity
 from mpigen.validate.index import Index
 from mpigen.vocabulary.gitops import APPLICATION, HELM_RELEASE
@@ -39,6 +39,13 @@ def check_cluster_gitops(document: ProfileFile, gitops: dict[str, Any] | None) -
                              f"{what}", f"remove `{key}` (set it on that GitRepository), or remove `sourceRef` to have "
                              f"mpigen write a GitRepository of its own") for key, what in SOURCE_HOLDS.items()
                   if key in gitops]
+    values = gitops.get("valuesPath")
+    charts = gitops.get("path", defaults.GITOPS["path"])
+    if values is not None and (values == charts or values.startswith(f"{charts}/")):
+        found.append(Diagnostic(document.location("gitops", "valuesPath"),
+                                f"`gitops.valuesPath` '{values}' is inside the charts folder '{charts}', which render "
+                                f"writes and prunes", "put the values files in a folder of their own beside it "
+                                "(e.g. `environments/<cluster>`)"))
     if "repoURL" not in gitops and (argocd or source is None):
         found.append(Diagnostic(document.location("gitops", at_key=True), "`gitops` names no git repository",
                                 "add `repoURL:` (the repository holding the charts folder)" + (

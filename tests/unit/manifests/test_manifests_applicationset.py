@@ -163,3 +163,14 @@ def test_the_applicationset_passes_its_upstream_crd(profiles_copy: Callable, app
         broken["spec"]["generators"][0]["git"]["directories"][0]["exclude"] = "no"
         assert [f.path for f in applicationset_crd.check(RenderedObject(path, broken))] == [
             ".spec.generators[0].git.directories[0].exclude"]
+
+
+def test_a_values_path_reaches_every_application_the_applicationset_makes(profiles_copy: Callable,
+                                                                         tmp_path: Path) -> None:
+    text = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8") + "  valuesPath: environments/lab\n"
+    result = with_applicationset(profiles_copy, ("dgx-lab",), {"clusters/dgx-lab.yaml": text + APPLICATIONSET})
+    (appset,) = bootstrap_of(result)["dgx-lab/bootstrap/apps/applicationset.yaml"]
+    made = by_name(expand(appset, checked_out(result, tmp_path)))
+    assert made["dgx-lab-pi"]["spec"]["source"]["helm"] == {
+        "releaseName": "pi", "valueFiles": ["/environments/lab/pi.yaml"], "ignoreMissingValueFiles": True}
+    assert made["dgx-lab-infra"]["spec"]["source"]["helm"]["valueFiles"] == ["/environments/lab/dgx-lab-infra.yaml"]

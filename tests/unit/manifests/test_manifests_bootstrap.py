@@ -74,3 +74,30 @@ def test_the_argo_cd_root_says_where_a_private_repositorys_credentials_go(exampl
     assert header.endswith(" A private repository: create, outside git, a Secret in Argo CD's namespace labelled "
                            "argocd.argoproj.io/secret-type: repo-creds whose url is "
                            "https://git.example.com/platform/gpu-fleet.git or a prefix of it (argocd repocreds add).")
+
+
+def test_a_values_path_gives_every_application_its_per_environment_values_file(
+        profiles_copy: Callable, gitops_crds: SchemaSet) -> None:
+    result = edited_profiles(profiles_copy, "dgx-lab", (REPO_LINE, REPO_LINE + "  valuesPath: environments/lab\n"))
+    files = bootstrap_of(result)
+    apps = by_name(files["dgx-lab/bootstrap/apps/applications.yaml"])
+    # A path starting with `/` is the repository root's, for Argo CD, whatever the chart's folder.
+    assert apps["dgx-lab-pi"]["spec"]["source"]["helm"] == {
+        "releaseName": "pi", "valueFiles": ["/environments/lab/pi.yaml"], "ignoreMissingValueFiles": True}
+    assert apps["dgx-lab-infra"]["spec"]["source"]["helm"]["valueFiles"] == ["/environments/lab/dgx-lab-infra.yaml"]
+    (root,) = files["dgx-lab/bootstrap/root/root-application.yaml"]
+    assert "helm" not in root["spec"]["source"]
+    assert passes_crds({p: o for p, o in files.items() if p.startswith("dgx-lab/")}, gitops_crds) == 6
+
+
+def test_a_values_path_gives_every_helmrelease_its_values_file_and_the_artifact_holds_it(
+        profiles_copy: Callable, gitops_crds: SchemaSet) -> None:
+    result = edited_profiles(profiles_copy, "cpu-lab", (REPO_LINE, REPO_LINE + "  valuesPath: environments/cpu-lab\n"))
+    files = bootstrap_of(result)
+    git, _ = files["cpu-lab/bootstrap/root/root-sync.yaml"]
+    assert git["spec"]["ignore"] == "/*\n!/charts/\n!/environments/cpu-lab/\n"
+    release = by_name(files["cpu-lab/bootstrap/apps/helmreleases.yaml"])["cpu-lab-cpu-pi"]
+    chart = release["spec"]["chart"]["spec"]
+    assert chart["valuesFiles"] == ["./charts/cpu-lab/jobs/cpu-pi/values.yaml", "./environments/cpu-lab/cpu-pi.yaml"]
+    assert chart["ignoreMissingValuesFiles"] is True
+    assert passes_crds(files, gitops_crds) == 14

@@ -82,3 +82,19 @@ def test_a_source_ref_kind_flux_cannot_read_charts_from_is_refused_by_the_schema
     cluster = CPU_LAB.replace(REPO_LINE, FLUX_SYSTEM + "    kind: OCIRepository\n")
     outcome = diagnose({"clusters/cpu-lab.yaml": cluster})
     expect(outcome, ("clusters/cpu-lab.yaml", 23, 11, "gitops.sourceRef.kind", "GitRepository"))
+
+
+def test_a_values_path_beside_the_charts_folder_passes(diagnose):
+    outcome = diagnose({"clusters/cpu-lab.yaml": CPU_LAB + "  valuesPath: environments/cpu-lab\n",
+                        "clusters/dgx-lab.yaml": DGX_LAB + "  path: deploy/charts\n  valuesPath: deploy/values\n"})
+    assert outcome.diagnostics == [], outcome.shown()
+
+
+def test_a_values_path_inside_the_charts_folder_is_refused(diagnose):
+    outcome = diagnose({"clusters/cpu-lab.yaml": CPU_LAB + "  valuesPath: charts/values\n",
+                        "clusters/dgx-lab.yaml": DGX_LAB + "  path: deploy\n  valuesPath: deploy\n"})
+    fix = "put the values files in a folder of their own beside it (e.g. `environments/<cluster>`)"
+    expect(outcome,
+           ("clusters/cpu-lab.yaml", 22, 15, "`gitops.valuesPath` 'charts/values' is inside the charts folder "
+            "'charts', which render writes and prunes", fix),
+           ("clusters/dgx-lab.yaml", 41, 15, "`gitops.valuesPath` 'deploy' is inside the charts folder 'deploy'", fix))
