@@ -1,5 +1,6 @@
-"""GitOps rules: settings only Argo CD reads, jobs that GitOps would re-run or that take the infra chart's name,
-and Argo CD Application names that two clusters would share."""
+"""GitOps rules: settings only one of the tools reads, a repository named twice (a Flux `sourceRef` beside what
+its GitRepository holds) or not at all, a values folder inside the charts folder, jobs that GitOps would re-run or
+that take the infra chart's name, and Argo CD Application names that two clusters would share."""
 
 from __future__ import annotations
 
