@@ -10,6 +10,7 @@ from mpigen.model.cluster import (
     Backend,
     Cluster,
     GitOps,
+    GitOpsApplications,
     GitOpsTool,
     InfinibandGuids,
     Ipam,
@@ -23,6 +24,7 @@ from mpigen.model.cluster import (
     Rail,
     Scheduler,
     Scheduling,
+    SourceRef,
     Taint,
     TopologyLevel,
     quantity_text,
@@ -49,9 +51,10 @@ from mpigen.model.job import (
 )
 
 __all__ = [
-    "Backend", "BindTo", "Cluster", "CommittedRun", "Cpu", "EnvVar", "Fleet", "GitOps", "GitOpsTool", "Gpu",
-    "Hardware", "InfinibandGuids", "Ipam", "Job", "JobScheduling", "LinkType", "MpiImplementation", "Naming",
-    "Network", "NetworkProvider", "Nic", "NodePool", "Origin", "PciDistance", "Placement", "PriorityClass", "Queue",
-    "QueueShare", "Quota", "Rail", "RailAttachment", "Resources", "RunPolicy", "RunRef", "Scheduler", "Scheduling",
-    "SecretKey", "Taint", "TopologyLevel", "Volume", "WorkerSpread", "quantity_text", "stated",
+    "Backend", "BindTo", "Cluster", "CommittedRun", "Cpu", "EnvVar", "Fleet", "GitOps", "GitOpsApplications",
+    "GitOpsTool", "Gpu", "Hardware", "InfinibandGuids", "Ipam", "Job", "JobScheduling", "LinkType", "MpiImplementation",
+    "Naming", "Network", "NetworkProvider", "Nic", "NodePool", "Origin", "PciDistance", "Placement", "PriorityClass",
+    "Queue", "QueueShare", "Quota", "Rail", "RailAttachment", "Resources", "RunPolicy", "RunRef", "Scheduler",
+    "Scheduling", "SecretKey", "SourceRef", "Taint", "TopologyLevel", "Volume", "WorkerSpread", "quantity_text",
+    "stated"
 ]
