@@ -197,6 +197,9 @@ def _cluster(facts: HardwareFacts, nodes: str, rdma: bool, gitops: str, cluster:
                   f"  tool: {gitops}",
                   "  repoURL: https://git.example.com/platform/fleet.git  # where the charts are committed "
                   "(`git remote get-url origin`)"]
+        if gitops == GitOpsTool.FLUX.value:
+            lines.append("  # bootstrapped by `flux bootstrap`? Replace repoURL with `sourceRef: {name: flux-system}` "
+                         "to read its GitRepository and credentials")
     return "\n".join(lines) + "\n"
 
 

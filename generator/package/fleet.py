@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mpigen.manifests import build_marked_job, job_chart_ref, pods_object
-from mpigen.manifests.gitops import BootstrapFile, argocd_health_checks, build_bootstrap
+from mpigen.manifests.bootstrap import BootstrapFile, build_bootstrap
+from mpigen.manifests.gitops import argocd_health_checks
 from mpigen.model import EVERYTHING, Cluster, Fleet, Selection
 from mpigen.package import common
 from mpigen.package.chart import Chart

@@ -53,7 +53,7 @@ VENDORED = {
                                                     "WorkloadPriorityClass")),
     ("scheduling.volcano.sh/v1beta1", "Queue"), ("batch.volcano.sh/v1alpha1", "Job"),
     ("trainer.kubeflow.org/v1alpha1", "TrainJob"), ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"),
-    ("argoproj.io/v1alpha1", "Application"),
+    ("argoproj.io/v1alpha1", "Application"), ("argoproj.io/v1alpha1", "ApplicationSet"),
     ("source.toolkit.fluxcd.io/v1", "GitRepository"), ("kustomize.toolkit.fluxcd.io/v1", "Kustomization"),
     ("helm.toolkit.fluxcd.io/v2", "HelmRelease"),
 }
