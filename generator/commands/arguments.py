@@ -55,7 +55,8 @@ def profiles_of(ctx: click.Context, paths: tuple[Path, ...]) -> tuple[Path, ...]
     if paths:
         return paths
     try:
-        return default_profiles(config_of(ctx), ctx.info_name or "validate")
+        command = ctx.info_name or "validate"
+        return default_profiles(config_of(ctx), "explain JOB -p" if command == "explain" else command)
     except NoDefault as exc:
         raise click.UsageError(str(exc)) from None
     except ConfigError as exc:

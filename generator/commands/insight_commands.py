@@ -207,7 +207,7 @@ def _default_holding(ctx: click.Context, file: Path) -> tuple[Path, ...]:
     from mpigen.commands.repository import NoDefault, default_profiles
 
     try:
-        paths = default_profiles(config_of(ctx), "explain")
+        paths = default_profiles(config_of(ctx), "explain JOB -p")
     except NoDefault:
         return (file,)
     return paths if any(_holds(path, file) for path in paths) else (*paths, file)

@@ -68,6 +68,8 @@ def test_with_neither_profiles_nor_config_each_command_says_what_to_give(tmp_pat
         assert done.returncode == 2 and "Traceback" not in done.stderr
         assert f"no profiles given: there is no `profiles` folder here, and no .mpigen.yaml here or above to name " \
                f"one; give the profiles folder (e.g. `mpigen {command} fleet/profiles`)" in done.stderr
+    explained = run_mpigen("explain", "hello", cwd=tmp_path)
+    assert explained.returncode == 2 and "(e.g. `mpigen explain JOB -p fleet/profiles`)" in explained.stderr
     checked = run_mpigen("check", cwd=tmp_path)
     assert checked.returncode == 2
     assert "no charts given, and charts (the charts folder render writes) does not exist: give the charts or " \
