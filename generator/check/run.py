@@ -14,13 +14,15 @@ from mpigen.check.helm import HelmRefused, choose_helm, helm_lint, helm_template
 from mpigen.check.report import CheckReport, WorkloadSecurity
 from mpigen.check.rules import run_rules, workload_pod_security
 from mpigen.check.schemas import SchemaSet, bundled_kube_versions, select_kube_version
+from mpigen.model import EVERYTHING, Selection
 from mpigen.objects import chartfiles
-from mpigen.readback.discover import ChartInfo, Targets, chart_name_findings, discover, manifest_files
+from mpigen.readback.discover import ChartInfo, Targets, chart_name_findings, chosen_targets, discover, manifest_files
 from mpigen.readback.documents import read_manifest_file
 from mpigen.readback.findings import CheckContext, Finding, RenderedObject
 from mpigen.readback.own_renderer import own_render
 from mpigen.support.diagnostics import Severity
 from mpigen.support.parallel import split_map
+from mpigen.support.progress import Progress, stage
 from mpigen.vocabulary.kubernetes import CRD_KIND
 
 
@@ -35,7 +37,12 @@ class CheckOptions:
     clusters: tuple[tuple[str, Path], ...] = ()
     """`--cluster NAME=PATH`: the manifests (and charts that record no cluster) under PATH are of cluster NAME."""
     helm_given_as: str = "--helm"
-    """Where `helm` came from, as messages name it: `--helm`, or the environment variable `MPIGEN_HELM`."""
+    """Where `helm` came from, as messages name it: `--helm`, the environment variable `MPIGEN_HELM`, or the
+    repository config."""
+    selection: Selection = EVERYTHING
+    """`--cluster NAME`, `--job NAME`: only the charts (and cluster folders) of these (readback.discover.chosen_targets)."""
+    progress: Progress | None = None
+    """Hears of each stage done (`mpigen -v`)."""
 
 
 class CheckUsageError(Exception):
@@ -118,18 +125,28 @@ def _context_documents(paths: tuple[Path, ...], renderer: _Renderer, version: st
 def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
     """Judge the charts and manifest files under `paths`; raises CheckUsageError when the options cannot work."""
     report = CheckReport()
-    targets = discover(paths)
+    with stage(options.progress, "discover", "chart(s)") as discovering:
+        targets, unknown = chosen_targets(discover(paths), options.selection)
+        if unknown:
+            raise CheckUsageError("; ".join(unknown))
+        discovering.count = len(targets.charts)
     report.findings += targets.problems
     renderer = _Renderer(_choose_helm(options, report))
     versions = _KubeVersions(options, report)
-    documents = _render_targets(targets, renderer, versions, report)
+    with stage(options.progress, "render", "document(s)") as rendering:
+        documents = _render_targets(targets, renderer, versions, report)
+        rendering.count = len(documents)
     if not targets.charts and not targets.manifests:
         report.findings.append(Finding(" ".join(p.as_posix() for p in paths), "", "",
                                        "no charts or manifest files to check", "usage"))
-    _check_schemas(documents, options, report)
+    with stage(options.progress, "schemas", "document(s)") as judging:
+        _check_schemas(documents, options, report)
+        judging.count = len(documents)
     report.documents = [d for d, _ in documents]
-    context = _rule_context(targets, options, renderer, versions.newest, report)
-    report.findings += run_rules(report.documents, context)
+    with stage(options.progress, "rules", "finding(s)") as ruling:
+        context = _rule_context(targets, options, renderer, versions.newest, report)
+        report.findings += run_rules(report.documents, context)
+        ruling.count = len(report.findings)
     _list_pod_security(report)
     return report
 

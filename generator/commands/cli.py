@@ -17,11 +17,13 @@ from typing import Any
 import click
 
 from mpigen import __version__
+from mpigen.commands.arguments import config_option
 from mpigen.commands.chart_commands import check, diff
 from mpigen.commands.compile_commands import render, validate
 from mpigen.commands.init_command import init
 from mpigen.commands.insight_commands import explain, plan
 from mpigen.commands.schema_command import schema
+from mpigen.commands.verbosity import verbosity_options
 from mpigen.support.diagnostics import printable
 
 
@@ -51,8 +53,13 @@ class _Commands(click.Group):
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mpigen")
-def main() -> None:
-    """Compile hardware, cluster and MPI job profiles into Helm charts."""
+@config_option
+@verbosity_options
+def main(config_path: object) -> None:
+    """Compile hardware, cluster and MPI job profiles into Helm charts.
+
+    With no paths, validate, render, plan, explain, check and diff read the profiles and charts the repository's
+    .mpigen.yaml names (found here or above, up to the git root), else profiles/ and charts/."""
 
 
 main.add_command(validate)

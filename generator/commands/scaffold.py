@@ -2,7 +2,8 @@
 whose every fact mpigen cannot know is a guess marked in a comment with what to read, on a node or in the
 cluster, to replace it.
 
-`starting_fleet` gives the files as text by path (reading only the built-in profiles); `write_new` puts them on
+`starting_fleet` gives the files as text by path (reading only the built-in profiles), `starting_repository` those
+and the repository config beside them; `write_new` puts them on
 disk all or none, and never replaces a file nor writes through a link.
 """
 
@@ -14,11 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mpigen.commands.repository import CONFIG_FILE, DEFAULT_PROFILES
 from mpigen.load import to_plain
 from mpigen.load.catalogue import builtin_names, expand_hardware, load_builtin
 from mpigen.model import GitOpsTool, NetworkProvider
+from mpigen.model.defaults import GITOPS
 from mpigen.support.project import page_url
-from mpigen.support.schema_files import KIND_SCHEMA_FILES, exported_schemas
+from mpigen.support.schema_files import CONFIG_SCHEMA_FILE, KIND_SCHEMA_FILES, exported_schemas, schema_text
 from mpigen.write.target import AlreadyExists, create_files
 
 GITOPS_TOOLS = (*(tool.value for tool in GitOpsTool), "none")
@@ -75,7 +78,11 @@ def hardware_facts(name: str) -> HardwareFacts:
 
 
 def starting_fleet(hardware: str, gitops: str, cluster: str = "my-cluster") -> dict[str, str]:
-    """The files of a starting fleet by their path under the profiles folder."""
+    """The files of a starting fleet by their path under the profiles folder, the editors' schemas beside them."""
+    return dict(sorted(with_editor_schemas(_profiles(hardware, gitops, cluster)).items()))
+
+
+def _profiles(hardware: str, gitops: str, cluster: str = "my-cluster") -> dict[str, str]:
     if gitops not in GITOPS_TOOLS:
         raise ScaffoldError(f"--gitops {gitops}: choose one of {', '.join(GITOPS_TOOLS)}")
     facts = hardware_facts(hardware)
@@ -85,7 +92,7 @@ def starting_fleet(hardware: str, gitops: str, cluster: str = "my-cluster") -> d
              "jobs/hello.yaml": _job(facts, cluster)}
     if rdma:
         files[f"hardware/{nodes}.yaml"] = _hardware(facts, nodes)
-    return dict(sorted(with_editor_schemas(files).items()))
+    return files
 
 
 def with_editor_schemas(files: dict[str, str]) -> dict[str, str]:
@@ -100,6 +107,22 @@ def with_editor_schemas(files: dict[str, str]) -> dict[str, str]:
             text = SCHEMA_LINE.format(schema) + "\n" + text
         out[path] = text
     return out | {f"{EDITOR_SCHEMAS}/{name}": text for name, text in exported_schemas().items()}
+
+
+def starting_repository(hardware: str, gitops: str) -> dict[str, str]:
+    """The files of a new repository by their path in it: the starting fleet under `profiles/`, the editors' schemas
+    in `.mpigen/schemas/` (the config's too), and the repository config that lets every command run there with no
+    paths (the charts go to `charts/`, the `gitops.path` the starting cluster's GitOps objects name by default)."""
+    config = "\n".join([
+        SCHEMA_LINE.format(f"{EDITOR_SCHEMAS}/{CONFIG_SCHEMA_FILE}"),
+        "# mpigen's defaults in this repository: `mpigen validate`, `render`, `plan`, `check` and `diff` need no paths",
+        "# here or in any folder below. Paths are relative to this file; an option on the command line wins.",
+        f"profiles: {DEFAULT_PROFILES}",
+        f"charts: {GITOPS['path']}  # where `mpigen render` writes: the clusters' gitops.path (from the git root) too",
+    ]) + "\n"
+    profiles = {f"{DEFAULT_PROFILES}/{path}": text for path, text in _profiles(hardware, gitops).items()}
+    files = with_editor_schemas(profiles) | {f"{EDITOR_SCHEMAS}/{CONFIG_SCHEMA_FILE}": schema_text(CONFIG_SCHEMA_FILE)}
+    return dict(sorted({CONFIG_FILE: config, **files}.items()))
 
 
 def _hardware(facts: HardwareFacts, name: str) -> str:

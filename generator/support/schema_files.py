@@ -13,6 +13,8 @@ from urllib.parse import urljoin
 from mpigen.support.project import file_url
 
 KIND_SCHEMA_FILES = {"Hardware": "hardware.schema.json", "Cluster": "cluster.schema.json", "Job": "job.schema.json"}
+CONFIG_SCHEMA_FILE = "config.schema.json"
+"""The repository config's (`.mpigen.yaml`, generator/commands/repository.py): no profile kind."""
 SCHEMAS_FOLDER = "schemas"
 """The folder of the schemas in the repository, and in the package."""
 
@@ -35,9 +37,13 @@ def schema_text(name: str) -> str:
     return (schema_dir() / name).read_text(encoding="utf-8")
 
 
-@cache
 def load_schema(kind: str) -> dict[str, Any]:
-    return json.loads(schema_text(KIND_SCHEMA_FILES[kind]))
+    return load_schema_file(KIND_SCHEMA_FILES[kind])
+
+
+@cache
+def load_schema_file(name: str) -> dict[str, Any]:
+    return json.loads(schema_text(name))
 
 
 def _file_refs(node: Any) -> set[str]:
