@@ -61,9 +61,11 @@ test: $(STAMP) helm chromium lint typecheck check
 # (tests/acceptance/test_fuzz.py), every new chart rendered by Helm 3 and Helm 4, which must agree; and FUZZ_EXAMPLES/4
 # hostile charts and manifests for `mpigen check` (tests/acceptance/test_fuzz_check.py), each checked with both Helms;
 # FUZZ_EXAMPLES targets of a written file (FIFOs, devices, links on the way, paths into the profiles, odd names),
-# FUZZ_EXAMPLES/50 of them through `mpigen plan --svg` (tests/acceptance/test_fuzz_paths.py); and FUZZ_EXAMPLES/4 fleets
+# FUZZ_EXAMPLES/50 of them through `mpigen plan --svg` and FUZZ_EXAMPLES/2 as the folder of `mpigen schema --write`
+# (tests/acceptance/test_fuzz_paths.py); and FUZZ_EXAMPLES/4 fleets
 # of every size for `plan`, `explain` and the picture (tests/acceptance/test_fuzz_insight.py: placement equal to the
-# straightforward first fit's, output within its bounds).
+# straightforward first fit's, output within its bounds); and FUZZ_EXAMPLES repository configs and profile files for
+# .mpigen.yaml and the glance completion reads (tests/acceptance/test_fuzz_config.py).
 # The seed is printed first: `make fuzz FUZZ_SEED=<seed>` replays the run.
 FUZZ_EXAMPLES ?= 2000
 fuzz: $(STAMP) helm
@@ -71,7 +73,8 @@ fuzz: $(STAMP) helm
 	  echo "fuzz: $(FUZZ_EXAMPLES) examples from seed $$seed (replay: make fuzz FUZZ_SEED=$$seed)"; \
 	  MPIGEN_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) MPIGEN_FUZZ_SEED=$$seed MPIGEN_HELM3=$(abspath $(HELM3)) \
 	  MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q tests/acceptance/test_fuzz.py tests/acceptance/test_fuzz_check.py \
-	    tests/acceptance/test_fuzz_paths.py tests/acceptance/test_fuzz_insight.py --hypothesis-show-statistics
+	    tests/acceptance/test_fuzz_paths.py tests/acceptance/test_fuzz_insight.py tests/acceptance/test_fuzz_config.py \
+	    --hypothesis-show-statistics
 
 # The README's picture of the example fleet: `mpigen plan --html` in headless Chromium. Run it after a change to
 # profiles/ or to the drawing, and commit docs/plan-example-fleet.png. The temporary folder by its real path: plan

@@ -3,7 +3,7 @@
 MPIJob, NetworkAttachmentDefinition and the two PodGroups have hand-written schemas in schemas/crds/. The
 operators' own kinds the infra charts also emit (sriov-network-operator's networks, policies and pool configs, Kueue's
 queues, flavors, topology and priority classes, Volcano's Queue) and the GitOps kinds of the bootstrap output
-(Argo CD's Application, Flux's GitRepository, Kustomization and HelmRelease), and the job objects of the
+(Argo CD's Application and ApplicationSet, Flux's GitRepository, Kustomization and HelmRelease), and the job objects of the
 other backends (Volcano's Job, Kubeflow Trainer's TrainJob and TrainingRuntime) are judged by their upstream CRDs
 as they are, converted the way `mpigen check --crds` converts any CRD (generator/check/crdschema.py): shipping
 them makes `mpigen check` judge mpigen's own output without `--crds`.
@@ -31,6 +31,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from mpigen.check.crdschema import crd_schemas  # noqa: E402
+from mpigen.support.schema_files import schema_id  # noqa: E402
 
 UPSTREAM = REPO / "tests" / "upstream"
 OBJECT_META = "https://kubernetes.io/api/_definitions.json#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
@@ -66,6 +67,8 @@ VENDORED: tuple[tuple[str, str, str], ...] = (
      "one per queue of a volcano cluster"),
     ("gitops/argocd/application-crd.yaml", "argoproj.io/v1alpha1",
      "in the bootstrap of an Argo CD cluster: the root app of apps and one per chart"),
+    ("gitops/argocd/applicationset-crd.yaml", "argoproj.io/v1alpha1",
+     "in the bootstrap of an Argo CD cluster with `applications: applicationset`: one making an Application per chart"),
     ("gitops/flux/source.toolkit.fluxcd.io_gitrepositories.yaml", "source.toolkit.fluxcd.io/v1",
      "in the bootstrap of a Flux cluster: the repository the charts are read from"),
     ("gitops/flux/kustomize.toolkit.fluxcd.io_kustomizations.yaml",
@@ -89,7 +92,7 @@ def vendored_schema(crd: dict[str, Any], source: str, origin: str, api_version: 
                               "$ref": OBJECT_META}
     schema = {
         "$schema": converted["$schema"],
-        "$id": f"urn:mpigen:crd:{group}:{version}:{kind}",
+        "$id": schema_id(f"crds/{group}_{version}_{kind}.json"),
         "title": f"{kind} ({api_version})",
         "description": f"mpigen emits it {why}. Converted by scripts/vendor_crd_schemas.py from the upstream CRD "
                        f"{source} ({origin}), as `mpigen check --crds` converts a CRD; do not edit.",

@@ -195,10 +195,11 @@ def run_name_of(objects: list[dict[str, Any]], job: str) -> str:
     return found[0]
 
 
-def run_mpigen(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """The real command line, in its own process."""
+def run_mpigen(*args: str | Path, cwd: Path | None = None,
+               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The real command line, in its own process (`env`: variables set beside the environment's)."""
     return subprocess.run([sys.executable, "-m", "mpigen", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
+                          cwd=cwd, timeout=120, env={**os.environ, **env} if env is not None else None)
 
 
 # --- helpers several test modules share ---------------------------------------------------------------

@@ -17,6 +17,7 @@ from mpigen.readback.discover import ChartInfo, chart_refusal_findings
 from mpigen.readback.documents import parse_documents
 from mpigen.readback.findings import Finding, RenderedObject
 from mpigen.readback.inputs import MAX_MANIFEST_FILE_BYTES, chart_refusals
+from mpigen.vocabulary.helm import SUPPORTED_MAJORS
 
 HELM_TIMEOUT = 120
 
@@ -25,6 +26,43 @@ def find_helm(explicit: str | None) -> str | None:
     if explicit:
         return explicit if Path(explicit).exists() or shutil.which(explicit) else None
     return shutil.which("helm")
+
+
+class HelmRefused(Exception):
+    """The Helm asked for (or the one on PATH) cannot be used: the message says which, why, and what to give."""
+
+
+@dataclass(frozen=True)
+class ChosenHelm:
+    """The Helm a command renders with, and the version it answered: what the command's note says."""
+
+    path: str
+    version: str
+
+    def note(self, purpose: str) -> str:
+        return f"{purpose} with helm {self.version} ({self.path})"
+
+
+def choose_helm(explicit: str | None, given_as: str = "--helm") -> ChosenHelm | None:
+    """`explicit` (named `given_as` in messages: `--helm` or `MPIGEN_HELM`), else `helm` on PATH, once it has
+    answered `version` as Helm of a major mpigen supports. None when none was asked for and PATH has no Helm; a Helm
+    asked for that is missing, is no Helm, or is of another major is refused (HelmRefused), and so is a `helm` on PATH
+    of another major: rendering with it would judge the charts as no GitOps tool does."""
+    helm = find_helm(explicit)
+    if explicit and helm is None:
+        raise HelmRefused(f"{given_as} {explicit}: no such program")
+    version = helm_version(helm) if helm else ""
+    if helm is None or not version:
+        if explicit:
+            raise HelmRefused(f"{given_as} {explicit}: does not answer `version` like Helm")
+        return None
+    major = int(version[1:].split(".")[0])
+    if major not in SUPPORTED_MAJORS:
+        which = f"{given_as} {explicit}" if explicit else f"helm on PATH ({helm})"
+        supported = " or ".join(map(str, SUPPORTED_MAJORS))
+        raise HelmRefused(f"{which} is Helm {version}; mpigen renders with Helm {supported}, as Argo CD and Flux "
+                          f"do: give one with --helm PATH or the MPIGEN_HELM environment variable")
+    return ChosenHelm(helm, version)
 
 
 @dataclass(frozen=True)

@@ -10,18 +10,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpigen.check.helm import find_helm, helm_lint, helm_template, helm_version
+from mpigen.check.helm import HelmRefused, choose_helm, helm_lint, helm_template
 from mpigen.check.report import CheckReport, WorkloadSecurity
 from mpigen.check.rules import run_rules, workload_pod_security
 from mpigen.check.schemas import SchemaSet, bundled_kube_versions, select_kube_version
+from mpigen.model import EVERYTHING, Selection
 from mpigen.objects import chartfiles
-from mpigen.readback.discover import ChartInfo, Targets, chart_name_findings, discover, manifest_files
+from mpigen.readback.discover import ChartInfo, Targets, chart_name_findings, chosen_targets, discover, manifest_files
 from mpigen.readback.documents import read_manifest_file
 from mpigen.readback.findings import CheckContext, Finding, RenderedObject
 from mpigen.readback.lines import place_findings
 from mpigen.readback.own_renderer import own_render
 from mpigen.support.diagnostics import Severity
 from mpigen.support.parallel import split_map
+from mpigen.support.progress import Progress, stage
 from mpigen.vocabulary.kubernetes import CRD_KIND
 
 
@@ -35,6 +37,13 @@ class CheckOptions:
     strict: bool = False
     clusters: tuple[tuple[str, Path], ...] = ()
     """`--cluster NAME=PATH`: the manifests (and charts that record no cluster) under PATH are of cluster NAME."""
+    helm_given_as: str = "--helm"
+    """Where `helm` came from, as messages name it: `--helm`, the environment variable `MPIGEN_HELM`, or the
+    repository config."""
+    selection: Selection = EVERYTHING
+    """`--cluster NAME`, `--job NAME`: only the charts (and cluster folders) of these (readback.discover.chosen_targets)."""
+    progress: Progress | None = None
+    """Hears of each stage done (`mpigen -v`)."""
 
 
 class CheckUsageError(Exception):
@@ -117,38 +126,45 @@ def _context_documents(paths: tuple[Path, ...], renderer: _Renderer, version: st
 def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
     """Judge the charts and manifest files under `paths`; raises CheckUsageError when the options cannot work."""
     report = CheckReport()
-    targets = discover(paths)
+    with stage(options.progress, "discover", "chart(s)") as discovering:
+        targets, unknown = chosen_targets(discover(paths), options.selection)
+        if unknown:
+            raise CheckUsageError("; ".join(unknown))
+        discovering.count = len(targets.charts)
     report.findings += targets.problems
     renderer = _Renderer(_choose_helm(options, report))
     versions = _KubeVersions(options, report)
-    documents = _render_targets(targets, renderer, versions, report)
+    with stage(options.progress, "render", "document(s)") as rendering:
+        documents = _render_targets(targets, renderer, versions, report)
+        rendering.count = len(documents)
     if not targets.charts and not targets.manifests:
         report.findings.append(Finding(" ".join(p.as_posix() for p in paths), "", "",
                                        "no charts or manifest files to check", "usage"))
-    _check_schemas(documents, options, report)
+    with stage(options.progress, "schemas", "document(s)") as judging:
+        _check_schemas(documents, options, report)
+        judging.count = len(documents)
     report.documents = [d for d, _ in documents]
-    context = _rule_context(targets, options, renderer, versions.newest, report)
-    report.findings += run_rules(report.documents, context)
+    with stage(options.progress, "rules", "finding(s)") as ruling:
+        context = _rule_context(targets, options, renderer, versions.newest, report)
+        report.findings += run_rules(report.documents, context)
+        ruling.count = len(report.findings)
     _list_pod_security(report)
     report.places = place_findings(report.findings, report.files)
     return report
 
 
 def _choose_helm(options: CheckOptions, report: CheckReport) -> str | None:
-    """The Helm to render and lint with (None: mpigen renders what it compiled), said in a note; a `--helm`
-    that names no Helm is a usage error."""
-    helm = None
+    """The Helm to render and lint with (None: mpigen renders what it compiled), said in a note with its version; a
+    `--helm` that names no Helm, or a Helm of a major mpigen does not support, is a usage error."""
+    chosen = None
     if options.use_helm:
-        helm = find_helm(options.helm)
-        if options.helm and helm is None:
-            raise CheckUsageError(f"--helm {options.helm}: no such program")
-    version_text = helm_version(helm) if helm else ""
-    if helm and not version_text:
-        if options.helm:
-            raise CheckUsageError(f"--helm {options.helm}: does not answer `version` like Helm")
-        helm = None
-    if helm:
-        report.notes.append(f"rendering and linting with helm {version_text} ({helm})")
+        try:
+            chosen = choose_helm(options.helm, options.helm_given_as)
+        except HelmRefused as exc:
+            raise CheckUsageError(str(exc)) from exc
+    helm = chosen.path if chosen else None
+    if chosen:
+        report.notes.append(chosen.note("rendering and linting"))
     elif options.use_helm:
         report.notes.append("no helm found: charts are not linted, and only charts mpigen compiled can be rendered "
                             "(by mpigen itself); install helm or pass --helm PATH")

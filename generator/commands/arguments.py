@@ -1,16 +1,114 @@
-"""What the commands take alike: the profiles paths, `-` for standard output, and no output beside the profiles."""
+"""What the commands take alike: the profiles paths (the repository config's when none are given), the charts
+folder, `-` for standard output, no output beside the profiles, and the `--cluster`/`--job` filters."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from mpigen.commands.completion import complete_clusters, complete_jobs
 from mpigen.support.diagnostics import one_line
 
-PATHS = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+if TYPE_CHECKING:
+    from mpigen.commands.repository import ConfigError, RepositoryConfig
+    from mpigen.model import Selection
+
+PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+"""Profiles files and folders; none: the repository config's `profiles`, else `profiles` (`profiles_of`)."""
 STDOUT = "-"
 """A file argument that names standard output, where a stream is wanted (`plan --html -`); `./-` is a file."""
+CONFIG_PATH = "config_path"
+"""The group's `--config` parameter (also read by completion, from the root context's params)."""
+_CONFIG = "mpigen.config"
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def config_of(ctx: click.Context) -> RepositoryConfig:
+    """The repository config this command runs with, read once; one that is wrong ends the command (exit 1)."""
+    from mpigen.commands.repository import ConfigError, load_config
+
+    if _CONFIG not in ctx.meta:
+        named = ctx.find_root().params.get(CONFIG_PATH)
+        try:
+            ctx.meta[_CONFIG] = load_config(named)
+        except ConfigError as exc:
+            _refuse_config(ctx, exc)
+    config: RepositoryConfig = ctx.meta[_CONFIG]
+    return config
+
+
+def _refuse_config(ctx: click.Context, error: ConfigError) -> None:
+    """A config that cannot be used ends the command before anything is written: each problem at its line, exit 1."""
+    for diagnostic in error.diagnostics:
+        click.echo(diagnostic.format(), err=True)
+    click.echo(f"{len(error.diagnostics)} error(s) in the config file; nothing was written", err=True)
+    ctx.exit(1)
+
+
+def profiles_of(ctx: click.Context, paths: tuple[Path, ...]) -> tuple[Path, ...]:
+    """The profiles given, else the config's, else `profiles`; a usage error saying what to give where none is."""
+    from mpigen.commands.repository import ConfigError, NoDefault, default_profiles
+
+    if paths:
+        return paths
+    try:
+        command = ctx.info_name or "validate"
+        return default_profiles(config_of(ctx), "explain JOB -p" if command == "explain" else command)
+    except NoDefault as exc:
+        raise click.UsageError(str(exc)) from None
+    except ConfigError as exc:
+        _refuse_config(ctx, exc)
+        raise  # not reached: the context exits
+
+
+def charts_of(ctx: click.Context, given: Path | None, profiles: tuple[Path, ...]) -> Path:
+    """The charts folder given, else the config's, else the clusters' agreed `gitops.path`, else `charts`."""
+    from mpigen.commands.repository import default_charts
+
+    return given if given is not None else default_charts(config_of(ctx), profiles)
+
+
+def setting(ctx: click.Context, name: str, value: Any) -> Any:
+    """An option's value: as given on the command line, else the config's for this command (`check: {strict:
+    true}`), else the option's own default."""
+    if ctx.get_parameter_source(name) not in (click.core.ParameterSource.DEFAULT, None):
+        return value
+    configured = config_of(ctx).setting(ctx.info_name or "", name)
+    return value if configured is None else configured
+
+
+def helm_of(ctx: click.Context, given: str | None) -> str | None:
+    return given if given is not None else config_of(ctx).helm
+
+
+def config_option(command: _Command) -> _Command:
+    return click.option("--config", CONFIG_PATH, type=click.Path(path_type=Path, dir_okay=False), envvar="MPIGEN_CONFIG",
+                        metavar="PATH", help="The repository config (default: .mpigen.yaml here or in a folder above, "
+                        "up to the git root; env MPIGEN_CONFIG).")(command)
+
+
+def filter_options(command: _Command) -> _Command:
+    """`--cluster NAME` and `--job NAME`, each repeatable, each completed from the profiles."""
+    command = click.option("--job", "jobs", multiple=True, metavar="NAME", shell_complete=complete_jobs,
+                           help="Only this job (repeat for more).")(command)
+    return click.option("--cluster", "clusters", multiple=True, metavar="NAME", shell_complete=complete_clusters,
+                        help="Only this cluster (repeat for more).")(command)
+
+
+def selection_of(clusters: tuple[str, ...], jobs: tuple[str, ...]) -> Selection:
+    from mpigen.model import Selection
+
+    return Selection(frozenset(clusters), frozenset(jobs))
+
+
+def refuse_unknown(selection: Selection, clusters: Any, jobs: Any) -> None:
+    """A usage error naming each filter that names nothing there, with the closest names there are."""
+    problems = selection.unknown(clusters, jobs)
+    if problems:
+        raise click.UsageError("; ".join(problems))
 
 
 def refuse_output_beside_profiles(paths: tuple[Path, ...], output: Path, what: str = "the output folder") -> None:

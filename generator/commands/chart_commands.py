@@ -11,21 +11,35 @@ from typing import TYPE_CHECKING
 
 import click
 
-from mpigen.commands.arguments import PATHS, refuse_output_beside_profiles
+from mpigen.commands.arguments import (
+    PATHS,
+    charts_of,
+    config_of,
+    helm_of,
+    profiles_of,
+    refuse_output_beside_profiles,
+    selection_of,
+    setting,
+)
+from mpigen.commands.completion import complete_clusters, complete_jobs
 from mpigen.commands.reporting import has_errors, report_result
+from mpigen.commands.verbosity import say, stage_lines, verbosity_options
 from mpigen.support.diagnostics import one_line
 
 if TYPE_CHECKING:
     from mpigen.package import Chart
 
+HELM_ENV = "MPIGEN_HELM"
+"""The environment variable that names the Helm of `check` and `diff` where `--helm` is not given."""
 CHECK_FORMATS = ("json", "junit", "sarif", "text")
 """`mpigen check --output`: the keys of mpigen.check.report.FORMATS (a test holds them equal), named here so
 that reading the options imports nothing of check."""
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
-@click.option("--helm", "helm", metavar="PATH", help="Helm binary to lint and render with (default: helm on PATH).")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, exists=True))
+@click.option("--helm", "helm", metavar="PATH", envvar=HELM_ENV, help="Helm 3 or 4 to lint and render with "
+              f"(default: ${HELM_ENV}, else the repository config's `helm`, else helm on PATH).")
 @click.option("--no-helm", is_flag=True, help="Render charts mpigen compiled with mpigen itself, even if helm is there.")
 @click.option("--kube-version", metavar="1.N", help="Kubernetes version to validate built-in kinds for "
               "(default: the chart's cluster profile, else the newest bundled).")
@@ -34,19 +48,31 @@ that reading the options imports nothing of check."""
 @click.option("--context", "context", multiple=True, type=click.Path(path_type=Path, exists=True), metavar="PATH",
               help="Charts or manifests that exist beside the checked ones (e.g. the infra chart with the NADs): "
               "rendered and counted as existing, not judged.")
-@click.option("--cluster", "clusters", multiple=True, metavar="NAME=PATH",
-              help="The manifests under PATH are objects of cluster NAME: rules compare objects of one cluster only "
-              "(charts mpigen compiled say their own cluster).")
-@click.option("--strict", is_flag=True, help="A kind with no schema is an error, not a warning.")
-@click.option("--output", "output", type=click.Choice(CHECK_FORMATS), default="text", show_default=True)
-def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version: str | None,
-          crds: tuple[Path, ...], context: tuple[Path, ...], clusters: tuple[str, ...], strict: bool,
-          output: str) -> None:
-    """Check charts and manifests as the cluster will judge them: exit 0 clean, 1 findings, 2 usage."""
+@click.option("--cluster", "clusters", multiple=True, metavar="NAME[=PATH]", shell_complete=complete_clusters,
+              help="NAME: check only the charts of cluster NAME (and the files of its folder, e.g. its GitOps "
+              "bootstrap). NAME=PATH: the manifests under PATH are objects of cluster NAME: rules compare objects of "
+              "one cluster only (charts mpigen compiled say their own cluster). Repeatable.")
+@click.option("--job", "jobs", multiple=True, metavar="NAME", shell_complete=complete_jobs,
+              help="Check only the chart of job NAME (repeatable; with --cluster NAME, of those clusters).")
+@click.option("--strict", is_flag=True, help="A kind with no schema is an error, not a warning (default: the "
+              "repository config's `check: {strict: ...}`).")
+@click.option("--output", "output", type=click.Choice(CHECK_FORMATS), default="text", show_default=True,
+              help="The report's format (a repository may set it: `check: {output: ...}` in .mpigen.yaml).")
+@verbosity_options
+@click.pass_context
+def check(ctx: click.Context, paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version: str | None,
+          crds: tuple[Path, ...], context: tuple[Path, ...], clusters: tuple[str, ...], jobs: tuple[str, ...],
+          strict: bool, output: str) -> None:
+    """Check charts and manifests as the cluster will judge them: exit 0 clean, 1 findings, 2 usage. PATHS: the
+    charts folder `mpigen render` writes."""
     from mpigen.check import CheckOptions, CheckUsageError, run_check
     from mpigen.check.report import FORMATS
     from mpigen.vocabulary.kubernetes import dns1035_label_problems
 
+    paths = paths or (_default_charts(ctx),)
+    strict, output = setting(ctx, "strict", strict), setting(ctx, "output", output)
+    chosen = tuple(given for given in clusters if "=" not in given)
+    clusters = tuple(given for given in clusters if "=" in given)
     if kube_version is not None and not re.fullmatch(r"v?1\.[0-9]+(\.[0-9]+)?", kube_version):
         raise click.BadParameter("write it like 1.31 or 1.31.4", param_hint="--kube-version")
     groups: list[tuple[str, Path]] = []
@@ -65,53 +91,95 @@ def check(paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version
         if any(os.path.abspath(folder) == os.path.abspath(other) for _, other in groups):
             raise click.BadParameter(f"{given!r}: {folder} is given another cluster already", param_hint="--cluster")
         groups.append((name, Path(folder)))
-    options = CheckOptions(helm=helm, use_helm=not no_helm, kube_version=kube_version.lstrip("v") if kube_version
-                           else None, crds=crds, context=context, strict=strict, clusters=tuple(groups))
+    helm, given_as = _helm_of(ctx, helm)
+    options = CheckOptions(helm=helm, use_helm=not no_helm,
+                           kube_version=kube_version.lstrip("v") if kube_version else None, crds=crds, context=context,
+                           strict=strict, clusters=tuple(groups), helm_given_as=given_as,
+                           selection=selection_of(chosen, jobs), progress=stage_lines())
     try:
         report = run_check(list(paths), options)
     except CheckUsageError as exc:
         raise click.UsageError(one_line(str(exc))) from exc
     for note in report.notes:
-        click.echo(one_line(note), err=True)
+        say(one_line(note), err=True)
     click.echo(FORMATS[output](report), nl=False)
     if report.errors:
         sys.exit(1)
 
 
+def _default_charts(ctx: click.Context) -> Path:
+    """The charts folder render writes, when check is given nothing to check: it must exist."""
+    from mpigen.commands.repository import NoDefault, default_charts, default_profiles
+
+    config = config_of(ctx)
+    try:
+        profiles = default_profiles(config, "check")
+    except NoDefault:
+        profiles = ()  # the charts can be checked without their profiles: only their folder is wanted
+    charts = default_charts(config, profiles)
+    if not charts.is_dir():
+        raise click.UsageError(f"no charts given, and {one_line(str(charts))} (the charts folder render writes) does "
+                               "not exist: give the charts or manifests to check, or run `mpigen render` first")
+    return charts
+
+
 @click.command()
 @PATHS
-@click.option("-o", "--output", "output", type=click.Path(path_type=Path, file_okay=False), default=Path("charts"),
-              show_default=True, help="The charts folder to compare with.")
+@click.option("-o", "--output", "output", type=click.Path(path_type=Path, file_okay=False),
+              help="The charts folder to compare with (default: the folder `mpigen render` writes).")
 @click.option("--against", "revision", metavar="REF", help="Compare with the charts as committed at this git revision "
               "(e.g. origin/main) instead of as they are on disk.")
-@click.option("--helm", "helm", metavar="PATH", help="Helm for charts mpigen did not compile (default: helm on PATH).")
+@click.option("--helm", "helm", metavar="PATH", envvar=HELM_ENV, help="Helm 3 or 4 for charts mpigen did not "
+              f"compile (default: ${HELM_ENV}, else helm on PATH).")
 @click.option("--format", "output_format", type=click.Choice(("text", "json")), default="text", show_default=True,
               help="json: the actions, notes, changes and problems as one JSON document (-o names the charts folder).")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when anything differs.")
-def diff(paths: tuple[Path, ...], output: Path, revision: str | None, helm: str | None, output_format: str,
-         exit_code: bool) -> None:
+@verbosity_options
+@click.pass_context
+def diff(ctx: click.Context, paths: tuple[Path, ...], output: Path | None, revision: str | None, helm: str | None,
+         output_format: str, exit_code: bool) -> None:
     """Show, per cluster and chart, object by object, how the profiles' manifests differ from the charts and their
-    GitOps bootstrap files; changes that need a person come first, as action lines."""
-    from mpigen.check.helm import find_helm
+    GitOps bootstrap files; changes that need a person come first, as action lines. PATHS: the repository config's
+    profiles, else profiles/."""
+    from mpigen.check.helm import HelmRefused, choose_helm
     from mpigen.commands.pipeline import compile_profiles
     from mpigen.diff import DiffError, as_json, as_text, diff_against
 
-    refuse_output_beside_profiles(paths, output)
+    paths = profiles_of(ctx, paths)
+    charts = charts_of(ctx, output, paths)
+    refuse_output_beside_profiles(paths, charts)
+    progress = stage_lines()
 
     def compile_with(committed: Path) -> tuple[list[Chart], list[str]]:
-        result = compile_profiles(paths, committed_in=committed)
+        result = compile_profiles(paths, committed_in=committed, progress=progress)
         report_result(result)
         if has_errors(result.diagnostics):
             sys.exit(1)
         return result.charts, result.notes
 
     try:
-        report = diff_against(output, compile_with, revision, find_helm(helm))
+        chosen = choose_helm(*_helm_of(ctx, helm))
+    except HelmRefused as exc:
+        raise click.UsageError(one_line(str(exc))) from exc
+    if chosen:
+        say(one_line(chosen.note("rendering charts mpigen did not compile")), err=True)
+    try:
+        report = diff_against(charts, compile_with, revision, chosen.path if chosen else None)
     except DiffError as exc:
         raise click.UsageError(one_line(str(exc))) from exc
     for problem in report.problems:
-        click.echo(f"warning: {one_line(problem)}", err=True)
+        say(f"warning: {one_line(problem)}", err=True)
     click.echo(as_json(report) if output_format == "json" else as_text(report), nl=False)
-    click.echo(report.summary(), err=True)
+    say(report.summary(), err=True)
     if exit_code and report.units:
         sys.exit(1)
+
+
+def _helm_of(ctx: click.Context, given: str | None) -> tuple[str | None, str]:
+    """The Helm asked for, and how the user gave it, as a message names it: `--helm`, the environment variable,
+    or the repository config's `helm` (which neither overrides); (None, "--helm") where none was asked for."""
+    if given is not None:
+        source = ctx.get_parameter_source("helm")
+        return given, HELM_ENV if source is click.core.ParameterSource.ENVIRONMENT else "--helm"
+    configured = helm_of(ctx, None)
+    return configured, f"{one_line(str(config_of(ctx).file))} `helm:`" if configured else "--helm"

@@ -5,7 +5,8 @@ module (and click, jinja2, jsonschema) is imported. Each command imports the sta
 `mpigen --help` loads click and nothing of the pipeline, `mpigen validate` nothing of check.
 
 This module is the command group; the commands live beside it, a module for each group of them: compile_commands.py
-(validate, render), insight_commands.py (plan, explain), init_command.py, chart_commands.py (check, diff)."""
+(validate, render), insight_commands.py (plan, explain), init_command.py, chart_commands.py (check, diff),
+schema_command.py."""
 
 from __future__ import annotations
 
@@ -16,10 +17,13 @@ from typing import Any
 import click
 
 from mpigen import __version__
+from mpigen.commands.arguments import config_option
 from mpigen.commands.chart_commands import check, diff
 from mpigen.commands.compile_commands import render, validate
 from mpigen.commands.init_command import init
 from mpigen.commands.insight_commands import explain, plan
+from mpigen.commands.schema_command import schema
+from mpigen.commands.verbosity import verbosity_options
 from mpigen.support.diagnostics import printable
 
 
@@ -49,8 +53,13 @@ class _Commands(click.Group):
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mpigen")
-def main() -> None:
-    """Compile hardware, cluster and MPI job profiles into Helm charts."""
+@config_option
+@verbosity_options
+def main(config_path: object) -> None:
+    """Compile hardware, cluster and MPI job profiles into Helm charts.
+
+    With no paths, validate, render, plan, explain, check and diff read the profiles and charts the repository's
+    .mpigen.yaml names (found here or above, up to the git root), else profiles/ and charts/."""
 
 
 main.add_command(validate)
@@ -60,3 +69,4 @@ main.add_command(explain)
 main.add_command(init)
 main.add_command(check)
 main.add_command(diff)
+main.add_command(schema)

@@ -10,13 +10,25 @@ from typing import TYPE_CHECKING
 
 import click
 
-from mpigen.commands.arguments import PATHS, refuse_output_beside_profiles
+from mpigen.commands.arguments import (
+    PATHS,
+    charts_of,
+    filter_options,
+    profiles_of,
+    refuse_output_beside_profiles,
+    refuse_unknown,
+    selection_of,
+    setting,
+)
 from mpigen.commands.reporting import continuity_notes, exit_with_error, has_errors, report_result
+from mpigen.commands.verbosity import say, stage_lines, verbosity_options
 from mpigen.support.diagnostics import one_line
+from mpigen.support.project import page_url
 
 if TYPE_CHECKING:
     from mpigen.commands.pipeline import CompileResult
     from mpigen.commands.upgrade import Upgrade
+    from mpigen.model import Selection
 
 
 VALIDATE_FORMATS = ("json", "junit", "sarif", "text")
@@ -28,11 +40,14 @@ VALIDATE_FORMATS = ("json", "junit", "sarif", "text")
 @click.option("--output", "output", type=click.Choice(VALIDATE_FORMATS), default="text", show_default=True,
               help="json, sarif (code scanning) or junit (CI test reports) on stdout, instead of the text lines.")
 @click.option("--strict", is_flag=True, help="Warnings fail too: exit 1 on any diagnostic.")
-def validate(paths: tuple[Path, ...], output: str, strict: bool) -> None:
-    """Check profiles: every error of every file, as path:line:col."""
+@verbosity_options
+@click.pass_context
+def validate(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool) -> None:
+    """Check profiles: every error of every file, as path:line:col. PATHS: the repository config's profiles, else
+    profiles/."""
     from mpigen.commands.pipeline import check_profiles
 
-    result = check_profiles(paths)
+    result = check_profiles(profiles_of(ctx, paths), progress=stage_lines())
     if output != "text":
         _report_validation(result, output, strict)
         return
@@ -45,8 +60,8 @@ def validate(paths: tuple[Path, ...], output: str, strict: bool) -> None:
         sys.exit(1)
     fleet = result.fleet
     assert fleet is not None  # a compile that reported no error
-    click.echo(f"{result.profile_count} profile(s) valid: {len(fleet.hardware)} hardware, "
-               f"{len(fleet.clusters)} cluster(s), {len(fleet.jobs)} job(s)")
+    say(f"{result.profile_count} profile(s) valid: {len(fleet.hardware)} hardware, "
+        f"{len(fleet.clusters)} cluster(s), {len(fleet.jobs)} job(s)")
 
 
 def _report_validation(result: CompileResult, output: str, strict: bool) -> None:
@@ -65,24 +80,41 @@ def _report_validation(result: CompileResult, output: str, strict: bool) -> None
 @click.command()
 @PATHS
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path, file_okay=False),
-              help="Folder to write the charts into (e.g. charts). Its job charts say what each run is called: a run "
+              help="Folder to write the charts into (default: the repository config's `charts`, else the clusters' "
+              "gitops.path where they agree, else charts). Its job charts say what each run is called: a run "
               "whose profiles ask the same of it keeps its name and the spec it started with.")
 @click.option("--manifests", is_flag=True,
               help="Print the manifests the charts render to with default values, write nothing (with -o, runs keep "
               "the names the charts there give them).")
+@filter_options
 @click.option("--check", "check_only", is_flag=True,
               help="Write nothing; exit 1 and list every file of OUTPUT that is missing, stale or extra.")
 @click.option("--stamp", is_flag=True,
               help="Keep a stamp of this render in OUTPUT/.mpigen-cache (git ignores it), so that the next render "
-              "or --check with nothing changed stops at once. Off by default: OUTPUT holds only the charts.")
-def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_only: bool, stamp: bool) -> None:
-    """Compile profiles into Helm charts under OUTPUT/<cluster>/."""
-    if output is None and not manifests:
-        raise click.UsageError("give -o CHARTS to write charts, or --manifests to print what they render to")
+              "or --check with nothing changed stops at once. Off by default (`render: {stamp: true}` in .mpigen.yaml turns "
+              "it on): OUTPUT holds only the charts.")
+@verbosity_options
+@click.pass_context
+def render(ctx: click.Context, paths: tuple[Path, ...], output: Path | None, manifests: bool, clusters: tuple[str, ...],
+           jobs: tuple[str, ...], check_only: bool, stamp: bool) -> None:
+    """Compile profiles into Helm charts under OUTPUT/<cluster>/. PATHS: the repository config's profiles, else
+    profiles/.
+
+    --cluster and --job narrow --manifests only: a render into OUTPUT writes the whole fleet, since the folder is
+    one transaction that owns every file it wrote and removes those the profiles no longer make, so rendering part
+    of the fleet there would remove the rest."""
+    given, named = paths, output is not None  # what the user typed: the command `--check` tells them to run
+    paths = profiles_of(ctx, paths)
+    selection = selection_of(clusters, jobs)
     if manifests:
-        _print_manifests(paths, output)
+        _print_manifests(paths, output, selection)
         return
-    assert output is not None
+    if not selection.everything:
+        raise click.UsageError("--cluster and --job narrow --manifests only: a render into a folder writes the whole "
+                               "fleet (the folder's files are one transaction, and a partial render would remove the "
+                               "others' charts); add --manifests to print part of the fleet")
+    output = charts_of(ctx, output, paths)
+    stamp = setting(ctx, "stamp", stamp)
     refuse_output_beside_profiles(paths, output)
     if (stamp or check_only) and _unchanged_since_stamped(paths, output, refresh=stamp and not check_only):
         return
@@ -90,9 +122,11 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
     from mpigen.commands.pipeline import compile_profiles, delivery_path_warnings
     from mpigen.commands.upgrade import is_chart_yaml, upgrade_of
     from mpigen.package import output_files
+    from mpigen.support.progress import stage
     from mpigen.write import StampRequest, WriteError, compare_tree, write_tree
 
-    result = compile_profiles(paths, committed_in=output)
+    progress = stage_lines()
+    result = compile_profiles(paths, committed_in=output, progress=progress)
     report_result(result)
     if has_errors(result.diagnostics):
         sys.exit(1)
@@ -100,7 +134,7 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
     assert result.fleet is not None  # a compile that reported no error
     for warning in delivery_path_warnings(result.fleet, output):
         notes.append(f"warning: {one_line(warning)}")
-        click.echo(notes[-1], err=True)
+        say(notes[-1], err=True)
     files = output_files(result.charts)
     if check_only:
         try:
@@ -118,20 +152,22 @@ def render(paths: tuple[Path, ...], output: Path | None, manifests: bool, check_
         if upgrade is not None:
             _report_upgrade(upgrade, output, sum(1 for path in files if is_chart_yaml(path)))
         if not diff.clean:
-            again = shlex.join(["mpigen", "render", *map(str, paths), "-o", str(output)])
+            again = shlex.join(["mpigen", "render", *map(str, given), *(["-o", str(output)] if named else [])])
             click.echo(f"{one_line(str(output))} is not what the profiles compile to: run `{one_line(again)}` and "
                        "commit it", err=True)
             sys.exit(1)
-        click.echo(f"{one_line(str(output))} is up to date with the profiles")
+        say(f"{one_line(str(output))} is up to date with the profiles")
         return
     request = None
     if stamp and result.fingerprint is not None:
         request = StampRequest(render_key(result.fingerprint, paths, output), len(result.charts), tuple(notes))
     try:
-        report = write_tree(output, files, request)
+        with stage(progress, "write", "file(s) written") as writing:
+            report = write_tree(output, files, request)
+            writing.count = len(report.written)
     except WriteError as exc:
         exit_with_error(str(exc))
-    click.echo(f"{len(result.charts)} chart(s) in {one_line(str(output))}: {len(report.written)} file(s) written, "
+    say(f"{len(result.charts)} chart(s) in {one_line(str(output))}: {len(report.written)} file(s) written, "
                f"{len(report.unchanged)} unchanged, {len(report.pruned)} removed")
 
 
@@ -152,8 +188,8 @@ def _report_upgrade(upgrade: Upgrade, output: Path, charts: int) -> None:
             for chart in group.charts:
                 click.echo(f"    {one_line(chart)}", err=True)
     change = "change of release" if any(group.newer for group in upgrade.compiled_by) else "upgrade"
-    click.echo(f"  what differs in them comes with the {change}, unless a profile changed too: CHANGELOG.md says what "
-               "each release changes in compiled output", err=True)
+    click.echo(f"  what differs in them comes with the {change}, unless a profile changed too: "
+               f"{page_url('CHANGELOG.md')} says what each release changes in compiled output", err=True)
     if not upgrade.renamed:
         click.echo("  no run is renamed", err=True)
         return
@@ -163,14 +199,16 @@ def _report_upgrade(upgrade: Upgrade, output: Path, charts: int) -> None:
         click.echo(f"    {one_line(run.chart)}: {one_line(run.old)} -> {one_line(run.new)}", err=True)
 
 
-def _print_manifests(paths: tuple[Path, ...], output: Path | None) -> None:
+def _print_manifests(paths: tuple[Path, ...], output: Path | None, selection: Selection) -> None:
     from mpigen.commands.pipeline import compile_profiles
     from mpigen.package.stream import manifest_stream
 
-    result = compile_profiles(paths, committed_in=output)
+    result = compile_profiles(paths, committed_in=output, progress=stage_lines(), selection=selection)
     report_result(result)
     if has_errors(result.diagnostics):
         sys.exit(1)
+    assert result.fleet is not None  # a compile that reported no error
+    refuse_unknown(selection, (c.name for c in result.fleet.clusters), ((j.name, j.cluster.name) for j in result.fleet.jobs))
     continuity_notes(result)
     click.echo(manifest_stream(result.charts), nl=False)
 
@@ -193,10 +231,10 @@ def _unchanged_since_stamped(paths: tuple[Path, ...], output: Path, refresh: boo
     if stamp is None:
         return False
     for note in stamp.notes:
-        click.echo(one_line(note), err=True)
+        say(one_line(note), err=True)
     if refresh:
-        click.echo(f"{stamp.charts} chart(s) in {one_line(str(output))}: 0 file(s) written, {stamp.files} unchanged, "
-                   "0 removed")
+        say(f"{stamp.charts} chart(s) in {one_line(str(output))}: 0 file(s) written, {stamp.files} unchanged, "
+            "0 removed")
     else:
-        click.echo(f"{one_line(str(output))} is up to date with the profiles")
+        say(f"{one_line(str(output))} is up to date with the profiles")
     return True

@@ -8,6 +8,7 @@ import click
 
 from mpigen.commands.arguments import STDOUT
 from mpigen.commands.reporting import exit_with_error
+from mpigen.commands.verbosity import say, verbosity_options
 from mpigen.support.diagnostics import one_line
 
 BUILTIN_HARDWARE = ("cpu-node", "dgx-1", "dgx-1-32gb", "dgx-2", "dgx-a100", "dgx-h100")
@@ -21,21 +22,27 @@ reading the options imports nothing of the pipeline."""
               help="The built-in hardware of the nodes.")
 @click.option("--gitops", type=click.Choice(("argocd", "flux", "none")), default="argocd", show_default=True,
               help="The GitOps tool that syncs the charts.")
+@verbosity_options
 def init(folder: str, hardware: str, gitops: str) -> None:
-    """Write a starting fleet into FOLDER that validates and renders as it is; its comments say what to read."""
-    from mpigen.commands.scaffold import ScaffoldError, starting_fleet, write_new
+    """Write a starting fleet into FOLDER that validates and renders as it is; its comments say what to read.
+
+    FOLDER becomes a repository: the profiles in FOLDER/profiles/, and FOLDER/.mpigen.yaml, so that every command
+    run in it needs no paths (`cd FOLDER && mpigen render` writes FOLDER/charts/)."""
+    import shlex
+
+    from mpigen.commands.scaffold import ScaffoldError, starting_repository, write_new
     from mpigen.write import WriteError
 
     if folder == STDOUT:
         raise click.UsageError("init writes a folder of files, not a stream: give the folder's name (./- for one "
                                "named -)")
     try:
-        written = write_new(Path(folder), starting_fleet(hardware, gitops))
+        written = write_new(Path(folder), starting_repository(hardware, gitops))
     except ScaffoldError as exc:
         raise click.UsageError(str(exc)) from exc
     except WriteError as exc:
         exit_with_error(str(exc))
     for path in written:
-        click.echo(f"wrote {one_line(str(path))}")
-    click.echo(f"next: replace the guesses its comments mark, then `mpigen validate {one_line(folder)}` and "
-               f"`mpigen render {one_line(folder)} -o charts`")
+        say(f"wrote {one_line(str(path))}")
+    say(f"next: replace the guesses its comments mark, then `cd {one_line(shlex.quote(folder))}` and run `mpigen "
+        "validate`, `mpigen render` (into charts/) and `mpigen check`")

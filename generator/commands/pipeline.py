@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING
 from mpigen.load import ProfileFile, load_paths
 from mpigen.load.catalogue import expand_hardware
 from mpigen.manifests import raised_pod_security
-from mpigen.model import Fleet
+from mpigen.model import EVERYTHING, Fleet, Selection
 from mpigen.package import Chart, oversized_files, package_fleet
 from mpigen.resolve import resolve
 from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Severity, errors, names_text, raises, sort_diagnostics
 from mpigen.support.profile_rules import POD_SECURITY
+from mpigen.support.progress import Progress, stage
 from mpigen.support.worktree import git_top
 from mpigen.validate import validate
 
@@ -48,14 +49,19 @@ class CompileResult:
 
 
 def check_profiles(paths: Iterable[Path], set_aside_unfit: bool = False,
-                   committed_in: Path | None = None) -> CompileResult:
+                   committed_in: Path | None = None, progress: Progress | None = None) -> CompileResult:
     """Load, validate and resolve. `set_aside_unfit`: a job that is sound but can never run where it is
     (`NEVER_FITS`) is left out of the fleet and listed in `unfit`, instead of failing the whole (`mpigen plan`).
     `committed_in`: the output folder whose job charts say what each run is called (generator/continuity/committed.py): a run
-    keeps its name while its profiles ask the same of it; None names every run as new."""
-    loaded = load_paths(paths)
-    expanded = expand_hardware(loaded.documents, loaded.unreadable)
-    problems = validate(expanded.documents, [*loaded.unreadable, *expanded.unresolved])
+    keeps its name while its profiles ask the same of it; None names every run as new. `progress` hears of each
+    stage done (`mpigen -v`)."""
+    with stage(progress, "load", "profile file(s)") as loading:
+        loaded = load_paths(paths)
+        loading.count = loaded.file_count
+    with stage(progress, "validate", "profile(s)") as validating:
+        expanded = expand_hardware(loaded.documents, loaded.unreadable)
+        problems = validate(expanded.documents, [*loaded.unreadable, *expanded.unresolved])
+        validating.count = len(expanded.documents)
     diagnostics = sort_diagnostics(loaded.diagnostics + expanded.diagnostics + problems)
     documents = expanded.documents
     unfit: dict[str, list[Diagnostic]] = {}
@@ -70,11 +76,13 @@ def check_profiles(paths: Iterable[Path], set_aside_unfit: bool = False,
                            fingerprint=loaded.fingerprint, documents=documents,
                            unfit=[(d, unfit[d.path]) for d in expanded.documents if d.kind == "Job" and d.path in unfit])
     if result.ok:
-        if committed_in is not None:  # reads charts as `mpigen check` does: loaded only where a command names them
-            from mpigen.continuity.committed import read_committed
-            committed = read_committed(committed_in)
-            result.notes = committed.problems
-        result.fleet = resolve(documents, committed.runs if committed_in is not None else None)
+        with stage(progress, "resolve", "job(s)") as resolving:
+            if committed_in is not None:  # reads charts as `mpigen check` does: loaded only where a command names them
+                from mpigen.continuity.committed import read_committed
+                committed = read_committed(committed_in)
+                result.notes = committed.problems
+            result.fleet = resolve(documents, committed.runs if committed_in is not None else None)
+            resolving.count = len(result.fleet.jobs)
         result.diagnostics = sort_diagnostics(result.diagnostics + raised_pod_security_warnings(result.fleet, documents))
     return result
 
@@ -98,12 +106,16 @@ def raised_pod_security_warnings(fleet: Fleet, documents: list[ProfileFile]) -> 
     return found
 
 
-def compile_profiles(paths: Iterable[Path], committed_in: Path | None = None) -> CompileResult:
+def compile_profiles(paths: Iterable[Path], committed_in: Path | None = None, progress: Progress | None = None,
+                     selection: Selection = EVERYTHING) -> CompileResult:
     """`committed_in`: the output folder whose job charts say what each run is called and which spec it started
-    with (generator/continuity/committed.py); None compiles every run as new."""
-    result = check_profiles(paths, committed_in=committed_in)
+    with (generator/continuity/committed.py); None compiles every run as new. `selection`: the clusters and jobs
+    whose charts are packaged (`render --manifests --cluster/--job`); the whole fleet is still validated."""
+    result = check_profiles(paths, committed_in=committed_in, progress=progress)
     if result.fleet is not None:
-        charts = package_fleet(result.fleet)
+        with stage(progress, "package", "chart(s)") as packaging:
+            charts = package_fleet(result.fleet, selection)
+            packaging.count = len(charts)
         if committed_in is not None:
             from mpigen.continuity.committed import hold_back
             continuity = hold_back(charts, result.fleet)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from mpigen.commands.verbosity import say
 from mpigen.support.diagnostics import Diagnostic, Severity, one_line
 
 if TYPE_CHECKING:
@@ -16,7 +17,10 @@ if TYPE_CHECKING:
 
 def report_result(result: CompileResult) -> None:
     for diagnostic in result.diagnostics:
-        click.echo(diagnostic.format(), err=True)
+        if diagnostic.severity is Severity.ERROR:
+            click.echo(diagnostic.format(), err=True)
+        else:
+            say(diagnostic.format(), err=True)  # a warning: left out under --quiet
     errors = sum(1 for d in result.diagnostics if d.severity is Severity.ERROR)
     warnings = len(result.diagnostics) - errors
     if errors:
@@ -41,5 +45,5 @@ def continuity_notes(result: CompileResult) -> list[str]:
         notes.append(f"note: {len(result.held)} run(s) keep the spec they started with (compiled by mpigen "
                      f"{', '.join(releases)}): each one's next run gets this release's; `mpigen diff` shows what")
     for note in notes:
-        click.echo(note, err=True)
+        say(note, err=True)
     return notes

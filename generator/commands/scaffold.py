@@ -2,22 +2,34 @@
 whose every fact mpigen cannot know is a guess marked in a comment with what to read, on a node or in the
 cluster, to replace it.
 
-`starting_fleet` gives the files as text by path (reading only the built-in profiles); `write_new` puts them on
+`starting_fleet` gives the files as text by path (reading only the built-in profiles), `starting_repository` those
+and the repository config beside them; `write_new` puts them on
 disk all or none, and never replaces a file nor writes through a link.
 """
 
 from __future__ import annotations
 
+import posixpath
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mpigen.commands.repository import CONFIG_FILE, DEFAULT_PROFILES
 from mpigen.load import to_plain
 from mpigen.load.catalogue import builtin_names, expand_hardware, load_builtin
 from mpigen.model import GitOpsTool, NetworkProvider
+from mpigen.model.defaults import GITOPS
+from mpigen.support.project import page_url
+from mpigen.support.schema_files import CONFIG_SCHEMA_FILE, KIND_SCHEMA_FILES, exported_schemas, schema_text
 from mpigen.write.target import AlreadyExists, create_files
 
 GITOPS_TOOLS = (*(tool.value for tool in GitOpsTool), "none")
+EDITOR_SCHEMAS = ".mpigen/schemas"
+"""Where init puts the profile schemas (`mpigen schema --write`), relative to the folder it writes; each profile's
+first line points its editor at its kind's (hidden folders hold no profiles: mpigen reads none of it)."""
+SCHEMA_LINE = "# yaml-language-server: $schema={}"
+_KIND_LINE = re.compile(r"^kind: (\w+)$", re.MULTILINE)
 
 # The Mellanox / NVIDIA PCI device ids (vendor 15b3) of each built-in's NICs and of their SR-IOV virtual
 # functions, for the facts a built-in leaves out: ConnectX-4 1013/1014, ConnectX-5 1017/1018, ConnectX-6
@@ -66,7 +78,11 @@ def hardware_facts(name: str) -> HardwareFacts:
 
 
 def starting_fleet(hardware: str, gitops: str, cluster: str = "my-cluster") -> dict[str, str]:
-    """The files of a starting fleet by their path under the profiles folder."""
+    """The files of a starting fleet by their path under the profiles folder, the editors' schemas beside them."""
+    return dict(sorted(with_editor_schemas(_profiles(hardware, gitops, cluster)).items()))
+
+
+def _profiles(hardware: str, gitops: str, cluster: str = "my-cluster") -> dict[str, str]:
     if gitops not in GITOPS_TOOLS:
         raise ScaffoldError(f"--gitops {gitops}: choose one of {', '.join(GITOPS_TOOLS)}")
     facts = hardware_facts(hardware)
@@ -76,7 +92,37 @@ def starting_fleet(hardware: str, gitops: str, cluster: str = "my-cluster") -> d
              "jobs/hello.yaml": _job(facts, cluster)}
     if rdma:
         files[f"hardware/{nodes}.yaml"] = _hardware(facts, nodes)
-    return dict(sorted(files.items()))
+    return files
+
+
+def with_editor_schemas(files: dict[str, str]) -> dict[str, str]:
+    """The profiles among `files` (by path) each with a first line pointing an editor at its kind's schema, by a
+    path relative to it, and the schemas themselves under EDITOR_SCHEMAS: the fleet is checked as it is typed,
+    offline, whichever way mpigen was installed."""
+    out: dict[str, str] = {}
+    for path, text in files.items():
+        kind = _KIND_LINE.search(text)
+        if kind is not None and kind[1] in KIND_SCHEMA_FILES:
+            schema = posixpath.relpath(f"{EDITOR_SCHEMAS}/{KIND_SCHEMA_FILES[kind[1]]}", posixpath.dirname(path) or ".")
+            text = SCHEMA_LINE.format(schema) + "\n" + text
+        out[path] = text
+    return out | {f"{EDITOR_SCHEMAS}/{name}": text for name, text in exported_schemas().items()}
+
+
+def starting_repository(hardware: str, gitops: str) -> dict[str, str]:
+    """The files of a new repository by their path in it: the starting fleet under `profiles/`, the editors' schemas
+    in `.mpigen/schemas/` (the config's too), and the repository config that lets every command run there with no
+    paths (the charts go to `charts/`, the `gitops.path` the starting cluster's GitOps objects name by default)."""
+    config = "\n".join([
+        SCHEMA_LINE.format(f"{EDITOR_SCHEMAS}/{CONFIG_SCHEMA_FILE}"),
+        "# mpigen's defaults in this repository: `mpigen validate`, `render`, `plan`, `check` and `diff` need no paths",
+        "# here or in any folder below. Paths are relative to this file; an option on the command line wins.",
+        f"profiles: {DEFAULT_PROFILES}",
+        f"charts: {GITOPS['path']}  # where `mpigen render` writes: the clusters' gitops.path (from the git root) too",
+    ]) + "\n"
+    profiles = {f"{DEFAULT_PROFILES}/{path}": text for path, text in _profiles(hardware, gitops).items()}
+    files = with_editor_schemas(profiles) | {f"{EDITOR_SCHEMAS}/{CONFIG_SCHEMA_FILE}": schema_text(CONFIG_SCHEMA_FILE)}
+    return dict(sorted({CONFIG_FILE: config, **files}.items()))
 
 
 def _hardware(facts: HardwareFacts, name: str) -> str:
@@ -127,7 +173,7 @@ def _cluster(facts: HardwareFacts, nodes: str, rdma: bool, gitops: str, cluster:
     if rdma:
         lines += ["  # `kubectl get node <node> -o jsonpath='{.status.allocatable}'` lists one RDMA resource per rail:",
                   f"  # nvidia.com/... (SR-IOV VFs: {NetworkProvider.SRIOV_DEVICE_PLUGIN.value}) or rdma/... "
-                  f"({NetworkProvider.RDMA_SHARED.value}); docs/network-providers.md",
+                  f"({NetworkProvider.RDMA_SHARED.value}); {page_url('docs/network-providers.md')}",
                   f"  provider: {NetworkProvider.SRIOV_DEVICE_PLUGIN.value}"]
     else:
         lines.append(f"  provider: {NetworkProvider.TCP.value}  # no RDMA NICs in this hardware: MPI over the pod "
@@ -151,6 +197,9 @@ def _cluster(facts: HardwareFacts, nodes: str, rdma: bool, gitops: str, cluster:
                   f"  tool: {gitops}",
                   "  repoURL: https://git.example.com/platform/fleet.git  # where the charts are committed "
                   "(`git remote get-url origin`)"]
+        if gitops == GitOpsTool.FLUX.value:
+            lines.append("  # bootstrapped by `flux bootstrap`? Replace repoURL with `sourceRef: {name: flux-system}` "
+                         "to read its GitRepository and credentials")
     return "\n".join(lines) + "\n"
 
 

@@ -140,7 +140,9 @@ def hold_back(charts: list[Chart], fleet: Fleet) -> Continuity:
         record = job.committed
         if record is None or job.naming is not Naming.CONTENT_HASH:
             continue
-        index = by_directory[names.chart_dir_of_job(job.cluster.name, job.name)]
+        index = by_directory.get(names.chart_dir_of_job(job.cluster.name, job.name))
+        if index is None:
+            continue  # a chart the command did not ask for (`render --manifests --job`)
         if dict(charts[index].files).get(chartfiles.template_path(record.template)) == record.text:
             continue  # the very spec it started with
         try:

@@ -1,7 +1,8 @@
 """What a reviewer must know before the object diffs: the changes that need a person (actions), and what a
 running job will and will not get (notes). Each is one line, `file-or-chart: what happened; what to do`.
 
-Actions: the GitOps root changed (the tool never syncs its own root: re-apply it by hand); a device plugin's
+Actions: the GitOps root changed (the tool never syncs its own root: re-apply it by hand); an Argo CD cluster's
+Applications change hands between the app of apps and an ApplicationSet (let go of them first); a device plugin's
 config changed (the plugin reads it only when it starts: restart its pods); an Argo CD health check changed (it
 lives in argocd-cm, which no chart writes); a run kept under its name whose job object's spec changed (no backend
 applies a spec edit to a started run: mpi-operator ignores it, Volcano's webhook and Trainer's immutable
@@ -28,8 +29,15 @@ from mpigen.objects import chartfiles
 from mpigen.providers import PROVIDERS
 from mpigen.providers.base import DevicePlugin
 from mpigen.support import yamlio
+from mpigen.support.project import page_url
 from mpigen.vocabulary import mpi_operator, trainer, volcano_job
-from mpigen.vocabulary.gitops import ARGOCD_API_VERSION, KUSTOMIZATION
+from mpigen.vocabulary.gitops import (
+    APPLICATION_SET,
+    ARGOCD_API_VERSION,
+    ARGOCD_GROUP,
+    KUSTOMIZATION,
+    RESOURCES_FINALIZER,
+)
 
 ACTION = "action"
 NOTE = "note"
@@ -39,7 +47,8 @@ ROOT = "root"
 DEVICE_PLUGIN = "device-plugin"
 HEALTH_CHECK = "health-check"
 EDIT_NOT_APPLIED = "edit-not-applied"
-ACTION_KINDS = (ROOT, DEVICE_PLUGIN, HEALTH_CHECK, EDIT_NOT_APPLIED)
+APPLICATIONS_HANDOVER = "applications-handover"
+ACTION_KINDS = (ROOT, DEVICE_PLUGIN, HEALTH_CHECK, EDIT_NOT_APPLIED, APPLICATIONS_HANDOVER)
 # Kinds of notes.
 HELD_BACK = "held-back"
 DESCRIBING_ONLY = "describing-only"
@@ -131,6 +140,8 @@ def review(changed: list[UnitChanges], old: Side, new: Side, output: str) -> Rev
         before, after = old.get((unit.cluster, unit.path)), new.get((unit.cluster, unit.path))
         if unit.bootstrap:
             actions += _bootstrap_actions(unit, where, after is not None)
+            if after is None:
+                actions += _handover_actions(unit, where, new)
             continue
         for change in unit.changes:
             for level, found in _chart_reviews(unit, change, where, before, after, trainjobs):
@@ -138,6 +149,9 @@ def review(changed: list[UnitChanges], old: Side, new: Side, output: str) -> Rev
     notes += [note for unit in sorted(new.values(), key=lambda u: u.key) if (note := _held_back(unit, output))]
     return Reviewed(tuple(actions), tuple(notes))
 
+
+_HEALTH_CHECK_PAGE = page_url("docs/gitops.md", "Argo CD's health check for MPIJobs")
+"""Where the manual says how to install a health check into argocd-cm."""
 
 # --- bootstrap ---------------------------------------------------------------------------------------
 
@@ -150,7 +164,7 @@ def _bootstrap_actions(unit: UnitChanges, where: str, still_there: bool) -> list
     if key is not None and still_there:
         return [Review(HEALTH_CHECK, unit.cluster, unit.path, "", where, f"Argo CD health check {unit.changes[0].status}",
                        f"Argo CD reads it from its argocd-cm ConfigMap, which no chart writes: set the key {key} to "
-                       "the file's text by hand (see docs/gitops.md)")]
+                       f"the file's text by hand ({_HEALTH_CHECK_PAGE})")]
     return []
 
 
@@ -177,6 +191,36 @@ def _root_actions(unit: UnitChanges, where: str, still_there: bool) -> list[Revi
                                 f"the GitOps tool follows it until it is deleted by hand{_what_deleting_does(obj)}: "
                                 f"{command}", command))
     return found
+
+
+def _handover_actions(unit: UnitChanges, where: str, new: Side) -> list[Review]:
+    """An Argo CD cluster switched between the app of apps and an ApplicationSet (`gitops.applications`): the file
+    of one is gone and the other's is new, and the same Applications change hands. The root prunes the old holders
+    before the new ones make them again, and Argo CD's resources finalizer would delete every running job with them."""
+    apps = names.bootstrap_apps_dir(unit.cluster)
+    if not unit.path.startswith(apps + "/"):
+        return []
+    others = [path for (cluster, path) in new if cluster == unit.cluster and path.startswith(apps + "/")]
+    removed = [c.before for c in unit.changes if c.status == REMOVED and c.before is not None
+               and c.before.get("apiVersion") == ARGOCD_API_VERSION]
+    if not others or not removed:
+        return []
+    namespace = _namespace(removed[0])
+    if removed[0].get("kind") == APPLICATION_SET:
+        command = f"kubectl -n {namespace} delete applicationset.{ARGOCD_GROUP} {_name(removed[0])} --cascade=orphan"
+        what = f"the ApplicationSet {namespace}/{_name(removed[0])} hands its Applications to the app of apps"
+        how = "the root prunes it, and deleting it deletes the Applications it made, and with them their jobs: before "
+    else:
+        held = " ".join(_name(obj) for obj in removed if RESOURCES_FINALIZER in (_metadata(obj).get("finalizers") or ()))
+        if not held:
+            return []
+        command = (f"for app in {held}; do kubectl -n {namespace} patch application.{ARGOCD_GROUP} \"$app\" --type json "
+                   "-p '[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}]'; done")
+        what = f"the Applications of cluster {unit.cluster} change hands, to {others[0].rpartition('/')[2]}"
+        how = ("the root prunes each, and its resources finalizer has Argo CD delete what it deployed, running jobs "
+               "included, before it is made again: before ")
+    return [Review(APPLICATIONS_HANDOVER, unit.cluster, unit.path, "", where, what,
+                   f"{how}this change is synced, let go of them without deleting anything: {command}", command)]
 
 
 def _what_deleting_does(obj: dict[str, Any]) -> str:

@@ -5,13 +5,13 @@ GPU-hours. Result objects only; the reports (text, JSON, the picture) are writte
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from mpigen.insight import bounds, capacity
 from mpigen.insight.bounds import names_text
 from mpigen.load import ProfileFile
-from mpigen.model import Cluster, Fleet, Job, NodePool, Queue, Scheduler, admission
+from mpigen.model import Cluster, Fleet, Job, NodePool, Queue, Scheduler, Selection, admission
 from mpigen.providers import PROVIDERS
 from mpigen.support.diagnostics import Diagnostic, Location
 
@@ -326,3 +326,18 @@ def _notes(cluster: Cluster, pools: tuple[PoolPlan, ...], jobs: tuple[Job, ...])
     notes.append("launchers are not placed on nodes (1 CPU and 1Gi each unless a job says otherwise); queues "
                  "count them")
     return notes
+
+
+def narrowed(plan: FleetPlan, selection: Selection, pools: frozenset[str] = frozenset()) -> FleetPlan:
+    """The plan of the chosen clusters (`plan --cluster`); with jobs chosen (`--job`), of the pools they run in,
+    each pool whole: who starts and who waits there depends on every job of the pool; with `pools` (`--pool`),
+    of those pools only."""
+    clusters = []
+    for cluster in plan.clusters:
+        if not selection.has_cluster(cluster.name):
+            continue
+        kept = tuple(pool for pool in cluster.pools if (not pools or pool.name in pools) and (
+            selection.whole_clusters or any(selection.has_job(job.name, cluster.name) for job in pool.jobs)))
+        if kept:
+            clusters.append(replace(cluster, pools=kept))
+    return FleetPlan(tuple(clusters))

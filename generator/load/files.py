@@ -3,14 +3,13 @@ and for one that fails, the kind and name it seems to declare."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from mpigen.load.discover import discover
 from mpigen.load.document import LoadResult, ProfileFile, Unreadable
 from mpigen.load.parse import load_bytes
-from mpigen.load.reading import ProfilesFingerprint, read_file, source_names
+from mpigen.load.reading import ProfilesFingerprint, identity_lines, read_file, source_names
 from mpigen.support.diagnostics import Diagnostic, with_rule
 from mpigen.support.parallel import split_map
 from mpigen.support.profile_rules import FILES, YAML
@@ -59,9 +58,6 @@ def _read_and_parse(file: Path, path: str, source: str) -> tuple[bytes | None, P
     return raw, document, with_rule(YAML, diagnostics)
 
 
-_IDENTITY_LINE = re.compile(r"^(kind|name):[ \t]*['\"]?([A-Za-z0-9._-]+)['\"]?[ \t]*(?:#.*)?$", re.MULTILINE)
-
-
 def _guess_identity(file: Path) -> tuple[str | None, str | None]:
     """Top-level `kind:` and `name:` of a file that failed to load, read line by line."""
     try:
@@ -69,5 +65,5 @@ def _guess_identity(file: Path) -> tuple[str | None, str | None]:
             text = handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return None, None
-    found: dict[str, str] = {m.group(1): m.group(2) for m in _IDENTITY_LINE.finditer(text)}
+    found = identity_lines(text)
     return found.get("kind"), found.get("name")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -13,6 +14,14 @@ from pathlib import Path
 from mpigen.load.discover import dangling, discover
 from mpigen.support.diagnostics import Diagnostic, Location
 from mpigen.support.yamllimits import MAX_FILE_BYTES
+
+_IDENTITY_LINE = re.compile(r"^(kind|name):[ \t]*['\"]?([A-Za-z0-9._-]+)['\"]?[ \t]*(?:#.*)?$", re.MULTILINE)
+
+
+def identity_lines(text: str) -> dict[str, str]:
+    """The `kind:` and `name:` a profile's text declares on lines of their own at the top level, read line by line
+    without parsing (the last of each): a guess, for a file that failed to load or one only glanced at."""
+    return {match.group(1): match.group(2) for match in _IDENTITY_LINE.finditer(text)}
 
 
 def too_big(path: str, size: int) -> Diagnostic:

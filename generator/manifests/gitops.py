@@ -5,9 +5,11 @@ new job profile becomes a new Application or HelmRelease with nothing more to ap
 points at its own folder, so it cannot loop.
 
 - Argo CD: a root Application (app of apps) over `apps/`, which holds one Application per chart, the
-  infra chart in sync wave 0 before the jobs in wave 1.
-- Flux: a GitRepository and a Kustomization over `apps/`, which holds one HelmRelease per chart, every
-  job release depending on the infra release.
+  infra chart in sync wave 0 before the jobs in wave 1 (or one ApplicationSet: applicationset.py).
+- Flux: a GitRepository (or the profile's `sourceRef`) and a Kustomization over `apps/`, which holds one
+  HelmRelease per chart, every job release depending on the infra release.
+
+The files themselves are assembled in bootstrap.py.
 
 Every value comes from the model: no timestamps, no random names, so a re-render changes nothing.
 """
@@ -85,17 +87,42 @@ def repo_path(gitops: GitOps, directory: str) -> str:
     return f"{gitops.path}/{directory}"
 
 
-def _gitops(cluster: Cluster) -> GitOps:
+def gitops_of(cluster: Cluster) -> GitOps:
+    """The cluster's `gitops` block, for builders only called where it has one."""
     if cluster.gitops is None:
         raise ValueError(f"cluster {cluster.name} has no gitops block")
     return cluster.gitops
 
 
-def _metadata(name: str, cluster: Cluster, annotations: dict[str, str] | None = None,
-              finalizers: list[str] | None = None) -> dict[str, Any]:
+def repo_url(gitops: GitOps) -> str:
+    """The repository's URL, which only a Flux `sourceRef` leaves out (validate refuses it anywhere else)."""
+    if gitops.repo_url is None:
+        raise ValueError("gitops names no repository URL")
+    return gitops.repo_url
+
+
+def values_file(gitops: GitOps, release: str) -> str | None:
+    """A chart's per-environment values file (`<valuesPath>/<release>.yaml`), as a path inside the repository."""
+    return None if gitops.values_path is None else f"{gitops.values_path}/{release}.yaml"
+
+
+def argocd_helm(gitops: GitOps, release: str) -> dict[str, Any]:
+    """An Application's `source.helm`: the release name, and the per-environment values file where it exists (a
+    path starting with `/` is the repository's, whatever the chart's folder)."""
+    helm_source: dict[str, Any] = {"releaseName": release}
+    extra = values_file(gitops, release)
+    if extra is not None:
+        helm_source["valueFiles"] = [f"/{extra}"]
+        helm_source["ignoreMissingValueFiles"] = True
+    return helm_source
+
+
+def gitops_metadata(name: str, cluster: Cluster, annotations: dict[str, str] | None = None,
+                    finalizers: list[str] | None = None) -> dict[str, Any]:
+    """Name, GitOps namespace and mpigen's labels, which every bootstrap object carries."""
     meta: dict[str, Any] = {
         "name": name,
-        "namespace": _gitops(cluster).namespace,
+        "namespace": gitops_of(cluster).namespace,
         "labels": {helm.MANAGED_BY_LABEL: "mpigen", chartfiles.CLUSTER: cluster.name},
     }
     if annotations:
@@ -107,7 +134,8 @@ def _metadata(name: str, cluster: Cluster, annotations: dict[str, str] | None = 
 
 # --- Argo CD -------------------------------------------------------------------------------------
 
-def _automated_sync(create_namespace: bool, respect_ignore_differences: bool = False) -> dict[str, Any]:
+def automated_sync(create_namespace: bool, respect_ignore_differences: bool = False) -> dict[str, Any]:
+    """Prune and self-heal: a removed job's object is deleted, a deleted one is put back from git."""
     policy: dict[str, Any] = {"automated": {"prune": True, "selfHeal": True}}
     options = ["CreateNamespace=true"] if create_namespace else []
     if respect_ignore_differences:
@@ -147,22 +175,22 @@ def kueue_ignore_differences(backend: Backend = Backend.MPIJOB) -> list[dict[str
 
 def build_argocd_application(cluster: Cluster, delivery: Delivery) -> dict[str, Any]:
     """One chart, rendered by Argo CD as `helm template <release> <path> --namespace <namespace>`."""
-    gitops = _gitops(cluster)
+    gitops = gitops_of(cluster)
     return {
         "apiVersion": ARGOCD_API_VERSION,
         "kind": APPLICATION,
-        "metadata": _metadata(delivery.name, cluster, {SYNC_WAVE: str(delivery.wave)}, [RESOURCES_FINALIZER]),
+        "metadata": gitops_metadata(delivery.name, cluster, {SYNC_WAVE: str(delivery.wave)}, [RESOURCES_FINALIZER]),
         "spec": {
             "project": gitops.project,
             "source": {
-                "repoURL": gitops.repo_url,
+                "repoURL": repo_url(gitops),
                 "targetRevision": gitops.revision,
                 "path": repo_path(gitops, delivery.chart_dir),
-                "helm": {"releaseName": delivery.release},
+                "helm": argocd_helm(gitops, delivery.release),
             },
             "destination": {"server": gitops.destination, "namespace": delivery.namespace},
             **({"ignoreDifferences": kueue_ignore_differences(delivery.backend)} if delivery.kueue_managed else {}),
-            "syncPolicy": {**_automated_sync(create_namespace=True, respect_ignore_differences=delivery.kueue_managed),
+            "syncPolicy": {**automated_sync(create_namespace=True, respect_ignore_differences=delivery.kueue_managed),
                            **({"retry": ARGOCD_RUNTIME_RETRY} if delivery.backend is Backend.TRAINJOB else {})},
         },
     }
@@ -174,20 +202,20 @@ def build_argocd_root_application(cluster: Cluster) -> dict[str, Any]:
     Its destination is the cluster Argo CD runs in, whatever cluster the charts go to: Applications
     are created where Argo CD reads them. No finalizer: deleting the root leaves the jobs running.
     """
-    gitops = _gitops(cluster)
+    gitops = gitops_of(cluster)
     return {
         "apiVersion": ARGOCD_API_VERSION,
         "kind": APPLICATION,
-        "metadata": _metadata(names.gitops_root_name(cluster.name), cluster),
+        "metadata": gitops_metadata(names.gitops_root_name(cluster.name), cluster),
         "spec": {
             "project": gitops.project,
             "source": {
-                "repoURL": gitops.repo_url,
+                "repoURL": repo_url(gitops),
                 "targetRevision": gitops.revision,
                 "path": repo_path(gitops, names.bootstrap_apps_dir(cluster.name)),
             },
             "destination": {"server": IN_CLUSTER, "namespace": gitops.namespace},
-            "syncPolicy": _automated_sync(create_namespace=False),
+            "syncPolicy": automated_sync(create_namespace=False),
         },
     }
 
@@ -195,32 +223,42 @@ def build_argocd_root_application(cluster: Cluster) -> dict[str, Any]:
 # --- Flux ----------------------------------------------------------------------------------------
 
 def _source_ref(cluster: Cluster) -> dict[str, str]:
-    return {"kind": GIT_REPOSITORY, "name": names.gitops_root_name(cluster.name), "namespace": _gitops(cluster).namespace}
+    """The GitRepository the Kustomization and every HelmRelease read: the profile's `sourceRef` (such as
+    `flux bootstrap`'s `flux-system`), else the one mpigen writes."""
+    gitops = gitops_of(cluster)
+    if gitops.source_ref is not None:
+        source = gitops.source_ref
+        return {"kind": source.kind, "name": source.name, "namespace": source.namespace}
+    return {"kind": GIT_REPOSITORY, "name": names.gitops_root_name(cluster.name), "namespace": gitops.namespace}
 
 
 def build_flux_git_repository(cluster: Cluster) -> dict[str, Any]:
-    """The repository, followed on one branch; the artifact holds the charts folder only."""
-    gitops = _gitops(cluster)
+    """The repository, followed on one branch; the artifact holds the charts folder only. A private repository's
+    credentials are a Secret the profile names (`secretRef`) and a person creates: mpigen writes no secret data."""
+    gitops = gitops_of(cluster)
+    spec: dict[str, Any] = {
+        "interval": SOURCE_INTERVAL,
+        "url": repo_url(gitops),
+        "ref": {"branch": gitops.revision},
+    }
+    if gitops.secret_ref is not None:
+        spec["secretRef"] = {"name": gitops.secret_ref}
+    spec["ignore"] = "/*\n" + "".join(f"!/{folder}/\n" for folder in (gitops.path, gitops.values_path) if folder)
     return {
         "apiVersion": FLUX_SOURCE_API_VERSION,
         "kind": GIT_REPOSITORY,
-        "metadata": _metadata(names.gitops_root_name(cluster.name), cluster),
-        "spec": {
-            "interval": SOURCE_INTERVAL,
-            "url": gitops.repo_url,
-            "ref": {"branch": gitops.revision},
-            "ignore": f"/*\n!/{gitops.path}/\n",
-        },
+        "metadata": gitops_metadata(names.gitops_root_name(cluster.name), cluster),
+        "spec": spec,
     }
 
 
 def build_flux_kustomization(cluster: Cluster) -> dict[str, Any]:
     """Applies `bootstrap/apps/` (never its own folder); prune deletes the HelmRelease of a removed job."""
-    gitops = _gitops(cluster)
+    gitops = gitops_of(cluster)
     return {
         "apiVersion": FLUX_KUSTOMIZE_API_VERSION,
         "kind": KUSTOMIZATION,
-        "metadata": _metadata(names.gitops_root_name(cluster.name), cluster),
+        "metadata": gitops_metadata(names.gitops_root_name(cluster.name), cluster),
         "spec": {
             "interval": RECONCILE_INTERVAL,
             "path": f"./{repo_path(gitops, names.bootstrap_apps_dir(cluster.name))}",
@@ -233,7 +271,7 @@ def build_flux_kustomization(cluster: Cluster) -> dict[str, Any]:
 def build_flux_helm_release(cluster: Cluster, delivery: Delivery) -> dict[str, Any]:
     """One chart from the GitRepository. `reconcileStrategy: Revision`: every chart's version stays
     0.1.0, so with the default `ChartVersion` Flux would never pick up a change."""
-    gitops = _gitops(cluster)
+    gitops = gitops_of(cluster)
     spec: dict[str, Any] = {
         "interval": RECONCILE_INTERVAL,
         "releaseName": delivery.release,
@@ -244,6 +282,11 @@ def build_flux_helm_release(cluster: Cluster, delivery: Delivery) -> dict[str, A
             "sourceRef": _source_ref(cluster),
         }},
     }
+    extra = values_file(gitops, delivery.release)
+    if extra is not None:  # valuesFiles replace the chart's own values.yaml, so it comes first
+        spec["chart"]["spec"]["valuesFiles"] = [f"./{repo_path(gitops, delivery.chart_dir)}/{chartfiles.VALUES_YAML}",
+                                                f"./{extra}"]
+        spec["chart"]["spec"]["ignoreMissingValuesFiles"] = True
     if delivery.depends_on:
         spec["dependsOn"] = [{"name": name} for name in delivery.depends_on]
     if delivery.kueue_managed:
@@ -258,7 +301,7 @@ def build_flux_helm_release(cluster: Cluster, delivery: Delivery) -> dict[str, A
     return {
         "apiVersion": FLUX_HELM_API_VERSION,
         "kind": HELM_RELEASE,
-        "metadata": _metadata(delivery.name, cluster),
+        "metadata": gitops_metadata(delivery.name, cluster),
         "spec": spec,
     }
 
@@ -329,47 +372,3 @@ def health_check_keys(cluster: str) -> dict[str, str]:
     return {names.argocd_health_check_path(cluster): MPIJOB_HEALTH_KEY,
             names.argocd_volcano_health_check_path(cluster): VOLCANO_JOB_HEALTH_KEY,
             names.argocd_trainjob_health_check_path(cluster): TRAINJOB_HEALTH_KEY}
-
-
-@dataclass(frozen=True)
-class BootstrapFile:
-    """One manifest file under the charts folder, and what it is for (its header comment)."""
-
-    path: str
-    purpose: str
-    objects: tuple[dict[str, Any], ...]
-
-
-def build_bootstrap(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> list[BootstrapFile]:
-    """The files of `<cluster>/bootstrap/`, or none when the cluster has no GitOps tool."""
-    if cluster.gitops is None:
-        return []
-    gitops = cluster.gitops
-    charts = deliveries(cluster, jobs)
-    root_dir = repo_path(gitops, names.bootstrap_root_dir(cluster.name))
-    apps_dir = repo_path(gitops, names.bootstrap_apps_dir(cluster.name))
-    apply_once = f"Apply once, by hand: kubectl apply -f {root_dir}/"
-    if gitops.tool is GitOpsTool.ARGOCD:
-        install = "".join(f" For {check.noun} health, add {repo_path(gitops, check.path)}"
-                          f"{' to argocd-cm' if i == 0 else ''} as {check.key}."
-                          for i, check in enumerate(argocd_health_checks(cluster, jobs)))
-        return [
-            BootstrapFile(f"{names.bootstrap_root_dir(cluster.name)}/root-application.yaml",
-                          f"Argo CD app of apps of cluster {cluster.name}. {apply_once} (into the cluster Argo CD "
-                          f"runs in); it keeps {apps_dir}/ in sync.{install}",
-                          (build_argocd_root_application(cluster),)),
-            BootstrapFile(f"{names.bootstrap_apps_dir(cluster.name)}/applications.yaml",
-                          f"One Argo CD Application per chart of cluster {cluster.name}, synced by the root "
-                          f"Application {names.gitops_root_name(cluster.name)}; do not apply by hand.",
-                          tuple(build_argocd_application(cluster, d) for d in charts)),
-        ]
-    return [
-        BootstrapFile(f"{names.bootstrap_root_dir(cluster.name)}/root-sync.yaml",
-                      f"Flux source and sync of cluster {cluster.name}. {apply_once} (into the cluster itself); "
-                      f"it keeps {apps_dir}/ in sync.",
-                      (build_flux_git_repository(cluster), build_flux_kustomization(cluster))),
-        BootstrapFile(f"{names.bootstrap_apps_dir(cluster.name)}/helmreleases.yaml",
-                      f"One Flux HelmRelease per chart of cluster {cluster.name}, applied by the Kustomization "
-                      f"{names.gitops_root_name(cluster.name)}; do not apply by hand.",
-                      tuple(build_flux_helm_release(cluster, d) for d in charts)),
-    ]

@@ -1,7 +1,7 @@
 -- Argo CD health of a Kubeflow MPIJob (kubeflow.org/v2beta1), from the conditions mpi-operator sets:
 -- Created, Running, Restarting, Succeeded, Failed and Suspended, each "True" or "False".
--- Install it as the argocd-cm key resource.customizations.health.kubeflow.org_MPIJob (README, "GitOps
--- delivery"). Written for Lua 5.1, the language of Argo CD's interpreter (gopher-lua).
+-- Install it as the argocd-cm key resource.customizations.health.kubeflow.org_MPIJob.
+-- Written for Lua 5.1, the language of Argo CD's interpreter (gopher-lua).
 local hs = {status = "Progressing", message = "Waiting for mpi-operator to create the job"}
 if obj.status == nil or obj.status.conditions == nil then
   return hs

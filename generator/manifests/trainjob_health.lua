@@ -1,7 +1,7 @@
 -- Argo CD health of a Kubeflow Trainer TrainJob (trainer.kubeflow.org/v1alpha1), from the conditions Trainer sets:
 -- Suspended, Complete (its JobSet completed) and Failed (its JobSet failed), each "True" or "False".
--- Install it as the argocd-cm key resource.customizations.health.trainer.kubeflow.org_TrainJob (README, "Job
--- backends"). Written for Lua 5.1, the language of Argo CD's interpreter (gopher-lua).
+-- Install it as the argocd-cm key resource.customizations.health.trainer.kubeflow.org_TrainJob.
+-- Written for Lua 5.1, the language of Argo CD's interpreter (gopher-lua).
 local hs = {status = "Progressing", message = "Waiting for Kubeflow Trainer to create the job"}
 if obj.status == nil or obj.status.conditions == nil then
   return hs

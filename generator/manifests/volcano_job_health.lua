@@ -1,7 +1,7 @@
 -- Argo CD health of a Volcano Job (batch.volcano.sh/v1alpha1), from the phase Volcano's job controller sets in
 -- status.state.phase (the CRD's enum: Pending, Aborting, Aborted, Running, Restarting, Completing, Completed,
--- Terminating, Terminated, Failed). Install it as the argocd-cm key resource.customizations.health.batch.volcano.sh_Job
--- (README, "Job backends"). Written for Lua 5.1, the language of Argo CD's interpreter (gopher-lua).
+-- Terminating, Terminated, Failed). Install it as the argocd-cm key resource.customizations.health.batch.volcano.sh_Job.
+-- Written for Lua 5.1, the language of Argo CD's interpreter (gopher-lua).
 local hs = {status = "Progressing", message = "Waiting for Volcano to create the job"}
 if obj.status == nil or obj.status.state == nil or obj.status.state.phase == nil then
   return hs

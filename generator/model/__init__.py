@@ -10,6 +10,7 @@ from mpigen.model.cluster import (
     Backend,
     Cluster,
     GitOps,
+    GitOpsApplications,
     GitOpsTool,
     InfinibandGuids,
     Ipam,
@@ -23,6 +24,7 @@ from mpigen.model.cluster import (
     Rail,
     Scheduler,
     Scheduling,
+    SourceRef,
     Taint,
     TopologyLevel,
     quantity_text,
@@ -47,11 +49,13 @@ from mpigen.model.job import (
     Volume,
     WorkerSpread,
 )
+from mpigen.model.selection import EVERYTHING, Selection
 
 __all__ = [
-    "Backend", "BindTo", "Cluster", "CommittedRun", "Cpu", "EnvVar", "Fleet", "GitOps", "GitOpsTool", "Gpu",
-    "Hardware", "InfinibandGuids", "Ipam", "Job", "JobScheduling", "LinkType", "MpiImplementation", "Naming",
-    "Network", "NetworkProvider", "Nic", "NodePool", "Origin", "PciDistance", "Placement", "PriorityClass", "Queue",
-    "QueueShare", "Quota", "Rail", "RailAttachment", "Resources", "RunPolicy", "RunRef", "Scheduler", "Scheduling",
-    "SecretKey", "Taint", "TopologyLevel", "Volume", "WorkerSpread", "quantity_text", "stated",
+    "EVERYTHING", "Backend", "BindTo", "Cluster", "CommittedRun", "Cpu", "EnvVar", "Fleet", "GitOps",
+    "GitOpsApplications", "GitOpsTool", "Gpu", "Hardware", "InfinibandGuids", "Ipam", "Job", "JobScheduling",
+    "LinkType", "MpiImplementation", "Naming", "Network", "NetworkProvider", "Nic", "NodePool", "Origin",
+    "PciDistance", "Placement", "PriorityClass", "Queue", "QueueShare", "Quota", "Rail", "RailAttachment",
+    "Resources", "RunPolicy", "RunRef", "Scheduler", "Scheduling", "SecretKey", "Selection", "SourceRef", "Taint",
+    "TopologyLevel", "Volume", "WorkerSpread", "quantity_text", "stated",
 ]

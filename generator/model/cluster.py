@@ -132,12 +132,29 @@ class GitOpsTool(str, Enum):
     FLUX = "flux"
 
 
+class GitOpsApplications(str, Enum):
+    """How Argo CD gets one Application per chart (the cluster profile's `gitops.applications`)."""
+
+    APP_OF_APPS = "app-of-apps"
+    APPLICATIONSET = "applicationset"
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """An existing Flux source the charts are taken from (`gitops.sourceRef`), such as `flux bootstrap`'s."""
+
+    kind: str
+    name: str
+    namespace: str
+
+
 @dataclass(frozen=True)
 class GitOps:
     """How a GitOps tool pulls this cluster's charts from git (the cluster profile's `gitops` block)."""
 
     tool: GitOpsTool
-    repo_url: str
+    repo_url: str | None
+    """None only for Flux with `source_ref`: that GitRepository names the repository."""
     revision: str
     path: str
     """Repository path of the charts folder, without leading or trailing `/` (`charts`)."""
@@ -147,6 +164,14 @@ class GitOps:
     """Argo CD: the AppProject of every Application."""
     namespace: str
     """Where the Argo CD Applications, or the Flux GitRepository, Kustomization and HelmReleases, live."""
+    source_ref: SourceRef | None = None
+    """Flux: the GitRepository mpigen's Kustomization and HelmReleases read, instead of one it writes."""
+    secret_ref: str | None = None
+    """Flux: the Secret of the repository's credentials, for the GitRepository mpigen writes."""
+    applications: GitOpsApplications = GitOpsApplications.APP_OF_APPS
+    """Argo CD: an Application per chart, or one ApplicationSet that makes them."""
+    values_path: str | None = None
+    """Repository path of a folder of per-environment values files, `<release>.yaml` per chart, read where present."""
 
 
 class Scheduler(str, Enum):

@@ -26,4 +26,5 @@ LAUNCHER_CREATION_POLICY = mpi_operator.WAIT_FOR_WORKERS_READY
 CLEAN_POD_POLICY = mpi_operator.CLEAN_POD_POLICY_RUNNING
 LAUNCHER_CPU = "1"
 LAUNCHER_MEMORY = "1Gi"
-GITOPS = {"revision": "main", "path": "charts", "destination": gitops.IN_CLUSTER, "project": "default"}
+GITOPS = {"revision": "main", "path": "charts", "destination": gitops.IN_CLUSTER, "project": "default",
+          "applications": "app-of-apps"}

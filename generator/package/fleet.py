@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mpigen.manifests import build_marked_job, job_chart_ref, pods_object
-from mpigen.manifests.gitops import BootstrapFile, argocd_health_checks, build_bootstrap
-from mpigen.model import Cluster, Fleet
+from mpigen.manifests.bootstrap import BootstrapFile, build_bootstrap
+from mpigen.manifests.gitops import argocd_health_checks
+from mpigen.model import EVERYTHING, Cluster, Fleet, Selection
 from mpigen.package import common
 from mpigen.package.chart import Chart
 from mpigen.package.infra import package_infra_chart
@@ -15,22 +16,27 @@ from mpigen.support import yamlio
 from mpigen.support.parallel import split_map
 
 
-def package_fleet(fleet: Fleet) -> list[Chart]:
-    """Every cluster's infra chart followed by its job charts. Clusters are independent, so both cores share
-    them, split by their job counts (generator/support/parallel.py)."""
+def package_fleet(fleet: Fleet, selection: Selection = EVERYTHING) -> list[Chart]:
+    """Every cluster's infra chart followed by its job charts (those `selection` holds: a job filter leaves the
+    clusters' own charts out). Clusters are independent, so both cores share them, split by their job counts
+    (generator/support/parallel.py)."""
     def package_clusters(clusters: Sequence[Cluster]) -> list[Chart]:
         charts: list[Chart] = []
         for cluster in clusters:
             jobs = fleet.jobs_of(cluster)
-            built = {job.name: build_marked_job(job, job_chart_ref(job)) for job in jobs}  # each job's objects, once
-            mpijobs = {job.name: pods_object(job, built[job.name]) for job in jobs}
-            bootstrap = tuple((file.path, bootstrap_text(file, cluster)) for file in build_bootstrap(cluster, jobs))
-            bootstrap += tuple((check.path, check.lua) for check in argocd_health_checks(cluster, jobs))
-            charts.append(package_infra_chart(cluster, bootstrap, jobs, mpijobs))
-            charts += [package_job_chart(job, built[job.name]) for job in jobs]
+            chosen = [job for job in jobs if selection.has_job(job.name, cluster.name)]
+            built = {job.name: build_marked_job(job, job_chart_ref(job))  # each job's objects, once
+                     for job in (jobs if selection.whole_clusters else chosen)}
+            if selection.whole_clusters:
+                mpijobs = {job.name: pods_object(job, built[job.name]) for job in jobs}
+                bootstrap = tuple((file.path, bootstrap_text(file, cluster)) for file in build_bootstrap(cluster, jobs))
+                bootstrap += tuple((check.path, check.lua) for check in argocd_health_checks(cluster, jobs))
+                charts.append(package_infra_chart(cluster, bootstrap, jobs, mpijobs))
+            charts += [package_job_chart(job, built[job.name]) for job in chosen]
         return charts
 
-    return split_map(package_clusters, fleet.clusters, weight=lambda cluster: 1 + len(fleet.jobs_of(cluster)))
+    clusters = [cluster for cluster in fleet.clusters if selection.has_cluster(cluster.name)]
+    return split_map(package_clusters, clusters, weight=lambda cluster: 1 + len(fleet.jobs_of(cluster)))
 
 
 def bootstrap_text(file: BootstrapFile, cluster: Cluster) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mpigen.model import Selection
 from mpigen.objects import chartfiles
 from mpigen.readback.documents import load_yaml_file
 from mpigen.readback.findings import Finding, NodeShape
@@ -196,3 +197,22 @@ def chart_refusal_findings(chart: ChartInfo) -> list[Finding]:
     """What in the chart folder neither Helm nor mpigen may read (see inputs.chart_refusals)."""
     return [Finding(f"{chart.display}/{r.path}" if r.path != "." else chart.display, "", "",
                     f"{r.why}; the chart is not rendered", "render") for r in chart_refusals(chart.path)]
+
+
+def chosen_targets(targets: Targets, selection: Selection) -> tuple[Targets, list[str]]:
+    """The targets of the clusters and jobs `selection` names (`check --cluster NAME --job NAME`), by what each
+    chart's Chart.yaml says (charts mpigen compiled name their cluster): a job's chart; a cluster's charts, and the
+    manifest files in its folder (the GitOps bootstrap beside its infra chart) unless jobs are named. Also what the
+    selection names that none of the targets is, with the closest names there are."""
+    if selection.everything:
+        return targets, []
+    clustered = [(chart, chart.annotations[chartfiles.CLUSTER]) for chart in targets.charts
+                 if chartfiles.CLUSTER in chart.annotations]
+    unknown = selection.unknown({cluster for _, cluster in clustered},
+                                {(chart.name, cluster) for chart, cluster in clustered if chart.is_job_chart})
+    charts = [chart for chart, cluster in clustered
+              if (selection.has_job(chart.name, cluster) if chart.is_job_chart
+                  else selection.whole_clusters and selection.has_cluster(cluster))]
+    folders = {chart.path.parent.resolve() for chart in charts if not chart.is_job_chart}
+    manifests = [file for file in targets.manifests if any(inside(file, folder) for folder in folders)]
+    return Targets(charts, manifests, targets.problems), unknown

@@ -10,6 +10,7 @@ from mpigen.model import (
     Backend,
     Cluster,
     GitOps,
+    GitOpsApplications,
     GitOpsTool,
     Hardware,
     InfinibandGuids,
@@ -17,6 +18,7 @@ from mpigen.model import (
     Network,
     NodePool,
     Rail,
+    SourceRef,
     Taint,
     admission,
     defaults,
@@ -26,6 +28,7 @@ from mpigen.model import (
 from mpigen.providers import DEFAULT_PROVIDER, PROVIDERS, setting_defaults
 from mpigen.resolve.hardware import label_pairs
 from mpigen.resolve.scheduling import cluster_scheduling
+from mpigen.vocabulary.gitops import GIT_REPOSITORY
 
 DEFAULT_NETWORK = {"provider": DEFAULT_PROVIDER.value, "cniVersion": "0.3.1", **setting_defaults()}
 
@@ -75,5 +78,11 @@ def resolved_cluster(document: ProfileFile, hardware: dict[str, Hardware],
 def _gitops(data: dict[str, Any]) -> GitOps:
     tool = GitOpsTool(data["tool"])
     given = {**defaults.GITOPS, **data, "namespace": derive.gitops_namespace(data)}
-    return GitOps(tool=tool, repo_url=given["repoURL"], revision=given["revision"], path=given["path"],
-                  destination=given["destination"], project=given["project"], namespace=given["namespace"])
+    source = data.get("sourceRef")
+    return GitOps(tool=tool, repo_url=given.get("repoURL"), revision=given["revision"], path=given["path"],
+                  destination=given["destination"], project=given["project"], namespace=given["namespace"],
+                  source_ref=None if source is None else SourceRef(
+                      kind=source.get("kind", GIT_REPOSITORY), name=source["name"],
+                      namespace=source.get("namespace", given["namespace"])),
+                  secret_ref=data.get("secretRef"),
+                  applications=GitOpsApplications(given["applications"]), values_path=data.get("valuesPath"))

@@ -122,12 +122,13 @@ def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     return sorted(diagnostics, key=lambda d: (d.location, d.message))
 
 
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """A hint naming the closest choice, else the list of choices."""
+def did_you_mean(word: str, choices: Iterable[str], n: int = 1) -> str:
+    """A hint naming the closest choice (the `n` closest), else the list of choices."""
     options = sorted(set(choices))
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(word, options, n=n, cutoff=0.6)
     if close:
-        return f"did you mean '{close[0]}'?"
+        named = [f"'{one_line(c)}'" for c in close]
+        return f"did you mean {' or '.join([', '.join(named[:-1]), named[-1]] if len(named) > 1 else named)}?"
     if not options:
         return "there is none to choose from"
     shown = ", ".join(f"'{o}'" for o in options[:12])

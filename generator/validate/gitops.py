@@ -1,12 +1,13 @@
-"""GitOps rules: settings only Argo CD reads, jobs that GitOps would re-run or that take the infra chart's name,
-and Argo CD Application names that two clusters would share."""
+"""GitOps rules: settings only one of the tools reads, a repository named twice (a Flux `sourceRef` beside what
+its GitRepository holds) or not at all, a values folder inside the charts folder, jobs that GitOps would re-run or
+that take the infra chart's name, and Argo CD Application names that two clusters would share."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from mpigen.load import ProfileFile
-from mpigen.model import Backend, GitOpsTool, derive, names
+from mpigen.model import Backend, GitOpsTool, defaults, derive, names
 from mpigen.support.diagnostics import Diagnostic, Severity, raises
 from mpigen.support.profile_rules import GITOPS
 from mpigen.validate.index import Index
@@ -14,15 +15,46 @@ from mpigen.vocabulary.gitops import APPLICATION, HELM_RELEASE
 
 GITOPS_TOOLS = {GitOpsTool.ARGOCD.value: "Argo CD", GitOpsTool.FLUX.value: "Flux"}
 GITOPS_OBJECTS = {GitOpsTool.ARGOCD.value: APPLICATION, GitOpsTool.FLUX.value: HELM_RELEASE}
-ARGOCD_ONLY = {"destination": "Flux syncs the cluster it runs in", "project": "Flux has no projects"}
+ARGOCD_ONLY = {"destination": "Flux syncs the cluster it runs in", "project": "Flux has no projects",
+               "applications": "Flux has no ApplicationSets"}
+FLUX_ONLY = {"sourceRef": "Argo CD reads the repository `repoURL` names",
+             "secretRef": "Argo CD finds a private repository's credentials by its URL, in a repository or repo-creds "
+                          "Secret created outside git (`argocd repocreds add`)"}
+SOURCE_HOLDS = {"repoURL": "its URL", "revision": "its branch", "secretRef": "its credentials"}
+"""What an existing Flux GitRepository (`sourceRef`) already says, so the profile must not say it again."""
 
 
 @raises(GITOPS)
 def check_cluster_gitops(document: ProfileFile, gitops: dict[str, Any] | None) -> list[Diagnostic]:
-    if gitops is None or gitops["tool"] == GitOpsTool.ARGOCD.value:
+    """Settings of the other tool, a repository named twice (`sourceRef` and `repoURL`) or not at all."""
+    if gitops is None:
         return []
-    return [Diagnostic(document.location("gitops", key, at_key=True), f"`gitops.{key}` is for Argo CD only; {why}",
-                       "remove it") for key, why in ARGOCD_ONLY.items() if key in gitops]
+    argocd = gitops["tool"] == GitOpsTool.ARGOCD.value
+    found = [Diagnostic(document.location("gitops", key, at_key=True), f"`gitops.{key}` is for Flux only; {why}",
+                        "remove it") for key, why in FLUX_ONLY.items() if argocd and key in gitops]
+    found += [Diagnostic(document.location("gitops", key, at_key=True), f"`gitops.{key}` is for Argo CD only; {why}",
+                         "remove it") for key, why in ARGOCD_ONLY.items() if not argocd and key in gitops]
+    source = gitops.get("sourceRef")
+    if source is not None and not argocd:
+        named = f"{source.get('namespace', derive.gitops_namespace(gitops))}/{source['name']}"
+        found += [Diagnostic(document.location("gitops", key, at_key=True),
+                             f"`gitops.{key}` has no effect with `gitops.sourceRef`: the GitRepository {named} holds "
+                             f"{what}", f"remove `{key}` (set it on that GitRepository), or remove `sourceRef` to have "
+                             f"mpigen write a GitRepository of its own") for key, what in SOURCE_HOLDS.items()
+                  if key in gitops]
+    values = gitops.get("valuesPath")
+    charts = gitops.get("path", defaults.GITOPS["path"])
+    if values is not None and (values == charts or values.startswith(f"{charts}/")):
+        found.append(Diagnostic(document.location("gitops", "valuesPath"),
+                                f"`gitops.valuesPath` '{values}' is inside the charts folder '{charts}', which render "
+                                f"writes and prunes", "put the values files in a folder of their own beside it "
+                                "(e.g. `environments/<cluster>`)"))
+    if "repoURL" not in gitops and (argocd or source is None):
+        found.append(Diagnostic(document.location("gitops", at_key=True), "`gitops` names no git repository",
+                                "add `repoURL:` (the repository holding the charts folder)" + (
+                                    "" if argocd else ", or `sourceRef:` naming an existing GitRepository "
+                                                      "(`name: flux-system`, as `flux bootstrap` creates)")))
+    return found
 
 
 @raises(GITOPS)

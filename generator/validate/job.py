@@ -238,4 +238,5 @@ def _check_user(document: ProfileFile, job: dict[str, Any]) -> list[Diagnostic]:
                        f"mpi-operator mounts the ssh keys at {mpi_operator.DEFAULT_SSH_AUTH_MOUNT_PATH}, which a "
                        "non-root user cannot use",
                        "set sshAuthMountPath to that user's ~/.ssh, and a workerCommand that runs sshd as that "
-                       "user (see profiles/jobs/pi.yaml)", Severity.WARNING)]
+                       "user (e.g. `sshAuthMountPath: /home/mpiuser/.ssh`, `workerCommand: [/usr/sbin/sshd, -De, -f, "
+                       "/home/mpiuser/.sshd_config]`)", Severity.WARNING)]

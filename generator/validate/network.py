@@ -117,8 +117,8 @@ def _check_rail_vlan(document: ProfileFile, i: int, rail: dict[str, Any], provid
                            "remove `vlan` (and `vlanQoS`); partitions are the subnet manager's to configure")]
     if provider.vlan:
         return []
-    hint = (f"name the node's VLAN interface in `hostInterface` instead (e.g. {_vlan_interface(rail, carriers)}), as "
-            "profiles/clusters/netapp-lab.yaml does" if provider.host_interface else "remove it")
+    hint = (f"name the node's VLAN interface in `hostInterface` instead (e.g. {_vlan_interface(rail, carriers)}), the "
+            "interface on the node that tags the rail's frames" if provider.host_interface else "remove it")
     return [Diagnostic(where, f"rail '{rail['name']}': `vlan` is not supported under provider '{provider.name.value}': "
                        "only the SR-IOV providers (" + ", ".join(p.name.value for p in PROVIDERS.values() if p.vlan)
                        + ") set a VLAN, on each VF", hint)]

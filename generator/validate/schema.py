@@ -15,7 +15,7 @@ from jsonschema.validators import extend
 from mpigen.load import ProfileFile, to_plain
 from mpigen.support.diagnostics import Diagnostic, did_you_mean, raises, with_rule
 from mpigen.support.profile_rules import SCHEMA_QUANTITY, schema_rule
-from mpigen.support.schema_files import KIND_SCHEMA_FILES, load_schema
+from mpigen.support.schema_files import KIND_SCHEMA_FILES, load_schema_file
 from mpigen.validate.fields import field_name
 from mpigen.validate.text import profile_strings
 from mpigen.vocabulary import kubernetes
@@ -49,8 +49,8 @@ _Validator = extend(Draft202012Validator, {"pattern": _pattern})
 
 
 @cache
-def _validator(kind: str) -> Draft202012Validator:
-    schema = load_schema(kind)
+def _validator(schema_file: str) -> Draft202012Validator:
+    schema = load_schema_file(schema_file)
     Draft202012Validator.check_schema(schema)
     return _Validator(schema)
 
@@ -71,17 +71,19 @@ def check_kind(document: ProfileFile) -> list[Diagnostic]:
     return []
 
 
-def check_schema(document: ProfileFile) -> tuple[list[Diagnostic], bool]:
-    """Schema findings, and whether the profile's shape is still sound enough for cross-checks.
+def check_schema(document: ProfileFile, schema_file: str | None = None) -> tuple[list[Diagnostic], bool]:
+    """Schema findings, and whether the profile's shape is still sound enough for cross-checks. `schema_file`:
+    a schema of schemas/ other than the profile kind's (the repository config's), judged and worded alike.
 
     Unknown keys leave every known field typed as the schema says, so references can still be
     checked and reported in the same run; any other schema error stops the profile there.
     """
-    schema = load_schema(document.kind)
+    schema_file = schema_file or KIND_SCHEMA_FILES[document.kind]
+    schema = load_schema_file(schema_file)
     instance = to_plain(document.data)
     found: list[Diagnostic] = []
     sound = True
-    errors = sorted(_validator(document.kind).iter_errors(instance), key=lambda e: list(e.absolute_path))
+    errors = sorted(_validator(schema_file).iter_errors(instance), key=lambda e: list(e.absolute_path))
     first_check: dict[tuple[Any, ...], int] = {}
     for error in errors:
         if error.validator in VALUE_CHECKS:

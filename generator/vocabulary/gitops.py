@@ -1,9 +1,9 @@
 """Argo CD's and Flux's APIs as mpigen writes and reads them: the kinds that deliver the charts, where the tools run,
 and the annotations Argo CD reads from the objects a chart renders.
 
-Sources: tests/upstream/gitops/ (Argo CD's Application CRD; Flux's GitRepository, Kustomization and
-HelmRelease CRDs) and Argo CD's documentation of sync options, sync waves, the resources finalizer and
-`resource.customizations.health.<group>_<kind>` in argocd-cm.
+Sources: tests/upstream/gitops/ (Argo CD's Application and ApplicationSet CRDs; Flux's GitRepository, Kustomization and
+HelmRelease CRDs) and Argo CD's documentation of sync options, sync waves, the resources finalizer,
+`resource.customizations.health.<group>_<kind>` in argocd-cm and declarative repository credentials.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 ARGOCD_GROUP = "argoproj.io"
 ARGOCD_API_VERSION = f"{ARGOCD_GROUP}/v1alpha1"
 APPLICATION = "Application"
+APPLICATION_SET = "ApplicationSet"
 ARGOCD_NAMESPACE = "argocd"
 """Where Argo CD is installed, and reads its Applications, unless told otherwise."""
 IN_CLUSTER = "https://kubernetes.default.svc"
@@ -29,6 +30,10 @@ KEEP_IN_ARGOCD = "Prune=false,Delete=false"
 # Deleting an Application that carries it deletes what it deployed (a child Application whose job profile was
 # removed, so the root prunes it).
 RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
+# Argo CD reads a private repository's credentials from a Secret in its namespace carrying this label: `repository`
+# (one repository, by its exact URL) or `repo-creds` (a credential template for every URL its `url` prefixes).
+SECRET_TYPE_LABEL = "argocd.argoproj.io/secret-type"
+REPO_CREDS = "repo-creds"
 
 
 def argocd_health_key(group: str, kind: str) -> str:

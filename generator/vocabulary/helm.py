@@ -22,3 +22,7 @@ MANAGED_BY_HELM = "Helm"
 RESOURCE_POLICY = "helm.sh/resource-policy"
 KEEP = "keep"
 """The resource policy that keeps an object when its release is uninstalled or upgraded without it."""
+
+SUPPORTED_MAJORS = (3, 4)
+"""The Helm major versions mpigen renders and lints with: those Argo CD and Flux render charts with (Argo CD 3.3 and
+3.4 ship Helm 3, 3.5 and Flux's helm-controller Helm 4; docs/facts.md section 5). Helm 2 reads charts otherwise."""

@@ -116,8 +116,11 @@ def test_hand_written_manifests_are_grouped_by_the_cluster_option(tmp_path):
 
 
 def test_a_cluster_option_must_name_a_cluster_and_a_path_once(tmp_path):
-    result = run_mpigen("check", "--no-helm", "--cluster", "a-lab", tmp_path)
+    result = run_mpigen("check", "--no-helm", "--cluster", "a-lab=", tmp_path)
     assert result.returncode == 2 and "write NAME=PATH" in result.stderr, result.stderr
+    # Without `=PATH`, --cluster NAME checks only that cluster's charts: here there is none of that name.
+    alone = run_mpigen("check", "--no-helm", "--cluster", "a-lab", tmp_path)
+    assert alone.returncode == 2 and "--cluster a-lab: no such cluster; there is none to choose from" in alone.stderr
     twice = run_mpigen("check", "--no-helm", f"--cluster=a-lab={tmp_path}", f"--cluster=b-lab={tmp_path}", tmp_path)
     assert twice.returncode == 2 and "is given another cluster already" in twice.stderr, twice.stderr
     # The second red team's case: a 300-character NAME was accepted; a cluster's name is a DNS-1035 label.

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 MPIGEN = Path(sys.executable).parent / "mpigen"
 
@@ -37,3 +38,41 @@ def test_bash_completes_commands_options_and_choices(words, expected):
     result = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == expected
+
+
+def _complete(words: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """click's completion protocol, as the bash script drives it: the words so far and the one being completed."""
+    cword = len(words.split()) - (0 if words.endswith(" ") else 1)
+    return subprocess.run([sys.executable, "-m", "mpigen"], capture_output=True, text=True, timeout=60, cwd=cwd,
+                          env={**os.environ, **(env or {}), "_MPIGEN_COMPLETE": "bash_complete", "COMP_WORDS": words,
+                               "COMP_CWORD": str(cword)})
+
+
+@pytest.mark.parametrize(("words", "expected"), [
+    ("mpigen explain re", ["resnet50-dgx", "resnet50-trainjob"]),
+    ("mpigen render --manifests --cluster dgx-", ["dgx-lab", "dgx-pod"]),
+    ("mpigen check --cluster cpu-lab --job ", ["cpu-pi"]),  # the jobs of the clusters already chosen
+    ("mpigen check charts --cluster cpu", ["cpu-lab"]),  # check's paths are charts: the names come from profiles/
+    ("mpigen plan --cluster dgx-lab --pool ", ["cpu", "dgx"]),
+    ("mpigen explain -p profiles/jobs/pi.yaml ", ["pi"]),  # the profiles given on the command line
+])
+def test_job_cluster_and_pool_names_complete_from_the_profiles(words, expected):
+    done = _complete(words, REPO)
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.splitlines() == [f"plain,{name}" for name in expected]
+
+
+def test_completion_reads_the_repository_config_and_never_prints_an_error(tmp_path):
+    (tmp_path / "fleet" / "jobs").mkdir(parents=True)
+    (tmp_path / "fleet" / "jobs" / "a.yaml").write_text("kind: Job\nname: alpha\ncluster: c\n", encoding="utf-8")
+    (tmp_path / "fleet" / "jobs" / "b.yaml").write_text("kind: Job\nname: [broken\n", encoding="utf-8")
+    (tmp_path / ".mpigen.yaml").write_text("profiles: fleet\n", encoding="utf-8")
+    done = _complete("mpigen explain ", tmp_path / "fleet" / "jobs")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "plain,alpha\n", "")
+    (tmp_path / ".mpigen.yaml").write_text("profiles: {wrong: 1}\n", encoding="utf-8")
+    for words in ("mpigen explain ", "mpigen plan --cluster "):  # a config that is wrong: nothing, quietly
+        done = _complete(words, tmp_path)
+        assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "", "")
+    (tmp_path / ".mpigen.yaml").unlink()
+    done = _complete("mpigen explain ", tmp_path)  # no profiles folder and no config: nothing, quietly
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "", "")

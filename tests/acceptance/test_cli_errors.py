@@ -174,28 +174,31 @@ def test_warnings_are_counted_beside_errors(profiles_copy):
     assert result.stderr.splitlines()[-1] == "1 error(s), 1 warning(s) in 20 profile file(s); nothing was written"
 
 
-def test_render_without_output_or_manifests_is_a_usage_error(tmp_path):
+def test_render_without_output_writes_the_default_charts_folder(tmp_path):
+    """No -o and no repository config: the example clusters' gitops.path (`charts`) agree, and the charts go there,
+    from the folder the command runs in (no git work tree here)."""
     result = run_mpigen("render", PROFILES, cwd=tmp_path)
-    assert result.returncode == 2
-    assert "Usage: " in result.stderr
-    assert "give -o CHARTS to write charts, or --manifests to print what they render to" in result.stderr
-    assert "Traceback" not in result.stderr
-    assert result.stdout == ""
-    assert list(tmp_path.iterdir()) == []
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "16 chart(s) in charts: 133 file(s) written, 0 unchanged, 0 removed\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["charts"]
+    assert (tmp_path / "charts/dgx-lab/jobs/resnet50-dgx/Chart.yaml").is_file()
 
 
-def test_render_without_output_is_a_usage_error_even_for_bad_profiles(profiles_copy):
+def test_render_of_bad_profiles_without_output_writes_nothing(profiles_copy, tmp_path):
     root = profiles_copy({"jobs/pi.yaml": "not: [valid\n"})
-    result = run_mpigen("render", root)
-    assert result.returncode == 2
-    assert "give -o CHARTS" in result.stderr
-    assert "pi.yaml" not in result.stderr
+    result = run_mpigen("render", root, cwd=root.parent)
+    assert result.returncode == 1
+    assert "pi.yaml" in result.stderr and "nothing was written" in result.stderr
+    assert not (root.parent / "charts").exists()
 
 
-def test_validate_without_paths_is_a_usage_error():
-    result = run_mpigen("validate")
+def test_validate_without_paths_and_no_profiles_folder_says_what_to_give(tmp_path):
+    result = run_mpigen("validate", cwd=tmp_path)
     assert result.returncode == 2
-    assert "Usage: " in result.stderr and "Missing argument" in result.stderr
+    assert "Usage: " in result.stderr and "Traceback" not in result.stderr
+    assert ("Error: no profiles given: there is no `profiles` folder here, and no .mpigen.yaml here or above to name "
+            "one; give the profiles folder (e.g. `mpigen validate fleet/profiles`), or name it in .mpigen.yaml "
+            "(`profiles: fleet/profiles`; `mpigen init` writes one)") in result.stderr
 
 
 def test_missing_profiles_folder(tmp_path):

@@ -414,3 +414,19 @@ def test_the_whole_review_through_the_real_command_line_in_text_and_json(fleet):
     assert queues == ["east", "lab"] and configs == ["east"]  # east's queue quotas name the renamed rail's resource
     assert report["summary"]["changes"] == len(report["changes"]) and f"{len(report['changes'])} object(s) differ" \
         in text.stderr
+
+
+def test_switching_a_cluster_to_an_applicationset_says_to_let_go_of_its_applications_first(repo):
+    cluster = repo / "profiles" / "clusters" / "dgx-lab.yaml"
+    cluster.write_text(cluster.read_text(encoding="utf-8") + "  applications: applicationset\n", encoding="utf-8")
+    result = run_mpigen("diff", "profiles", "-o", "charts", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    actions = [line for line in result.stdout.splitlines() if ": action: " in line]
+    assert actions == [
+        "charts/dgx-lab/bootstrap/apps/applications.yaml: action: the Applications of cluster dgx-lab change hands, to "
+        "applicationset.yaml; the root prunes each, and its resources finalizer has Argo CD delete what it deployed, "
+        "running jobs included, before it is made again: before this change is synced, let go of them without deleting "
+        "anything: for app in dgx-lab-infra dgx-lab-pi dgx-lab-resnet50-dgx dgx-lab-resnet50-trainjob "
+        "dgx-lab-tensorflow-benchmarks; do kubectl -n argocd patch application.argoproj.io \"$app\" --type json -p "
+        "'[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}]'; done"], result.stdout
+    assert "added: argoproj.io/v1alpha1 ApplicationSet argocd/dgx-lab" in result.stdout

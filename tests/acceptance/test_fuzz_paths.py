@@ -19,10 +19,14 @@ differ by exactly the written file, or not at all, and `/dev/null` must still be
 
 Most examples call the rule in-process; a few run the real `mpigen plan PROFILES --svg TARGET`, where `-` is
 standard output and a refusal is one `error:` line (exit 1) or a usage error (exit 2, a path inside the profiles).
+The same targets, taken as a folder, go to `mpigen schema --write` (generator/commands/schema_export.py, which
+makes a missing folder): its schemas are written, each a regular file, into one folder reached through no link,
+with nothing else changed but the folders it made; or it is refused with nothing changed.
 
 CI runs a fixed number of examples from a fixed seed without an example database (80 drawn in-process besides the
-58 explicit ones, 4 through the command line: a few seconds); `make fuzz` draws MPIGEN_FUZZ_EXAMPLES in-process
-and one in 50 of them through the command line, from its seed.
+58 explicit ones, 40 folders for the schemas, 4 through the command line: a few seconds); `make fuzz` draws
+MPIGEN_FUZZ_EXAMPLES in-process, half as many folders, and one in 50 of them through the command line, from its
+seed.
 """
 
 from __future__ import annotations
@@ -41,10 +45,12 @@ from pathlib import Path
 from typing import Any
 
 from conftest import PROFILES, REPO, current_folder, snapshot
-from hypothesis import HealthCheck, event, example, given, seed, settings
+from hypothesis import HealthCheck, assume, event, example, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+from mpigen.commands.schema_export import write_schemas
+from mpigen.support.schema_files import exported_schemas
 from mpigen.write import WriteError
 from mpigen.write.target import write_file
 
@@ -253,3 +259,33 @@ def test_plan_draws_into_a_plain_file_or_refuses_untouched(target: tuple[str, bo
         if done.returncode == 1:
             assert len(stderr.splitlines()) == 1 and stderr.startswith("error: "), detail
         assert_outcome(world, before, where, False, detail)
+
+
+@seed(SEED)
+@_settings(max(EXAMPLES // 2, 1))
+@given(target=targets())
+def test_schemas_are_written_into_a_plain_folder_there_or_refused_untouched(target: tuple[str, bool]) -> None:
+    text, absolute = target
+    assume(text.rstrip("/").rpartition("/")[2] != "..")  # `../..` from work/ is a folder outside the world
+    with fresh_world() as world, current_folder(world.work):
+        if absolute:
+            text = f"{world.work}/{text}"
+        before = tree(world)
+        try:
+            written = write_schemas(Path(text))
+        except WriteError as exc:
+            assert str(exc).startswith(("refusing to write", "cannot write")) and "\n" not in str(exc), f"{text!r}: {exc}"
+            assert tree(world) == before, f"refused, yet the tree changed: {text!r}: {exc}"
+            event("refused")
+            return
+        event("written")
+        exported = exported_schemas()
+        (folder,) = {path.parent for path in written}
+        assert sorted(path.name for path in written) == sorted(exported), text
+        assert os.path.realpath(folder) == os.path.normpath(os.path.abspath(folder)), f"through a link: {text!r}"
+        for path in written:
+            assert stat.S_ISREG(os.lstat(path).st_mode) and path.read_text(encoding="utf-8") == exported[path.name]
+        after = tree(world)
+        files = {Path(os.path.abspath(path)).relative_to(world.root).as_posix() for path in written}
+        changed = {key for key in before.keys() | after.keys() if before.get(key) != after.get(key)}
+        assert {key for key in changed - files if not (key not in before and after[key] == "folder")} == set(), text

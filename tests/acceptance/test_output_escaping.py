@@ -142,7 +142,7 @@ def test_render_render_check_and_diff_escape_the_output_folder_they_name(tmp_pat
             run_mpigen("render", "profiles", "-o", output, "--check", cwd=tmp_path),
             run_mpigen("render", "profiles", "-o", output, "--stamp", cwd=tmp_path),
             run_mpigen("render", "profiles", "-o", output, "--stamp", cwd=tmp_path),
-            run_mpigen("diff", "profiles", "-o", output, "--helm", "/nonexistent/helm", cwd=tmp_path)]
+            run_mpigen("diff", "profiles", "-o", output, cwd=tmp_path)]
     for result in runs:
         _clean(result.stdout, result.stderr)
         assert result.returncode == 0, result.stderr

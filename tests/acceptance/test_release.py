@@ -13,6 +13,7 @@ from conftest import CHARTS, PROFILES, REPO, run_mpigen
 
 from mpigen import __version__
 from mpigen.objects import chartfiles
+from mpigen.support.project import page_url
 
 RELEASE_LINE = re.compile(rf"^  {re.escape(chartfiles.RELEASE)}: .*\n", re.MULTILINE)
 FIRST_RELEASE_LACKS = re.compile("^  (" + "|".join(map(re.escape, (chartfiles.RUN_IDENTITY, chartfiles.RUN_RELEASE,
@@ -94,8 +95,8 @@ def test_render_check_on_charts_of_the_first_release_says_the_upgrade_renames_no
         f"{charts} holds charts another mpigen release compiled (this is mpigen {__version__}):",
         f"  every chart ({len(chart_yamls)}) compiled by mpigen 0.1.0 (they name no release: 0.1.0 wrote no "
         "mpigen/release)",
-        "  what differs in them comes with the upgrade, unless a profile changed too: CHANGELOG.md says what each "
-        "release changes in compiled output",
+        f"  what differs in them comes with the upgrade, unless a profile changed too: {page_url('CHANGELOG.md')} says "
+        "what each release changes in compiled output",
         "  no run is renamed",
         f"{charts} is not what the profiles compile to: run "
         f"`{shlex.join(['mpigen', 'render', str(PROFILES), '-o', str(charts)])}` and commit it",
@@ -123,8 +124,8 @@ def test_render_check_names_a_run_a_changed_profile_renames(tmp_path, profiles_c
     assert lines[start + 1:-2] == [
         f"  {len(older)} chart(s) compiled by mpigen 0.1.9:",
         *(f"    {path.parent.relative_to(charts)}" for path in older),
-        "  what differs in them comes with the upgrade, unless a profile changed too: CHANGELOG.md says what each "
-        "release changes in compiled output",
+        f"  what differs in them comes with the upgrade, unless a profile changed too: {page_url('CHANGELOG.md')} says "
+        "what each release changes in compiled output",
         "  1 run(s) renamed (a GitOps sync deletes the running job and starts the new run):",
     ]
 

@@ -53,7 +53,7 @@ VENDORED = {
                                                     "WorkloadPriorityClass")),
     ("scheduling.volcano.sh/v1beta1", "Queue"), ("batch.volcano.sh/v1alpha1", "Job"),
     ("trainer.kubeflow.org/v1alpha1", "TrainJob"), ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"),
-    ("argoproj.io/v1alpha1", "Application"),
+    ("argoproj.io/v1alpha1", "Application"), ("argoproj.io/v1alpha1", "ApplicationSet"),
     ("source.toolkit.fluxcd.io/v1", "GitRepository"), ("kustomize.toolkit.fluxcd.io/v1", "Kustomization"),
     ("helm.toolkit.fluxcd.io/v2", "HelmRelease"),
 }
@@ -806,3 +806,26 @@ def test_unknown_kinds_are_looked_up_once() -> None:
     after = schemas_module._bundled_json.cache_info()
     assert (after.hits, after.misses) == (lookups.hits, lookups.misses)
     assert schema_set.compiled_count == 0
+
+
+def _refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        return [*([node["$ref"]] if isinstance(node.get("$ref"), str) else []),
+                *(ref for value in node.values() for ref in _refs(value))]
+    return [ref for value in node for ref in _refs(value)] if isinstance(node, list) else []
+
+
+@pytest.mark.parametrize("path", OWN_FILES, ids=[f.stem for f in OWN_FILES])
+def test_every_ref_of_an_own_schema_resolves_under_its_published_id(path: Path) -> None:
+    """The `$id` is an https address of the release: a local `#/$defs/...` resolves against it, and the Kubernetes
+    definitions through the registry `check` validates with, never by fetching anything."""
+    from referencing import Resource
+
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    assert schema["$id"].startswith("https://")
+    resolver = schemas_module._registry(SchemaSet(VERSION)._directory, crd_view=True).resolver_with_root(
+        Resource.from_contents(schema))
+    refs = _refs(schema)
+    assert refs
+    for ref in refs:
+        assert resolver.lookup(ref).contents is not None, ref

@@ -9,8 +9,9 @@ import subprocess
 import sys
 
 from mpigen.check.report import FORMATS
-from mpigen.commands import chart_commands, init_command
+from mpigen.commands import chart_commands, init_command, schema_command
 from mpigen.load.catalogue import builtin_names
+from mpigen.support.schema_files import KIND_SCHEMA_FILES
 
 HEAVY = ("mpigen.check", "mpigen.commands.pipeline", "mpigen.package", "mpigen.write", "mpigen.diff",
          "mpigen.validate", "jsonschema", "jinja2", "ruamel")
@@ -39,3 +40,4 @@ def test_a_command_loads_its_own_stages() -> None:
 def test_check_output_choices_are_the_report_formats() -> None:
     assert tuple(sorted(FORMATS)) == chart_commands.CHECK_FORMATS
     assert builtin_names() == init_command.BUILTIN_HARDWARE
+    assert tuple(sorted(kind.lower() for kind in KIND_SCHEMA_FILES)) == schema_command.SCHEMA_KINDS

@@ -49,3 +49,17 @@ def test_the_dgx_h100_gets_nvidias_published_port_names_and_gpu_affinity():
     text = starting_fleet("dgx-h100", "none")["hardware/my-dgx-h100.yaml"]
     assert "hca: mlx5_3  # NVIDIA's default" in text and "pfName: ibp64s0" in text and "gpus: [1]" in text
     assert "mlx5_1 " not in text and "pfName: ib1 " not in text  # storage ports, and names DGX OS never uses
+
+
+def test_a_flux_fleet_says_how_to_read_flux_bootstraps_git_repository_and_doing_so_compiles(tmp_path):
+    files = starting_fleet("cpu-node", "flux")
+    lines = files["clusters/my-cluster.yaml"].splitlines()
+    hint = next(i for i, line in enumerate(lines) if "flux bootstrap" in line)
+    assert lines[hint - 1].startswith("  repoURL: ") and "sourceRef: {name: flux-system}" in lines[hint]
+    lines[hint - 1:hint + 1] = ["  sourceRef: {name: flux-system}"]  # as the comment says
+    write_new(tmp_path / "profiles", {**files, "clusters/my-cluster.yaml": "\n".join(lines) + "\n"})
+    result = compile_profiles([tmp_path / "profiles"])
+    assert result.ok and result.diagnostics == [], [d.format() for d in result.diagnostics]
+    (cluster,) = result.fleet.clusters
+    assert cluster.gitops is not None and cluster.gitops.source_ref is not None
+    assert "flux bootstrap" not in starting_fleet("cpu-node", "argocd")["clusters/my-cluster.yaml"]

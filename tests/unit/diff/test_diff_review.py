@@ -9,6 +9,7 @@ import pytest
 
 from mpigen.diff.compare import compare
 from mpigen.diff.review import (
+    APPLICATIONS_HANDOVER,
     DESCRIBING_ONLY,
     DEVICE_PLUGIN,
     EDIT_NOT_APPLIED,
@@ -22,6 +23,7 @@ from mpigen.diff.review import (
     review,
 )
 from mpigen.diff.sides import Unit
+from mpigen.support.project import page_url
 
 
 def _review(old: list[Unit], new: list[Unit]) -> Reviewed:
@@ -88,7 +90,7 @@ def test_a_changed_or_new_argocd_health_check_is_an_action_naming_its_argocd_cm_
     assert _lines(found) == [
         f"charts/{path}: action: Argo CD health check added; Argo CD reads it from its argocd-cm ConfigMap, which no "
         "chart writes: set the key resource.customizations.health.batch.volcano.sh_Job to the file's text by hand "
-        "(see docs/gitops.md)"]
+        f"({page_url('docs/gitops.md')}#argo-cds-health-check-for-mpijobs)"]
     assert found.actions[0].kind == HEALTH_CHECK
     gone = _review([Unit("west", path, bootstrap=True, objects=None, text="return hs\n")], [])
     assert gone == Reviewed((), ())
@@ -258,3 +260,42 @@ def test_a_changed_runtime_of_a_kept_trainjob_is_a_note_that_the_running_job_kee
     # No TrainJob of that name on the cluster: nothing runs from it.
     assert _review([Unit("west", "west/infra", objects=(runtime,)), job],
                    [Unit("west", "west/infra", objects=(edited,)), job]) == Reviewed((), ())
+
+
+# --- the app of apps and an ApplicationSet hand the Applications over ------------------------------------------------
+
+FINALIZED = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {
+    "name": "west-infra", "namespace": "argocd", "finalizers": ["resources-finalizer.argocd.argoproj.io"]}}
+APPLICATION_SET = {"apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet",
+                   "metadata": {"name": "west", "namespace": "argocd"}}
+
+
+def test_switching_to_an_applicationset_says_to_remove_the_finalizers_first():
+    bert = copy.deepcopy(FINALIZED)
+    bert["metadata"]["name"] = "west-bert"
+    found = _review([_bootstrap("west", "apps/applications.yaml", FINALIZED, bert)],
+                    [_bootstrap("west", "apps/applicationset.yaml", APPLICATION_SET)])
+    (action,) = found.actions
+    assert action.kind == APPLICATIONS_HANDOVER and found.notes == ()
+    assert action.line("action") == (
+        "charts/west/bootstrap/apps/applications.yaml: action: the Applications of cluster west change hands, to "
+        "applicationset.yaml; the root prunes each, and its resources finalizer has Argo CD delete what it deployed, "
+        "running jobs included, before it is made again: before this change is synced, let go of them without deleting "
+        "anything: " + action.command)
+    assert action.command == ("for app in west-bert west-infra; do kubectl -n argocd patch application.argoproj.io "
+                              "\"$app\" --type json -p '[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}]'; done")
+
+
+def test_switching_back_to_the_app_of_apps_says_to_orphan_the_applicationset_first():
+    found = _review([_bootstrap("west", "apps/applicationset.yaml", APPLICATION_SET)],
+                    [_bootstrap("west", "apps/applications.yaml", FINALIZED)])
+    (action,) = found.actions
+    assert action.what == "the ApplicationSet argocd/west hands its Applications to the app of apps"
+    assert action.command == "kubectl -n argocd delete applicationset.argoproj.io west --cascade=orphan"
+
+
+def test_a_cluster_that_leaves_argo_cd_or_gitops_hands_nothing_over():
+    assert _review([_bootstrap("west", "apps/applications.yaml", FINALIZED)], []) == Reviewed((), ())
+    flux = _bootstrap("west", "apps/helmreleases.yaml", {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+                                                        "metadata": {"name": "west-infra", "namespace": "flux-system"}})
+    assert [a.kind for a in _review([_bootstrap("west", "apps/applications.yaml")], [flux]).actions] == []

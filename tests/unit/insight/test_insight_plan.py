@@ -288,3 +288,15 @@ def test_a_job_waiting_for_a_cohort_of_ten_queues_names_eight(tmp_path):
     last = _job(plan, "job-19")
     assert (last.state, last.waits_for, last.waits_for_omitted) == (WAITS, tuple(f"job-{i:02d}" for i in range(8)), 11)
     assert last.reason == "quota its cohort shares (queues 'q0', 'q1', 'q2', 'q3', 'q4', 'q5', 'q6', 'q7' and 2 more)"
+
+
+def test_a_narrowed_plan_keeps_the_chosen_clusters_and_the_pools_of_the_chosen_jobs_whole(example):
+    from mpigen.insight.plan import narrowed
+    from mpigen.model import Selection
+
+    whole = _plan(PROFILES)
+    assert [c.name for c in narrowed(whole, Selection(clusters=frozenset({"dgx-lab"}))).clusters] == ["dgx-lab"]
+    (cluster,) = narrowed(whole, Selection(jobs=frozenset({"pi"}))).clusters
+    full = next(c for c in whole.clusters if c.name == "dgx-lab")
+    (pool,) = cluster.pools
+    assert pool == next(p for p in full.pools if any(job.name == "pi" for job in p.jobs))  # whole: who waits for whom

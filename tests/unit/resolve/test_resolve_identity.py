@@ -114,6 +114,11 @@ KEEPING = {
     "a namespace more": (CLUSTER, "  - hpc\n", "  - hpc\n  - research\n"),
     "kubernetesVersion": (CLUSTER, 'kubernetesVersion: "1.31"', 'kubernetesVersion: "1.32"'),
     "the cluster's key order": (CLUSTER, "network:\n  provider: sriov-device-plugin\n", ""),
+    "delivery by an ApplicationSet, with values files": (
+        CLUSTER, "  tool: argocd\n", "  tool: argocd\n  applications: applicationset\n  valuesPath: environments/lab\n"),
+    "Flux on flux bootstrap's GitRepository": (
+        "clusters/cpu-lab.yaml", "  tool: flux\n  repoURL: https://git.example.com/platform/gpu-fleet.git\n",
+        "  tool: flux\n  sourceRef:\n    name: flux-system\n"),
 }
 """Edits that change nothing the run does. (`env key order` adds a variable first, then the baseline below is
 compiled with it last: see the test.)"""

@@ -11,7 +11,7 @@ from conftest import PROFILES, REPO
 from jsonschema import Draft202012Validator
 
 from mpigen.load import load_paths
-from mpigen.support.schema_files import KIND_SCHEMA_FILES, load_schema
+from mpigen.support.schema_files import CONFIG_SCHEMA_FILE, KIND_SCHEMA_FILES, load_schema, load_schema_file
 from mpigen.validate.schema import QUANTITY_UNITS, to_plain
 from mpigen.vocabulary import kubernetes
 
@@ -66,7 +66,7 @@ def test_example_profiles_point_editors_at_the_schema():
 
 def test_wheel_ships_the_schemas(built_wheel):
     names = set(zipfile.ZipFile(built_wheel).namelist())
-    for file in KIND_SCHEMA_FILES.values():
+    for file in (*KIND_SCHEMA_FILES.values(), CONFIG_SCHEMA_FILE):
         assert f"mpigen/schemas/{file}" in names
         shipped = json.loads(zipfile.ZipFile(built_wheel).read(f"mpigen/schemas/{file}"))
         assert shipped == json.loads((REPO / "schemas" / file).read_text(encoding="utf-8"))
@@ -82,3 +82,16 @@ def test_every_quantity_of_the_schemas_says_what_kubernetes_counts_it_in():
 
 def test_a_nodes_memory_is_at_most_what_kubernetes_counts_in_bytes():
     assert load_schema("Hardware")["properties"]["memoryGiB"]["maximum"] == kubernetes.MAX_COUNT // 2**30 == 2**33 - 1
+
+
+def test_the_repository_configs_schema_is_as_strict_and_helpful_as_the_profiles():
+    """schemas/config.schema.json (`.mpigen.yaml`): draft 2020-12, help on every key, no unknown key."""
+    schema = load_schema_file(CONFIG_SCHEMA_FILE)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    Draft202012Validator.check_schema(schema)
+    assert not [path for path, sub in subschemas(schema) if not (sub.get("title") and sub.get("description"))]
+    assert not [path for path, sub in subschemas(schema) if "properties" in sub and sub.get("additionalProperties")
+                is not False]
+    from mpigen.check.report import FORMATS
+
+    assert schema["properties"]["check"]["properties"]["output"]["enum"] == sorted(FORMATS)

@@ -1080,8 +1080,8 @@ def test_every_gitops_setting_under_argo_cd_passes(diagnose):
 def test_gitops_without_a_repository(diagnose):
     cluster = DGX_LAB.replace("  repoURL: https://git.example.com/platform/gpu-fleet.git\n", "")
     outcome = diagnose({"clusters/dgx-lab.yaml": cluster})
-    # Line 37 `  tool: argocd` starts the gitops mapping.
-    expect(outcome, ("clusters/dgx-lab.yaml", 38, 3, "missing required key 'repoURL' in `gitops`", "add `repoURL:`"))
+    # Line 37 is `gitops:` (tests/unit/validate/test_validate_gitops.py has Flux's `sourceRef` instead).
+    expect(outcome, ("clusters/dgx-lab.yaml", 37, 1, "`gitops` names no git repository", "add `repoURL:`"))
 
 
 def test_unknown_gitops_tool_with_did_you_mean(diagnose):

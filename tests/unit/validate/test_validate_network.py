@@ -53,8 +53,8 @@ def test_a_vlan_under_host_networking_says_to_name_the_vlan_interface(diagnose):
     outcome = diagnose({NETAPP: NETAPP_LAB.replace("    hostInterface: enp5s0.3091\n", "    vlan: 3091\n")})
     expect(outcome, (NETAPP, 24, 5, "rail 'rail0': `vlan` is not supported under provider 'host-network': only the "
                      "SR-IOV providers (sriov-device-plugin, sriov-network-operator) set a VLAN, on each VF",
-                     "name the node's VLAN interface in `hostInterface` instead (e.g. enp5s0.3091), as "
-                     "profiles/clusters/netapp-lab.yaml does"))
+                     "name the node's VLAN interface in `hostInterface` instead (e.g. enp5s0.3091), the "
+                     "interface on the node that tags the rail's frames"))
 
 
 def test_a_vlan_under_rdma_shared_is_refused(diagnose):

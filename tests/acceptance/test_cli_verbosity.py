@@ -1,0 +1,56 @@
+"""`-q/--quiet` (errors only) and `-v/--verbose` (each stage, its time and count, on stderr), before or after the
+command: what a command prints as its product on stdout is the same at every level."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import CHARTS, PROFILES, TRAIN_JOB, run_mpigen
+
+STAGE = re.compile(r"^mpigen: ([a-z]+): ([0-9]+) [a-z() ]+ in [0-9]+\.[0-9]{2} s$")
+
+
+def _stages(stderr: str) -> list[tuple[str, int]]:
+    lines = stderr.splitlines()
+    assert all(STAGE.match(line) for line in lines), stderr
+    return [(match[1], int(match[2])) for line in lines if (match := STAGE.match(line))]
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_verbose_render_says_each_stage_on_stderr_only(tmp_path, where):
+    args = ("render", PROFILES, "-o", tmp_path / "charts")
+    done = run_mpigen(*(("-v", *args) if where == "before" else (*args, "--verbose")))
+    assert done.returncode == 0
+    assert done.stdout == "16 chart(s) in " + str(tmp_path / "charts") + ": 133 file(s) written, 0 unchanged, 0 removed\n"
+    assert _stages(done.stderr) == [("load", 19), ("validate", 19), ("resolve", 10), ("package", 16), ("write", 133)]
+
+
+def test_verbose_manifests_and_check_keep_stdout_as_it_was():
+    plain = run_mpigen("render", PROFILES, "--manifests")
+    told = run_mpigen("-v", "render", PROFILES, "--manifests")
+    assert told.stdout == plain.stdout and [s for s, _ in _stages(told.stderr)] == ["load", "validate", "resolve",
+                                                                                 "package"]
+    checked = run_mpigen("check", "-v", "--no-helm", CHARTS, "--cluster", "cpu-lab")
+    assert checked.returncode == 0
+    assert [stage for stage, _ in _stages("\n".join(line for line in checked.stderr.splitlines()
+                                                      if line.startswith("mpigen: ")))] == [
+        "discover", "render", "schemas", "rules"]
+
+
+def test_quiet_says_only_errors(profiles_copy):
+    assert (run_mpigen("-q", "validate", PROFILES).stdout, run_mpigen("validate", PROFILES, "-q").stderr) == ("", "")
+    warned = profiles_copy({"jobs/train.yaml": TRAIN_JOB.replace("program: [python, train.py]\n", "") + "workers: 2\n"
+                                            "launcherCommand: [mpirun, python, train.py]\nmpirunArgs: [-x, NCCL_DEBUG]\n"})
+    loud = run_mpigen("validate", warned)
+    assert loud.returncode == 0 and ": warning: " in loud.stderr
+    quiet = run_mpigen("validate", "--quiet", warned)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+    broken = profiles_copy({"jobs/train.yaml": TRAIN_JOB + "workers: -1\n"})
+    failed = run_mpigen("-q", "validate", broken)
+    assert failed.returncode == 1 and "train.yaml:8:10: error: " in failed.stderr
+
+
+def test_quiet_and_verbose_together_is_a_usage_error():
+    done = run_mpigen("-q", "validate", "-v", PROFILES)
+    assert done.returncode == 2 and "--quiet and --verbose ask for opposite things: give one of them" in done.stderr
