@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import hashlib
+import json
 import os
 import re
 import resource
@@ -84,6 +86,21 @@ HOSTILE_NAME = ("a\x1b]0;owned\x07\x1b]8;;https://example.invalid/\x1b\\link\x1b
 # The upstream projects' own files (CRDs, examples, reference code) the tests judge mpigen's output by, copied
 # verbatim; tests/upstream/SOURCES.yaml names each one's repository, commit, path and licence.
 UPSTREAM = REPO / "tests" / "upstream"
+
+
+SARIF_SCHEMA = UPSTREAM / "sarif" / "sarif-schema-2.1.0.json"
+
+
+@functools.cache
+def _sarif_validator() -> Any:
+    from jsonschema import Draft4Validator
+
+    return Draft4Validator(json.loads(SARIF_SCHEMA.read_text(encoding="utf-8")))
+
+
+def sarif_problems(text: str) -> list[str]:
+    """What the SARIF 2.1.0 JSON schema (OASIS's own, tests/upstream/sarif/) finds wrong with a log; [] when valid."""
+    return [f"{list(error.absolute_path)}: {error.message}" for error in _sarif_validator().iter_errors(json.loads(text))]
 
 
 @pytest.fixture(scope="session")

@@ -3,14 +3,12 @@ views (GitHub's, GitLab's, editors')."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from urllib.parse import quote
 
 from mpigen import __version__
 from mpigen.readback.findings import Finding, RenderedObject
+from mpigen.support.ci_reports import JUnitCase, JUnitFailure, JUnitSuite, SarifPlace, SarifResult, junit_xml, sarif_log
 from mpigen.support.diagnostics import Severity, one_line
 
 POD_SECURITY_PREFIX = "pod security "
@@ -41,6 +39,9 @@ class CheckReport:
     charts: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     pod_security: list[WorkloadSecurity] = field(default_factory=list)
+    places: dict[Finding, tuple[int, int]] = field(default_factory=dict)
+    """The line and column (0: unknown) of each finding that could be placed in its file: its object's, or the
+    field's its path names (generator/readback/lines.py)."""
 
     @property
     def errors(self) -> list[Finding]:
@@ -63,7 +64,7 @@ def as_text(report: CheckReport) -> str:
 def as_json(report: CheckReport) -> str:
     return json.dumps({
         "findings": [{"source": f.source, "object": f.object, "path": f.path, "message": f.message,
-                      "rule": f.rule, "severity": f.severity.value} for f in report.findings],
+                      "rule": f.rule, "severity": f.severity.value, **_place(report, f)} for f in report.findings],
         "notes": report.notes,
         "podSecurity": [{"source": w.source, "object": w.object, "namespace": w.namespace, "level": w.level,
                          "reasons": list(w.reasons)} for w in report.pod_security],
@@ -72,39 +73,28 @@ def as_json(report: CheckReport) -> str:
     }, indent=2) + "\n"
 
 
-def as_junit(report: CheckReport) -> str:
-    """One test case per document (and per chart-level problem); each error is a failure.
+def _place(report: CheckReport, finding: Finding) -> dict[str, int | None]:
+    """`line` and `column` of a finding in its file; null where it has no place (`column` null: the line only)."""
+    line, column = report.places.get(finding, (0, 0))
+    return {"line": line or None, "column": column or None}
 
-    Every attribute and text passes `one_line` (the findings' own `format` does): XML 1.0 cannot hold a NUL, a
-    `\\x01` or a lone surrogate even as a character reference, and a CI that cannot parse the report drops it
-    whole, findings included."""
-    suite = ET.Element("testsuite", name="mpigen check")
+
+def as_junit(report: CheckReport) -> str:
+    """One test case per document (and per chart-level problem); each error a failure of its own, with its rule as
+    the failure's type (a capacity and a network finding of one object are two failures); warnings are the case's
+    output."""
     by_case: dict[tuple[str, str], list[Finding]] = {}
     for document in report.documents:
         by_case.setdefault((document.source, document.label), [])
     for item in report.findings:
         by_case.setdefault((item.source, item.object or "(file)"), []).append(item)
-    failures = 0
-    for (source, name), items in by_case.items():
-        case = ET.SubElement(suite, "testcase", classname=one_line(source), name=one_line(name))
-        errors = [i for i in items if i.severity is Severity.ERROR]
-        if errors:
-            failures += 1
-            failure = ET.SubElement(case, "failure", message=one_line(errors[0].message), type=one_line(errors[0].rule))
-            failure.text = "\n".join(i.format() for i in errors)
-        warnings = [i for i in items if i.severity is Severity.WARNING]
-        if warnings:
-            ET.SubElement(case, "system-out").text = "\n".join(i.format() for i in warnings)
-    suite.set("tests", str(len(by_case)))
-    suite.set("failures", str(failures))
-    suite.set("errors", "0")
-    root = ET.Element("testsuites")
-    root.append(suite)
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    cases = tuple(JUnitCase(source, name, tuple(JUnitFailure(i.message, i.rule, i.format()) for i in items
+                                                if i.severity is Severity.ERROR),
+                            "\n".join(i.format() for i in items if i.severity is Severity.WARNING))
+                  for (source, name), items in by_case.items())
+    return junit_xml(JUnitSuite("mpigen check", cases))
 
 
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 RULE_DESCRIPTIONS = {
     "schema": "The object is valid against the schema of its kind in the chart's Kubernetes version.",
     "mpi-operator": "The MPIJob passes mpi-operator's own validation (in the words of its ValidationError event).",
@@ -127,43 +117,17 @@ RULE_DESCRIPTIONS = {
 
 
 def as_sarif(report: CheckReport) -> str:
-    """SARIF 2.1.0, one run: each finding a result at its file (line 1: findings name objects and JSON paths, not
-    lines), the object and JSON path as its logical location, and a fingerprint that stays the same from run to
-    run while the finding does. GitHub matches alerts by `primaryLocationLineHash` only, and computes one from
-    the text of the line where none is given: every finding of a file would then be one alert."""
-    rules = sorted({finding.rule for finding in report.findings})
+    """SARIF 2.1.0, one run: each finding a result at its file and the line of its object (of the field its JSON path
+    names, where the file holds it; `report.places`, else line 1), the object and JSON path as its logical location."""
     results = []
     for finding in report.findings:
         where = " ".join(part for part in (finding.object, finding.path) if part)
-        location: dict[str, object] = {"physicalLocation": {
-            "artifactLocation": {"uri": _uri(finding.source)}, "region": {"startLine": 1}}}
-        if where:
-            location["logicalLocations"] = [{"fullyQualifiedName": where, "kind": "object"}]
-        identity = "\0".join((finding.rule, finding.source, finding.object, finding.path, finding.message))
-        fingerprint = hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()
-        results.append({
-            "ruleId": finding.rule, "ruleIndex": rules.index(finding.rule),
-            "level": "error" if finding.severity is Severity.ERROR else "warning",
-            "message": {"text": f"{where}: {finding.message}" if where else finding.message},
-            "locations": [location],
-            "partialFingerprints": {"primaryLocationLineHash": f"{fingerprint[:16]}:1",
-                                    "mpigenFinding/v1": fingerprint},
-        })
-    driver = {"name": "mpigen", "version": __version__, "semanticVersion": __version__,
-              "rules": [{"id": rule, "shortDescription": {"text": _describe(rule)},
-                         "fullDescription": {"text": _describe(rule)}, "help": {"text": _describe(rule)}}
-                        for rule in rules]}
-    return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0",
-                       "runs": [{"tool": {"driver": driver}, "results": results}]}, indent=2) + "\n"
-
-
-def _uri(source: str) -> str:
-    """A file's path as a URI reference: a name that is no UTF-8 (its bytes kept as surrogates, as Python reads file
-    names) is percent-encoded byte for byte; any other lone surrogate as the bytes of its UTF-16 half."""
-    try:
-        return quote(source or ".", safe="/", errors="surrogateescape")
-    except UnicodeEncodeError:
-        return quote(source, safe="/", errors="surrogatepass")
+        line, column = report.places.get(finding, (1, 0))
+        results.append(SarifResult(finding.rule, "error" if finding.severity is Severity.ERROR else "warning",
+                                   f"{where}: {finding.message}" if where else finding.message,
+                                   SarifPlace(finding.source, line, column),
+                                   (finding.source, finding.object, finding.path, finding.message), where))
+    return sarif_log(__version__, "mpigen/check", {r.rule: _describe(r.rule) for r in results}, results)
 
 
 def _describe(rule: str) -> str:

@@ -19,6 +19,7 @@ from mpigen.objects import chartfiles
 from mpigen.readback.discover import ChartInfo, Targets, chart_name_findings, chosen_targets, discover, manifest_files
 from mpigen.readback.documents import read_manifest_file
 from mpigen.readback.findings import CheckContext, Finding, RenderedObject
+from mpigen.readback.lines import place_findings
 from mpigen.readback.own_renderer import own_render
 from mpigen.support.diagnostics import Severity
 from mpigen.support.parallel import split_map
@@ -148,6 +149,7 @@ def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
         report.findings += run_rules(report.documents, context)
         ruling.count = len(report.findings)
     _list_pod_security(report)
+    report.places = place_findings(report.findings, report.files)
     return report
 
 

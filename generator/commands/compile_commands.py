@@ -26,27 +26,55 @@ from mpigen.support.diagnostics import one_line
 from mpigen.support.project import page_url
 
 if TYPE_CHECKING:
+    from mpigen.commands.pipeline import CompileResult
     from mpigen.commands.upgrade import Upgrade
     from mpigen.model import Selection
 
 
+VALIDATE_FORMATS = ("json", "junit", "sarif", "text")
+"""`mpigen validate --output`: text, or the keys of mpigen.validate.report.FORMATS (a test holds them equal)."""
+
+
 @click.command()
 @PATHS
+@click.option("--output", "output", type=click.Choice(VALIDATE_FORMATS), default="text", show_default=True,
+              help="json, sarif (code scanning) or junit (CI test reports) on stdout, instead of the text lines.")
+@click.option("--strict", is_flag=True, help="Warnings fail too: exit 1 on any diagnostic.")
 @verbosity_options
 @click.pass_context
-def validate(ctx: click.Context, paths: tuple[Path, ...]) -> None:
+def validate(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool) -> None:
     """Check profiles: every error of every file, as path:line:col. PATHS: the repository config's profiles, else
     profiles/."""
     from mpigen.commands.pipeline import check_profiles
 
     result = check_profiles(profiles_of(ctx, paths), progress=stage_lines())
+    if output != "text":
+        _report_validation(result, output, strict)
+        return
     report_result(result)
     if has_errors(result.diagnostics):
+        sys.exit(1)
+    if strict and result.diagnostics:
+        click.echo(f"{len(result.diagnostics)} warning(s) in {result.profile_count} profile file(s); --strict fails "
+                   "on warnings", err=True)
         sys.exit(1)
     fleet = result.fleet
     assert fleet is not None  # a compile that reported no error
     say(f"{result.profile_count} profile(s) valid: {len(fleet.hardware)} hardware, "
-               f"{len(fleet.clusters)} cluster(s), {len(fleet.jobs)} job(s)")
+        f"{len(fleet.clusters)} cluster(s), {len(fleet.jobs)} job(s)")
+
+
+def _report_validation(result: CompileResult, output: str, strict: bool) -> None:
+    """`validate --output json|sarif|junit`: the report alone on stdout; exit 1 where it fails."""
+    from mpigen.validate.report import FORMATS, FleetCounts, ValidateReport
+
+    fleet = result.fleet
+    counts = FleetCounts(len(fleet.hardware), len(fleet.clusters), len(fleet.jobs)) if fleet is not None else None
+    report = ValidateReport(tuple(result.diagnostics), tuple(dict.fromkeys(d.path for d in result.documents)),
+                            result.profile_count, counts, strict)
+    click.echo(FORMATS[output](report), nl=False)
+    if report.failed:
+        sys.exit(1)
 
 
 @click.command()

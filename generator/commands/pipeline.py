@@ -13,7 +13,8 @@ from mpigen.manifests import raised_pod_security
 from mpigen.model import EVERYTHING, Fleet, Selection
 from mpigen.package import Chart, oversized_files, package_fleet
 from mpigen.resolve import resolve
-from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Severity, errors, names_text, sort_diagnostics
+from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Severity, errors, names_text, raises, sort_diagnostics
+from mpigen.support.profile_rules import POD_SECURITY
 from mpigen.support.progress import Progress, stage
 from mpigen.support.worktree import git_top
 from mpigen.validate import validate
@@ -86,6 +87,7 @@ def check_profiles(paths: Iterable[Path], set_aside_unfit: bool = False,
     return result
 
 
+@raises(POD_SECURITY)
 def raised_pod_security_warnings(fleet: Fleet, documents: list[ProfileFile]) -> list[Diagnostic]:
     """A warning at a cluster's `podSecurity` entry whose level its jobs raise (the infra chart labels the namespace
     with what the jobs need), naming the jobs (the first few: `names_text`) and the level used."""

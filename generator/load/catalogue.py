@@ -17,7 +17,8 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from mpigen.load import ProfileFile, Unreadable, load_file
-from mpigen.support.diagnostics import Diagnostic, Location, did_you_mean
+from mpigen.support.diagnostics import Diagnostic, Location, did_you_mean, with_rule
+from mpigen.support.profile_rules import EXTENDS
 
 BUILTIN_DIR = Path(__file__).parent.parent / "hardware"
 BUILTIN_PREFIX = "<builtin>"
@@ -136,7 +137,7 @@ class _Catalogue:
                 result.documents.append(resolved)
             else:  # a bug in mpigen, reported where it lies; the clusters naming it need not say more
                 result.unresolved.append(Unreadable(builtin_label(name), ("Hardware", name)))
-        result.diagnostics = self.diagnostics
+        result.diagnostics = with_rule(EXTENDS, self.diagnostics)
         return result
 
     def _referenced_builtins(self) -> list[str]:

@@ -10,14 +10,15 @@ from mpigen.load.discover import discover
 from mpigen.load.document import LoadResult, ProfileFile, Unreadable
 from mpigen.load.parse import load_bytes
 from mpigen.load.reading import ProfilesFingerprint, identity_lines, read_file, source_names
-from mpigen.support.diagnostics import Diagnostic
+from mpigen.support.diagnostics import Diagnostic, with_rule
 from mpigen.support.parallel import split_map
+from mpigen.support.profile_rules import FILES, YAML
 from mpigen.support.yamllimits import MAX_FILE_BYTES
 
 
 def load_paths(paths: Iterable[Path]) -> LoadResult:
     files, problems = discover(paths)
-    result = LoadResult(diagnostics=problems, file_count=len(files))
+    result = LoadResult(diagnostics=with_rule(FILES, problems), file_count=len(files))
     loaded = split_map(_load_each, list(zip((file for file, _ in files), source_names(files), strict=True)))
     fingerprint = ProfilesFingerprint()
     for (file, _), (raw, source, document, diagnostics) in zip(files, loaded, strict=True):
@@ -38,19 +39,23 @@ def _load_each(files: Sequence[tuple[Path, str]]) -> list[tuple[bytes | None, st
     independent, so both cores share them (generator/support/parallel.py)."""
     loaded = []
     for file, source in files:
-        raw, diagnostics = read_file(file, str(file))
-        document = None
-        if raw is not None:
-            document, diagnostics = load_bytes(raw, str(file), source)
+        raw, document, diagnostics = _read_and_parse(file, str(file), source)
         loaded.append((raw, source, document, diagnostics))
     return loaded
 
 
 def load_file(file: Path, path: str, source: str) -> tuple[ProfileFile | None, list[Diagnostic]]:
+    _, document, diagnostics = _read_and_parse(file, path, source)
+    return document, diagnostics
+
+
+def _read_and_parse(file: Path, path: str, source: str) -> tuple[bytes | None, ProfileFile | None, list[Diagnostic]]:
+    """The file's bytes and tree, or why it cannot be read (rule `files`) or parsed (rule `yaml`)."""
     raw, diagnostics = read_file(file, path)
     if raw is None:
-        return None, diagnostics
-    return load_bytes(raw, path, source)
+        return None, None, with_rule(FILES, diagnostics)
+    document, diagnostics = load_bytes(raw, path, source)
+    return raw, document, with_rule(YAML, diagnostics)
 
 
 def _guess_identity(file: Path) -> tuple[str | None, str | None]:

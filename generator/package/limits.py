@@ -5,7 +5,8 @@ from __future__ import annotations
 from mpigen.objects import chartfiles
 from mpigen.package.chart import Chart
 from mpigen.support import yamlio
-from mpigen.support.diagnostics import Diagnostic, Location
+from mpigen.support.diagnostics import Diagnostic, Location, raises
+from mpigen.support.profile_rules import CHART_LIMITS
 from mpigen.vocabulary.kubernetes import ETCD_MAX_REQUEST_BYTES, OBJECT_BOUND
 
 HELM_MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -13,6 +14,7 @@ HELM_MAX_FILE_BYTES = 5 * 1024 * 1024
 maximum file size 5242880`), so such a chart must never be written."""
 
 
+@raises(CHART_LIMITS)
 def oversized_files(charts: list[Chart], paths: dict[str, str]) -> list[Diagnostic]:
     """A chart file Helm would refuse to load, or an object a cluster would refuse to store, as an
     error at the profile it comes from (`paths`: each profile's path as the user gave it, by its `source`).

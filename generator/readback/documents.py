@@ -34,7 +34,7 @@ def load_yaml_text(text: str) -> Any:
     return documents[0] if documents else None
 
 
-def _is_separator(line: str) -> bool:
+def is_separator(line: str) -> bool:
     """`---` alone, or followed by a comment: where Kubernetes' YAMLReader (kubectl, Argo CD) splits a stream
     into documents (it refuses any other text after the `---`; the YAML parser then judges this one)."""
     if not line.startswith("---"):
@@ -49,7 +49,7 @@ def split_documents(text: str) -> list[tuple[str, str | None]]:
     lines: list[str] = []
     source: str | None = None
     for line in text.split("\n"):
-        if _is_separator(line):  # the line break before it ends the document's last line, as kubectl reads it
+        if is_separator(line):  # the line break before it ends the document's last line, as kubectl reads it
             chunks.append(("\n".join(lines) + "\n", source))
             lines, source = [], None
             continue

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from enum import Enum
+from typing import ParamSpec
 
 NEVER_FITS = "never-fits"
 """A job that is sound but can never run where it is: more than its nodes or its queue can ever hold. `mpigen plan`
@@ -50,6 +52,9 @@ class Diagnostic:
     severity: Severity = Severity.ERROR
     code: str = ""
     """What kind of finding it is, where a later stage acts on the kind (`NEVER_FITS`); most have none."""
+    rule: str = ""
+    """The check that raised it (generator/support/profile_rules.py), for code-scanning and CI reports: given by
+    `with_rule` where the check is called, never written into the message."""
 
     def format(self) -> str:
         """One line, whatever the profile text quoted in it holds (a newline in a name, a file name)."""
@@ -87,6 +92,25 @@ def one_line(text: str) -> str:
 def printable(text: str) -> str:
     """`one_line` for text of several lines (a diff, a plan): the same escapes, but newlines kept."""
     return _BREAKING_BUT_NEWLINE.sub(_escape, text)
+
+
+def with_rule(rule: str, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """The diagnostics, each without a rule given `rule`: the innermost check that names one wins, so a check
+    made of others names only what is its own."""
+    return [diagnostic if diagnostic.rule else replace(diagnostic, rule=rule) for diagnostic in diagnostics]
+
+
+_Arguments = ParamSpec("_Arguments")
+
+
+def raises(rule: str) -> Callable[[Callable[_Arguments, Iterable[Diagnostic]]], Callable[_Arguments, list[Diagnostic]]]:
+    """A check's decorator: what it returns is of `rule` (`with_rule`), however many messages it has."""
+    def decorate(check: Callable[_Arguments, Iterable[Diagnostic]]) -> Callable[_Arguments, list[Diagnostic]]:
+        @functools.wraps(check)
+        def ruled(*args: _Arguments.args, **kwargs: _Arguments.kwargs) -> list[Diagnostic]:
+            return with_rule(rule, check(*args, **kwargs))
+        return ruled
+    return decorate
 
 
 def errors(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:

@@ -9,7 +9,8 @@ from typing import Any
 from mpigen.load import ProfileFile
 from mpigen.model import Backend, MpiImplementation, Naming, admission, defaults, names
 from mpigen.model.derive import backend_of
-from mpigen.support.diagnostics import Diagnostic, Location
+from mpigen.support.diagnostics import Diagnostic, Location, raises
+from mpigen.support.profile_rules import BACKEND
 from mpigen.vocabulary import mpi_operator
 from mpigen.vocabulary.kubernetes import DNS1035_MAX
 
@@ -32,6 +33,7 @@ _TRAINJOB_UNSUPPORTED = (
 _TRAINJOB_SCHEDULERS = (admission.NONE, admission.KUEUE)
 
 
+@raises(BACKEND)
 def check_backend(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
     backend = backend_of(job, cluster)
     if backend == Backend.MPIJOB.value:

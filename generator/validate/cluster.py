@@ -8,7 +8,8 @@ from typing import Any
 from mpigen.load import ProfileFile, to_plain
 from mpigen.model import derive, names
 from mpigen.providers import provider_of
-from mpigen.support.diagnostics import Diagnostic, did_you_mean
+from mpigen.support.diagnostics import Diagnostic, did_you_mean, raises
+from mpigen.support.profile_rules import CLUSTER
 from mpigen.validate.facts import check_rail_facts
 from mpigen.validate.fields import check_label_keys, check_release_name, duplicates
 from mpigen.validate.gitops import GITOPS_OBJECTS, GITOPS_TOOLS, check_cluster_gitops
@@ -18,6 +19,7 @@ from mpigen.validate.scheduling import check_cluster_scheduling
 from mpigen.vocabulary import kubernetes, reserved
 
 
+@raises(CLUSTER)
 def check_cluster(document: ProfileFile, index: Index) -> list[Diagnostic]:
     data = to_plain(document.data)
     rails = data.get("rails", [])

@@ -14,13 +14,15 @@ from mpigen.load import ProfileFile
 from mpigen.load.catalogue import is_builtin
 from mpigen.model import derive
 from mpigen.providers import provider_of
-from mpigen.support.diagnostics import Diagnostic
+from mpigen.support.diagnostics import Diagnostic, raises
+from mpigen.support.profile_rules import FACTS
 
 # Where each fact can be read on a node (the NIC facts each provider reads are its `nic_facts`).
 HOW_TO_READ = {"hca": "ibdev2netdev", "pfName": "ibdev2netdev", "vendorId": "lspci -nn", "deviceId": "lspci -nn",
                "vfDeviceId": "lspci -nn", "linkType": "ibv_devinfo", "coresPerSocket": "lscpu"}
 
 
+@raises(FACTS)
 def check_rail_facts(document: ProfileFile, cluster: dict[str, Any], carriers: list[tuple[dict[str, Any], dict[str, Any]]],
                      hardware: Mapping[str, ProfileFile]) -> list[Diagnostic]:
     """Each rail's NIC, on every hardware that carries it, must state what the cluster's provider reads.
@@ -52,6 +54,7 @@ def check_rail_facts(document: ProfileFile, cluster: dict[str, Any], carriers: l
     return found
 
 
+@raises(FACTS)
 def check_core_facts(document: ProfileFile, job: dict[str, Any], pool: dict[str, Any], data: dict[str, Any],
                      hardware: ProfileFile | None) -> list[Diagnostic]:
     """A job that asks for CPUs, or runs on nodes without GPUs, is sized by the node's cores."""

@@ -7,7 +7,8 @@ from typing import Any
 
 from mpigen.load import ProfileFile
 from mpigen.model import names
-from mpigen.support.diagnostics import Diagnostic
+from mpigen.support.diagnostics import Diagnostic, raises
+from mpigen.support.profile_rules import DUPLICATES, NAMES
 
 
 def field_name(path: Sequence[str | int]) -> str:
@@ -20,6 +21,7 @@ def field_name(path: Sequence[str | int]) -> str:
     return f"`{text}`"
 
 
+@raises(DUPLICATES)
 def duplicates(document: ProfileFile, items: list[Any], key: str, list_path: tuple[str | int, ...],
                 what: str) -> Iterable[Diagnostic]:
     seen: dict[Any, int] = {}
@@ -35,6 +37,7 @@ def duplicates(document: ProfileFile, items: list[Any], key: str, list_path: tup
             seen[value] = i
 
 
+@raises(NAMES)
 def check_label_keys(document: ProfileFile, labels: dict[str, str], path: tuple[str | int, ...],
                      what: str = "label") -> list[Diagnostic]:
     found = []
@@ -46,6 +49,7 @@ def check_label_keys(document: ProfileFile, labels: dict[str, str], path: tuple[
     return found
 
 
+@raises(NAMES)
 def check_release_name(document: ProfileFile, release: str, what: str) -> list[Diagnostic]:
     if len(release) <= names.HELM_RELEASE_MAX:
         return []

@@ -8,7 +8,8 @@ from typing import Any
 
 from mpigen.load import ProfileFile
 from mpigen.model import Backend, GitOpsTool, defaults, derive, names
-from mpigen.support.diagnostics import Diagnostic, Severity
+from mpigen.support.diagnostics import Diagnostic, Severity, raises
+from mpigen.support.profile_rules import GITOPS
 from mpigen.validate.index import Index
 from mpigen.vocabulary.gitops import APPLICATION, HELM_RELEASE
 
@@ -23,6 +24,7 @@ SOURCE_HOLDS = {"repoURL": "its URL", "revision": "its branch", "secretRef": "it
 """What an existing Flux GitRepository (`sourceRef`) already says, so the profile must not say it again."""
 
 
+@raises(GITOPS)
 def check_cluster_gitops(document: ProfileFile, gitops: dict[str, Any] | None) -> list[Diagnostic]:
     """Settings of the other tool, a repository named twice (`sourceRef` and `repoURL`) or not at all."""
     if gitops is None:
@@ -55,6 +57,7 @@ def check_cluster_gitops(document: ProfileFile, gitops: dict[str, Any] | None) -
     return found
 
 
+@raises(GITOPS)
 def check_gitops_job(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
     """Under GitOps a job's MPIJob is re-created from git whenever it is missing; and its Application or
     HelmRelease must not take the infra chart's name."""
@@ -90,6 +93,7 @@ def check_gitops_job(document: ProfileFile, job: dict[str, Any], cluster: dict[s
     return found
 
 
+@raises(GITOPS)
 def check_argocd_application_names(index: Index) -> list[Diagnostic]:
     """One Argo CD may sync many clusters, with every Application in one namespace: cluster `a`'s job `b-x`
     and cluster `a-b`'s job `x` would both be Application `a-b-x`, and two clusters would fight over it."""

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from mpigen.load import ProfileFile, to_plain
 from mpigen.model import derive
-from mpigen.support.diagnostics import Diagnostic
+from mpigen.support.diagnostics import Diagnostic, raises
+from mpigen.support.profile_rules import HARDWARE
 from mpigen.validate.fields import check_label_keys, duplicates
 from mpigen.validate.topology import check_hardware_topology
 
 
+@raises(HARDWARE)
 def check_hardware(document: ProfileFile) -> list[Diagnostic]:
     data = to_plain(document.data)
     nics = data.get("nics", [])

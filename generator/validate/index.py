@@ -10,6 +10,7 @@ from mpigen.load import ProfileFile, Unreadable, to_plain
 from mpigen.load.catalogue import builtin_names
 from mpigen.model import admission
 from mpigen.support.diagnostics import Diagnostic, did_you_mean
+from mpigen.support.profile_rules import DUPLICATES, REFERENCES
 
 KINDS = ("Hardware", "Cluster", "Job")
 
@@ -71,7 +72,7 @@ def build_index(valid: list[ProfileFile], invalid: list[ProfileFile],
             where = "cluster '" + scope + "'" if scope else "the profiles"
             found.append(Diagnostic(document.location("name"),
                                     f"{document.kind.lower()} name '{name}' is used twice in {where}",
-                                    f"the other is at {firsts[key].location('name')}; rename one"))
+                                    f"the other is at {firsts[key].location('name')}; rename one", rule=DUPLICATES))
             continue
         firsts[key] = document
         if document.kind == "Hardware":
@@ -91,4 +92,4 @@ def resolve_hardware(document: ProfileFile, path: tuple[str | int, ...], name: s
     if name in index.broken["Hardware"]:
         return None, []
     return None, [Diagnostic(document.location(*path), f"no hardware profile is named '{name}'",
-                             did_you_mean(name, [*index.hardware, *builtin_names()]))]
+                             did_you_mean(name, [*index.hardware, *builtin_names()]), rule=REFERENCES)]

@@ -8,7 +8,8 @@ from typing import Any
 
 from mpigen.load import ProfileFile, to_plain
 from mpigen.model import derive
-from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Severity, did_you_mean
+from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Severity, did_you_mean, raises
+from mpigen.support.profile_rules import JOB, REFERENCES
 from mpigen.support.schema_files import load_schema
 from mpigen.validate.backend import check_backend
 from mpigen.validate.facts import check_core_facts
@@ -23,6 +24,7 @@ from mpigen.validate.volumes import check_volumes
 from mpigen.vocabulary import kubernetes, mpi_operator, reserved
 
 
+@raises(JOB)
 def check_job(document: ProfileFile, index: Index) -> list[Diagnostic]:
     job = to_plain(document.data)
     found = _check_own_fields(document, job)
@@ -129,6 +131,7 @@ def _check_metadata(document: ProfileFile, job: dict[str, Any]) -> list[Diagnost
     return found
 
 
+@raises(REFERENCES)
 def _unknown_cluster(document: ProfileFile, cluster_name: str, index: Index) -> list[Diagnostic]:
     if cluster_name in index.broken["Cluster"]:
         return []
@@ -136,6 +139,7 @@ def _unknown_cluster(document: ProfileFile, cluster_name: str, index: Index) -> 
                        did_you_mean(cluster_name, index.clusters))]
 
 
+@raises(REFERENCES)
 def _check_namespace(document: ProfileFile, job: dict[str, Any], cluster_doc: ProfileFile,
                      cluster: dict[str, Any]) -> list[Diagnostic]:
     namespaces = cluster["namespaces"]
@@ -146,6 +150,7 @@ def _check_namespace(document: ProfileFile, job: dict[str, Any], cluster_doc: Pr
                        did_you_mean(namespace, namespaces) + f" (or add it to {cluster_doc.path})")]
 
 
+@raises(REFERENCES)
 def _unknown_pool(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
     pools = [p["name"] for p in cluster["nodePools"]]
     return [Diagnostic(document.location("pool"), f"cluster '{cluster['name']}' has no node pool '{job['pool']}'",

@@ -7,7 +7,8 @@ from typing import Any
 
 from mpigen.load import ProfileFile
 from mpigen.model import WorkerSpread, admission, defaults, derive
-from mpigen.support.diagnostics import Diagnostic, Severity, did_you_mean
+from mpigen.support.diagnostics import Diagnostic, Severity, did_you_mean, raises
+from mpigen.support.profile_rules import SCHEDULING
 from mpigen.validate.network import host_network
 from mpigen.validate.quota import check_admission
 from mpigen.validate.scheduling import JOB_SETTINGS, check_priority_class_name, readers_text
@@ -15,6 +16,7 @@ from mpigen.vocabulary import reserved
 from mpigen.vocabulary import scheduling as vocabulary
 
 
+@raises(SCHEDULING)
 def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any],
                          queues: admission.ClusterQueues, pool: dict[str, Any], pool_hardware: dict[str, dict[str, Any]],
                          sized: bool) -> list[Diagnostic]:

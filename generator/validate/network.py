@@ -8,7 +8,8 @@ from typing import Any
 from mpigen.load import ProfileFile
 from mpigen.model import LinkType, admission, derive
 from mpigen.providers import PROVIDERS, Provider, provider_of
-from mpigen.support.diagnostics import Diagnostic, Severity
+from mpigen.support.diagnostics import Diagnostic, Severity, raises
+from mpigen.support.profile_rules import NETWORK
 
 Carriers = list[tuple[dict[str, Any], dict[str, Any]]]
 """Each node pool with its hardware profile; empty where a pool's hardware is unknown."""
@@ -24,6 +25,7 @@ def host_network(cluster: dict[str, Any]) -> bool:
     return provider is not None and provider.host_network
 
 
+@raises(NETWORK)
 def check_provider(document: ProfileFile, data: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
     """What the cluster's network provider needs of its rails, and settings it would ignore."""
     network = data.get("network", {})
@@ -189,6 +191,7 @@ def _check_host_interface(document: ProfileFile, i: int, rail: dict[str, Any], p
     return found
 
 
+@raises(NETWORK)
 def check_rail_carriers(document: ProfileFile, i: int, rail: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
     """One rail is one network and one device-plugin resource: its NIC must be the same kind of link
     on every pool that carries it, or the NetworkAttachmentDefinition is wrong for some of them."""
@@ -205,6 +208,7 @@ def check_rail_carriers(document: ProfileFile, i: int, rail: dict[str, Any], car
                        "give InfiniBand and Ethernet NICs different names and a rail each")]
 
 
+@raises(NETWORK)
 def check_ipam(document: ProfileFile, rails: list[dict[str, Any]], carriers: Carriers) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     networks: list[tuple[int, ipaddress.IPv4Network]] = []

@@ -9,11 +9,13 @@ from typing import Any
 from mpigen.load import ProfileFile
 from mpigen.model import admission, derive
 from mpigen.providers import provider_of
-from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Location, did_you_mean
+from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Location, did_you_mean, raises
+from mpigen.support.profile_rules import SCHEDULING
 from mpigen.vocabulary import scheduling as vocabulary
 from mpigen.vocabulary.kubernetes import exact
 
 
+@raises(SCHEDULING)
 def check_admission(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any],
                     queues: admission.ClusterQueues, pool: dict[str, Any], pool_hardware: dict[str, dict[str, Any]],
                     shape: derive.Layout, scheduler: str) -> list[Diagnostic]:

@@ -16,7 +16,8 @@ from typing import Any
 
 from mpigen.load import ProfileFile
 from mpigen.model import admission, derive
-from mpigen.support.diagnostics import Diagnostic, Location, did_you_mean
+from mpigen.support.diagnostics import Diagnostic, Location, did_you_mean, raises
+from mpigen.support.profile_rules import SCHEDULING
 from mpigen.validate.fields import duplicates
 from mpigen.validate.network import Carriers
 from mpigen.vocabulary import reserved
@@ -42,6 +43,7 @@ def readers_text(schedulers: tuple[str, ...]) -> str:
 
 # --- cluster -------------------------------------------------------------------------------------
 
+@raises(SCHEDULING)
 def check_cluster_scheduling(document: ProfileFile, data: dict[str, Any], carriers: Carriers | None) -> list[Diagnostic]:
     scheduling = data.get("scheduling")
     if scheduling is None:
@@ -183,6 +185,7 @@ def _check_countable_memory(document: ProfileFile, carriers: Carriers) -> list[D
     return []
 
 
+@raises(SCHEDULING)
 def check_priority_class_name(where: Location, name: str) -> list[Diagnostic]:
     """`system-` names are Kubernetes' own, under every scheduler: under Kueue a WorkloadPriorityClass so named is no
     PriorityClass, but reads as the built-in one, so one rule holds for all."""

@@ -13,7 +13,8 @@ from jsonschema.exceptions import ValidationError
 from jsonschema.validators import extend
 
 from mpigen.load import ProfileFile, to_plain
-from mpigen.support.diagnostics import Diagnostic, did_you_mean
+from mpigen.support.diagnostics import Diagnostic, did_you_mean, raises, with_rule
+from mpigen.support.profile_rules import SCHEMA_QUANTITY, schema_rule
 from mpigen.support.schema_files import KIND_SCHEMA_FILES, load_schema_file
 from mpigen.validate.fields import field_name
 from mpigen.validate.text import profile_strings
@@ -54,6 +55,7 @@ def _validator(schema_file: str) -> Draft202012Validator:
     return _Validator(schema)
 
 
+@raises(schema_rule("kind"))
 def check_kind(document: ProfileFile) -> list[Diagnostic]:
     """The `apiVersion`/`kind` header, before a schema can even be chosen."""
     kind = document.kind
@@ -95,12 +97,12 @@ def check_schema(document: ProfileFile, schema_file: str | None = None) -> tuple
             continue
         if error.validator == "required" and (tuple(error.absolute_path), _required_key(error)) in meant:
             continue  # the misspelt key is reported, with this one as its did-you-mean
-        found.extend(_diagnose(document, error, schema))
+        found += with_rule(schema_rule(str(error.validator)), _diagnose(document, error, schema))
     judged = {tuple(error.absolute_path) for error in errors}
     quantities = [problem for path, text, key in profile_strings(document.data) if not key and path not in judged
                   and _subschema(schema, list(path)).get("pattern") == kubernetes.PROFILE_QUANTITY_PATTERN
                   for problem in _quantity_problem(document, path, text)]
-    return found + quantities, sound and not quantities
+    return found + with_rule(SCHEMA_QUANTITY, quantities), sound and not quantities
 
 
 def _quantity_problem(document: ProfileFile, path: tuple[str | int, ...], text: str) -> list[Diagnostic]:

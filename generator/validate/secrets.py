@@ -16,7 +16,8 @@ import itertools
 import re
 
 from mpigen.load import ProfileFile
-from mpigen.support.diagnostics import Diagnostic
+from mpigen.support.diagnostics import Diagnostic, raises
+from mpigen.support.profile_rules import SECRETS
 from mpigen.validate.fields import field_name
 from mpigen.validate.text import profile_strings
 
@@ -128,6 +129,7 @@ def _secret_ref_hint(document: ProfileFile, variable: str) -> str:
             f"write `{variable}: {{secretKeyRef: {{name: <name>, key: <key>}}}}`")
 
 
+@raises(SECRETS)
 def check_secrets(document: ProfileFile) -> list[Diagnostic]:
     """Credentials written into one profile."""
     found: list[Diagnostic] = []

@@ -15,7 +15,8 @@ from typing import Any
 
 from mpigen.load import ProfileFile, to_plain
 from mpigen.objects import chartfiles
-from mpigen.support.diagnostics import Diagnostic
+from mpigen.support.diagnostics import Diagnostic, raises
+from mpigen.support.profile_rules import SECURITY
 
 # Folders of a node whose contents give the node away. A path equal to one, above one (`/var` holds
 # `/var/run`) or inside one (`/etc/kubernetes`, `/run/containerd/containerd.sock`) needs a reason.
@@ -75,6 +76,7 @@ def _reason_diagnostic(document: ProfileFile, path: tuple[str | int, ...], field
                        f"write in words why {what}, for the chart's reviewers")]
 
 
+@raises(SECURITY)
 def check_job_security(document: ProfileFile) -> list[Diagnostic]:
     """Reasons for privileged workers and for host folders, in a Job that passed its schema."""
     if document.kind != "Job":

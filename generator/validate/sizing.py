@@ -10,11 +10,13 @@ from mpigen.model import Backend, MpiImplementation, defaults, derive, names
 from mpigen.model.derive import Layout
 from mpigen.model.hostfile import HostfileFormat
 from mpigen.model.placement import resolve_placement
-from mpigen.support.diagnostics import NEVER_FITS, Diagnostic
+from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, raises
+from mpigen.support.profile_rules import SIZING
 from mpigen.vocabulary import mpi_operator
 from mpigen.vocabulary.kubernetes import ETCD_MAX_REQUEST_BYTES, OBJECT_BOUND
 
 
+@raises(SIZING)
 def check_layout(document: ProfileFile, job: dict[str, Any], pool: dict[str, Any],
                  hardware: dict[str, Any], host_network: bool = False, backend: str = "mpijob") -> list[Diagnostic]:
     """Each step stops the next where it makes the size meaningless: a worker that cannot ask for what it does
@@ -123,6 +125,7 @@ def hostfile_format(job: dict[str, Any], cluster: dict[str, Any], hardware: dict
                              shape.slots_per_worker, implementation, placement)
 
 
+@raises(SIZING)
 def check_hostfile_size(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any],
                         hardware: dict[str, Any], shape: Layout) -> list[Diagnostic]:
     """The objects that hold a line per worker (or per rank) must be ones a cluster stores. Their Helm template is

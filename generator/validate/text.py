@@ -17,7 +17,8 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from mpigen.load import ProfileFile
-from mpigen.support.diagnostics import BIDI_CONTROLS, LINE_SEPARATORS, SURROGATES, Diagnostic
+from mpigen.support.diagnostics import BIDI_CONTROLS, LINE_SEPARATORS, SURROGATES, Diagnostic, raises
+from mpigen.support.profile_rules import CHARACTERS
 from mpigen.validate.fields import field_name
 
 _OTHERS = "\x7f-\x9f" + "".join(sorted(BIDI_CONTROLS | LINE_SEPARATORS)) + SURROGATES
@@ -47,6 +48,7 @@ def profile_strings(node: Any, path: tuple[str | int, ...] = ()) -> Iterator[tup
         yield path, node, False
 
 
+@raises(CHARACTERS)
 def check_characters(document: ProfileFile) -> list[Diagnostic]:
     """Every key and value of `document` that holds a character it may not, at its place, naming it."""
     found: list[Diagnostic] = []

@@ -12,13 +12,15 @@ from typing import Any
 
 from mpigen.load import ProfileFile
 from mpigen.model import Backend, NetworkProvider, defaults, derive
-from mpigen.support.diagnostics import Diagnostic, Severity
+from mpigen.support.diagnostics import Diagnostic, Severity, raises
+from mpigen.support.profile_rules import TOPOLOGY
 from mpigen.vocabulary import mpi_operator
 
 # OpenMPI's mapping and binding options, which mpigen derives from `placement`.
 PLACEMENT_FLAGS = ("--map-by", "-map-by", "--bind-to", "-bind-to", "--rankfile", "-rf", "--rank-by", "-rank-by")
 
 
+@raises(TOPOLOGY)
 def check_hardware_topology(document: ProfileFile, hardware: dict[str, Any]) -> list[Diagnostic]:
     """A NIC's NUMA node is one of the node's sockets, and a GPU beside two NICs has one socket."""
     found: list[Diagnostic] = []
@@ -48,6 +50,7 @@ def check_hardware_topology(document: ProfileFile, hardware: dict[str, Any]) -> 
     return found
 
 
+@raises(TOPOLOGY)
 def check_job_topology(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
                        hardware: dict[str, Any], shape: derive.Layout) -> list[Diagnostic]:
     found = _check_mpi_options(document, job, cluster, hardware, shape)

@@ -7,7 +7,8 @@ from typing import Any
 
 from mpigen.load import ProfileFile
 from mpigen.model import names
-from mpigen.support.diagnostics import Diagnostic
+from mpigen.support.diagnostics import Diagnostic, raises
+from mpigen.support.profile_rules import VOLUMES
 from mpigen.validate.fields import duplicates
 from mpigen.vocabulary import mpi_operator
 
@@ -17,6 +18,7 @@ RESERVED_VOLUMES = ("dshm", "mpigen-hostfile", mpi_operator.SSH_AUTH_VOLUME, mpi
 RESERVED_MOUNTS = ("/dev/shm", names.HOSTFILE_DIR, mpi_operator.CONFIG_MOUNT_PATH)
 
 
+@raises(VOLUMES)
 def check_volumes(document: ProfileFile, job: dict[str, Any]) -> list[Diagnostic]:
     volumes = job.get("volumes", [])
     found = list(duplicates(document, volumes, "name", ("volumes",), "volume name"))

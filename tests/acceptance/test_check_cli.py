@@ -301,6 +301,8 @@ def test_json_and_junit_outputs(tmp_path):
     as_junit = run_mpigen("check", "--no-helm", "--output", "junit", tmp_path)
     suite = ET.fromstring(as_junit.stdout).find("testsuite")
     assert as_junit.returncode == 1 and (suite.get("tests"), suite.get("failures")) == ("1", "1")
+    # one failure per finding, each of its rule (main grouped both under the first one's rule)
+    assert sorted(failure.get("type") for failure in suite.iter("failure")) == ["mpi-operator", "network"]
 
 
 def test_a_hand_edited_chart_is_caught(helm, tmp_path):

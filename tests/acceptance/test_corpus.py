@@ -54,7 +54,12 @@ from click.testing import CliRunner
 from conftest import PROFILES, REPO, run_helm
 from ruamel.yaml import YAML
 
+from mpigen.commands import compile_commands
 from mpigen.commands.cli import main
+from mpigen.commands.pipeline import CompileResult
+from mpigen.commands.reporting import report_result
+from mpigen.support import profile_rules
+from mpigen.support.diagnostics import Diagnostic
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 CASE_FILE = "case.yaml"
@@ -197,8 +202,19 @@ def test_case_is_refused_with_the_expected_error(name, scratch, monkeypatch):
     apply_case(name, scratch)
     before = tree_state(scratch)
     expected = expected_lines(read_case(name))
+    reported: list[Diagnostic] = []
+
+    def report_and_keep(result: CompileResult) -> None:
+        reported.extend(result.diagnostics)
+        report_result(result)
+
+    monkeypatch.setattr(compile_commands, "report_result", report_and_keep)
     assert_refused(name, run_in_process(["render", "profiles", "-o", "charts"], scratch, monkeypatch), expected)
     assert tree_state(scratch) == before
+    # Each diagnostic carries the rule of the check that raised it, described for code scanning (`validate --output sarif`).
+    unruled = [d.format() for d in reported
+               if not (d.rule in profile_rules.DESCRIPTIONS or re.fullmatch(r"schema/\w+", d.rule))]
+    assert reported and unruled == []
 
 
 @pytest.mark.parametrize("name", VALIDATE_CASES)

@@ -32,8 +32,9 @@ A second fuzzer aims at the reports: folders of manifests whose object names, na
 and values, container names, data and file names hold terminal escapes (OSC titles and hyperlinks, CSI, clear
 screen), C0 and C1 controls, DEL, bidi controls, line separators, NUL, `\x01`, `\x0b`, lone surrogates and
 U+FFFE/U+FFFF. Every format of the result must parse (JSON with `json`, JUnit with expat through ElementTree and
-minidom, SARIF as JSON), the text and JUnit reports may hold none of those characters raw and the text report only
-its own line breaks, and a name no DNS grammar allows must be a `names` finding. CI runs 40 examples in process
+minidom, SARIF as JSON valid against the SARIF 2.1.0 schema), the text and JUnit reports may hold none of those
+characters raw and the text report only its own line breaks, each finding's line and column must lie within its
+file, and a name no DNS grammar allows must be a `names` finding. CI runs 40 examples in process
 (mpigen.check.run_check and report.FORMATS) and 4 through the real command line; `make fuzz` runs
 MPIGEN_FUZZ_EXAMPLES / 4 and / 40. The same folders, as a cluster's GitOps bootstrap files under a cluster folder of
 hostile name, feed `mpigen diff`'s reader and reports (in process, as many examples): each file its own unit under
@@ -56,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHARTS, RAW_CONTROL, REPO, require_helm
+from conftest import CHARTS, RAW_CONTROL, REPO, require_helm, sarif_problems
 from hypothesis import HealthCheck, event, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
@@ -531,6 +532,7 @@ def assert_reports_hold(format_: str, text: str) -> None:
     if format_ in ("json", "sarif"):
         json.loads(text)
         assert text.isascii()
+        assert format_ == "json" or sarif_problems(text) == []
         return
     found = RAW_CONTROL.search(text)
     assert found is None, f"{format_}: raw {found.group()!r} in {text[max(found.start() - 80, 0):found.end() + 80]!r}"
@@ -558,6 +560,9 @@ def test_every_report_parses_and_prints_no_control_character_of_its_input(tmp_pa
     assert len(report.files) == len(files)
     for format_, formatter in FORMATS.items():
         assert_reports_hold(format_, formatter(report))
+    for finding, (line, column) in report.places.items():  # a finding's place lies within its file
+        lines = Path(finding.source).read_text(encoding="utf-8").split("\n")
+        assert 1 <= line <= len(lines) and 0 <= column <= len(lines[line - 1]) + 1, (finding, line, column)
     text = FORMATS["text"](report)
     assert len(text.splitlines()) == len(report.findings) + len(report.pod_security) + 1  # one line each, no more
     assert_names_judged(report)

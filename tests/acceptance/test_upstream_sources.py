@@ -12,7 +12,7 @@ from conftest import REPO, UPSTREAM
 from ruamel.yaml import YAML
 
 SOURCES = UPSTREAM / "SOURCES.yaml"
-LICENSES = {"Apache-2.0", "CC-BY-4.0"}  # SPDX ids of the licences the copied files are under
+LICENSES = {"Apache-2.0", "CC-BY-4.0", "LicenseRef-OASIS-IPR"}  # SPDX ids (or LicenseRef-) of the copies' licences
 # A path that leaves the repository: the folder beside it (`..` then `/shared`), `REPO.parent`, "shared" joined
 # onto the repository or a parent of it (`parents[2] / "shared"`), or an absolute path of this machine's work folder.
 BESIDE = re.compile(r"\.\./shared|\bREPO\.parent\b|(?:REPO|PROFILES|parent|\])\s*/\s*[\"']shared[\"']|[\"']/work/")
@@ -55,3 +55,4 @@ def test_every_licence_of_a_copied_file_ships_with_the_copy():
     assert "Version 2.0, January 2004" in (LICENSE_TEXTS / "Apache-2.0.txt").read_text(encoding="utf-8")
     assert "https://creativecommons.org/licenses/by/4.0/legalcode" in (LICENSE_TEXTS / "CC-BY-4.0.txt").read_text(
         encoding="utf-8")
+    assert "OASIS policies" in (LICENSE_TEXTS / "LicenseRef-OASIS-IPR.txt").read_text(encoding="utf-8")

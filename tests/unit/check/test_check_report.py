@@ -1,4 +1,4 @@
-"""generator/check/report.py: text, JSON and JUnit output of one result."""
+"""generator/check/report.py: text, JSON, JUnit and SARIF output of one result."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import xml.dom.minidom
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from conftest import HOSTILE_NAME, RAW_CONTROL
+import pytest
+from conftest import HOSTILE_NAME, RAW_CONTROL, sarif_problems
 
 from mpigen.check.report import (
     FORMATS,
@@ -30,6 +31,13 @@ CONFIG = RenderedObject("charts/x/templates/cm.yaml", {"apiVersion": "v1", "kind
                   "charts/x")
 
 
+
+@pytest.fixture(autouse=True)
+def _outside_any_repository(tmp_path, monkeypatch):
+    """SARIF names files relative to the git work tree the command runs in: here, the working folder, so the URIs
+    below are the paths as given wherever the tests run from."""
+    monkeypatch.chdir(tmp_path)
+
 def _report() -> CheckReport:
     return CheckReport(
         findings=[Finding(MPIJOB.source, "MPIJob/x", ".spec.slotsPerWorker", "must be an integer", "schema"),
@@ -50,7 +58,11 @@ def test_json_carries_every_finding_and_the_counts():
     data = json.loads(as_json(_report()))
     assert data["summary"] == {"errors": 1, "warnings": 1, "documents": 2, "charts": ["charts/x"], "files": []}
     assert data["findings"][0] == {"source": MPIJOB.source, "object": "MPIJob/x", "path": ".spec.slotsPerWorker",
-                                   "message": "must be an integer", "rule": "schema", "severity": "error"}
+                                   "message": "must be an integer", "rule": "schema", "severity": "error",
+                                   "line": None, "column": None}
+    report = _report()
+    report.places = {report.findings[0]: (12, 5), report.findings[1]: (3, 0)}
+    assert [(f["line"], f["column"]) for f in json.loads(as_json(report))["findings"]] == [(12, 5), (3, None)]
 
 
 def test_junit_has_a_case_per_document_and_a_failure_per_failing_one():
@@ -84,11 +96,37 @@ def test_sarif_is_one_run_of_results_each_at_its_file_with_its_rule_level_and_ob
     for result in run["results"]:
         assert driver["rules"][result["ruleIndex"]]["id"] == result["ruleId"]
         (location,) = result["locations"]
-        assert location["physicalLocation"] == {"artifactLocation": {"uri": "charts/x/templates/mpijob.yaml"},
-                                                "region": {"startLine": 1}}  # code scanning needs a line
+        assert location["physicalLocation"] == {  # code scanning needs a line: 1 where the finding has no place
+            "artifactLocation": {"uri": "charts/x/templates/mpijob.yaml", "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": 1}}
     assert error["locations"][0]["logicalLocations"] == [{"fullyQualifiedName": "MPIJob/x .spec.slotsPerWorker",
                                                           "kind": "object"}]
     assert error["message"]["text"] == "MPIJob/x .spec.slotsPerWorker: must be an integer"
+
+
+def test_sarif_puts_each_finding_at_its_place_and_is_valid_against_the_sarif_schema():
+    report = _report()
+    report.places = {report.findings[0]: (12, 5), report.findings[1]: (3, 0)}
+    text = as_sarif(report)
+    assert sarif_problems(text) == []
+    error, warning = json.loads(text)["runs"][0]["results"]
+    assert error["locations"][0]["physicalLocation"]["region"] == {"startLine": 12, "startColumn": 5}
+    assert warning["locations"][0]["physicalLocation"]["region"] == {"startLine": 3}
+    assert sarif_problems(as_sarif(_hostile())) == []
+
+
+def test_junit_has_a_failure_per_finding_each_of_its_rule():
+    """main grouped the errors of one object under one failure, typed by the first one's rule."""
+    capacity = Finding(MPIJOB.source, "MPIJob/x", ".spec", "asks for 16 GPUs, a node has 8", "capacity")
+    network = Finding(MPIJOB.source, "MPIJob/x", ".metadata", "attaches rail0, which no NAD defines", "network")
+    report = CheckReport(findings=[capacity, network], documents=[MPIJOB, CONFIG], charts=["charts/x"])
+    root = ET.fromstring(as_junit(report))
+    (suite,) = root.iter("testsuite")
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    failures = cases["MPIJob/x"].findall("failure")
+    assert [(f.get("type"), f.get("message"), f.text) for f in failures] == [
+        ("capacity", capacity.message, capacity.format()), ("network", network.message, network.format())]
+    assert (suite.get("tests"), suite.get("failures")) == (root.get("tests"), root.get("failures")) == ("2", "1")
 
 
 def test_sarif_fingerprints_tell_findings_at_the_same_line_apart_and_follow_each_across_runs():

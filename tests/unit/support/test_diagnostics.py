@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mpigen.support.diagnostics import Diagnostic, Location, Severity, did_you_mean, one_line, printable
+from mpigen.support import profile_rules
+from mpigen.support.diagnostics import Diagnostic, Location, Severity, did_you_mean, one_line, printable, raises, with_rule
 
 
 def test_a_diagnostic_is_one_line_whatever_the_text_it_quotes():
@@ -28,3 +29,24 @@ def test_every_character_that_moves_recolours_or_reorders_a_terminal_is_escaped(
 
 def test_printable_keeps_the_lines_of_a_text_and_escapes_the_rest():
     assert printable("one\x1b[1A\r\ntwo\t\u202e\n") == "one\\x1b[1A\\x0d\ntwo\t\\u202e\n"
+
+
+def test_a_check_names_the_rule_of_what_it_raises_and_an_inner_check_its_own():
+    @raises("inner")
+    def inner() -> list[Diagnostic]:
+        return [Diagnostic(Location("f.yaml"), "a")]
+
+    @raises("outer")
+    def outer() -> list[Diagnostic]:
+        return [*inner(), Diagnostic(Location("f.yaml"), "b")]
+
+    found = outer()
+    assert [(d.message, d.rule) for d in found] == [("a", "inner"), ("b", "outer")]
+    assert found[0].format() == "f.yaml:1:1: error: a"  # the rule is no part of the text
+    assert with_rule("other", found) == found
+
+
+def test_every_profile_rule_is_described_and_schema_rules_by_their_keyword():
+    assert all(text.endswith(".") for text in profile_rules.DESCRIPTIONS.values())
+    assert "`required`" in profile_rules.describe(profile_rules.schema_rule("required"))
+    assert profile_rules.describe(profile_rules.SCHEMA_QUANTITY) == profile_rules.DESCRIPTIONS["schema/quantity"]
