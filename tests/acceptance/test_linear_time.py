@@ -303,7 +303,7 @@ def test_the_search_finds_the_patterns_it_must():
     found = {(use.where, use.pattern) for use in REGEXES}
     assert ("generator/validate/secrets.py", r"[A-Za-z0-9+.-]://[^/\s:@]+:[^/\s@]+@") in found \
         or any(use.where == "generator/validate/secrets.py" and "://" in use.pattern for use in REGEXES)
-    assert any(use.where == "generator/load/files.py" for use in REGEXES)
+    assert any(use.where == "generator/load/reading.py" for use in REGEXES)  # a module-level constant
     assert any(use.where == "generator/validate/text.py" for use in REGEXES)  # compiled from an f-string
     assert any(use.where.startswith("generator/check/") for use in REGEXES)
     assert len(SCHEMA_PATTERNS) >= 20
