@@ -65,7 +65,9 @@ test: $(STAMP) helm chromium lint typecheck check
 # (tests/acceptance/test_fuzz_paths.py); and FUZZ_EXAMPLES/4 fleets
 # of every size for `plan`, `explain` and the picture (tests/acceptance/test_fuzz_insight.py: placement equal to the
 # straightforward first fit's, output within its bounds); and FUZZ_EXAMPLES repository configs and profile files for
-# .mpigen.yaml and the glance completion reads (tests/acceptance/test_fuzz_config.py).
+# .mpigen.yaml and the glance completion reads (tests/acceptance/test_fuzz_config.py); and FUZZ_EXAMPLES/8 fleets
+# drawn from the example one, each checked whole and by one job or cluster, which must agree on the chosen charts
+# (tests/unit/check/test_check_selection.py).
 # The seed is printed first: `make fuzz FUZZ_SEED=<seed>` replays the run.
 FUZZ_EXAMPLES ?= 2000
 fuzz: $(STAMP) helm
@@ -74,7 +76,7 @@ fuzz: $(STAMP) helm
 	  MPIGEN_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) MPIGEN_FUZZ_SEED=$$seed MPIGEN_HELM3=$(abspath $(HELM3)) \
 	  MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q tests/acceptance/test_fuzz.py tests/acceptance/test_fuzz_check.py \
 	    tests/acceptance/test_fuzz_paths.py tests/acceptance/test_fuzz_insight.py tests/acceptance/test_fuzz_config.py \
-	    --hypothesis-show-statistics
+	    tests/unit/check/test_check_selection.py --hypothesis-show-statistics
 
 # The README's picture of the example fleet: `mpigen plan --html` in headless Chromium. Run it after a change to
 # profiles/ or to the drawing, and commit docs/plan-example-fleet.png. The temporary folder by its real path: plan

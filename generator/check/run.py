@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mpigen.check.helm import HelmRefused, choose_helm, helm_lint, helm_template
@@ -41,7 +41,8 @@ class CheckOptions:
     """Where `helm` came from, as messages name it: `--helm`, the environment variable `MPIGEN_HELM`, or the
     repository config."""
     selection: Selection = EVERYTHING
-    """`--cluster NAME`, `--job NAME`: only the charts (and cluster folders) of these (readback.discover.chosen_targets)."""
+    """`--cluster NAME`, `--job NAME`: only the charts (and cluster folders) of these are judged; the rest is read as
+    context, as `--context` is (readback.discover.chosen_targets)."""
     progress: Progress | None = None
     """Hears of each stage done (`mpigen -v`)."""
 
@@ -67,6 +68,8 @@ def _crd_folder_documents(paths: tuple[Path, ...]) -> list[RenderedObject]:
 @dataclass(frozen=True)
 class _Renderer:
     helm: str | None
+    lint: bool = True
+    """False for context charts: only their objects are wanted, and a lint would cost a Helm process each."""
 
     def __call__(self, chart: ChartInfo, version: str) -> tuple[list[RenderedObject], list[Finding]]:
         """Lint and render one chart; run in a thread pool, one Helm process per chart at a time.
@@ -75,7 +78,7 @@ class _Renderer:
         objects are judged beside the finding on its name."""
         named = chart_name_findings(chart)
         if self.helm:
-            findings = helm_lint(self.helm, chart)
+            findings = helm_lint(self.helm, chart) if self.lint else []
             docs, problems = helm_template(self.helm, chart, f"v{version}.0" if version.count(".") == 1 else version)
             return docs, named + findings + problems
         if chart.compiled_by_mpigen:
@@ -113,7 +116,7 @@ def _context_documents(paths: tuple[Path, ...], renderer: _Renderer, version: st
     clusters.update(_chart_clusters(targets.charts))
     documents: list[RenderedObject] = []
     findings = list(targets.problems)
-    for docs, problems in _render_all(targets.charts, [version] * len(targets.charts), renderer):
+    for docs, problems in _render_all(targets.charts, [version] * len(targets.charts), replace(renderer, lint=False)):
         documents += docs
         findings += [p for p in problems if p.rule in ("render", "chart")]
     for file in targets.manifests:
@@ -127,7 +130,7 @@ def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
     """Judge the charts and manifest files under `paths`; raises CheckUsageError when the options cannot work."""
     report = CheckReport()
     with stage(options.progress, "discover", "chart(s)") as discovering:
-        targets, unknown = chosen_targets(discover(paths), options.selection)
+        targets, beside, unknown = chosen_targets(discover(paths), options.selection)
         if unknown:
             raise CheckUsageError("; ".join(unknown))
         discovering.count = len(targets.charts)
@@ -136,16 +139,17 @@ def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
     versions = _KubeVersions(options, report)
     with stage(options.progress, "render", "document(s)") as rendering:
         documents = _render_targets(targets, renderer, versions, report)
+        unselected = _render_beside(targets, beside, renderer, versions, options, report)
         rendering.count = len(documents)
     if not targets.charts and not targets.manifests:
         report.findings.append(Finding(" ".join(p.as_posix() for p in paths), "", "",
                                        "no charts or manifest files to check", "usage"))
     with stage(options.progress, "schemas", "document(s)") as judging:
-        _check_schemas(documents, options, report)
+        _check_schemas(documents, options, report, unselected.documents)
         judging.count = len(documents)
     report.documents = [d for d, _ in documents]
     with stage(options.progress, "rules", "finding(s)") as ruling:
-        context = _rule_context(targets, options, renderer, versions.newest, report)
+        context = _rule_context(targets, unselected, options, renderer, versions.newest, report)
         report.findings += run_rules(report.documents, context)
         ruling.count = len(report.findings)
     _list_pod_security(report)
@@ -187,11 +191,14 @@ class _KubeVersions:
             except ValueError as exc:
                 raise CheckUsageError(f"{exc}; mpigen knows {bundled_kube_versions()[0]} to {self.newest}") from exc
 
-    def of(self, chart: ChartInfo | None) -> str:
+    def of(self, chart: ChartInfo | None, judged: bool = True) -> str:
+        """The version; a chart's unknown one is warned of when the chart is judged (`judged`), else passed over."""
         wanted = self.wanted or (chart.kubernetes_version if chart else None) or self.newest
         try:
             select_kube_version(wanted)
         except ValueError as exc:
+            if not judged:
+                return self.newest
             self.report.findings.append(Finding(f"{chart.display}/{chartfiles.CHART_YAML}" if chart else "", "", "",
                                                 f"{chartfiles.KUBERNETES_VERSION}: {exc}; checking against {self.newest}",
                                                 "chart", Severity.WARNING))
@@ -220,13 +227,15 @@ def _render_targets(targets: Targets, renderer: _Renderer, versions: _KubeVersio
     return documents
 
 
-def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOptions, report: CheckReport) -> None:
-    """Each document against the schemas of its Kubernetes version, with the --crds and the rendered CRDs.
+def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOptions, report: CheckReport,
+                   unselected: tuple[RenderedObject, ...] = ()) -> None:
+    """Each document against the schemas of its Kubernetes version, with the --crds and the rendered CRDs (those of
+    the unselected charts too: a cluster's infra chart may install the CRD its job charts' objects are of).
 
     A schema set is built only for a version some document needs (the newest when none does, so that the
     --crds are read anyway); problems reading the CRDs are the same for every version, so they are said once,
     by the first set built."""
-    rendered_crds = [(d.source, d.obj) for d, _ in documents if d.kind == CRD_KIND]
+    rendered_crds = [(d.source, d.obj) for d in (*(d for d, _ in documents), *unselected) if d.kind == CRD_KIND]
     schema_sets: dict[str, SchemaSet] = {}
 
     def schemas(version: str) -> SchemaSet:
@@ -252,24 +261,60 @@ def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOp
         schemas(bundled_kube_versions()[-1])
 
 
-def _rule_context(targets: Targets, options: CheckOptions, renderer: _Renderer, version: str,
+@dataclass(frozen=True)
+class _Unselected:
+    """The charts and manifests `--cluster NAME` and `--job NAME` leave out that were read: their objects exist
+    beside the judged ones (an infra chart's NADs, namespaces and queues), so the rules know them, as they know
+    `--context`; nothing in them is judged or counted."""
+
+    charts: tuple[ChartInfo, ...] = ()
+    documents: tuple[RenderedObject, ...] = ()
+
+
+def _render_beside(targets: Targets, beside: Targets, renderer: _Renderer, versions: _KubeVersions,
+                   options: CheckOptions, report: CheckReport) -> _Unselected:
+    """The unselected charts a judged object can meet (CheckContext.same_cluster), rendered unlinted with the version
+    the whole check would render them with, and every unselected manifest file read (a file is cheap, and one of no
+    cluster meets every cluster). A chart that cannot be rendered is said in a note: its objects are unknown."""
+    if any(not _grouped(file.as_posix(), options.clusters) for file in targets.manifests):
+        charts = beside.charts  # a judged file of no cluster meets the objects of every cluster
+    else:
+        judged = set(_chart_clusters(targets.charts).values())
+        charts = [chart for chart in beside.charts if chart.annotations.get(chartfiles.CLUSTER, "") in judged
+                  or chartfiles.CLUSTER not in chart.annotations]
+    chart_versions = [versions.of(chart, judged=False) for chart in charts]
+    documents: list[RenderedObject] = []
+    for chart, (docs, problems) in zip(charts, _render_all(charts, chart_versions, replace(renderer, lint=False)),
+                                       strict=True):
+        documents += docs
+        if any(problem.rule == "render" for problem in problems):
+            report.notes.append(f"{chart.display} (not chosen, read as context) could not be rendered: the rules do "
+                                "not know its objects; check it on its own")
+    for file in beside.manifests:
+        documents += read_manifest_file(file)[0]
+    return _Unselected(tuple(charts), tuple(documents))
+
+
+def _rule_context(targets: Targets, unselected: _Unselected, options: CheckOptions, renderer: _Renderer, version: str,
                   report: CheckReport) -> CheckContext:
-    """What the rules know beyond the checked documents: the --crds folders' other objects, the --context
-    charts and manifests (their render problems reported), and each chart's node shape and cluster."""
-    extra = _crd_folder_documents(options.crds)
-    clusters = _chart_clusters(targets.charts)
+    """What the rules know beyond the checked documents: the unselected charts and files, the --crds folders' other
+    objects, the --context charts and manifests (their render problems reported), and each chart's node shape and
+    cluster."""
+    extra = [*unselected.documents, *_crd_folder_documents(options.crds)]
+    charts = [*targets.charts, *unselected.charts]
+    clusters = _chart_clusters(charts)
     if options.context:
         context_docs, problems = _context_documents(options.context, renderer, version, clusters)
         extra += context_docs
         report.findings += problems
-    node_shapes = {chart.display: shape for chart in targets.charts if (shape := chart.node_shape) is not None}
+    node_shapes = {chart.display: shape for chart in charts if (shape := chart.node_shape) is not None}
     manifests: dict[str, str] = {}
     for document in (*report.documents, *extra):
         owner = document.chart or document.source
         named = clusters if document.chart else manifests
         if owner not in named and (cluster := _grouped(owner, options.clusters)):
             named[owner] = cluster
-    job_charts = frozenset(chart.display for chart in targets.charts if chart.is_job_chart)
+    job_charts = frozenset(chart.display for chart in charts if chart.is_job_chart)
     return CheckContext(extra=tuple(extra), node_shapes=node_shapes, chart_clusters=clusters,
                         manifest_clusters=manifests, job_charts=job_charts)
 

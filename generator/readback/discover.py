@@ -199,13 +199,15 @@ def chart_refusal_findings(chart: ChartInfo) -> list[Finding]:
                     f"{r.why}; the chart is not rendered", "render") for r in chart_refusals(chart.path)]
 
 
-def chosen_targets(targets: Targets, selection: Selection) -> tuple[Targets, list[str]]:
+def chosen_targets(targets: Targets, selection: Selection) -> tuple[Targets, Targets, list[str]]:
     """The targets of the clusters and jobs `selection` names (`check --cluster NAME --job NAME`), by what each
     chart's Chart.yaml says (charts mpigen compiled name their cluster): a job's chart; a cluster's charts, and the
-    manifest files in its folder (the GitOps bootstrap beside its infra chart) unless jobs are named. Also what the
-    selection names that none of the targets is, with the closest names there are."""
+    manifest files in its folder (the GitOps bootstrap beside its infra chart) unless jobs are named. Then the rest:
+    what exists beside them (an infra chart's NADs and namespaces, a bootstrap's objects), to be read as context and
+    not judged, so that a selection narrows what is reported and never changes its verdict. Also what the selection
+    names that none of the targets is, with the closest names there are."""
     if selection.everything:
-        return targets, []
+        return targets, Targets(), []
     clustered = [(chart, chart.annotations[chartfiles.CLUSTER]) for chart in targets.charts
                  if chartfiles.CLUSTER in chart.annotations]
     unknown = selection.unknown({cluster for _, cluster in clustered},
@@ -215,4 +217,6 @@ def chosen_targets(targets: Targets, selection: Selection) -> tuple[Targets, lis
                   else selection.whole_clusters and selection.has_cluster(cluster))]
     folders = {chart.path.parent.resolve() for chart in charts if not chart.is_job_chart}
     manifests = [file for file in targets.manifests if any(inside(file, folder) for folder in folders)]
-    return Targets(charts, manifests, targets.problems), unknown
+    rest = Targets([chart for chart in targets.charts if chart not in charts],
+                   [file for file in targets.manifests if file not in manifests])
+    return Targets(charts, manifests, targets.problems), rest, unknown

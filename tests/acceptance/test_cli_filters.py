@@ -52,6 +52,13 @@ def test_check_the_charts_of_a_cluster_or_a_job():
     assert job.returncode == 0 and job.stdout.splitlines()[-1].endswith("of 2 chart(s) and 0 manifest file(s)")
 
 
+def test_check_of_a_job_reads_its_cluster_s_infra_chart_as_context():
+    """The job's networks are in its cluster's infra chart: read, not judged, so the job passes as in the whole check."""
+    job = run_mpigen("check", "--job", "resnet50-dgx", cwd=REPO)
+    assert job.returncode == 0, job.stdout
+    assert job.stdout.splitlines()[-1] == "0 error(s), 0 warning(s) in 2 document(s) of 1 chart(s) and 0 manifest file(s)"
+
+
 def test_plan_of_a_cluster_a_pool_and_a_job():
     cluster = run_mpigen("plan", PROFILES, "--cluster", "cpu-lab", "--output", "json")
     assert cluster.returncode == 0 and '"name": "cpu-lab"' in cluster.stdout and '"name": "dgx-lab"' not in cluster.stdout
