@@ -13,7 +13,7 @@ from conftest import CHARTS, PROFILES, REPO, run_mpigen
 
 from mpigen import __version__
 from mpigen.objects import chartfiles
-from mpigen.support.project import page_url
+from mpigen.support.project import REPOSITORY_URL, page_url
 
 RELEASE_LINE = re.compile(rf"^  {re.escape(chartfiles.RELEASE)}: .*\n", re.MULTILINE)
 FIRST_RELEASE_LACKS = re.compile("^  (" + "|".join(map(re.escape, (chartfiles.RUN_IDENTITY, chartfiles.RUN_RELEASE,
@@ -53,6 +53,15 @@ def test_pyproject_takes_the_version_from_the_package():
     assert "version" not in project["project"] and project["project"]["dynamic"] == ["version"]
     assert project["build-system"]["build-backend"] == "setuptools.build_meta"
     assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "mpigen.__version__"}
+
+
+def test_the_distributions_addresses_are_the_ones_messages_cite():
+    """pip and PyPI show `[project.urls]`; messages and the schemas' `$id`s use support/project.py: one repository."""
+    tomllib = pytest.importorskip("tomllib")
+    urls = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]
+    assert urls["Repository"] == REPOSITORY_URL
+    for name, page in (("Documentation", "README.md"), ("Changelog", "CHANGELOG.md")):
+        assert urls[name] == f"{REPOSITORY_URL}/blob/main/{page}" and (REPO / page).is_file()
 
 
 def test_the_wheel_lists_every_folder_of_the_package():
