@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 @PATHS
 @click.option("--output", "output", type=click.Choice(("text", "json")), default="text", show_default=True,
               help="The plan's format (a repository may set it: `plan: {output: ...}` in .mpigen.yaml).")
-@click.option("--strict", is_flag=True, help="Exit 1 when some job can never run where it is (default: the "
-              "repository config's `plan: {strict: ...}`).")
+@click.option("--strict/--no-strict", default=False, help="Exit 1 when some job can never run where it is (default: "
+              "the repository config's `plan: {strict: ...}`, else not).")
 @click.option("--html", "html", type=click.Path(allow_dash=True), metavar="FILE",
               help="Also draw the fleet into FILE: one self-contained page (no scripts, nothing fetched); "
               "- writes it to standard output instead of the plan.")
