@@ -75,6 +75,20 @@ def profiles_of(ctx: click.Context, paths: tuple[Path, ...]) -> tuple[Path, ...]
         raise  # not reached: the context exits
 
 
+def default_profiles_or_none(ctx: click.Context, command: str) -> tuple[Path, ...] | None:
+    """The profiles a command would read when given none, or None where there are none to read (check, which needs
+    only their charts folder; explain of a job's file); a config naming profiles that do not exist ends it (exit 1)."""
+    from mpigen.commands.repository import ConfigError, NoDefault, default_profiles
+
+    try:
+        return default_profiles(config_of(ctx), command)
+    except NoDefault:
+        return None
+    except ConfigError as exc:
+        refuse_config(ctx, exc)
+        raise  # not reached: the context exits
+
+
 def charts_of(ctx: click.Context, given: Path | None, profiles: tuple[Path, ...]) -> Path:
     """The charts folder given, else the config's, else the clusters' agreed `gitops.path`, else `charts`; a usage
     error where the clusters' paths differ."""

@@ -16,6 +16,7 @@ from mpigen.commands.arguments import (
     PATHS,
     charts_of,
     config_of,
+    default_profiles_or_none,
     profiles_of,
     refuse_config,
     refuse_output_beside_profiles,
@@ -112,14 +113,14 @@ def check(ctx: click.Context, paths: tuple[Path, ...], helm: str | None, no_helm
 
 def _default_charts(ctx: click.Context) -> Path:
     """The charts folder render writes, when check is given nothing to check: it must exist."""
-    from mpigen.commands.repository import NoDefault, default_charts, default_profiles
+    from mpigen.commands.repository import NoDefault, default_charts
 
     config = config_of(ctx)
+    profiles = default_profiles_or_none(ctx, "check") or ()  # the charts can be checked without their profiles
     try:
-        profiles = default_profiles(config, "check")
-    except NoDefault:
-        profiles = ()  # the charts can be checked without their profiles: only their folder is wanted
-    charts = default_charts(config, profiles)
+        charts = default_charts(config, profiles)
+    except NoDefault as exc:
+        raise click.UsageError(str(exc)) from None
     if not charts.is_dir():
         raise click.UsageError(f"no charts given, and {one_line(str(charts))} (the charts folder render writes) does "
                                "not exist: give the charts or manifests to check, or run `mpigen render` first")

@@ -14,7 +14,7 @@ from mpigen.commands.arguments import (
     PATHS,
     STDOUT,
     charts_of,
-    config_of,
+    default_profiles_or_none,
     filter_options,
     profiles_of,
     refuse_output_beside_profiles,
@@ -204,11 +204,8 @@ def explain(ctx: click.Context, job: str, paths: tuple[Path, ...], cluster: str 
 def _default_holding(ctx: click.Context, file: Path) -> tuple[Path, ...]:
     """The default profiles with the job's file among them: `explain jobs/x.yaml` compiles the fleet it is part
     of."""
-    from mpigen.commands.repository import NoDefault, default_profiles
-
-    try:
-        paths = default_profiles(config_of(ctx), "explain JOB -p")
-    except NoDefault:
+    paths = default_profiles_or_none(ctx, "explain JOB -p")
+    if paths is None:
         return (file,)
     return paths if any(_holds(path, file) for path in paths) else (*paths, file)
 

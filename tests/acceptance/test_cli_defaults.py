@@ -209,11 +209,12 @@ def test_clusters_whose_gitops_paths_differ_leave_no_default_charts_folder(tmp_p
     cluster.with_name("other.yaml").write_text(text.replace("name: my-cluster", "name: other")
                                                + "  path: deploy/other\n", encoding="utf-8")
     before = snapshot(tmp_path)
-    done = run_mpigen("render", cwd=tmp_path)
-    assert done.returncode == 2 and snapshot(tmp_path) == before
-    assert "no charts folder given, and the clusters' gitops.path differ: my-cluster (charts), other (deploy/other); " \
-           "give the charts folder with -o (--charts for plan and explain), or set `charts:` in .mpigen.yaml" \
-           in " ".join(done.stderr.split()), done.stderr
+    for command in ("render", "check"):
+        done = run_mpigen(command, cwd=tmp_path)
+        assert done.returncode == 2 and snapshot(tmp_path) == before and "Traceback" not in done.stderr
+        assert "no charts folder given, and the clusters' gitops.path differ: my-cluster (charts), other " \
+               "(deploy/other); give the charts folder with -o (--charts for plan and explain), or set `charts:` in " \
+               ".mpigen.yaml" in " ".join(done.stderr.split()), done.stderr
 
 
 def test_render_manifests_takes_no_check():
@@ -221,3 +222,15 @@ def test_render_manifests_takes_no_check():
     assert done.returncode == 2 and done.stdout == ""
     assert "--manifests prints the manifests and --check compares OUTPUT with the profiles: give one of them" \
         in " ".join(done.stderr.split())
+
+
+def test_config_profiles_that_do_not_exist_end_explain_and_check_at_their_line(tmp_path):
+    """explain of a job's file and check with no path read the config's profiles themselves: a traceback, before."""
+    (tmp_path / ".mpigen.yaml").write_text("profiles: nope\n", encoding="utf-8")
+    (tmp_path / "pi.yaml").write_text((REPO / "profiles/jobs/pi.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    for args in (("explain", "pi.yaml"), ("check",)):
+        done = run_mpigen(*args, cwd=tmp_path)
+        assert (done.returncode, done.stdout) == (1, ""), done.stderr
+        assert done.stderr == (".mpigen.yaml:1:11: error: `profiles` names nope, which does not exist; write the "
+                               "profiles folder relative to this file's folder\n"
+                               "1 error(s) in the config file; nothing was written\n")
