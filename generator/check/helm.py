@@ -18,14 +18,26 @@ from mpigen.readback.documents import parse_documents
 from mpigen.readback.findings import Finding, RenderedObject
 from mpigen.readback.inputs import MAX_MANIFEST_FILE_BYTES, chart_refusals
 from mpigen.vocabulary.helm import SUPPORTED_MAJORS
+from mpigen.vocabulary.repository import HELM_ENV
 
 HELM_TIMEOUT = 120
+"""Seconds a `helm lint` or `helm template` of one chart may take."""
+HELM_VERSION_TIMEOUT = 10
+"""Seconds `helm version` may take: it reads no chart, so a Helm that takes longer hangs, and is not waited for."""
 
 
 def find_helm(explicit: str | None) -> str | None:
+    """The program to run: a path (any name holding a `/`) made absolute, where it exists, and never looked up on
+    PATH; a bare name looked up on PATH only (as the shell would); `helm` on PATH where none is asked for."""
     if explicit:
-        return explicit if Path(explicit).exists() or shutil.which(explicit) else None
+        if "/" in explicit or (os.sep != "/" and os.sep in explicit):
+            return os.path.abspath(explicit) if Path(explicit).exists() else None
+        return shutil.which(explicit)
     return shutil.which("helm")
+
+
+class HelmHangs(Exception):
+    """`helm version` did not answer within HELM_VERSION_TIMEOUT."""
 
 
 class HelmRefused(Exception):
@@ -51,7 +63,12 @@ def choose_helm(explicit: str | None, given_as: str = "--helm") -> ChosenHelm | 
     helm = find_helm(explicit)
     if explicit and helm is None:
         raise HelmRefused(f"{given_as} {explicit}: no such program")
-    version = helm_version(helm) if helm else ""
+    try:
+        version = helm_version(helm) if helm else ""
+    except HelmHangs:
+        which = f"{given_as} {explicit}" if explicit else f"helm on PATH ({helm})"
+        raise HelmRefused(f"{which} did not answer `helm version` within {HELM_VERSION_TIMEOUT} s: it hangs; give "
+                          f"a Helm that works with --helm PATH or {HELM_ENV}") from None
     if helm is None or not version:
         if explicit:
             raise HelmRefused(f"{given_as} {explicit}: does not answer `version` like Helm")
@@ -61,7 +78,7 @@ def choose_helm(explicit: str | None, given_as: str = "--helm") -> ChosenHelm | 
         which = f"{given_as} {explicit}" if explicit else f"helm on PATH ({helm})"
         supported = " or ".join(map(str, SUPPORTED_MAJORS))
         raise HelmRefused(f"{which} is Helm {version}; mpigen renders with Helm {supported}, as Argo CD and Flux "
-                          f"do: give one with --helm PATH or the MPIGEN_HELM environment variable")
+                          f"do: give one with --helm PATH or the {HELM_ENV} environment variable")
     return ChosenHelm(helm, version)
 
 
@@ -75,7 +92,11 @@ class _Finished:
 MAX_HELM_STDERR = 1024 * 1024
 
 
-def _run(command: list[str]) -> _Finished | str:
+def _late(timeout: int) -> str:
+    return f"did not finish within {timeout} s"
+
+
+def _run(command: list[str], timeout: int = HELM_TIMEOUT) -> _Finished | str:
     """The finished process, or why it could not run or was stopped: each stream is read within a bound
     (a hostile chart can make Helm print without end), and the process is killed past it or the timeout."""
     try:
@@ -100,11 +121,11 @@ def _run(command: list[str]) -> _Finished | str:
     for reader in readers:
         reader.start()
     try:
-        returncode = process.wait(timeout=HELM_TIMEOUT)
+        returncode = process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-        over.append(f"did not finish within {HELM_TIMEOUT} s")
+        over.append(_late(timeout))
         returncode = -1
     for reader in readers:
         reader.join()
@@ -118,8 +139,10 @@ def _run(command: list[str]) -> _Finished | str:
 
 
 def helm_version(helm: str) -> str:
-    """`v3.17.3`, or '' when the program does not answer like Helm."""
-    out = _run([helm, "version", "--template", "{{.Version}}"])
+    """`v3.17.3`, or '' when the program does not answer like Helm; HelmHangs when it does not answer in time."""
+    out = _run([helm, "version", "--template", "{{.Version}}"], HELM_VERSION_TIMEOUT)
+    if out == _late(HELM_VERSION_TIMEOUT):
+        raise HelmHangs(helm)
     if isinstance(out, str) or out.returncode != 0:
         return ""
     version = out.stdout.strip()

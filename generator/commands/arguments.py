@@ -11,6 +11,7 @@ import click
 
 from mpigen.commands.completion import complete_clusters, complete_jobs
 from mpigen.support.diagnostics import one_line
+from mpigen.vocabulary.repository import CONFIG_ENV, CONFIG_FILE, HELM_ENV
 
 if TYPE_CHECKING:
     from mpigen.commands.repository import ConfigError, RepositoryConfig
@@ -22,25 +23,35 @@ STDOUT = "-"
 """A file argument that names standard output, where a stream is wanted (`plan --html -`); `./-` is a file."""
 CONFIG_PATH = "config_path"
 """The group's `--config` parameter (also read by completion, from the root context's params)."""
+HELM_DEFAULTS = f"default: ${HELM_ENV}, else the repository config's `helm`, else helm on PATH"
+"""Which Helm check and diff run when `--helm` is not given, in the order they are looked for (help texts and
+docs say it so)."""
 _CONFIG = "mpigen.config"
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
 def config_of(ctx: click.Context) -> RepositoryConfig:
-    """The repository config this command runs with, read once; one that is wrong ends the command (exit 1)."""
-    from mpigen.commands.repository import ConfigError, load_config
+    """The repository config this command runs with, read once (a found one that is not used said so, on stderr);
+    one that is wrong ends the command (exit 1)."""
+    from mpigen.commands.reporting import exit_with_error
+    from mpigen.commands.repository import ConfigError, NoCurrentFolder, load_config
+    from mpigen.commands.verbosity import say
 
     if _CONFIG not in ctx.meta:
         named = ctx.find_root().params.get(CONFIG_PATH)
         try:
             ctx.meta[_CONFIG] = load_config(named)
         except ConfigError as exc:
-            _refuse_config(ctx, exc)
+            refuse_config(ctx, exc)
+        except NoCurrentFolder as exc:
+            exit_with_error(str(exc))
+        for note in ctx.meta[_CONFIG].notes:
+            say(f"warning: {one_line(note)}", err=True)
     config: RepositoryConfig = ctx.meta[_CONFIG]
     return config
 
 
-def _refuse_config(ctx: click.Context, error: ConfigError) -> None:
+def refuse_config(ctx: click.Context, error: ConfigError) -> None:
     """A config that cannot be used ends the command before anything is written: each problem at its line, exit 1."""
     for diagnostic in error.diagnostics:
         click.echo(diagnostic.format(), err=True)
@@ -60,15 +71,35 @@ def profiles_of(ctx: click.Context, paths: tuple[Path, ...]) -> tuple[Path, ...]
     except NoDefault as exc:
         raise click.UsageError(str(exc)) from None
     except ConfigError as exc:
-        _refuse_config(ctx, exc)
+        refuse_config(ctx, exc)
+        raise  # not reached: the context exits
+
+
+def default_profiles_or_none(ctx: click.Context, command: str) -> tuple[Path, ...] | None:
+    """The profiles a command would read when given none, or None where there are none to read (check, which needs
+    only their charts folder; explain of a job's file); a config naming profiles that do not exist ends it (exit 1)."""
+    from mpigen.commands.repository import ConfigError, NoDefault, default_profiles
+
+    try:
+        return default_profiles(config_of(ctx), command)
+    except NoDefault:
+        return None
+    except ConfigError as exc:
+        refuse_config(ctx, exc)
         raise  # not reached: the context exits
 
 
 def charts_of(ctx: click.Context, given: Path | None, profiles: tuple[Path, ...]) -> Path:
-    """The charts folder given, else the config's, else the clusters' agreed `gitops.path`, else `charts`."""
-    from mpigen.commands.repository import default_charts
+    """The charts folder given, else the config's, else the clusters' agreed `gitops.path`, else `charts`; a usage
+    error where the clusters' paths differ."""
+    from mpigen.commands.repository import NoDefault, default_charts
 
-    return given if given is not None else default_charts(config_of(ctx), profiles)
+    if given is not None:
+        return given
+    try:
+        return default_charts(config_of(ctx), profiles)
+    except NoDefault as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def setting(ctx: click.Context, name: str, value: Any) -> Any:
@@ -80,14 +111,10 @@ def setting(ctx: click.Context, name: str, value: Any) -> Any:
     return value if configured is None else configured
 
 
-def helm_of(ctx: click.Context, given: str | None) -> str | None:
-    return given if given is not None else config_of(ctx).helm
-
-
 def config_option(command: _Command) -> _Command:
-    return click.option("--config", CONFIG_PATH, type=click.Path(path_type=Path, dir_okay=False), envvar="MPIGEN_CONFIG",
-                        metavar="PATH", help="The repository config (default: .mpigen.yaml here or in a folder above, "
-                        "up to the git root; env MPIGEN_CONFIG).")(command)
+    return click.option("--config", CONFIG_PATH, type=click.Path(path_type=Path, dir_okay=False), envvar=CONFIG_ENV,
+                        metavar="PATH", help=f"The repository config (default: {CONFIG_FILE} here, or inside a git "
+                        f"work tree in a folder above up to its root; env {CONFIG_ENV}).")(command)
 
 
 def filter_options(command: _Command) -> _Command:

@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING
 import click
 
 from mpigen.commands.arguments import (
+    HELM_DEFAULTS,
     PATHS,
     charts_of,
     config_of,
-    helm_of,
+    default_profiles_or_none,
     profiles_of,
+    refuse_config,
     refuse_output_beside_profiles,
     selection_of,
     setting,
@@ -25,12 +27,10 @@ from mpigen.commands.completion import complete_clusters, complete_jobs
 from mpigen.commands.reporting import has_errors, report_result
 from mpigen.commands.verbosity import say, stage_lines, verbosity_options
 from mpigen.support.diagnostics import one_line
+from mpigen.vocabulary.repository import HELM_ENV
 
 if TYPE_CHECKING:
     from mpigen.package import Chart
-
-HELM_ENV = "MPIGEN_HELM"
-"""The environment variable that names the Helm of `check` and `diff` where `--helm` is not given."""
 CHECK_FORMATS = ("json", "junit", "sarif", "text")
 """`mpigen check --output`: the keys of mpigen.check.report.FORMATS (a test holds them equal), named here so
 that reading the options imports nothing of check."""
@@ -38,8 +38,8 @@ that reading the options imports nothing of check."""
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path, exists=True))
-@click.option("--helm", "helm", metavar="PATH", envvar=HELM_ENV, help="Helm 3 or 4 to lint and render with "
-              f"(default: ${HELM_ENV}, else the repository config's `helm`, else helm on PATH).")
+@click.option("--helm", "helm", metavar="PATH", envvar=HELM_ENV, help=f"Helm 3 or 4 to lint and render with "
+              f"({HELM_DEFAULTS}).")
 @click.option("--no-helm", is_flag=True, help="Render charts mpigen compiled with mpigen itself, even if helm is there.")
 @click.option("--kube-version", metavar="1.N", help="Kubernetes version to validate built-in kinds for "
               "(default: the chart's cluster profile, else the newest bundled).")
@@ -54,8 +54,8 @@ that reading the options imports nothing of check."""
               "one cluster only (charts mpigen compiled say their own cluster). Repeatable.")
 @click.option("--job", "jobs", multiple=True, metavar="NAME", shell_complete=complete_jobs,
               help="Check only the chart of job NAME (repeatable; with --cluster NAME, of those clusters).")
-@click.option("--strict", is_flag=True, help="A kind with no schema is an error, not a warning (default: the "
-              "repository config's `check: {strict: ...}`).")
+@click.option("--strict/--no-strict", default=False, help="A kind with no schema is an error, not a warning "
+              "(default: the repository config's `check: {strict: ...}`, else not).")
 @click.option("--output", "output", type=click.Choice(CHECK_FORMATS), default="text", show_default=True,
               help="The report's format (a repository may set it: `check: {output: ...}` in .mpigen.yaml).")
 @verbosity_options
@@ -99,6 +99,10 @@ def check(ctx: click.Context, paths: tuple[Path, ...], helm: str | None, no_helm
     try:
         report = run_check(list(paths), options)
     except CheckUsageError as exc:
+        from mpigen.check.helm import HelmRefused
+
+        if isinstance(exc.__cause__, HelmRefused):
+            _refuse_helm(ctx, exc.__cause__, given_as)
         raise click.UsageError(one_line(str(exc))) from exc
     for note in report.notes:
         say(one_line(note), err=True)
@@ -109,14 +113,14 @@ def check(ctx: click.Context, paths: tuple[Path, ...], helm: str | None, no_helm
 
 def _default_charts(ctx: click.Context) -> Path:
     """The charts folder render writes, when check is given nothing to check: it must exist."""
-    from mpigen.commands.repository import NoDefault, default_charts, default_profiles
+    from mpigen.commands.repository import NoDefault, default_charts
 
     config = config_of(ctx)
+    profiles = default_profiles_or_none(ctx, "check") or ()  # the charts can be checked without their profiles
     try:
-        profiles = default_profiles(config, "check")
-    except NoDefault:
-        profiles = ()  # the charts can be checked without their profiles: only their folder is wanted
-    charts = default_charts(config, profiles)
+        charts = default_charts(config, profiles)
+    except NoDefault as exc:
+        raise click.UsageError(str(exc)) from None
     if not charts.is_dir():
         raise click.UsageError(f"no charts given, and {one_line(str(charts))} (the charts folder render writes) does "
                                "not exist: give the charts or manifests to check, or run `mpigen render` first")
@@ -129,8 +133,8 @@ def _default_charts(ctx: click.Context) -> Path:
               help="The charts folder to compare with (default: the folder `mpigen render` writes).")
 @click.option("--against", "revision", metavar="REF", help="Compare with the charts as committed at this git revision "
               "(e.g. origin/main) instead of as they are on disk.")
-@click.option("--helm", "helm", metavar="PATH", envvar=HELM_ENV, help="Helm 3 or 4 for charts mpigen did not "
-              f"compile (default: ${HELM_ENV}, else helm on PATH).")
+@click.option("--helm", "helm", metavar="PATH", envvar=HELM_ENV, help=f"Helm 3 or 4 for charts mpigen did not "
+              f"compile ({HELM_DEFAULTS}).")
 @click.option("--format", "output_format", type=click.Choice(("text", "json")), default="text", show_default=True,
               help="json: the actions, notes, changes and problems as one JSON document (-o names the charts folder).")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when anything differs.")
@@ -157,10 +161,11 @@ def diff(ctx: click.Context, paths: tuple[Path, ...], output: Path | None, revis
             sys.exit(1)
         return result.charts, result.notes
 
+    helm, given_as = _helm_of(ctx, helm)
     try:
-        chosen = choose_helm(*_helm_of(ctx, helm))
+        chosen = choose_helm(helm, given_as)
     except HelmRefused as exc:
-        raise click.UsageError(one_line(str(exc))) from exc
+        _refuse_helm(ctx, exc, given_as)
     if chosen:
         say(one_line(chosen.note("rendering charts mpigen did not compile")), err=True)
     try:
@@ -175,11 +180,29 @@ def diff(ctx: click.Context, paths: tuple[Path, ...], output: Path | None, revis
         sys.exit(1)
 
 
+_CONFIG_HELM = "`helm`"
+"""How a message names the config's Helm: the diagnostic's file:line:col says which config."""
+
+
 def _helm_of(ctx: click.Context, given: str | None) -> tuple[str | None, str]:
     """The Helm asked for, and how the user gave it, as a message names it: `--helm`, the environment variable,
     or the repository config's `helm` (which neither overrides); (None, "--helm") where none was asked for."""
-    if given is not None:
+    if given:
         source = ctx.get_parameter_source("helm")
         return given, HELM_ENV if source is click.core.ParameterSource.ENVIRONMENT else "--helm"
-    configured = helm_of(ctx, None)
-    return configured, f"{one_line(str(config_of(ctx).file))} `helm:`" if configured else "--helm"
+    configured = config_of(ctx).helm
+    return configured, _CONFIG_HELM if configured else "--helm"
+
+
+def _refuse_helm(ctx: click.Context, refused: Exception, given_as: str) -> None:
+    """A Helm that cannot be used: the config's is a config error at its `helm:` line (exit 1), one given on the
+    command line or in the environment a usage error (exit 2)."""
+    from mpigen.commands.repository import ConfigError
+    from mpigen.support.diagnostics import Diagnostic
+
+    at = config_of(ctx).helm_at
+    if given_as != _CONFIG_HELM or at is None:
+        raise click.UsageError(one_line(str(refused))) from refused
+    refuse_config(ctx, ConfigError([Diagnostic(at, str(refused), "give the path of Helm 3 or 4 (relative to this "
+                                               "file's folder) or the name of one on PATH; --helm and "
+                                               f"{HELM_ENV} win over it")]))

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from mpigen import __version__
-from mpigen.commands.arguments import config_option
+from mpigen.commands.arguments import config_of, config_option
 from mpigen.commands.chart_commands import check, diff
 from mpigen.commands.compile_commands import render, validate
 from mpigen.commands.init_command import init
@@ -55,11 +55,15 @@ class _Commands(click.Group):
 @click.version_option(__version__, prog_name="mpigen")
 @config_option
 @verbosity_options
-def main(config_path: object) -> None:
+@click.pass_context
+def main(ctx: click.Context, config_path: object) -> None:
     """Compile hardware, cluster and MPI job profiles into Helm charts.
 
     With no paths, validate, render, plan, explain, check and diff read the profiles and charts the repository's
-    .mpigen.yaml names (found here or above, up to the git root), else profiles/ and charts/."""
+    .mpigen.yaml names (found here, or inside a git work tree in a folder above up to its root), else profiles/ and
+    charts/."""
+    if config_path is not None:
+        config_of(ctx)  # a config named by --config or MPIGEN_CONFIG is read by every command: one that is wrong ends it
 
 
 main.add_command(validate)

@@ -38,14 +38,18 @@ VALIDATE_FORMATS = ("json", "junit", "sarif", "text")
 @click.command()
 @PATHS
 @click.option("--output", "output", type=click.Choice(VALIDATE_FORMATS), default="text", show_default=True,
-              help="json, sarif (code scanning) or junit (CI test reports) on stdout, instead of the text lines.")
-@click.option("--strict", is_flag=True, help="Warnings fail too: exit 1 on any diagnostic.")
+              help="json, sarif (code scanning) or junit (CI test reports) on stdout, instead of the text lines (a "
+              "repository may set it: `validate: {output: ...}` in .mpigen.yaml).")
+@click.option("--strict/--no-strict", default=False, help="Warnings fail too: exit 1 on any diagnostic (default: the "
+              "repository config's `validate: {strict: ...}`, else not).")
 @verbosity_options
 @click.pass_context
 def validate(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool) -> None:
     """Check profiles: every error of every file, as path:line:col. PATHS: the repository config's profiles, else
     profiles/."""
     from mpigen.commands.pipeline import check_profiles
+
+    strict, output = setting(ctx, "strict", strict), setting(ctx, "output", output)
 
     result = check_profiles(profiles_of(ctx, paths), progress=stage_lines())
     if output != "text":
@@ -84,15 +88,15 @@ def _report_validation(result: CompileResult, output: str, strict: bool) -> None
               "gitops.path where they agree, else charts). Its job charts say what each run is called: a run "
               "whose profiles ask the same of it keeps its name and the spec it started with.")
 @click.option("--manifests", is_flag=True,
-              help="Print the manifests the charts render to with default values, write nothing (with -o, runs keep "
-              "the names the charts there give them).")
+              help="Print the manifests the charts render to with default values, write nothing; runs keep the "
+              "names the job charts in OUTPUT give them, as explain, plan and diff name them.")
 @filter_options
 @click.option("--check", "check_only", is_flag=True,
               help="Write nothing; exit 1 and list every file of OUTPUT that is missing, stale or extra.")
-@click.option("--stamp", is_flag=True,
+@click.option("--stamp/--no-stamp", default=False,
               help="Keep a stamp of this render in OUTPUT/.mpigen-cache (git ignores it), so that the next render "
-              "or --check with nothing changed stops at once. Off by default (`render: {stamp: true}` in .mpigen.yaml turns "
-              "it on): OUTPUT holds only the charts.")
+              "or --check with nothing changed stops at once. Off by default (`render: {stamp: true}` in .mpigen.yaml "
+              "turns it on, --no-stamp off again): OUTPUT holds only the charts.")
 @verbosity_options
 @click.pass_context
 def render(ctx: click.Context, paths: tuple[Path, ...], output: Path | None, manifests: bool, clusters: tuple[str, ...],
@@ -106,8 +110,11 @@ def render(ctx: click.Context, paths: tuple[Path, ...], output: Path | None, man
     given, named = paths, output is not None  # what the user typed: the command `--check` tells them to run
     paths = profiles_of(ctx, paths)
     selection = selection_of(clusters, jobs)
+    if manifests and check_only:
+        raise click.UsageError("--manifests prints the manifests and --check compares OUTPUT with the profiles: give "
+                               "one of them")
     if manifests:
-        _print_manifests(paths, output, selection)
+        _print_manifests(paths, charts_of(ctx, output, paths), selection)
         return
     if not selection.everything:
         raise click.UsageError("--cluster and --job narrow --manifests only: a render into a folder writes the whole "
@@ -199,7 +206,7 @@ def _report_upgrade(upgrade: Upgrade, output: Path, charts: int) -> None:
         click.echo(f"    {one_line(run.chart)}: {one_line(run.old)} -> {one_line(run.new)}", err=True)
 
 
-def _print_manifests(paths: tuple[Path, ...], output: Path | None, selection: Selection) -> None:
+def _print_manifests(paths: tuple[Path, ...], output: Path, selection: Selection) -> None:
     from mpigen.commands.pipeline import compile_profiles
     from mpigen.package.stream import manifest_stream
 

@@ -15,21 +15,34 @@ if TYPE_CHECKING:
     from mpigen.load.glance import FleetGlance
 
 
-def _fleet(ctx: click.Context) -> FleetGlance | None:
+def _given_profiles(ctx: click.Context) -> tuple[Path, ...]:
+    """The profiles paths typed so far. Where the word being completed is an option's value (`--cluster `), click
+    stops parsing at that option and leaves the PATHS typed before it unparsed, in `ctx.args`."""
+    if ctx.info_name == "check":
+        return ()  # check's paths are charts
+    given = ctx.params.get("paths") or ()
+    if not given and any(isinstance(p, click.Argument) and p.name == "paths" for p in ctx.command.params):
+        given = tuple(arg for arg in ctx.args if not arg.startswith("-"))
+    return tuple(Path(path) for path in given)
+
+
+def _fleet(ctx: click.Context, kinds: frozenset[str]) -> FleetGlance | None:
+    from mpigen.commands.arguments import CONFIG_PATH
     from mpigen.commands.repository import default_profiles, load_config
     from mpigen.load.glance import glance
 
-    given = ctx.params.get("paths") or () if ctx.info_name != "check" else ()  # check's paths are charts
-    paths = tuple(Path(path) for path in given) or default_profiles(load_config(ctx.find_root().params.get("config_path")),
-                                                                     ctx.info_name or "")
-    return glance(paths)
+    paths = _given_profiles(ctx) or default_profiles(load_config(ctx.find_root().params.get(CONFIG_PATH)),
+                                                     ctx.info_name or "")
+    return glance(paths, kinds)
 
 
-def _names(pick: Callable[[FleetGlance, click.Context], list[str]]) -> Callable[..., list[CompletionItem]]:
-    """A click `shell_complete` giving the names `pick` takes from the fleet that start with what was typed."""
+def _names(pick: Callable[[FleetGlance, click.Context], list[str]],
+           kinds: frozenset[str]) -> Callable[..., list[CompletionItem]]:
+    """A click `shell_complete` giving the names `pick` takes from the fleet (its profiles of `kinds`, the only ones
+    parsed) that start with what was typed."""
     def complete(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[CompletionItem]:
         try:
-            fleet = _fleet(ctx)
+            fleet = _fleet(ctx, kinds)
             names = pick(fleet, ctx) if fleet is not None else []
         except Exception:  # a completion says nothing of what it cannot read: the command itself will
             return []
@@ -57,6 +70,7 @@ def _pools(fleet: FleetGlance, ctx: click.Context) -> list[str]:
     return [pool for cluster in fleet.clusters if not chosen or cluster.name in chosen for pool in cluster.pools]
 
 
-complete_clusters = _names(_clusters)
-complete_jobs = _names(_jobs)
-complete_pools = _names(_pools)
+_CLUSTERS = frozenset({"Cluster"})
+complete_clusters = _names(_clusters, _CLUSTERS)
+complete_jobs = _names(_jobs, frozenset({"Job"}))
+complete_pools = _names(_pools, _CLUSTERS)

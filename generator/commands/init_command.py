@@ -44,5 +44,14 @@ def init(folder: str, hardware: str, gitops: str) -> None:
         exit_with_error(str(exc))
     for path in written:
         say(f"wrote {one_line(str(path))}")
-    say(f"next: replace the guesses its comments mark, then `cd {one_line(shlex.quote(folder))}` and run `mpigen "
-        "validate`, `mpigen render` (into charts/) and `mpigen check`")
+    here = _is_current_folder(Path(folder))
+    enter = "" if here else f"`cd {one_line(shlex.quote(folder))}` and "
+    say(f"next: replace the guesses its comments mark, then {enter}run `mpigen validate`, `mpigen render` (into "
+        "charts/) and `mpigen check`")
+
+
+def _is_current_folder(folder: Path) -> bool:
+    try:
+        return folder.resolve() == Path.cwd().resolve()
+    except OSError:
+        return False

@@ -14,7 +14,7 @@ from mpigen.commands.arguments import (
     PATHS,
     STDOUT,
     charts_of,
-    config_of,
+    default_profiles_or_none,
     filter_options,
     profiles_of,
     refuse_output_beside_profiles,
@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 @PATHS
 @click.option("--output", "output", type=click.Choice(("text", "json")), default="text", show_default=True,
               help="The plan's format (a repository may set it: `plan: {output: ...}` in .mpigen.yaml).")
-@click.option("--strict", is_flag=True, help="Exit 1 when some job can never run where it is (default: the "
-              "repository config's `plan: {strict: ...}`).")
+@click.option("--strict/--no-strict", default=False, help="Exit 1 when some job can never run where it is (default: "
+              "the repository config's `plan: {strict: ...}`, else not).")
 @click.option("--html", "html", type=click.Path(allow_dash=True), metavar="FILE",
               help="Also draw the fleet into FILE: one self-contained page (no scripts, nothing fetched); "
               "- writes it to standard output instead of the plan.")
@@ -204,11 +204,8 @@ def explain(ctx: click.Context, job: str, paths: tuple[Path, ...], cluster: str 
 def _default_holding(ctx: click.Context, file: Path) -> tuple[Path, ...]:
     """The default profiles with the job's file among them: `explain jobs/x.yaml` compiles the fleet it is part
     of."""
-    from mpigen.commands.repository import NoDefault, default_profiles
-
-    try:
-        paths = default_profiles(config_of(ctx), "explain JOB -p")
-    except NoDefault:
+    paths = default_profiles_or_none(ctx, "explain JOB -p")
+    if paths is None:
         return (file,)
     return paths if any(_holds(path, file) for path in paths) else (*paths, file)
 

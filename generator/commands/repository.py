@@ -1,24 +1,28 @@
 """The repository config, `.mpigen.yaml`: what a team sets once per repository (where the profiles and the charts
-are, which Helm, check's and plan's report format and strictness), so that `mpigen render` and the other commands
-need no paths. It is found from the current folder upward to the root of its git work tree (or of the file system),
-or named by `--config PATH` / MPIGEN_CONFIG; a path in it is relative to its own folder. It is read as a profile
-is, and judged by schemas/config.schema.json with the same file:line:col messages. An option on the command line
-always wins over it."""
+are, which Helm, the reports' format and strictness), so that `mpigen render` and the other commands need no
+paths. Inside a git work tree it is found from the current folder upward to the work tree's root; outside one, only
+in the current folder (as git reads no repository above a folder it does not own). A found config is used only if
+the current user owns it and no one else can replace it (config_refusal). `--config PATH` / MPIGEN_CONFIG name one
+instead; a path in it is relative to its own folder. It is read as a profile is, and judged by
+schemas/config.schema.json with the same file:line:col messages. An option on the command line always wins."""
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from mpigen.support.diagnostics import Diagnostic, Location, one_line, sort_diagnostics
+from mpigen.support.project import page_url
 from mpigen.support.schema_files import CONFIG_SCHEMA_FILE
+from mpigen.vocabulary.repository import CONFIG_ENV, CONFIG_FILE, DEFAULT_CHARTS, DEFAULT_PROFILES
 
-CONFIG_FILE = ".mpigen.yaml"
-CONFIG_ENV = "MPIGEN_CONFIG"
-DEFAULT_PROFILES = "profiles"
-DEFAULT_CHARTS = "charts"
+MAX_CONFIG_BYTES = 64 * 1024
+"""A config is a few lines; a bigger file is not one (and is refused before it is parsed)."""
+_CONFIG_HINT = (f"a {CONFIG_FILE} is one mapping of its settings (`profiles:`, `charts:`, `helm:`, `check:` ...): "
+                f"{page_url('docs/output.md', 'The repository config: .mpigen.yaml')}")
 
 
 class ConfigError(Exception):
@@ -27,6 +31,10 @@ class ConfigError(Exception):
     def __init__(self, diagnostics: list[Diagnostic]) -> None:
         super().__init__("; ".join(d.format() for d in diagnostics))
         self.diagnostics = diagnostics
+
+
+class NoCurrentFolder(Exception):
+    """The current folder cannot be read (removed since the shell entered it): no config can be looked for."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +50,10 @@ class RepositoryConfig:
     """(command, option, value) of the per-command sections (`check: {strict: true}`)."""
     profiles_at: tuple[Location, ...] = ()
     """Where each of `profiles` is written, for a path there that does not exist."""
+    helm_at: Location | None = None
+    """Where `helm` is written, for a Helm there that cannot be used."""
+    notes: tuple[str, ...] = ()
+    """Why a config that was found is not used (printed as warnings by the command)."""
 
     @property
     def folder(self) -> Path:
@@ -53,6 +65,14 @@ class RepositoryConfig:
         return next((value for c, o, value in self.settings if (c, o) == (command, option)), None)
 
 
+@dataclass(frozen=True)
+class FoundConfig:
+    """What the search found: the config to read (None: none), and why one found was not used."""
+
+    file: Path | None
+    refused: str | None = None
+
+
 def _shown(path: Path) -> Path:
     """A found path as the user would write it from here: relative where it lies below or beside the current
     folder's ancestors (`../.mpigen.yaml`), absolute otherwise."""
@@ -60,17 +80,63 @@ def _shown(path: Path) -> Path:
     return Path(relative) if not relative.startswith("../../../..") else path
 
 
-def find_config(start: Path | None = None) -> Path | None:
-    """The `.mpigen.yaml` of the folder `start` (the current one) or of its nearest parent that has one, looking no
-    higher than the root of the git work tree it lies in."""
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
+def find_config(start: Path | None = None) -> FoundConfig:
+    """The `.mpigen.yaml` of the folder `start` (the current one) or, inside a git work tree, of its nearest parent
+    that has one up to the work tree's root; outside a work tree the current folder's only. One that someone else
+    could have put there (config_refusal) is not used: `refused` says why."""
+    from mpigen.support.worktree import git_top
+
+    try:
+        here = (start or Path.cwd()).resolve()
+    except OSError as exc:
+        raise NoCurrentFolder(f"the current folder cannot be read ({exc.strerror or exc}): it was removed or "
+                              "moved since the shell entered it; cd into a folder that exists") from None
+    top = git_top(here)
+    for folder in (here, *here.parents) if top is not None else (here,):
         candidate = folder / CONFIG_FILE
         if candidate.is_file():
-            return _shown(candidate)
-        if (folder / ".git").exists():
-            return None
+            why = config_refusal(candidate)
+            if why is not None:
+                return FoundConfig(None, f"{one_line(str(candidate))} is not read: {why}; it sets nothing here "
+                                   f"(name a config of your own with --config or {CONFIG_ENV})")
+            return FoundConfig(_shown(candidate))
+        if folder == top:
+            break
+    return FoundConfig(None)
+
+
+def config_refusal(file: Path) -> str | None:
+    """Why a config that was found may have been put there by someone else, or None where it is the user's: it (and
+    a link's target) is owned by another user, or its folder is writable by others, or by a group that is not the
+    user's own, without the sticky bit (anyone there could replace it). Git's `safe.directory` ownership check is the
+    model: a config names a program `check` runs. Not judged where the system has no owners (Windows)."""
+    if not hasattr(os, "geteuid"):
+        return None
+    user = os.geteuid()
+    try:
+        entry, target, folder = os.lstat(file), file.stat(), file.parent.stat()
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror or exc})"
+    if user not in (entry.st_uid, target.st_uid) or entry.st_uid != target.st_uid:
+        return f"it is owned by another user (uid {target.st_uid if target.st_uid != user else entry.st_uid})"
+    sticky = folder.st_mode & stat.S_ISVTX
+    if folder.st_mode & stat.S_IWOTH and not sticky:
+        return "its folder is writable by every user, who could replace it"
+    if folder.st_mode & stat.S_IWGRP and not sticky and not _own_group(folder.st_gid):
+        return "its folder is writable by a group of other users, who could replace it"
     return None
+
+
+def _own_group(gid: int) -> bool:
+    """Whether `gid` is the user's private group (named as the user, and their primary group): no one else is in it."""
+    try:
+        import grp
+        import pwd
+
+        user = pwd.getpwuid(os.geteuid())
+        return gid == user.pw_gid and grp.getgrgid(gid).gr_name == user.pw_name
+    except (ImportError, KeyError):
+        return False
 
 
 def read_config(file: Path) -> RepositoryConfig:
@@ -82,15 +148,18 @@ def read_config(file: Path) -> RepositoryConfig:
         what = "does not exist" if not file.exists() else "is not a file"
         raise ConfigError([Diagnostic(Location(str(file)), f"the config file {what}",
                                       f"give the path of a {CONFIG_FILE} (--config or {CONFIG_ENV}), or leave both out")])
+    size = _size(file)
+    if size > MAX_CONFIG_BYTES:
+        raise ConfigError([Diagnostic(Location(str(file)), f"the config file is {size} bytes, more than the "
+                                      f"{MAX_CONFIG_BYTES} a config may have", _CONFIG_HINT)])
     if _says_nothing(file):
         return RepositoryConfig(file=file)  # an empty config marks the repository's root, and sets nothing
     document, problems = load_file(file, str(file), str(file))
     if document is None:
-        raise ConfigError(problems)
+        raise ConfigError([_of_the_config(d, loading=True) for d in problems])
     problems, _ = check_schema(document, CONFIG_SCHEMA_FILE)
-    if problems:  # worded as for a profile, whose root the messages call "the profile"
-        raise ConfigError(sort_diagnostics(replace(d, message=d.message.replace(" in the profile", " of the config"))
-                                           for d in problems))
+    if problems:
+        raise ConfigError(sort_diagnostics(_of_the_config(d, loading=False) for d in problems))
     data = to_plain(document.data)
     folder = file.parent
     profiles = data.get("profiles")
@@ -98,14 +167,35 @@ def read_config(file: Path) -> RepositoryConfig:
         profiles = [profiles]
     helm = data.get("helm")
     if helm is not None and "/" in helm:
-        helm = str(folder / helm)
+        helm = os.path.abspath(folder / helm)  # never a bare name: Helm is run by this path, not looked up on PATH
     settings = tuple((command, option, value) for command, section in data.items() if isinstance(section, dict)
                      for option, value in section.items())
     return RepositoryConfig(file=file, profiles=tuple(folder / path for path in profiles) if profiles else None,
                             charts=folder / data["charts"] if "charts" in data else None, helm=helm, settings=settings,
                             profiles_at=tuple(document.location("profiles", *([] if isinstance(data["profiles"], str)
                                                                                else [index]))
-                                              for index in range(len(profiles or ()))))
+                                              for index in range(len(profiles or ()))),
+                            helm_at=document.location("helm") if helm is not None else None)
+
+
+def _of_the_config(diagnostic: Diagnostic, loading: bool) -> Diagnostic:
+    """A problem the profile loader (`loading`) or schema check words for a profile, worded for the config: its
+    root is "the config", the loader's advice for a profile (`apiVersion`, one profile per file) becomes the
+    config's, and a schema description given as the fix reads on after the `;`."""
+    message = diagnostic.message.replace(" in the profile", " of the config").replace("a profile", "the config")
+    hint = diagnostic.hint
+    if loading and ("profile" in hint or "apiVersion" in hint):
+        hint = _CONFIG_HINT
+    elif hint[:1].isupper() and hint[1:2].islower():
+        hint = hint[0].lower() + hint[1:].removesuffix(".")
+    return replace(diagnostic, message=message, hint=hint)
+
+
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return 0  # the loader says why it cannot be read
 
 
 def _says_nothing(file: Path) -> bool:
@@ -119,9 +209,14 @@ def _says_nothing(file: Path) -> bool:
 
 
 def load_config(named: Path | None) -> RepositoryConfig:
-    """The config named by `--config` / MPIGEN_CONFIG (`named`), else the one found upward from here, else none."""
-    file = named if named is not None else find_config()
-    return read_config(file) if file is not None else RepositoryConfig()
+    """The config named by `--config` / MPIGEN_CONFIG (`named`), else the one found from here, else none (with
+    the note of one found and not used). NoCurrentFolder where there is nothing to look from."""
+    if named is not None:
+        return read_config(named)
+    found = find_config()
+    if found.file is None:
+        return RepositoryConfig(notes=(found.refused,) if found.refused else ())
+    return read_config(found.file)
 
 
 def describe(config: RepositoryConfig) -> str:
@@ -155,13 +250,19 @@ def default_profiles(config: RepositoryConfig, command: str) -> tuple[Path, ...]
 
 def default_charts(config: RepositoryConfig, profiles: tuple[Path, ...]) -> Path:
     """The charts folder when none is given: the config's; else the `gitops.path` the clusters of `profiles` agree
-    on (from the root of the git work tree, else the config's folder); else `charts` beside the config (or here)."""
+    on (from the root of the git work tree, else the config's folder); else (no cluster has GitOps) `charts` beside
+    the config (or here). Clusters whose paths differ leave no folder to guess: NoDefault names them."""
     if config.charts is not None:
         return config.charts
     from mpigen.load.glance import glance
     from mpigen.support.worktree import git_top
 
-    agreed = glance(profiles, frozenset({"Cluster"})).gitops_paths
+    clusters = [c for c in glance(profiles, frozenset({"Cluster"})).clusters if c.gitops_path is not None]
+    agreed = {c.gitops_path for c in clusters if c.gitops_path is not None}
+    if len(agreed) > 1:
+        named = ", ".join(f"{one_line(c.name)} ({one_line(str(c.gitops_path))})" for c in clusters)
+        raise NoDefault(f"no charts folder given, and the clusters' gitops.path differ: {named}; give the charts "
+                        f"folder with -o (--charts for plan and explain), or set `charts:` in {CONFIG_FILE}")
     if len(agreed) == 1:
         top = git_top(config.folder)
         return _shown((top or config.folder.resolve()) / next(iter(agreed)))

@@ -15,19 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mpigen.commands.repository import CONFIG_FILE, DEFAULT_PROFILES
 from mpigen.load import to_plain
 from mpigen.load.catalogue import builtin_names, expand_hardware, load_builtin
 from mpigen.model import GitOpsTool, NetworkProvider
 from mpigen.model.defaults import GITOPS
 from mpigen.support.project import page_url
-from mpigen.support.schema_files import CONFIG_SCHEMA_FILE, KIND_SCHEMA_FILES, exported_schemas, schema_text
+from mpigen.support.schema_files import CONFIG_SCHEMA_FILE, KIND_SCHEMA_FILES, exported_schemas, repository_schemas
+from mpigen.vocabulary.repository import CONFIG_FILE, DEFAULT_PROFILES, EDITOR_SCHEMAS
 from mpigen.write.target import AlreadyExists, create_files
 
 GITOPS_TOOLS = (*(tool.value for tool in GitOpsTool), "none")
-EDITOR_SCHEMAS = ".mpigen/schemas"
-"""Where init puts the profile schemas (`mpigen schema --write`), relative to the folder it writes; each profile's
-first line points its editor at its kind's (hidden folders hold no profiles: mpigen reads none of it)."""
 SCHEMA_LINE = "# yaml-language-server: $schema={}"
 _KIND_LINE = re.compile(r"^kind: (\w+)$", re.MULTILINE)
 
@@ -121,7 +118,7 @@ def starting_repository(hardware: str, gitops: str) -> dict[str, str]:
         f"charts: {GITOPS['path']}  # where `mpigen render` writes: the clusters' gitops.path (from the git root) too",
     ]) + "\n"
     profiles = {f"{DEFAULT_PROFILES}/{path}": text for path, text in _profiles(hardware, gitops).items()}
-    files = with_editor_schemas(profiles) | {f"{EDITOR_SCHEMAS}/{CONFIG_SCHEMA_FILE}": schema_text(CONFIG_SCHEMA_FILE)}
+    files = with_editor_schemas(profiles) | {f"{EDITOR_SCHEMAS}/{name}": text for name, text in repository_schemas().items()}
     return dict(sorted({CONFIG_FILE: config, **files}.items()))
 
 

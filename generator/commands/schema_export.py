@@ -16,7 +16,7 @@ from pathlib import Path
 
 from mpigen.support.diagnostics import one_line
 from mpigen.support.project import SERVED_URL
-from mpigen.support.schema_files import SCHEMAS_FOLDER, exported_schemas
+from mpigen.support.schema_files import SCHEMAS_FOLDER, repository_schemas
 from mpigen.write.paths import WriteRefused
 from mpigen.write.target import create_files, kind_of, write_file
 
@@ -25,8 +25,9 @@ _MAX_SCHEMA_BYTES = 4 * 1024 * 1024
 
 
 def write_schemas(folder: Path) -> list[Path]:
-    """Write every exported schema into `folder`; the paths written. WriteError when the folder refuses."""
-    files = {name: text.encode("utf-8") for name, text in exported_schemas().items()}
+    """Write every schema a repository's editors read (the profile kinds' and the config's) into `folder`; the paths
+    written. WriteError when the folder refuses."""
+    files = {name: text.encode("utf-8") for name, text in repository_schemas().items()}
     there = [name for name in files if os.path.lexists(folder / name)]
     if not there:
         return create_files(folder, files)

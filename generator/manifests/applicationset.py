@@ -64,7 +64,7 @@ def build_argocd_applicationset(cluster: Cluster, charts: list[Delivery]) -> dic
     ignored: list[dict[str, Any]] = []
     for job in kueue:
         ignored += [entry for entry in kueue_ignore_differences(job.backend) if entry not in ignored]
-    template_name = names.gitops_job_name(cluster.name, "{{ .path.basename }}")
+    template_name = names.gitops_job_name(cluster.name, FOLDER_RELEASE)
     return {
         "apiVersion": ARGOCD_API_VERSION,
         "kind": APPLICATION_SET,

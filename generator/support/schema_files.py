@@ -74,3 +74,9 @@ def exported_schemas() -> dict[str, str]:
             if address.startswith(prefix):
                 wanted.append(address.removeprefix(prefix))
     return dict(sorted(texts.items()))
+
+
+def repository_schemas() -> dict[str, str]:
+    """exported_schemas() and the repository config's, by file name: what a repository's editors read beside its
+    profiles and its `.mpigen.yaml` (`mpigen init` writes them, `mpigen schema --write` refreshes them)."""
+    return dict(sorted({**exported_schemas(), CONFIG_SCHEMA_FILE: schema_text(CONFIG_SCHEMA_FILE)}.items()))

@@ -151,7 +151,9 @@ class _NewTree:
     def create(self, relatives: list[str], files: dict[str, bytes]) -> None:
         taken = [self.root / relative for relative in relatives if self._exists(relative)]
         if taken:
-            raise AlreadyExists(f"{', '.join(one_line(str(path)) for path in taken)} exists already", tuple(taken))
+            shown = ", ".join(one_line(str(path)) for path in taken)
+            raise AlreadyExists(f"{shown} exists already" if len(taken) == 1 else
+                                f"{len(taken)} of its files exist already ({shown})", tuple(taken))
         made_folders: list[str] = []
         made_files: list[str] = []
         try:

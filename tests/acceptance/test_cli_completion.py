@@ -55,6 +55,9 @@ def _complete(words: str, cwd: Path, env: dict[str, str] | None = None) -> subpr
     ("mpigen check charts --cluster cpu", ["cpu-lab"]),  # check's paths are charts: the names come from profiles/
     ("mpigen plan --cluster dgx-lab --pool ", ["cpu", "dgx"]),
     ("mpigen explain -p profiles/jobs/pi.yaml ", ["pi"]),  # the profiles given on the command line
+    # profiles typed before an option that waits for its value: click leaves them unparsed, yet they count
+    ("mpigen render profiles/clusters/cpu-lab.yaml --manifests --cluster ", ["cpu-lab"]),
+    ("mpigen plan profiles/clusters/cpu-lab.yaml profiles/jobs/pi.yaml --job ", ["pi"]),
 ])
 def test_job_cluster_and_pool_names_complete_from_the_profiles(words, expected):
     done = _complete(words, REPO)
@@ -63,6 +66,7 @@ def test_job_cluster_and_pool_names_complete_from_the_profiles(words, expected):
 
 
 def test_completion_reads_the_repository_config_and_never_prints_an_error(tmp_path):
+    (tmp_path / ".git").mkdir()  # the config is looked for above the current folder inside a git work tree only
     (tmp_path / "fleet" / "jobs").mkdir(parents=True)
     (tmp_path / "fleet" / "jobs" / "a.yaml").write_text("kind: Job\nname: alpha\ncluster: c\n", encoding="utf-8")
     (tmp_path / "fleet" / "jobs" / "b.yaml").write_text("kind: Job\nname: [broken\n", encoding="utf-8")

@@ -76,3 +76,17 @@ def test_diff_verifies_its_helm_too(helm2: Path, tmp_path: Path) -> None:
     used = mpigen("diff", "profiles", cwd=tmp_path, helm_env=helm)
     assert used.returncode == 0, used.stderr
     assert "rendering charts mpigen did not compile with helm v" in used.stderr and f"({helm})" in used.stderr
+
+
+def test_every_help_says_which_helm_in_the_order_it_is_looked_for() -> None:
+    """`diff --help` left out the config's `helm` (which diff reads), and the config schema had MPIGEN_HELM lose to it."""
+    import json
+
+    from conftest import REPO
+
+    order = "default: $MPIGEN_HELM, else the repository config's `helm`, else helm on PATH"
+    for command in ("check", "diff"):
+        shown = mpigen(command, "--help")
+        assert order in " ".join(shown.stdout.split()), shown.stdout
+    schema = json.loads((REPO / "schemas" / "config.schema.json").read_text(encoding="utf-8"))
+    assert "--helm, else MPIGEN_HELM, win over it" in schema["properties"]["helm"]["description"]

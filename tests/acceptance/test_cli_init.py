@@ -29,8 +29,18 @@ def test_init_then_validate_render_and_check(tmp_path):
     assert "0 error(s), 0 warning(s)" in checked.stdout
     before = snapshot(fleet)
     again = run_mpigen("init", fleet, "--hardware", "dgx-1")
-    assert again.returncode == 2 and "exists already" in again.stderr and "Traceback" not in again.stderr
+    assert again.returncode == 2 and "Traceback" not in again.stderr
+    assert f"Error: 7 of its files exist already ({fleet / '.mpigen.yaml'}, " in again.stderr, again.stderr
     assert snapshot(fleet) == before
+
+
+def test_init_of_the_current_folder_says_no_cd(tmp_path):
+    made = run_mpigen("init", ".", "--gitops", "none", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.splitlines()[-1] == ("next: replace the guesses its comments mark, then run `mpigen validate`, "
+                                            "`mpigen render` (into charts/) and `mpigen check`")
+    other = run_mpigen("init", "fleet", "--gitops", "none", cwd=tmp_path)
+    assert "then `cd fleet` and run `mpigen validate`" in other.stdout.splitlines()[-1]
 
 
 def test_init_never_writes_through_a_link(tmp_path):

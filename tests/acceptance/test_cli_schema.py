@@ -7,12 +7,14 @@ import json
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 from conftest import REPO, run_mpigen, snapshot
 
-from mpigen.support.schema_files import KIND_SCHEMA_FILES
+from mpigen.support.schema_files import CONFIG_SCHEMA_FILE, KIND_SCHEMA_FILES
 
-SCHEMA_FILES = sorted(KIND_SCHEMA_FILES.values())
+SCHEMA_FILES = sorted([*KIND_SCHEMA_FILES.values(), CONFIG_SCHEMA_FILE])
+"""What `schema --write` writes: every profile kind's schema and the repository config's, as `mpigen init` does."""
 
 
 def test_schema_prints_one_kind_as_shipped():
@@ -38,6 +40,16 @@ def test_schema_write_exports_every_kind_and_replaces_only_its_own(tmp_path):
     assert refused.stderr == (f"error: refusing to write {folder / 'job.schema.json'}: it exists and is not mpigen's "
                               "job.schema.json; nothing was written: remove it, or give another folder\n")
     assert snapshot(tmp_path) == before
+
+
+def test_schema_prints_the_config_schema_and_writes_quietly(tmp_path):
+    printed = run_mpigen("schema", "config")
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout == (REPO / "schemas" / CONFIG_SCHEMA_FILE).read_text(encoding="utf-8")
+    for args in (("-q", "schema", "--write", tmp_path / "a"), ("schema", "-q", "--write", tmp_path / "b")):
+        quiet = run_mpigen(*args)
+        assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+        assert sorted(p.name for p in Path(args[-1]).iterdir()) == SCHEMA_FILES
 
 
 def test_schema_needs_a_kind_or_a_folder():

@@ -1,7 +1,8 @@
 """Fuzzing the repository config (`.mpigen.yaml`, generator/commands/repository.py) and the glance at the profiles
 that completion and the default charts folder read (generator/load/glance.py): whatever a config holds, reading it
 gives settings or ConfigError diagnostics at a line of the file, each one printable line, never another exception;
-whatever a profile file holds, the glance returns names and never raises or prints.
+whatever a profile file holds, the glance returns names and never raises or prints. A config's messages speak of
+the config (no profile's advice), and a `helm` path in it comes back absolute.
 
 Each example writes a config drawn from the keys the schema knows and a few it does not, each given a value of any
 YAML shape (strings with any character, numbers, booleans, null, lists, mappings, nested), or raw text and bytes;
@@ -30,7 +31,7 @@ from mpigen.load.glance import FleetGlance, glance
 LONG = "MPIGEN_FUZZ_EXAMPLES" in os.environ
 EXAMPLES = int(os.environ["MPIGEN_FUZZ_EXAMPLES"]) if LONG else 60
 SEED = int(os.environ.get("MPIGEN_FUZZ_SEED") or 20_261_126)
-KEYS = ("profiles", "charts", "helm", "check", "plan", "render", "strict", "output", "stamp", "kind", "name",
+KEYS = ("profiles", "charts", "helm", "validate", "check", "plan", "render", "strict", "output", "stamp", "kind", "name",
         "cluster", "pool", "nodePools", "gitops", "path", "profile", "", "<<")
 keys = st.one_of(st.sampled_from(KEYS), st.text(max_size=8))
 LOCATED = re.compile(r"^\.mpigen\.yaml:([0-9]+):([0-9]+): error: \S")
@@ -69,9 +70,12 @@ def test_a_config_gives_settings_or_located_messages(document, style, raw):
                 located = LOCATED.match(shown)
                 assert located and 1 <= int(located[1]) <= lines, shown
                 assert "\n" not in shown and not RAW_CONTROL.search(shown), shown
+                assert "apiVersion" not in shown and "per file" not in shown, shown  # no profile's advice
+                assert not re.search(r"; [A-Z][a-z]", shown), shown  # a schema description reads on after `;`
             return
         assert isinstance(read, RepositoryConfig) and read.file == config
         assert read.profiles is None or all(str(path).startswith(tmp) for path in read.profiles)
+        assert read.helm is None or "/" not in read.helm or os.path.isabs(read.helm)  # a path: never a name on PATH
 
 
 @seed(SEED)

@@ -50,7 +50,7 @@ from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from mpigen.commands.schema_export import write_schemas
-from mpigen.support.schema_files import exported_schemas
+from mpigen.support.schema_files import repository_schemas
 from mpigen.write import WriteError
 from mpigen.write.target import write_file
 
@@ -279,7 +279,7 @@ def test_schemas_are_written_into_a_plain_folder_there_or_refused_untouched(targ
             event("refused")
             return
         event("written")
-        exported = exported_schemas()
+        exported = repository_schemas()
         (folder,) = {path.parent for path in written}
         assert sorted(path.name for path in written) == sorted(exported), text
         assert os.path.realpath(folder) == os.path.normpath(os.path.abspath(folder)), f"through a link: {text!r}"

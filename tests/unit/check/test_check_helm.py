@@ -57,3 +57,32 @@ def test_a_program_that_is_no_helm_is_refused_when_asked_for_and_passed_over_on_
         choose_helm("/no/such/helm")
     monkeypatch.setenv("PATH", str(helm.parent))
     assert choose_helm(None) is None
+
+
+def test_a_helm_that_hangs_is_refused_after_the_version_probes_bound(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The version probe waited as long as a render (120 s); it has its own, short, bound (a second here)."""
+    import mpigen.check.helm as helm_module
+
+    program = tmp_path / "helm"
+    program.write_text("#!/bin/sh\nexec sleep 60\n", encoding="utf-8")
+    program.chmod(0o755)
+    assert helm_module.HELM_VERSION_TIMEOUT <= 10 < helm_module.HELM_TIMEOUT
+    monkeypatch.setattr(helm_module, "HELM_VERSION_TIMEOUT", 1)
+    with pytest.raises(HelmRefused) as refused:
+        choose_helm(str(program))
+    assert str(refused.value) == (f"--helm {program} did not answer `helm version` within 1 s: it hangs; give a Helm "
+                                  "that works with --helm PATH or MPIGEN_HELM")
+
+
+def test_a_path_is_run_as_that_file_and_a_bare_name_from_path_only(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """`./helm` is that file, made absolute; a name (no `/`) is looked up on PATH, never in the current folder, which
+    is where `subprocess` would not look either."""
+    from mpigen.check.helm import find_helm
+
+    local = fake_helm(tmp_path, "v3.17.3")
+    monkeypatch.chdir(tmp_path)
+    assert find_helm("./helm") == str(local)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert find_helm("helm") is None

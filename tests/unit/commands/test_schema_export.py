@@ -10,7 +10,7 @@ from conftest import REPO, snapshot
 
 from mpigen.commands.schema_export import write_schemas
 from mpigen.support.project import SERVED_URL
-from mpigen.support.schema_files import exported_schemas
+from mpigen.support.schema_files import exported_schemas, repository_schemas
 from mpigen.write import WriteRefused
 
 
@@ -22,7 +22,8 @@ def test_the_export_is_every_kinds_schema_as_shipped() -> None:
 def test_an_older_releases_schemas_are_replaced(tmp_path) -> None:
     old = {"$id": f"{SERVED_URL}/v0.1.9/schemas/job.schema.json"}
     (tmp_path / "job.schema.json").write_text(json.dumps(old), encoding="utf-8")
-    assert sorted(p.name for p in write_schemas(tmp_path)) == sorted(exported_schemas())
+    assert sorted(p.name for p in write_schemas(tmp_path)) == sorted(repository_schemas())
+    assert "config.schema.json" in repository_schemas()  # the config's, as init writes it
     assert (tmp_path / "job.schema.json").read_text(encoding="utf-8") == exported_schemas()["job.schema.json"]
 
 
