@@ -138,8 +138,11 @@ def test_describing_labels_keep_the_run_and_reach_only_the_job_object(fleet):
     worker = mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]
     assert "team" not in worker.get("metadata", {}).get("labels", {})
     assert "cost-centre" not in str(mpijob["spec"])
-    # A new run gets the pod label; the object-only ones stay off the pods.
-    fresh = run_mpigen("render", "profiles", "--manifests", cwd=fleet)
+    # A new run gets the pod label; the object-only ones stay off the pods. (From a folder with no charts: there
+    # `render --manifests` names runs as the charts folder does.)
+    elsewhere = fleet / "elsewhere"
+    elsewhere.mkdir()
+    fresh = run_mpigen("render", fleet / "profiles", "--manifests", cwd=elsewhere)
     mpijob = next(d for d in yaml.safe_load_all(fresh.stdout)
                   if d and d["kind"] == "MPIJob" and is_run_of(d["metadata"]["name"], "language-bert"))
     assert mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["metadata"]["labels"]["team"] == "language"

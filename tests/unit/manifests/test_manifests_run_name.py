@@ -71,7 +71,7 @@ def test_stable_naming_keeps_the_plain_name(profiles_copy):
 
 def test_the_name_is_the_same_in_another_process(example, tmp_path):
     # Python's hash() is salted per process; the digest must not depend on it (nor on dict order).
-    out = run_mpigen("render", PROFILES, "--manifests")
+    out = run_mpigen("render", PROFILES, "--manifests", cwd=tmp_path)  # no charts folder: the names as compiled
     assert out.returncode == 0, out.stderr
     names = {d["metadata"]["name"] for d in yaml.safe_load_all(out.stdout)
              if d and (d["kind"] in ("MPIJob", "TrainJob") or d["apiVersion"] == "batch.volcano.sh/v1alpha1")}
