@@ -107,8 +107,8 @@ def find_config(start: Path | None = None) -> FoundConfig:
 
 def config_refusal(file: Path) -> str | None:
     """Why a config that was found may have been put there by someone else, or None where it is the user's: it (and
-    a link's target) is owned by another user, or its folder is writable by others, or by a group that is not the
-    user's own, without the sticky bit (anyone there could replace it). Git's `safe.directory` ownership check is the
+    a link's target) is owned by another user, or it is writable by others (or a group that is not the user's own),
+    or its folder is, without the sticky bit (anyone there could replace it). Git's `safe.directory` ownership check is the
     model: a config names a program `check` runs. Not judged where the system has no owners (Windows)."""
     if not hasattr(os, "geteuid"):
         return None
@@ -119,6 +119,10 @@ def config_refusal(file: Path) -> str | None:
         return f"it cannot be read ({exc.strerror or exc})"
     if user not in (entry.st_uid, target.st_uid) or entry.st_uid != target.st_uid:
         return f"it is owned by another user (uid {target.st_uid if target.st_uid != user else entry.st_uid})"
+    if target.st_mode & stat.S_IWOTH:
+        return "it is writable by every user, who could change it"
+    if target.st_mode & stat.S_IWGRP and not _own_group(target.st_gid):
+        return "it is writable by a group of other users, who could change it"
     sticky = folder.st_mode & stat.S_ISVTX
     if folder.st_mode & stat.S_IWOTH and not sticky:
         return "its folder is writable by every user, who could replace it"

@@ -75,6 +75,9 @@ def test_a_config_someone_else_could_have_put_there_is_not_read(tmp_path):
     tmp_path.chmod(0o777 | stat.S_ISVTX)  # /tmp's mode: no one but the owner may replace the file
     assert config_refusal(config) is None
     tmp_path.chmod(0o700)
+    config.chmod(0o666)  # the user's own file in the user's own folder, but anyone may change what it says
+    assert config_refusal(config) == "it is writable by every user, who could change it"
+    config.chmod(0o644)
     if os.geteuid() == 0:
         os.chown(config, 4242, -1)
         assert config_refusal(config) == "it is owned by another user (uid 4242)"
