@@ -32,6 +32,7 @@ CRDS = [NETWORK / "sriov-network-operator" / "config__crd__bases__sriovnetwork.o
 BUILTIN_HARDWARE = REPO / "generator" / "hardware"
 GPU = "nvidia.com/gpu"
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+HOSTNAME = "kubernetes.io/hostname"  # per node: the kubelet sets it to the node's name
 SRIOVDP_DEFAULT_PREFIX = "intel.com"  # facts 2: the SR-IOV device plugin's default resourcePrefix
 RDMA_SHARED_PREFIX = "rdma"  # facts 2: rdma-shared-dev-plugin exposes rdma/<name>
 # Pool (the fixture file) -> the built-in hardware profile its nodes are, and the example fleet's profile of the same
@@ -154,7 +155,9 @@ def test_a_pools_nodes_are_alike_and_are_its_hardware_profile(pool: str) -> None
     assert len(nodes) >= 2
     first = nodes[0]
     for node in nodes:  # a pool is nodes of identical hardware: the same labels, taints and resources
-        assert node["metadata"]["labels"] == first["metadata"]["labels"]
+        labels = dict(node["metadata"]["labels"])
+        assert labels.pop(HOSTNAME) == node["metadata"]["name"]
+        assert labels == {key: value for key, value in first["metadata"]["labels"].items() if key != HOSTNAME}
         assert node.get("spec") == first.get("spec")
         assert node["status"] == first["status"]
     labels, status = first["metadata"]["labels"], first["status"]
