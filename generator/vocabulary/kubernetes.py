@@ -30,7 +30,7 @@ from decimal import (
     Overflow,
     localcontext,
 )
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 DNS1035_LABEL_FORMAT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 DNS1035_LABEL = re.compile(DNS1035_LABEL_FORMAT)
@@ -345,3 +345,19 @@ def name_problems(api_version: str, kind: str, name: str, prefix: bool = False) 
     if prefix:
         return rule(mask_trailing_dash(name)) if rule is not path_segment_problems else rule(name)
     return rule(name) or path_segment_problems(name)
+
+
+_WHOLE_QUANTITY = re.compile(r"^([0-9]+)(|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)$")
+_WHOLE_SUFFIX = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+                 "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+
+
+def whole_quantity(value: Any) -> int | None:
+    """A whole-number resource quantity (extended resources are counted in units), or None when not one."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        match = _WHOLE_QUANTITY.match(value.strip())
+        if match:
+            return int(match.group(1)) * _WHOLE_SUFFIX[match.group(2)]
+    return None

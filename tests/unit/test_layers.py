@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("objects",),
     ("providers",),
     ("readback",),
+    ("inventory",),
     ("load",),
     ("validate",),
     ("resolve",),

@@ -10,11 +10,11 @@ from mpigen.check.rules.pods import (
     is_volcano_job,
     pod_requests,
     pod_templates,
-    whole_quantity,
 )
 from mpigen.check.rules.reading import metadata_name, path_of
 from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
 from mpigen.vocabulary import mpi_operator
+from mpigen.vocabulary.kubernetes import whole_quantity
 
 RULE_CAPACITY = "capacity"
 

@@ -3,15 +3,14 @@ rules all read, in one place so they read a workload the same way."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from mpigen.check.rules.reading import Path, as_dict, as_int
+from mpigen.check.rules.reading import Path, as_dict
 from mpigen.model import names
 from mpigen.readback.findings import CheckContext, RenderedObject
 from mpigen.vocabulary import mpi_operator, trainer, volcano_job
-from mpigen.vocabulary.kubernetes import in_kubernetes_domain
+from mpigen.vocabulary.kubernetes import in_kubernetes_domain, whole_quantity
 
 _TEMPLATE_PATHS: dict[str, Path] = {
     "Pod": (),
@@ -157,22 +156,6 @@ def secret_reads(template: PodTemplate) -> list[tuple[Path, str]]:
             if secret and isinstance(secret.get("name"), str):
                 reads.append(((*where, "projected", "sources", j, "secret", "name"), secret["name"]))
     return reads
-
-
-_QUANTITY = re.compile(r"^([0-9]+)(|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)$")
-_SUFFIX = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
-           "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-
-
-def whole_quantity(value: Any) -> int | None:
-    """A whole-number resource quantity (extended resources are counted in units), or None when not one."""
-    if as_int(value) is not None:
-        return value
-    if isinstance(value, str):
-        match = _QUANTITY.match(value.strip())
-        if match:
-            return int(match.group(1)) * _SUFFIX[match.group(2)]
-    return None
 
 
 def is_extended_resource(name: str) -> bool:

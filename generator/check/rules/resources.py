@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from mpigen.check.rules.goerrors import go_quote
-from mpigen.check.rules.pods import is_extended_resource, pod_templates, whole_quantity
+from mpigen.check.rules.pods import is_extended_resource, pod_templates
 from mpigen.check.rules.reading import as_dict, path_of
 from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
+from mpigen.vocabulary.kubernetes import whole_quantity
 
 RULE_RESOURCES = "resources"
 
