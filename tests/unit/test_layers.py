@@ -30,11 +30,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("package",),
     ("continuity",),
     ("write",),
-    ("check", "insight"),
+    ("check", "insight", "adopt"),
     ("diff",),
     ("commands",),
 )
-"""Lowest first. check and insight share a rank and import neither each other."""
+"""Lowest first. check, insight and adopt share a rank and import none of each other."""
 RANK = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}
 TOP_LEVEL = {"__init__.py", "__main__.py"}
 """The only modules outside a folder: the version, and `python -m mpigen`, which runs the CLI."""
