@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from mpigen.readback.inputs import InputError, read_text
+from mpigen.support.diagnostics import one_line
 
 MAX_TOOL_TEXT_BYTES = 1024 * 1024
 """One tool's output for one node: `lspci -nn` of a large server is some 30 KiB; far below what would hang import."""
@@ -29,10 +30,11 @@ Record = TypeVar("Record", bound=Numbered)
 
 
 class ToolTextError(Exception):
-    """A tool's text that cannot be read; str() is one line, `source:line: what is wrong; how to fix it`."""
+    """A tool's text that cannot be read; str() is one line, `source:line: what is wrong; how to fix it`, with any
+    control character of the quoted text escaped, so a pasted line cannot drive the reader's terminal."""
 
     def __init__(self, source: str, line: int, message: str) -> None:
-        super().__init__(f"{source}:{line}: {message}")
+        super().__init__(one_line(f"{source}:{line}: {message}"))
         self.source = source
         self.line = line
 

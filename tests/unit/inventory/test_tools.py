@@ -189,6 +189,12 @@ def pasted_lines(text: str) -> str:
     return "".join(f"\x1b[32m{line}\x1b[0m\t \r\n" for line in text.splitlines())
 
 
+def test_a_quoted_line_cannot_drive_the_terminal():
+    with pytest.raises(ToolTextError) as caught:
+        parse_ibdev2netdev("mlx5_0 port 1 ==> ib0 (Up)\n\x1b]0;owned\x07 \u202e\n", "x")
+    assert str(caught.value).startswith("x:2: '0;owned\\x07 \\u202e' is not an `ibdev2netdev` line")
+
+
 def test_a_state_other_than_up_or_down_is_unknown():
     assert parse_ibdev2netdev("mlx5_bond_0 port 1 ==> bond0 (Unknown)\nmlx5_2 port 1 ==> ib2\n", "x") == (
         HcaPort("mlx5_bond_0", 1, "bond0", None, 1), HcaPort("mlx5_2", 1, "ib2", None, 2))
