@@ -12,7 +12,8 @@ from conftest import REPO, UPSTREAM
 from ruamel.yaml import YAML
 
 SOURCES = UPSTREAM / "SOURCES.yaml"
-LICENSES = {"Apache-2.0", "CC-BY-4.0", "LicenseRef-OASIS-IPR"}  # SPDX ids (or LicenseRef-) of the copies' licences
+# SPDX ids (or LicenseRef-) of the copies' licences
+LICENSES = {"Apache-2.0", "BSD-3-Clause", "CC-BY-4.0", "LicenseRef-OASIS-IPR"}
 # A path that leaves the repository: the folder beside it (`..` then `/shared`), `REPO.parent`, "shared" joined
 # onto the repository or a parent of it (`parents[2] / "shared"`), or an absolute path of this machine's work folder.
 BESIDE = re.compile(r"\.\./shared|\bREPO\.parent\b|(?:REPO|PROFILES|parent|\])\s*/\s*[\"']shared[\"']|[\"']/work/")
@@ -49,10 +50,13 @@ def test_no_test_or_script_reads_from_beside_the_repository():
 
 
 def test_every_licence_of_a_copied_file_ships_with_the_copy():
-    """Apache-2.0 asks that recipients get a copy of the licence (section 4(a)); CC BY 4.0 its text or its URI."""
+    """Apache-2.0 asks that recipients get a copy of the licence (section 4(a)); CC BY 4.0 its text or its URI; BSD-3-Clause
+    its notice, conditions and disclaimer."""
     named = {entry["license"] for entry in recorded()}
     assert sorted(path.stem for path in LICENSE_TEXTS.glob("*.txt")) == sorted(named)
     assert "Version 2.0, January 2004" in (LICENSE_TEXTS / "Apache-2.0.txt").read_text(encoding="utf-8")
     assert "https://creativecommons.org/licenses/by/4.0/legalcode" in (LICENSE_TEXTS / "CC-BY-4.0.txt").read_text(
+        encoding="utf-8")
+    assert "Redistribution and use in source and binary forms" in (LICENSE_TEXTS / "BSD-3-Clause.txt").read_text(
         encoding="utf-8")
     assert "OASIS policies" in (LICENSE_TEXTS / "LicenseRef-OASIS-IPR.txt").read_text(encoding="utf-8")
