@@ -64,7 +64,7 @@ class DriftFindings:
 
 def judge_fleet(profiles: ChartProfiles, nodes_of: dict[str, list[LiveNode]], found: DriftFindings) -> None:
     """The pools of the judged charts (an infra chart: every pool of its cluster; a job chart: its job's) against the
-    nodes of their cluster (`nodes_of`, by cluster name)."""
+    nodes of their cluster (`nodes_of`, by cluster name; a cluster none of whose nodes were given is not judged)."""
     judged_pools: dict[str, set[str] | None] = {}
     judged_jobs: set[str] = set()
     for chart in profiles.charts:

@@ -339,9 +339,10 @@ def _drift(targets: Targets, context: CheckContext, node_documents: list[Rendere
     report.notes += found.notes
     drift = DriftFindings()
     for profiles in found.fleets:
-        names = {cluster.name for cluster in profiles.fleet.clusters}
-        judge_fleet(profiles, {name: live_nodes((d.obj, d.source) for d in node_documents
-                                                if context.cluster_of(d) in ("", name)) for name in names}, drift)
+        of_cluster = {cluster.name: live_nodes((d.obj, d.source) for d in node_documents
+                                               if context.cluster_of(d) in ("", cluster.name))
+                      for cluster in profiles.fleet.clusters}
+        judge_fleet(profiles, {name: nodes for name, nodes in of_cluster.items() if nodes}, drift)
     covered = {chart.display for profiles in found.fleets for chart in profiles.charts}
     reported = {resource for _, resource in drift.resources}
 
