@@ -191,9 +191,10 @@ def _less(free: dict[str, Decimal], ask: tuple[tuple[str, Decimal], ...], worker
     return left
 
 
-def nodes_needed(job: Job) -> int:
-    """Nodes the job's workers take when it has the pool to itself; 0 where they never fit."""
-    placed = _Nodes.of(job.pool).place(job)
+def nodes_needed(job: Job, pool: NodePool | None = None) -> int:
+    """Nodes the job's workers take when it has the pool (or `pool`: its live nodes) to itself; 0 where they never
+    fit."""
+    placed = _Nodes.of(pool or job.pool).place(job)
     return len(set(placed)) if placed else 0
 
 

@@ -206,3 +206,22 @@ def test_the_command_line_reports_drift_in_json_and_sarif(project: Path, tmp_pat
     location = result["locations"][0]["physicalLocation"]
     assert (location["artifactLocation"]["uri"], location["region"]["startLine"], location["region"]["startColumn"]) \
         == (profile, line, column)
+
+
+def test_plan_counts_the_live_nodes_and_a_job_they_cannot_hold_does_not_start(project: Path, tmp_path: Path) -> None:
+    """`plan --context`: the pool's capacity is the live nodes that hold its workers, shown beside the claim; a job
+    that fits the claim but not the live nodes never starts, and says why."""
+    clean = run_mpigen("plan", "profiles", "--context", export_copy(tmp_path / "clean"), "--output", "json",
+                       "--strict", cwd=project)
+    assert clean.returncode == 0, clean.stderr
+    pools = {p["name"]: p for c in json.loads(clean.stdout)["clusters"] for p in c["pools"]}
+    assert {name: (p["nodes"], p["live_nodes"]) for name, p in pools.items()} == {
+        "dgx1": (2, 2), "dgxa100": (2, 2), "cpu": (4, 4), "dgxh100": (2, 2)}
+    short = run_mpigen("plan", "profiles", "--context", export_copy(tmp_path / "short", fewer("dgx-1.yaml")),
+                       "--strict", cwd=project)
+    assert short.returncode == 1
+    assert "    live nodes: 1 of the 2 claimed (its selector (node.kubernetes.io/instance-type=dgx-1, " \
+           "nvidia.com/gpu.product=Tesla-V100-SXM2-16GB) picks 1: dgx1-01); the plan counts the live ones" in short.stdout
+    assert "train-dgx1 can never run: its 2 workers fit the 2 nodes pool 'dgx1' claims, but not the 1 live node(s)" \
+        in short.stdout
+    assert "4 job(s): 3 start at once, 0 wait, 1 can never run" in short.stdout
