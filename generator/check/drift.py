@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from mpigen.check.chart_profiles import ChartProfiles
 from mpigen.check.rules.reading import path_of
 from mpigen.inventory import LiveNode, untolerated
-from mpigen.inventory.pools import extended_ask, keeping_out, picked, short_of, workers_held
+from mpigen.inventory.pools import extended_ask, keeping_out, picked, selector_text, workers_held
 from mpigen.manifests.node_placement import tolerations
 from mpigen.model import Cluster, Job, NodePool, Taint
 from mpigen.objects import chartfiles
@@ -129,7 +129,7 @@ class _PoolJudge:
         others = {node.name for name, taken in self.picks.items() if name != pool.name for node in taken}
         candidates = [node for node in self.nodes if node.name not in others]
         label = keeping_out(selector, candidates)
-        picks = f"its selector ({_labels(selector)}) picks {len(chosen)} of the {pool.nodes} nodes it claims"
+        picks = f"its selector ({selector_text(selector)}) picks {len(chosen)} of the {pool.nodes} nodes it claims"
         if label is None:
             keys = self._pool_keys(index, "nodes")
             self.found.add(self.document.location(*keys), keys, (
@@ -147,7 +147,7 @@ class _PoolJudge:
             products = sorted({node.labels[key] for node in lacking})
             self._gpu_model(pool, f"hardware '{pool.hardware.name}' says its GPU is {value}, but the nodes report "
                             f"{', '.join(products)} ({key}), so the selector of pool '{pool.name}' "
-                            f"({_labels(selector)}) picks {len(chosen)} of its {pool.nodes} nodes", lacking, users)
+                            f"({selector_text(selector)}) picks {len(chosen)} of its {pool.nodes} nodes", lacking, users)
             return
         document, keys = ((self.document, self._pool_keys(index, "nodeLabels", key))
                           if key in dict(pool.node_labels) else
@@ -216,23 +216,27 @@ class _PoolJudge:
                 + "; set the rail's `resourceName` to what the device plugin advertises"), without, users)
 
     def _fit(self, index: int, job: Job, chosen: tuple[LiveNode, ...]) -> None:
-        """The workers fit the pool's nodes in the amounts they ask (one worker's ask within one node)."""
+        """The workers fit the pool's nodes in the amounts they ask (one worker's ask within one node). Where a rail's
+        devices are what runs short, the profile's count of them (`network.numVfs`) is what is not true; else the
+        pool's `nodes`."""
         ask = extended_ask(job)
         given = tolerations((job.pool,))
-        held = sum(workers_held(node, ask, given, job.workers_per_node) for node in chosen)
-        if held >= job.worker_count:
+        holds = {node.name: workers_held(node, ask, given, job.workers_per_node) for node in chosen}
+        if sum(holds.values()) >= job.worker_count:
             return
-        short = [f"{node.name}: {', '.join(short_of(node, ask))}" for node in chosen if short_of(node, ask)]
-        keys = self._pool_keys(index, "nodes")
+        limits = {node.name: min((resource for resource, amount in ask.items() if amount > 0),
+                                 key=lambda resource: (node.offers(resource) or 0) // ask[resource], default="")
+                  for node in chosen if holds[node.name] < job.workers_per_node}
+        offered = [f"{node.name} holds {holds[node.name]} ({node.offers(limits[node.name]) or 0} {limits[node.name]})"
+                   for node in chosen if node.name in limits]
+        rails = {rail.resource for rail in self.cluster.rails}
+        keys = (("network", "numVfs") if limits and set(limits.values()) <= rails
+                else self._pool_keys(index, "nodes"))
         self.found.add(self.document.location(*keys), keys, (
-            f"job '{job.name}' runs {job.worker_count} workers on pool '{job.pool.name}', each asking "
-            f"{_labels({k: str(v) for k, v in ask.items()})}, but its nodes hold {held}"
-            + (f" ({names_text(short)})" if short else "") + "; the workers never all schedule"), chosen, [job.name])
-
-
-def _labels(labels: dict[str, str]) -> str:
-    return ", ".join(f"{key}={value}" for key, value in sorted(labels.items())) or "no labels"
-
+            f"job '{job.name}' runs {job.worker_count} workers on pool '{job.pool.name}', "
+            f"{job.workers_per_node} a node, each asking {selector_text({k: str(v) for k, v in ask.items()})}, but "
+            f"its nodes hold {sum(holds.values())}" + (f": {names_text(offered)}" if offered else "")
+            + "; the workers never all schedule"), chosen, [job.name])
 
 def _taint(taint: Taint) -> str:
     return f"{taint.key}={taint.value}:{taint.effect}" if taint.value else f"{taint.key}:{taint.effect}"

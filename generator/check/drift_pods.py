@@ -12,7 +12,7 @@ from mpigen.check.drift import RULE_DRIFT
 from mpigen.check.rules.pods import PodTemplate, is_extended_resource, pod_requests, pod_templates
 from mpigen.check.rules.reading import as_dict, as_int, path_of
 from mpigen.inventory import LiveNode, untolerated
-from mpigen.inventory.pools import affinity_selects, picked, workers_held
+from mpigen.inventory.pools import affinity_selects, picked, selector_text, workers_held
 from mpigen.readback.findings import Finding, RenderedObject, finding
 from mpigen.support.diagnostics import names_text
 from mpigen.vocabulary.multus import NAD_KIND, RESOURCE_NAME_ANNOTATION
@@ -40,7 +40,7 @@ def _judge_template(template: PodTemplate, nodes: list[LiveNode], reported: set[
     chosen = [node for node in picked(selector, nodes) if affinity_selects(affinity, node.labels)]
     if not chosen:
         return [finding(document, path_of((*template.path, "spec", "nodeSelector" if selector else "affinity")),
-                        f"no live node matches the pod's nodeSelector ({_pairs(selector)})"
+                        f"no live node matches the pod's nodeSelector ({selector_text(selector)})"
                         + (" and required node affinity" if affinity else "") + "; its pods never schedule",
                         RULE_DRIFT)]
     raw = spec.get("tolerations")
@@ -66,7 +66,7 @@ def _judge_template(template: PodTemplate, nodes: list[LiveNode], reported: set[
     held = sum(workers_held(node, asks, given, replicas) for node in open_nodes)
     if not findings and held < replicas:
         findings.append(finding(document, path_of(template.path), (
-            f"{replicas} pods asking {_pairs({k: str(v) for k, v in asks.items()})} fit {held} at once on the live "
+            f"{replicas} pods asking {selector_text({k: str(v) for k, v in asks.items()})} fit {held} at once on the live "
             f"nodes they may run on ({names_text([n.name for n in open_nodes])})"), RULE_DRIFT))
     return findings
 
@@ -102,7 +102,3 @@ def judge_nads(documents: Iterable[RenderedObject], nodes_of: NodesOf, reported:
                 f"the network needs {resource}, which no live node advertises; pods attaching it stay Pending"),
                 RULE_DRIFT))
     return findings
-
-
-def _pairs(labels: dict[str, str]) -> str:
-    return ", ".join(f"{key}={value}" for key, value in sorted(labels.items())) or "none"

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mpigen.inventory import LiveNode, untolerated
-from mpigen.inventory.pools import extended_ask, picked, short_of
+from mpigen.inventory.pools import extended_ask, picked, selector_text, short_of
 from mpigen.manifests.node_placement import tolerations
 from mpigen.model import Cluster, Job, NodePool
 from mpigen.support.diagnostics import names_text
@@ -41,7 +41,7 @@ def _live_pool(pool: NodePool, jobs: list[Job], nodes: Sequence[LiveNode]) -> Li
     count = len(open_nodes) - len(lacking)
     if count == pool.nodes:
         return LivePool(count)
-    why = [f"its selector ({', '.join(f'{k}={v}' for k, v in pool.node_selector) or 'none'}) picks {len(chosen)}"
+    why = [f"its selector ({selector_text(dict(pool.node_selector))}) picks {len(chosen)}"
            + (f": {names_text([n.name for n in chosen])}" if chosen else "")]
     if tainted:
         why.append(f"{names_text(tainted)} carry taints the pool does not declare")

@@ -32,6 +32,11 @@ def picked(selector: Mapping[str, str], nodes: Iterable[LiveNode]) -> tuple[Live
     return tuple(node for node in nodes if selects(selector, node.labels))
 
 
+def selector_text(selector: Mapping[str, str]) -> str:
+    """`key=value, ...` in key order, as messages name a selector."""
+    return ", ".join(f"{key}={value}" for key, value in sorted(selector.items())) or "no labels"
+
+
 def keeping_out(selector: Mapping[str, str], nodes: Iterable[LiveNode]) -> tuple[str, str] | None:
     """The one label of a selector that keeps nodes out of the pool, where one does: the label no node carries when
     the selector picks none, or the one a node the selector leaves out lacks while it carries every other label of

@@ -31,15 +31,20 @@ INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 PRODUCT = "nvidia.com/gpu.product"
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The fleet's profiles and the charts they compile to, side by side as in a repository."""
-    root = tmp_path_factory.mktemp("drift")
+def compiled(root: Path, edit: Callable[[Path], None] | None = None) -> Path:
+    """The fleet's profiles (`edit`ed) and the charts they compile to, side by side as in a repository."""
     shutil.copytree(FLEET, root / "profiles")
+    if edit is not None:
+        edit(root / "profiles")
     result = compile_profiles([root / "profiles"])
     assert result.ok, [d.format() for d in result.diagnostics]
     write_tree(root / "charts", output_files(result.charts))
     return root
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return compiled(tmp_path_factory.mktemp("drift"))
 
 
 @pytest.fixture
@@ -225,3 +230,34 @@ def test_plan_counts_the_live_nodes_and_a_job_they_cannot_hold_does_not_start(pr
     assert "train-dgx1 can never run: its 2 workers fit the 2 nodes pool 'dgx1' claims, but not the 1 live node(s)" \
         in short.stdout
     assert "4 job(s): 3 start at once, 0 wait, 1 can never run" in short.stdout
+
+
+def test_workers_sharing_a_node_need_the_devices_the_profile_counts(tmp_path: Path) -> None:
+    """Two workers of 4 GPUs a DGX-1 node each take a VF of every rail; nodes that advertise one VF of rail0 hold one
+    worker each, so the cluster's `numVfs` (8) is what is not true."""
+    def packed(profiles: Path) -> None:
+        job = profiles / "jobs" / "train-dgx1.yaml"
+        job.write_text(job.read_text(encoding="utf-8").replace("totalGpus: 16\n", "totalGpus: 16\ngpusPerWorker: 4\n"
+                                                               "workerSpread: pack\n").replace('cpu: "16"', 'cpu: "8"'),
+                       encoding="utf-8")
+
+    def one_vf(nodes: list[dict[str, Any]], _: dict[str, Any]) -> None:
+        for node in nodes:
+            for counted in ("allocatable", "capacity"):
+                node["status"][counted]["nvidia.com/rdma_rail0"] = "1"
+
+    root = compiled(tmp_path / "packed", packed)
+    with current_folder(root):
+        report = check(export_copy(tmp_path / "export", _edit_nodes("dgx-1.yaml", one_vf)))
+    [found] = report.findings
+    assert (found.source, found.line, found.path) == (*place(SRIOV, "network:", "numVfs:")[:2], ".network.numVfs")
+    assert "runs 4 workers on pool 'dgx1', 2 a node" in found.message
+    assert "its nodes hold 2: dgx1-01 holds 1 (1 nvidia.com/rdma_rail0)" in found.message
+
+
+def test_plan_refuses_an_export_it_cannot_read(project: Path, tmp_path: Path) -> None:
+    (tmp_path / "export.yaml").write_text("kind: List\nitems: [\n", encoding="utf-8")
+    refused = run_mpigen("plan", "profiles", "--context", tmp_path / "export.yaml", cwd=project)
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr.startswith(f"error: {tmp_path / 'export.yaml'}: document 1: not valid YAML")
+    assert "Traceback" not in refused.stderr
