@@ -18,6 +18,7 @@ from mpigen.check.chart_profiles import ChartProfiles
 from mpigen.check.rules.reading import path_of
 from mpigen.inventory import LiveNode, untolerated
 from mpigen.inventory.pools import extended_ask, keeping_out, picked, selector_text, workers_held
+from mpigen.load import ProfileFile
 from mpigen.manifests.node_placement import tolerations
 from mpigen.model import Cluster, Job, NodePool, Taint
 from mpigen.objects import chartfiles
@@ -84,6 +85,8 @@ def judge_fleet(profiles: ChartProfiles, nodes_of: dict[str, list[LiveNode]], fo
 
 
 class _PoolJudge:
+    """One cluster's pools against its live nodes; `picks`: the nodes each pool's selector picks."""
+
     def __init__(self, profiles: ChartProfiles, cluster: Cluster, nodes: list[LiveNode], found: DriftFindings) -> None:
         self.profiles = profiles
         self.cluster = cluster
@@ -116,8 +119,9 @@ class _PoolJudge:
     def _pool_keys(self, index: int, *keys: str | int) -> tuple[str | int, ...]:
         return ("nodePools", index, *keys)
 
-    def _hardware(self, pool: NodePool) -> tuple[str, ...]:
-        return ("Hardware", pool.hardware.name)
+    def _hardware(self, pool: NodePool) -> ProfileFile:
+        """The pool's hardware profile (a built-in one with its `extends` applied: it points where a fact was written)."""
+        return self.profiles.document("Hardware", pool.hardware.name)
 
     def _nodes(self, index: int, pool: NodePool, users: list[str]) -> None:
         """The selector picks fewer nodes than the pool claims: one label keeps them out (a missing label, or
@@ -151,7 +155,7 @@ class _PoolJudge:
             return
         document, keys = ((self.document, self._pool_keys(index, "nodeLabels", key))
                           if key in dict(pool.node_labels) else
-                          (self.profiles.document(*self._hardware(pool)), ("nodeLabels", key)))
+                          (self._hardware(pool), ("nodeLabels", key)))
         carried = (f"nodes {names_text([node.name for node in lacking])} carry every other label of it but "
                    + (f"not {key}" if unlabelled else f"{key}={', '.join(sorted({n.labels[key] for n in lacking}))}")
                    if lacking else "no node carries it")
@@ -161,7 +165,7 @@ class _PoolJudge:
 
     def _gpu_model(self, pool: NodePool, message: str, nodes: Sequence[LiveNode], users: list[str]) -> None:
         keys = ("gpu", "model")
-        self.found.add(self.profiles.document(*self._hardware(pool)).location(*keys), keys,
+        self.found.add(self._hardware(pool).location(*keys), keys,
                        f"{message}; set `gpu.model` (and the nodeLabels that select it) to what the nodes report",
                        nodes, users)
 
@@ -181,7 +185,7 @@ class _PoolJudge:
             keys = ("gpu", "count")
             seen = sorted({f"{node.labels.get(GPU_COUNT_LABEL, '?')} ({GPU_COUNT_LABEL}), {node.offers(gpu.resource) or 0} "
                            f"{gpu.resource} allocatable" for node in counted})
-            self.found.add(self.profiles.document(*self._hardware(pool)).location(*keys), keys, (
+            self.found.add(self._hardware(pool).location(*keys), keys, (
                 f"hardware '{pool.hardware.name}' says {gpu.count} GPUs a node, but nodes of pool '{pool.name}' have "
                 f"{'; '.join(seen)}; set `gpu.count` to what the nodes have"), counted, users)
 

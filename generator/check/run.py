@@ -346,8 +346,14 @@ def _drift(targets: Targets, context: CheckContext, node_documents: list[Rendere
     covered = {chart.display for profiles in found.fleets for chart in profiles.charts}
     reported = {resource for _, resource in drift.resources}
 
+    known: dict[str, list[LiveNode]] = {}
+
     def nodes_of(document: RenderedObject) -> list[LiveNode]:
-        return live_nodes((d.obj, d.source) for d in context.seen_by(document, node_documents))
+        """The nodes a document's cluster sees, read once per cluster (seen_by depends on the cluster only)."""
+        cluster = context.cluster_of(document)
+        if cluster not in known:
+            known[cluster] = live_nodes((d.obj, d.source) for d in context.seen_by(document, node_documents))
+        return known[cluster]
 
     judged = [d for d in report.documents if d.chart not in covered or not d.chart]
     findings = drift.findings() + judge_pods(judged, nodes_of, reported)

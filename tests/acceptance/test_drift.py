@@ -108,6 +108,15 @@ def tainted(file: str) -> Callable[[Path], None]:
     return _edit_nodes(file, edit)
 
 
+def failed_gpu(file: str) -> Callable[[Path], None]:
+    """A GPU of one node failed: the device plugin advertises one fewer, and GFD counts one fewer."""
+    def edit(nodes: list[dict[str, Any]], _: dict[str, Any]) -> None:
+        nodes[0]["metadata"]["labels"]["nvidia.com/gpu.count"] = "7"
+        for counted in ("allocatable", "capacity"):
+            nodes[0]["status"][counted]["nvidia.com/gpu"] = "7"
+    return _edit_nodes(file, edit)
+
+
 def place(profile: str, anchor: str, key: str | None) -> tuple[str, int, int]:
     """Where a profile fact is written: the value of the first `key` at or after the line holding `anchor` (None:
     the anchor's list item itself, where the fact is not written)."""
@@ -127,6 +136,7 @@ SEEDS = {
     "dgx-1 fewer nodes": (fewer("dgx-1.yaml"), place(SRIOV, "name: dgx1", "nodes:")),
     "dgx-1 other GPU": (other_product("dgx-1.yaml", "Tesla-V100-SXM2-32GB"), place("hardware/dgx-1.yaml", "gpu:", "model:")),
     "dgx-1 new taint": (tainted("dgx-1.yaml"), place(SRIOV, "name: dgx1", "taints:")),
+    "dgx-1 failed GPU": (failed_gpu("dgx-1.yaml"), place("hardware/dgx-1.yaml", "gpu:", "count:")),
     "dgx-a100 renamed resource": (renamed("hdr_rail0", "mlx5_hdr0"), place(SRIOV, "name: hdr0", "resourceName:")),
     "dgx-a100 missing label": (unlabelled("dgx-a100.yaml"), place(SRIOV, "name: dgxa100", f"{INSTANCE_TYPE}:")),
     "dgx-a100 fewer nodes": (fewer("dgx-a100.yaml"), place(SRIOV, "name: dgxa100", "nodes:")),
