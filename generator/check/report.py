@@ -100,6 +100,7 @@ RULE_DESCRIPTIONS = {
     "mpi-operator": "The MPIJob passes mpi-operator's own validation (in the words of its ValidationError event).",
     "network": "Each network a pod attaches exists as a NetworkAttachmentDefinition it can use.",
     "capacity": "The extended resources a worker requests fit one node of its pool.",
+    "drift": "The profiles (or the pods) agree with the live nodes given with --context.",
     "resources": "Extended resources are whole numbers, with a limit, and requests equal to it.",
     "names": "Names, namespaces, labels and container names are what the API server takes, and nothing beside a job "
              "takes a name its controller creates for it.",

@@ -10,10 +10,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from mpigen.check.chart_profiles import chart_profiles
+from mpigen.check.drift import DriftFindings, judge_fleet
+from mpigen.check.drift_pods import judge_nads, judge_pods
 from mpigen.check.helm import HelmRefused, choose_helm, helm_lint, helm_template
 from mpigen.check.report import CheckReport, WorkloadSecurity
 from mpigen.check.rules import run_rules, workload_pod_security
 from mpigen.check.schemas import SchemaSet, bundled_kube_versions, select_kube_version
+from mpigen.inventory import LiveNode
+from mpigen.inventory.nodes import NODE_KIND
+from mpigen.inventory.pools import live_nodes
 from mpigen.model import EVERYTHING, Selection
 from mpigen.objects import chartfiles
 from mpigen.readback.discover import ChartInfo, Targets, chart_name_findings, chosen_targets, discover, manifest_files
@@ -152,6 +158,12 @@ def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
         context = _rule_context(targets, unselected, options, renderer, versions.newest, report)
         report.findings += run_rules(report.documents, context)
         ruling.count = len(report.findings)
+    node_documents = [d for d in (*context.extra, *report.documents) if d.kind == NODE_KIND]
+    if node_documents:  # the context says what the nodes are: the profiles and pods are judged against them
+        with stage(options.progress, "drift", "finding(s)") as drifting:
+            drift = _drift(targets, context, node_documents, report)
+            report.findings += drift
+            drifting.count = len(drift)
     _list_pod_security(report)
     report.places = place_findings(report.findings, report.files)
     return report
@@ -317,6 +329,35 @@ def _rule_context(targets: Targets, unselected: _Unselected, options: CheckOptio
     job_charts = frozenset(chart.display for chart in charts if chart.is_job_chart)
     return CheckContext(extra=tuple(extra), node_shapes=node_shapes, chart_clusters=clusters,
                         manifest_clusters=manifests, job_charts=job_charts)
+
+
+def _drift(targets: Targets, context: CheckContext, node_documents: list[RenderedObject],
+           report: CheckReport) -> list[Finding]:
+    """The profiles of the compiled charts judged against the live nodes of their cluster, then the pods and NADs no
+    profile describes (generator/check/drift.py, drift_pods.py)."""
+    found = chart_profiles(targets.charts)
+    report.notes += found.notes
+    drift = DriftFindings()
+    for profiles in found.fleets:
+        of_cluster = {cluster.name: live_nodes((d.obj, d.source) for d in node_documents
+                                               if context.cluster_of(d) in ("", cluster.name))
+                      for cluster in profiles.fleet.clusters}
+        judge_fleet(profiles, {name: nodes for name, nodes in of_cluster.items() if nodes}, drift)
+    covered = {chart.display for profiles in found.fleets for chart in profiles.charts}
+    reported = {resource for _, resource in drift.resources}
+
+    known: dict[str, list[LiveNode]] = {}
+
+    def nodes_of(document: RenderedObject) -> list[LiveNode]:
+        """The nodes a document's cluster sees, read once per cluster (seen_by depends on the cluster only)."""
+        cluster = context.cluster_of(document)
+        if cluster not in known:
+            known[cluster] = live_nodes((d.obj, d.source) for d in context.seen_by(document, node_documents))
+        return known[cluster]
+
+    judged = [d for d in report.documents if d.chart not in covered or not d.chart]
+    findings = drift.findings() + judge_pods(judged, nodes_of, reported)
+    return findings + judge_nads([*judged, *(d for d in context.extra if not d.chart)], nodes_of, reported)
 
 
 def _grouped(path: str, groups: tuple[tuple[str, Path], ...]) -> str:

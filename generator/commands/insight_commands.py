@@ -48,21 +48,25 @@ if TYPE_CHECKING:
 @click.option("--charts", "charts", type=click.Path(path_type=Path, file_okay=False),
               help="The charts folder whose job charts say what each run is called (where it exists): the names "
               "`mpigen render` keeps (default: the folder render writes).")
+@click.option("--context", "context", multiple=True, type=click.Path(path_type=Path, exists=True), metavar="PATH",
+              help="Objects exported from the cluster (`kubectl get nodes -o yaml`; a file or folder, repeatable): "
+              "each pool's capacity is counted on the live nodes its selector picks that hold its workers, not on "
+              "the `nodes` its profile claims.")
 @filter_options
 @click.option("--pool", "pools", multiple=True, metavar="NAME", shell_complete=complete_pools,
               help="Only this node pool (repeat for more; with --cluster, of those clusters).")
 @verbosity_options
 @click.pass_context
 def plan(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool, html: str | None,
-         svg: str | None, charts: Path | None, clusters: tuple[str, ...], jobs: tuple[str, ...],
-         pools: tuple[str, ...]) -> None:
+         svg: str | None, charts: Path | None, context: tuple[Path, ...], clusters: tuple[str, ...],
+         jobs: tuple[str, ...], pools: tuple[str, ...]) -> None:
     """Capacity and fit per cluster and pool: what the nodes offer, what the jobs ask, who waits for whom.
 
     Reads the profiles only (PATHS: the repository config's profiles, else profiles/). A job that can never run
     where it is (more than its pool or queue can ever hold) is reported with its file:line instead of stopping the
     plan; --strict makes that exit 1. --cluster keeps those clusters, --pool those pools; --job the pools those jobs
     run in, each whole (who waits for whom there depends on every job of it); a picture draws the clusters kept,
-    whole."""
+    whole. With --context, the nodes exported from the cluster are counted instead of the profiles' claims."""
     paths = profiles_of(ctx, paths)
     output, strict = setting(ctx, "output", output), setting(ctx, "strict", strict)
     pictures = [(target, page) for target, page in ((html, "html"), (svg, "svg")) if target is not None]
@@ -87,7 +91,14 @@ def plan(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool,
                    [*((j.name, j.cluster.name) for j in result.fleet.jobs), *unfit])
     _refuse_unknown_pools(pools, [(p.name, c.name) for c in result.fleet.clusters for p in c.pools], selection)
     continuity_notes(result)
-    fleet_plan = drawn_plan = plan_fleet(result.fleet, result.documents, result.unfit)
+    nodes = None
+    if context:
+        from mpigen.inventory.exports import exported_nodes
+
+        nodes, problems = exported_nodes(list(context))
+        if problems:
+            exit_with_error(f"{problems[0].format()}; --context takes objects as `kubectl get -o yaml` exports them")
+    fleet_plan = drawn_plan = plan_fleet(result.fleet, result.documents, result.unfit, nodes)
     if not selection.everything or pools:
         fleet_plan = narrowed(fleet_plan, selection, frozenset(pools))
         kept = frozenset(cluster.name for cluster in fleet_plan.clusters)

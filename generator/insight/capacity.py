@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from mpigen.inventory.pools import extended_ask
 from mpigen.manifests.node_placement import launcher_pool
-from mpigen.model import Cluster, Job, NodePool, Queue, Scheduler, admission, stated
-from mpigen.providers import pod_network
+from mpigen.model import Cluster, Job, NodePool, Queue, Scheduler, admission
 from mpigen.vocabulary.kubernetes import exact
 
 
@@ -56,9 +56,7 @@ def _cpu_memory(cpu: str | None, memory: str | None) -> tuple[tuple[str, Decimal
 def worker_ask(job: Job) -> Amounts:
     """What one worker pod asks of its node: its container's CPU, memory, GPUs and rail devices."""
     items = list(_cpu_memory(job.resources.cpu, job.resources.memory))
-    if job.uses_gpus:
-        items.append((stated(job.pool.hardware.gpu).resource, Decimal(job.gpus_per_worker)))
-    items += [(resource, Decimal(count)) for resource, count in pod_network(job, job.name).limits]
+    items += [(resource, Decimal(count)) for resource, count in extended_ask(job).items()]
     return Amounts(tuple(items))
 
 
@@ -193,9 +191,10 @@ def _less(free: dict[str, Decimal], ask: tuple[tuple[str, Decimal], ...], worker
     return left
 
 
-def nodes_needed(job: Job) -> int:
-    """Nodes the job's workers take when it has the pool to itself; 0 where they never fit."""
-    placed = _Nodes.of(job.pool).place(job)
+def nodes_needed(job: Job, pool: NodePool | None = None) -> int:
+    """Nodes the job's workers take when it has the pool (or `pool`: its live nodes) to itself; 0 where they never
+    fit."""
+    placed = _Nodes.of(pool or job.pool).place(job)
     return len(set(placed)) if placed else 0
 
 

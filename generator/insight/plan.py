@@ -5,11 +5,14 @@ GPU-hours. Result objects only; the reports (text, JSON, the picture) are writte
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from mpigen.insight import bounds, capacity
 from mpigen.insight.bounds import names_text
+from mpigen.insight.live import LivePool, live_pools
+from mpigen.inventory import LiveNode
 from mpigen.load import ProfileFile
 from mpigen.model import Cluster, Fleet, Job, NodePool, Queue, Scheduler, Selection, admission
 from mpigen.providers import PROVIDERS
@@ -65,6 +68,10 @@ class PoolPlan:
     """What every job of the pool that can run asks together, whether or not they fit at once."""
     jobs: tuple[JobPlan, ...]
     """In the order the scheduler admits them, then those that can never run."""
+    live_nodes: int | None = None
+    """`plan --context`: the live nodes that hold the pool's workers (the plan is counted on them); None: not given."""
+    live_reason: str = ""
+    """Where `live_nodes` is not `nodes`: why."""
 
     @property
     def all_at_once(self) -> bool:
@@ -119,15 +126,18 @@ class FleetPlan:
 
 
 def plan_fleet(fleet: Fleet, documents: list[ProfileFile],
-               unfit: list[tuple[ProfileFile, list[Diagnostic]]] | None = None) -> FleetPlan:
+               unfit: list[tuple[ProfileFile, list[Diagnostic]]] | None = None,
+               nodes: Sequence[LiveNode] | None = None) -> FleetPlan:
     """`documents`: the profiles the fleet came from (for each job's line and each cluster's path); `unfit`: jobs
-    validation found can never run, with why."""
+    validation found can never run, with why; `nodes`: the live nodes (`--context`), counted instead of the pools'
+    `nodes` (insight/live.py)."""
     by_source = {document.source: document for document in documents}
     unfit_by_pool: dict[tuple[str, str], list[JobPlan]] = {}
     for document, problems in unfit or []:
         job = _unfit_job(document, problems)
         unfit_by_pool.setdefault((job.cluster, job.pool), []).append(job)
-    return FleetPlan(tuple(_cluster_plan(cluster, fleet.jobs_of(cluster), by_source, unfit_by_pool)
+    return FleetPlan(tuple(_cluster_plan(cluster, fleet.jobs_of(cluster), by_source, unfit_by_pool,
+                                         None if nodes is None else live_pools(cluster, fleet.jobs_of(cluster), nodes))
                            for cluster in fleet.clusters))
 
 
@@ -139,8 +149,10 @@ def _unfit_job(document: ProfileFile, problems: list[Diagnostic]) -> JobPlan:
 
 
 def _cluster_plan(cluster: Cluster, jobs: tuple[Job, ...], by_source: dict[str, ProfileFile],
-                  unfit: dict[tuple[str, str], list[JobPlan]]) -> ClusterPlan:
-    packing = capacity.pack(cluster, jobs)
+                  unfit: dict[tuple[str, str], list[JobPlan]], live: dict[str, LivePool] | None = None) -> ClusterPlan:
+    counted = cluster if live is None else replace(
+        cluster, pools=tuple(replace(pool, nodes=live[pool.name].nodes) for pool in cluster.pools))
+    packing = capacity.pack(counted, jobs)
     order = capacity.admission_order(jobs)
     running = {job.name: nodes for job, nodes in packing.running}
     waiting = {w.job.name: w for w in packing.waiting}
@@ -157,6 +169,13 @@ def _cluster_plan(cluster: Cluster, jobs: tuple[Job, ...], by_source: dict[str, 
                 f"its {job.worker_count} workers do not fit pool '{job.pool.name}' even with every node free "
                 f"(each asks {amounts_text(capacity.worker_ask(job).texts())}; a node offers "
                 f"{amounts_text(capacity.node_offer(job.pool).texts())})"))
+            continue
+        if live is not None and not capacity.nodes_needed(job, counted.pool(job.pool.name)):
+            held = live[job.pool.name]
+            planned[job.name] = _job_plan(job, document, alone, NEVER, reason=(
+                f"its {job.worker_count} workers fit the {job.pool.nodes} nodes pool '{job.pool.name}' claims, but "
+                f"not the {held.nodes} live node(s) that hold them ({held.reason}); nothing starts it until the nodes "
+                "are there"))
             continue
         queues = waiting[job.name].queues
         if not queues:
@@ -178,7 +197,7 @@ def _cluster_plan(cluster: Cluster, jobs: tuple[Job, ...], by_source: dict[str, 
             can_run.setdefault(job.pool.name, []).append(job)
             by_queue.setdefault(job.scheduling.queue, []).append(job)
     pools = tuple(_pool_plan(pool, in_order.get(pool.name, []), can_run.get(pool.name, []),
-                             unfit.get((cluster.name, pool.name), []))
+                             unfit.get((cluster.name, pool.name), []), None if live is None else live[pool.name])
                   for pool in cluster.pools)
     return ClusterPlan(name=cluster.name, path=by_source[cluster.source].path,
                        scheduler=cluster.scheduling.scheduler.value, provider=cluster.network.provider.value,
@@ -228,13 +247,15 @@ def amounts_text(items: tuple[tuple[str, str], ...]) -> str:
     return ", ".join(f"{amount} {name}" for name, amount in items) or "nothing"
 
 
-def _pool_plan(pool: NodePool, planned: list[JobPlan], jobs: list[Job], unfit: list[JobPlan]) -> PoolPlan:
+def _pool_plan(pool: NodePool, planned: list[JobPlan], jobs: list[Job], unfit: list[JobPlan],
+               live: LivePool | None) -> PoolPlan:
     asked = capacity.NOTHING
     for job in jobs:
         asked = asked.plus(capacity.job_demand(job))
     return PoolPlan(name=pool.name, hardware=pool.hardware.name, nodes=pool.nodes,
                     per_node=capacity.node_offer(pool).texts(), asked_at_once=asked.texts(),
-                    jobs=tuple(planned) + tuple(sorted(unfit, key=lambda j: j.name)))
+                    jobs=tuple(planned) + tuple(sorted(unfit, key=lambda j: j.name)),
+                    live_nodes=None if live is None else live.nodes, live_reason="" if live is None else live.reason)
 
 
 def _job_plan(job: Job, document: ProfileFile, alone: int, state: str, waits_for: tuple[str, ...] = (),

@@ -63,8 +63,11 @@ def _hours(job: JobPlan) -> str:
 
 def _pool_lines(pool: PoolPlan) -> list[str]:
     fit = "" if not pool.jobs else " (they fit together)" if pool.all_at_once else " (they do not fit together)"
-    lines = [f"  pool {pool.name}: {pool.nodes} x {pool.hardware}",
-             f"    each node offers: {amounts_text(pool.per_node)}",
+    lines = [f"  pool {pool.name}: {pool.nodes} x {pool.hardware}"]
+    if pool.live_nodes is not None and pool.live_nodes != pool.nodes:
+        lines.append(f"    live nodes: {pool.live_nodes} of the {pool.nodes} claimed ({one_line(pool.live_reason)}); "
+                     "the plan counts the live ones")
+    lines += [f"    each node offers: {amounts_text(pool.per_node)}",
              f"    all its jobs at once ask: {amounts_text(pool.asked_at_once)}{fit}"]
     if not pool.jobs:
         return [*lines, "    no jobs"]

@@ -54,10 +54,19 @@ class Finding:
     message: str
     rule: str
     severity: Severity = Severity.ERROR
+    line: int = 0
+    """Where in `source` the finding is, when the rule knows it (a profile fact `check --context` finds untrue: the
+    profile is not a rendered file, so `readback.lines` cannot find its place); 0: placed from `object` and `path`."""
+    column: int = 0
+
+    @property
+    def file(self) -> str:
+        """`source`, with `:line:column` where the finding knows its place."""
+        return f"{self.source}:{self.line}:{self.column}" if self.line else self.source
 
     def format(self) -> str:
         """One line, whatever the file names, object names and values quoted in it hold (`one_line`)."""
-        where = ": ".join(part for part in (self.source, self.object, self.path) if part)
+        where = ": ".join(part for part in (self.file, self.object, self.path) if part)
         level = "" if self.severity is Severity.ERROR else f"{self.severity.value}: "
         return one_line(f"{where}: {level}{self.message}")
 

@@ -360,16 +360,18 @@ class _File:
 
 
 def place_findings(findings: Iterable[Finding], manifest_files: Iterable[str]) -> dict[Finding, Place]:
-    """Each finding's line and column (0: the line only) in its file, where it can be found: the object's document
-    (by kind and name; `document N` by number in a manifest file, whose text is what was read), then the field its
-    path names. Each file with findings is read once, within the manifest size limit, and each of its documents
-    with findings parsed once more."""
+    """Each finding's line and column (0: the line only) in its file, where it can be found: its own (`Finding.line`),
+    else the object's document (by kind and name; `document N` by number in a manifest file, whose text is what was
+    read), then the field its path names. Each file with findings is read once, within the manifest size limit, and
+    each of its documents with findings parsed once more."""
     manifests = set(manifest_files)
     asked: dict[str, list[Finding]] = {}
-    for finding in findings:
-        if finding.object and finding.object != "(file)":
-            asked.setdefault(finding.source, []).append(finding)
     places: dict[Finding, Place] = {}
+    for finding in findings:
+        if finding.line:
+            places[finding] = (finding.line, finding.column)
+        elif finding.object and finding.object != "(file)":
+            asked.setdefault(finding.source, []).append(finding)
     for source, found in asked.items():
         file = _read(source)
         if file is None:

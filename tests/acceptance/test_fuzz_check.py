@@ -34,7 +34,9 @@ screen), C0 and C1 controls, DEL, bidi controls, line separators, NUL, `\x01`, `
 U+FFFE/U+FFFF. Every format of the result must parse (JSON with `json`, JUnit with expat through ElementTree and
 minidom, SARIF as JSON valid against the SARIF 2.1.0 schema), the text and JUnit reports may hold none of those
 characters raw and the text report only its own line breaks, each finding's line and column must lie within its
-file, and a name no DNS grammar allows must be a `names` finding. CI runs 40 examples in process
+file, and a name no DNS grammar allows must be a `names` finding. Some of the objects are Nodes (hostile labels, taints and
+resources) and the pods ask for extended resources by hostile selectors and tolerations, so the drift rule
+(`check --context` against live nodes) quotes hostile node names, labels and resources too. CI runs 40 examples in process
 (mpigen.check.run_check and report.FORMATS) and 4 through the real command line; `make fuzz` runs
 MPIGEN_FUZZ_EXAMPLES / 4 and / 40. The same folders, as a cluster's GitOps bootstrap files under a cluster folder of
 hostile name, feed `mpigen diff`'s reader and reports (in process, as many examples): each file its own unit under
@@ -482,11 +484,25 @@ PLAIN_NAME = re.compile("[a-z0-9.-]+")
 hostile_text = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=3)), max_size=8).map("".join)
 
 
+def hostile_node(draw: st.DrawFn, metadata: dict[str, Any]) -> dict[str, Any]:
+    """A Node whose labels, taints and advertised resources hold hostile text: the drift rule quotes them."""
+    taints = [{"key": draw(hostile_text), "value": draw(hostile_text),
+               "effect": draw(st.sampled_from(["NoSchedule", "NoExecute", "PreferNoSchedule"]))}
+              for _ in range(draw(st.integers(0, 2)))]
+    offers = {**draw(st.dictionaries(hostile_text, st.sampled_from(["1", "8", "0"]), max_size=2)), "example.com/x": "1"}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": metadata, "spec": {"taints": taints},
+            "status": {"allocatable": offers, "capacity": offers}}
+
+
 @st.composite
 def hostile_objects(draw: st.DrawFn) -> dict[str, Any]:
-    """One object of a kind with a DNS name rule, with hostile text in every string the reports may quote."""
-    kind = draw(st.sampled_from(sorted(DNS_KINDS)))
+    """One object of a kind with a DNS name rule, or a Node, with hostile text in every string the reports may
+    quote."""
+    kind = draw(st.sampled_from([*sorted(DNS_KINDS), "Node"]))
     metadata: dict[str, Any] = {"name": draw(st.one_of(hostile_text, st.just("ok")))}
+    if kind == "Node":
+        metadata["labels"] = draw(st.dictionaries(hostile_text, hostile_text, max_size=2))
+        return hostile_node(draw, metadata)
     if kind != "Namespace":
         metadata["namespace"] = draw(st.one_of(hostile_text, st.just("ml")))
     metadata["labels"] = draw(st.dictionaries(hostile_text, hostile_text, max_size=2))
@@ -494,8 +510,13 @@ def hostile_objects(draw: st.DrawFn) -> dict[str, Any]:
     obj: dict[str, Any] = {"apiVersion": DNS_KINDS[kind], "kind": kind, "metadata": metadata}
     if kind in ("Pod", "Deployment"):
         containers = [{"name": draw(hostile_text), "image": "busybox:1.36",
-                       "securityContext": {"privileged": draw(st.booleans())}} for _ in range(draw(st.integers(1, 2)))]
-        pod = {"containers": containers}
+                       "securityContext": {"privileged": draw(st.booleans())},
+                       "resources": {"limits": draw(st.dictionaries(
+                           st.one_of(st.just("example.com/x"), hostile_text.map(lambda text: f"example.com/{text}")),
+                           st.sampled_from(["1", "2"]), max_size=1))}} for _ in range(draw(st.integers(1, 2)))]
+        pod: dict[str, Any] = {"containers": containers}
+        pod["nodeSelector"] = draw(st.dictionaries(hostile_text, hostile_text, max_size=1))
+        pod["tolerations"] = [{"key": draw(hostile_text), "operator": "Exists"} for _ in range(draw(st.integers(0, 1)))]
         obj["spec"] = pod if kind == "Pod" else {"selector": {"matchLabels": {"app": "x"}}, "template": {
             "metadata": {"labels": draw(st.dictionaries(hostile_text, hostile_text, max_size=1))}, "spec": pod}}
     elif kind in ("ConfigMap", "Secret"):
@@ -567,6 +588,7 @@ def test_every_report_parses_and_prints_no_control_character_of_its_input(tmp_pa
     assert len(text.splitlines()) == len(report.findings) + len(report.pod_security) + 1  # one line each, no more
     assert_names_judged(report)
     event(f"reports: {len(report.documents)} document(s) read of {len(files)}")
+    event(f"drift: {'some' if any(f.rule == 'drift' for f in report.findings) else 'no'} finding")
 
 
 @seed(SEED)

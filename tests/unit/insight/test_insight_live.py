@@ -1,0 +1,54 @@
+"""`plan --context`: each pool's nodes counted on the live ones that hold its workers, with why they differ from the
+profile's claim (the drift fleet of tests/fixtures/drift/ against the cluster fixtures)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mpigen.commands.pipeline import check_profiles
+from mpigen.insight.live import LivePool, live_pools
+from mpigen.inventory import LiveNode
+from mpigen.inventory.exports import exported_nodes
+from mpigen.model import Fleet
+from mpigen.model.cluster import Taint
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def fleet() -> Fleet:
+    result = check_profiles([FIXTURES / "drift" / "profiles"])
+    assert result.fleet is not None
+    return result.fleet
+
+
+@pytest.fixture(scope="module")
+def nodes() -> list[LiveNode]:
+    found, problems = exported_nodes([FIXTURES / "clusters"])
+    assert problems == []
+    return found
+
+
+def test_the_fixtures_hold_what_the_pools_claim(fleet: Fleet, nodes: list[LiveNode]) -> None:
+    for cluster in fleet.clusters:
+        assert live_pools(cluster, fleet.jobs_of(cluster), nodes) == {
+            pool.name: LivePool(pool.nodes) for pool in cluster.pools}
+
+
+def test_nodes_a_pool_cannot_use_are_not_counted_and_say_why(fleet: Fleet, nodes: list[LiveNode]) -> None:
+    maintenance = Taint("example.com/maintenance", "NoSchedule", "true")
+    changed = []
+    for node in nodes:
+        if node.name.startswith("dgxa100"):
+            node = LiveNode(node.name, node.labels, (*node.taints, maintenance), node.allocatable, node.capacity)
+        elif node.name == "dgx1-02":
+            node = LiveNode(node.name, node.labels, node.taints,
+                            {k: v for k, v in node.allocatable.items() if k != "nvidia.com/rdma_rail0"}, node.capacity)
+        changed.append(node)
+    [sriov] = [cluster for cluster in fleet.clusters if cluster.name == "fixture-sriov"]
+    live = live_pools(sriov, fleet.jobs_of(sriov), changed)
+    assert (live["dgxa100"].nodes, live["dgx1"].nodes, live["cpu"]) == (0, 1, LivePool(4))
+    assert live["dgxa100"].reason.endswith("dgxa100-01, dgxa100-02 carry taints the pool does not declare")
+    assert live["dgx1"].reason.endswith("dgx1-02 lacks nvidia.com/rdma_rail0 (asks 1, offers 0)")
