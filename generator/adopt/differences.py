@@ -122,12 +122,18 @@ def _gang(adopted: AdoptedJob, mpijob: dict[str, Any]) -> list[str]:
             return [f"spec.runPolicy.schedulingPolicy.minAvailable {given}: the cluster gangs no job through "
                     "mpi-operator, so mpigen writes no schedulingPolicy"]
         return []
-    if given == compiled:
-        return []
+    if given == compiled or (given is not None and not _kept(adopted, "scheduling", "minAvailable")):
+        return []  # the same, or said already where the profile was filled (a gang that can never form)
     before = f"minAvailable {given}" if given is not None else f"no minAvailable (mpi-operator counts {workers + 1}: " \
         "the workers and the launcher)"
     return [f"minAvailable (mpi-operator #608): the MPIJob has {before}; mpigen's gang is {compiled} under "
             f"{policy}" + (", where the launcher is created only once the workers run" if compiled == workers else "")]
+
+
+def _kept(adopted: AdoptedJob, key: str, inner: str) -> bool:
+    """Whether the profile has `key.inner`."""
+    return any(field.key == key and isinstance(field.value, tuple) and any(f.key == inner for f in field.value)
+               for field in adopted.fields)
 
 
 def _readiness(adopted: AdoptedJob, worker: dict[str, Any]) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from mpigen.adopt.mpijob_input import Container, HandWrittenJob, no_program, secret_in_command
 from mpigen.adopt.mpirun import MpirunLine, split_mpirun
+from mpigen.adopt.pods import metadata_fields, pod_notes, security_fields
 from mpigen.adopt.profile_text import Field
 from mpigen.model import BindTo, admission, defaults
 from mpigen.resolve.nccl import RAIL_FACTS
@@ -107,9 +108,12 @@ class _Adoption:
         self._env_field(env)
         self._volumes()
         self._resources(gpu_resource)
-        self._security()
+        self.fields += security_fields(w, self.notes)
         self._operator_fields()
-        self._pods()
+        self.fields += metadata_fields(w, self.notes)
+        pod_notes(w, self.notes)
+        if worker.command:
+            self.fields.append(Field("workerCommand", list(worker.command), worker.field("command") + " and args"))
         return AdoptedJob(w, self.line, self.fields, tuple(self.notes), (), {k: v for k, v in env.items() if
                           isinstance(v, str)} | left, left, gpus, slots or 1)
 
@@ -134,14 +138,17 @@ class _Adoption:
         openmpi = self.implementation == mpi_operator.OPENMPI
         kept = list(line.kept)
         placement: list[Field] = []
-        for flag, value, key, allowed in (("--bind-to", line.bind_to, "bindTo", [b.value for b in BindTo]),
-                                          ("--map-by", line.map_by, "mapBy", list(MAP_BY))):
+        for flag, value, key, allowed in ((line.bind_flag, line.bind_to, "bindTo", [b.value for b in BindTo]),
+                                          (line.map_flag, line.map_by, "mapBy", list(MAP_BY))):
             if value is None:
                 continue
             if openmpi and value in allowed and value != BindTo.GPU_NIC_SOCKET.value:
                 placement.append(Field(key, value, f"{where}: {flag} {value}"))
             else:
                 kept += [flag, value]
+                if openmpi:
+                    self.notes.append(f"mpirun {flag} {value}: no `placement.{key}` says it, so it stays in "
+                                      "mpirunArgs, after the placement flags mpigen writes (`mpigen explain` shows them)")
         if placement:
             self.fields.append(Field("placement", tuple(placement)))
         if line.hosts:
@@ -313,51 +320,6 @@ class _Adoption:
             if entries:
                 value = tuple(entries) if key == "resources" else (Field("resources", tuple(entries)),)
                 self.fields.append(Field(key, value))
-
-    def _security(self) -> None:
-        user = None
-        for role, pod, container in ((mpi_operator.WORKER, self.written.worker_pod, self.written.worker),
-                                     (mpi_operator.LAUNCHER, self.written.launcher_pod, self.written.launcher)):
-            context = {**(pod.get("securityContext") or {}), **(container.data.get("securityContext") or {})}
-            if role == mpi_operator.WORKER:
-                user = context.get("runAsUser")
-                if isinstance(user, int) and not isinstance(user, bool):
-                    self.fields.append(Field("runAsUser", user, container.field("securityContext", "runAsUser")))
-            elif context.get("runAsUser") != user:
-                self.notes.append(f"{container.field('securityContext', 'runAsUser')} ({context.get('runAsUser')}) is "
-                                  f"not the workers' ({user}): the profile's runAsUser is both's")
-            if context.get("privileged"):
-                self.notes.append(f"{container.field('securityContext', 'privileged')}: privileged is not granted: "
-                                  "mpigen gives RDMA workers IPC_LOCK alone; if the job truly needs it, write "
-                                  "`privileged: {reason: \"...\"}`")
-            added = (context.get("capabilities") or {}).get("add") or []
-            if added:
-                shown = ", ".join(map(str, added))
-                self.notes.append(f"{container.field('securityContext', 'capabilities', 'add')}: {shown} not granted: "
-                                  "mpigen adds IPC_LOCK to workers with RDMA rails, nothing else")
-
-    def _pods(self) -> None:
-        for role, pod, container in ((mpi_operator.LAUNCHER, self.written.launcher_pod, self.written.launcher),
-                                     (mpi_operator.WORKER, self.written.worker_pod, self.written.worker)):
-            at = f".spec.mpiReplicaSpecs.{role}.template.spec"
-            if container.others:
-                self.notes.append(f"{at}.containers: {', '.join(container.others)} (a sidecar) not kept: a profile "
-                                  "holds the MPI container only")
-            if pod.get("initContainers"):
-                shown = ", ".join(str(c.get("name", "?")) for c in pod["initContainers"] if isinstance(c, dict))
-                self.notes.append(f"{at}.initContainers: {shown} not kept: a profile has no init containers")
-            for key, what in (("hostNetwork", "the cluster's network provider `host-network` runs jobs on the "
-                               "node's network"), ("hostIPC", "no profile field shares the node's IPC"),
-                              ("hostPID", "no profile field shares the node's processes")):
-                if pod.get(key):
-                    self.notes.append(f"{at}.{key}: true not kept: {what}")
-            for key in ("nodeSelector", "affinity", "tolerations", "schedulerName", "priorityClassName"):
-                if pod.get(key):
-                    self.notes.append(f"{at}.{key} not kept: mpigen derives it from the pool and the cluster's "
-                                      "scheduling")
-        worker = self.written.worker
-        if worker.command:
-            self.fields.append(Field("workerCommand", list(worker.command), worker.field("command") + " and args"))
 
     # --- operator fields -----------------------------------------------------------------------------------------
     def _operator_fields(self) -> None:

@@ -84,8 +84,9 @@ def read_mpijob(document: RenderedObject) -> HandWrittenJob:
         last = names.last_worker_name_problem(name, _worker_replicas(obj), hashed=True)
         problems = [last] if last else []
     if problems:
+        room = DNS1035_MAX - len(names.worker_name(names.sized_mpijob_name("", True), _worker_replicas(obj) - 1))
         refuse(("metadata", "name"), f"name '{name}' cannot name a job profile: {problems[0]}",
-               f"rename the MPIJob in the file to a name of at most {DNS1035_MAX - 20} lower-case letters, digits and "
+               f"rename the MPIJob in the file to a name of at most {room} lower-case letters, digits and "
                "'-', starting with a letter (mpigen names the MPIJob `<name>-<hash>` and its pods "
                "`<name>-<hash>-worker-<i>`)")
     spec = obj.get("spec")
@@ -164,9 +165,11 @@ def _mpi_container(pod: dict[str, Any], role: str, refuse: _Refusal, is_mpi: Any
     candidates = [index for index, container in enumerate(containers) if is_mpi(container)]
     shown = ", ".join(str(c.get("name", "?")) for c in containers)
     if len(candidates) != 1:
-        told = "runs mpirun" if role == mpi_operator.LAUNCHER else "has the launcher's image"
-        refuse(path, f"the {role} has {len(containers)} containers ({shown}) and {len(candidates) or 'none'} of them "
-               f"{told}: which one is the MPI process?",
+        told = ("runs mpirun", "run mpirun") if role == mpi_operator.LAUNCHER else (
+            "has the launcher's image", "have the launcher's image")
+        which = f"none of them {told[0]}" if not candidates else f"{len(candidates)} of them {told[1]}"
+        refuse(path, f"the {role} has {len(containers)} containers ({shown}) and {which}: mpigen cannot tell which "
+               "is the MPI process",
                f"keep only the MPI container in the {role} (a profile holds one), and import it again")
     index = candidates[0]
     others = tuple(str(c.get("name", "?")) for i, c in enumerate(containers) if i != index)

@@ -74,7 +74,10 @@ class MpirunLine:
     hosts: tuple[str, ...] = ()
     """The flags (with their values) that said where the ranks run: mpigen's hostfile does."""
     bind_to: str | None = None
+    bind_flag: str = "--bind-to"
     map_by: str | None = None
+    map_flag: str = "--map-by"
+    """The flags as written (`-bind-to` for Hydra), for a value kept in mpirunArgs."""
     exports: tuple[Export, ...] = ()
     mca: tuple[Mca, ...] = ()
     kept: tuple[str, ...] = ()
@@ -127,9 +130,9 @@ def split_mpirun(command: list[str]) -> MpirunLine:
         elif flag in HOSTS:
             hosts += command[at:at + 2] if takes_value else [word]
         elif flag in BIND_TO:
-            line["bind_to"] = value
+            line["bind_to"], line["bind_flag"] = value, flag
         elif flag in MAP_BY:
-            line["map_by"] = value
+            line["map_by"], line["map_flag"] = value, flag
         elif flag in EXPORT and value is not None:
             name, has_value, given = value.partition("=")
             exports.append(Export(name, given if has_value else None, flag))
@@ -141,7 +144,8 @@ def split_mpirun(command: list[str]) -> MpirunLine:
     return MpirunLine(
         launcher=command[0], rank_count=_text(line.get("rank_count")), rank_flag=_text(line.get("rank_flag")),
         allow_root=bool(line.get("allow_root")), hosts=tuple(hosts), bind_to=_text(line.get("bind_to")),
-        map_by=_text(line.get("map_by")), exports=tuple(exports), mca=tuple(mca), kept=tuple(kept),
+        bind_flag=_text(line.get("bind_flag")) or "--bind-to", map_by=_text(line.get("map_by")),
+        map_flag=_text(line.get("map_flag")) or "--map-by", exports=tuple(exports), mca=tuple(mca), kept=tuple(kept),
         unknown=tuple(unknown), program=tuple(command[at:]))
 
 
