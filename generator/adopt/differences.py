@@ -119,7 +119,7 @@ def _gang(adopted: AdoptedJob, mpijob: dict[str, Any]) -> list[str]:
     workers = adopted.written.workers
     if compiled is None:
         if given is not None:
-            return [f"spec.runPolicy.schedulingPolicy.minAvailable {given}: the cluster gangs no job through "
+            return [f".spec.runPolicy.schedulingPolicy.minAvailable {given}: the cluster gangs no job through "
                     "mpi-operator, so mpigen writes no schedulingPolicy"]
         return []
     if given == compiled or (given is not None and not _kept(adopted, "scheduling", "minAvailable")):

@@ -83,12 +83,12 @@ class _Adoption:
 
     def build(self, cluster: tuple[str, str], pool: tuple[str, str]) -> AdoptedJob:
         w, launcher, worker = self.written, self.written.launcher, self.written.worker
-        self.fields += [Field("apiVersion", API_VERSION), Field("kind", "Job"), Field("name", w.name, "metadata.name"),
+        self.fields += [Field("apiVersion", API_VERSION), Field("kind", "Job"), Field("name", w.name, ".metadata.name"),
                         Field("cluster", cluster[0], cluster[1]), Field("pool", pool[0], pool[1])]
         if w.namespace:
-            self.fields.append(Field("namespace", w.namespace, "metadata.namespace"))
+            self.fields.append(Field("namespace", w.namespace, ".metadata.namespace"))
         else:
-            self.notes.append("metadata.namespace: none (kubectl put it in the current context's namespace); mpigen "
+            self.notes.append(".metadata.namespace: none (kubectl put it in the current context's namespace); mpigen "
                               "puts the job in its cluster's first namespace (`namespace:` chooses another)")
         self.fields.append(Field("image", launcher.data["image"], launcher.field("image")))
         self._pull_policy()
@@ -144,11 +144,11 @@ class _Adoption:
                 continue
             if openmpi and value in allowed and value != BindTo.GPU_NIC_SOCKET.value:
                 placement.append(Field(key, value, f"{where}: {flag} {value}"))
+            elif openmpi:  # mpigen writes OpenMPI's placement flags itself: a second one in mpirunArgs would clash
+                self.notes.append(f"mpirun {flag} {value} not kept: `placement.{key}` takes {', '.join(allowed)}; "
+                                  "mpigen places the ranks itself (`mpigen explain` shows how)")
             else:
                 kept += [flag, value]
-                if openmpi:
-                    self.notes.append(f"mpirun {flag} {value}: no `placement.{key}` says it, so it stays in "
-                                      "mpirunArgs, after the placement flags mpigen writes (`mpigen explain` shows them)")
         if placement:
             self.fields.append(Field("placement", tuple(placement)))
         if line.hosts:
@@ -331,7 +331,7 @@ class _Adoption:
         if policy in mpi_operator.LAUNCHER_CREATION_POLICIES:
             self.fields.append(Field("launcherCreationPolicy", policy, self.spec_field(SpecField.LAUNCHER_CREATION_POLICY)))
         else:
-            self.notes.append(f"spec.launcherCreationPolicy left out: mpi-operator creates the launcher at once "
+            self.notes.append(f".spec.launcherCreationPolicy left out: mpi-operator creates the launcher at once "
                               f"({mpi_operator.AT_STARTUP}); mpigen's default {defaults.LAUNCHER_CREATION_POLICY} "
                               "creates it once every worker is Ready (no hostname races, mpi-operator #481)")
         policy = policy if policy in mpi_operator.LAUNCHER_CREATION_POLICIES else defaults.LAUNCHER_CREATION_POLICY
@@ -340,11 +340,11 @@ class _Adoption:
             RunPolicyField.CLEAN_POD_POLICY, RunPolicyField.BACKOFF_LIMIT, RunPolicyField.ACTIVE_DEADLINE_SECONDS,
             RunPolicyField.TTL_SECONDS_AFTER_FINISHED, RunPolicyField.SUSPEND) if run.get(key) is not None]
         if RunPolicyField.CLEAN_POD_POLICY not in run:
-            self.notes.append(f"spec.runPolicy.cleanPodPolicy left out: mpi-operator keeps the pods "
+            self.notes.append(f".spec.runPolicy.cleanPodPolicy left out: mpi-operator keeps the pods "
                               f"({mpi_operator.DEFAULT_CLEAN_POD_POLICY}); mpigen's default {defaults.CLEAN_POD_POLICY} "
                               "deletes the running ones when the job ends")
         if run.get(RunPolicyField.MANAGED_BY):
-            self.notes.append(f"spec.runPolicy.managedBy ({run[RunPolicyField.MANAGED_BY]}) not kept: a profile has "
+            self.notes.append(f".spec.runPolicy.managedBy ({run[RunPolicyField.MANAGED_BY]}) not kept: a profile has "
                               "no field for it")
         if entries:
             self.fields.append(Field("runPolicy", tuple(entries)))
@@ -358,15 +358,15 @@ class _Adoption:
                 scheduling.append(Field("minAvailable", given, self.spec_field(
                     SpecField.RUN_POLICY, RunPolicyField.SCHEDULING_POLICY, SchedulingPolicyField.MIN_AVAILABLE)))
             else:
-                self.notes.append(f"spec.runPolicy.schedulingPolicy.minAvailable {given} not kept: under "
+                self.notes.append(f".spec.runPolicy.schedulingPolicy.minAvailable {given} not kept: under "
                                   f"{policy} the gang can hold at most {limit} pods (the launcher is created once the "
                                   f"{written.workers} workers run: mpi-operator #608); mpigen counts {limit}")
         if gang.get(SchedulingPolicyField.SCHEDULE_TIMEOUT_SECONDS) is not None:
-            self.notes.append("spec.runPolicy.schedulingPolicy.scheduleTimeoutSeconds not kept: the cluster profile's "
+            self.notes.append(".spec.runPolicy.schedulingPolicy.scheduleTimeoutSeconds not kept: the cluster profile's "
                               "scheduling.scheduleTimeoutSeconds says it for every job")
         if scheduling:
             self.fields.append(Field("scheduling", tuple(scheduling)))
         if spec.get("runLauncherAsWorker"):
-            self.notes.append("spec.runLauncherAsWorker not kept: mpigen's launcher runs no rank")
+            self.notes.append(".spec.runLauncherAsWorker not kept: mpigen's launcher runs no rank")
 
 

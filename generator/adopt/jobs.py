@@ -13,15 +13,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from mpigen.adopt.compiled import TargetFleet, compile_job, profile_path, read_fleet
+from mpigen.adopt.compiled import JOBS_FOLDER, TargetFleet, compile_job, profile_path, read_fleet
 from mpigen.adopt.differences import differences, mpirun_mca
 from mpigen.adopt.job_fields import AdoptedJob, adopted_fields, gpus_of, without_env
 from mpigen.adopt.mpijob_input import read_mpijob
 from mpigen.adopt.profile_text import guess, profile_text
-from mpigen.adopt.result import Adoption, ProfileText
+from mpigen.adopt.result import Adoption, AdoptionError, ProfileText
+from mpigen.load import load_bytes
 from mpigen.model import Fleet
 from mpigen.readback.findings import RenderedObject
 from mpigen.support.diagnostics import errors, one_line
+from mpigen.validate.secrets import check_secrets
 from mpigen.vocabulary import mpi_operator
 from mpigen.vocabulary.repository import STARTING_CLUSTER, STARTING_POOL
 
@@ -66,10 +68,21 @@ def adopt_jobs(objects: Sequence[RenderedObject], cluster: str | None, pool: str
             compiled = differences(adopted, compile_job(target, written.name, text),
                                    profile_path(target, written.name), bare)
         text = profile_text(_header(written.label, document.source, adopted), adopted.fields)
+        _refuse_secrets(document, written.name, text)
         said = [*adopted.notes, *compiled]
         profiles.append(ProfileText("Job", written.name, text))
         notes += [one_line(prefix + note) for note in said]
     return Adoption(tuple(profiles), tuple(notes))
+
+
+def _refuse_secrets(document: RenderedObject, name: str, text: str) -> None:
+    """The last word on secrets: a profile that would hold one (by its shape, anywhere) is not written, and the line
+    says where it is without its value (validate/secrets.py, as `mpigen validate` judges profiles)."""
+    profile, _ = load_bytes(text.encode("utf-8"), f"{JOBS_FOLDER}/{name}.yaml", f"{JOBS_FOLDER}/{name}.yaml")
+    found = check_secrets(profile) if profile is not None else []
+    if found:
+        raise AdoptionError(one_line(f"{document.source}: {document.label}: the job profile would hold a secret: "
+                                     f"{found[0].message.split(':')[0]}; nothing is written: {found[0].hint}"))
 
 
 def _where(uses_gpus: bool, cluster: str | None, pool: str | None,

@@ -43,6 +43,9 @@ def pod_notes(written: HandWrittenJob, notes: list[str]) -> None:
     for role, pod, container in ((mpi_operator.LAUNCHER, written.launcher_pod, written.launcher),
                                  (mpi_operator.WORKER, written.worker_pod, written.worker)):
         at = f".spec.mpiReplicaSpecs.{role}.template.spec"
+        if container.data.get("envFrom"):
+            notes.append(f"{container.field('envFrom')} not kept: a profile names each variable in `env` (a Secret's "
+                         "with secretKeyRef)")
         if container.others:
             notes.append(f"{at}.containers: {', '.join(container.others)} (a sidecar) not kept: a profile holds the "
                          "MPI container only")

@@ -18,7 +18,7 @@ import pytest
 import yaml
 from conftest import PROFILES
 
-from mpigen.adopt import adopt_jobs
+from mpigen.adopt import AdoptionError, adopt_jobs
 from mpigen.readback.findings import RenderedObject
 
 SEED = Path(__file__).parents[2] / "acceptance" / "seeds" / "netapp-two-dgx1.txt"
@@ -130,7 +130,7 @@ def test_min_available_counting_the_launcher_is_not_kept() -> None:
     spec = {"launcherCreationPolicy": "WaitForWorkersReady", "runPolicy": {"schedulingPolicy": {"minAvailable": 3}}}
     text, notes = adopt(mpijob("gang", ["mpirun", "python", "a.py"], spec=spec), "cpu-lab", "cpu")
     assert "minAvailable" not in text
-    assert ("spec.runPolicy.schedulingPolicy.minAvailable 3 not kept: under WaitForWorkersReady the gang can hold at "
+    assert (".spec.runPolicy.schedulingPolicy.minAvailable 3 not kept: under WaitForWorkersReady the gang can hold at "
             "most 2 pods (the launcher is created once the 2 workers run: mpi-operator #608); mpigen counts 2") in notes
     assert len([note for note in notes if "minAvailable" in note]) == 1, notes
 
@@ -194,3 +194,28 @@ def test_a_secret_in_the_env_is_never_copied() -> None:
     assert yaml.safe_load(text)["env"] == {"WANDB_API_KEY": {"secretKeyRef": {"name": "wandb", "key": "key"}}}
     assert "  # HF_TOKEN: {secretKeyRef: {name: <Secret>, key: <key>}}" in text
     assert not [note for note in adoption.notes if "does not compile" in note], adoption.notes
+
+
+def test_a_profile_that_would_hold_a_secret_is_not_written() -> None:
+    """A credential's shape anywhere (here an annotation) refuses the job: its value is never printed."""
+    token = "ghp_" + "x" * 40
+    obj = mpijob("leaky", ["mpirun", "a"])
+    obj["metadata"]["annotations"] = {"example.com/ci": token}
+    with pytest.raises(AdoptionError) as caught:
+        adopt_jobs([RenderedObject("job.yaml", obj)], "cpu-lab", "cpu", None)
+    assert str(caught.value) == (
+        "job.yaml: MPIJob/leaky: the job profile would hold a secret: `objectAnnotations.example.com/ci` looks like a "
+        "GitHub token; nothing is written: remove it; give the job a secret through `env` with `secretKeyRef`, or the "
+        "cluster through a Secret your GitOps tool already has")
+    assert token not in str(caught.value)
+
+
+def test_rank_count_and_placement_mpigen_writes_itself() -> None:
+    command = ["mpirun", "-np", "4", "--map-by", "ppr:1:socket", "--bind-to", "core", "a"]
+    text, notes = adopt(mpijob("ranks", command), "cpu-lab", "cpu")
+    assert yaml.safe_load(text)["placement"] == {"bindTo": "core"}
+    assert "mpirunArgs" not in yaml.safe_load(text)
+    assert ("mpirun --map-by ppr:1:socket not kept: `placement.mapBy` takes slot, hwthread, core, numa, socket, node; "
+            "mpigen places the ranks itself (`mpigen explain` shows how)") in notes
+    assert ("mpirun -np 4: mpigen runs 2 ranks, the workers times slotsPerWorker (it follows the chart's `workers` "
+            "value)") in notes
