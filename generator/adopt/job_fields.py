@@ -7,10 +7,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from mpigen.adopt.mpijob_input import Container, HandWrittenJob, no_program, secret_in_command
+from mpigen.adopt.mpijob_input import Container, HandWrittenJob, listed, mapping, no_program, secret_in_command
 from mpigen.adopt.mpirun import MpirunLine, split_mpirun
 from mpigen.adopt.pods import metadata_fields, pod_notes, security_fields
-from mpigen.adopt.profile_text import Field
+from mpigen.adopt.profile_text import Field, schema_checked
 from mpigen.model import BindTo, admission, defaults
 from mpigen.resolve.nccl import RAIL_FACTS
 from mpigen.validate.secrets import harmless, secret_name, secret_shape, written_secret
@@ -47,9 +47,8 @@ class AdoptedJob:
 
 def gpus_of(container: Container) -> tuple[str, int]:
     """The GPU resource the container asks for (a `<vendor>/gpu` limit, else request) and how many; ('', 0)."""
-    resources = container.data.get("resources") or {}
     for kind in ("limits", "requests"):
-        for resource, amount in (resources.get(kind) or {}).items():
+        for resource, amount in mapping(container.data, "resources", kind).items():
             if str(resource).endswith("/gpu") and str(amount).isdigit():
                 return str(resource), int(str(amount))
     return "", 0
@@ -114,6 +113,7 @@ class _Adoption:
         pod_notes(w, self.notes)
         if worker.command:
             self.fields.append(Field("workerCommand", list(worker.command), worker.field("command") + " and args"))
+        self.fields = schema_checked(self.fields, self.notes)
         return AdoptedJob(w, self.line, self.fields, tuple(self.notes), (), {k: v for k, v in env.items() if
                           isinstance(v, str)} | left, left, gpus, slots or 1)
 
@@ -172,7 +172,7 @@ class _Adoption:
         """The containers' env by name, the worker's then the launcher's (whose values mpirun passes on)."""
         found: dict[str, Any] = {}
         for container in (self.written.worker, self.written.launcher):
-            for index, item in enumerate(container.data.get("env") or []):
+            for index, item in enumerate(listed(container.data, "env")):
                 if isinstance(item, dict) and isinstance(item.get("name"), str):
                     found[item["name"]] = (container.field("env", index), item)
         return found
@@ -271,10 +271,10 @@ class _Adoption:
 
     def _volumes(self) -> None:
         worker, pod = self.written.worker, self.written.worker_pod
-        mounts = {m.get("name"): (i, m) for i, m in enumerate(worker.data.get("volumeMounts") or []) if isinstance(m, dict)}
+        mounts = {m.get("name"): (i, m) for i, m in enumerate(listed(worker.data, "volumeMounts")) if isinstance(m, dict)}
         volumes: list[dict[str, Any]] = []
         where = f".spec.mpiReplicaSpecs.{mpi_operator.WORKER}.template.spec.volumes"
-        for volume in pod.get("volumes") or []:
+        for volume in listed(pod, "volumes"):
             if not isinstance(volume, dict) or volume.get("name") not in mounts:
                 continue
             name, (_, mount) = volume["name"], mounts[volume["name"]]
@@ -302,8 +302,8 @@ class _Adoption:
 
     def _resources(self, gpu_resource: str) -> None:
         for key, container in (("resources", self.written.worker), ("launcher", self.written.launcher)):
-            resources = container.data.get("resources") or {}
-            limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
+            limits = mapping(container.data, "resources", "limits")
+            requests = mapping(container.data, "resources", "requests")
             entries = []
             for name in ("cpu", "memory"):
                 value = limits.get(name, requests.get(name))
@@ -335,7 +335,7 @@ class _Adoption:
                               f"({mpi_operator.AT_STARTUP}); mpigen's default {defaults.LAUNCHER_CREATION_POLICY} "
                               "creates it once every worker is Ready (no hostname races, mpi-operator #481)")
         policy = policy if policy in mpi_operator.LAUNCHER_CREATION_POLICIES else defaults.LAUNCHER_CREATION_POLICY
-        run = spec.get(SpecField.RUN_POLICY) or {}
+        run = mapping(spec, SpecField.RUN_POLICY)
         entries = [Field(key, run[key], self.spec_field(SpecField.RUN_POLICY, key)) for key in (
             RunPolicyField.CLEAN_POD_POLICY, RunPolicyField.BACKOFF_LIMIT, RunPolicyField.ACTIVE_DEADLINE_SECONDS,
             RunPolicyField.TTL_SECONDS_AFTER_FINISHED, RunPolicyField.SUSPEND) if run.get(key) is not None]
@@ -348,7 +348,7 @@ class _Adoption:
                               "no field for it")
         if entries:
             self.fields.append(Field("runPolicy", tuple(entries)))
-        gang = run.get(RunPolicyField.SCHEDULING_POLICY) or {}
+        gang = mapping(run, RunPolicyField.SCHEDULING_POLICY)
         scheduling = [Field(key, gang[key], self.spec_field(SpecField.RUN_POLICY, RunPolicyField.SCHEDULING_POLICY, key))
                       for key in (SchedulingPolicyField.QUEUE, SchedulingPolicyField.PRIORITY_CLASS) if gang.get(key)]
         given = gang.get(SchedulingPolicyField.MIN_AVAILABLE)

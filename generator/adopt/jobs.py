@@ -23,7 +23,7 @@ from mpigen.load import load_bytes
 from mpigen.model import Fleet
 from mpigen.readback.findings import RenderedObject
 from mpigen.support.diagnostics import errors, one_line
-from mpigen.validate.secrets import check_secrets
+from mpigen.validate.secrets import check_secrets, masked
 from mpigen.vocabulary import mpi_operator
 from mpigen.vocabulary.repository import STARTING_CLUSTER, STARTING_POOL
 
@@ -47,7 +47,7 @@ def adopt_jobs(objects: Sequence[RenderedObject], cluster: str | None, pool: str
     seen: dict[str, str] = {}
     for document in objects:
         if document.kind != mpi_operator.KIND:
-            notes.append(one_line(f"{document.source}: {document.label}: not an MPIJob: skipped"))
+            notes.append(one_line(masked(f"{document.source}: {document.label}: not an MPIJob: skipped")))
             continue
         written = read_mpijob(document)
         if written.name in seen:
@@ -71,7 +71,7 @@ def adopt_jobs(objects: Sequence[RenderedObject], cluster: str | None, pool: str
         _refuse_secrets(document, written.name, text)
         said = [*adopted.notes, *compiled]
         profiles.append(ProfileText("Job", written.name, text))
-        notes += [one_line(prefix + note) for note in said]
+        notes += [one_line(masked(prefix + note)) for note in said]
     return Adoption(tuple(profiles), tuple(notes))
 
 

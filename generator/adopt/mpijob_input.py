@@ -18,6 +18,7 @@ from mpigen.model import names
 from mpigen.readback.findings import Finding, RenderedObject
 from mpigen.readback.lines import place_findings
 from mpigen.support.diagnostics import one_line
+from mpigen.validate.secrets import masked
 from mpigen.vocabulary import mpi_operator
 from mpigen.vocabulary.kubernetes import DNS1035_MAX, dns1035_label_problems, json_path
 
@@ -136,13 +137,11 @@ def refusal(document: RenderedObject, path: tuple[str | int, ...], what: str, fi
     finding = Finding(document.source, document.label, json_path(path, quote_keys=True), what, "adopt")
     place = place_findings([finding], [document.source]).get(finding)
     where = document.source + (f":{place[0]}" + (f":{place[1]}" if place[1] else "") if place else "")
-    return one_line(f"{where}: {document.label}: {what}; {fix}")
+    return one_line(masked(f"{where}: {document.label}: {what}; {fix}"))
 
 
 def _worker_replicas(obj: dict[str, Any]) -> int:
-    worker = (((obj.get("spec") or {}).get(mpi_operator.SpecField.MPI_REPLICA_SPECS) or {})
-              .get(mpi_operator.WORKER) or {}) if isinstance(obj.get("spec"), dict) else {}
-    replicas = worker.get("replicas") if isinstance(worker, dict) else None
+    replicas = mapping(obj, "spec", mpi_operator.SpecField.MPI_REPLICA_SPECS, mpi_operator.WORKER).get("replicas")
     return replicas if isinstance(replicas, int) and not isinstance(replicas, bool) and replicas > 0 else 1
 
 
@@ -174,6 +173,19 @@ def _mpi_container(pod: dict[str, Any], role: str, refuse: _Refusal, is_mpi: Any
     index = candidates[0]
     others = tuple(str(c.get("name", "?")) for i, c in enumerate(containers) if i != index)
     return Container((*path, index), containers[index], others)
+
+
+def mapping(value: Any, *keys: str) -> dict[str, Any]:
+    """The mapping at `keys` under `value`, or {} where any step is not one: an export may hold any shape."""
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def listed(value: Any, *keys: str) -> list[Any]:
+    """The list at `keys` under `value`, or []."""
+    inner = mapping(value, *keys[:-1]).get(keys[-1]) if keys else value
+    return inner if isinstance(inner, list) else []
 
 
 def _strings(value: Any) -> list[str]:

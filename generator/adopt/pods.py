@@ -4,9 +4,7 @@ dropped without a word)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from mpigen.adopt.mpijob_input import HandWrittenJob
+from mpigen.adopt.mpijob_input import HandWrittenJob, listed, mapping
 from mpigen.adopt.profile_text import Field
 from mpigen.vocabulary import mpi_operator
 from mpigen.vocabulary.reserved import reserved_key_domain
@@ -20,7 +18,7 @@ def security_fields(written: HandWrittenJob, notes: list[str]) -> list[Field]:
     user = None
     for role, pod, container in ((mpi_operator.WORKER, written.worker_pod, written.worker),
                                  (mpi_operator.LAUNCHER, written.launcher_pod, written.launcher)):
-        context = {**(pod.get("securityContext") or {}), **(container.data.get("securityContext") or {})}
+        context = {**mapping(pod, "securityContext"), **mapping(container.data, "securityContext")}
         if role == mpi_operator.WORKER:
             user = context.get("runAsUser")
             if isinstance(user, int) and not isinstance(user, bool):
@@ -31,7 +29,7 @@ def security_fields(written: HandWrittenJob, notes: list[str]) -> list[Field]:
         if context.get("privileged"):
             notes.append(f"{container.field('securityContext', 'privileged')}: privileged is not granted: mpigen gives "
                          "RDMA workers IPC_LOCK alone; if the job truly needs it, write `privileged: {reason: \"...\"}`")
-        added = (context.get("capabilities") or {}).get("add") or []
+        added = listed(context, "capabilities", "add")
         if added:
             notes.append(f"{container.field('securityContext', 'capabilities', 'add')}: {', '.join(map(str, added))} "
                          "not granted: mpigen adds IPC_LOCK to workers with RDMA rails, nothing else")
@@ -67,17 +65,17 @@ def metadata_fields(written: HandWrittenJob, notes: list[str]) -> list[Field]:
     and `annotations` (which mpigen puts on the job object and every pod); keys of the domains Kubernetes, the
     controllers or the network read as instructions are not kept, and said."""
     fields: list[Field] = []
-    worker_template = written.obj["spec"][mpi_operator.SpecField.MPI_REPLICA_SPECS][mpi_operator.WORKER]["template"]
+    worker_template = mapping(written.spec, mpi_operator.SpecField.MPI_REPLICA_SPECS, mpi_operator.WORKER, "template")
     for key, where, given in (
-            ("objectLabels", ".metadata.labels", (written.obj.get("metadata") or {}).get("labels")),
-            ("objectAnnotations", ".metadata.annotations", (written.obj.get("metadata") or {}).get("annotations")),
+            ("objectLabels", ".metadata.labels", mapping(written.obj, "metadata", "labels")),
+            ("objectAnnotations", ".metadata.annotations", mapping(written.obj, "metadata", "annotations")),
             ("labels", f".spec.mpiReplicaSpecs.{mpi_operator.WORKER}.template.metadata.labels",
-             (worker_template.get("metadata") or {}).get("labels")),
+             mapping(worker_template, "metadata", "labels")),
             ("annotations", f".spec.mpiReplicaSpecs.{mpi_operator.WORKER}.template.metadata.annotations",
-             (worker_template.get("metadata") or {}).get("annotations"))):
-        entries = [Field(str(name), str(value), f"{where}") for name, value in _mapping(given).items()
+             mapping(worker_template, "metadata", "annotations"))):
+        entries = [Field(str(name), str(value), f"{where}") for name, value in mapping(given).items()
                    if reserved_key_domain(str(name)) is None]
-        reserved = sorted(str(name) for name in _mapping(given) if reserved_key_domain(str(name)) is not None)
+        reserved = sorted(str(name) for name in mapping(given) if reserved_key_domain(str(name)) is not None)
         if reserved:
             notes.append(f"{where}: {', '.join(reserved)} not kept: keys of domains that Kubernetes, the controllers "
                          "or the network read as instructions (mpigen writes its own)")
@@ -85,6 +83,3 @@ def metadata_fields(written: HandWrittenJob, notes: list[str]) -> list[Field]:
             fields.append(Field(key, tuple(entries)))
     return fields
 
-
-def _mapping(value: Any) -> dict[Any, Any]:
-    return value if isinstance(value, dict) else {}
