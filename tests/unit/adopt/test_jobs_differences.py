@@ -219,3 +219,11 @@ def test_rank_count_and_placement_mpigen_writes_itself() -> None:
             "mpigen places the ranks itself (`mpigen explain` shows how)") in notes
     assert ("mpirun -np 4: mpigen runs 2 ranks, the workers times slotsPerWorker (it follows the chart's `workers` "
             "value)") in notes
+
+
+def test_a_value_the_profile_does_not_take_is_left_out() -> None:
+    spec = {"runPolicy": {"cleanPodPolicy": "Sometimes", "backoffLimit": 2}, "slotsPerWorker": 1}
+    text, notes = adopt(mpijob("odd", ["mpirun", "a"], spec=spec), "cpu-lab", "cpu")
+    assert yaml.safe_load(text)["runPolicy"] == {"backoffLimit": 2}
+    assert ("runPolicy.cleanPodPolicy (.spec.runPolicy.cleanPodPolicy) not kept: the profile's field takes one of "
+            "None, Running, All") in notes
