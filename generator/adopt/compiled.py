@@ -6,7 +6,7 @@ the MPIJob mpigen will write rather than with a guess of it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,8 @@ class TargetFleet:
     documents: tuple[ProfileFile, ...]
     problems: tuple[Diagnostic, ...]
     fleet: Fleet | None
+    jobs: dict[str, str] = field(default_factory=dict)
+    """The fleet's own job profiles, by name: where each is."""
 
 
 @dataclass(frozen=True)
@@ -51,8 +53,9 @@ def read_fleet(paths: Sequence[Path]) -> TargetFleet:
     documents = tuple(d for d in loaded.documents if d.kind != "Job")
     folder = str(paths[0]) if paths else "profiles"
     compiled = _compile(list(documents))
+    jobs = {str(d.data.get("name")): d.path for d in loaded.documents if d.kind == "Job"}
     return TargetFleet(folder, documents, tuple(loaded.diagnostics) + compiled.problems,
-                       None if errors(list(compiled.problems)) else compiled.fleet)
+                       None if errors(list(compiled.problems)) else compiled.fleet, jobs)
 
 
 @dataclass(frozen=True)

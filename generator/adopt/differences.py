@@ -7,11 +7,13 @@ from typing import Any
 
 from mpigen.adopt.compiled import Compiled
 from mpigen.adopt.job_fields import AdoptedJob
+from mpigen.adopt.mpijob_input import mapping
 from mpigen.model import Job
 from mpigen.support.diagnostics import Severity
 from mpigen.validate.topology import MCA_FLAGS
 from mpigen.vocabulary import mpi_operator
 from mpigen.vocabulary.mpi_operator import RunPolicyField, SchedulingPolicyField, SpecField
+from mpigen.vocabulary.multus import NETWORKS_ANNOTATION
 
 HCA = "NCCL_IB_HCA"
 
@@ -72,7 +74,8 @@ def _network(adopted: AdoptedJob, job: Job, worker: dict[str, Any]) -> list[str]
         said.append(f"{name}='{value}' (the MPIJob's) is left out: {derived}")
     if HCA not in adopted.left_to_mpigen and HCA in compiled_env:
         said.append(f"missing {HCA}: the MPIJob does not set it; mpigen derives '{compiled_env[HCA]}' from {from_rails}")
-    if job.rails and not any(str(k).startswith("k8s.v1.cni") for k in adopted.written.worker_pod.get("annotations", {})):
+    template = mapping(adopted.written.spec, SpecField.MPI_REPLICA_SPECS, mpi_operator.WORKER, "template")
+    if job.rails and NETWORKS_ANNOTATION not in mapping(template, "metadata", "annotations"):
         said.append(f"mpigen attaches {rails} to every worker (one device of each, through Multus): the MPIJob "
                     "attached none")
     return said

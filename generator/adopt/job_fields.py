@@ -36,7 +36,6 @@ class AdoptedJob:
     line: MpirunLine
     fields: list[Field]
     notes: tuple[str, ...]
-    header: tuple[str, ...] = ()
     ranks_env: dict[str, str] = field(default_factory=dict)
     """The literal variables the MPIJob gave its ranks, by name."""
     left_to_mpigen: dict[str, str] = field(default_factory=dict)
@@ -114,7 +113,7 @@ class _Adoption:
         if worker.command:
             self.fields.append(Field("workerCommand", list(worker.command), worker.field("command") + " and args"))
         self.fields = schema_checked(self.fields, self.notes)
-        return AdoptedJob(w, self.line, self.fields, tuple(self.notes), (), {k: v for k, v in env.items() if
+        return AdoptedJob(w, self.line, self.fields, tuple(self.notes), {k: v for k, v in env.items() if
                           isinstance(v, str)} | left, left, gpus, slots or 1)
 
     # --- the launcher's command ------------------------------------------------------------------------------

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from mpigen.adopt.compiled import JOBS_FOLDER, TargetFleet, compile_job, profile_path, read_fleet
 from mpigen.adopt.differences import differences, mpirun_mca
-from mpigen.adopt.job_fields import AdoptedJob, adopted_fields, gpus_of, without_env
-from mpigen.adopt.mpijob_input import read_mpijob
+from mpigen.adopt.job_fields import adopted_fields, gpus_of, without_env
+from mpigen.adopt.mpijob_input import HandWrittenJob, read_mpijob
 from mpigen.adopt.profile_text import guess, profile_text
 from mpigen.adopt.result import Adoption, AdoptionError, ProfileText
 from mpigen.load import load_bytes
@@ -55,24 +55,34 @@ def adopt_jobs(objects: Sequence[RenderedObject], cluster: str | None, pool: str
                                   f"{seen[written.name]}): skipped; rename one and import it again"))
             continue
         seen[written.name] = document.source
-        where = _where(gpus_of(written.worker)[1] > 0, cluster, pool, target)
-        adopted = adopted_fields(written, *where)
-        prefix = f"{document.source}: {written.label}: "
-        compiled: list[str] = []
-        if target is not None and target.fleet is not None:
-            bare = compile_job(target, written.name, profile_text([], without_env(adopted)))
-            owned = mpirun_mca(bare)
-            if owned:
-                adopted = adopted_fields(written, *where, owned)
-            text = profile_text(_header(written.label, document.source, adopted), adopted.fields)
-            compiled = differences(adopted, compile_job(target, written.name, text),
-                                   profile_path(target, written.name), bare)
-        text = profile_text(_header(written.label, document.source, adopted), adopted.fields)
-        _refuse_secrets(document, written.name, text)
-        said = [*adopted.notes, *compiled]
-        profiles.append(ProfileText("Job", written.name, text))
-        notes += [one_line(masked(prefix + note)) for note in said]
+        profile, said = _adopt(written, cluster, pool, target)
+        profiles.append(profile)
+        notes += [one_line(masked(f"{document.source}: {written.label}: {note}")) for note in said]
     return Adoption(tuple(profiles), tuple(notes))
+
+
+def _adopt(written: HandWrittenJob, cluster: str | None, pool: str | None,
+           target: TargetFleet | None) -> tuple[ProfileText, list[str]]:
+    """One MPIJob's profile and what is said about it. On a fleet the profile is compiled twice: without the
+    MPIJob's variables and mpirun flags (what mpigen derives on its own, and the MCA parameters its mpirun line sets,
+    which the profile must then leave out), and as adopted, whose MPIJob is compared with the hand-written one."""
+    where = _where(gpus_of(written.worker)[1] > 0, cluster, pool, target)
+    adopted = adopted_fields(written, *where)
+    compared: list[str] = []
+    if target is not None and target.fleet is not None:
+        bare = compile_job(target, written.name, profile_text([], without_env(adopted)))
+        owned = mpirun_mca(bare)
+        if owned:
+            adopted = adopted_fields(written, *where, owned)
+        text = profile_text(_header(written.label, written.source), adopted.fields)
+        compared = differences(adopted, compile_job(target, written.name, text), profile_path(target, written.name),
+                               bare)
+        if written.name in target.jobs:
+            compared.append(f"{target.jobs[written.name]} is a job profile of this name already: the adopted one "
+                            "would take its place")
+    text = profile_text(_header(written.label, written.source), adopted.fields)
+    _refuse_secrets(written.document, written.name, text)
+    return ProfileText("Job", written.name, text), [*adopted.notes, *compared]
 
 
 def _refuse_secrets(document: RenderedObject, name: str, text: str) -> None:
@@ -118,8 +128,8 @@ def _fitting_pool(fleet: Fleet | None, uses_gpus: bool, cluster: str | None) -> 
     return None
 
 
-def _header(label: str, source: str, adopted: AdoptedJob) -> list[str]:
+def _header(label: str, source: str) -> list[str]:
     return [f"Adopted by `mpigen import` from {label}, {source}.",
             "Each comment names the MPIJob field its value came from; a comment that starts with 'a guess' marks a",
             "value the MPIJob does not hold, and says what to read to replace it. What mpigen derives differently",
-            "from the MPIJob is what the import said about it.", *adopted.header]
+            "from the MPIJob is what the import said about it."]

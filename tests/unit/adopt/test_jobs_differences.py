@@ -227,3 +227,8 @@ def test_a_value_the_profile_does_not_take_is_left_out() -> None:
     assert yaml.safe_load(text)["runPolicy"] == {"backoffLimit": 2}
     assert ("runPolicy.cleanPodPolicy (.spec.runPolicy.cleanPodPolicy) not kept: the profile's field takes one of "
             "None, Running, All") in notes
+
+
+def test_a_job_profile_of_the_same_name_is_named() -> None:
+    _, notes = adopt(mpijob("pi", ["mpirun", "/home/mpiuser/pi"]), "cpu-lab", "cpu")
+    assert f"{PROFILES}/jobs/pi.yaml is a job profile of this name already: the adopted one would take its place" in notes
