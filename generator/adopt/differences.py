@@ -9,6 +9,7 @@ from mpigen.adopt.compiled import Compiled
 from mpigen.adopt.job_fields import AdoptedJob
 from mpigen.adopt.mpijob_input import mapping
 from mpigen.model import Job
+from mpigen.providers import PROVIDERS
 from mpigen.support.diagnostics import Severity
 from mpigen.validate.topology import MCA_FLAGS
 from mpigen.vocabulary import mpi_operator
@@ -76,8 +77,10 @@ def _network(adopted: AdoptedJob, job: Job, worker: dict[str, Any]) -> list[str]
         said.append(f"missing {HCA}: the MPIJob does not set it; mpigen derives '{compiled_env[HCA]}' from {from_rails}")
     template = mapping(adopted.written.spec, SpecField.MPI_REPLICA_SPECS, mpi_operator.WORKER, "template")
     if job.rails and NETWORKS_ANNOTATION not in mapping(template, "metadata", "annotations"):
-        said.append(f"mpigen attaches {rails} to every worker (one device of each, through Multus): the MPIJob "
-                    "attached none")
+        how = ("on the nodes' own interfaces, the host network" if PROVIDERS[job.cluster.network.provider].host_network
+               else "one device of each, through Multus")
+        said.append(f"mpigen attaches {rails} to every worker ({how}) and requests their devices: the MPIJob "
+                    "asked for none")
     return said
 
 
