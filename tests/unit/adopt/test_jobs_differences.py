@@ -111,6 +111,8 @@ def test_missing_nccl_ib_hca_and_slots_against_gpus() -> None:
     assert "slots vs GPUs: slotsPerWorker 1 with 2 GPUs per worker: one rank drives several GPUs; mpigen's default " \
            "is one rank per GPU (2): leave slotsPerWorker out for it" in notes
     assert "slotsPerWorker: 1  # .spec.slotsPerWorker left out: mpi-operator's default, 1" in text
+    assert ("mpigen attaches rail0, rail1, rail2, rail3 to every worker (one device of each, through Multus) and "
+            "requests their devices: the MPIJob asked for none") in notes
 
 
 def test_duplicated_mca_parameters() -> None:
