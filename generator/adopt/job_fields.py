@@ -176,12 +176,19 @@ class _Adoption:
                     found[item["name"]] = (container.field("env", index), item)
         return found
 
+    def _differing_env(self) -> None:
+        """A variable the launcher and the workers set to different values: the profile has one `env` for both."""
+        worker = {i.get("name"): i for i in listed(self.written.worker.data, "env") if isinstance(i, dict)}
+        for item in listed(self.written.launcher.data, "env"):
+            if isinstance(item, dict) and item.get("name") in worker and worker[item["name"]] != item:
+                self.notes.append(f"{self.written.worker.field('env')}: {item['name']} differs from the launcher's: "
+                                  "a profile's env is both's, and the launcher's (what mpirun passes on) is kept")
+
     def _env(self) -> tuple[dict[str, Any], dict[str, str]]:
         """Every variable the ranks get, with the field it came from: the containers' env, then mpirun's `-x`
         (`-genv`) and `-mca` (as OMPI_MCA_*), which win over it."""
         env: dict[str, Any] = {}
         where: dict[str, str] = {}
-        launcher_values: dict[str, str] = {}
         for name, (path, item) in self._container_env().items():
             if isinstance(item.get("valueFrom"), dict):
                 ref = item["valueFrom"].get("secretKeyRef")
@@ -194,8 +201,7 @@ class _Adoption:
             else:
                 env[name] = str(item.get("value", ""))
             where[name] = path
-            if path.startswith(self.written.launcher.field()):
-                launcher_values[name] = env[name] if isinstance(env[name], str) else ""
+        self._differing_env()
         mpirun = self.written.launcher.field("command")
         for export in self.line.exports:
             if export.value is not None:

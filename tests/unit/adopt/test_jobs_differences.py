@@ -234,3 +234,13 @@ def test_a_value_the_profile_does_not_take_is_left_out() -> None:
 def test_a_job_profile_of_the_same_name_is_named() -> None:
     _, notes = adopt(mpijob("pi", ["mpirun", "/home/mpiuser/pi"]), "cpu-lab", "cpu")
     assert f"{PROFILES}/jobs/pi.yaml is a job profile of this name already: the adopted one would take its place" in notes
+
+
+def test_launcher_and_workers_env_differ() -> None:
+    obj = mpijob("envs", ["mpirun", "a"], worker={"env": [{"name": "MODE", "value": "worker"}]})
+    obj["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "MODE", "value": "launcher"}]
+    text, notes = adopt(obj, "cpu-lab", "cpu")
+    assert yaml.safe_load(text)["env"] == {"MODE": "launcher"}
+    assert (".spec.mpiReplicaSpecs.Worker.template.spec.containers[0].env: MODE differs from the launcher's: a "
+            "profile's env is both's, and the launcher's (what mpirun passes on) is kept") in notes
