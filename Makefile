@@ -68,7 +68,9 @@ test: $(STAMP) helm chromium lint typecheck check
 # .mpigen.yaml and the glance completion reads (tests/acceptance/test_fuzz_config.py); and FUZZ_EXAMPLES/8 fleets
 # drawn from the example one, each checked whole and by one job or cluster, which must agree on the chosen charts
 # (tests/unit/check/test_check_selection.py); and FUZZ_EXAMPLES texts, random or edited real outputs, for the
-# parsers of `nvidia-smi topo -m`, `ibdev2netdev` and `lspci -nn` (tests/unit/inventory/test_tools_fuzz.py).
+# parsers of `nvidia-smi topo -m`, `ibdev2netdev` and `lspci -nn` (tests/unit/inventory/test_tools_fuzz.py); and
+# FUZZ_EXAMPLES edited upstream MPIJobs for adoption, FUZZ_EXAMPLES/4 of them compared on the example fleet
+# (tests/unit/adopt/test_jobs_fuzz.py).
 # The seed is printed first: `make fuzz FUZZ_SEED=<seed>` replays the run.
 FUZZ_EXAMPLES ?= 2000
 fuzz: $(STAMP) helm
@@ -77,7 +79,8 @@ fuzz: $(STAMP) helm
 	  MPIGEN_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) MPIGEN_FUZZ_SEED=$$seed MPIGEN_HELM3=$(abspath $(HELM3)) \
 	  MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q tests/acceptance/test_fuzz.py tests/acceptance/test_fuzz_check.py \
 	    tests/acceptance/test_fuzz_paths.py tests/acceptance/test_fuzz_insight.py tests/acceptance/test_fuzz_config.py \
-	    tests/unit/check/test_check_selection.py tests/unit/inventory/test_tools_fuzz.py --hypothesis-show-statistics
+	    tests/unit/check/test_check_selection.py tests/unit/inventory/test_tools_fuzz.py \
+	    tests/unit/adopt/test_jobs_fuzz.py --hypothesis-show-statistics
 
 # The README's picture of the example fleet: `mpigen plan --html` in headless Chromium. Run it after a change to
 # profiles/ or to the drawing, and commit docs/plan-example-fleet.png. The temporary folder by its real path: plan

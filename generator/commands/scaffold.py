@@ -21,7 +21,7 @@ from mpigen.model import GitOpsTool, NetworkProvider
 from mpigen.model.defaults import GITOPS
 from mpigen.support.project import page_url
 from mpigen.support.schema_files import CONFIG_SCHEMA_FILE, KIND_SCHEMA_FILES, exported_schemas, repository_schemas
-from mpigen.vocabulary.repository import CONFIG_FILE, DEFAULT_PROFILES, EDITOR_SCHEMAS
+from mpigen.vocabulary.repository import CONFIG_FILE, DEFAULT_PROFILES, EDITOR_SCHEMAS, STARTING_CLUSTER, STARTING_POOL
 from mpigen.write.target import AlreadyExists, create_files
 
 GITOPS_TOOLS = (*(tool.value for tool in GitOpsTool), "none")
@@ -74,12 +74,12 @@ def hardware_facts(name: str) -> HardwareFacts:
                          gpus=int((data.get("gpu") or {}).get("count", 0)), nics=tuple(data.get("nics") or ()))
 
 
-def starting_fleet(hardware: str, gitops: str, cluster: str = "my-cluster") -> dict[str, str]:
+def starting_fleet(hardware: str, gitops: str, cluster: str = STARTING_CLUSTER) -> dict[str, str]:
     """The files of a starting fleet by their path under the profiles folder, the editors' schemas beside them."""
     return dict(sorted(with_editor_schemas(_profiles(hardware, gitops, cluster)).items()))
 
 
-def _profiles(hardware: str, gitops: str, cluster: str = "my-cluster") -> dict[str, str]:
+def _profiles(hardware: str, gitops: str, cluster: str = STARTING_CLUSTER) -> dict[str, str]:
     if gitops not in GITOPS_TOOLS:
         raise ScaffoldError(f"--gitops {gitops}: choose one of {', '.join(GITOPS_TOOLS)}")
     facts = hardware_facts(hardware)
@@ -177,7 +177,7 @@ def _cluster(facts: HardwareFacts, nodes: str, rdma: bool, gitops: str, cluster:
                      "network")
     lines += [
         "nodePools:",
-        "  - name: pool",
+        f"  - name: {STARTING_POOL}",
         f"    hardware: {nodes}",
         "    nodes: 2  # `kubectl get nodes -l <the label these nodes share>`: how many there are",
     ]
@@ -207,7 +207,7 @@ def _job(facts: HardwareFacts, cluster: str) -> str:
         "kind: Job",
         "name: hello",
         f"cluster: {cluster}",
-        "pool: pool",
+        f"pool: {STARTING_POOL}",
         "namespace: training",
         "image: mpioperator/mpi-pi:openmpi  # your training image, with sshd and the MPI your program is built with",
         "workers: 2",

@@ -15,12 +15,12 @@ problems.py words what is wrong with it, document.py locates its nodes, plain.py
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 # Imported now, not on first use: the function `discover` shares its name with its module, which would otherwise
 # stand in its place here once anything imports mpigen.load.discover.
 from mpigen.load.discover import PROFILE_SUFFIXES, discover
+from mpigen.support.lazy import lazy_name
 
 if TYPE_CHECKING:
     from mpigen.load.document import LoadResult, ProfileFile, Unreadable, position
@@ -42,11 +42,7 @@ _HOMES = {
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_HOMES[name]), name)
-    globals()[name] = value
-    return value
+    return lazy_name(__name__, _HOMES, name)
 
 
 __all__ = [

@@ -43,6 +43,12 @@ def rail_host_interface(rail: RailAttachment) -> str:
     return rail.rail.host_interface or stated(rail.nic.pf_name)
 
 
+RAIL_FACTS = ("NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX", "NCCL_NET_GDR_LEVEL", "NCCL_IB_DISABLE",
+              "UCX_NET_DEVICES")
+"""The variables `derived_env` takes from the rails a job attaches and their NICs: facts of the nodes' network, which
+a hand-written job states for the nodes it was written for (an import leaves them to mpigen)."""
+
+
 SHARED_MEMORY_BTL = {False: "vader", True: "sm"}
 """OpenMPI's shared-memory transport between ranks of one node, keyed by whether the version is 5 or later:
 `vader` in OpenMPI 4, renamed `sm` in 5."""

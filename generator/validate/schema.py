@@ -55,6 +55,13 @@ def _validator(schema_file: str) -> Draft202012Validator:
     return _Validator(schema)
 
 
+def schema_errors(schema_file: str, data: Any) -> list[tuple[tuple[str | int, ...], str, Any]]:
+    """Where plain `data` breaks a profile schema: (path, keyword, the keyword's value in the schema), for a caller
+    that builds a profile and leaves out what the schema refuses (an import) rather than report it at a line."""
+    return [(tuple(error.absolute_path), str(error.validator), error.validator_value)
+            for error in _validator(schema_file).iter_errors(data)]
+
+
 @raises(schema_rule("kind"))
 def check_kind(document: ProfileFile) -> list[Diagnostic]:
     """The `apiVersion`/`kind` header, before a schema can even be chosen."""

@@ -112,6 +112,14 @@ def written_secret(arguments: list[str]) -> list[tuple[int, str]]:
     return found
 
 
+def masked(text: str) -> str:
+    """`text` with each credential in it replaced by what it looks like (`<a GitHub token>`): for messages that quote
+    what an input held, so a secret there is never printed."""
+    for what, pattern in SECRET_VALUES:
+        text = pattern.sub(f"<{what}>", text)
+    return text
+
+
 def secret_shape(text: str) -> str | None:
     """What kind of credential `text` contains, or None."""
     return next((what for what, pattern in SECRET_VALUES if pattern.search(text)), None)

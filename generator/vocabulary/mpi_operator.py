@@ -86,6 +86,11 @@ SSH_AUTH_VOLUME = "ssh-auth"
 CONFIG_VOLUME = "mpi-job-config"
 CONFIG_MOUNT_PATH = "/etc/mpi"
 
+# The OpenMPI MCA parameters the controller sets on the launcher as OMPI_MCA_* variables, after the container's own
+# (newLauncherPodTemplate): a container's variable of the same name is overridden; `-mca` on mpirun's command line
+# wins over both.
+LAUNCHER_MCA = ("orte_default_hostfile", "orte_keep_fqdn_hostnames", "plm_rsh_args", "orte_set_default_slots")
+
 # The ConfigMap `<mpijob>-config` the controller writes (newConfigMap, updateDiscoverHostsInConfigMap): key `hostfile`,
 # a line per worker as mpigen writes its own; and key `discover_hosts.sh`, this header, then `echo <host>` for each
 # running worker.

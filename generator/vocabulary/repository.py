@@ -16,3 +16,7 @@ HELM_ENV = "MPIGEN_HELM"
 EDITOR_SCHEMAS = ".mpigen/schemas"
 """Where `mpigen init` puts the schemas an editor reads (`mpigen schema --write`), relative to the repository: a
 hidden folder holds no profiles, so mpigen reads none of it."""
+STARTING_CLUSTER = "my-cluster"
+"""The cluster `mpigen init` writes where none is named, and the one an import names where nothing says which."""
+STARTING_POOL = "pool"
+"""The node pool of that cluster, likewise."""

@@ -95,3 +95,14 @@ def test_the_repository_configs_schema_is_as_strict_and_helpful_as_the_profiles(
     from mpigen.check.report import FORMATS
 
     assert schema["properties"]["check"]["properties"]["output"]["enum"] == sorted(FORMATS)
+
+
+def test_schema_errors_as_data() -> None:
+    """Where plain data breaks the job schema, with the keyword and what it expects (an import leaves those out)."""
+    from mpigen.validate.schema import schema_errors
+
+    job = {"apiVersion": "mpigen/v1alpha1", "kind": "Job", "name": "a", "cluster": "c", "pool": "p", "image": "i",
+           "runPolicy": {"cleanPodPolicy": False}}
+    assert schema_errors(KIND_SCHEMA_FILES["Job"], job) == [
+        (("runPolicy", "cleanPodPolicy"), "enum", ["None", "Running", "All"])]
+    assert schema_errors(KIND_SCHEMA_FILES["Job"], {**job, "runPolicy": {}}) == []

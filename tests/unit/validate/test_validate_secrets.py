@@ -178,3 +178,12 @@ def test_a_secret_in_a_profile_that_is_otherwise_broken_is_still_reported(profil
     job = JOB.replace("pool: dgx", "pool: 3") + "env:\n  DB_PASSWORD: letmein123\n"
     assert [e.split(": error: ")[0] for e in errors_of(profiles_copy, {"jobs/train.yaml": job})] == [
         "jobs/train.yaml:5:7", "jobs/train.yaml:10:16"]
+
+
+def test_masked_never_prints_a_credential() -> None:
+    """What a message quoting an input shows in place of a credential: what it looks like."""
+    from mpigen.validate.secrets import masked
+
+    token = "ghp_" + "a1" * 20
+    assert masked(f"image 'registry/{token}' is odd") == "image 'registry/<a GitHub token>' is odd"
+    assert masked("no secret here: mpirun -np 2") == "no secret here: mpirun -np 2"
