@@ -18,6 +18,7 @@ from mpigen.resolve import resolve
 from mpigen.support.diagnostics import Diagnostic, errors
 from mpigen.validate import validate
 from mpigen.vocabulary import mpi_operator
+from mpigen.vocabulary.repository import DEFAULT_PROFILES
 
 JOBS_FOLDER = "jobs"
 """Where `mpigen init` puts job profiles under the profiles folder, as `jobs/<name>.yaml`."""
@@ -74,13 +75,13 @@ def _compile(documents: list[ProfileFile]) -> _Resolved:
 
 def profile_path(target: TargetFleet | None, name: str) -> str:
     """Where the adopted profile of job `name` goes: `<profiles>/jobs/<name>.yaml`."""
-    return f"{target.folder if target else 'profiles'}/{JOBS_FOLDER}/{name}.yaml"
+    return f"{target.folder if target else DEFAULT_PROFILES}/{JOBS_FOLDER}/{name}.yaml"
 
 
 def compile_job(target: TargetFleet, name: str, text: str) -> Compiled:
     """The job profile `text` compiled beside the target fleet's profiles, as it would be once written."""
     path = profile_path(target, name)
-    document, problems = load_bytes(text.encode("utf-8"), path, f"profiles/{JOBS_FOLDER}/{name}.yaml")
+    document, problems = load_bytes(text.encode("utf-8"), path, path)
     if document is None:
         return Compiled(tuple(problems))
     resolved = _compile([*target.documents, document])

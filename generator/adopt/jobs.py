@@ -101,7 +101,7 @@ def _where(uses_gpus: bool, cluster: str | None, pool: str | None,
     and without for a CPU job (the first cluster that has one), else the names `mpigen init` starts with."""
     fleet = target.fleet if target is not None else None
     found = _fitting_pool(fleet, uses_gpus, cluster) if pool is None else None
-    listing = "`ls profiles/clusters/`: the cluster this job runs on (`mpigen import --cluster`)"
+    listing = "the cluster profiles' `name`: the cluster this job runs on (`mpigen import --cluster`)"
     pools = "`nodePools` of that cluster's profile: the pool the workers run on (`mpigen import --pool`)"
     if cluster is not None:
         where_cluster = (cluster, "mpigen import --cluster")

@@ -13,7 +13,7 @@ from mpigen import __version__
 REPOSITORY = "mpigen/mpigen"
 """`owner/name` of the repository on GitHub; the schemas' `$id`s and every page address below follow from it."""
 RELEASE_TAG = f"v{__version__}"
-"""The git tag of this release, e.g. `v0.2.0`."""
+"""The git tag of this release, e.g. `v0.3.0`."""
 REPOSITORY_URL = f"https://github.com/{REPOSITORY}"
 SERVED_URL = f"https://raw.githubusercontent.com/{REPOSITORY}"
 """The repository's files as they are, at any revision (`SERVED_URL/<tag>/<path>`)."""

@@ -17,6 +17,8 @@ import pytest
 import yaml
 from conftest import CHARTS, PROFILES, is_run_of, run_helm, run_mpigen
 
+from mpigen import __version__
+
 UPGRADED = ("import mpigen.model.defaults as defaults\n"
             "defaults.LAUNCHER_CPU = '2'  # a release whose launchers ask for another CPU by default\n"
             "from mpigen.commands.cli import main\n"
@@ -72,9 +74,9 @@ def test_an_upgrade_that_compiles_every_launcher_otherwise_renames_no_run_and_ke
     assert result.returncode == 0, result.stderr
     assert _runs(charts) == runs
     assert _job_templates(charts) == templates  # each run keeps the spec it started with, byte for byte
-    assert "run(s) keep the spec they started with (compiled by mpigen 0.2.0)" in result.stderr
+    assert f"run(s) keep the spec they started with (compiled by mpigen {__version__})" in result.stderr
     for chart in runs:
-        assert _annotations(charts / chart)["mpigen/run-release"] == "0.2.0"
+        assert _annotations(charts / chart)["mpigen/run-release"] == __version__
     # What Helm renders for a held chart is the committed job object: Argo CD and Flux see no change to apply.
     pi = charts / "dgx-lab" / "jobs" / "pi"
     rendered = [d for d in yaml.safe_load_all(run_helm(helm, "template", "pi", pi, "--namespace", "hpc").stdout) if d]
