@@ -1,0 +1,120 @@
+"""`mpigen import` of a cluster's exported objects: Nodes and the network operators' objects -> one Cluster
+profile and a Hardware profile per pool (adopt/pools.py groups, adopt/profiles.py writes the text).
+
+Whatever is not read is said in a note: unknown kinds (skipped), Secrets (skipped, never read further, their values
+never repeated), MPIJobs (left to job adoption). A partial export (a Node without status, a SriovNetworkNodeState
+without interfaces) or one without Nodes is an AdoptionError: a profile from half the facts would look whole.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from mpigen.adopt.pools import Pool, group_pools, one_provider, wanted, with_network
+from mpigen.adopt.profiles import GUESS, cluster_text, hardware_text
+from mpigen.adopt.result import Adoption, AdoptionError
+from mpigen.inventory.nodes import NODE_KIND, read_node
+from mpigen.inventory.operators import (
+    NAD_KIND,
+    NIC_CLUSTER_POLICY_KIND,
+    SRIOV_POLICY_KIND,
+    SRIOV_STATE_KIND,
+    PfState,
+    read_attachment,
+    read_node_state,
+    read_plugin_resources,
+)
+from mpigen.readback.findings import RenderedObject
+
+EXPORT_COMMAND = ("kubectl get nodes,namespaces,configmaps,networkattachmentdefinitions,sriovnetworknodestates,"
+                  "sriovnetworknodepolicies,nicclusterpolicies,clusterpolicies -A -o yaml > cluster.yaml")
+"""The one command that exports everything import reads (a kind the cluster has no CRD for: leave it out)."""
+READ_KINDS = frozenset({NODE_KIND, "Namespace", "ConfigMap", NAD_KIND, SRIOV_STATE_KIND, SRIOV_POLICY_KIND,
+                        NIC_CLUSTER_POLICY_KIND, "ClusterPolicy"})
+SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+MPIJOB_GROUP = "kubeflow.org/"
+
+
+def _is_mpijob(document: RenderedObject) -> bool:
+    return document.kind == "MPIJob" and document.api_version.startswith(MPIJOB_GROUP)
+
+
+def adopt_cluster(documents: Sequence[RenderedObject], cluster: str,
+                  selectors: Sequence[Mapping[str, str]] = ()) -> tuple[Adoption, tuple[RenderedObject, ...]]:
+    """The profiles of the exported cluster and the notes on the import, with the MPIJobs found (for job adoption).
+    `selectors`: import only the nodes one of them picks (`--nodes`)."""
+    nodes, states, resources, attachments, namespaces, kubelets = [], {}, [], [], [], {}
+    skipped: Counter[str] = Counter()
+    secrets, mpijobs = 0, []
+    for document in documents:
+        obj, kind = document.obj, document.kind
+        if kind == "Secret":
+            secrets += 1
+        elif _is_mpijob(document):
+            mpijobs.append(document)
+        elif kind == NODE_KIND:
+            node = read_node(obj, document.source)
+            if node is None or not isinstance(obj.get("status"), dict):
+                raise AdoptionError(f"{document.source}: Node {document.name or '?'} has no name or no .status: a "
+                                    "partial export; export the nodes whole with `kubectl get nodes -o yaml`")
+            nodes.append(node)
+            info = obj["status"].get("nodeInfo")
+            if isinstance(info, dict) and isinstance(info.get("kubeletVersion"), str):
+                kubelets[node.name] = info["kubeletVersion"]
+        elif kind == SRIOV_STATE_KIND:
+            read = read_node_state(obj)
+            if read is None:
+                raise AdoptionError(f"{document.source}: SriovNetworkNodeState {document.name or '?'} has no "
+                                    ".status.interfaces: the operator has not reported this node yet; export it "
+                                    "again once `kubectl get sriovnetworknodestates -A` shows syncStatus Succeeded")
+            states[document.name] = read
+        elif kind == "Namespace":
+            if document.name and document.name not in SYSTEM_NAMESPACES and not document.name.startswith("kube-"):
+                namespaces.append(document.name)
+        elif kind in READ_KINDS:
+            resources += read_plugin_resources(obj)
+            if (attachment := read_attachment(obj)) is not None:
+                attachments.append(attachment)
+        else:
+            skipped[f"{document.api_version}/{kind}" if document.api_version else kind or "(no kind)"] += 1
+    if not nodes:
+        raise AdoptionError(f"no Node in the input: export them with `{EXPORT_COMMAND}` (at least `kubectl get "
+                            "nodes -o yaml`)")
+    picked = wanted(nodes, selectors)
+    if not picked:
+        raise AdoptionError("no exported Node carries the labels --nodes names; `kubectl get nodes --show-labels` "
+                            "shows the labels they have")
+    pools = [with_network(pool, resources, _states(states), attachments) for pool in group_pools(picked)]
+    provider, prefix = one_provider(pools)
+    profiles, notes, guesses = [], [], {}
+    for pool in pools:
+        text, count = hardware_text(pool)
+        profiles.append(text)
+        guesses[f"hardware/{pool.name}.yaml"] = count
+    text, count = cluster_text(cluster, pools, provider, prefix, sorted(kubelets.items()), sorted(set(namespaces)))
+    profiles.append(text)
+    guesses[f"clusters/{cluster}.yaml"] = count
+    notes += _notes(pools, skipped, secrets, mpijobs, guesses, len(nodes) - len(picked))
+    return Adoption(tuple(profiles), tuple(notes)), tuple(mpijobs)
+
+
+def _states(states: Mapping[str, tuple[PfState, ...]]) -> Mapping[str, tuple[PfState, ...]]:
+    return dict(sorted(states.items()))
+
+
+def _notes(pools: Sequence[Pool], skipped: Counter[str], secrets: int, mpijobs: Sequence[RenderedObject],
+           guesses: Mapping[str, int], left_out: int) -> list[str]:
+    notes = [f"pool {pool.name}: {len(pool.nodes)} node(s), {pool.provider}, {len(pool.rdma)} rail(s)" for pool in pools]
+    if left_out:
+        notes.append(f"{left_out} node(s) left out: --nodes does not pick them")
+    for kind, count in sorted(skipped.items()):
+        notes.append(f"skipped {count} object(s) of kind {kind}: import does not read them")
+    if secrets:
+        notes.append(f"skipped {secrets} Secret(s): never copied into a profile")
+    if mpijobs:
+        notes.append(f"MPIJob adoption: not in this build ({len(mpijobs)} MPIJob(s) not imported)")
+    for path, count in sorted(guesses.items()):
+        if count:
+            notes.append(f"{path}: {count} guess(es) left, each marked `# {GUESS}` with what to read")
+    return notes

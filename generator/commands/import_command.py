@@ -1,0 +1,84 @@
+"""`mpigen import`: a cluster's exported objects -> Hardware and Cluster profiles in the profiles folder.
+
+Only wiring: reading the files (readback), the import itself (adopt), writing each profile whole (write). Nothing is
+written unless every file can be: an existing profile that differs from the import (edited since, or another
+cluster's) is refused by name unless --force."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from mpigen.commands.arguments import profiles_of
+from mpigen.commands.reporting import exit_with_error
+from mpigen.commands.verbosity import say, verbosity_options
+from mpigen.support.diagnostics import one_line
+
+_FOLDERS = {"Hardware": "hardware", "Cluster": "clusters"}
+
+
+def _selector(text: str) -> dict[str, str]:
+    pairs = [part.split("=", 1) for part in text.split(",")]
+    if not text or any(len(pair) != 2 or not pair[0] for pair in pairs):
+        raise click.BadParameter(f"{text!r}: give LABEL=VALUE[,LABEL=VALUE...], as `kubectl get nodes -l` takes")
+    return {key: value for key, value in pairs}
+
+
+@click.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--cluster", "cluster", required=True, help="Name of the Cluster profile to write (a DNS-1035 label).")
+@click.option("-o", "--profiles", "profiles", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The profiles folder to write into: hardware/<pool>.yaml and clusters/<cluster>.yaml (default: "
+              "the repository config's profiles, else profiles/).")
+@click.option("--nodes", "nodes", multiple=True, metavar="LABEL=VALUE[,...]",
+              help="Import only the nodes this selector picks (every label equal); repeat it for nodes any of them "
+              "picks. Pools that need different network providers are imported apart this way.")
+@click.option("--force", is_flag=True, default=False, help="Replace profiles that differ from what the import writes "
+              "(edited since the last import): without it they are named and nothing is written.")
+@verbosity_options
+@click.pass_context
+def import_(ctx: click.Context, files: tuple[Path, ...], cluster: str, profiles: Path | None,
+            nodes: tuple[str, ...], force: bool) -> None:
+    """Write Hardware and Cluster profiles from FILES, objects exported with `kubectl get ... -o yaml` (or json):
+
+    kubectl get nodes,namespaces,configmaps,networkattachmentdefinitions,sriovnetworknodestates,
+    sriovnetworknodepolicies,nicclusterpolicies,clusterpolicies -A -o yaml > cluster.yaml
+
+    Every value's comment names the object and field it came from; a fact the files do not hold is marked
+    `# guess:` with what to read instead. Review those, then `mpigen validate` and `mpigen render`."""
+    from mpigen.adopt import AdoptionError
+    from mpigen.adopt.cluster import adopt_cluster
+    from mpigen.readback.documents import read_manifest_file
+    from mpigen.write import WriteError
+    from mpigen.write.target import write_file
+
+    selectors = [_selector(text) for text in nodes]
+    folder = profiles if profiles is not None else profiles_of(ctx, ())[0]
+    documents = []
+    for file in files:
+        read, findings = read_manifest_file(file)
+        if findings:
+            exit_with_error(f"{findings[0].format()}; export again with `kubectl get ... -o yaml`")
+        documents += read
+    try:
+        adoption, _ = adopt_cluster(documents, cluster, selectors)
+    except AdoptionError as exc:
+        exit_with_error(str(exc))
+        return
+    wanted = {folder / _FOLDERS[p.kind] / f"{p.name}.yaml": p.text.encode("utf-8") for p in adoption.profiles}
+    edited = sorted(str(path) for path, data in wanted.items() if path.is_file() and path.read_bytes() != data)
+    if edited and not force:
+        exit_with_error(f"{', '.join(edited)} differ from what this import writes (edited since, or another "
+                        "import's); nothing was written: compare them, then give --force to replace them")
+    changed = {path: data for path, data in wanted.items() if not (path.is_file() and path.read_bytes() == data)}
+    try:
+        for path, data in sorted(changed.items()):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_file(path, data, inputs=files)
+    except (WriteError, OSError) as exc:
+        exit_with_error(str(exc))
+    for path in sorted(wanted):
+        say(f"{'wrote' if path in changed else 'unchanged'} {one_line(str(path))}")
+    for note in adoption.notes:
+        say(f"note: {one_line(note)}", err=True)
