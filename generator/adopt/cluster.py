@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from mpigen.adopt.pools import Pool, group_pools, one_provider, wanted, with_network
 from mpigen.adopt.profiles import GUESS, cluster_text, hardware_text
@@ -25,7 +29,10 @@ from mpigen.inventory.operators import (
     read_node_state,
     read_plugin_resources,
 )
+from mpigen.load.problems import yaml_problem
+from mpigen.readback.documents import read_manifest_file
 from mpigen.readback.findings import RenderedObject
+from mpigen.readback.inputs import MAX_MANIFEST_FILE_BYTES, InputError, read_text
 
 EXPORT_COMMAND = ("kubectl get nodes,namespaces,configmaps,networkattachmentdefinitions,sriovnetworknodestates,"
                   "sriovnetworknodepolicies,nicclusterpolicies,clusterpolicies -A -o yaml > cluster.yaml")
@@ -34,6 +41,31 @@ READ_KINDS = frozenset({NODE_KIND, "Namespace", "ConfigMap", NAD_KIND, SRIOV_STA
                         NIC_CLUSTER_POLICY_KIND, "ClusterPolicy"})
 SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 MPIJOB_GROUP = "kubeflow.org/"
+
+
+def read_export(paths: Sequence[Path]) -> list[RenderedObject]:
+    """The objects of exported files, read as kubectl reads them (Lists expanded, JSON by its suffix); AdoptionError,
+    `file:line:col: what; how to fix it` where one is not valid YAML or JSON."""
+    documents: list[RenderedObject] = []
+    for path in paths:
+        read, findings = read_manifest_file(path)
+        if findings:
+            raise AdoptionError(f"{_where(path) or findings[0].format()}; export it again with `kubectl get ... -o yaml`")
+        documents += read
+    return documents
+
+
+def _where(path: Path) -> str | None:
+    """`file:line:col: what is wrong` of a YAML file the parser refuses, where it says where."""
+    try:
+        list(YAML(typ="safe", pure=True).load_all(read_text(path, MAX_MANIFEST_FILE_BYTES)))
+    except MarkedYAMLError as exc:
+        mark, what, fix = yaml_problem(exc)
+        if mark is not None:
+            return f"{path.as_posix()}:{mark.line + 1}:{mark.column + 1}: {what}; {fix}"
+    except (YAMLError, InputError):
+        return None
+    return None
 
 
 def _is_mpijob(document: RenderedObject) -> bool:

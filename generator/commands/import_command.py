@@ -48,21 +48,14 @@ def import_(ctx: click.Context, files: tuple[Path, ...], cluster: str, profiles:
     Every value's comment names the object and field it came from; a fact the files do not hold is marked
     `# guess:` with what to read instead. Review those, then `mpigen validate` and `mpigen render`."""
     from mpigen.adopt import AdoptionError
-    from mpigen.adopt.cluster import adopt_cluster
-    from mpigen.readback.documents import read_manifest_file
+    from mpigen.adopt.cluster import adopt_cluster, read_export
     from mpigen.write import WriteError
     from mpigen.write.target import write_file
 
     selectors = [_selector(text) for text in nodes]
     folder = profiles if profiles is not None else profiles_of(ctx, ())[0]
-    documents = []
-    for file in files:
-        read, findings = read_manifest_file(file)
-        if findings:
-            exit_with_error(f"{findings[0].format()}; export again with `kubectl get ... -o yaml`")
-        documents += read
     try:
-        adoption, _ = adopt_cluster(documents, cluster, selectors)
+        adoption, _ = adopt_cluster(read_export(files), cluster, selectors)
     except AdoptionError as exc:
         exit_with_error(str(exc))
         return

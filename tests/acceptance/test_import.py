@@ -1,0 +1,85 @@
+"""`mpigen import` through the real command line over the cluster fixtures (tests/fixtures/clusters): each pool
+imported with operators.yaml validates and renders as it is, a re-import changes no byte, an edited profile is not
+overwritten silently, and each bad input is one line, exit 1, nothing written."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO, run_mpigen
+from ruamel.yaml import YAML
+
+CLUSTERS = REPO / "tests" / "fixtures" / "clusters"
+OPERATORS = CLUSTERS / "operators.yaml"
+POOLS = {"dgx-1": ("dgx-1", 4), "dgx-a100": ("dgx-a100", 8), "dgx-h100": ("dgx-h100", 8), "cpu": ("cpu-2s64c", 0)}
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("pool", sorted(POOLS))
+def test_each_pool_imported_validates_and_renders_as_it_is(tmp_path: Path, pool: str) -> None:
+    hardware, rails = POOLS[pool]
+    imported = run_mpigen("import", CLUSTERS / f"{pool}.yaml", OPERATORS, "--cluster", "lab", "-o", tmp_path / "profiles")
+    assert imported.returncode == 0, imported.stderr
+    assert f"wrote {tmp_path / 'profiles' / 'hardware' / f'{hardware}.yaml'}" in imported.stdout
+    cluster = YAML(typ="safe").load((tmp_path / "profiles" / "clusters" / "lab.yaml").read_text())
+    assert len(cluster.get("rails", [])) == rails
+    rendered = run_mpigen("render", tmp_path / "profiles", "-o", tmp_path / "charts")
+    assert rendered.returncode == 0, rendered.stderr
+    assert (tmp_path / "charts" / "lab").is_dir()
+
+
+def test_reimport_leaves_every_file_byte_identical_and_an_edit_is_refused_unless_forced(tmp_path: Path) -> None:
+    profiles = tmp_path / "profiles"
+    args = ("import", CLUSTERS / "dgx-1.yaml", OPERATORS, "--cluster", "lab", "-o", profiles)
+    assert run_mpigen(*args).returncode == 0
+    before = _files(profiles)
+    again = run_mpigen(*args)
+    assert again.returncode == 0 and "unchanged" in again.stdout and "wrote" not in again.stdout
+    assert _files(profiles) == before
+    edited = profiles / "clusters" / "lab.yaml"
+    edited.write_text(edited.read_text().replace("  - training", "  - team-a"))
+    refused = run_mpigen(*args)
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr.startswith("error: ") and str(edited) in refused.stderr and "--force" in refused.stderr
+    assert "team-a" in edited.read_text()
+    forced = run_mpigen(*args, "--force")
+    assert forced.returncode == 0 and _files(profiles) == before
+
+
+def test_all_five_files_at_once_are_refused_naming_the_pools(tmp_path: Path) -> None:
+    result = run_mpigen("import", *sorted(CLUSTERS.glob("*.yaml")), "--cluster", "lab", "-o", tmp_path / "p")
+    assert result.returncode == 1 and len(result.stderr.splitlines()) == 1
+    assert "dgx-h100: rdma-shared" in result.stderr and "--nodes" in result.stderr
+    assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  metadata: {name: [\n", "error: export.yaml:6:1: not valid YAML: "),
+    ("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Secret, metadata: {name: s}, "
+     "data: {password: aHVudGVyMg==}}\n", "error: no Node in the input: export them with `kubectl get nodes,"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path: Path, text: str, said: str) -> None:
+    (tmp_path / "export.yaml").write_text(text)
+    result = run_mpigen("import", "export.yaml", "--cluster", "lab", "-o", "profiles", cwd=tmp_path)
+    assert result.returncode == 1 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert said in result.stderr and "aHVudGVyMg" not in result.stderr + result.stdout
+    assert not (tmp_path / "profiles").exists()
+
+
+def test_ten_thousand_nodes_import_within_a_bounded_time(tmp_path: Path) -> None:
+    node = ('{{"apiVersion": "v1", "kind": "Node", "metadata": {{"name": "n{0:05d}", "labels": {{"kubernetes.io/hostname":'
+            ' "n{0:05d}", "node.kubernetes.io/instance-type": "{1}"}}}}, "status": {{"capacity": {{"cpu": "64", '
+            '"memory": "256Gi"}}}}}}')
+    items = ",\n".join(node.format(i, f"type-{i % 4}") for i in range(10_000))
+    (tmp_path / "nodes.json").write_text('{"apiVersion": "v1", "kind": "List", "items": [\n' + items + "\n]}\n")
+    result = subprocess.run([sys.executable, "-m", "mpigen", "import", "nodes.json", "--cluster", "big", "-o", "p"],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert result.returncode == 0, result.stderr
+    cluster = YAML(typ="safe").load((tmp_path / "p" / "clusters" / "big.yaml").read_text())
+    assert [pool["nodes"] for pool in cluster["nodePools"]] == [2500] * 4
