@@ -111,7 +111,7 @@ def read_node_state(obj: dict[str, Any]) -> tuple[PfState, ...] | None:
     for index, item in enumerate(interfaces):
         if not isinstance(item, dict) or not _text(item.get("name")):
             continue
-        vfs = item.get("Vfs") if isinstance(item.get("Vfs"), list) else []
+        vfs: list[Any] = item["Vfs"] if isinstance(item.get("Vfs"), list) else []
         vf_ids = sorted({str(vf["deviceID"]) for vf in vfs if isinstance(vf, dict) and _text(vf.get("deviceID"))})
         num_vfs = item.get("numVfs")
         states.append(PfState(
