@@ -20,7 +20,6 @@ from mpigen.adopt.profiles import GUESS, cluster_text, hardware_text
 from mpigen.adopt.result import Adoption, AdoptionError
 from mpigen.inventory.nodes import NODE_KIND, read_node
 from mpigen.inventory.operators import (
-    NAD_KIND,
     NIC_CLUSTER_POLICY_KIND,
     SRIOV_POLICY_KIND,
     SRIOV_STATE_KIND,
@@ -33,6 +32,7 @@ from mpigen.load.problems import yaml_problem
 from mpigen.readback.documents import read_manifest_file
 from mpigen.readback.findings import RenderedObject
 from mpigen.readback.inputs import MAX_MANIFEST_FILE_BYTES, InputError, read_text
+from mpigen.vocabulary.multus import NAD_KIND
 
 EXPORT_COMMAND = ("kubectl get nodes,namespaces,configmaps,networkattachmentdefinitions,sriovnetworknodestates,"
                   "sriovnetworknodepolicies,nicclusterpolicies,clusterpolicies -A -o yaml > cluster.yaml")

@@ -14,9 +14,9 @@ from mpigen.adopt.pools import GPU_COUNT, GPU_MEMORY, GPU_PRODUCT, Pool
 from mpigen.adopt.result import ProfileText
 from mpigen.inventory.operators import PfState
 from mpigen.vocabulary.kubernetes import whole_quantity
+from mpigen.vocabulary.node_facts import GUESS_MARK, READ_ON_NODE
 
-GUESS = "guess:"
-"""What starts the comment of every value the input does not hold; `grep -rn '# guess:'` lists what is left."""
+GUESS = GUESS_MARK
 GPU_RESOURCE = "nvidia.com/gpu"
 _KI_PER_GIB = 1024 * 1024
 VF_DEVICE_IDS = {"1013": "1014", "1015": "1016", "1017": "1018", "1019": "101a", "101b": "101c", "101d": "101e",
@@ -126,7 +126,7 @@ def _nics(pool: Pool, out: _Text) -> None:
         interface = resource.interfaces[0] if len(resource.interfaces) == 1 else (nad.master if nad else None)
         pf = _nic_of(pool, interface) if interface else None
         out.lines.append(f"  - name: {q(interface or f'nic{index}')}  # {resource.where}")
-        out.guess("    ", "hca", f"mlx5_{index}", "`ibdev2netdev` on a node: mlx5_N port 1 ==> interface")
+        out.guess("    ", "hca", f"mlx5_{index}", READ_ON_NODE["hca"])
         if interface:
             out.fact("    ", "pfName", interface, resource.where + (".selectors" if len(resource.interfaces) == 1
                                                                        else f" via {nad.where if nad else ''} master"))
@@ -135,20 +135,20 @@ def _nics(pool: Pool, out: _Text) -> None:
             out.fact("    ", "vendorId", vendor,
                      f"{pf.where}.vendor" if pf and pf.vendor else f"{resource.where}.selectors.vendors")
         else:
-            out.guess("    ", "vendorId", "15b3", "`lspci -nn | grep Mellanox`: [vendor:device]")
+            out.guess("    ", "vendorId", "15b3", READ_ON_NODE["vendorId"])
         device = pf.device_id if pf else None
         if device:
             out.fact("    ", "deviceId", device, f"{pf.where}.deviceID" if pf else "")
         else:
             device = GUESSED_DEVICE_ID
-            out.guess("    ", "deviceId", device, "`lspci -nn | grep Mellanox`: [vendor:device] of the card")
+            out.guess("    ", "deviceId", device, READ_ON_NODE["deviceId"])
         if pf and pf.vf_device_id:
             out.fact("    ", "vfDeviceId", pf.vf_device_id, f"{pf.where}.Vfs[].deviceID")
         elif len(resource.devices) == 1 and resource.plugin != "rdma-shared":
             out.fact("    ", "vfDeviceId", resource.devices[0], f"{resource.where}.selectors.devices")
         elif resource.plugin != "rdma-shared" and device in VF_DEVICE_IDS:
-            out.guess("    ", "vfDeviceId", VF_DEVICE_IDS[device], f"the VF id of a {device} PF; "
-                      "`lspci -nn | grep 'Virtual Function'` once VFs exist")
+            out.guess("    ", "vfDeviceId", VF_DEVICE_IDS[device],
+                      f"the VF id of a {device} PF; " + READ_ON_NODE["vfDeviceId"])
         if pf and pf.driver:
             out.fact("    ", "driver", pf.driver, f"{pf.where}.driver")
         if pf and pf.link_type:
@@ -156,7 +156,7 @@ def _nics(pool: Pool, out: _Text) -> None:
         elif nad and nad.cni_type in ("ipoib", "ib-sriov"):
             out.fact("    ", "linkType", "InfiniBand", f"{nad.where} type {nad.cni_type} (IP over InfiniBand)")
         else:
-            out.guess("    ", "linkType", "InfiniBand", "`ibstat`: Link layer (InfiniBand or Ethernet)")
+            out.guess("    ", "linkType", "InfiniBand", READ_ON_NODE["linkType"])
         if pf and pf.speed_gbps:
             out.fact("    ", "speedGbps", pf.speed_gbps, f"{pf.where}.linkSpeed")
     railed = {r.interfaces[0] for r in pool.rdma if len(r.interfaces) == 1}

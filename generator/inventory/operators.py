@@ -12,15 +12,18 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from mpigen.model.cluster import NetworkProvider
+from mpigen.providers.registry import PROVIDERS
+from mpigen.vocabulary.multus import NAD_KIND
+from mpigen.vocabulary.multus import RESOURCE_NAME_ANNOTATION as NAD_RESOURCE_ANNOTATION
+
 SRIOV_STATE_KIND = "SriovNetworkNodeState"
 SRIOV_POLICY_KIND = "SriovNetworkNodePolicy"
 NIC_CLUSTER_POLICY_KIND = "NicClusterPolicy"
-NAD_KIND = "NetworkAttachmentDefinition"
-NAD_RESOURCE_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName"
 DEVICE_PLUGIN_CONFIG_KEY = "config.json"
-SRIOV_OPERATOR_PREFIX = "openshift.io"
+SRIOV_OPERATOR_PREFIX = PROVIDERS[NetworkProvider.SRIOV_NETWORK_OPERATOR].resource_prefix
 """The SR-IOV network operator's resource prefix unless its deployment sets another (RESOURCE_PREFIX)."""
-RDMA_SHARED_PREFIX = "rdma"
+RDMA_SHARED_PREFIX = PROVIDERS[NetworkProvider.RDMA_SHARED].resource_prefix
 """The RDMA shared device plugin's resource prefix unless a configList entry sets `resourcePrefix`."""
 LINK_TYPES = {"IB": "InfiniBand", "ETH": "Ethernet"}
 """The SR-IOV operator's `linkType` (IB|ETH) in a Hardware profile's words."""
