@@ -15,6 +15,7 @@ from pathlib import Path
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from mpigen.adopt.node_facts import NodeFacts
 from mpigen.adopt.pools import Pool, group_pools, one_provider, wanted, with_network
 from mpigen.adopt.profiles import GUESS, cluster_text, hardware_text
 from mpigen.adopt.result import Adoption, AdoptionError
@@ -72,10 +73,11 @@ def _is_mpijob(document: RenderedObject) -> bool:
     return document.kind == "MPIJob" and document.api_version.startswith(MPIJOB_GROUP)
 
 
-def adopt_cluster(documents: Sequence[RenderedObject], cluster: str,
-                  selectors: Sequence[Mapping[str, str]] = ()) -> tuple[Adoption, tuple[RenderedObject, ...]]:
+def adopt_cluster(documents: Sequence[RenderedObject], cluster: str, selectors: Sequence[Mapping[str, str]] = (),
+                  facts: Mapping[str, NodeFacts] | None = None) -> tuple[Adoption, tuple[RenderedObject, ...]]:
     """The profiles of the exported cluster and the notes on the import, with the MPIJobs found (for job adoption).
-    `selectors`: import only the nodes one of them picks (`--nodes`)."""
+    `selectors`: import only the nodes one of them picks (`--nodes`); `facts`: the tools' output by node
+    (`--node-facts`), given to that node's pool."""
     nodes, states, resources, attachments, namespaces, kubelets = [], {}, [], [], [], {}
     skipped: Counter[str] = Counter()
     secrets, mpijobs = 0, []
@@ -119,9 +121,14 @@ def adopt_cluster(documents: Sequence[RenderedObject], cluster: str,
                             "shows the labels they have")
     pools = [with_network(pool, resources, _states(states), attachments) for pool in group_pools(picked)]
     provider, prefix = one_provider(pools)
+    facts = facts or {}
+    unknown = sorted(set(facts) - {node.name for node in picked})
+    if unknown:
+        raise AdoptionError(f"--node-facts names {', '.join(unknown)}, which is no imported Node; give a node of the "
+                            "export (`kubectl get nodes`)")
     profiles, notes, guesses = [], [], {}
     for pool in pools:
-        text, count = hardware_text(pool)
+        text, count = hardware_text(pool, next((facts[n.name] for n in pool.nodes if n.name in facts), None))
         profiles.append(text)
         guesses[f"hardware/{pool.name}.yaml"] = count
     text, count = cluster_text(cluster, pools, provider, prefix, sorted(kubelets.items()), sorted(set(namespaces)))

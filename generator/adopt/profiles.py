@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from mpigen.adopt.node_facts import NodeFacts
 from mpigen.adopt.pools import GPU_COUNT, GPU_MEMORY, GPU_PRODUCT, Pool
 from mpigen.adopt.result import ProfileText
 from mpigen.inventory.operators import PfState
@@ -67,8 +68,9 @@ def _nic_of(pool: Pool, interface: str) -> PfState | None:
     return next((pf for pf in pool.states if pf.name == interface), None)
 
 
-def hardware_text(pool: Pool) -> tuple[ProfileText, int]:
-    """The pool's Hardware profile and the number of its guesses."""
+def hardware_text(pool: Pool, facts: NodeFacts | None = None) -> tuple[ProfileText, int]:
+    """The pool's Hardware profile and the number of its guesses; `facts`: what the tools printed on one of its
+    nodes (--node-facts)."""
     node, out = pool.first, _Text()
     out.lines += [f"# The {len(pool.nodes)} node(s) of pool {pool.name}, as exported; facts are the first node's "
                   f"({node.name}), the pool's nodes agree on them.",
@@ -91,7 +93,7 @@ def hardware_text(pool: Pool) -> tuple[ProfileText, int]:
                      node_field(pool, f'.metadata.labels["{GPU_MEMORY}"]') + f" = {mib} MiB, to the nearest GiB")
         if gpus is not None:
             out.fact("  ", "resource", GPU_RESOURCE, node_field(pool, f'.status.allocatable["{GPU_RESOURCE}"]'))
-    _nics(pool, out)
+    _nics(pool, out, facts or NodeFacts(pool.first.name))
     _cpu(pool, out)
     memory = _memory_gib(node.capacity.get("memory") or node.allocatable.get("memory"))
     if memory is not None:
@@ -117,7 +119,7 @@ def _cpu(pool: Pool, out: _Text) -> None:
     out.guess("  ", "threadsPerCore", 2, "`lscpu`: Thread(s) per core")
 
 
-def _nics(pool: Pool, out: _Text) -> None:
+def _nics(pool: Pool, out: _Text, facts: NodeFacts) -> None:
     if not pool.rdma:
         return
     out.lines.append("nics:  # one per RDMA resource the nodes advertise")
@@ -126,7 +128,12 @@ def _nics(pool: Pool, out: _Text) -> None:
         interface = resource.interfaces[0] if len(resource.interfaces) == 1 else (nad.master if nad else None)
         pf = _nic_of(pool, interface) if interface else None
         out.lines.append(f"  - name: {q(interface or f'nic{index}')}  # {resource.where}")
-        out.guess("    ", "hca", f"mlx5_{index}", READ_ON_NODE["hca"])
+        port = facts.port_of(interface) if interface else None
+        if port is not None:
+            out.fact("    ", "hca", port.hca, f"{facts.ports_source}:{port.line} (ibdev2netdev on {facts.node})")
+            out.fact("    ", "port", port.port, f"{facts.ports_source}:{port.line}")
+        else:
+            out.guess("    ", "hca", f"mlx5_{index}", READ_ON_NODE["hca"])
         if interface:
             out.fact("    ", "pfName", interface, resource.where + (".selectors" if len(resource.interfaces) == 1
                                                                        else f" via {nad.where if nad else ''} master"))
@@ -137,8 +144,12 @@ def _nics(pool: Pool, out: _Text) -> None:
         else:
             out.guess("    ", "vendorId", "15b3", READ_ON_NODE["vendorId"])
         device = pf.device_id if pf else None
+        listed = facts.device_of(pf.pci_address if pf else None)
         if device:
             out.fact("    ", "deviceId", device, f"{pf.where}.deviceID" if pf else "")
+        elif listed is not None:
+            device = listed.device_id
+            out.fact("    ", "deviceId", device, f"{facts.pci_source}:{listed.line} (lspci -nn on {facts.node})")
         else:
             device = GUESSED_DEVICE_ID
             out.guess("    ", "deviceId", device, READ_ON_NODE["deviceId"])
@@ -146,6 +157,9 @@ def _nics(pool: Pool, out: _Text) -> None:
             out.fact("    ", "vfDeviceId", pf.vf_device_id, f"{pf.where}.Vfs[].deviceID")
         elif len(resource.devices) == 1 and resource.plugin != "rdma-shared":
             out.fact("    ", "vfDeviceId", resource.devices[0], f"{resource.where}.selectors.devices")
+        elif resource.plugin != "rdma-shared" and len(facts.vf_device_ids(vendor)) == 1:
+            out.fact("    ", "vfDeviceId", facts.vf_device_ids(vendor)[0], f"{facts.pci_source} (lspci -nn on "
+                     f"{facts.node}: its one Virtual Function id)")
         elif resource.plugin != "rdma-shared" and device in VF_DEVICE_IDS:
             out.guess("    ", "vfDeviceId", VF_DEVICE_IDS[device],
                       f"the VF id of a {device} PF; " + READ_ON_NODE["vfDeviceId"])
@@ -159,6 +173,12 @@ def _nics(pool: Pool, out: _Text) -> None:
             out.guess("    ", "linkType", "InfiniBand", READ_ON_NODE["linkType"])
         if pf and pf.speed_gbps:
             out.fact("    ", "speedGbps", pf.speed_gbps, f"{pf.where}.linkSpeed")
+        if port is not None and facts.numa_of(port.hca) is not None:
+            out.fact("    ", "numaNode", facts.numa_of(port.hca),
+                     f"{facts.topo_source} (nvidia-smi topo -m on {facts.node})")
+        if port is not None and facts.gpus_near(port.hca):
+            near = ", ".join(str(gpu) for gpu in facts.gpus_near(port.hca))
+            out.lines.append(f"    gpus: [{near}]  # {facts.topo_source}: the GPUs at PIX/PXB from {port.hca}")
     railed = {r.interfaces[0] for r in pool.rdma if len(r.interfaces) == 1}
     for pf in pool.states:
         if pf.name not in railed:

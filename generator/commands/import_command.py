@@ -34,12 +34,15 @@ def _selector(text: str) -> dict[str, str]:
 @click.option("--nodes", "nodes", multiple=True, metavar="LABEL=VALUE[,...]",
               help="Import only the nodes this selector picks (every label equal); repeat it for nodes any of them "
               "picks. Pools that need different network providers are imported apart this way.")
+@click.option("--node-facts", "node_facts", multiple=True, metavar="NODE=FILE",
+              help="The output of `ibdev2netdev`, `nvidia-smi topo -m` or `lspci -nn` on NODE, saved in FILE (repeat for "
+              "each): NODE's pool gets the facts they hold (HCA names, GPUs and NUMA node beside each NIC, VF ids).")
 @click.option("--force", is_flag=True, default=False, help="Replace profiles that differ from what the import writes "
               "(edited since the last import): without it they are named and nothing is written.")
 @verbosity_options
 @click.pass_context
 def import_(ctx: click.Context, files: tuple[Path, ...], cluster: str, profiles: Path | None,
-            nodes: tuple[str, ...], force: bool) -> None:
+            nodes: tuple[str, ...], node_facts: tuple[str, ...], force: bool) -> None:
     """Write Hardware and Cluster profiles from FILES, objects exported with `kubectl get ... -o yaml` (or json):
 
     kubectl get nodes,namespaces,configmaps,networkattachmentdefinitions,sriovnetworknodestates,
@@ -49,13 +52,25 @@ def import_(ctx: click.Context, files: tuple[Path, ...], cluster: str, profiles:
     `# guess:` with what to read instead. Review those, then `mpigen validate` and `mpigen render`."""
     from mpigen.adopt import AdoptionError
     from mpigen.adopt.cluster import adopt_cluster, read_export
+    from mpigen.adopt.node_facts import read_node_facts, tools_module
+    from mpigen.readback.inputs import MAX_DOCUMENT_BYTES, InputError, read_text
     from mpigen.write import WriteError
     from mpigen.write.target import write_file
 
     selectors = [_selector(text) for text in nodes]
     folder = profiles if profiles is not None else profiles_of(ctx, ())[0]
+    texts: dict[str, list[tuple[str, str]]] = {}
+    for given in node_facts:
+        node, _, file = given.partition("=")
+        if not node or not file:
+            raise click.BadParameter(f"{given!r}: give NODE=FILE", param_hint="--node-facts")
+        try:
+            texts.setdefault(node, []).append((file, read_text(Path(file), MAX_DOCUMENT_BYTES)))
+        except InputError as exc:
+            exit_with_error(f"--node-facts {given}: {exc}")
     try:
-        adoption, _ = adopt_cluster(read_export(files), cluster, selectors)
+        facts = read_node_facts(texts, tools_module()) if texts else {}
+        adoption, _ = adopt_cluster(read_export(files), cluster, selectors, facts)
     except AdoptionError as exc:
         exit_with_error(str(exc))
         return
