@@ -7,6 +7,7 @@ Rounding: a GPU's memory (GFD's `nvidia.com/gpu.memory`, MiB) to the nearest GiB
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 
@@ -18,6 +19,7 @@ from mpigen.vocabulary.kubernetes import whole_quantity
 from mpigen.vocabulary.node_facts import GUESS_MARK, READ_ON_NODE
 
 GUESS = GUESS_MARK
+STAMP = "# written by `mpigen import`; edit freely: a re-import then asks for --force. digest "
 GPU_RESOURCE = "nvidia.com/gpu"
 _KI_PER_GIB = 1024 * 1024
 VF_DEVICE_IDS = {"1013": "1014", "1015": "1016", "1017": "1018", "1019": "101a", "101b": "101c", "101d": "101e",
@@ -61,7 +63,23 @@ class _Text:
         self.lines.append(f"{indent}{key}: {q(value)}  # {GUESS} {read}")
 
     def text(self) -> str:
-        return "\n".join(self.lines) + "\n"
+        return stamped("\n".join(self.lines) + "\n")
+
+
+def _digest(body: str) -> str:
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+
+
+def stamped(body: str) -> str:
+    """The text with a last line holding a digest of the lines above: a later import tells a file it wrote (and may
+    replace) from one a person has edited since (which it refuses without --force)."""
+    return f"{body}{STAMP}{_digest(body)}\n"
+
+
+def edited_since_import(text: str) -> bool:
+    """Whether a profile's text is no longer what an import wrote: its stamp is missing or does not match."""
+    body, _, last = text.rstrip("\n").rpartition("\n")
+    return not last.startswith(STAMP) or last[len(STAMP):] != _digest(body + "\n")
 
 
 def _nic_of(pool: Pool, interface: str) -> PfState | None:

@@ -1,8 +1,9 @@
 """`mpigen import`: a cluster's exported objects -> Hardware and Cluster profiles in the profiles folder.
 
 Only wiring: reading the files (readback), the import itself (adopt), writing each profile whole (write). Nothing is
-written unless every file can be: an existing profile that differs from the import (edited since, or another
-cluster's) is refused by name unless --force."""
+written unless every file can be: an existing profile a person has changed since an import wrote it (its digest
+line no longer matches), or that no import wrote, is refused by name unless --force; one an import wrote and nobody
+changed is replaced by a new import."""
 
 from __future__ import annotations
 
@@ -37,8 +38,8 @@ def _selector(text: str) -> dict[str, str]:
 @click.option("--node-facts", "node_facts", multiple=True, metavar="NODE=FILE",
               help="The output of `ibdev2netdev`, `nvidia-smi topo -m` or `lspci -nn` on NODE, saved in FILE (repeat for "
               "each): NODE's pool gets the facts they hold (HCA names, GPUs and NUMA node beside each NIC, VF ids).")
-@click.option("--force", is_flag=True, default=False, help="Replace profiles that differ from what the import writes "
-              "(edited since the last import): without it they are named and nothing is written.")
+@click.option("--force", is_flag=True, default=False, help="Replace profiles changed since an import wrote them (or "
+              "that no import wrote): without it they are named and nothing is written.")
 @verbosity_options
 @click.pass_context
 def import_(ctx: click.Context, files: tuple[Path, ...], cluster: str, profiles: Path | None,
@@ -53,6 +54,7 @@ def import_(ctx: click.Context, files: tuple[Path, ...], cluster: str, profiles:
     from mpigen.adopt import AdoptionError
     from mpigen.adopt.cluster import adopt_cluster, read_export
     from mpigen.adopt.node_facts import read_node_facts, tools_module
+    from mpigen.adopt.profiles import edited_since_import
     from mpigen.readback.inputs import MAX_DOCUMENT_BYTES, InputError, read_text
     from mpigen.write import WriteError
     from mpigen.write.target import write_file
@@ -75,10 +77,11 @@ def import_(ctx: click.Context, files: tuple[Path, ...], cluster: str, profiles:
         exit_with_error(str(exc))
         return
     wanted = {folder / _FOLDERS[p.kind] / f"{p.name}.yaml": p.text.encode("utf-8") for p in adoption.profiles}
-    edited = sorted(str(path) for path, data in wanted.items() if path.is_file() and path.read_bytes() != data)
+    edited = sorted(str(path) for path, data in wanted.items() if path.is_file() and path.read_bytes() != data
+                    and edited_since_import(path.read_text(encoding="utf-8", errors="replace")))
     if edited and not force:
-        exit_with_error(f"{', '.join(edited)} differ from what this import writes (edited since, or another "
-                        "import's); nothing was written: compare them, then give --force to replace them")
+        exit_with_error(f"{', '.join(edited)} changed since mpigen import wrote them (or it never did); nothing was "
+                        "written: compare them with the export, then give --force to replace them")
     changed = {path: data for path, data in wanted.items() if not (path.is_file() and path.read_bytes() == data)}
     try:
         for path, data in sorted(changed.items()):

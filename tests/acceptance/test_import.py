@@ -50,6 +50,14 @@ def test_reimport_leaves_every_file_byte_identical_and_an_edit_is_refused_unless
     assert "team-a" in edited.read_text()
     forced = run_mpigen(*args, "--force")
     assert forced.returncode == 0 and _files(profiles) == before
+    # a profile the import wrote and nobody changed is replaced when the cluster changes: 32 GB V100s now
+    export = tmp_path / "dgx-1.yaml"
+    export.write_text((CLUSTERS / "dgx-1.yaml").read_text().replace('gpu.memory: "16384"', 'gpu.memory: "32768"'))
+    changed = run_mpigen("import", export, OPERATORS, "--cluster", "lab", "-o", profiles)
+    assert changed.returncode == 0, changed.stderr
+    hardware = profiles / "hardware" / "dgx-1.yaml"
+    assert f"wrote {hardware}" in changed.stdout and f"unchanged {edited}" in changed.stdout
+    assert "memoryGiB: 32  #" in hardware.read_text()
 
 
 def test_all_five_files_at_once_are_refused_naming_the_pools(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from ruamel.yaml import YAML
 
 from mpigen.adopt import Adoption, AdoptionError
 from mpigen.adopt.cluster import adopt_cluster
+from mpigen.adopt.profiles import STAMP, edited_since_import
 from mpigen.readback.documents import parse_manifest, read_manifest_file
 from mpigen.readback.findings import RenderedObject
 
@@ -166,3 +167,11 @@ def test_kubelet_version_is_read_where_the_nodes_give_it() -> None:
     assert 'kubernetesVersion: "1.30"  # Node n1 .status.nodeInfo.kubeletVersion' in _profile(adoption, "Cluster")
 
 
+
+
+def test_each_profile_ends_with_its_digest_and_an_edit_breaks_it() -> None:
+    adoption, _ = _import("cpu")
+    for profile in adoption.profiles:
+        assert profile.text.splitlines()[-1].startswith(STAMP) and not edited_since_import(profile.text)
+        assert edited_since_import(profile.text.replace("nodes: 4", "nodes: 3").replace("cpu:", "cpu:  # mine"))
+    assert edited_since_import("kind: Cluster\n")
