@@ -33,6 +33,7 @@ from mpigen.load.problems import yaml_problem
 from mpigen.readback.documents import read_manifest_file
 from mpigen.readback.findings import RenderedObject
 from mpigen.readback.inputs import MAX_MANIFEST_FILE_BYTES, InputError, read_text
+from mpigen.vocabulary.kubernetes import dns1035_label_problems
 from mpigen.vocabulary.multus import NAD_KIND
 
 EXPORT_COMMAND = ("kubectl get nodes,namespaces,configmaps,networkattachmentdefinitions,sriovnetworknodestates,"
@@ -78,6 +79,9 @@ def adopt_cluster(documents: Sequence[RenderedObject], cluster: str, selectors: 
     """The profiles of the exported cluster and the notes on the import, with the MPIJobs found (for job adoption).
     `selectors`: import only the nodes one of them picks (`--nodes`); `facts`: the tools' output by node
     (`--node-facts`), given to that node's pool."""
+    problems = dns1035_label_problems(cluster)
+    if problems:
+        raise AdoptionError(f"--cluster {cluster}: {problems[0]}")
     nodes, states, resources, attachments, namespaces, kubelets = [], {}, [], [], [], {}
     skipped: Counter[str] = Counter()
     secrets, mpijobs = 0, []
@@ -135,7 +139,23 @@ def adopt_cluster(documents: Sequence[RenderedObject], cluster: str, selectors: 
     profiles.append(text)
     guesses[f"clusters/{cluster}.yaml"] = count
     notes += _notes(pools, skipped, secrets, mpijobs, guesses, len(nodes) - len(picked))
+    notes += [f"pool {pool.name}: the NICs of {', '.join(odd)} differ from {pool.first.name}'s, whose facts the "
+              f"profile holds: compare `kubectl get sriovnetworknodestates -A -o yaml`"
+              for pool in pools if (odd := _disagreeing(pool, states))]
     return Adoption(tuple(profiles), tuple(notes)), tuple(mpijobs)
+
+
+def _shape(states: tuple[PfState, ...] | None) -> tuple[tuple[object, ...], ...] | None:
+    """What a node's PFs are, leaving out the node and its PCI addresses (which may differ between alike nodes)."""
+    if states is None:
+        return None
+    return tuple((pf.name, pf.vendor, pf.device_id, pf.vf_device_id, pf.driver, pf.link_type, pf.speed_gbps, pf.num_vfs)
+                 for pf in states)
+
+
+def _disagreeing(pool: Pool, states: Mapping[str, tuple[PfState, ...]]) -> list[str]:
+    first = _shape(states.get(pool.first.name))
+    return [node.name for node in pool.nodes[1:] if _shape(states.get(node.name)) != first]
 
 
 def _states(states: Mapping[str, tuple[PfState, ...]]) -> Mapping[str, tuple[PfState, ...]]:

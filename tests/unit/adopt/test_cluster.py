@@ -175,3 +175,18 @@ def test_each_profile_ends_with_its_digest_and_an_edit_breaks_it() -> None:
         assert profile.text.splitlines()[-1].startswith(STAMP) and not edited_since_import(profile.text)
         assert edited_since_import(profile.text.replace("nodes: 4", "nodes: 3").replace("cpu:", "cpu:  # mine"))
     assert edited_since_import("kind: Cluster\n")
+
+
+def test_a_node_whose_nics_differ_from_its_pool_is_said_and_a_bad_cluster_name_refused() -> None:
+    documents = _read("dgx-1.yaml", "operators.yaml")
+    slower = [RenderedObject(d.source, _slower(d.obj)) if d.kind == "SriovNetworkNodeState" and d.name == "dgx1-02"
+              else d for d in documents]
+    adoption, _ = adopt_cluster(slower, "lab")
+    assert any(note.startswith("pool dgx-1: the NICs of dgx1-02 differ from dgx1-01's") for note in adoption.notes)
+    with pytest.raises(AdoptionError, match=r"^--cluster Lab_1: "):
+        adopt_cluster(documents, "Lab_1")
+
+
+def _slower(obj: dict[str, Any]) -> dict[str, Any]:
+    interfaces = [dict(item, linkSpeed="56000 Mb/s") for item in obj["status"]["interfaces"]]
+    return {**obj, "status": {**obj["status"], "interfaces": interfaces}}
