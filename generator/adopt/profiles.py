@@ -234,7 +234,8 @@ def cluster_text(name: str, pools: Sequence[Pool], provider: str, prefix: str | 
         out.lines += [f"namespaces:  # {GUESS} where the jobs run; `kubectl get namespaces`", "  - training"]
     out.lines.append("network:")
     origins = sorted({r.where.split(" .")[0] for p in pools for r in p.rdma})
-    out.fact("  ", "provider", provider, ", ".join(origins) if origins else "no node advertises an RDMA resource")
+    out.fact("  ", "provider", provider, f"{', '.join(origins)} names the RDMA resources the nodes advertise"
+             if origins else "no node advertises an RDMA resource")
     if prefix:
         out.fact("  ", "resourcePrefix", prefix, "the prefix of the resources the nodes advertise")
     vfs = sorted({(pf.num_vfs, pf.where) for p in pools for pf in p.states if pf.num_vfs
@@ -244,7 +245,8 @@ def cluster_text(name: str, pools: Sequence[Pool], provider: str, prefix: str | 
     out.lines.append("nodePools:")
     for pool in pools:
         out.lines += [f"  - name: {pool.name}", f"    hardware: {pool.name}"]
-        out.fact("    ", "nodes", len(pool.nodes), f"the Nodes of the export alike: {pool.first.name} ...")
+        last = f" .. {pool.nodes[-1].name}" if len(pool.nodes) > 1 else ""
+        out.fact("    ", "nodes", len(pool.nodes), f"the exported Nodes alike: {pool.first.name}{last}")
         if pool.first.taints:
             out.lines.append(f"    taints:  # Node {pool.first.name} .spec.taints")
             for taint in pool.first.taints:
