@@ -83,13 +83,33 @@ def import_(ctx: click.Context, files: tuple[Path, ...], cluster: str, profiles:
         exit_with_error(f"{', '.join(edited)} changed since mpigen import wrote them (or it never did); nothing was "
                         "written: compare them with the export, then give --force to replace them")
     changed = {path: data for path, data in wanted.items() if not (path.is_file() and path.read_bytes() == data)}
+    before = {path: path.read_bytes() if path.is_file() else None for path in changed}
+    done: list[Path] = []
     try:
         for path, data in sorted(changed.items()):
             path.parent.mkdir(parents=True, exist_ok=True)
             write_file(path, data, inputs=files)
+            done.append(path)
     except (WriteError, OSError) as exc:
-        exit_with_error(str(exc))
+        _undo(done, before)
+        exit_with_error(str(exc) if str(exc).endswith("nothing was written") else f"{exc}; nothing was written")
     for path in sorted(wanted):
         say(f"{'wrote' if path in changed else 'unchanged'} {one_line(str(path))}")
     for note in adoption.notes:
         say(f"note: {one_line(note)}", err=True)
+
+
+def _undo(done: list[Path], before: dict[Path, bytes | None]) -> None:
+    """Put back what the files written so far held (or remove the new ones): an import is written whole or not at all."""
+    from mpigen.write import WriteError
+    from mpigen.write.target import write_file
+
+    for path in reversed(done):
+        old = before[path]
+        try:
+            if old is None:
+                path.unlink()
+            else:
+                write_file(path, old)
+        except (OSError, WriteError):
+            continue

@@ -91,3 +91,12 @@ def test_ten_thousand_nodes_import_within_a_bounded_time(tmp_path: Path) -> None
     assert result.returncode == 0, result.stderr
     cluster = YAML(typ="safe").load((tmp_path / "p" / "clusters" / "big.yaml").read_text())
     assert [pool["nodes"] for pool in cluster["nodePools"]] == [2500] * 4
+
+
+def test_a_profile_that_cannot_be_written_leaves_none_written(tmp_path: Path) -> None:
+    blocked = tmp_path / "profiles" / "hardware" / "dgx-1.yaml"
+    blocked.mkdir(parents=True)  # a folder where the hardware profile goes: written after clusters/lab.yaml
+    result = run_mpigen("import", CLUSTERS / "dgx-1.yaml", OPERATORS, "--cluster", "lab", "-o", tmp_path / "profiles")
+    assert result.returncode == 1 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert "nothing was written" in result.stderr and str(blocked) in result.stderr
+    assert not (tmp_path / "profiles" / "clusters" / "lab.yaml").exists()
