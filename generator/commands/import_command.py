@@ -46,8 +46,9 @@ def import_(ctx: click.Context, files: tuple[Path, ...], cluster: str, profiles:
             nodes: tuple[str, ...], node_facts: tuple[str, ...], force: bool) -> None:
     """Write Hardware and Cluster profiles from FILES, objects exported with `kubectl get ... -o yaml` (or json):
 
-    kubectl get nodes,namespaces,configmaps,networkattachmentdefinitions,sriovnetworknodestates,
-    sriovnetworknodepolicies,nicclusterpolicies,clusterpolicies -A -o yaml > cluster.yaml
+    \b
+    kubectl get nodes,namespaces,configmaps,networkattachmentdefinitions,sriovnetworknodestates,\
+sriovnetworknodepolicies,nicclusterpolicies,clusterpolicies -A -o yaml > cluster.yaml
 
     Every value's comment names the object and field it came from; a fact the files do not hold is marked
     `# guess:` with what to read instead. Review those, then `mpigen validate` and `mpigen render`."""
