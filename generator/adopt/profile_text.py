@@ -14,14 +14,15 @@ from mpigen.support.diagnostics import one_line
 from mpigen.support.schema_files import KIND_SCHEMA_FILES
 from mpigen.support.yamlio import scalar
 from mpigen.validate.schema import schema_errors
+from mpigen.vocabulary.node_facts import GUESS_MARK
 
-GUESS = "a guess"
+GUESS = GUESS_MARK
 """How a comment starts whose value the input did not hold: what follows says what to read instead."""
 
 
 def guess(what_to_read: str) -> str:
     """A comment marking a guessed value, with what to read to replace it."""
-    return f"{GUESS}: {what_to_read}"
+    return f"{GUESS} {what_to_read}"
 
 
 @dataclass(frozen=True)

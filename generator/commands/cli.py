@@ -20,6 +20,7 @@ from mpigen import __version__
 from mpigen.commands.arguments import config_of, config_option
 from mpigen.commands.chart_commands import check, diff
 from mpigen.commands.compile_commands import render, validate
+from mpigen.commands.import_command import import_
 from mpigen.commands.init_command import init
 from mpigen.commands.insight_commands import explain, plan
 from mpigen.commands.schema_command import schema
@@ -71,6 +72,7 @@ main.add_command(render)
 main.add_command(plan)
 main.add_command(explain)
 main.add_command(init)
+main.add_command(import_)
 main.add_command(check)
 main.add_command(diff)
 main.add_command(schema)

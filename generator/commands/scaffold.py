@@ -21,6 +21,7 @@ from mpigen.model import GitOpsTool, NetworkProvider
 from mpigen.model.defaults import GITOPS
 from mpigen.support.project import page_url
 from mpigen.support.schema_files import CONFIG_SCHEMA_FILE, KIND_SCHEMA_FILES, exported_schemas, repository_schemas
+from mpigen.vocabulary.node_facts import READ_ON_NODE
 from mpigen.vocabulary.repository import CONFIG_FILE, DEFAULT_PROFILES, EDITOR_SCHEMAS, STARTING_CLUSTER, STARTING_POOL
 from mpigen.write.target import AlreadyExists, create_files
 
@@ -38,14 +39,6 @@ _PUBLISHED_PORTS = {
 }
 """The default RDMA device and interface of each compute NIC, in the order of the GPU beside it, where NVIDIA
 publishes them (DGX H100 User Guide, table "Network Modules"); elsewhere mpigen guesses mlx5_N and ibN."""
-_READ = {
-    "hca": "`ibdev2netdev` on a node: mlx5_N port 1 ==> interface",
-    "pfName": "`ibdev2netdev`: the interface after ==>",
-    "vendorId": "`lspci -nn | grep Mellanox`: [vendor:device]",
-    "deviceId": "`lspci -nn | grep Mellanox`: [vendor:device] of the card",
-    "vfDeviceId": "`lspci -nn | grep 'Virtual Function'` once VFs exist",
-    "linkType": "`ibstat`: Link layer (InfiniBand or Ethernet)",
-}
 
 
 class ScaffoldError(Exception):
@@ -143,7 +136,7 @@ def _hardware(facts: HardwareFacts, name: str) -> str:
         for key, value in wanted.items():
             shown = f'"{value}"' if key.endswith("Id") else value
             where = "NVIDIA's default; check with " if published and key in ("hca", "pfName") else ""
-            lines.append(f"    {key}: {shown}  # {where}{_READ[key]}")
+            lines.append(f"    {key}: {shown}  # {where}{READ_ON_NODE[key]}")
         if "gpus" in nic:
             continue
         if published:

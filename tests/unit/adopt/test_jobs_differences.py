@@ -104,8 +104,8 @@ def test_missing_nccl_ib_hca_and_slots_against_gpus() -> None:
     """Seed 000's tensorflow-benchmarks: two GPUs a worker, one slot (mpi-operator's default), no NCCL_IB_HCA."""
     command = ["mpirun", "--allow-run-as-root", "-np", "2", "-x", "NCCL_DEBUG=INFO", "python", "bench.py"]
     text, notes = adopt(mpijob("tensorflow-benchmarks", command, gpus=2), None, None)
-    assert "cluster: dgx-lab  # a guess: the first cluster with a GPU pool" in text
-    assert "pool: dgx  # a guess: a pool with GPUs" in text
+    assert "cluster: dgx-lab  # guess: the first cluster with a GPU pool" in text
+    assert "pool: dgx  # guess: a pool with GPUs" in text
     assert "missing NCCL_IB_HCA: the MPIJob does not set it; mpigen derives 'mlx5' from the rails rail0, rail1, " \
            "rail2, rail3 of pool dgx" in notes
     assert "slots vs GPUs: slotsPerWorker 1 with 2 GPUs per worker: one rank drives several GPUs; mpigen's default " \

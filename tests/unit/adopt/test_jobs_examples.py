@@ -96,7 +96,7 @@ def test_every_value_names_where_it_came_from(example: str) -> None:
     valued = [line for line in lines if not line.rstrip().endswith(":") and ": " in line
               and line.split(":")[0] not in ("apiVersion", "kind")]
     assert valued and all("  # " in line for line in valued), [line for line in valued if "  # " not in line]
-    assert "cluster: my-cluster  # a guess: " in profile.text and "pool: pool  # a guess: " in profile.text
+    assert "cluster: my-cluster  # guess: " in profile.text and "pool: pool  # guess: " in profile.text
 
 
 def test_without_a_fleet_nothing_is_compared(tmp_path: Path) -> None:
