@@ -190,9 +190,10 @@ class _PoolJudge:
                 f"{'; '.join(seen)}; set `gpu.count` to what the nodes have"), counted, users)
 
     def _taints(self, index: int, pool: NodePool, chosen: tuple[LiveNode, ...], users: list[str]) -> None:
-        """Every NoSchedule/NoExecute taint of the pool's nodes is one the pool declares (its pods tolerate those)."""
+        """Every NoSchedule/NoExecute taint of the pool's nodes is one the pool declares (its pods tolerate those); the
+        taints of a node's state (cordoned, not ready) are not the profiles' to declare."""
         given = tolerations((pool,))
-        kept = {node.name: untolerated(given, node.taints) for node in chosen}
+        kept = {node.name: untolerated(given, node.placement_taints) for node in chosen}
         tainted = [node for node in chosen if kept[node.name]]
         if not tainted:
             return

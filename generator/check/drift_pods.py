@@ -45,9 +45,9 @@ def _judge_template(template: PodTemplate, nodes: list[LiveNode], reported: set[
                         RULE_DRIFT)]
     raw = spec.get("tolerations")
     given = [t for t in raw if isinstance(t, dict)] if isinstance(raw, list) else []
-    open_nodes = [node for node in chosen if not untolerated(given, node.taints)]
+    open_nodes = [node for node in chosen if not untolerated(given, node.placement_taints)]
     if not open_nodes:
-        taints = sorted({f"{t.key}:{t.effect}" for node in chosen for t in untolerated(given, node.taints)})
+        taints = sorted({f"{t.key}:{t.effect}" for node in chosen for t in untolerated(given, node.placement_taints)})
         return [finding(document, path_of((*template.path, "spec", "tolerations" if given else "nodeSelector")),
                         f"every node the pod may run on ({names_text([n.name for n in chosen])}) carries a taint it "
                         f"does not tolerate ({', '.join(taints)}); its pods never schedule", RULE_DRIFT)]

@@ -67,8 +67,9 @@ def extended_ask(job: Job) -> dict[str, int]:
 
 def workers_held(node: LiveNode, ask: Mapping[str, int], tolerations: Iterable[Mapping[str, Any]], most: int) -> int:
     """How many workers asking `ask` a node holds, at most `most`: none where a taint of it is not tolerated or it
-    lacks a resource asked."""
-    if untolerated(tolerations, node.taints):
+    lacks a resource asked. Counted as the node is meant to be: a cordoned or failing node's state is not what
+    check judges (plan counts only the nodes that take pods now)."""
+    if untolerated(tolerations, node.placement_taints):
         return 0
     held = most
     for resource, amount in ask.items():

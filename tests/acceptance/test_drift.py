@@ -178,6 +178,22 @@ def test_each_seeded_mismatch_is_one_finding_at_its_profile_line(seed: str, in_p
     assert f"{profile}:{line}:{column}" in as_junit(report)
 
 
+def down(nodes: list[dict[str, Any]], _: dict[str, Any]) -> None:
+    """One node is cordoned and another stopped reporting, with the taints Kubernetes puts on them for that."""
+    nodes[0]["spec"]["unschedulable"] = True
+    nodes[0]["spec"].setdefault("taints", []).append({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"})
+    nodes[1]["status"]["conditions"] = [{"type": "Ready", "status": "Unknown"}]
+    nodes[1]["spec"].setdefault("taints", []).extend([{"key": "node.kubernetes.io/unreachable", "effect": effect}
+                                                      for effect in ("NoSchedule", "NoExecute")])
+
+
+def test_a_cordoned_or_unreachable_node_is_no_drift_of_the_profiles(in_project: Path) -> None:
+    """The taints of a node's state are not the pool's to declare (adding them would let its pods onto a cordoned
+    node): the profiles are still true, and `plan --context` is where the nodes down now are counted out."""
+    report = check(export_copy(in_project / "export", _edit_nodes("dgx-a100.yaml", down)))
+    assert report.findings == [], as_text(report)
+
+
 def test_a_renamed_resource_names_the_jobs_and_what_the_nodes_advertise(in_project: Path) -> None:
     report = check(export_copy(in_project / "export", renamed("rdma_rail0", "mlx5_rail0")))
     [found] = report.findings

@@ -44,10 +44,11 @@ def nad(name: str, resource: str) -> dict[str, Any]:
             "spec": {"config": json.dumps({"cniVersion": "0.3.1", "name": name, "type": "sriov"})}}
 
 
-def checked(tmp_path: Path, *objects: dict[str, Any], context: list[dict[str, Any]] | None = None) -> CheckReport:
+def checked(tmp_path: Path, *objects: dict[str, Any], context: list[dict[str, Any]] | None = None,
+            nodes: list[dict[str, Any]] | None = None) -> CheckReport:
     (tmp_path / "app.yaml").write_text(yaml.safe_dump_all(objects), encoding="utf-8")
     (tmp_path / "export.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
-        *NODES, *(context or [])]}), encoding="utf-8")
+        *(NODES if nodes is None else nodes), *(context or [])]}), encoding="utf-8")
     return run_check([tmp_path / "app.yaml"], CheckOptions(use_helm=False, context=(tmp_path / "export.yaml",)))
 
 
@@ -72,6 +73,12 @@ def test_a_selector_no_node_matches_and_a_taint_not_tolerated_are_found(tmp_path
     assert path == ".spec.template.spec.nodeSelector" and "pool=gpus" in message
     [(path, message, _)] = drift(checked(tmp_path, workload(tolerations=[{"key": "other", "operator": "Exists"}])))
     assert path == ".spec.template.spec.tolerations" and "nvidia.com/gpu:NoSchedule" in message
+
+
+def test_a_cordoned_node_is_not_judged_for_the_taint_kubernetes_puts_on_it(tmp_path: Path) -> None:
+    cordoned = node("gpu-1", {"pool": "gpu"}, {"nvidia.com/gpu": "8", "nvidia.com/rdma_rail0": "8"},
+                    [GPU_TAINT, {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}])
+    assert drift(checked(tmp_path, workload(replicas=1), nodes=[cordoned])) == []
 
 
 def test_more_replicas_than_the_nodes_hold_are_found(tmp_path: Path) -> None:

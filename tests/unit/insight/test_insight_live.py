@@ -3,6 +3,7 @@ profile's claim (the drift fleet of tests/fixtures/drift/ against the cluster fi
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,16 @@ def test_nodes_a_pool_cannot_use_are_not_counted_and_say_why(fleet: Fleet, nodes
     assert (live["dgxa100"].nodes, live["dgx1"].nodes, live["cpu"]) == (0, 1, LivePool(4))
     assert live["dgxa100"].reason.endswith("dgxa100-01, dgxa100-02 carry taints the pool does not declare")
     assert live["dgx1"].reason.endswith("dgx1-02 lacks nvidia.com/rdma_rail0 (asks 1, offers 0)")
+
+
+def test_nodes_that_take_no_pods_now_are_not_counted_and_say_why(fleet: Fleet, nodes: list[LiveNode]) -> None:
+    """A cordoned node (and the taint Kubernetes puts on it) and a not-ready one are not the pool's capacity now,
+    and the reason names their state, not a taint the pool should declare."""
+    cordon = Taint("node.kubernetes.io/unschedulable", "NoSchedule")
+    changed = [replace(node, taints=(*node.taints, cordon), cordoned=True) if node.name == "dgx1-01"
+               else replace(node, ready=False) if node.name == "dgxa100-02" else node for node in nodes]
+    [sriov] = [cluster for cluster in fleet.clusters if cluster.name == "fixture-sriov"]
+    live = live_pools(sriov, fleet.jobs_of(sriov), changed)
+    assert (live["dgx1"].nodes, live["dgxa100"].nodes) == (1, 1)
+    assert live["dgx1"].reason.endswith("picks 2: dgx1-01, dgx1-02; dgx1-01 cordoned")
+    assert live["dgxa100"].reason.endswith("; dgxa100-02 not ready")
