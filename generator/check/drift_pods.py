@@ -37,7 +37,7 @@ def _judge_template(template: PodTemplate, nodes: list[LiveNode], reported: set[
     document, spec = template.document, template.spec
     selector = {k: v for k, v in (as_dict(spec.get("nodeSelector")) or {}).items() if isinstance(v, str)}
     affinity = (as_dict(as_dict(spec.get("affinity")) or {}) or {}).get("nodeAffinity")
-    chosen = [node for node in picked(selector, nodes) if affinity_selects(affinity, node.labels)]
+    chosen = [node for node in picked(selector, nodes) if affinity_selects(affinity, node)]
     if not chosen:
         return [finding(document, path_of((*template.path, "spec", "nodeSelector" if selector else "affinity")),
                         f"no live node matches the pod's nodeSelector ({selector_text(selector)})"

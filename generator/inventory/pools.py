@@ -9,12 +9,16 @@ tolerated, and it offers every extended resource asked in the amount asked.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mpigen.inventory.nodes import LiveNode, read_node, selects, untolerated
 from mpigen.model import Job, stated
 from mpigen.providers import pod_network
+
+NODE_NAME_FIELD = "metadata.name"
+"""The one field a nodeSelectorTerm's matchFields may name (Kubernetes' NodeSelectorRequirement)."""
 
 
 def live_nodes(objects: Iterable[tuple[Mapping[str, Any], str]]) -> list[LiveNode]:
@@ -86,17 +90,26 @@ def short_of(node: LiveNode, ask: Mapping[str, int]) -> list[str]:
             if amount > 0 and (node.offers(resource) or 0) < amount]
 
 
-def affinity_selects(node_affinity: Any, labels: Mapping[str, str]) -> bool:
-    """Whether a pod's required node affinity admits a node with these labels: any of its nodeSelectorTerms, each
-    all of its matchExpressions (In, NotIn, Exists, DoesNotExist, Gt, Lt); no such affinity admits every node."""
+def affinity_selects(node_affinity: Any, node: LiveNode) -> bool:
+    """Whether a pod's required node affinity admits a node: any of its nodeSelectorTerms, each all of its
+    matchExpressions (on the node's labels: In, NotIn, Exists, DoesNotExist, Gt, Lt) and matchFields (on its
+    `metadata.name`); an empty term admits no node (Kubernetes' NodeSelectorTerm), no such affinity every node."""
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") \
         if isinstance(node_affinity, Mapping) else None
     terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
     if not isinstance(terms, list) or not terms:
         return True
-    return any(isinstance(term, Mapping) and all(
-        _expression(expression, labels) for expression in term.get("matchExpressions") or [])
-        for term in terms)
+    return any(_term(term, node) for term in terms)
+
+
+def _term(term: Any, node: LiveNode) -> bool:
+    if not isinstance(term, Mapping):
+        return False
+    expressions, fields = term.get("matchExpressions") or [], term.get("matchFields") or []
+    if not isinstance(expressions, list) or not isinstance(fields, list) or (not expressions and not fields):
+        return False
+    return all(_expression(expression, node.labels) for expression in expressions) \
+        and all(_expression(expression, {NODE_NAME_FIELD: node.name}) for expression in fields)
 
 
 def _expression(expression: Any, labels: Mapping[str, str]) -> bool:
@@ -115,7 +128,16 @@ def _expression(expression: Any, labels: Mapping[str, str]) -> bool:
         return present
     if operator == "DoesNotExist":
         return not present
-    if operator in ("Gt", "Lt") and present and len(values) == 1 and values[0].lstrip("-").isdigit() \
-            and labels[key].lstrip("-").isdigit():
-        return int(labels[key]) > int(values[0]) if operator == "Gt" else int(labels[key]) < int(values[0])
+    if operator in ("Gt", "Lt") and present and len(values) == 1:
+        have, bound = _integer(labels[key]), _integer(values[0])
+        if have is not None and bound is not None:
+            return have > bound if operator == "Gt" else have < bound
     return False
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def _integer(text: str) -> int | None:
+    """A decimal integer as Kubernetes parses a Gt/Lt operand (Go's ParseInt, base 10), or None."""
+    return int(text) if _INTEGER.fullmatch(text) else None

@@ -81,6 +81,24 @@ def test_a_cordoned_node_is_not_judged_for_the_taint_kubernetes_puts_on_it(tmp_p
     assert drift(checked(tmp_path, workload(replicas=1), nodes=[cordoned])) == []
 
 
+def test_affinity_is_judged_as_the_scheduler_does_whatever_its_operands(tmp_path: Path) -> None:
+    """An odd Gt operand admits no node (it was a traceback); a term naming the node by matchFields admits it."""
+    def affinity(*terms: dict[str, Any]) -> dict[str, Any]:
+        pod = workload(replicas=1)
+        pod["spec"]["template"]["spec"]["affinity"] = {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}}
+        return pod
+
+    counted = [node(f"gpu-{i}", {"pool": "gpu", "gpus": "8"}, {"nvidia.com/gpu": "8", "nvidia.com/rdma_rail0": "8"},
+                    [GPU_TAINT]) for i in (1, 2)]
+    odd = {"matchExpressions": [{"key": "gpus", "operator": "Gt", "values": ["--1"]}]}
+    [(path, message, _)] = drift(checked(tmp_path, affinity(odd), nodes=counted))
+    assert path == ".spec.template.spec.nodeSelector" and "and required node affinity" in message
+    by_name = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-2"]}]}
+    assert drift(checked(tmp_path, affinity({}, by_name))) == []
+    assert len(drift(checked(tmp_path, affinity({})))) == 1  # an empty term admits no node
+
+
 def test_more_replicas_than_the_nodes_hold_are_found(tmp_path: Path) -> None:
     [(path, message, _)] = drift(checked(tmp_path, workload(replicas=3)))
     assert path == ".spec.template" and message.startswith("3 pods asking") and "fit 2 at once" in message
