@@ -20,11 +20,11 @@ from mpigen.inventory import LiveNode, untolerated
 from mpigen.inventory.pools import extended_ask, keeping_out, picked, selector_text, workers_held
 from mpigen.load import ProfileFile
 from mpigen.manifests.node_placement import tolerations
-from mpigen.model import Cluster, Job, NodePool, Taint
+from mpigen.model import Cluster, Job, NodePool, Taint, stated
 from mpigen.objects import chartfiles
 from mpigen.readback.findings import Finding
 from mpigen.support.diagnostics import Location, names_text
-from mpigen.vocabulary.gpu_feature_discovery import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL
+from mpigen.vocabulary.gpu_feature_discovery import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, MIG_CONFIG_LABEL, MIG_DISABLED
 
 RULE_DRIFT = "drift"
 
@@ -148,6 +148,9 @@ class _PoolJudge:
         lacking = unlabelled or near
         gpu = pool.hardware.gpu
         if key == GPU_PRODUCT_LABEL and gpu is not None and gpu.model == value and lacking and not unlabelled:
+            lacking = self._sliced(pool, lacking, users)
+            if not lacking:
+                return
             products = sorted({node.labels[key] for node in lacking})
             self._gpu_model(pool, f"hardware '{pool.hardware.name}' says its GPU is {value}, but the nodes report "
                             f"{', '.join(products)} ({key}), so the selector of pool '{pool.name}' "
@@ -169,18 +172,35 @@ class _PoolJudge:
                        f"{message}; set `gpu.model` (and the nodeLabels that select it) to what the nodes report",
                        nodes, users)
 
+    def _sliced(self, pool: NodePool, nodes: Sequence[LiveNode], users: list[str]) -> list[LiveNode]:
+        """Nodes whose GPUs are cut up (MIG, sharing) are one finding at the hardware's `gpu.model`, whatever their
+        product label and count say: they offer slices, and the fix is on the nodes (or a pool of their own), not
+        another model name or count. The other nodes are returned."""
+        sliced = [node for node in nodes if node.gpus_partitioned]
+        if sliced:
+            gpu, keys = stated(pool.hardware.gpu), ("gpu", "model")
+            how = ", ".join(sorted({node.gpus_partitioned for node in sliced}))
+            self.found.add(self._hardware(pool).location(*keys), keys, (
+                f"hardware '{pool.hardware.name}' says its nodes have {gpu.count} whole {gpu.model} GPUs, but the GPUs "
+                f"of nodes of pool '{pool.name}' are partitioned ({how}): a worker asking {gpu.resource} gets slices or "
+                f"stays Pending; turn MIG ({MIG_CONFIG_LABEL}={MIG_DISABLED}) and GPU sharing off on the pool's nodes, "
+                "or give the partitioned nodes a pool and hardware of their own"), sliced, users)
+        return [node for node in nodes if not node.gpus_partitioned]
+
     def _gpus(self, pool: NodePool, chosen: tuple[LiveNode, ...], users: list[str]) -> None:
         """GPU product (GFD's label) and count (GFD's label, and the GPUs the node advertises) as the hardware says."""
         gpu = pool.hardware.gpu
         if gpu is None:
             return
         other = [node for node in chosen if node.labels.get(GPU_PRODUCT_LABEL, gpu.model) != gpu.model]
+        counted = [node for node in chosen if node.labels.get(GPU_COUNT_LABEL, str(gpu.count)) != str(gpu.count)
+                   or node.offers(gpu.resource) != gpu.count]
+        whole = self._sliced(pool, [node for node in chosen if node in other or node in counted], users)
+        other, counted = [node for node in other if node in whole], [node for node in counted if node in whole]
         if other:
             products = sorted({node.labels[GPU_PRODUCT_LABEL] for node in other})
             self._gpu_model(pool, f"hardware '{pool.hardware.name}' says its GPU is {gpu.model}, but nodes of pool "
                             f"'{pool.name}' report {', '.join(products)} ({GPU_PRODUCT_LABEL})", other, users)
-        counted = [node for node in chosen if node.labels.get(GPU_COUNT_LABEL, str(gpu.count)) != str(gpu.count)
-                   or node.offers(gpu.resource) != gpu.count]
         if counted:
             keys = ("gpu", "count")
             seen = sorted({f"{node.labels.get(GPU_COUNT_LABEL, '?')} ({GPU_COUNT_LABEL}), {node.offers(gpu.resource) or 0} "

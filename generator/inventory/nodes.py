@@ -16,6 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpigen.model.cluster import Taint
+from mpigen.vocabulary.gpu_feature_discovery import (
+    GPU_PRODUCT_LABEL,
+    GPU_REPLICAS_LABEL,
+    MIG_PRODUCT_INFIX,
+    MIG_RESOURCE_PREFIX,
+    MIG_STRATEGY_LABEL,
+)
 from mpigen.vocabulary.kubernetes import NODE_STATE_TAINTS, whole_quantity
 
 NODE_KIND = "Node"
@@ -46,6 +53,20 @@ class LiveNode:
             return "cordoned" if self.cordoned else "not ready"
         held = [taint.key for taint in self.taints if taint.key in NODE_STATE_TAINTS and taint.effect != "PreferNoSchedule"]
         return f"tainted {held[0]}" if held else ""
+
+    @property
+    def gpus_partitioned(self) -> str:
+        """How GPU Feature Discovery says the node's GPUs are cut up (`MIG: nvidia.com/mig.strategy=single`,
+        `shared: nvidia.com/gpu.replicas=4`), or "": where they are, what it offers are slices, not whole GPUs. A
+        MIG strategy set cluster-wide says nothing of a node whose GPUs have MIG off: its product label (`single`)
+        or its resources (`mixed`) say whether they are cut."""
+        strategy = self.labels.get(MIG_STRATEGY_LABEL)
+        sliced = MIG_PRODUCT_INFIX in self.labels.get(GPU_PRODUCT_LABEL, "") if strategy == "single" else \
+            strategy == "mixed" and any(name.startswith(MIG_RESOURCE_PREFIX) for name in (*self.allocatable, *self.capacity))
+        if sliced:
+            return f"MIG: {MIG_STRATEGY_LABEL}={strategy}"
+        replicas = whole_quantity(self.labels.get(GPU_REPLICAS_LABEL))
+        return f"shared: {GPU_REPLICAS_LABEL}={replicas}" if replicas is not None and replicas > 1 else ""
 
     @property
     def placement_taints(self) -> tuple[Taint, ...]:

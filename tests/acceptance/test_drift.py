@@ -117,6 +117,28 @@ def failed_gpu(file: str) -> Callable[[Path], None]:
     return _edit_nodes(file, edit)
 
 
+def partitioned(how: str) -> Callable[[Path], None]:
+    """The GPU operator cuts the pool's GPUs up, as GPU Feature Discovery then labels them (its README): MIG under
+    the `single` strategy (the product gets the MIG profile, the count is of slices), under `mixed` (the slices are
+    resources of their own), or time-sliced four ways (the product gets `-SHARED`, the GPUs advertised are four
+    times as many)."""
+    def edit(nodes: list[dict[str, Any]], _: dict[str, Any]) -> None:
+        for node in nodes:
+            labels, status = node["metadata"]["labels"], node["status"]
+            if how == "shared":
+                labels.update({"nvidia.com/gpu.replicas": "4", PRODUCT: labels[PRODUCT] + "-SHARED"})
+            else:
+                labels["nvidia.com/mig.strategy"] = how
+            if how == "single":
+                labels.update({PRODUCT: labels[PRODUCT] + "-MIG-1g.5gb", "nvidia.com/gpu.count": "56"})
+            for counted in ("allocatable", "capacity"):
+                if how == "mixed":
+                    status[counted]["nvidia.com/mig-1g.5gb"] = status[counted].pop("nvidia.com/gpu").replace("8", "56")
+                else:
+                    status[counted]["nvidia.com/gpu"] = {"single": "56", "shared": "32"}[how]
+    return _edit_nodes("dgx-a100.yaml", edit)
+
+
 def place(profile: str, anchor: str, key: str | None) -> tuple[str, int, int]:
     """Where a profile fact is written: the value of the first `key` at or after the line holding `anchor` (None:
     the anchor's list item itself, where the fact is not written)."""
@@ -143,6 +165,9 @@ SEEDS = {
     "dgx-a100 other GPU": (other_product("dgx-a100.yaml", "A100-SXM4-80GB"),
                            place("hardware/dgx-a100.yaml", "gpu:", "model:")),
     "dgx-a100 new taint": (tainted("dgx-a100.yaml"), place(SRIOV, "name: dgxa100", "taints:")),
+    "dgx-a100 MIG single": (partitioned("single"), place("hardware/dgx-a100.yaml", "gpu:", "model:")),
+    "dgx-a100 MIG mixed": (partitioned("mixed"), place("hardware/dgx-a100.yaml", "gpu:", "model:")),
+    "dgx-a100 shared GPUs": (partitioned("shared"), place("hardware/dgx-a100.yaml", "gpu:", "model:")),
     "dgx-h100 renamed resource": (renamed("rdma_shared_rail0", "rdma_shared_mlx5_0"),
                                   place(RDMA, "name: rail0", "resourceName:")),
     "dgx-h100 missing label": (unlabelled("dgx-h100.yaml"), place(RDMA, "name: dgxh100", f"{INSTANCE_TYPE}:")),
@@ -192,6 +217,15 @@ def test_a_cordoned_or_unreachable_node_is_no_drift_of_the_profiles(in_project: 
     node): the profiles are still true, and `plan --context` is where the nodes down now are counted out."""
     report = check(export_copy(in_project / "export", _edit_nodes("dgx-a100.yaml", down)))
     assert report.findings == [], as_text(report)
+
+
+@pytest.mark.parametrize("how", ["single", "mixed", "shared"])
+def test_gpus_cut_up_are_said_so_not_taken_for_another_model_or_count(how: str, in_project: Path) -> None:
+    """Setting `gpu.model` to `A100-SXM4-40GB-MIG-1g.5gb` or `gpu.count` to 0 would describe slices as GPUs."""
+    [found] = check(export_copy(in_project / "export", partitioned(how))).findings
+    assert "are partitioned (" in found.message and "set `gpu." not in found.message
+    assert ("MIG: nvidia.com/mig.strategy=" + how if how != "shared" else "shared: nvidia.com/gpu.replicas=4") \
+        in found.message
 
 
 def test_a_renamed_resource_names_the_jobs_and_what_the_nodes_advertise(in_project: Path) -> None:

@@ -82,3 +82,22 @@ def test_a_cordoned_or_failing_node_says_so_and_its_state_taints_are_kept_apart(
     pressed["spec"] = {"taints": [{"key": "node.kubernetes.io/disk-pressure", "effect": "NoSchedule"}]}
     live = read_node(pressed)
     assert live is not None and (live.state, live.placement_taints) == ("tainted node.kubernetes.io/disk-pressure", ())
+
+
+def test_gpus_cut_up_by_mig_or_sharing_are_told_from_whole_ones() -> None:
+    def labelled(labels: dict[str, str], offers: dict[str, str] | None = None) -> str:
+        exported = node(allocatable=offers or {"nvidia.com/gpu": "8"})
+        exported["metadata"]["labels"].update(labels)  # type: ignore[index]
+        live = read_node(exported)
+        assert live is not None
+        return live.gpus_partitioned
+
+    assert labelled({}) == ""
+    assert labelled({"nvidia.com/mig.strategy": "single", "nvidia.com/gpu.product": "A100-SXM4-40GB"}) == ""
+    assert labelled({"nvidia.com/mig.strategy": "single", "nvidia.com/gpu.product": "A100-SXM4-40GB-MIG-1g.5gb"}) \
+        == "MIG: nvidia.com/mig.strategy=single"
+    assert labelled({"nvidia.com/mig.strategy": "mixed"}) == ""
+    assert labelled({"nvidia.com/mig.strategy": "mixed"}, {"nvidia.com/mig-3g.20gb": "2"}) \
+        == "MIG: nvidia.com/mig.strategy=mixed"
+    assert (labelled({"nvidia.com/gpu.replicas": "1"}), labelled({"nvidia.com/gpu.replicas": "4"})) \
+        == ("", "shared: nvidia.com/gpu.replicas=4")
