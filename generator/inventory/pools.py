@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mpigen.inventory.nodes import LiveNode, read_node, selects, untolerated
-from mpigen.model import Job, stated
+from mpigen.model import Cluster, Job, stated
 from mpigen.providers import pod_network
 
 NODE_NAME_FIELD = "metadata.name"
@@ -34,6 +34,16 @@ def live_nodes(objects: Iterable[tuple[Mapping[str, Any], str]]) -> list[LiveNod
 def picked(selector: Mapping[str, str], nodes: Iterable[LiveNode]) -> tuple[LiveNode, ...]:
     """The nodes a nodeSelector picks."""
     return tuple(node for node in nodes if selects(selector, node.labels))
+
+
+def may_be_of(cluster: Cluster, nodes: Iterable[LiveNode]) -> bool:
+    """Whether Nodes of unknown origin may be the cluster's: some pool of it picks one, or would but for one label
+    (the drift `keeping_out` names). An export is of one cluster (kubectl's current context), so in a fleet of
+    several a cluster whose pools are nowhere near any node exported is not the one exported: it is neither judged
+    nor counted against them (`--cluster NAME=PATH` says it outright)."""
+    selectors = [dict(pool.node_selector) for pool in cluster.pools]
+    return any(sum(node.labels.get(key) != value for key, value in selector.items()) <= 1
+               for node in nodes for selector in selectors)
 
 
 def selector_text(selector: Mapping[str, str]) -> str:

@@ -247,6 +247,16 @@ def test_nodes_of_one_cluster_never_count_for_another(in_project: Path) -> None:
     assert [(f.source, f.line) for f in report.findings] == [place(SRIOV, "name: dgx1", "nodes:")[:2]], as_text(report)
 
 
+def test_an_export_of_one_cluster_is_no_drift_of_another(in_project: Path) -> None:
+    """kubectl exports the cluster of its current context: without `--cluster`, the RDMA cluster, none of whose
+    pools picks a node of the SR-IOV cluster's export, is not the one exported (it was judged as having no nodes)."""
+    export = export_copy(in_project / "export")
+    (export / "dgx-h100.yaml").unlink()
+    assert check(export).findings == []
+    (export / "dgx-1.yaml").unlink()  # the SR-IOV cluster is still judged: its dgx1 pool's nodes are gone
+    assert [(f.source, f.line) for f in check(export).findings] == [place(SRIOV, "name: dgx1", "nodes:")[:2]]
+
+
 def test_a_check_without_nodes_in_its_context_judges_no_drift(in_project: Path) -> None:
     export = export_copy(in_project / "export", fewer("dgx-1.yaml"))
     for path in export.glob("*.yaml"):

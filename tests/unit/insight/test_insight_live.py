@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from mpigen.commands.pipeline import check_profiles
+from mpigen.commands.pipeline import CompileResult, check_profiles
 from mpigen.insight.live import LivePool, live_pools
+from mpigen.insight.plan import STARTS, plan_fleet
 from mpigen.inventory import LiveNode
 from mpigen.inventory.exports import exported_nodes
 from mpigen.model import Fleet
@@ -19,10 +20,14 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 @pytest.fixture(scope="module")
-def fleet() -> Fleet:
-    result = check_profiles([FIXTURES / "drift" / "profiles"])
-    assert result.fleet is not None
-    return result.fleet
+def profiles() -> CompileResult:
+    return check_profiles([FIXTURES / "drift" / "profiles"])
+
+
+@pytest.fixture(scope="module")
+def fleet(profiles: CompileResult) -> Fleet:
+    assert profiles.fleet is not None
+    return profiles.fleet
 
 
 @pytest.fixture(scope="module")
@@ -66,3 +71,15 @@ def test_nodes_that_take_no_pods_now_are_not_counted_and_say_why(fleet: Fleet, n
     assert (live["dgx1"].nodes, live["dgxa100"].nodes) == (1, 1)
     assert live["dgx1"].reason.endswith("picks 2: dgx1-01, dgx1-02; dgx1-01 cordoned")
     assert live["dgxa100"].reason.endswith("; dgxa100-02 not ready")
+
+
+def test_a_cluster_none_of_whose_pools_picks_an_exported_node_is_not_counted(profiles: CompileResult,
+                                                                             nodes: list[LiveNode]) -> None:
+    """An export is of one cluster: the other cluster's pools keep their claims, and its job still starts."""
+    assert profiles.fleet is not None
+    sriov_only = [node for node in nodes if not node.name.startswith("dgxh100")]
+    planned = {cluster.name: cluster for cluster in plan_fleet(profiles.fleet, profiles.documents,
+                                                               nodes=sriov_only).clusters}
+    assert [pool.live_nodes for pool in planned["fixture-rdma"].pools] == [None]
+    assert [job.state for pool in planned["fixture-rdma"].pools for job in pool.jobs] == [STARTS]
+    assert {pool.name: pool.live_nodes for pool in planned["fixture-sriov"].pools} == {"dgx1": 2, "dgxa100": 2, "cpu": 4}
