@@ -331,3 +331,9 @@ def test_plan_refuses_an_export_it_cannot_read(project: Path, tmp_path: Path) ->
     assert (refused.returncode, refused.stdout) == (1, "")
     assert refused.stderr.startswith(f"error: {tmp_path / 'export.yaml'}: document 1: not valid YAML")
     assert "Traceback" not in refused.stderr
+    export = export_copy(tmp_path / "export")
+    (export / "meta.yaml").write_text("exportedAt: today\n", encoding="utf-8")  # skipped, as check skips it
+    skipped = run_mpigen("plan", "profiles", "--context", export, "--strict", cwd=project)
+    assert skipped.returncode == 0 and skipped.stdout, skipped.stderr
+    assert skipped.stderr == f"{export / 'meta.yaml'}: document 1: warning: not a Kubernetes object (no apiVersion " \
+        "or kind): skipped\n"
