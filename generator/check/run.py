@@ -361,7 +361,14 @@ def _drift(targets: Targets, context: CheckContext, node_documents: list[Rendere
         return known[cluster]
 
     judged = [d for d in report.documents if d.chart not in covered or not d.chart]
-    findings = drift.findings() + judge_pods(judged, nodes_of, reported)
+    named = {context.cluster_of(d) for d in node_documents}
+    several = len({context.cluster_of(d) for d in report.documents} - {""}) > 1
+
+    def surely_of(document: RenderedObject) -> bool:
+        """Whether the nodes are surely of the document's cluster: one cluster checked, or nodes given as its."""
+        return not several or context.cluster_of(document) in named
+
+    findings = drift.findings() + judge_pods(judged, nodes_of, reported, surely_of)
     return findings + judge_nads([*judged, *(d for d in context.extra if not d.chart)], nodes_of, reported)
 
 

@@ -42,8 +42,13 @@ def may_be_of(cluster: Cluster, nodes: Iterable[LiveNode]) -> bool:
     several a cluster whose pools are nowhere near any node exported is not the one exported: it is neither judged
     nor counted against them (`--cluster NAME=PATH` says it outright)."""
     selectors = [dict(pool.node_selector) for pool in cluster.pools]
-    return any(sum(node.labels.get(key) != value for key, value in selector.items()) <= 1
-               for node in nodes for selector in selectors)
+    return any(nearly_selects(selector, node) for node in nodes for selector in selectors)
+
+
+def nearly_selects(selector: Mapping[str, str], node: LiveNode) -> bool:
+    """Whether a nodeSelector picks the node, or would but for one label: the node is of the cluster the selector
+    was written for, whatever drifted."""
+    return sum(node.labels.get(key) != value for key, value in selector.items()) <= 1
 
 
 def selector_text(selector: Mapping[str, str]) -> str:

@@ -99,6 +99,24 @@ def test_affinity_is_judged_as_the_scheduler_does_whatever_its_operands(tmp_path
     assert len(drift(checked(tmp_path, affinity({})))) == 1  # an empty term admits no node
 
 
+def test_pods_of_a_cluster_not_exported_are_not_judged_against_another_clusters_nodes(tmp_path: Path) -> None:
+    """Manifests of two clusters, the nodes of one exported (kubectl's current context), said to be of neither:
+    the other cluster's pods select labels no exported node nearly carries, and are not judged; a pod one label off
+    the nodes is still found."""
+    for cluster, selector in (("gpu-lab", {"pool": "gpu"}), ("cpu-lab", {"pool": "cpu", "zone": "b"})):
+        (tmp_path / cluster).mkdir()
+        (tmp_path / cluster / "app.yaml").write_text(yaml.safe_dump(workload(selector=selector, limits={})),
+                                                     encoding="utf-8")
+    (tmp_path / "export.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": NODES}),
+                                          encoding="utf-8")
+    clusters = (("gpu-lab", tmp_path / "gpu-lab"), ("cpu-lab", tmp_path / "cpu-lab"))
+    options = CheckOptions(use_helm=False, context=(tmp_path / "export.yaml",), clusters=clusters)
+    assert drift(run_check([tmp_path / "gpu-lab", tmp_path / "cpu-lab"], options)) == []
+    (tmp_path / "gpu-lab" / "app.yaml").write_text(yaml.safe_dump(workload(selector={"pool": "gpus"})), encoding="utf-8")
+    [(path, message, _)] = drift(run_check([tmp_path / "gpu-lab", tmp_path / "cpu-lab"], options))
+    assert path == ".spec.template.spec.nodeSelector" and "pool=gpus" in message
+
+
 def test_more_replicas_than_the_nodes_hold_are_found(tmp_path: Path) -> None:
     [(path, message, _)] = drift(checked(tmp_path, workload(replicas=3)))
     assert path == ".spec.template" and message.startswith("3 pods asking") and "fit 2 at once" in message
