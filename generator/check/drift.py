@@ -187,6 +187,21 @@ class _PoolJudge:
                 "or give the partitioned nodes a pool and hardware of their own"), sliced, users)
         return [node for node in nodes if not node.gpus_partitioned]
 
+    def _unadvertised(self, pool: NodePool, nodes: list[LiveNode], users: list[str]) -> list[LiveNode]:
+        """Nodes that advertise no GPU under the hardware's resource name, and that GFD does not count, run no GPU
+        device plugin of that name: one finding at `gpu.resource`, not a count of 0 to write. The others are
+        returned."""
+        gpu = stated(pool.hardware.gpu)
+        bare = [node for node in nodes if node.offers(gpu.resource) is None and GPU_COUNT_LABEL not in node.labels]
+        if bare:
+            keys = ("gpu", "resource")
+            offered = sorted({name for node in bare for name in node.allocatable if "gpu" in name.lower()})
+            self.found.add(self._hardware(pool).location(*keys), keys, (
+                f"hardware '{pool.hardware.name}' says its GPUs are advertised as {gpu.resource}, which nodes of pool "
+                f"'{pool.name}' do not advertise" + (f" (they advertise {', '.join(offered)})" if offered else "")
+                + "; set `gpu.resource` to the GPU device plugin's resource, or run it on those nodes"), bare, users)
+        return [node for node in nodes if node not in bare]
+
     def _gpus(self, pool: NodePool, chosen: tuple[LiveNode, ...], users: list[str]) -> None:
         """GPU product (GFD's label) and count (GFD's label, and the GPUs the node advertises) as the hardware says."""
         gpu = pool.hardware.gpu
@@ -196,6 +211,7 @@ class _PoolJudge:
         counted = [node for node in chosen if node.labels.get(GPU_COUNT_LABEL, str(gpu.count)) != str(gpu.count)
                    or node.offers(gpu.resource) != gpu.count]
         whole = self._sliced(pool, [node for node in chosen if node in other or node in counted], users)
+        whole = self._unadvertised(pool, whole, users)
         other, counted = [node for node in other if node in whole], [node for node in counted if node in whole]
         if other:
             products = sorted({node.labels[GPU_PRODUCT_LABEL] for node in other})

@@ -139,6 +139,16 @@ def partitioned(how: str) -> Callable[[Path], None]:
     return _edit_nodes("dgx-a100.yaml", edit)
 
 
+def no_gpu_plugin(file: str) -> Callable[[Path], None]:
+    """The GPU device plugin (and GFD) do not run on the pool's nodes: they advertise and count no GPU."""
+    def edit(nodes: list[dict[str, Any]], _: dict[str, Any]) -> None:
+        for node in nodes:
+            node["metadata"]["labels"].pop("nvidia.com/gpu.count")
+            for counted in ("allocatable", "capacity"):
+                node["status"][counted].pop("nvidia.com/gpu")
+    return _edit_nodes(file, edit)
+
+
 def place(profile: str, anchor: str, key: str | None) -> tuple[str, int, int]:
     """Where a profile fact is written: the value of the first `key` at or after the line holding `anchor` (None:
     the anchor's list item itself, where the fact is not written)."""
@@ -165,6 +175,8 @@ SEEDS = {
     "dgx-a100 other GPU": (other_product("dgx-a100.yaml", "A100-SXM4-80GB"),
                            place("hardware/dgx-a100.yaml", "gpu:", "model:")),
     "dgx-a100 new taint": (tainted("dgx-a100.yaml"), place(SRIOV, "name: dgxa100", "taints:")),
+    "dgx-a100 no GPU plugin": (no_gpu_plugin("dgx-a100.yaml"),  # no `resource:` written: the gpu block's first key
+                               (*place("hardware/dgx-a100.yaml", "gpu:", "count:")[:2], 3)),
     "dgx-a100 MIG single": (partitioned("single"), place("hardware/dgx-a100.yaml", "gpu:", "model:")),
     "dgx-a100 MIG mixed": (partitioned("mixed"), place("hardware/dgx-a100.yaml", "gpu:", "model:")),
     "dgx-a100 shared GPUs": (partitioned("shared"), place("hardware/dgx-a100.yaml", "gpu:", "model:")),
@@ -226,6 +238,11 @@ def test_gpus_cut_up_are_said_so_not_taken_for_another_model_or_count(how: str, 
     assert "are partitioned (" in found.message and "set `gpu." not in found.message
     assert ("MIG: nvidia.com/mig.strategy=" + how if how != "shared" else "shared: nvidia.com/gpu.replicas=4") \
         in found.message
+
+
+def test_nodes_advertising_no_gpu_are_not_told_to_count_zero(in_project: Path) -> None:
+    [found] = check(export_copy(in_project / "export", no_gpu_plugin("dgx-a100.yaml"))).findings
+    assert found.path == ".gpu.resource" and "do not advertise; set `gpu.resource`" in found.message
 
 
 def test_a_renamed_resource_names_the_jobs_and_what_the_nodes_advertise(in_project: Path) -> None:
