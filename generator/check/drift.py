@@ -53,8 +53,8 @@ class DriftFindings:
         self.added += 1
         found = self._found.setdefault((location.path, location.line, location.column),
                                        _Found(location, path_of(keys), message))
-        found.nodes += [node.name for node in nodes if node.name not in found.nodes]
-        found.jobs += [job for job in jobs if job not in found.jobs]
+        found.nodes = list(dict.fromkeys([*found.nodes, *(node.name for node in nodes)]))  # linear in a big pool
+        found.jobs = list(dict.fromkeys([*found.jobs, *jobs]))
 
     def findings(self) -> list[Finding]:
         return [Finding(found.location.path, names_text([f"Node/{name}" for name in found.nodes]), found.path,
@@ -200,7 +200,7 @@ class _PoolJudge:
                 f"hardware '{pool.hardware.name}' says its GPUs are advertised as {gpu.resource}, which nodes of pool "
                 f"'{pool.name}' do not advertise" + (f" (they advertise {', '.join(offered)})" if offered else "")
                 + "; set `gpu.resource` to the GPU device plugin's resource, or run it on those nodes"), bare, users)
-        return [node for node in nodes if node not in bare]
+        return [node for node in nodes if node.offers(gpu.resource) is not None or GPU_COUNT_LABEL in node.labels]
 
     def _gpus(self, pool: NodePool, chosen: tuple[LiveNode, ...], users: list[str]) -> None:
         """GPU product (GFD's label) and count (GFD's label, and the GPUs the node advertises) as the hardware says."""
@@ -210,9 +210,10 @@ class _PoolJudge:
         other = [node for node in chosen if node.labels.get(GPU_PRODUCT_LABEL, gpu.model) != gpu.model]
         counted = [node for node in chosen if node.labels.get(GPU_COUNT_LABEL, str(gpu.count)) != str(gpu.count)
                    or node.offers(gpu.resource) != gpu.count]
-        whole = self._sliced(pool, [node for node in chosen if node in other or node in counted], users)
-        whole = self._unadvertised(pool, whole, users)
-        other, counted = [node for node in other if node in whole], [node for node in counted if node in whole]
+        differ = {node.name for node in (*other, *counted)}
+        whole = {node.name for node in self._unadvertised(
+            pool, self._sliced(pool, [node for node in chosen if node.name in differ], users), users)}
+        other, counted = [node for node in other if node.name in whole], [node for node in counted if node.name in whole]
         if other:
             products = sorted({node.labels[GPU_PRODUCT_LABEL] for node in other})
             self._gpu_model(pool, f"hardware '{pool.hardware.name}' says its GPU is {gpu.model}, but nodes of pool "
