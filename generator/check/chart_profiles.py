@@ -13,8 +13,10 @@ from mpigen.load.catalogue import expand_hardware
 from mpigen.model import Fleet
 from mpigen.objects import chartfiles
 from mpigen.readback.discover import ChartInfo
+from mpigen.readback.inputs import inside
 from mpigen.resolve import resolve
 from mpigen.support.diagnostics import errors
+from mpigen.support.worktree import git_top
 from mpigen.validate import validate
 
 
@@ -40,14 +42,19 @@ class FoundProfiles:
 def profiles_folder(chart: ChartInfo) -> Path | None:
     """The profiles folder a compiled chart's `mpigen/source` names: `source` is relative to that folder's parent
     (the project), so it is looked for above the chart, then in the working directory. Shown relative to the
-    working directory where it lies below it."""
+    working directory where it lies below it.
+
+    `source` is the chart's text, which anyone who can commit a chart may write: the folder is taken only where it
+    lies, every link followed, inside the chart's project (the git work tree holding the chart, else the working
+    directory), so that no chart makes check read a file outside its repository."""
     source = PurePosixPath(chart.annotations.get(chartfiles.SOURCE, ""))
     if source.is_absolute() or ".." in source.parts or len(source.parts) < 2:
         return None
     chart_folder = Path(os.path.abspath(chart.path))
+    project = git_top(chart_folder) or Path.cwd().resolve()
     for base in (*chart_folder.parents, Path.cwd()):
-        if (base / source).is_file():
-            folder = base / source.parts[0]
+        folder = base / source.parts[0]
+        if (base / source).is_file() and all(inside(path, project) for path in (base, folder, base / source)):
             shown = os.path.relpath(folder)
             return Path(shown) if not shown.startswith("..") else folder
     return None

@@ -20,11 +20,11 @@ from mpigen.inventory import LiveNode, untolerated
 from mpigen.inventory.pools import extended_ask, keeping_out, picked, selector_text, workers_held
 from mpigen.load import ProfileFile
 from mpigen.manifests.node_placement import tolerations
-from mpigen.model import Cluster, Job, NodePool, Taint
+from mpigen.model import Cluster, Job, NodePool, Taint, stated
 from mpigen.objects import chartfiles
 from mpigen.readback.findings import Finding
 from mpigen.support.diagnostics import Location, names_text
-from mpigen.vocabulary.gpu_feature_discovery import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL
+from mpigen.vocabulary.gpu_feature_discovery import GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, MIG_CONFIG_LABEL, MIG_DISABLED
 
 RULE_DRIFT = "drift"
 
@@ -53,8 +53,8 @@ class DriftFindings:
         self.added += 1
         found = self._found.setdefault((location.path, location.line, location.column),
                                        _Found(location, path_of(keys), message))
-        found.nodes += [node.name for node in nodes if node.name not in found.nodes]
-        found.jobs += [job for job in jobs if job not in found.jobs]
+        found.nodes = list(dict.fromkeys([*found.nodes, *(node.name for node in nodes)]))  # linear in a big pool
+        found.jobs = list(dict.fromkeys([*found.jobs, *jobs]))
 
     def findings(self) -> list[Finding]:
         return [Finding(found.location.path, names_text([f"Node/{name}" for name in found.nodes]), found.path,
@@ -148,6 +148,9 @@ class _PoolJudge:
         lacking = unlabelled or near
         gpu = pool.hardware.gpu
         if key == GPU_PRODUCT_LABEL and gpu is not None and gpu.model == value and lacking and not unlabelled:
+            lacking = self._sliced(pool, lacking, users)
+            if not lacking:
+                return
             products = sorted({node.labels[key] for node in lacking})
             self._gpu_model(pool, f"hardware '{pool.hardware.name}' says its GPU is {value}, but the nodes report "
                             f"{', '.join(products)} ({key}), so the selector of pool '{pool.name}' "
@@ -169,18 +172,52 @@ class _PoolJudge:
                        f"{message}; set `gpu.model` (and the nodeLabels that select it) to what the nodes report",
                        nodes, users)
 
+    def _sliced(self, pool: NodePool, nodes: Sequence[LiveNode], users: list[str]) -> list[LiveNode]:
+        """Nodes whose GPUs are cut up (MIG, sharing) are one finding at the hardware's `gpu.model`, whatever their
+        product label and count say: they offer slices, and the fix is on the nodes (or a pool of their own), not
+        another model name or count. The other nodes are returned."""
+        sliced = [node for node in nodes if node.gpus_partitioned]
+        if sliced:
+            gpu, keys = stated(pool.hardware.gpu), ("gpu", "model")
+            how = ", ".join(sorted({node.gpus_partitioned for node in sliced}))
+            self.found.add(self._hardware(pool).location(*keys), keys, (
+                f"hardware '{pool.hardware.name}' says its nodes have {gpu.count} whole {gpu.model} GPUs, but the GPUs "
+                f"of nodes of pool '{pool.name}' are partitioned ({how}): a worker asking {gpu.resource} gets slices or "
+                f"stays Pending; turn MIG ({MIG_CONFIG_LABEL}={MIG_DISABLED}) and GPU sharing off on the pool's nodes, "
+                "or give the partitioned nodes a pool and hardware of their own"), sliced, users)
+        return [node for node in nodes if not node.gpus_partitioned]
+
+    def _unadvertised(self, pool: NodePool, nodes: list[LiveNode], users: list[str]) -> list[LiveNode]:
+        """Nodes that advertise no GPU under the hardware's resource name, and that GFD does not count, run no GPU
+        device plugin of that name: one finding at `gpu.resource`, not a count of 0 to write. The others are
+        returned."""
+        gpu = stated(pool.hardware.gpu)
+        bare = [node for node in nodes if node.offers(gpu.resource) is None and GPU_COUNT_LABEL not in node.labels]
+        if bare:
+            keys = ("gpu", "resource")
+            offered = sorted({name for node in bare for name in node.allocatable if "gpu" in name.lower()})
+            self.found.add(self._hardware(pool).location(*keys), keys, (
+                f"hardware '{pool.hardware.name}' says its GPUs are advertised as {gpu.resource}, which nodes of pool "
+                f"'{pool.name}' do not advertise" + (f" (they advertise {', '.join(offered)})" if offered else "")
+                + "; set `gpu.resource` to the GPU device plugin's resource, or run it on those nodes"), bare, users)
+        return [node for node in nodes if node.offers(gpu.resource) is not None or GPU_COUNT_LABEL in node.labels]
+
     def _gpus(self, pool: NodePool, chosen: tuple[LiveNode, ...], users: list[str]) -> None:
         """GPU product (GFD's label) and count (GFD's label, and the GPUs the node advertises) as the hardware says."""
         gpu = pool.hardware.gpu
         if gpu is None:
             return
         other = [node for node in chosen if node.labels.get(GPU_PRODUCT_LABEL, gpu.model) != gpu.model]
+        counted = [node for node in chosen if node.labels.get(GPU_COUNT_LABEL, str(gpu.count)) != str(gpu.count)
+                   or node.offers(gpu.resource) != gpu.count]
+        differ = {node.name for node in (*other, *counted)}
+        whole = {node.name for node in self._unadvertised(
+            pool, self._sliced(pool, [node for node in chosen if node.name in differ], users), users)}
+        other, counted = [node for node in other if node.name in whole], [node for node in counted if node.name in whole]
         if other:
             products = sorted({node.labels[GPU_PRODUCT_LABEL] for node in other})
             self._gpu_model(pool, f"hardware '{pool.hardware.name}' says its GPU is {gpu.model}, but nodes of pool "
                             f"'{pool.name}' report {', '.join(products)} ({GPU_PRODUCT_LABEL})", other, users)
-        counted = [node for node in chosen if node.labels.get(GPU_COUNT_LABEL, str(gpu.count)) != str(gpu.count)
-                   or node.offers(gpu.resource) != gpu.count]
         if counted:
             keys = ("gpu", "count")
             seen = sorted({f"{node.labels.get(GPU_COUNT_LABEL, '?')} ({GPU_COUNT_LABEL}), {node.offers(gpu.resource) or 0} "
@@ -190,9 +227,10 @@ class _PoolJudge:
                 f"{'; '.join(seen)}; set `gpu.count` to what the nodes have"), counted, users)
 
     def _taints(self, index: int, pool: NodePool, chosen: tuple[LiveNode, ...], users: list[str]) -> None:
-        """Every NoSchedule/NoExecute taint of the pool's nodes is one the pool declares (its pods tolerate those)."""
+        """Every NoSchedule/NoExecute taint of the pool's nodes is one the pool declares (its pods tolerate those); the
+        taints of a node's state (cordoned, not ready) are not the profiles' to declare."""
         given = tolerations((pool,))
-        kept = {node.name: untolerated(given, node.taints) for node in chosen}
+        kept = {node.name: untolerated(given, node.placement_taints) for node in chosen}
         tainted = [node for node in chosen if kept[node.name]]
         if not tainted:
             return

@@ -12,7 +12,7 @@ from mpigen.check.drift import RULE_DRIFT
 from mpigen.check.rules.pods import PodTemplate, is_extended_resource, pod_requests, pod_templates
 from mpigen.check.rules.reading import as_dict, as_int, path_of
 from mpigen.inventory import LiveNode, untolerated
-from mpigen.inventory.pools import affinity_selects, picked, selector_text, workers_held
+from mpigen.inventory.pools import affinity_selects, nearly_selects, picked, selector_text, workers_held
 from mpigen.readback.findings import Finding, RenderedObject, finding
 from mpigen.support.diagnostics import names_text
 from mpigen.vocabulary.multus import NAD_KIND, RESOURCE_NAME_ANNOTATION
@@ -21,23 +21,28 @@ NodesOf = Callable[[RenderedObject], list[LiveNode]]
 """The live nodes of a document's cluster."""
 
 
-def judge_pods(documents: Iterable[RenderedObject], nodes_of: NodesOf, reported: set[str]) -> list[Finding]:
+def judge_pods(documents: Iterable[RenderedObject], nodes_of: NodesOf, reported: set[str],
+               surely_of: Callable[[RenderedObject], bool] = lambda _: True) -> list[Finding]:
     """Each pod template: some node takes it (selector, affinity, taints), offers what it asks, and its replicas fit.
-    `reported`: resources found missing, added to (a NAD needing one is the same root cause)."""
+    `reported`: resources found missing, added to (a NAD needing one is the same root cause). `surely_of`: whether
+    the nodes are surely of the document's cluster; where not (several clusters, the nodes said to be of none), a
+    pod whose nodeSelector no node nearly matches is of a cluster not exported, and not judged."""
     findings: list[Finding] = []
     for document in documents:
         templates = pod_templates(document)
         nodes = nodes_of(document) if templates else []
         for template in templates if nodes else ():
-            findings += _judge_template(template, nodes, reported)
+            findings += _judge_template(template, nodes, reported, surely_of(document))
     return findings
 
 
-def _judge_template(template: PodTemplate, nodes: list[LiveNode], reported: set[str]) -> list[Finding]:
+def _judge_template(template: PodTemplate, nodes: list[LiveNode], reported: set[str], sure: bool) -> list[Finding]:
     document, spec = template.document, template.spec
     selector = {k: v for k, v in (as_dict(spec.get("nodeSelector")) or {}).items() if isinstance(v, str)}
     affinity = (as_dict(as_dict(spec.get("affinity")) or {}) or {}).get("nodeAffinity")
-    chosen = [node for node in picked(selector, nodes) if affinity_selects(affinity, node.labels)]
+    chosen = [node for node in picked(selector, nodes) if affinity_selects(affinity, node)]
+    if not chosen and not sure and not any(nearly_selects(selector, node) for node in nodes):
+        return []
     if not chosen:
         return [finding(document, path_of((*template.path, "spec", "nodeSelector" if selector else "affinity")),
                         f"no live node matches the pod's nodeSelector ({selector_text(selector)})"
@@ -45,9 +50,9 @@ def _judge_template(template: PodTemplate, nodes: list[LiveNode], reported: set[
                         RULE_DRIFT)]
     raw = spec.get("tolerations")
     given = [t for t in raw if isinstance(t, dict)] if isinstance(raw, list) else []
-    open_nodes = [node for node in chosen if not untolerated(given, node.taints)]
+    open_nodes = [node for node in chosen if not untolerated(given, node.placement_taints)]
     if not open_nodes:
-        taints = sorted({f"{t.key}:{t.effect}" for node in chosen for t in untolerated(given, node.taints)})
+        taints = sorted({f"{t.key}:{t.effect}" for node in chosen for t in untolerated(given, node.placement_taints)})
         return [finding(document, path_of((*template.path, "spec", "tolerations" if given else "nodeSelector")),
                         f"every node the pod may run on ({names_text([n.name for n in chosen])}) carries a taint it "
                         f"does not tolerate ({', '.join(taints)}); its pods never schedule", RULE_DRIFT)]

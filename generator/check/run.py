@@ -19,7 +19,7 @@ from mpigen.check.rules import run_rules, workload_pod_security
 from mpigen.check.schemas import SchemaSet, bundled_kube_versions, select_kube_version
 from mpigen.inventory import LiveNode
 from mpigen.inventory.nodes import NODE_KIND
-from mpigen.inventory.pools import live_nodes
+from mpigen.inventory.pools import live_nodes, may_be_of
 from mpigen.model import EVERYTHING, Selection
 from mpigen.objects import chartfiles
 from mpigen.readback.discover import ChartInfo, Targets, chart_name_findings, chosen_targets, discover, manifest_files
@@ -342,6 +342,11 @@ def _drift(targets: Targets, context: CheckContext, node_documents: list[Rendere
         of_cluster = {cluster.name: live_nodes((d.obj, d.source) for d in node_documents
                                                if context.cluster_of(d) in ("", cluster.name))
                       for cluster in profiles.fleet.clusters}
+        several = len(profiles.fleet.clusters) > 1
+        named = {context.cluster_of(d) for d in node_documents}
+        for cluster in profiles.fleet.clusters:  # nodes of unknown origin are of the clusters they may be of
+            if several and cluster.name not in named and not may_be_of(cluster, of_cluster[cluster.name]):
+                of_cluster[cluster.name] = []
         judge_fleet(profiles, {name: nodes for name, nodes in of_cluster.items() if nodes}, drift)
     covered = {chart.display for profiles in found.fleets for chart in profiles.charts}
     reported = {resource for _, resource in drift.resources}
@@ -356,7 +361,14 @@ def _drift(targets: Targets, context: CheckContext, node_documents: list[Rendere
         return known[cluster]
 
     judged = [d for d in report.documents if d.chart not in covered or not d.chart]
-    findings = drift.findings() + judge_pods(judged, nodes_of, reported)
+    named = {context.cluster_of(d) for d in node_documents}
+    several = len({context.cluster_of(d) for d in report.documents} - {""}) > 1
+
+    def surely_of(document: RenderedObject) -> bool:
+        """Whether the nodes are surely of the document's cluster: one cluster checked, or nodes given as its."""
+        return not several or context.cluster_of(document) in named
+
+    findings = drift.findings() + judge_pods(judged, nodes_of, reported, surely_of)
     return findings + judge_nads([*judged, *(d for d in context.extra if not d.chart)], nodes_of, reported)
 
 

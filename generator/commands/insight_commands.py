@@ -25,7 +25,7 @@ from mpigen.commands.arguments import (
 from mpigen.commands.completion import complete_clusters, complete_jobs, complete_pools
 from mpigen.commands.reporting import continuity_notes, exit_with_error, has_errors, report_result
 from mpigen.commands.verbosity import say, stage_lines, verbosity_options
-from mpigen.support.diagnostics import one_line, printable
+from mpigen.support.diagnostics import Severity, one_line, printable
 
 if TYPE_CHECKING:
     from mpigen.commands.pipeline import CompileResult
@@ -96,8 +96,11 @@ def plan(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool,
         from mpigen.inventory.exports import exported_nodes
 
         nodes, problems = exported_nodes(list(context))
-        if problems:
-            exit_with_error(f"{problems[0].format()}; --context takes objects as `kubectl get -o yaml` exports them")
+        refused = [problem for problem in problems if problem.severity is Severity.ERROR]
+        if refused:
+            exit_with_error(f"{refused[0].format()}; --context takes objects as `kubectl get -o yaml` exports them")
+        for problem in problems:  # what was skipped (not an object), said as check says it
+            say(problem.format(), err=True)
     fleet_plan = drawn_plan = plan_fleet(result.fleet, result.documents, result.unfit, nodes)
     if not selection.everything or pools:
         fleet_plan = narrowed(fleet_plan, selection, frozenset(pools))

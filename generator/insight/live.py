@@ -1,6 +1,7 @@
 """`mpigen plan --context`: how many nodes each pool really has, counted on the exported Nodes rather than taken from
-the profile's `nodes`: those the pool's selector picks, whose taints its pods tolerate, and that offer what its
-workers ask (generator/inventory/pools.py, as `check --context` counts them)."""
+the profile's `nodes`: those the pool's selector picks that take pods now (`LiveNode.state`: not cordoned, ready),
+whose taints its pods tolerate, and that offer what its workers ask (generator/inventory/pools.py, as `check
+--context` counts them, but for the node's state, which is not the profiles')."""
 
 from __future__ import annotations
 
@@ -31,18 +32,21 @@ def live_pools(cluster: Cluster, jobs: Sequence[Job], nodes: Sequence[LiveNode])
 def _live_pool(pool: NodePool, jobs: list[Job], nodes: Sequence[LiveNode]) -> LivePool:
     chosen = picked(dict(pool.node_selector), nodes)
     given = tolerations((pool,))
-    tainted = [node.name for node in chosen if untolerated(given, node.taints)]
+    down = {node.name: node.state for node in chosen if node.state}
+    tainted = [node.name for node in chosen if node.name not in down and untolerated(given, node.placement_taints)]
     ask: dict[str, int] = {}
     for job in jobs:
         for resource, amount in extended_ask(job).items():
             ask[resource] = max(ask.get(resource, 0), amount)
-    open_nodes = [node for node in chosen if node.name not in tainted]
+    open_nodes = [node for node in chosen if node.name not in down and node.name not in tainted]
     lacking = {node.name: short_of(node, ask) for node in open_nodes if short_of(node, ask)}
     count = len(open_nodes) - len(lacking)
     if count == pool.nodes:
         return LivePool(count)
     why = [f"its selector ({selector_text(dict(pool.node_selector))}) picks {len(chosen)}"
            + (f": {names_text([n.name for n in chosen])}" if chosen else "")]
+    if down:
+        why.append(names_text([f"{name} {state}" for name, state in down.items()]))
     if tainted:
         why.append(f"{names_text(tainted)} carry taints the pool does not declare")
     if lacking:

@@ -13,6 +13,7 @@ from mpigen.insight import bounds, capacity
 from mpigen.insight.bounds import names_text
 from mpigen.insight.live import LivePool, live_pools
 from mpigen.inventory import LiveNode
+from mpigen.inventory.pools import may_be_of
 from mpigen.load import ProfileFile
 from mpigen.model import Cluster, Fleet, Job, NodePool, Queue, Scheduler, Selection, admission
 from mpigen.providers import PROVIDERS
@@ -136,8 +137,10 @@ def plan_fleet(fleet: Fleet, documents: list[ProfileFile],
     for document, problems in unfit or []:
         job = _unfit_job(document, problems)
         unfit_by_pool.setdefault((job.cluster, job.pool), []).append(job)
+    several = len(fleet.clusters) > 1
     return FleetPlan(tuple(_cluster_plan(cluster, fleet.jobs_of(cluster), by_source, unfit_by_pool,
-                                         None if nodes is None else live_pools(cluster, fleet.jobs_of(cluster), nodes))
+                                         None if nodes is None or (several and not may_be_of(cluster, nodes))
+                                         else live_pools(cluster, fleet.jobs_of(cluster), nodes))
                            for cluster in fleet.clusters))
 
 

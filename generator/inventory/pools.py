@@ -9,12 +9,16 @@ tolerated, and it offers every extended resource asked in the amount asked.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mpigen.inventory.nodes import LiveNode, read_node, selects, untolerated
-from mpigen.model import Job, stated
+from mpigen.model import Cluster, Job, stated
 from mpigen.providers import pod_network
+
+NODE_NAME_FIELD = "metadata.name"
+"""The one field a nodeSelectorTerm's matchFields may name (Kubernetes' NodeSelectorRequirement)."""
 
 
 def live_nodes(objects: Iterable[tuple[Mapping[str, Any], str]]) -> list[LiveNode]:
@@ -30,6 +34,21 @@ def live_nodes(objects: Iterable[tuple[Mapping[str, Any], str]]) -> list[LiveNod
 def picked(selector: Mapping[str, str], nodes: Iterable[LiveNode]) -> tuple[LiveNode, ...]:
     """The nodes a nodeSelector picks."""
     return tuple(node for node in nodes if selects(selector, node.labels))
+
+
+def may_be_of(cluster: Cluster, nodes: Iterable[LiveNode]) -> bool:
+    """Whether Nodes of unknown origin may be the cluster's: some pool of it picks one, or would but for one label
+    (the drift `keeping_out` names). An export is of one cluster (kubectl's current context), so in a fleet of
+    several a cluster whose pools are nowhere near any node exported is not the one exported: it is neither judged
+    nor counted against them (`--cluster NAME=PATH` says it outright)."""
+    selectors = [dict(pool.node_selector) for pool in cluster.pools]
+    return any(nearly_selects(selector, node) for node in nodes for selector in selectors)
+
+
+def nearly_selects(selector: Mapping[str, str], node: LiveNode) -> bool:
+    """Whether a nodeSelector picks the node, or would but for one label: the node is of the cluster the selector
+    was written for, whatever drifted."""
+    return sum(node.labels.get(key) != value for key, value in selector.items()) <= 1
 
 
 def selector_text(selector: Mapping[str, str]) -> str:
@@ -67,8 +86,9 @@ def extended_ask(job: Job) -> dict[str, int]:
 
 def workers_held(node: LiveNode, ask: Mapping[str, int], tolerations: Iterable[Mapping[str, Any]], most: int) -> int:
     """How many workers asking `ask` a node holds, at most `most`: none where a taint of it is not tolerated or it
-    lacks a resource asked."""
-    if untolerated(tolerations, node.taints):
+    lacks a resource asked. Counted as the node is meant to be: a cordoned or failing node's state is not what
+    check judges (plan counts only the nodes that take pods now)."""
+    if untolerated(tolerations, node.placement_taints):
         return 0
     held = most
     for resource, amount in ask.items():
@@ -85,17 +105,26 @@ def short_of(node: LiveNode, ask: Mapping[str, int]) -> list[str]:
             if amount > 0 and (node.offers(resource) or 0) < amount]
 
 
-def affinity_selects(node_affinity: Any, labels: Mapping[str, str]) -> bool:
-    """Whether a pod's required node affinity admits a node with these labels: any of its nodeSelectorTerms, each
-    all of its matchExpressions (In, NotIn, Exists, DoesNotExist, Gt, Lt); no such affinity admits every node."""
+def affinity_selects(node_affinity: Any, node: LiveNode) -> bool:
+    """Whether a pod's required node affinity admits a node: any of its nodeSelectorTerms, each all of its
+    matchExpressions (on the node's labels: In, NotIn, Exists, DoesNotExist, Gt, Lt) and matchFields (on its
+    `metadata.name`); an empty term admits no node (Kubernetes' NodeSelectorTerm), no such affinity every node."""
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") \
         if isinstance(node_affinity, Mapping) else None
     terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
     if not isinstance(terms, list) or not terms:
         return True
-    return any(isinstance(term, Mapping) and all(
-        _expression(expression, labels) for expression in term.get("matchExpressions") or [])
-        for term in terms)
+    return any(_term(term, node) for term in terms)
+
+
+def _term(term: Any, node: LiveNode) -> bool:
+    if not isinstance(term, Mapping):
+        return False
+    expressions, fields = term.get("matchExpressions") or [], term.get("matchFields") or []
+    if not isinstance(expressions, list) or not isinstance(fields, list) or (not expressions and not fields):
+        return False
+    return all(_expression(expression, node.labels) for expression in expressions) \
+        and all(_expression(expression, {NODE_NAME_FIELD: node.name}) for expression in fields)
 
 
 def _expression(expression: Any, labels: Mapping[str, str]) -> bool:
@@ -114,7 +143,16 @@ def _expression(expression: Any, labels: Mapping[str, str]) -> bool:
         return present
     if operator == "DoesNotExist":
         return not present
-    if operator in ("Gt", "Lt") and present and len(values) == 1 and values[0].lstrip("-").isdigit() \
-            and labels[key].lstrip("-").isdigit():
-        return int(labels[key]) > int(values[0]) if operator == "Gt" else int(labels[key]) < int(values[0])
+    if operator in ("Gt", "Lt") and present and len(values) == 1:
+        have, bound = _integer(labels[key]), _integer(values[0])
+        if have is not None and bound is not None:
+            return have > bound if operator == "Gt" else have < bound
     return False
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def _integer(text: str) -> int | None:
+    """A decimal integer as Kubernetes parses a Gt/Lt operand (Go's ParseInt, base 10), or None."""
+    return int(text) if _INTEGER.fullmatch(text) else None

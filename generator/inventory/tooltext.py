@@ -47,21 +47,29 @@ def tool_lines(text: str) -> Iterator[tuple[int, str]]:
         yield number, line.replace("\r", "").rstrip()
 
 
+def is_shell_prompt(line: str) -> bool:
+    """A bare shell prompt, nothing typed after it (`$`, `user@dgx:~$`, `[root@dgx ~]#`): a short line ending in
+    the prompt character, which no tool's record does."""
+    words = line.split()
+    return bool(words) and len(words) <= 3 and words[-1][-1] in "$#%>" and "==>" not in line
+
+
 def record_lines(text: str, source: str, starts: Callable[[str], bool], read: Callable[[str, int], Record],
                  missing: str) -> list[Record]:
     """The records of a tool that prints one a line (`ibdev2netdev`, `lspci -nn`). Lines above the first one `starts`
-    accepts (a shell prompt) are skipped; from it on, every line that is not blank is `read`, which raises for a line
-    that is not a record. No record at all: `missing`, at the first line with text."""
+    accepts (a shell prompt) are skipped, and so are the bare prompts at the end; from it on, every line that is not
+    blank is `read`, which raises for a line that is not a record. No record at all: `missing`, at the first line
+    with text."""
     records: list[Record] = []
-    first_text = 0
-    for number, line in tool_lines(text):
-        if not line.strip():
-            continue
-        first_text = first_text or number
+    lines = [(number, line) for number, line in tool_lines(text) if line.strip()]
+    end = len(lines)
+    while end and is_shell_prompt(lines[end - 1][1]) and not starts(lines[end - 1][1]):
+        end -= 1  # the prompt the terminal printed after the output, pasted with it
+    for number, line in lines[:end]:
         if records or starts(line):
             records.append(read(line, number))
     if not records:
-        raise ToolTextError(source, first_text or 1, missing)
+        raise ToolTextError(source, lines[0][0] if lines else 1, missing)
     return records
 
 

@@ -5,6 +5,7 @@ mpigen's own renderer's and plain manifest files all go through here, so all are
 
 from __future__ import annotations
 
+import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -66,9 +67,25 @@ def split_documents(text: str) -> list[tuple[str, str | None]]:
 _SOURCE = "# Source: "
 
 
+_LIST_KIND = re.compile(r"""^\s*[{,]?\s*["']?kind["']?\s*:\s*["']?\w*List\b""", re.MULTILINE)
+"""A text that may hold a `kind: List` (YAML or JSON): only such a document is read past one object's size."""
+
+
+def _is_list(obj: Any) -> bool:
+    """A `kind: List` (what `kubectl get -o yaml` writes, or an API's `NodeList`): many objects, not one."""
+    return isinstance(obj, dict) and str(obj.get("kind", "")).endswith("List") and isinstance(obj.get("items"), list)
+
+
+def _too_big(where: str, label: str) -> Finding:
+    """One object over the size the API server takes (a List of many is bounded by the file's size instead: an
+    export of a big cluster's Nodes is one List document)."""
+    return Finding(where, label, "", f"document is over {MAX_DOCUMENT_BYTES} bytes, more than the Kubernetes API "
+                   "server accepts", "yaml")
+
+
 def _objects(obj: Any) -> list[Any]:
     """A document, or the items of a `kind: List` (what `kubectl get -o yaml` writes)."""
-    if isinstance(obj, dict) and str(obj.get("kind", "")).endswith("List") and isinstance(obj.get("items"), list):
+    if _is_list(obj):
         return list(obj["items"])
     if isinstance(obj, list):
         return obj
@@ -104,9 +121,9 @@ def parse_documents(text: str, source: str, chart: str = "") -> tuple[list[Rende
             continue
         where = f"{chart}/{template}" if (chart and template) else source
         label = f"document {number + 1}"
-        if len(chunk) > MAX_DOCUMENT_BYTES and len(chunk.encode("utf-8")) > MAX_DOCUMENT_BYTES:
-            findings.append(Finding(where, label, "", f"document is over {MAX_DOCUMENT_BYTES} bytes, more than the "
-                                    "Kubernetes API server accepts", "yaml"))
+        too_big = len(chunk) > MAX_DOCUMENT_BYTES and len(chunk.encode("utf-8")) > MAX_DOCUMENT_BYTES
+        if too_big and not _LIST_KIND.search(chunk):
+            findings.append(_too_big(where, label))
             continue
         try:
             objs = kubeyaml.load_all(chunk)
@@ -119,6 +136,9 @@ def parse_documents(text: str, source: str, chart: str = "") -> tuple[list[Rende
             continue
         for obj in objs:
             if obj is None:
+                continue
+            if too_big and not _is_list(obj):
+                findings.append(_too_big(where, label))
                 continue
             docs, problems = _documents_of(obj, where, label, chart)
             documents += docs
@@ -138,12 +158,14 @@ def parse_manifest(text: str, source: str) -> tuple[list[RenderedObject], list[F
     """The objects of a manifest file's text, read as kubectl reads the file `source` names: JSON by its suffix,
     else a YAML stream."""
     if PurePosixPath(source).suffix == ".json":
-        if len(text) > MAX_DOCUMENT_BYTES:
-            return [], [Finding(source, "", "", f"document is over {MAX_DOCUMENT_BYTES} bytes, more than the "
-                                "Kubernetes API server accepts", "yaml")]
+        too_big = len(text) > MAX_DOCUMENT_BYTES
+        if too_big and not _LIST_KIND.search(text):
+            return [], [_too_big(source, "")]
         try:
             obj = load_json(text, MAX_MANIFEST_NESTING)
         except ValueError as exc:
             return [], [Finding(source, "", "", f"not valid JSON: {exc}", "yaml")]
+        if too_big and not _is_list(obj):
+            return [], [_too_big(source, "")]
         return _documents_of(obj, source, "document 1", "")
     return parse_documents(text, source)

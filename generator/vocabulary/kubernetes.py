@@ -318,6 +318,17 @@ CLUSTER_SCOPED_KINDS = frozenset({
 })
 
 
+NODE_STATE_TAINTS = frozenset({
+    "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable", "node.kubernetes.io/unschedulable",
+    "node.kubernetes.io/memory-pressure", "node.kubernetes.io/disk-pressure", "node.kubernetes.io/pid-pressure",
+    "node.kubernetes.io/network-unavailable", "node.kubernetes.io/out-of-service",
+    "node.cloudprovider.kubernetes.io/uninitialized", "node.cloudprovider.kubernetes.io/shutdown",
+})
+"""The taints Kubernetes itself puts on a node for its state (its node controller by condition, `kubectl cordon`,
+the cloud provider; kubernetes.io/docs/reference/labels-annotations-taints/): they say the node takes no new pods
+for now, not which pods belong there, so no pool declares them."""
+
+
 KUBERNETES_DOMAIN = "kubernetes.io"
 
 

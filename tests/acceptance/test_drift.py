@@ -117,6 +117,38 @@ def failed_gpu(file: str) -> Callable[[Path], None]:
     return _edit_nodes(file, edit)
 
 
+def partitioned(how: str) -> Callable[[Path], None]:
+    """The GPU operator cuts the pool's GPUs up, as GPU Feature Discovery then labels them (its README): MIG under
+    the `single` strategy (the product gets the MIG profile, the count is of slices), under `mixed` (the slices are
+    resources of their own), or time-sliced four ways (the product gets `-SHARED`, the GPUs advertised are four
+    times as many)."""
+    def edit(nodes: list[dict[str, Any]], _: dict[str, Any]) -> None:
+        for node in nodes:
+            labels, status = node["metadata"]["labels"], node["status"]
+            if how == "shared":
+                labels.update({"nvidia.com/gpu.replicas": "4", PRODUCT: labels[PRODUCT] + "-SHARED"})
+            else:
+                labels["nvidia.com/mig.strategy"] = how
+            if how == "single":
+                labels.update({PRODUCT: labels[PRODUCT] + "-MIG-1g.5gb", "nvidia.com/gpu.count": "56"})
+            for counted in ("allocatable", "capacity"):
+                if how == "mixed":
+                    status[counted]["nvidia.com/mig-1g.5gb"] = status[counted].pop("nvidia.com/gpu").replace("8", "56")
+                else:
+                    status[counted]["nvidia.com/gpu"] = {"single": "56", "shared": "32"}[how]
+    return _edit_nodes("dgx-a100.yaml", edit)
+
+
+def no_gpu_plugin(file: str) -> Callable[[Path], None]:
+    """The GPU device plugin (and GFD) do not run on the pool's nodes: they advertise and count no GPU."""
+    def edit(nodes: list[dict[str, Any]], _: dict[str, Any]) -> None:
+        for node in nodes:
+            node["metadata"]["labels"].pop("nvidia.com/gpu.count")
+            for counted in ("allocatable", "capacity"):
+                node["status"][counted].pop("nvidia.com/gpu")
+    return _edit_nodes(file, edit)
+
+
 def place(profile: str, anchor: str, key: str | None) -> tuple[str, int, int]:
     """Where a profile fact is written: the value of the first `key` at or after the line holding `anchor` (None:
     the anchor's list item itself, where the fact is not written)."""
@@ -143,6 +175,11 @@ SEEDS = {
     "dgx-a100 other GPU": (other_product("dgx-a100.yaml", "A100-SXM4-80GB"),
                            place("hardware/dgx-a100.yaml", "gpu:", "model:")),
     "dgx-a100 new taint": (tainted("dgx-a100.yaml"), place(SRIOV, "name: dgxa100", "taints:")),
+    "dgx-a100 no GPU plugin": (no_gpu_plugin("dgx-a100.yaml"),  # no `resource:` written: the gpu block's first key
+                               (*place("hardware/dgx-a100.yaml", "gpu:", "count:")[:2], 3)),
+    "dgx-a100 MIG single": (partitioned("single"), place("hardware/dgx-a100.yaml", "gpu:", "model:")),
+    "dgx-a100 MIG mixed": (partitioned("mixed"), place("hardware/dgx-a100.yaml", "gpu:", "model:")),
+    "dgx-a100 shared GPUs": (partitioned("shared"), place("hardware/dgx-a100.yaml", "gpu:", "model:")),
     "dgx-h100 renamed resource": (renamed("rdma_shared_rail0", "rdma_shared_mlx5_0"),
                                   place(RDMA, "name: rail0", "resourceName:")),
     "dgx-h100 missing label": (unlabelled("dgx-h100.yaml"), place(RDMA, "name: dgxh100", f"{INSTANCE_TYPE}:")),
@@ -178,6 +215,36 @@ def test_each_seeded_mismatch_is_one_finding_at_its_profile_line(seed: str, in_p
     assert f"{profile}:{line}:{column}" in as_junit(report)
 
 
+def down(nodes: list[dict[str, Any]], _: dict[str, Any]) -> None:
+    """One node is cordoned and another stopped reporting, with the taints Kubernetes puts on them for that."""
+    nodes[0]["spec"]["unschedulable"] = True
+    nodes[0]["spec"].setdefault("taints", []).append({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"})
+    nodes[1]["status"]["conditions"] = [{"type": "Ready", "status": "Unknown"}]
+    nodes[1]["spec"].setdefault("taints", []).extend([{"key": "node.kubernetes.io/unreachable", "effect": effect}
+                                                      for effect in ("NoSchedule", "NoExecute")])
+
+
+def test_a_cordoned_or_unreachable_node_is_no_drift_of_the_profiles(in_project: Path) -> None:
+    """The taints of a node's state are not the pool's to declare (adding them would let its pods onto a cordoned
+    node): the profiles are still true, and `plan --context` is where the nodes down now are counted out."""
+    report = check(export_copy(in_project / "export", _edit_nodes("dgx-a100.yaml", down)))
+    assert report.findings == [], as_text(report)
+
+
+@pytest.mark.parametrize("how", ["single", "mixed", "shared"])
+def test_gpus_cut_up_are_said_so_not_taken_for_another_model_or_count(how: str, in_project: Path) -> None:
+    """Setting `gpu.model` to `A100-SXM4-40GB-MIG-1g.5gb` or `gpu.count` to 0 would describe slices as GPUs."""
+    [found] = check(export_copy(in_project / "export", partitioned(how))).findings
+    assert "are partitioned (" in found.message and "set `gpu." not in found.message
+    assert ("MIG: nvidia.com/mig.strategy=" + how if how != "shared" else "shared: nvidia.com/gpu.replicas=4") \
+        in found.message
+
+
+def test_nodes_advertising_no_gpu_are_not_told_to_count_zero(in_project: Path) -> None:
+    [found] = check(export_copy(in_project / "export", no_gpu_plugin("dgx-a100.yaml"))).findings
+    assert found.path == ".gpu.resource" and "do not advertise; set `gpu.resource`" in found.message
+
+
 def test_a_renamed_resource_names_the_jobs_and_what_the_nodes_advertise(in_project: Path) -> None:
     report = check(export_copy(in_project / "export", renamed("rdma_rail0", "mlx5_rail0")))
     [found] = report.findings
@@ -195,6 +262,16 @@ def test_nodes_of_one_cluster_never_count_for_another(in_project: Path) -> None:
         (sriov / name).rename(rdma / name)
     report = check(in_project, ("fixture-sriov", sriov), ("fixture-rdma", rdma))
     assert [(f.source, f.line) for f in report.findings] == [place(SRIOV, "name: dgx1", "nodes:")[:2]], as_text(report)
+
+
+def test_an_export_of_one_cluster_is_no_drift_of_another(in_project: Path) -> None:
+    """kubectl exports the cluster of its current context: without `--cluster`, the RDMA cluster, none of whose
+    pools picks a node of the SR-IOV cluster's export, is not the one exported (it was judged as having no nodes)."""
+    export = export_copy(in_project / "export")
+    (export / "dgx-h100.yaml").unlink()
+    assert check(export).findings == []
+    (export / "dgx-1.yaml").unlink()  # the SR-IOV cluster is still judged: its dgx1 pool's nodes are gone
+    assert [(f.source, f.line) for f in check(export).findings] == [place(SRIOV, "name: dgx1", "nodes:")[:2]]
 
 
 def test_a_check_without_nodes_in_its_context_judges_no_drift(in_project: Path) -> None:
@@ -271,3 +348,9 @@ def test_plan_refuses_an_export_it_cannot_read(project: Path, tmp_path: Path) ->
     assert (refused.returncode, refused.stdout) == (1, "")
     assert refused.stderr.startswith(f"error: {tmp_path / 'export.yaml'}: document 1: not valid YAML")
     assert "Traceback" not in refused.stderr
+    export = export_copy(tmp_path / "export")
+    (export / "meta.yaml").write_text("exportedAt: today\n", encoding="utf-8")  # skipped, as check skips it
+    skipped = run_mpigen("plan", "profiles", "--context", export, "--strict", cwd=project)
+    assert skipped.returncode == 0 and skipped.stdout, skipped.stderr
+    assert skipped.stderr == f"{export / 'meta.yaml'}: document 1: warning: not a Kubernetes object (no apiVersion " \
+        "or kind): skipped\n"

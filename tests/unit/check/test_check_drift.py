@@ -44,10 +44,11 @@ def nad(name: str, resource: str) -> dict[str, Any]:
             "spec": {"config": json.dumps({"cniVersion": "0.3.1", "name": name, "type": "sriov"})}}
 
 
-def checked(tmp_path: Path, *objects: dict[str, Any], context: list[dict[str, Any]] | None = None) -> CheckReport:
+def checked(tmp_path: Path, *objects: dict[str, Any], context: list[dict[str, Any]] | None = None,
+            nodes: list[dict[str, Any]] | None = None) -> CheckReport:
     (tmp_path / "app.yaml").write_text(yaml.safe_dump_all(objects), encoding="utf-8")
     (tmp_path / "export.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
-        *NODES, *(context or [])]}), encoding="utf-8")
+        *(NODES if nodes is None else nodes), *(context or [])]}), encoding="utf-8")
     return run_check([tmp_path / "app.yaml"], CheckOptions(use_helm=False, context=(tmp_path / "export.yaml",)))
 
 
@@ -72,6 +73,48 @@ def test_a_selector_no_node_matches_and_a_taint_not_tolerated_are_found(tmp_path
     assert path == ".spec.template.spec.nodeSelector" and "pool=gpus" in message
     [(path, message, _)] = drift(checked(tmp_path, workload(tolerations=[{"key": "other", "operator": "Exists"}])))
     assert path == ".spec.template.spec.tolerations" and "nvidia.com/gpu:NoSchedule" in message
+
+
+def test_a_cordoned_node_is_not_judged_for_the_taint_kubernetes_puts_on_it(tmp_path: Path) -> None:
+    cordoned = node("gpu-1", {"pool": "gpu"}, {"nvidia.com/gpu": "8", "nvidia.com/rdma_rail0": "8"},
+                    [GPU_TAINT, {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}])
+    assert drift(checked(tmp_path, workload(replicas=1), nodes=[cordoned])) == []
+
+
+def test_affinity_is_judged_as_the_scheduler_does_whatever_its_operands(tmp_path: Path) -> None:
+    """An odd Gt operand admits no node (it was a traceback); a term naming the node by matchFields admits it."""
+    def affinity(*terms: dict[str, Any]) -> dict[str, Any]:
+        pod = workload(replicas=1)
+        pod["spec"]["template"]["spec"]["affinity"] = {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}}
+        return pod
+
+    counted = [node(f"gpu-{i}", {"pool": "gpu", "gpus": "8"}, {"nvidia.com/gpu": "8", "nvidia.com/rdma_rail0": "8"},
+                    [GPU_TAINT]) for i in (1, 2)]
+    odd = {"matchExpressions": [{"key": "gpus", "operator": "Gt", "values": ["--1"]}]}
+    [(path, message, _)] = drift(checked(tmp_path, affinity(odd), nodes=counted))
+    assert path == ".spec.template.spec.nodeSelector" and "and required node affinity" in message
+    by_name = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-2"]}]}
+    assert drift(checked(tmp_path, affinity({}, by_name))) == []
+    assert len(drift(checked(tmp_path, affinity({})))) == 1  # an empty term admits no node
+
+
+def test_pods_of_a_cluster_not_exported_are_not_judged_against_another_clusters_nodes(tmp_path: Path) -> None:
+    """Manifests of two clusters, the nodes of one exported (kubectl's current context), said to be of neither:
+    the other cluster's pods select labels no exported node nearly carries, and are not judged; a pod one label off
+    the nodes is still found."""
+    for cluster, selector in (("gpu-lab", {"pool": "gpu"}), ("cpu-lab", {"pool": "cpu", "zone": "b"})):
+        (tmp_path / cluster).mkdir()
+        (tmp_path / cluster / "app.yaml").write_text(yaml.safe_dump(workload(selector=selector, limits={})),
+                                                     encoding="utf-8")
+    (tmp_path / "export.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": NODES}),
+                                          encoding="utf-8")
+    clusters = (("gpu-lab", tmp_path / "gpu-lab"), ("cpu-lab", tmp_path / "cpu-lab"))
+    options = CheckOptions(use_helm=False, context=(tmp_path / "export.yaml",), clusters=clusters)
+    assert drift(run_check([tmp_path / "gpu-lab", tmp_path / "cpu-lab"], options)) == []
+    (tmp_path / "gpu-lab" / "app.yaml").write_text(yaml.safe_dump(workload(selector={"pool": "gpus"})), encoding="utf-8")
+    [(path, message, _)] = drift(run_check([tmp_path / "gpu-lab", tmp_path / "cpu-lab"], options))
+    assert path == ".spec.template.spec.nodeSelector" and "pool=gpus" in message
 
 
 def test_more_replicas_than_the_nodes_hold_are_found(tmp_path: Path) -> None:

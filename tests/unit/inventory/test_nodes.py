@@ -62,3 +62,42 @@ def test_only_taints_that_keep_pods_off_are_untolerated() -> None:
     hard = Taint("maintenance", "NoExecute")
     assert untolerated([], [GPU_TAINT, soft, hard]) == [GPU_TAINT, hard]
     assert untolerated([{"key": "nvidia.com/gpu", "operator": "Exists"}], [GPU_TAINT, hard]) == [hard]
+
+
+def test_a_cordoned_or_failing_node_says_so_and_its_state_taints_are_kept_apart() -> None:
+    cordoned = node(conditions=[{"type": "Ready", "status": "True"}])
+    cordoned["spec"] = {"unschedulable": True, "taints": [
+        {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+        {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule", "timeAdded": "2026-11-26T10:00:00Z"}]}
+    live = read_node(cordoned)
+    assert live is not None and (live.cordoned, live.ready, live.state) == (True, True, "cordoned")
+    assert live.placement_taints == (GPU_TAINT,) and len(live.taints) == 2
+    for status, state in (("False", "not ready"), ("Unknown", "not ready"), ("True", "")):
+        judged = read_node(node(conditions=[{"type": "MemoryPressure", "status": "False"},
+                                            {"type": "Ready", "status": status}]))
+        assert judged is not None and judged.state == state
+    unreported = read_node(node(conditions="odd"))
+    assert unreported is not None and unreported.state == ""  # nothing in the export says it is down
+    pressed = node()
+    pressed["spec"] = {"taints": [{"key": "node.kubernetes.io/disk-pressure", "effect": "NoSchedule"}]}
+    live = read_node(pressed)
+    assert live is not None and (live.state, live.placement_taints) == ("tainted node.kubernetes.io/disk-pressure", ())
+
+
+def test_gpus_cut_up_by_mig_or_sharing_are_told_from_whole_ones() -> None:
+    def labelled(labels: dict[str, str], offers: dict[str, str] | None = None) -> str:
+        exported = node(allocatable=offers or {"nvidia.com/gpu": "8"})
+        exported["metadata"]["labels"].update(labels)  # type: ignore[index]
+        live = read_node(exported)
+        assert live is not None
+        return live.gpus_partitioned
+
+    assert labelled({}) == ""
+    assert labelled({"nvidia.com/mig.strategy": "single", "nvidia.com/gpu.product": "A100-SXM4-40GB"}) == ""
+    assert labelled({"nvidia.com/mig.strategy": "single", "nvidia.com/gpu.product": "A100-SXM4-40GB-MIG-1g.5gb"}) \
+        == "MIG: nvidia.com/mig.strategy=single"
+    assert labelled({"nvidia.com/mig.strategy": "mixed"}) == ""
+    assert labelled({"nvidia.com/mig.strategy": "mixed"}, {"nvidia.com/mig-3g.20gb": "2"}) \
+        == "MIG: nvidia.com/mig.strategy=mixed"
+    assert (labelled({"nvidia.com/gpu.replicas": "1"}), labelled({"nvidia.com/gpu.replicas": "4"})) \
+        == ("", "shared: nvidia.com/gpu.replicas=4")

@@ -57,16 +57,43 @@ def test_workers_held_counts_what_a_node_offers_and_its_taints() -> None:
 
 
 def test_required_node_affinity_is_matched_as_the_scheduler_does() -> None:
-    labels = {"zone": "a", "gpus": "8"}
+    node = live("n1", {"zone": "a", "gpus": "8"})
 
     def required(*expressions: dict[str, object]) -> dict[str, object]:
         return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
             {"matchExpressions": list(expressions)}]}}
 
-    assert affinity_selects(None, labels)
-    assert affinity_selects(required({"key": "zone", "operator": "In", "values": ["a", "b"]}), labels)
-    assert not affinity_selects(required({"key": "zone", "operator": "NotIn", "values": ["a"]}), labels)
+    assert affinity_selects(None, node)
+    assert affinity_selects(required({"key": "zone", "operator": "In", "values": ["a", "b"]}), node)
+    assert not affinity_selects(required({"key": "zone", "operator": "NotIn", "values": ["a"]}), node)
     assert affinity_selects(required({"key": "gpus", "operator": "Gt", "values": ["4"]},
-                                     {"key": "rack", "operator": "DoesNotExist"}), labels)
-    assert not affinity_selects(required({"key": "rack", "operator": "Exists"}), labels)
-    assert not affinity_selects(required({"key": "gpus", "operator": "Lt", "values": ["x"]}), labels)
+                                     {"key": "rack", "operator": "DoesNotExist"}), node)
+    assert not affinity_selects(required({"key": "rack", "operator": "Exists"}), node)
+    assert not affinity_selects(required({"key": "gpus", "operator": "Lt", "values": ["x"]}), node)
+    assert affinity_selects(required({"key": "gpus", "operator": "Lt", "values": ["+9"]}), node)
+
+
+def test_odd_integers_in_gt_and_lt_are_no_match_rather_than_an_error() -> None:
+    """Go's ParseInt takes neither `--1` nor `²` nor `1_0` (Python's int() takes or trips on them)."""
+    for bound, label in (("--1", "5"), ("²", "5"), ("1_0", "50"), (" 1", "5"), ("4", "--1"), ("4", "²")):
+        term = {"matchExpressions": [{"key": "gpus", "operator": "Gt", "values": [bound]}]}
+        assert not affinity_selects({"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}},
+                                    live("n1", {"gpus": label})), (bound, label)
+
+
+def test_an_empty_term_admits_no_node_and_match_fields_name_the_node() -> None:
+    """Kubernetes' NodeSelectorTerm: "a null or empty node selector term matches no objects"; terms are ORed; the
+    one field matchFields names is `metadata.name`."""
+    node = live("n1", {"zone": "a"})
+
+    def terms(*given: object) -> dict[str, object]:
+        return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(given)}}
+
+    assert not affinity_selects(terms({}), node)
+    assert not affinity_selects(terms({"matchExpressions": []}), node)
+    assert affinity_selects(terms({}, {"matchExpressions": [{"key": "zone", "operator": "Exists"}]}), node)
+    by_name = {"key": "metadata.name", "operator": "In", "values": ["n1"]}
+    assert affinity_selects(terms({"matchFields": [by_name]}), node)
+    assert not affinity_selects(terms({"matchFields": [{**by_name, "values": ["n2"]}]}), node)
+    assert not affinity_selects(terms({"matchFields": [{**by_name, "values": ["n2"]}],
+                                       "matchExpressions": [{"key": "zone", "operator": "Exists"}]}), node)

@@ -211,6 +211,18 @@ def test_ibdev2netdev_errors_name_the_line(text, expected):
         parse_ibdev2netdev(text, "x")
 
 
+def test_the_bare_prompt_pasted_after_the_output_ends_it():
+    """A terminal prints its prompt again below the output; a paste takes it along (as topo's parser reads it)."""
+    port = "mlx5_0 port 1 ==> ib0 (Up)\n"
+    for prompt in ("$", "user@dgx-01:~$ ", "[root@dgx-01 ~]#", "(base) user@dgx-01:~$"):
+        assert parse_ibdev2netdev(f"{prompt} ibdev2netdev\r\n{port}{prompt}\r\n\n", "x") \
+            == (HcaPort("mlx5_0", 1, "ib0", True, 2),)
+    device = "0c:00.0 Infiniband controller [0207]: Mellanox [15b3:101b]\n"
+    assert parse_lspci_nn(f"{device}user@dgx-01:~$\n", "x") == parse_lspci_nn(device, "x")
+    with pytest.raises(ToolTextError, match=r"^x:2: 'user@dgx-01:~\$ exit' is not an `lspci -nn` line"):
+        parse_lspci_nn(f"{device}user@dgx-01:~$ exit\n", "x")
+
+
 # lspci -nn
 
 
