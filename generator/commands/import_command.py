@@ -12,7 +12,6 @@ from pathlib import Path
 
 import click
 
-from mpigen.commands.arguments import profiles_of
 from mpigen.commands.reporting import exit_with_error
 from mpigen.commands.verbosity import say, verbosity_options
 from mpigen.support.diagnostics import one_line
@@ -67,7 +66,7 @@ sriovnetworknodepolicies,nicclusterpolicies,clusterpolicies -A -o yaml > cluster
     from mpigen.write.target import write_file
 
     selectors = [_selector(text) for text in nodes]
-    folder = profiles if profiles is not None else profiles_of(ctx, ())[0]
+    folder = profiles if profiles is not None else _default_folder(ctx)
     texts: dict[str, list[tuple[str, str]]] = {}
     for given in node_facts:
         node, _, file = given.partition("=")
@@ -113,6 +112,16 @@ sriovnetworknodepolicies,nicclusterpolicies,clusterpolicies -A -o yaml > cluster
         say(f"{'wrote' if path in changed else 'unchanged'} {one_line(str(path))}")
     for note in adoption.notes:
         say(f"note: {one_line(note)}", err=True)
+
+
+def _default_folder(ctx: click.Context) -> Path:
+    """The repository's profiles folder, else `profiles` here, made by the import where it does not exist yet: an
+    import is how a repository starts."""
+    from mpigen.commands.arguments import default_profiles_or_none
+    from mpigen.vocabulary.repository import DEFAULT_PROFILES
+
+    found = default_profiles_or_none(ctx, "import")
+    return found[0] if found else Path(DEFAULT_PROFILES)
 
 
 def _undo(done: list[Path], before: dict[Path, bytes | None]) -> None:

@@ -32,6 +32,10 @@ def test_each_pool_imported_validates_and_renders_as_it_is(tmp_path: Path, pool:
     rendered = run_mpigen("render", tmp_path / "profiles", "-o", tmp_path / "charts")
     assert rendered.returncode == 0, rendered.stderr
     assert (tmp_path / "charts" / "lab").is_dir()
+    if pool == "dgx-1":  # as docs/import.md shows it
+        text = (tmp_path / "profiles" / "hardware" / "dgx-1.yaml").read_text()
+        assert '    speedGbps: 100  # SriovNetworkNodeState dgx1-01 .status.interfaces[0].linkSpeed\n' in text
+        assert '    hca: "mlx5_0"  # guess: `ibdev2netdev` on a node: mlx5_N port 1 ==> interface\n' in text
 
 
 def test_reimport_leaves_every_file_byte_identical_and_an_edit_is_refused_unless_forced(tmp_path: Path) -> None:

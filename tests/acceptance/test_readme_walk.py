@@ -1,5 +1,6 @@
 """The README's walk for a new repository, run as a newcomer runs it: mpigen installed from its wheel (no checkout,
-no virtualenv of this repository), then every line of the block in order, in an empty folder. Every line must
+no virtualenv of this repository), then every line of the block in order, in an empty folder, with a `kubectl` that
+exports the DGX-1 pool of the cluster fixtures (tests/fixtures/clusters/dgx-1.yaml and operators.yaml). Every line must
 succeed, and nothing mpigen prints on the way may send the user to a command that is not theirs (this repository's
 `make` targets, its `.venv`, the source folder)."""
 
@@ -31,7 +32,8 @@ def walk_block() -> list[str]:
 def test_the_walk_starts_with_an_install_and_ends_with_a_commit_and_a_check():
     lines = walk_block()
     assert lines[0].startswith("pip install")
-    assert any(line.startswith("mpigen init ") for line in lines)
+    assert any(line.startswith("kubectl get nodes,") and line.endswith("-o yaml > cluster.yaml") for line in lines)
+    assert any(line.startswith("mpigen import cluster.yaml ") for line in lines)
     assert any("git commit" in line for line in lines)
     assert lines[-1] == "mpigen render --check"
 
@@ -45,6 +47,11 @@ def test_a_newcomer_walks_from_init_to_commit_with_their_own_commands(tmp_path: 
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m mpigen "$@"\n', encoding="utf-8")
     shim.chmod(0o755)
     (bin_dir / "helm").symlink_to(require_helm(4))
+    clusters = REPO / "tests" / "fixtures" / "clusters"
+    kubectl = bin_dir / "kubectl"
+    kubectl.write_text(f'#!/bin/sh\n[ "$1" = get ] || exit 1\ncat "{clusters / "dgx-1.yaml"}"\necho ---\n'
+                       f'cat "{clusters / "operators.yaml"}"\n', encoding="utf-8")
+    kubectl.chmod(0o755)
     work = tmp_path / "work"
     work.mkdir()
     lines = walk_block()
@@ -56,9 +63,9 @@ def test_a_newcomer_walks_from_init_to_commit_with_their_own_commands(tmp_path: 
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
     fleet = work / "fleet"
-    assert (fleet / ".mpigen.yaml").is_file() and list((fleet / "charts").rglob("Chart.yaml"))
+    assert (fleet / "profiles" / "hardware" / "dgx-1.yaml").is_file() and list((fleet / "charts").rglob("Chart.yaml"))
     status = subprocess.run(["git", "status", "--porcelain"], cwd=fleet, env=env, capture_output=True, text=True)
-    assert status.stdout == ""  # the commit holds everything the walk made
+    assert status.stdout == "?? cluster.yaml\n"  # the commit holds everything the walk made but the export
     assert "charts is up to date with the profiles" in done.stdout
     for foreign in ("make ", ".venv", "python -m", "generator/", "tests/", "scripts/"):
         assert foreign not in said, f"the walk printed {foreign!r}:\n{said}"
