@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from mpigen.adopt.mpijob_input import HandWrittenJob, listed, mapping
 from mpigen.adopt.profile_text import Field
+from mpigen.model.cluster import NetworkProvider
 from mpigen.vocabulary import mpi_operator
 from mpigen.vocabulary.reserved import reserved_key_domain
 
@@ -50,8 +51,9 @@ def pod_notes(written: HandWrittenJob, notes: list[str]) -> None:
         if pod.get("initContainers"):
             shown = ", ".join(str(c.get("name", "?")) for c in pod["initContainers"] if isinstance(c, dict))
             notes.append(f"{at}.initContainers: {shown} not kept: a profile has no init containers")
-        for key, what in (("hostNetwork", "the cluster's network provider `host-network` runs jobs on the node's "
-                           "network"), ("hostIPC", "no profile field shares the node's IPC"),
+        host = NetworkProvider.HOST_NETWORK.value
+        for key, what in (("hostNetwork", f"the cluster's network provider `{host}` runs jobs on the node's network"),
+                          ("hostIPC", "no profile field shares the node's IPC"),
                           ("hostPID", "no profile field shares the node's processes")):
             if pod.get(key):
                 notes.append(f"{at}.{key}: true not kept: {what}")

@@ -22,6 +22,7 @@ from typing import Any
 from mpigen.adopt.result import AdoptionError
 from mpigen.inventory.nodes import LiveNode, selects
 from mpigen.inventory.operators import Attachment, PfState, PluginResource
+from mpigen.model.cluster import NetworkProvider
 from mpigen.vocabulary.scheduling import HOSTNAME_LABEL
 
 GPU_PRODUCT = "nvidia.com/gpu.product"
@@ -33,8 +34,11 @@ HARDWARE_LABELS = (GPU_PRODUCT, GPU_COUNT, GPU_MEMORY, INSTANCE_TYPE)
 extended resources they advertise and in their taints make one pool."""
 PER_NODE_LABELS = (HOSTNAME_LABEL, "topology.kubernetes.io/zone")
 """Labels never taken for a pool's selector: they name one node (or a place), not a kind of node."""
+TCP = NetworkProvider.TCP.value
+"""The provider of a pool without RDMA resources."""
 PLAIN_RESOURCES = ("cpu", "memory", "pods", "ephemeral-storage")
-PROVIDER_ORDER = ("sriov-network-operator", "sriov-device-plugin", "rdma-shared")
+PROVIDER_ORDER = (NetworkProvider.SRIOV_NETWORK_OPERATOR.value, NetworkProvider.SRIOV_DEVICE_PLUGIN.value,
+                  NetworkProvider.RDMA_SHARED.value)
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,7 @@ class Pool:
     """Labels every node of the pool carries and that pick no other node of the export."""
     apart: bool
     """Whether `selector` picks this pool's nodes only (False: no label set tells them from another pool's)."""
-    provider: str = "tcp"
+    provider: str = TCP
     rdma: tuple[PluginResource, ...] = ()
     """The RDMA resources the pool's nodes advertise, as their device plugin config names them."""
     states: tuple[PfState, ...] = ()
@@ -141,7 +145,7 @@ def with_network(pool: Pool, resources: Sequence[PluginResource], states: Mappin
         chosen.append(named[0])
     providers = sorted({r.plugin for r in chosen}, key=PROVIDER_ORDER.index)
     nads = {a.resource: a for a in sorted(attachments, key=lambda a: (a.namespace, a.name)) if a.resource in offered}
-    return Pool(pool.name, pool.nodes, pool.selector, pool.apart, providers[0] if providers else "tcp", tuple(chosen),
+    return Pool(pool.name, pool.nodes, pool.selector, pool.apart, providers[0] if providers else TCP, tuple(chosen),
                 states.get(pool.first.name, ()), {k: v for k, v in nads.items() if k is not None})
 
 
@@ -161,6 +165,6 @@ def one_provider(pools: Sequence[Pool]) -> tuple[str, str | None]:
                             f"one: {said}; import them apart, each with its own --cluster and --nodes picking its "
                             f"pools' nodes (e.g. --nodes {hint})")
     if not needs:
-        return "tcp", None
+        return TCP, None
     ((provider, prefix),) = needs
     return provider, prefix

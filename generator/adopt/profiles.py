@@ -15,6 +15,7 @@ from mpigen.adopt.node_facts import NodeFacts
 from mpigen.adopt.pools import GPU_COUNT, GPU_MEMORY, GPU_PRODUCT, Pool
 from mpigen.adopt.result import ProfileText
 from mpigen.inventory.operators import PfState
+from mpigen.model.cluster import NetworkProvider
 from mpigen.vocabulary.kubernetes import whole_quantity
 from mpigen.vocabulary.node_facts import GUESS_MARK, READ_ON_NODE
 
@@ -181,12 +182,12 @@ def _nics(pool: Pool, out: _Text, facts: NodeFacts) -> None:
             out.guess("    ", "deviceId", device, READ_ON_NODE["deviceId"])
         if pf and pf.vf_device_id:
             out.fact("    ", "vfDeviceId", pf.vf_device_id, f"{pf.where}.Vfs[].deviceID")
-        elif len(resource.devices) == 1 and resource.plugin != "rdma-shared":
+        elif len(resource.devices) == 1 and resource.plugin != NetworkProvider.RDMA_SHARED.value:
             out.fact("    ", "vfDeviceId", resource.devices[0], f"{resource.where}.selectors.devices")
-        elif resource.plugin != "rdma-shared" and len(facts.vf_device_ids(vendor)) == 1:
+        elif resource.plugin != NetworkProvider.RDMA_SHARED.value and len(facts.vf_device_ids(vendor)) == 1:
             out.fact("    ", "vfDeviceId", facts.vf_device_ids(vendor)[0], f"{facts.pci_source} (lspci -nn on "
                      f"{facts.node}: its one Virtual Function id)")
-        elif resource.plugin != "rdma-shared" and device in VF_DEVICE_IDS:
+        elif resource.plugin != NetworkProvider.RDMA_SHARED.value and device in VF_DEVICE_IDS:
             out.guess("    ", "vfDeviceId", VF_DEVICE_IDS[device],
                       f"the VF id of a {device} PF; " + READ_ON_NODE["vfDeviceId"])
         if pf and pf.driver:
@@ -248,7 +249,7 @@ def cluster_text(name: str, pools: Sequence[Pool], provider: str, prefix: str | 
         out.fact("  ", "resourcePrefix", prefix, "the prefix of the resources the nodes advertise")
     vfs = sorted({(pf.num_vfs, pf.where) for p in pools for pf in p.states if pf.num_vfs
                   and any(pf.name in r.interfaces for r in p.rdma)}, key=lambda nw: nw[0])
-    if vfs and provider == "sriov-network-operator":
+    if vfs and provider == NetworkProvider.SRIOV_NETWORK_OPERATOR.value:
         out.fact("  ", "numVfs", vfs[0][0], f"{vfs[0][1]}.numVfs (the fewest of any rail's PF)")
     out.lines.append("nodePools:")
     for pool in pools:
@@ -278,7 +279,7 @@ def _rails(pools: Sequence[Pool], out: _Text) -> None:
         out.lines.append(f"  - name: {name}" + (f"  # {nad.where}" if nad else ""))
         out.lines.append(f"    nic: {q(interface or f'nic{index}')}")
         out.fact("    ", "resourceName", resource.resource.split("/", 1)[1], resource.where)
-        if resource.plugin == "rdma-shared" and interface:
+        if resource.plugin == NetworkProvider.RDMA_SHARED.value and interface:
             out.fact("    ", "hostInterface", interface, f"{resource.where}.selectors.ifNames")
         out.lines.append("    ipam:")
         if nad and nad.ipam_range:

@@ -55,7 +55,7 @@ class PluginResource:
     resource: str
     """With its prefix: `nvidia.com/rdma_rail0`."""
     plugin: str
-    """`sriov-device-plugin`, `sriov-network-operator` or `rdma-shared`: whose config names it."""
+    """The network provider (a NetworkProvider value) whose config names it."""
     where: str
     interfaces: tuple[str, ...] = ()
     """`pfNames` (SR-IOV) or `ifNames` (RDMA shared) of its selectors."""
@@ -146,14 +146,14 @@ def _plugin_resources(config: dict[str, Any], where: str) -> list[PluginResource
     for index, entry in enumerate(config.get("resourceList") or []):
         if isinstance(entry, dict) and _text(entry.get("resourceName")):
             prefix = _text(entry.get("resourcePrefix")) or "intel.com"  # the SR-IOV device plugin's default
-            found.append(PluginResource(f"{prefix}/{entry['resourceName']}", "sriov-device-plugin",
+            found.append(PluginResource(f"{prefix}/{entry['resourceName']}", NetworkProvider.SRIOV_DEVICE_PLUGIN.value,
                                         f"{where}.resourceList[{index}]", _selectors(entry, "pfNames"),
                                         _selectors(entry, "vendors"), _selectors(entry, "devices"),
                                         _selectors(entry, "drivers")))
     for index, entry in enumerate(config.get("configList") or []):
         if isinstance(entry, dict) and _text(entry.get("resourceName")):
             prefix = _text(entry.get("resourcePrefix")) or RDMA_SHARED_PREFIX
-            found.append(PluginResource(f"{prefix}/{entry['resourceName']}", "rdma-shared",
+            found.append(PluginResource(f"{prefix}/{entry['resourceName']}", NetworkProvider.RDMA_SHARED.value,
                                         f"{where}.configList[{index}]", _selectors(entry, "ifNames"),
                                         _selectors(entry, "vendors"), _selectors(entry, "deviceIDs"),
                                         _selectors(entry, "drivers")))
@@ -176,12 +176,13 @@ def read_plugin_resources(obj: dict[str, Any]) -> list[PluginResource]:
         plugin = spec.get("rdmaSharedDevicePlugin")
         config = _config(plugin.get("config")) if isinstance(plugin, dict) else {}
         return [r for r in _plugin_resources(config, f"NicClusterPolicy {name} .spec.rdmaSharedDevicePlugin.config")
-                if r.plugin == "rdma-shared"]
+                if r.plugin == NetworkProvider.RDMA_SHARED.value]
     if kind == SRIOV_POLICY_KIND and _text(spec.get("resourceName")):
         selector = spec.get("nicSelector") if isinstance(spec.get("nicSelector"), dict) else {}
         assert isinstance(selector, dict)
         pf_names = tuple(pf.split("#")[0] for pf in _strs(selector.get("pfNames")))  # `ib0#0-3` names VFs of ib0
-        return [PluginResource(f"{SRIOV_OPERATOR_PREFIX}/{spec['resourceName']}", "sriov-network-operator",
+        return [PluginResource(f"{SRIOV_OPERATOR_PREFIX}/{spec['resourceName']}",
+                               NetworkProvider.SRIOV_NETWORK_OPERATOR.value,
                                f"{SRIOV_POLICY_KIND} {name} .spec", pf_names, _strs([selector.get("vendor")]),
                                _strs([selector.get("deviceID")]))]
     return []

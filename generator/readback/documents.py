@@ -5,7 +5,6 @@ mpigen's own renderer's and plain manifest files all go through here, so all are
 
 from __future__ import annotations
 
-import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -67,8 +66,39 @@ def split_documents(text: str) -> list[tuple[str, str | None]]:
 _SOURCE = "# Source: "
 
 
-_LIST_KIND = re.compile(r"""^\s*[{,]?\s*["']?kind["']?\s*:\s*["']?\w*List\b""", re.MULTILINE)
-"""A text that may hold a `kind: List` (YAML or JSON): only such a document is read past one object's size."""
+_WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _may_be_list(text: str) -> bool:
+    """Whether a text may hold a `kind: List` (YAML or JSON: a line `kind: List`, `"kind": "NodeList"` anywhere, as
+    compact JSON puts it): only such a document is read past one object's size. Each candidate is looked at once,
+    never backtracked over, so the scan is linear whatever the text."""
+    for line in text.splitlines():
+        rest = line.lstrip()
+        rest = rest[1:].lstrip() if rest[:1] in ("{", ",") else rest
+        rest = rest[1:] if rest[:1] in ("'", '"') else rest
+        if rest.startswith("kind") and _names_a_list(rest[4:]):
+            return True
+    start = text.find('"kind"')
+    while start >= 0:
+        if _names_a_list(text[start + 6:start + 6 + 300]):
+            return True
+        start = text.find('"kind"', start + 6)
+    return False
+
+
+def _names_a_list(after_key: str) -> bool:
+    """Whether the text after a `kind` key is `: List` (or `: "NodeList"`, ...), quotes and blanks allowed."""
+    rest = after_key[1:] if after_key[:1] in ("'", '"') else after_key
+    rest = rest.lstrip(" \t")
+    if not rest.startswith(":"):
+        return False
+    value = rest[1:].lstrip(" \t")
+    value = value[1:] if value[:1] in ("'", '"') else value
+    end = 0
+    while end < len(value) and end < 256 and value[end] in _WORD:
+        end += 1
+    return value[:end].endswith("List")
 
 
 def _is_list(obj: Any) -> bool:
@@ -122,7 +152,7 @@ def parse_documents(text: str, source: str, chart: str = "") -> tuple[list[Rende
         where = f"{chart}/{template}" if (chart and template) else source
         label = f"document {number + 1}"
         too_big = len(chunk) > MAX_DOCUMENT_BYTES and len(chunk.encode("utf-8")) > MAX_DOCUMENT_BYTES
-        if too_big and not _LIST_KIND.search(chunk):
+        if too_big and not _may_be_list(chunk):
             findings.append(_too_big(where, label))
             continue
         try:
@@ -159,7 +189,7 @@ def parse_manifest(text: str, source: str) -> tuple[list[RenderedObject], list[F
     else a YAML stream."""
     if PurePosixPath(source).suffix == ".json":
         too_big = len(text) > MAX_DOCUMENT_BYTES
-        if too_big and not _LIST_KIND.search(text):
+        if too_big and not _may_be_list(text):
             return [], [_too_big(source, "")]
         try:
             obj = load_json(text, MAX_MANIFEST_NESTING)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from mpigen.readback.documents import read_manifest_file
 from mpigen.readback.inputs import MAX_DOCUMENT_BYTES
 
@@ -36,3 +38,13 @@ def test_one_object_over_the_api_servers_size_is_still_refused(tmp_path: Path) -
         objects, findings = read_manifest_file(tmp_path / name)
         assert objects == [] and [f.message for f in findings] == [
             f"document is over {MAX_DOCUMENT_BYTES} bytes, more than the Kubernetes API server accepts"], name
+
+
+@pytest.mark.parametrize(("text", "is_list"), [
+    ("kind: List", True), ("apiVersion: v1\nitems: []\nkind: List", True), ('{"apiVersion":"v1","kind":"NodeList"}', True),
+    ('  "kind": "List",', True), ("'kind': List", True), ("{kind: NodeList}", True), ("x: 1\n, kind: List", True),
+    ("kind: ConfigMap", False), ("kindness: List", False), ("kind: Listing", False), ("kind:", False),
+    (" " * 100_000, False), ('"kind"' * 50_000, False), ("kind:" + " " * 100_000 + "List", True)])
+def test_a_list_is_told_by_its_kind_in_yaml_and_json(text: str, is_list: bool) -> None:
+    from mpigen.readback.documents import _may_be_list
+    assert _may_be_list(text) is is_list
