@@ -151,8 +151,8 @@ class _Adoption:
         if placement:
             self.fields.append(Field("placement", tuple(placement)))
         if line.hosts:
-            self.notes.append(f"mpirun {' '.join(line.hosts)}: not kept; mpigen's hostfile names the workers of "
-                              "each run")
+            self.notes.append(f"mpirun {' '.join(line.hosts)}: not kept; mpigen's hostfile (and OpenMPI "
+                              "rankfile) says where each rank of each run goes")
         if line.unknown:
             self.notes.append(f"mpirun {', '.join(line.unknown)}: taken as flags without a value; the program starts "
                               f"at `{line.program[0]}`: check the split of mpirunArgs and program")

@@ -20,8 +20,11 @@ LAUNCHERS = frozenset({"mpirun", "mpiexec", "mpiexec.hydra", "orterun", "prterun
 RANK_COUNT = frozenset({"-np", "--np", "-n", "--n", "-c"})
 ALLOW_ROOT = frozenset({"--allow-run-as-root", "-allow-run-as-root"})
 HOSTS = frozenset({"-H", "--host", "-host", "-hosts", "--hostfile", "-hostfile", "--machinefile", "-machinefile",
-                   "-f", "--default-hostfile", "-default-hostfile"})
-"""Where the ranks run: mpigen's hostfile (and, for OpenMPI, its rankfile) says it for every run."""
+                   "-f", "--default-hostfile", "-default-hostfile", "--rankfile", "-rf", "-npernode", "--npernode",
+                   "-N", "-npersocket", "--npersocket"})
+"""Where the ranks run: mpigen's hostfile (and, for OpenMPI, its rankfile) says it for every run; kept beside
+mpigen's `--rankfile`, a rankfile or ranks-per-node flag of the MPIJob makes OpenMPI refuse the conflicting
+mapping policies."""
 BIND_TO = frozenset({"--bind-to", "-bind-to"})
 MAP_BY = frozenset({"--map-by", "-map-by"})
 EXPORT = frozenset({"-x"})
@@ -30,8 +33,8 @@ HYDRA_ENV = frozenset({"-genv", "-env"})
 """Intel MPI and MPICH: `-genv NAME VALUE`, a variable for every rank."""
 WITH_VALUE = RANK_COUNT | HOSTS | BIND_TO | MAP_BY | EXPORT | frozenset({
     "--rank-by", "-rank-by", "--prefix", "-wdir", "--wdir", "-wd", "--cpus-per-proc", "-cpus-per-proc",
-    "--cpus-per-rank", "-cpus-per-rank", "-npernode", "--npernode", "-N", "-npersocket", "--npersocket",
-    "--output-filename", "-output-filename", "--tune", "--am", "--rankfile", "-rf", "--launch-agent", "--timeout",
+    "--cpus-per-rank", "-cpus-per-rank", "--output-filename", "-output-filename", "--tune", "--am", "--launch-agent",
+    "--timeout",
     "-ppn", "-perhost", "-genvlist", "-iface", "-bootstrap", "-bootstrap-exec", "--report-bindings-file",
     "--mca-param-file", "--personality", "--path", "-path", "--preload-files", "-s", "--preload-binary",
 })

@@ -87,7 +87,8 @@ def test_seed_job_notes(netapp: tuple[str, list[str]]) -> None:
         "-mca plm_rsh_args '-p 22122' is left out: mpigen's mpirun passes --mca plm_rsh_args '-p 22122 -o "
         "ConnectionAttempts=10' itself (from the cluster profile)",
         "OMPI_MCA_pml: the MPIJob's 'ob1' is kept and replaces what mpigen derives here, 'ucx'",
-        "mpirun -H 10.61.218.152:8,10.61.218.154:8: not kept; mpigen's hostfile names the workers of each run",
+        "mpirun -H 10.61.218.152:8,10.61.218.154:8: not kept; mpigen's hostfile (and OpenMPI rankfile) says where "
+        "each rank of each run goes",
         ".spec.mpiReplicaSpecs.Worker.template.spec.containers[0].securityContext.privileged: privileged is not "
         "granted: mpigen gives RDMA workers IPC_LOCK alone; if the job truly needs it, write `privileged: {reason: "
         "\"...\"}`",

@@ -92,3 +92,12 @@ def test_a_list_of_jobs(tmp_path: Path) -> None:
     assert intel["mpirunArgs"] == ["-bind-to", "core", "-mca", "x", "y"]
     assert f"{tmp_path}/jobs.yaml: ConfigMap/settings: not an MPIJob: skipped" in adoption.notes
     assert any("the launcher runs `bash`, not mpirun: kept whole as launcherCommand" in n for n in adoption.notes)
+
+
+def test_rank_placement_flags_are_not_kept_beside_mpigens_rankfile() -> None:
+    """mpigen's OpenMPI line passes `--rankfile`; a `-npernode`, `-N` or rankfile of the MPIJob kept in mpirunArgs
+    beside it makes mpirun refuse the conflicting mapping policies, so they go where `--hostfile` goes: said, not kept."""
+    line = split_mpirun(["mpirun", "-np", "16", "-npernode", "8", "--rankfile", "/r", "-N", "8", "--npersocket", "4",
+                         "./a.out"])
+    assert line.hosts == ("-npernode", "8", "--rankfile", "/r", "-N", "8", "--npersocket", "4")
+    assert line.kept == () and line.program == ("./a.out",)
