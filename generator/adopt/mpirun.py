@@ -40,6 +40,8 @@ WITH_VALUE = RANK_COUNT | HOSTS | BIND_TO | MAP_BY | EXPORT | frozenset({
     "--timeout",
     "-ppn", "-perhost", "-genvlist", "-iface", "-bootstrap", "-bootstrap-exec", "--report-bindings-file",
     "--mca-param-file", "--personality", "--path", "-path", "--preload-files", "-s", "--preload-binary",
+    "-launcher", "-launcher-exec", "-envlist", "-outfile-pattern", "-errfile-pattern", "-rmk", "-demux", "-configfile",
+    "-gwdir", "-gpath", "-umask",
 })
 """Flags whose value is the next word (`-mca` and `-genv` take two)."""
 STANDALONE = ALLOW_ROOT | frozenset({
@@ -48,6 +50,7 @@ STANDALONE = ALLOW_ROOT | frozenset({
     "-report-bindings", "--noprefix", "--use-hwthread-cpus", "-use-hwthread-cpus", "-l", "-prepend-rank",
     "--merge-stderr-to-stdout", "-print-rank-map", "-print-all-exitcodes", "--display-allocation", "--nolocal",
     "-nolocal", "--no-oversubscribe", "-disable-x", "--debug-daemons", "-d", "--debug", "-genvall", "-genvnone",
+    "-envall", "-envnone", "-rr",
 })
 """Flags known to stand alone."""
 

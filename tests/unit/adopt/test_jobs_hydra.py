@@ -75,3 +75,14 @@ def test_env_propagation_flags_are_not_kept_beside_mpigens_genvlist(
 def test_genvlist_takes_a_value() -> None:
     line = split_mpirun(["mpiexec", "-genvlist", "A,B", "-genvall", "-ppn", "1", "./a.out"])
     assert line.unknown == () and line.program == ("./a.out",)
+
+
+def test_hydra_flags_with_a_value_do_not_start_the_program() -> None:
+    """Hydra's (Intel MPI's and MPICH's) flags that take a value: taken as standing alone, their value would start
+    the program; `-ppn` and `-perhost` are kept (Hydra places that many ranks on each host of mpigen's hostfile)."""
+    line = split_mpirun(["mpiexec", "-launcher", "ssh", "-launcher-exec", "/usr/bin/ssh", "-envlist", "A,B", "-envall",
+                         "-envnone", "-rr", "-outfile-pattern", "out.%r", "-errfile-pattern", "err.%r", "-rmk", "user",
+                         "-demux", "poll", "-configfile", "/c", "-gwdir", "/w", "-gpath", "/p", "-umask", "022",
+                         "-ppn", "2", "-n", "4", "./a.out"])
+    assert line.unknown == () and line.program == ("./a.out",)
+    assert line.kept[-2:] == ("-ppn", "2")
