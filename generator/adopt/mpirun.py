@@ -30,7 +30,7 @@ MAP_BY = frozenset({"--map-by", "-map-by"})
 EXPORT = frozenset({"-x"})
 MCA = frozenset(MCA_FLAGS)
 HYDRA_ENV = frozenset({"-genv", "-env"})
-"""Intel MPI and MPICH: `-genv NAME VALUE`, a variable for every rank."""
+"""Intel MPI and MPICH: `-genv NAME VALUE` or `-genv NAME=VALUE`, a variable for every rank."""
 ENV_POLICY = frozenset({"-genvlist", "-genvall", "-genvnone"})
 """Which of the launcher's variables Hydra passes on: mpigen's line says it (`-genv`, and `-genvlist` for a Secret's
 or the run's name), and Hydra takes one of these once ('duplicate environment setting')."""
@@ -121,6 +121,11 @@ def split_mpirun(command: list[str]) -> MpirunLine:
             if word == "--":
                 at += 1
             break
+        if word in HYDRA_ENV and at + 1 < len(command) and "=" in command[at + 1]:  # -genv NAME=VALUE: one word
+            name, _, given = command[at + 1].partition("=")
+            exports.append(Export(name, given, word))
+            at += 2
+            continue
         if flag in MCA or word in HYDRA_ENV:
             if at + 2 >= len(command):  # a flag without its two words: nothing of a program follows
                 kept += command[at:]

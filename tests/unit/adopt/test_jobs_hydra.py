@@ -86,3 +86,13 @@ def test_hydra_flags_with_a_value_do_not_start_the_program() -> None:
                          "-ppn", "2", "-n", "4", "./a.out"])
     assert line.unknown == () and line.program == ("./a.out",)
     assert line.kept[-2:] == ("-ppn", "2")
+
+
+def test_genv_name_equals_value_is_one_word() -> None:
+    """Hydra reads `-genv NAME=VALUE` (and `-env NAME=VALUE`) as one word, as well as `-genv NAME VALUE`: taken as
+    two, the program's first word became the variable's value."""
+    line = split_mpirun(["mpiexec", "-n", "2", "-genv", "I_MPI_DEBUG=5", "-env", "FI_PROVIDER=tcp", "-genv", "A", "1",
+                         "./a.out", "x"])
+    assert [(e.name, e.value, e.flag) for e in line.exports] == [
+        ("I_MPI_DEBUG", "5", "-genv"), ("FI_PROVIDER", "tcp", "-env"), ("A", "1", "-genv")]
+    assert line.program == ("./a.out", "x")
