@@ -21,10 +21,10 @@ RANK_COUNT = frozenset({"-np", "--np", "-n", "--n", "-c"})
 ALLOW_ROOT = frozenset({"--allow-run-as-root", "-allow-run-as-root"})
 HOSTS = frozenset({"-H", "--host", "-host", "-hosts", "--hostfile", "-hostfile", "--machinefile", "-machinefile",
                    "-f", "--default-hostfile", "-default-hostfile", "--rankfile", "-rf", "-npernode", "--npernode",
-                   "-N", "-npersocket", "--npersocket"})
+                   "-N", "-npersocket", "--npersocket", "-hostlist"})
 """Where the ranks run: mpigen's hostfile (and, for OpenMPI, its rankfile) says it for every run; kept beside
 mpigen's `--rankfile`, a rankfile or ranks-per-node flag of the MPIJob makes OpenMPI refuse the conflicting
-mapping policies."""
+mapping policies; Hydra takes one `-f`, `-hosts` or `-hostlist` ('duplicate host file or host list setting')."""
 BIND_TO = frozenset({"--bind-to", "-bind-to"})
 MAP_BY = frozenset({"--map-by", "-map-by"})
 EXPORT = frozenset({"-x"})

@@ -96,3 +96,10 @@ def test_genv_name_equals_value_is_one_word() -> None:
     assert [(e.name, e.value, e.flag) for e in line.exports] == [
         ("I_MPI_DEBUG", "5", "-genv"), ("FI_PROVIDER", "tcp", "-env"), ("A", "1", "-genv")]
     assert line.program == ("./a.out", "x")
+
+
+
+def test_hostlist_is_mpigens_hostfile() -> None:
+    """`-hostlist` beside mpigen's `-hostfile` makes Hydra refuse ('duplicate host file or host list setting')."""
+    line = split_mpirun(["mpiexec", "-n", "2", "-hostlist", "a:1,b:1", "./a.out"])
+    assert line.hosts == ("-hostlist", "a:1,b:1") and line.kept == () and line.program == ("./a.out",)
