@@ -153,6 +153,10 @@ class _Adoption:
         if line.hosts:
             self.notes.append(f"mpirun {' '.join(line.hosts)}: not kept; mpigen's hostfile (and OpenMPI "
                               "rankfile) says where each rank of each run goes")
+        if line.env_policy:
+            self.notes.append(f"mpirun {' '.join(line.env_policy)}: not kept; mpigen's mpirun passes the job's env "
+                              "itself (-genv, and -genvlist for a Secret's value), and Hydra takes one -genvlist, "
+                              "-genvall or -genvnone; a launcher variable the ranks need belongs in `env`")
         if line.unknown:
             self.notes.append(f"mpirun {', '.join(line.unknown)}: taken as flags without a value; the program starts "
                               f"at `{line.program[0]}`: check the split of mpirunArgs and program")

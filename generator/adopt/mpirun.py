@@ -21,22 +21,27 @@ RANK_COUNT = frozenset({"-np", "--np", "-n", "--n", "-c"})
 ALLOW_ROOT = frozenset({"--allow-run-as-root", "-allow-run-as-root"})
 HOSTS = frozenset({"-H", "--host", "-host", "-hosts", "--hostfile", "-hostfile", "--machinefile", "-machinefile",
                    "-f", "--default-hostfile", "-default-hostfile", "--rankfile", "-rf", "-npernode", "--npernode",
-                   "-N", "-npersocket", "--npersocket"})
+                   "-N", "-npersocket", "--npersocket", "-hostlist"})
 """Where the ranks run: mpigen's hostfile (and, for OpenMPI, its rankfile) says it for every run; kept beside
 mpigen's `--rankfile`, a rankfile or ranks-per-node flag of the MPIJob makes OpenMPI refuse the conflicting
-mapping policies."""
+mapping policies; Hydra takes one `-f`, `-hosts` or `-hostlist` ('duplicate host file or host list setting')."""
 BIND_TO = frozenset({"--bind-to", "-bind-to"})
 MAP_BY = frozenset({"--map-by", "-map-by"})
 EXPORT = frozenset({"-x"})
 MCA = frozenset(MCA_FLAGS)
 HYDRA_ENV = frozenset({"-genv", "-env"})
-"""Intel MPI and MPICH: `-genv NAME VALUE`, a variable for every rank."""
+"""Intel MPI and MPICH: `-genv NAME VALUE` or `-genv NAME=VALUE`, a variable for every rank."""
+ENV_POLICY = frozenset({"-genvlist", "-genvall", "-genvnone"})
+"""Which of the launcher's variables Hydra passes on: mpigen's line says it (`-genv`, and `-genvlist` for a Secret's
+or the run's name), and Hydra takes one of these once ('duplicate environment setting')."""
 WITH_VALUE = RANK_COUNT | HOSTS | BIND_TO | MAP_BY | EXPORT | frozenset({
     "--rank-by", "-rank-by", "--prefix", "-wdir", "--wdir", "-wd", "--cpus-per-proc", "-cpus-per-proc",
     "--cpus-per-rank", "-cpus-per-rank", "--output-filename", "-output-filename", "--tune", "--am", "--launch-agent",
     "--timeout",
     "-ppn", "-perhost", "-genvlist", "-iface", "-bootstrap", "-bootstrap-exec", "--report-bindings-file",
     "--mca-param-file", "--personality", "--path", "-path", "--preload-files", "-s", "--preload-binary",
+    "-launcher", "-launcher-exec", "-envlist", "-outfile-pattern", "-errfile-pattern", "-rmk", "-demux", "-configfile",
+    "-gwdir", "-gpath", "-umask",
 })
 """Flags whose value is the next word (`-mca` and `-genv` take two)."""
 STANDALONE = ALLOW_ROOT | frozenset({
@@ -44,7 +49,8 @@ STANDALONE = ALLOW_ROOT | frozenset({
     "-tag-output", "--timestamp-output", "-timestamp-output", "--display-map", "-display-map", "--report-bindings",
     "-report-bindings", "--noprefix", "--use-hwthread-cpus", "-use-hwthread-cpus", "-l", "-prepend-rank",
     "--merge-stderr-to-stdout", "-print-rank-map", "-print-all-exitcodes", "--display-allocation", "--nolocal",
-    "-nolocal", "--no-oversubscribe", "-disable-x", "--debug-daemons", "-d", "--debug",
+    "-nolocal", "--no-oversubscribe", "-disable-x", "--debug-daemons", "-d", "--debug", "-genvall", "-genvnone",
+    "-envall", "-envnone", "-rr",
 })
 """Flags known to stand alone."""
 
@@ -76,6 +82,8 @@ class MpirunLine:
     allow_root: bool = False
     hosts: tuple[str, ...] = ()
     """The flags (with their values) that said where the ranks run: mpigen's hostfile does."""
+    env_policy: tuple[str, ...] = ()
+    """Hydra's flags (with their values) that said which variables reach the ranks: mpigen's line does."""
     bind_to: str | None = None
     bind_flag: str = "--bind-to"
     map_by: str | None = None
@@ -100,6 +108,7 @@ def split_mpirun(command: list[str]) -> MpirunLine:
         return MpirunLine(launcher=None, program=tuple(command))
     line: dict[str, object] = {}
     hosts: list[str] = []
+    env_policy: list[str] = []
     exports: list[Export] = []
     mca: list[Mca] = []
     kept: list[str] = []
@@ -112,6 +121,11 @@ def split_mpirun(command: list[str]) -> MpirunLine:
             if word == "--":
                 at += 1
             break
+        if word in HYDRA_ENV and at + 1 < len(command) and "=" in command[at + 1]:  # -genv NAME=VALUE: one word
+            name, _, given = command[at + 1].partition("=")
+            exports.append(Export(name, given, word))
+            at += 2
+            continue
         if flag in MCA or word in HYDRA_ENV:
             if at + 2 >= len(command):  # a flag without its two words: nothing of a program follows
                 kept += command[at:]
@@ -132,6 +146,8 @@ def split_mpirun(command: list[str]) -> MpirunLine:
             line["allow_root"] = True
         elif flag in HOSTS:
             hosts += command[at:at + 2] if takes_value else [word]
+        elif flag in ENV_POLICY:
+            env_policy += command[at:at + 2] if takes_value else [word]
         elif flag in BIND_TO:
             line["bind_to"], line["bind_flag"] = value, flag
         elif flag in MAP_BY:
@@ -146,10 +162,10 @@ def split_mpirun(command: list[str]) -> MpirunLine:
         at += 2 if takes_value else 1
     return MpirunLine(
         launcher=command[0], rank_count=_text(line.get("rank_count")), rank_flag=_text(line.get("rank_flag")),
-        allow_root=bool(line.get("allow_root")), hosts=tuple(hosts), bind_to=_text(line.get("bind_to")),
-        bind_flag=_text(line.get("bind_flag")) or "--bind-to", map_by=_text(line.get("map_by")),
-        map_flag=_text(line.get("map_flag")) or "--map-by", exports=tuple(exports), mca=tuple(mca), kept=tuple(kept),
-        unknown=tuple(unknown), program=tuple(command[at:]))
+        allow_root=bool(line.get("allow_root")), hosts=tuple(hosts), env_policy=tuple(env_policy),
+        bind_to=_text(line.get("bind_to")), bind_flag=_text(line.get("bind_flag")) or "--bind-to",
+        map_by=_text(line.get("map_by")), map_flag=_text(line.get("map_flag")) or "--map-by", exports=tuple(exports),
+        mca=tuple(mca), kept=tuple(kept), unknown=tuple(unknown), program=tuple(command[at:]))
 
 
 def _text(value: object) -> str | None:
