@@ -1,4 +1,4 @@
-"""MPIJobs as CoreWeave publishes them (tests/fixtures/mpijobs/README.md), adopted onto the example fleet and
+"""MPIJobs in the shape cloud providers publish them (tests/fixtures/mpijobs/README.md), adopted onto the example fleet and
 compiled in-process: the compiled MPIJob keeps the published program, its `-x` exports and flags, the env, the image
 and the size."""
 
@@ -21,8 +21,8 @@ def _container(obj: dict[str, Any], role: str) -> dict[str, Any]:
     return container
 
 
-def test_coreweave_nccl_tests_keeps_its_launcher_line(profiles_copy: Any) -> None:
-    source = FIXTURES / "coreweave-h100-64.yaml"
+def test_a_bash_launcher_of_nccl_tests_keeps_its_launcher_line(profiles_copy: Any) -> None:
+    source = FIXTURES / "nccl-tests-bash-launcher.yaml"
     written = yaml.safe_load(source.read_text(encoding="utf-8"))
     objects, findings = read_manifest_file(source)
     assert findings == []
