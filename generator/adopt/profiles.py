@@ -16,6 +16,7 @@ from mpigen.adopt.pools import GPU_COUNT, GPU_MEMORY, GPU_PRODUCT, Pool
 from mpigen.adopt.result import ProfileText
 from mpigen.inventory.operators import PfState
 from mpigen.model.cluster import NetworkProvider
+from mpigen.support.diagnostics import one_line
 from mpigen.vocabulary.kubernetes import whole_quantity
 from mpigen.vocabulary.node_facts import GUESS_MARK, READ_ON_NODE
 
@@ -64,7 +65,9 @@ class _Text:
         self.lines.append(f"{indent}{key}: {q(value)}  # {GUESS} {read}")
 
     def text(self) -> str:
-        return stamped("\n".join(self.lines) + "\n")
+        """The lines, each kept one line (`one_line`): a comment names nodes, labels and objects as exported, and a
+        newline in one of them would start a line of YAML the export wrote."""
+        return stamped("\n".join(one_line(line) for line in self.lines) + "\n")
 
 
 def _digest(body: str) -> str:
@@ -260,7 +263,7 @@ def cluster_text(name: str, pools: Sequence[Pool], provider: str, prefix: str | 
             out.lines.append(f"    taints:  # Node {pool.first.name} .spec.taints")
             for taint in pool.first.taints:
                 value = f", value: {q(taint.value)}" if taint.value else ""
-                out.lines.append(f"      - {{key: {q(taint.key)}{value}, effect: {taint.effect}}}")
+                out.lines.append(f"      - {{key: {q(taint.key)}{value}, effect: {q(taint.effect)}}}")
     _rails(pools, out)
     return ProfileText("Cluster", name, out.text()), out.guesses
 
@@ -276,7 +279,7 @@ def _rails(pools: Sequence[Pool], out: _Text) -> None:
         interface = resource.interfaces[0] if len(resource.interfaces) == 1 else (nad.master if nad else None)
         name = nad.name if nad and len(nad.name) <= 15 and nad.name not in taken else f"rail{number}"
         taken.add(name)
-        out.lines.append(f"  - name: {name}" + (f"  # {nad.where}" if nad else ""))
+        out.lines.append(f"  - name: {q(name)}" + (f"  # {nad.where}" if nad else ""))
         out.lines.append(f"    nic: {q(interface or f'nic{index}')}")
         out.fact("    ", "resourceName", resource.resource.split("/", 1)[1], resource.where)
         if resource.plugin == NetworkProvider.RDMA_SHARED.value and interface:

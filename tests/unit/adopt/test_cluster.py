@@ -190,3 +190,15 @@ def test_a_node_whose_nics_differ_from_its_pool_is_said_and_a_bad_cluster_name_r
 def _slower(obj: dict[str, Any]) -> dict[str, Any]:
     interfaces = [dict(item, linkSpeed="56000 Mb/s") for item in obj["status"]["interfaces"]]
     return {**obj, "status": {**obj["status"], "interfaces": interfaces}}
+
+
+def test_newlines_in_exported_names_labels_and_taints_stay_inside_their_values_and_comments() -> None:
+    """A comment names the node and the label as exported: a newline there must not start a line of YAML of the
+    export's choosing, nor a taint effect's break the flow mapping it sits in. The profiles read back to the values."""
+    text = ('apiVersion: v1\nkind: Node\nmetadata: {name: "n1\\nkind: Job", labels: {"team\\nnumVfs: 9": "a"}}\n'
+            'spec: {taints: [{key: k, effect: "NoSchedule\\nx: 1"}]}\nstatus: {capacity: {cpu: "8", memory: 32Gi}}\n')
+    adoption, _ = adopt_cluster(_objects(text), "lab")
+    read = {p.kind: YAML(typ="safe").load(p.text) for p in adoption.profiles}
+    assert read["Hardware"]["nodeLabels"] == {"team\nnumVfs: 9": "a"} and "numVfs" not in read["Hardware"]
+    assert read["Cluster"]["nodePools"][0]["taints"] == [{"key": "k", "effect": "NoSchedule\nx: 1"}]
+    assert all(not edited_since_import(p.text) for p in adoption.profiles)
