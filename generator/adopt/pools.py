@@ -75,7 +75,9 @@ def _key(node: LiveNode) -> tuple[Any, ...]:
 
 
 def _slug(text: str) -> str:
-    chars = "".join(c if c.isalnum() else "-" for c in text.lower())
+    """`text` as a DNS-1035 label the profile schemas take: ASCII letters and digits only (`str.isalnum` also
+    passes `é` and `²`, which a pool name and a file name must not hold), the rest `-`."""
+    chars = "".join(c if c.isascii() and c.isalnum() else "-" for c in text.lower())
     slug = "-".join(part for part in chars.split("-") if part)[:50].strip("-")
     return slug if slug[:1].isalpha() else f"pool-{slug}".strip("-")
 

@@ -14,6 +14,8 @@ from mpigen.adopt.cluster import adopt_cluster
 from mpigen.adopt.profiles import STAMP, edited_since_import
 from mpigen.readback.documents import parse_manifest, read_manifest_file
 from mpigen.readback.findings import RenderedObject
+from mpigen.support.schema_files import KIND_SCHEMA_FILES
+from mpigen.validate.schema import schema_errors
 
 CLUSTERS = REPO / "tests" / "fixtures" / "clusters"
 
@@ -202,3 +204,15 @@ def test_newlines_in_exported_names_labels_and_taints_stay_inside_their_values_a
     assert read["Hardware"]["nodeLabels"] == {"team\nnumVfs: 9": "a"} and "numVfs" not in read["Hardware"]
     assert read["Cluster"]["nodePools"][0]["taints"] == [{"key": "k", "effect": "NoSchedule\nx: 1"}]
     assert all(not edited_since_import(p.text) for p in adoption.profiles)
+
+
+@pytest.mark.parametrize(("instance_type", "pool"), [
+    ("Ünï²-x", "n-x"), ("../../etc/x", "etc-x"), ("9" * 80, "pool-" + "9" * 50)])
+def test_a_pool_named_from_any_instance_type_is_a_name_the_schemas_take(instance_type: str, pool: str) -> None:
+    """The pool's name is its file's name and a name the schemas take, whatever the label held."""
+    text = NODE.replace("labels: {", f'labels: {{node.kubernetes.io/instance-type: "{instance_type}", ')
+    adoption, _ = adopt_cluster(_objects(text), "lab")
+    assert [p.name for p in adoption.profiles if p.kind == "Hardware"] == [pool]
+    for profile in adoption.profiles:
+        data = YAML(typ="safe").load(profile.text)
+        assert [e for e in schema_errors(KIND_SCHEMA_FILES[profile.kind], data) if e[0][0] != "nodeLabels"] == []
