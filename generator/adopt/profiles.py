@@ -24,10 +24,13 @@ GUESS = GUESS_MARK
 STAMP = "# written by `mpigen import`; edit freely: a re-import then asks for --force. digest "
 GPU_RESOURCE = "nvidia.com/gpu"
 _KI_PER_GIB = 1024 * 1024
+MELLANOX_VENDOR = "15b3"
 VF_DEVICE_IDS = {"1013": "1014", "1015": "1016", "1017": "1018", "1019": "101a", "101b": "101c", "101d": "101e",
-                 "1021": "101e"}
-"""The SR-IOV VF device id of each Mellanox / NVIDIA ConnectX PF (vendor 15b3): ConnectX-4 to ConnectX-7, for a guess
-where the export shows no VF."""
+                 "101f": "101e", "1021": "101e", "1023": "101e", "1025": "101e", "a2d6": "101e", "a2dc": "101e"}
+"""The SR-IOV VF device id of each NVIDIA (Mellanox, vendor 15b3) PF the SR-IOV network operator supports,
+ConnectX-4 to ConnectX-9 and the BlueField-2/3 NICs, as its `supported-nic-ids` ConfigMap lists them
+(deployment/sriov-network-operator-chart/templates/configmap.yaml, tests/upstream/network/sriov-network-operator):
+for a guess where the export shows no VF. Other vendors' device ids overlap these (Intel's 8086:1015 is an 82540EM)."""
 GUESSED_DEVICE_ID = "1021"
 """A ConnectX-7, guessed where the export names no PCI device id at all."""
 
@@ -172,7 +175,7 @@ def _nics(pool: Pool, out: _Text, facts: NodeFacts) -> None:
             out.fact("    ", "vendorId", vendor,
                      f"{pf.where}.vendor" if pf and pf.vendor else f"{resource.where}.selectors.vendors")
         else:
-            out.guess("    ", "vendorId", "15b3", READ_ON_NODE["vendorId"])
+            out.guess("    ", "vendorId", MELLANOX_VENDOR, READ_ON_NODE["vendorId"])
         device = pf.device_id if pf else None
         listed = facts.device_of(pf.pci_address if pf else None)
         if device:
@@ -190,7 +193,8 @@ def _nics(pool: Pool, out: _Text, facts: NodeFacts) -> None:
         elif resource.plugin != NetworkProvider.RDMA_SHARED.value and len(facts.vf_device_ids(vendor)) == 1:
             out.fact("    ", "vfDeviceId", facts.vf_device_ids(vendor)[0], f"{facts.pci_source} (lspci -nn on "
                      f"{facts.node}: its one Virtual Function id)")
-        elif resource.plugin != NetworkProvider.RDMA_SHARED.value and device in VF_DEVICE_IDS:
+        elif (resource.plugin != NetworkProvider.RDMA_SHARED.value and vendor in (None, MELLANOX_VENDOR)
+              and device in VF_DEVICE_IDS):
             out.guess("    ", "vfDeviceId", VF_DEVICE_IDS[device],
                       f"the VF id of a {device} PF; " + READ_ON_NODE["vfDeviceId"])
         if pf and pf.driver:

@@ -3,6 +3,7 @@ README gives them, every value's origin or `# guess:`, the providers refused tog
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from ruamel.yaml import YAML
 
 from mpigen.adopt import Adoption, AdoptionError
 from mpigen.adopt.cluster import adopt_cluster
-from mpigen.adopt.profiles import STAMP, edited_since_import
+from mpigen.adopt.profiles import MELLANOX_VENDOR, STAMP, VF_DEVICE_IDS, edited_since_import
 from mpigen.readback.documents import parse_manifest, read_manifest_file
 from mpigen.readback.findings import RenderedObject
 from mpigen.support.schema_files import KIND_SCHEMA_FILES
@@ -216,3 +217,28 @@ def test_a_pool_named_from_any_instance_type_is_a_name_the_schemas_take(instance
     for profile in adoption.profiles:
         data = YAML(typ="safe").load(profile.text)
         assert [e for e in schema_errors(KIND_SCHEMA_FILES[profile.kind], data) if e[0][0] != "nodeLabels"] == []
+
+
+def test_the_vf_device_id_table_is_the_sriov_operators_list_of_nvidia_nics() -> None:
+    """VF_DEVICE_IDS cites the SR-IOV network operator's supported-nic-ids ConfigMap: every NVIDIA PF there, no other."""
+    listed = (REPO / "tests" / "upstream" / "network" / "sriov-network-operator"
+              / "deployment__chart__templates__configmap__supported-nic-ids.yaml").read_text(encoding="utf-8")
+    found = re.findall(rf'"{MELLANOX_VENDOR} ([0-9a-f]{{4}}) ([0-9a-f]{{4}})"', listed)
+    assert found and dict(found) == VF_DEVICE_IDS
+
+
+def test_no_nvidia_vf_id_is_guessed_for_another_vendors_pf_of_the_same_device_id() -> None:
+    """Intel's 8086:1015 (an 82540EM) is no ConnectX-4 Lx: its VF id is not guessed from NVIDIA's table."""
+    nodes = (CLUSTERS / "dgx-1.yaml").read_text(encoding="utf-8")
+    nodes = nodes.replace('vendor: "15b3"', 'vendor: "8086"').replace('deviceID: "1013"', 'deviceID: "1015"')
+    operators = (CLUSTERS / "operators.yaml").read_text(encoding="utf-8").replace('"1014"\n', '"1014", "1016"\n')
+    documents = [RenderedObject(d.source, _without_vfs(d.obj)) if d.kind == "SriovNetworkNodeState" else d
+                 for d in _objects(f"{nodes}\n---\n{operators}")]
+    adoption, _ = adopt_cluster(documents, "lab")
+    hardware = _profile(adoption, "Hardware")
+    assert 'deviceId: "1015"' in hardware and "vfDeviceId" not in hardware
+
+
+def _without_vfs(obj: dict[str, Any]) -> dict[str, Any]:
+    interfaces = [{k: v for k, v in item.items() if k != "Vfs"} for item in obj["status"]["interfaces"]]
+    return {**obj, "status": {**obj["status"], "interfaces": interfaces}}
