@@ -17,13 +17,13 @@ from mpigen.adopt.result import ProfileText
 from mpigen.inventory.operators import PfState
 from mpigen.model.cluster import NetworkProvider
 from mpigen.support.diagnostics import one_line
-from mpigen.vocabulary.kubernetes import whole_quantity
+from mpigen.vocabulary.kubernetes import quantity, whole_quantity
 from mpigen.vocabulary.node_facts import GUESS_MARK, READ_ON_NODE
 
 GUESS = GUESS_MARK
 STAMP = "# written by `mpigen import`; edit freely: a re-import then asks for --force. digest "
 GPU_RESOURCE = "nvidia.com/gpu"
-_KI_PER_GIB = 1024 * 1024
+_BYTES_PER_GIB = 1024 ** 3
 MELLANOX_VENDOR = "15b3"
 VF_DEVICE_IDS = {"1013": "1014", "1015": "1016", "1017": "1018", "1019": "101a", "101b": "101c", "101d": "101e",
                  "101f": "101e", "1021": "101e", "1023": "101e", "1025": "101e", "a2d6": "101e", "a2dc": "101e"}
@@ -45,12 +45,13 @@ def node_field(pool: Pool, path: str) -> str:
 
 
 def _memory_gib(raw: str | None) -> int | None:
-    if raw is None:
+    """A Node's memory quantity (`2113389776Ki`, `2Ti`, `512G`) in whole GiB, rounded down; None where it is none,
+    or under one GiB (which no profile takes)."""
+    try:
+        gib = int(quantity(raw)) // _BYTES_PER_GIB if raw is not None else 0
+    except ValueError:
         return None
-    for unit, per_gib in (("Ki", _KI_PER_GIB), ("Mi", 1024), ("Gi", 1)):
-        if raw.endswith(unit) and raw[: -len(unit)].isdigit():
-            return int(raw[: -len(unit)]) // per_gib
-    return int(raw) // (1024 ** 3) if raw.isdigit() else None
+    return gib if gib > 0 else None
 
 
 class _Text:
@@ -220,13 +221,18 @@ def _nics(pool: Pool, out: _Text, facts: NodeFacts) -> None:
                              "device plugin resource, e.g. a storage NIC")
 
 
-def _version(pool_versions: Sequence[str]) -> str | None:
+def _oldest(kubelets: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
+    """The oldest kubelet's major.minor and its node, compared as numbers (`v1.9.3` is older than `v1.10.0`, which
+    sorts first as text); None where no kubeletVersion reads as one (`v1.31.4-eks-...` reads as 1.31)."""
     versions = []
-    for raw in pool_versions:
+    for node, raw in kubelets:
         parts = raw.lstrip("v").split(".")
         if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
-            versions.append((int(parts[0]), int(parts[1])))
-    return f"{min(versions)[0]}.{min(versions)[1]}" if versions else None
+            versions.append((int(parts[0]), int(parts[1]), node))
+    if not versions:
+        return None
+    major, minor, node = min(versions)
+    return f"{major}.{minor}", node
 
 
 def cluster_text(name: str, pools: Sequence[Pool], provider: str, prefix: str | None, kubelets: Sequence[tuple[str, str]],
@@ -236,10 +242,10 @@ def cluster_text(name: str, pools: Sequence[Pool], provider: str, prefix: str | 
     out = _Text()
     out.lines += [f"# Cluster {name}, imported by `mpigen import` from exported objects.", "apiVersion: mpigen/v1alpha1",
                   "kind: Cluster", f"name: {name}"]
-    version = _version([v for _, v in kubelets])
-    if version:
-        oldest = min(kubelets, key=lambda nv: nv[1])[0]
-        out.fact("", "kubernetesVersion", version, f"Node {oldest} .status.nodeInfo.kubeletVersion (the oldest kubelet)")
+    oldest = _oldest(kubelets)
+    if oldest:
+        version, node = oldest
+        out.fact("", "kubernetesVersion", version, f"Node {node} .status.nodeInfo.kubeletVersion (the oldest kubelet)")
     else:
         out.guess("", "kubernetesVersion", "1.31", "`kubectl version`: the Server Version, major.minor")
     if namespaces:

@@ -242,3 +242,22 @@ def test_no_nvidia_vf_id_is_guessed_for_another_vendors_pf_of_the_same_device_id
 def _without_vfs(obj: dict[str, Any]) -> dict[str, Any]:
     interfaces = [{k: v for k, v in item.items() if k != "Vfs"} for item in obj["status"]["interfaces"]]
     return {**obj, "status": {**obj["status"], "interfaces": interfaces}}
+
+
+@pytest.mark.parametrize(("memory", "gib"), [("2113389776Ki", 2015), ("2Ti", 2048), ("512G", 476), ("2048Mi", 2)])
+def test_node_memory_in_any_unit_kubernetes_writes_is_read_down_to_a_whole_gib(memory: str, gib: int) -> None:
+    _, data = _import_text(NODE.replace("memory: 32Gi", f"memory: {memory}"))
+    assert data["Hardware"]["memoryGiB"] == gib
+
+
+def test_the_oldest_kubelet_is_found_by_number_and_its_node_named() -> None:
+    second = NODE.replace("n1", "n2").replace("status: {", "status: {nodeInfo: {kubeletVersion: v1.9.7-eks-1a2b3c}, ")
+    first = NODE.replace("status: {", "status: {nodeInfo: {kubeletVersion: v1.10.2}, ")
+    adoption, data = _import_text(f"{first}---\n{second}")
+    assert data["Cluster"]["kubernetesVersion"] == "1.9"
+    assert "# Node n2 .status.nodeInfo.kubeletVersion (the oldest kubelet)" in _profile(adoption, "Cluster")
+
+
+def _import_text(text: str) -> tuple[Adoption, dict[str, Any]]:
+    adoption, _ = adopt_cluster(_objects(text), "lab")
+    return adoption, {p.kind: YAML(typ="safe").load(p.text) for p in adoption.profiles}
