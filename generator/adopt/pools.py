@@ -70,8 +70,10 @@ def _extended(node: LiveNode) -> tuple[tuple[str, str], ...]:
 
 
 def _key(node: LiveNode) -> tuple[Any, ...]:
+    """What makes nodes one pool. Taints of a node's state (cordoned, not ready) are not in it: such a node is its
+    pool's, down for now, not a pool of its own whose jobs would tolerate the cordon."""
     return (tuple(node.labels.get(label, "") for label in HARDWARE_LABELS), _extended(node),
-            tuple(sorted((t.key, t.value or "", t.effect) for t in node.taints)))
+            tuple(sorted((t.key, t.value or "", t.effect) for t in node.placement_taints)))
 
 
 def _slug(text: str) -> str:

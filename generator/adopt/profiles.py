@@ -269,9 +269,9 @@ def cluster_text(name: str, pools: Sequence[Pool], provider: str, prefix: str | 
         out.lines += [f"  - name: {pool.name}", f"    hardware: {pool.name}"]
         last = f" .. {pool.nodes[-1].name}" if len(pool.nodes) > 1 else ""
         out.fact("    ", "nodes", len(pool.nodes), f"the exported Nodes alike: {pool.first.name}{last}")
-        if pool.first.taints:
+        if pool.first.placement_taints:
             out.lines.append(f"    taints:  # Node {pool.first.name} .spec.taints")
-            for taint in pool.first.taints:
+            for taint in pool.first.placement_taints:
                 value = f", value: {q(taint.value)}" if taint.value else ""
                 out.lines.append(f"      - {{key: {q(taint.key)}{value}, effect: {q(taint.effect)}}}")
     _rails(pools, out)

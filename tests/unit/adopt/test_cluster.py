@@ -261,3 +261,19 @@ def test_the_oldest_kubelet_is_found_by_number_and_its_node_named() -> None:
 def _import_text(text: str) -> tuple[Adoption, dict[str, Any]]:
     adoption, _ = adopt_cluster(_objects(text), "lab")
     return adoption, {p.kind: YAML(typ="safe").load(p.text) for p in adoption.profiles}
+
+
+def test_a_cordoned_or_not_ready_node_stays_in_its_pool_and_its_state_is_said_not_declared() -> None:
+    """`kubectl cordon` taints a node node.kubernetes.io/unschedulable: a pool of its own declaring that taint would
+    have its jobs tolerate the cordon (the scheduler then places them there)."""
+    cordoned = NODE.replace("n1", "n2").replace(
+        "status: {", "spec: {unschedulable: true, taints: [{key: node.kubernetes.io/unschedulable, effect: NoSchedule}]}"
+                     "\nstatus: {")
+    failing = NODE.replace("n1", "n3").replace(
+        "status: {", "spec: {taints: [{key: node.kubernetes.io/not-ready, effect: NoExecute}]}\n"
+                     "status: {conditions: [{type: Ready, status: Unknown}], ")
+    adoption, data = _import_text(f"{NODE}---\n{cordoned}---\n{failing}")
+    assert [p.name for p in adoption.profiles if p.kind == "Hardware"] == ["pool"]
+    assert data["Cluster"]["nodePools"] == [{"name": "pool", "hardware": "pool", "nodes": 3}]
+    assert "pool pool: node n2 is cordoned now: counted in the pool, the taints of its state not declared" in adoption.notes
+    assert any(note.startswith("pool pool: node n3 is not ready now") for note in adoption.notes)
