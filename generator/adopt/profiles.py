@@ -130,6 +130,10 @@ def hardware_text(pool: Pool, facts: NodeFacts | None = None) -> tuple[ProfileTe
         out.guesses += 0 if pool.apart else 1
         for key, value in pool.selector:
             out.fact("  ", q(key), value, node_field(pool, f'.metadata.labels["{key}"]'))
+    elif not pool.apart:  # the nodes share no label at all: still said, or the pool would pick every node unmarked
+        out.guesses += 1
+        out.lines.append(f"# nodeLabels: {{}}  # {GUESS} the nodes share no label that tells them from another pool's; "
+                         "give them one (`kubectl label node`) and select it here")
     return ProfileText("Hardware", pool.name, out.text()), out.guesses
 
 

@@ -277,3 +277,13 @@ def test_a_cordoned_or_not_ready_node_stays_in_its_pool_and_its_state_is_said_no
     assert data["Cluster"]["nodePools"] == [{"name": "pool", "hardware": "pool", "nodes": 3}]
     assert "pool pool: node n2 is cordoned now: counted in the pool, the taints of its state not declared" in adoption.notes
     assert any(note.startswith("pool pool: node n3 is not ready now") for note in adoption.notes)
+
+
+def test_pools_whose_nodes_have_no_labels_are_marked_as_picking_any_node() -> None:
+    """Nodes without labels, split by a taint: no selector tells the pools apart, and each profile says so."""
+    unlabelled = NODE.replace(", labels: {kubernetes.io/hostname: n1}", "")
+    tainted = unlabelled.replace("n1", "n2").replace(
+        "status: {", "spec: {taints: [{key: a, effect: NoSchedule}]}\nstatus: {")
+    adoption, _ = adopt_cluster(_objects(f"{unlabelled}---\n{tainted}"), "lab")
+    hardware = [p.text for p in adoption.profiles if p.kind == "Hardware"]
+    assert len(hardware) == 2 and all("# nodeLabels: {}  # guess: the nodes share no label" in text for text in hardware)
