@@ -287,3 +287,14 @@ def test_pools_whose_nodes_have_no_labels_are_marked_as_picking_any_node() -> No
     adoption, _ = adopt_cluster(_objects(f"{unlabelled}---\n{tainted}"), "lab")
     hardware = [p.text for p in adoption.profiles if p.kind == "Hardware"]
     assert len(hardware) == 2 and all("# nodeLabels: {}  # guess: the nodes share no label" in text for text in hardware)
+
+
+def test_gfds_timestamp_is_never_a_pools_selector() -> None:
+    """Two one-node pools of one GPU product, told apart only by GFD's per-node timestamp: no selector, said so."""
+    gpu = NODE.replace("kubernetes.io/hostname: n1}", 'kubernetes.io/hostname: n1, nvidia.com/gpu.product: H100, '
+                       'nvidia.com/gfd.timestamp: "1724632719"}')
+    tainted = gpu.replace("n1", "n2").replace("1724632719", "1724632720").replace(
+        "status: {", "spec: {taints: [{key: a, effect: NoSchedule}]}\nstatus: {")
+    adoption, _ = _import_text(f"{gpu}---\n{tainted}")
+    texts = [p.text for p in adoption.profiles if p.kind == "Hardware"]
+    assert len(texts) == 2 and all("gfd.timestamp" not in text and "# guess: no label tells" in text for text in texts)
