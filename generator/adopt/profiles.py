@@ -104,7 +104,10 @@ def hardware_text(pool: Pool, facts: NodeFacts | None = None) -> tuple[ProfileTe
     count = whole_quantity(node.labels.get(GPU_COUNT)) if GPU_COUNT in node.labels else None
     gpus = node.offers(GPU_RESOURCE)
     if count or gpus:
-        out.lines.append("gpu:")
+        out.lines.append("gpu:" + (f"  # {GUESS} the GPUs are partitioned ({node.gpus_partitioned}): the count and model "
+                                   "below are the slices GFD labels, not whole GPUs; turn MIG and sharing off on these "
+                                   "nodes, or read the whole GPUs from `nvidia-smi -L`" if node.gpus_partitioned else ""))
+        out.guesses += 1 if node.gpus_partitioned else 0
         if count:
             out.fact("  ", "count", count, node_field(pool, f'.metadata.labels["{GPU_COUNT}"]'))
         else:

@@ -298,3 +298,13 @@ def test_gfds_timestamp_is_never_a_pools_selector() -> None:
     adoption, _ = _import_text(f"{gpu}---\n{tainted}")
     texts = [p.text for p in adoption.profiles if p.kind == "Hardware"]
     assert len(texts) == 2 and all("gfd.timestamp" not in text and "# guess: no label tells" in text for text in texts)
+
+
+def test_a_mig_node_s_slices_are_not_written_as_whole_gpus_unmarked() -> None:
+    """GFD under the `single` MIG strategy labels the slices: product `...-MIG-1g.5gb`, a count of slices."""
+    mig = NODE.replace("kubernetes.io/hostname: n1}", "kubernetes.io/hostname: n1, nvidia.com/mig.strategy: single, "
+                       "nvidia.com/gpu.product: A100-SXM4-40GB-MIG-1g.5gb, nvidia.com/gpu.count: '56'}")
+    adoption, data = _import_text(mig)
+    gpu_line = next(line for line in _profile(adoption, "Hardware").splitlines() if line.startswith("gpu:"))
+    assert gpu_line.startswith("gpu:  # guess: the GPUs are partitioned (MIG: nvidia.com/mig.strategy=single)")
+    assert data["Hardware"]["gpu"]["count"] == 56
