@@ -166,6 +166,8 @@ def _states(states: Mapping[str, tuple[PfState, ...]]) -> Mapping[str, tuple[PfS
 def _notes(pools: Sequence[Pool], skipped: Counter[str], secrets: int, guesses: Mapping[str, int],
            left_out: int) -> list[str]:
     notes = [f"pool {pool.name}: {len(pool.nodes)} node(s), {pool.provider}, {len(pool.rdma)} rail(s)" for pool in pools]
+    notes += [f"pool {pool.name}: node {node.name} is {node.state} now: counted in the pool, the taints of its state "
+              "not declared" for pool in pools for node in pool.nodes if node.state]
     if left_out:
         notes.append(f"{left_out} node(s) left out: --nodes does not pick them")
     for kind, count in sorted(skipped.items()):

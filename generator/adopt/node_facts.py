@@ -3,20 +3,19 @@ facts no Kubernetes object holds (which mlx5_N is which interface, the GPUs and 
 VFs' PCI device id). The pool of that node gets them.
 
 The texts are parsed by mpigen.inventory.tools (identify, parse_ibdev2netdev, parse_nvidia_smi_topo,
-parse_lspci_nn, ToolTextError), reached through `tools_module()` so that a build without it says so in one line.
+parse_lspci_nn, ToolTextError); a test may give another module of the same interface.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
 
 from mpigen.adopt.result import AdoptionError
+from mpigen.inventory import tools as inventory_tools
+from mpigen.inventory.tools import TOOL_IBDEV2NETDEV, TOOL_LSPCI, TOOL_NVIDIA_SMI_TOPO, HcaPort, PciDevice, TopoMatrix
 
-TOOLS_MODULE = "mpigen.inventory.tools"
 NEAR = ("PIX", "PXB")
 """The `nvidia-smi topo -m` links at which a GPU counts as beside a NIC (at most PCIe switches between them)."""
 
@@ -26,17 +25,17 @@ class NodeFacts:
     """What the tools printed on one node, as parsed, and the files they came from."""
 
     node: str
-    ports: tuple[Any, ...] = ()
-    """HcaPort(hca, port, netdev, up, line) of `ibdev2netdev`."""
+    ports: tuple[HcaPort, ...] = ()
+    """The ports `ibdev2netdev` lists."""
     ports_source: str = ""
-    topo: Any = None
-    """TopoMatrix of `nvidia-smi topo -m`."""
+    topo: TopoMatrix | None = None
+    """The matrix `nvidia-smi topo -m` prints."""
     topo_source: str = ""
-    pci: tuple[Any, ...] = ()
-    """PciDevice of `lspci -nn`."""
+    pci: tuple[PciDevice, ...] = ()
+    """The devices `lspci -nn` lists."""
     pci_source: str = ""
 
-    def port_of(self, netdev: str) -> Any:
+    def port_of(self, netdev: str) -> HcaPort | None:
         return next((port for port in self.ports if port.netdev == netdev), None)
 
     def gpus_near(self, hca: str) -> tuple[int, ...]:
@@ -55,7 +54,7 @@ class NodeFacts:
     def numa_of(self, hca: str) -> int | None:
         return self.topo.nic_numa.get(hca) if self.topo is not None else None
 
-    def device_of(self, pci_address: str | None) -> Any:
+    def device_of(self, pci_address: str | None) -> PciDevice | None:
         """The lspci line of a PCI address (`0000:0c:00.0` as `0c:00.0` too)."""
         if not pci_address:
             return None
@@ -66,15 +65,8 @@ class NodeFacts:
         return tuple(sorted({d.device_id for d in self.pci if d.virtual_function and d.vendor_id == vendor}))
 
 
-def tools_module() -> ModuleType:
-    try:
-        return importlib.import_module(TOOLS_MODULE)
-    except ModuleNotFoundError:
-        raise AdoptionError("--node-facts: the parsers of ibdev2netdev, nvidia-smi topo -m and lspci -nn text are not "
-                            "in this build; import without --node-facts") from None
-
-
-def read_node_facts(given: Mapping[str, list[tuple[str, str]]], tools: ModuleType | Any) -> dict[str, NodeFacts]:
+def read_node_facts(given: Mapping[str, list[tuple[str, str]]],
+                    tools: ModuleType = inventory_tools) -> dict[str, NodeFacts]:
     """Each node's facts from its (source, text) pairs; AdoptionError for a text no parser knows or one it refuses."""
     out: dict[str, NodeFacts] = {}
     for node, texts in sorted(given.items()):
@@ -82,13 +74,13 @@ def read_node_facts(given: Mapping[str, list[tuple[str, str]]], tools: ModuleTyp
         for source, text in texts:
             kind = tools.identify(text)
             try:
-                if kind == "ibdev2netdev":
+                if kind == TOOL_IBDEV2NETDEV:
                     facts = NodeFacts(node, tuple(tools.parse_ibdev2netdev(text, source)), source, facts.topo,
                                       facts.topo_source, facts.pci, facts.pci_source)
-                elif kind == "nvidia-smi-topo":
+                elif kind == TOOL_NVIDIA_SMI_TOPO:
                     facts = NodeFacts(node, facts.ports, facts.ports_source, tools.parse_nvidia_smi_topo(text, source),
                                       source, facts.pci, facts.pci_source)
-                elif kind == "lspci":
+                elif kind == TOOL_LSPCI:
                     facts = NodeFacts(node, facts.ports, facts.ports_source, facts.topo, facts.topo_source,
                                       tuple(tools.parse_lspci_nn(text, source)), source)
                 else:

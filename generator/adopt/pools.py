@@ -23,17 +23,16 @@ from mpigen.adopt.result import AdoptionError
 from mpigen.inventory.nodes import LiveNode, selects
 from mpigen.inventory.operators import Attachment, PfState, PluginResource
 from mpigen.model.cluster import NetworkProvider
-from mpigen.vocabulary.scheduling import HOSTNAME_LABEL
+from mpigen.vocabulary.gpu_feature_discovery import GFD_TIMESTAMP_LABEL, GPU_COUNT_LABEL, GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL
+from mpigen.vocabulary.scheduling import HOSTNAME_LABEL, INSTANCE_TYPE_LABEL, ZONE_LABEL
 
-GPU_PRODUCT = "nvidia.com/gpu.product"
-GPU_COUNT = "nvidia.com/gpu.count"
-GPU_MEMORY = "nvidia.com/gpu.memory"
-INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+GPU_PRODUCT, GPU_COUNT, GPU_MEMORY, INSTANCE_TYPE = GPU_PRODUCT_LABEL, GPU_COUNT_LABEL, GPU_MEMORY_LABEL, INSTANCE_TYPE_LABEL
 HARDWARE_LABELS = (GPU_PRODUCT, GPU_COUNT, GPU_MEMORY, INSTANCE_TYPE)
 """The labels (GPU feature discovery's, the cloud provider's) that say what a node is: nodes alike in them, in the
 extended resources they advertise and in their taints make one pool."""
-PER_NODE_LABELS = (HOSTNAME_LABEL, "topology.kubernetes.io/zone")
-"""Labels never taken for a pool's selector: they name one node (or a place), not a kind of node."""
+PER_NODE_LABELS = (HOSTNAME_LABEL, ZONE_LABEL, GFD_TIMESTAMP_LABEL)
+"""Labels never taken for a pool's selector: they name one node (or a place, or when GFD last ran), not a kind of
+node; a selector of one would pick nothing once the node is replaced or GFD restarts."""
 TCP = NetworkProvider.TCP.value
 """The provider of a pool without RDMA resources."""
 PLAIN_RESOURCES = ("cpu", "memory", "pods", "ephemeral-storage")
@@ -70,12 +69,16 @@ def _extended(node: LiveNode) -> tuple[tuple[str, str], ...]:
 
 
 def _key(node: LiveNode) -> tuple[Any, ...]:
+    """What makes nodes one pool. Taints of a node's state (cordoned, not ready) are not in it: such a node is its
+    pool's, down for now, not a pool of its own whose jobs would tolerate the cordon."""
     return (tuple(node.labels.get(label, "") for label in HARDWARE_LABELS), _extended(node),
-            tuple(sorted((t.key, t.value or "", t.effect) for t in node.taints)))
+            tuple(sorted((t.key, t.value or "", t.effect) for t in node.placement_taints)))
 
 
 def _slug(text: str) -> str:
-    chars = "".join(c if c.isalnum() else "-" for c in text.lower())
+    """`text` as a DNS-1035 label the profile schemas take: ASCII letters and digits only (`str.isalnum` also
+    passes `é` and `²`, which a pool name and a file name must not hold), the rest `-`."""
+    chars = "".join(c if c.isascii() and c.isalnum() else "-" for c in text.lower())
     slug = "-".join(part for part in chars.split("-") if part)[:50].strip("-")
     return slug if slug[:1].isalpha() else f"pool-{slug}".strip("-")
 

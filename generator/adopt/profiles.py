@@ -16,17 +16,21 @@ from mpigen.adopt.pools import GPU_COUNT, GPU_MEMORY, GPU_PRODUCT, Pool
 from mpigen.adopt.result import ProfileText
 from mpigen.inventory.operators import PfState
 from mpigen.model.cluster import NetworkProvider
-from mpigen.vocabulary.kubernetes import whole_quantity
+from mpigen.support.diagnostics import one_line
+from mpigen.vocabulary.kubernetes import quantity, whole_quantity
 from mpigen.vocabulary.node_facts import GUESS_MARK, READ_ON_NODE
 
 GUESS = GUESS_MARK
 STAMP = "# written by `mpigen import`; edit freely: a re-import then asks for --force. digest "
 GPU_RESOURCE = "nvidia.com/gpu"
-_KI_PER_GIB = 1024 * 1024
+_BYTES_PER_GIB = 1024 ** 3
+MELLANOX_VENDOR = "15b3"
 VF_DEVICE_IDS = {"1013": "1014", "1015": "1016", "1017": "1018", "1019": "101a", "101b": "101c", "101d": "101e",
-                 "1021": "101e"}
-"""The SR-IOV VF device id of each Mellanox / NVIDIA ConnectX PF (vendor 15b3): ConnectX-4 to ConnectX-7, for a guess
-where the export shows no VF."""
+                 "101f": "101e", "1021": "101e", "1023": "101e", "1025": "101e", "a2d6": "101e", "a2dc": "101e"}
+"""The SR-IOV VF device id of each NVIDIA (Mellanox, vendor 15b3) PF the SR-IOV network operator supports,
+ConnectX-4 to ConnectX-9 and the BlueField-2/3 NICs, as its `supported-nic-ids` ConfigMap lists them
+(deployment/sriov-network-operator-chart/templates/configmap.yaml, tests/upstream/network/sriov-network-operator):
+for a guess where the export shows no VF. Other vendors' device ids overlap these (Intel's 8086:1015 is an 82540EM)."""
 GUESSED_DEVICE_ID = "1021"
 """A ConnectX-7, guessed where the export names no PCI device id at all."""
 
@@ -41,12 +45,13 @@ def node_field(pool: Pool, path: str) -> str:
 
 
 def _memory_gib(raw: str | None) -> int | None:
-    if raw is None:
+    """A Node's memory quantity (`2113389776Ki`, `2Ti`, `512G`) in whole GiB, rounded down; None where it is none,
+    or under one GiB (which no profile takes)."""
+    try:
+        gib = int(quantity(raw)) // _BYTES_PER_GIB if raw is not None else 0
+    except ValueError:
         return None
-    for unit, per_gib in (("Ki", _KI_PER_GIB), ("Mi", 1024), ("Gi", 1)):
-        if raw.endswith(unit) and raw[: -len(unit)].isdigit():
-            return int(raw[: -len(unit)]) // per_gib
-    return int(raw) // (1024 ** 3) if raw.isdigit() else None
+    return gib if gib > 0 else None
 
 
 class _Text:
@@ -64,7 +69,9 @@ class _Text:
         self.lines.append(f"{indent}{key}: {q(value)}  # {GUESS} {read}")
 
     def text(self) -> str:
-        return stamped("\n".join(self.lines) + "\n")
+        """The lines, each kept one line (`one_line`): a comment names nodes, labels and objects as exported, and a
+        newline in one of them would start a line of YAML the export wrote."""
+        return stamped("\n".join(one_line(line) for line in self.lines) + "\n")
 
 
 def _digest(body: str) -> str:
@@ -97,7 +104,10 @@ def hardware_text(pool: Pool, facts: NodeFacts | None = None) -> tuple[ProfileTe
     count = whole_quantity(node.labels.get(GPU_COUNT)) if GPU_COUNT in node.labels else None
     gpus = node.offers(GPU_RESOURCE)
     if count or gpus:
-        out.lines.append("gpu:")
+        out.lines.append("gpu:" + (f"  # {GUESS} the GPUs are partitioned ({node.gpus_partitioned}): the count and model "
+                                   "below are the slices GFD labels, not whole GPUs; turn MIG and sharing off on these "
+                                   "nodes, or read the whole GPUs from `nvidia-smi -L`" if node.gpus_partitioned else ""))
+        out.guesses += 1 if node.gpus_partitioned else 0
         if count:
             out.fact("  ", "count", count, node_field(pool, f'.metadata.labels["{GPU_COUNT}"]'))
         else:
@@ -123,6 +133,10 @@ def hardware_text(pool: Pool, facts: NodeFacts | None = None) -> tuple[ProfileTe
         out.guesses += 0 if pool.apart else 1
         for key, value in pool.selector:
             out.fact("  ", q(key), value, node_field(pool, f'.metadata.labels["{key}"]'))
+    elif not pool.apart:  # the nodes share no label at all: still said, or the pool would pick every node unmarked
+        out.guesses += 1
+        out.lines.append(f"# nodeLabels: {{}}  # {GUESS} the nodes share no label that tells them from another pool's; "
+                         "give them one (`kubectl label node`) and select it here")
     return ProfileText("Hardware", pool.name, out.text()), out.guesses
 
 
@@ -169,7 +183,7 @@ def _nics(pool: Pool, out: _Text, facts: NodeFacts) -> None:
             out.fact("    ", "vendorId", vendor,
                      f"{pf.where}.vendor" if pf and pf.vendor else f"{resource.where}.selectors.vendors")
         else:
-            out.guess("    ", "vendorId", "15b3", READ_ON_NODE["vendorId"])
+            out.guess("    ", "vendorId", MELLANOX_VENDOR, READ_ON_NODE["vendorId"])
         device = pf.device_id if pf else None
         listed = facts.device_of(pf.pci_address if pf else None)
         if device:
@@ -187,7 +201,8 @@ def _nics(pool: Pool, out: _Text, facts: NodeFacts) -> None:
         elif resource.plugin != NetworkProvider.RDMA_SHARED.value and len(facts.vf_device_ids(vendor)) == 1:
             out.fact("    ", "vfDeviceId", facts.vf_device_ids(vendor)[0], f"{facts.pci_source} (lspci -nn on "
                      f"{facts.node}: its one Virtual Function id)")
-        elif resource.plugin != NetworkProvider.RDMA_SHARED.value and device in VF_DEVICE_IDS:
+        elif (resource.plugin != NetworkProvider.RDMA_SHARED.value and vendor in (None, MELLANOX_VENDOR)
+              and device in VF_DEVICE_IDS):
             out.guess("    ", "vfDeviceId", VF_DEVICE_IDS[device],
                       f"the VF id of a {device} PF; " + READ_ON_NODE["vfDeviceId"])
         if pf and pf.driver:
@@ -213,13 +228,18 @@ def _nics(pool: Pool, out: _Text, facts: NodeFacts) -> None:
                              "device plugin resource, e.g. a storage NIC")
 
 
-def _version(pool_versions: Sequence[str]) -> str | None:
+def _oldest(kubelets: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
+    """The oldest kubelet's major.minor and its node, compared as numbers (`v1.9.3` is older than `v1.10.0`, which
+    sorts first as text); None where no kubeletVersion reads as one (`v1.31.4-eks-...` reads as 1.31)."""
     versions = []
-    for raw in pool_versions:
+    for node, raw in kubelets:
         parts = raw.lstrip("v").split(".")
         if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
-            versions.append((int(parts[0]), int(parts[1])))
-    return f"{min(versions)[0]}.{min(versions)[1]}" if versions else None
+            versions.append((int(parts[0]), int(parts[1]), node))
+    if not versions:
+        return None
+    major, minor, node = min(versions)
+    return f"{major}.{minor}", node
 
 
 def cluster_text(name: str, pools: Sequence[Pool], provider: str, prefix: str | None, kubelets: Sequence[tuple[str, str]],
@@ -229,10 +249,10 @@ def cluster_text(name: str, pools: Sequence[Pool], provider: str, prefix: str | 
     out = _Text()
     out.lines += [f"# Cluster {name}, imported by `mpigen import` from exported objects.", "apiVersion: mpigen/v1alpha1",
                   "kind: Cluster", f"name: {name}"]
-    version = _version([v for _, v in kubelets])
-    if version:
-        oldest = min(kubelets, key=lambda nv: nv[1])[0]
-        out.fact("", "kubernetesVersion", version, f"Node {oldest} .status.nodeInfo.kubeletVersion (the oldest kubelet)")
+    oldest = _oldest(kubelets)
+    if oldest:
+        version, node = oldest
+        out.fact("", "kubernetesVersion", version, f"Node {node} .status.nodeInfo.kubeletVersion (the oldest kubelet)")
     else:
         out.guess("", "kubernetesVersion", "1.31", "`kubectl version`: the Server Version, major.minor")
     if namespaces:
@@ -256,11 +276,11 @@ def cluster_text(name: str, pools: Sequence[Pool], provider: str, prefix: str | 
         out.lines += [f"  - name: {pool.name}", f"    hardware: {pool.name}"]
         last = f" .. {pool.nodes[-1].name}" if len(pool.nodes) > 1 else ""
         out.fact("    ", "nodes", len(pool.nodes), f"the exported Nodes alike: {pool.first.name}{last}")
-        if pool.first.taints:
+        if pool.first.placement_taints:
             out.lines.append(f"    taints:  # Node {pool.first.name} .spec.taints")
-            for taint in pool.first.taints:
+            for taint in pool.first.placement_taints:
                 value = f", value: {q(taint.value)}" if taint.value else ""
-                out.lines.append(f"      - {{key: {q(taint.key)}{value}, effect: {taint.effect}}}")
+                out.lines.append(f"      - {{key: {q(taint.key)}{value}, effect: {q(taint.effect)}}}")
     _rails(pools, out)
     return ProfileText("Cluster", name, out.text()), out.guesses
 
@@ -276,7 +296,7 @@ def _rails(pools: Sequence[Pool], out: _Text) -> None:
         interface = resource.interfaces[0] if len(resource.interfaces) == 1 else (nad.master if nad else None)
         name = nad.name if nad and len(nad.name) <= 15 and nad.name not in taken else f"rail{number}"
         taken.add(name)
-        out.lines.append(f"  - name: {name}" + (f"  # {nad.where}" if nad else ""))
+        out.lines.append(f"  - name: {q(name)}" + (f"  # {nad.where}" if nad else ""))
         out.lines.append(f"    nic: {q(interface or f'nic{index}')}")
         out.fact("    ", "resourceName", resource.resource.split("/", 1)[1], resource.where)
         if resource.plugin == NetworkProvider.RDMA_SHARED.value and interface:

@@ -59,7 +59,7 @@ sriovnetworknodepolicies,nicclusterpolicies,clusterpolicies -A -o yaml > cluster
     it also says what mpigen will do differently."""
     from mpigen.adopt import Adoption, AdoptionError, adopt_jobs
     from mpigen.adopt.cluster import adopt_cluster, is_mpijob, read_export
-    from mpigen.adopt.node_facts import read_node_facts, tools_module
+    from mpigen.adopt.node_facts import read_node_facts
     from mpigen.adopt.profiles import edited_since_import
     from mpigen.readback.inputs import MAX_DOCUMENT_BYTES, InputError, read_text
     from mpigen.write import WriteError
@@ -77,7 +77,7 @@ sriovnetworknodepolicies,nicclusterpolicies,clusterpolicies -A -o yaml > cluster
         except InputError as exc:
             exit_with_error(f"--node-facts {given}: {exc}")
     try:
-        facts = read_node_facts(texts, tools_module()) if texts else {}
+        facts = read_node_facts(texts) if texts else {}
         documents = read_export(files)
         mpijobs = [document for document in documents if is_mpijob(document)]
         adoption = Adoption()

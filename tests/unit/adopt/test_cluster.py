@@ -3,6 +3,7 @@ README gives them, every value's origin or `# guess:`, the providers refused tog
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -11,9 +12,11 @@ from ruamel.yaml import YAML
 
 from mpigen.adopt import Adoption, AdoptionError
 from mpigen.adopt.cluster import adopt_cluster
-from mpigen.adopt.profiles import STAMP, edited_since_import
+from mpigen.adopt.profiles import MELLANOX_VENDOR, STAMP, VF_DEVICE_IDS, edited_since_import
 from mpigen.readback.documents import parse_manifest, read_manifest_file
 from mpigen.readback.findings import RenderedObject
+from mpigen.support.schema_files import KIND_SCHEMA_FILES
+from mpigen.validate.schema import schema_errors
 
 CLUSTERS = REPO / "tests" / "fixtures" / "clusters"
 
@@ -190,3 +193,118 @@ def test_a_node_whose_nics_differ_from_its_pool_is_said_and_a_bad_cluster_name_r
 def _slower(obj: dict[str, Any]) -> dict[str, Any]:
     interfaces = [dict(item, linkSpeed="56000 Mb/s") for item in obj["status"]["interfaces"]]
     return {**obj, "status": {**obj["status"], "interfaces": interfaces}}
+
+
+def test_newlines_in_exported_names_labels_and_taints_stay_inside_their_values_and_comments() -> None:
+    """A comment names the node and the label as exported: a newline there must not start a line of YAML of the
+    export's choosing, nor a taint effect's break the flow mapping it sits in. The profiles read back to the values."""
+    text = ('apiVersion: v1\nkind: Node\nmetadata: {name: "n1\\nkind: Job", labels: {"team\\nnumVfs: 9": "a"}}\n'
+            'spec: {taints: [{key: k, effect: "NoSchedule\\nx: 1"}]}\nstatus: {capacity: {cpu: "8", memory: 32Gi}}\n')
+    adoption, _ = adopt_cluster(_objects(text), "lab")
+    read = {p.kind: YAML(typ="safe").load(p.text) for p in adoption.profiles}
+    assert read["Hardware"]["nodeLabels"] == {"team\nnumVfs: 9": "a"} and "numVfs" not in read["Hardware"]
+    assert read["Cluster"]["nodePools"][0]["taints"] == [{"key": "k", "effect": "NoSchedule\nx: 1"}]
+    assert all(not edited_since_import(p.text) for p in adoption.profiles)
+
+
+@pytest.mark.parametrize(("instance_type", "pool"), [
+    ("Ünï²-x", "n-x"), ("../../etc/x", "etc-x"), ("9" * 80, "pool-" + "9" * 50)])
+def test_a_pool_named_from_any_instance_type_is_a_name_the_schemas_take(instance_type: str, pool: str) -> None:
+    """The pool's name is its file's name and a name the schemas take, whatever the label held."""
+    text = NODE.replace("labels: {", f'labels: {{node.kubernetes.io/instance-type: "{instance_type}", ')
+    adoption, _ = adopt_cluster(_objects(text), "lab")
+    assert [p.name for p in adoption.profiles if p.kind == "Hardware"] == [pool]
+    for profile in adoption.profiles:
+        data = YAML(typ="safe").load(profile.text)
+        assert [e for e in schema_errors(KIND_SCHEMA_FILES[profile.kind], data) if e[0][0] != "nodeLabels"] == []
+
+
+def test_the_vf_device_id_table_is_the_sriov_operators_list_of_nvidia_nics() -> None:
+    """VF_DEVICE_IDS cites the SR-IOV network operator's supported-nic-ids ConfigMap: every NVIDIA PF there, no other."""
+    listed = (REPO / "tests" / "upstream" / "network" / "sriov-network-operator"
+              / "deployment__chart__templates__configmap__supported-nic-ids.yaml").read_text(encoding="utf-8")
+    found = re.findall(rf'"{MELLANOX_VENDOR} ([0-9a-f]{{4}}) ([0-9a-f]{{4}})"', listed)
+    assert found and dict(found) == VF_DEVICE_IDS
+
+
+def test_no_nvidia_vf_id_is_guessed_for_another_vendors_pf_of_the_same_device_id() -> None:
+    """Intel's 8086:1015 (an 82540EM) is no ConnectX-4 Lx: its VF id is not guessed from NVIDIA's table."""
+    nodes = (CLUSTERS / "dgx-1.yaml").read_text(encoding="utf-8")
+    nodes = nodes.replace('vendor: "15b3"', 'vendor: "8086"').replace('deviceID: "1013"', 'deviceID: "1015"')
+    operators = (CLUSTERS / "operators.yaml").read_text(encoding="utf-8").replace('"1014"\n', '"1014", "1016"\n')
+    documents = [RenderedObject(d.source, _without_vfs(d.obj)) if d.kind == "SriovNetworkNodeState" else d
+                 for d in _objects(f"{nodes}\n---\n{operators}")]
+    adoption, _ = adopt_cluster(documents, "lab")
+    hardware = _profile(adoption, "Hardware")
+    assert 'deviceId: "1015"' in hardware and "vfDeviceId" not in hardware
+
+
+def _without_vfs(obj: dict[str, Any]) -> dict[str, Any]:
+    interfaces = [{k: v for k, v in item.items() if k != "Vfs"} for item in obj["status"]["interfaces"]]
+    return {**obj, "status": {**obj["status"], "interfaces": interfaces}}
+
+
+@pytest.mark.parametrize(("memory", "gib"), [("2113389776Ki", 2015), ("2Ti", 2048), ("512G", 476), ("2048Mi", 2)])
+def test_node_memory_in_any_unit_kubernetes_writes_is_read_down_to_a_whole_gib(memory: str, gib: int) -> None:
+    _, data = _import_text(NODE.replace("memory: 32Gi", f"memory: {memory}"))
+    assert data["Hardware"]["memoryGiB"] == gib
+
+
+def test_the_oldest_kubelet_is_found_by_number_and_its_node_named() -> None:
+    second = NODE.replace("n1", "n2").replace("status: {", "status: {nodeInfo: {kubeletVersion: v1.9.7-eks-1a2b3c}, ")
+    first = NODE.replace("status: {", "status: {nodeInfo: {kubeletVersion: v1.10.2}, ")
+    adoption, data = _import_text(f"{first}---\n{second}")
+    assert data["Cluster"]["kubernetesVersion"] == "1.9"
+    assert "# Node n2 .status.nodeInfo.kubeletVersion (the oldest kubelet)" in _profile(adoption, "Cluster")
+
+
+def _import_text(text: str) -> tuple[Adoption, dict[str, Any]]:
+    adoption, _ = adopt_cluster(_objects(text), "lab")
+    return adoption, {p.kind: YAML(typ="safe").load(p.text) for p in adoption.profiles}
+
+
+def test_a_cordoned_or_not_ready_node_stays_in_its_pool_and_its_state_is_said_not_declared() -> None:
+    """`kubectl cordon` taints a node node.kubernetes.io/unschedulable: a pool of its own declaring that taint would
+    have its jobs tolerate the cordon (the scheduler then places them there)."""
+    cordoned = NODE.replace("n1", "n2").replace(
+        "status: {", "spec: {unschedulable: true, taints: [{key: node.kubernetes.io/unschedulable, effect: NoSchedule}]}"
+                     "\nstatus: {")
+    failing = NODE.replace("n1", "n3").replace(
+        "status: {", "spec: {taints: [{key: node.kubernetes.io/not-ready, effect: NoExecute}]}\n"
+                     "status: {conditions: [{type: Ready, status: Unknown}], ")
+    adoption, data = _import_text(f"{NODE}---\n{cordoned}---\n{failing}")
+    assert [p.name for p in adoption.profiles if p.kind == "Hardware"] == ["pool"]
+    assert data["Cluster"]["nodePools"] == [{"name": "pool", "hardware": "pool", "nodes": 3}]
+    assert "pool pool: node n2 is cordoned now: counted in the pool, the taints of its state not declared" in adoption.notes
+    assert any(note.startswith("pool pool: node n3 is not ready now") for note in adoption.notes)
+
+
+def test_pools_whose_nodes_have_no_labels_are_marked_as_picking_any_node() -> None:
+    """Nodes without labels, split by a taint: no selector tells the pools apart, and each profile says so."""
+    unlabelled = NODE.replace(", labels: {kubernetes.io/hostname: n1}", "")
+    tainted = unlabelled.replace("n1", "n2").replace(
+        "status: {", "spec: {taints: [{key: a, effect: NoSchedule}]}\nstatus: {")
+    adoption, _ = adopt_cluster(_objects(f"{unlabelled}---\n{tainted}"), "lab")
+    hardware = [p.text for p in adoption.profiles if p.kind == "Hardware"]
+    assert len(hardware) == 2 and all("# nodeLabels: {}  # guess: the nodes share no label" in text for text in hardware)
+
+
+def test_gfds_timestamp_is_never_a_pools_selector() -> None:
+    """Two one-node pools of one GPU product, told apart only by GFD's per-node timestamp: no selector, said so."""
+    gpu = NODE.replace("kubernetes.io/hostname: n1}", 'kubernetes.io/hostname: n1, nvidia.com/gpu.product: H100, '
+                       'nvidia.com/gfd.timestamp: "1724632719"}')
+    tainted = gpu.replace("n1", "n2").replace("1724632719", "1724632720").replace(
+        "status: {", "spec: {taints: [{key: a, effect: NoSchedule}]}\nstatus: {")
+    adoption, _ = _import_text(f"{gpu}---\n{tainted}")
+    texts = [p.text for p in adoption.profiles if p.kind == "Hardware"]
+    assert len(texts) == 2 and all("gfd.timestamp" not in text and "# guess: no label tells" in text for text in texts)
+
+
+def test_a_mig_node_s_slices_are_not_written_as_whole_gpus_unmarked() -> None:
+    """GFD under the `single` MIG strategy labels the slices: product `...-MIG-1g.5gb`, a count of slices."""
+    mig = NODE.replace("kubernetes.io/hostname: n1}", "kubernetes.io/hostname: n1, nvidia.com/mig.strategy: single, "
+                       "nvidia.com/gpu.product: A100-SXM4-40GB-MIG-1g.5gb, nvidia.com/gpu.count: '56'}")
+    adoption, data = _import_text(mig)
+    gpu_line = next(line for line in _profile(adoption, "Hardware").splitlines() if line.startswith("gpu:"))
+    assert gpu_line.startswith("gpu:  # guess: the GPUs are partitioned (MIG: nvidia.com/mig.strategy=single)")
+    assert data["Hardware"]["gpu"]["count"] == 56

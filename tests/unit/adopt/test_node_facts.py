@@ -78,3 +78,12 @@ def test_unknown_text_refused_parser_errors_and_nodes_not_exported_are_one_line(
     facts = read_node_facts({"elsewhere": [("ib.txt", "ib ...")]}, _tools())
     with pytest.raises(AdoptionError, match="--node-facts names elsewhere, which is no imported Node"):
         adopt_cluster(read_export([CLUSTERS / "dgx-1.yaml"]), "lab", (), facts)
+
+
+def test_by_default_the_texts_are_read_by_the_inventory_parsers() -> None:
+    """No stand-in: `ibdev2netdev` and `nvidia-smi topo -m` as printed give typed ports and a topology matrix."""
+    topo = (REPO / "tests" / "fixtures" / "inventory" / "dgx-a100_nvidia-smi-topo.txt").read_text(encoding="utf-8")
+    facts = read_node_facts({"n": [("ib.txt", "mlx5_0 port 1 ==> ibp12s0 (Up)\n"), ("topo.txt", topo)]})["n"]
+    port = facts.port_of("ibp12s0")
+    assert port is not None and (port.hca, port.port, port.line) == ("mlx5_0", 1, 1)
+    assert facts.topo is not None and facts.numa_of("mlx5_0") is not None and facts.gpus_near("mlx5_0")
