@@ -29,7 +29,8 @@ VF_DEVICE_IDS = {"1013": "1014", "1015": "1016", "1017": "1018", "1019": "101a",
                  "101f": "101e", "1021": "101e", "1023": "101e", "1025": "101e", "a2d6": "101e", "a2dc": "101e"}
 """The SR-IOV VF device id of each NVIDIA (Mellanox, vendor 15b3) PF the SR-IOV network operator supports,
 ConnectX-4 to ConnectX-9 and the BlueField-2/3 NICs, as its `supported-nic-ids` ConfigMap lists them
-(deployment/sriov-network-operator-chart/templates/configmap.yaml, tests/upstream/network/sriov-network-operator):
+(copied as deployment__chart__templates__configmap__supported-nic-ids.yaml beside the operator's CRDs in
+tests/upstream/network/):
 for a guess where the export shows no VF. Other vendors' device ids overlap these (Intel's 8086:1015 is an 82540EM)."""
 GUESSED_DEVICE_ID = "1021"
 """A ConnectX-7, guessed where the export names no PCI device id at all."""
