@@ -3,21 +3,29 @@ facts no Kubernetes object holds (which mlx5_N is which interface, the GPUs and 
 VFs' PCI device id). The pool of that node gets them.
 
 The texts are parsed by mpigen.inventory.tools (identify, parse_ibdev2netdev, parse_nvidia_smi_topo,
-parse_lspci_nn, ToolTextError); a test may give another module of the same interface.
+parse_lspci_nn, ToolTextError); which GPUs are beside a NIC is its `nearest_nics`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from types import ModuleType
+from dataclasses import dataclass, replace
 
 from mpigen.adopt.result import AdoptionError
-from mpigen.inventory import tools as inventory_tools
-from mpigen.inventory.tools import TOOL_IBDEV2NETDEV, TOOL_LSPCI, TOOL_NVIDIA_SMI_TOPO, HcaPort, PciDevice, TopoMatrix
-
-NEAR = ("PIX", "PXB")
-"""The `nvidia-smi topo -m` links at which a GPU counts as beside a NIC (at most PCIe switches between them)."""
+from mpigen.inventory.tools import (
+    TOOL_IBDEV2NETDEV,
+    TOOL_LSPCI,
+    TOOL_NVIDIA_SMI_TOPO,
+    HcaPort,
+    PciDevice,
+    ToolTextError,
+    TopoMatrix,
+    identify,
+    nearest_nics,
+    parse_ibdev2netdev,
+    parse_lspci_nn,
+    parse_nvidia_smi_topo,
+)
 
 
 @dataclass(frozen=True)
@@ -39,17 +47,11 @@ class NodeFacts:
         return next((port for port in self.ports if port.netdev == netdev), None)
 
     def gpus_near(self, hca: str) -> tuple[int, ...]:
-        """Indexes of the GPUs at PIX or PXB from the HCA (`GPU3` is 3), nearest link first where they differ."""
+        """Indexes of the GPUs at the HCA's closest PCIe distance (`GPU3` is 3): inventory.tools.nearest_nics."""
         if self.topo is None:
             return ()
-        found = []
-        for gpu in self.topo.gpus:
-            link = self.topo.link.get((gpu, hca))
-            digits = "".join(c for c in gpu if c.isdigit())
-            if link in NEAR and digits:
-                found.append((NEAR.index(link), int(digits)))
-        best = min((rank for rank, _ in found), default=None)
-        return tuple(sorted(index for rank, index in found if rank == best))
+        near = nearest_nics(self.topo).get(hca, ())
+        return tuple(sorted(int(digits) for gpu in near if (digits := "".join(c for c in gpu if c.isdigit()))))
 
     def numa_of(self, hca: str) -> int | None:
         return self.topo.nic_numa.get(hca) if self.topo is not None else None
@@ -65,28 +67,24 @@ class NodeFacts:
         return tuple(sorted({d.device_id for d in self.pci if d.virtual_function and d.vendor_id == vendor}))
 
 
-def read_node_facts(given: Mapping[str, list[tuple[str, str]]],
-                    tools: ModuleType = inventory_tools) -> dict[str, NodeFacts]:
+def read_node_facts(given: Mapping[str, list[tuple[str, str]]]) -> dict[str, NodeFacts]:
     """Each node's facts from its (source, text) pairs; AdoptionError for a text no parser knows or one it refuses."""
     out: dict[str, NodeFacts] = {}
     for node, texts in sorted(given.items()):
         facts = NodeFacts(node)
         for source, text in texts:
-            kind = tools.identify(text)
+            kind = identify(text)
             try:
                 if kind == TOOL_IBDEV2NETDEV:
-                    facts = NodeFacts(node, tuple(tools.parse_ibdev2netdev(text, source)), source, facts.topo,
-                                      facts.topo_source, facts.pci, facts.pci_source)
+                    facts = replace(facts, ports=tuple(parse_ibdev2netdev(text, source)), ports_source=source)
                 elif kind == TOOL_NVIDIA_SMI_TOPO:
-                    facts = NodeFacts(node, facts.ports, facts.ports_source, tools.parse_nvidia_smi_topo(text, source),
-                                      source, facts.pci, facts.pci_source)
+                    facts = replace(facts, topo=parse_nvidia_smi_topo(text, source), topo_source=source)
                 elif kind == TOOL_LSPCI:
-                    facts = NodeFacts(node, facts.ports, facts.ports_source, facts.topo, facts.topo_source,
-                                      tuple(tools.parse_lspci_nn(text, source)), source)
+                    facts = replace(facts, pci=tuple(parse_lspci_nn(text, source)), pci_source=source)
                 else:
                     raise AdoptionError(f"{source}: not the output of ibdev2netdev, nvidia-smi topo -m or lspci -nn; "
                                         "give each command's output as it printed it")
-            except tools.ToolTextError as exc:
+            except ToolTextError as exc:
                 raise AdoptionError(str(exc)) from None
         out[node] = facts
     return out

@@ -221,7 +221,7 @@ def _nics(pool: Pool, out: _Text, facts: NodeFacts) -> None:
                      f"{facts.topo_source} (nvidia-smi topo -m on {facts.node})")
         if port is not None and facts.gpus_near(port.hca):
             near = ", ".join(str(gpu) for gpu in facts.gpus_near(port.hca))
-            out.lines.append(f"    gpus: [{near}]  # {facts.topo_source}: the GPUs at PIX/PXB from {port.hca}")
+            out.lines.append(f"    gpus: [{near}]  # {facts.topo_source}: the GPUs nearest {port.hca} (PIX, PXB, PHB)")
     railed = {r.interfaces[0] for r in pool.rdma if len(r.interfaces) == 1}
     for pf in pool.states:
         if pf.name not in railed:

@@ -1,11 +1,7 @@
 """adopt/node_facts.py: the tools' output on one node (`--node-facts`) gives its pool the facts no object holds.
-The parsers (mpigen.inventory.tools) are stood in for by a module of the same interface."""
+Read by the real parsers (mpigen.inventory.tools), from the text the tools print on a DGX-1."""
 
 from __future__ import annotations
-
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 import pytest
 from conftest import REPO
@@ -18,50 +14,28 @@ from mpigen.adopt.node_facts import read_node_facts
 CLUSTERS = REPO / "tests" / "fixtures" / "clusters"
 
 
-@dataclass(frozen=True)
-class HcaPort:
-    hca: str
-    port: int
-    netdev: str
-    up: bool | None
-    line: int
+GPUS = [f"GPU{i}" for i in range(8)]
+HCAS = [f"mlx5_{i}" for i in range(4)]
 
 
-@dataclass(frozen=True)
-class TopoMatrix:
-    gpus: tuple[str, ...]
-    nics: tuple[str, ...]
-    link: Mapping[tuple[str, str], str] = field(default_factory=dict)
-    gpu_numa: Mapping[str, int | None] = field(default_factory=dict)
-    nic_numa: Mapping[str, int | None] = field(default_factory=dict)
+def _distance(gpu: int, hca: int) -> str:
+    """A DGX-1 as its hardware profile says: two GPUs per HCA's PCIe switch, GPUs 0-3 and HCAs 0-1 on NUMA node 0."""
+    return "PIX" if gpu // 2 == hca else ("NODE" if gpu // 4 == hca // 2 else "SYS")
 
 
-class ToolTextError(Exception):
-    pass
-
-
-def _tools() -> SimpleNamespace:
-    def identify(text: str) -> str | None:
-        return {"ib": "ibdev2netdev", "topo": "nvidia-smi-topo"}.get(text.split()[0])
-
-    def parse_ibdev2netdev(text: str, source: str) -> tuple[HcaPort, ...]:
-        if "bad" in text:
-            raise ToolTextError(f"{source}:1: not a line of ibdev2netdev; give its output as printed")
-        return tuple(HcaPort(f"mlx5_{i}", 1, f"ib{i}", True, i + 1) for i in range(4))
-
-    def parse_nvidia_smi_topo(text: str, source: str) -> TopoMatrix:
-        gpus = tuple(f"GPU{i}" for i in range(8))
-        nics = tuple(f"mlx5_{i}" for i in range(4))
-        link = {(g, n): "PIX" if int(g[3:]) // 2 == int(n[5:]) else "SYS" for g in gpus for n in nics}
-        return TopoMatrix(gpus, nics, link, {}, {n: int(n[5:]) // 2 for n in nics})
-
-    return SimpleNamespace(identify=identify, parse_ibdev2netdev=parse_ibdev2netdev,
-                           parse_nvidia_smi_topo=parse_nvidia_smi_topo, parse_lspci_nn=lambda t, s: (),
-                           ToolTextError=ToolTextError)
+TOPO = "\n".join(
+    ["\t" + "\t".join(GPUS + HCAS) + "\tCPU Affinity\tNUMA Affinity"]
+    + [f"GPU{g}\t" + "\t".join([" X " if g == o else "NV1" for o in range(8)] + [_distance(g, h) for h in range(4)])
+       + f"\t{'0-19' if g < 4 else '20-39'}\t{g // 4}" for g in range(8)]
+    + [f"mlx5_{h}\t" + "\t".join([_distance(g, h) for g in range(8)]
+                                   + [" X " if h == o else ("NODE" if h // 2 == o // 2 else "SYS") for o in range(4)])
+       + "\t\t" for h in range(4)]) + "\n"
+"""`nvidia-smi topo -m` on a DGX-1, as it prints it (mlx5_N columns: no NIC legend)."""
+IBDEV = "".join(f"mlx5_{i} port 1 ==> ib{i} (Up)\n" for i in range(4))
 
 
 def test_ibdev2netdev_and_topo_give_the_hca_gpus_and_numa_node_of_each_nic() -> None:
-    facts = read_node_facts({"dgx1-02": [("ib.txt", "ib ..."), ("topo.txt", "topo ...")]}, _tools())
+    facts = read_node_facts({"dgx1-02": [("ib.txt", IBDEV), ("topo.txt", TOPO)]})
     adoption, _ = adopt_cluster(read_export([CLUSTERS / "dgx-1.yaml", CLUSTERS / "operators.yaml"]), "lab", (), facts)
     text = next(p.text for p in adoption.profiles if p.kind == "Hardware")
     nics = YAML(typ="safe").load(text)["nics"]
@@ -72,10 +46,10 @@ def test_ibdev2netdev_and_topo_give_the_hca_gpus_and_numa_node_of_each_nic() -> 
 
 def test_unknown_text_refused_parser_errors_and_nodes_not_exported_are_one_line() -> None:
     with pytest.raises(AdoptionError, match=r"^x.txt: not the output of ibdev2netdev"):
-        read_node_facts({"n": [("x.txt", "hello")]}, _tools())
-    with pytest.raises(AdoptionError, match=r"^ib.txt:1: not a line of ibdev2netdev"):
-        read_node_facts({"n": [("ib.txt", "ib bad")]}, _tools())
-    facts = read_node_facts({"elsewhere": [("ib.txt", "ib ...")]}, _tools())
+        read_node_facts({"n": [("x.txt", "hello")]})
+    with pytest.raises(AdoptionError, match=r"^ib.txt:2: "):
+        read_node_facts({"n": [("ib.txt", IBDEV.replace("mlx5_1 port 1", "mlx5_1 port one"))]})
+    facts = read_node_facts({"elsewhere": [("ib.txt", IBDEV)]})
     with pytest.raises(AdoptionError, match="--node-facts names elsewhere, which is no imported Node"):
         adopt_cluster(read_export([CLUSTERS / "dgx-1.yaml"]), "lab", (), facts)
 
