@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -228,6 +228,23 @@ def _message(error: ValidationError) -> str:
     return error.message.replace(text, _short(error.instance), 1) if len(text) > 60 else error.message
 
 
+def _schema_problem(schema: dict[str, Any]) -> str | None:
+    """Why no Draft 2020-12 validator can use `schema`; None when one can. Judging a CRD's schema against the
+    meta-schema costs more than checking every document of a chart by it, and a check builds one schema set per
+    Kubernetes version from the same CRDs, whose versions often share one schema: each distinct schema is judged
+    once per process."""
+    return _schema_text_problem(json.dumps(schema, sort_keys=True))
+
+
+@lru_cache(maxsize=4096)
+def _schema_text_problem(text: str) -> str | None:
+    try:
+        Draft202012Validator.check_schema(json.loads(text))
+    except SchemaError as error:
+        return str(error.message)
+    return None
+
+
 # --- the schema set --------------------------------------------------------------------------------
 
 class SchemaSet:
@@ -291,13 +308,12 @@ class SchemaSet:
             name = (doc.get("metadata") or {}).get("name", "?") if isinstance(doc.get("metadata"), dict) else "?"
             try:
                 schemas = crd_schemas(doc)
-                for schema in schemas.values():
-                    Draft202012Validator.check_schema(schema)
-            except SchemaError as error:
-                problems.append(f"{where}: CRD {name} has a schema no validator can use: {error.message}")
-                continue
+                unusable = next(filter(None, map(_schema_problem, schemas.values())), None)
             except (KeyError, TypeError, AttributeError, ValueError) as error:
                 problems.append(f"{where}: CRD {name} is not a usable CustomResourceDefinition: {error!r}")
+                continue
+            if unusable is not None:
+                problems.append(f"{where}: CRD {name} has a schema no validator can use: {unusable}")
                 continue
             for key, schema in schemas.items():
                 self._custom[key] = schema

@@ -829,3 +829,17 @@ def test_every_ref_of_an_own_schema_resolves_under_its_published_id(path: Path) 
     assert refs
     for ref in refs:
         assert resolver.lookup(ref).contents is not None, ref
+
+
+def test_a_crd_schema_no_validator_can_use_is_said_by_every_set_and_judged_once(tmp_path):
+    """A version whose schema breaks the meta-schema (`type: 5`) costs its CRD, in each schema set a check builds (one
+    per Kubernetes version); the meta-schema's verdict on each distinct schema is worked out once per process."""
+    broken = MPIJOB_CRD.replace("            required: [queue]\n", "            required: 5\n", 1)
+    assert broken != MPIJOB_CRD
+    (tmp_path / "crd.yaml").write_text(broken, encoding="utf-8")
+    judged = schemas_module._schema_text_problem.cache_info().misses
+    for version in ("1.29", VERSION):
+        (problem,) = SchemaSet(version).add_crds([tmp_path / "crd.yaml"])
+        assert problem.startswith(f"{tmp_path / 'crd.yaml'}: CRD mpijobs.kubeflow.org has a schema no validator can use: "
+                                  "5 is not of type 'array'"), problem
+    assert schemas_module._schema_text_problem.cache_info().misses == judged + 1
