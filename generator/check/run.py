@@ -13,7 +13,7 @@ from pathlib import Path
 from mpigen.check.chart_profiles import chart_profiles
 from mpigen.check.drift import DriftFindings, judge_fleet
 from mpigen.check.drift_pods import judge_nads, judge_pods
-from mpigen.check.helm import HelmRefused, choose_helm, helm_lint, helm_template
+from mpigen.check.helm import LINT_BATCH, HelmRefused, choose_helm, helm_lint, helm_lint_all, helm_template
 from mpigen.check.report import CheckReport, WorkloadSecurity
 from mpigen.check.rules import run_rules, workload_pod_security
 from mpigen.check.schemas import SchemaSet, bundled_kube_versions, select_kube_version
@@ -77,14 +77,16 @@ class _Renderer:
     lint: bool = True
     """False for context charts: only their objects are wanted, and a lint would cost a Helm process each."""
 
-    def __call__(self, chart: ChartInfo, version: str) -> tuple[list[RenderedObject], list[Finding]]:
-        """Lint and render one chart; run in a thread pool, one Helm process per chart at a time.
+    def __call__(self, chart: ChartInfo, version: str,
+                 linted: list[Finding] | None = None) -> tuple[list[RenderedObject], list[Finding]]:
+        """Lint and render one chart; run in a thread pool, one Helm process per chart at a time. `linted`: its lint
+        findings where the charts were linted together (`helm_lint_all`).
 
         A chart whose name Helm would not take is still rendered (as Helm's placeholder release), so its
         objects are judged beside the finding on its name."""
         named = chart_name_findings(chart)
         if self.helm:
-            findings = helm_lint(self.helm, chart) if self.lint else []
+            findings = linted if linted is not None else helm_lint(self.helm, chart) if self.lint else []
             docs, problems = helm_template(self.helm, chart, f"v{version}.0" if version.count(".") == 1 else version)
             return docs, named + findings + problems
         if chart.compiled_by_mpigen:
@@ -101,8 +103,13 @@ def _render_all(charts: list[ChartInfo], versions: list[str], renderer: _Rendere
     """Helm processes run side by side from threads; mpigen's own renderer shares the charts between both
     cores (generator/support/parallel.py)."""
     if renderer.helm and len(charts) > 1:
+        helm = renderer.helm
         with ThreadPoolExecutor(max_workers=max(os.cpu_count() or 1, 2)) as pool:
-            return list(pool.map(renderer, charts, versions))
+            if not renderer.lint:
+                return list(pool.map(renderer, charts, versions))
+            batches = [charts[start:start + LINT_BATCH] for start in range(0, len(charts), LINT_BATCH)]
+            linted = [found for batch in pool.map(lambda batch: helm_lint_all(helm, batch), batches) for found in batch]
+            return list(pool.map(renderer, charts, versions, linted))
 
     def render(pairs: Sequence[tuple[ChartInfo, str]]) -> list[Rendered]:
         return [renderer(chart, version) for chart, version in pairs]

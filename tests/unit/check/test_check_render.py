@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import CHARTS, is_run_of, run_mpigen
 
-from mpigen.check.helm import _error_lines, helm_lint, helm_template
+from mpigen.check.helm import _error_lines, helm_lint, helm_lint_all, helm_template
 from mpigen.readback.discover import discover
 from mpigen.readback.documents import parse_documents, read_manifest_file, split_documents
 from mpigen.readback.own_renderer import _Helpers, _parse_helpers, own_render, render_template_text, template_actions
@@ -120,6 +120,22 @@ def test_helm_lint_reports_a_values_schema_violation(helm, tmp_path):
     findings = helm_lint(str(helm), discover([chart_dir]).charts[0])
     assert findings and all(f.rule == "lint" for f in findings)
     assert any("workers" in f.message for f in findings), [f.message for f in findings]
+
+
+def test_charts_linted_together_say_what_each_says_alone(helm, tmp_path):
+    """One Helm process lints charts that all pass; where one fails, each finding still names its own chart, exactly
+    as linting it alone says it."""
+    clean = [shutil.copytree(CHARTS / "dgx-lab" / folder, tmp_path / name)
+             for folder, name in (("jobs/pi", "pi"), ("infra", "infra"))]
+    assert helm_lint_all(str(helm), discover(clean).charts) == [[], []]
+    broken = shutil.copytree(CHARTS / "dgx-lab" / "jobs" / "pi", tmp_path / "broken")
+    values = (broken / "values.yaml").read_text(encoding="utf-8").replace("workers: 2", "workers: 0")
+    (broken / "values.yaml").write_text(values, encoding="utf-8")
+    charts = discover([*clean, broken]).charts
+    together = helm_lint_all(str(helm), charts)
+    alone = [helm_lint(str(helm), chart) for chart in charts]
+    assert together == alone
+    assert [bool(found) for found in together] == [chart.path == broken for chart in charts]
 
 
 def test_parse_documents_names_each_template_from_helms_source_comments():
