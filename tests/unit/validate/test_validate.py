@@ -1358,11 +1358,29 @@ def test_a_run_ref_is_one_of_the_names_mpigen_fills_in(diagnose):
 
 def test_existing_namespaces_are_some_of_the_clusters_and_never_kube_system(diagnose):
     # A namespace created by hand (kube-openmpi's README has users create theirs) is named as existing, so the infra
-    # chart does not try to own it; `default` may be named so, `kube-*` never (their system pods).
+    # chart does not try to own it; `default` may be named so, kube-system never (its system pods).
     outcome = diagnose({"clusters/dgx-lab.yaml": CLUSTER.replace(
         "namespaces: [ml-training, hpc]", "namespaces: [ml-training, hpc, default, kube-system]\n"
         "existingNamespaces: [hpc, default, kube-system, ml-trainng]")})
-    expect(outcome, ("clusters/dgx-lab.yaml", 5, 41, "namespace 'kube-system' is Kubernetes' own and holds the "
-                     "cluster's system pods", "run the jobs in a namespace of their own"),
+    expect(outcome, ("clusters/dgx-lab.yaml", 5, 41, "namespace 'kube-system' is Kubernetes' own and no place for "
+                     "jobs: it holds the cluster's system pods", "run the jobs in a namespace of their own"),
            ("clusters/dgx-lab.yaml", 6, 49, "`existingNamespaces` names 'ml-trainng', which is not in `namespaces`",
             "did you mean 'ml-training'?"))
+
+
+def test_an_existing_kube_namespace_of_the_sites_own_holds_jobs(diagnose):
+    # Kubernetes' system pods live in kube-system (and kube-public, kube-node-lease); its documentation (Namespaces)
+    # only asks that no namespace be *created* with the prefix `kube-`, which the API server does not refuse. A site's
+    # `kube-openmpi` that exists already is the site's own: jobs may run there.
+    cluster = DGX_LAB.replace("  - hpc\n", "  - hpc\n  - kube-openmpi\nexistingNamespaces: [kube-openmpi]\n", 1)
+    job = PI.replace("namespace: hpc\n", "namespace: kube-openmpi\n", 1)
+    assert cluster != DGX_LAB and job != PI
+    outcome = diagnose({"clusters/dgx-lab.yaml": cluster, "jobs/pi.yaml": job})
+    assert outcome.diagnostics == [], outcome.shown()
+
+
+def test_a_kube_namespace_the_infra_chart_would_create_is_refused_for_the_prefix(diagnose):
+    cluster = DGX_LAB.replace("  - hpc\n", "  - hpc\n  - kube-openmpi\n", 1)
+    expect(diagnose({"clusters/dgx-lab.yaml": cluster}),
+           ("clusters/dgx-lab.yaml", 10, 5, "namespace 'kube-openmpi' would be created by the infra chart, but "
+            "Kubernetes keeps the prefix `kube-` for its own system namespaces", "or list it in `existingNamespaces`"))
