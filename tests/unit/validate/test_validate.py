@@ -592,7 +592,7 @@ def test_a_job_whose_hostfile_etcd_would_not_store_is_refused_at_its_size(diagno
     if size is None:
         assert outcome.diagnostics == []
         return
-    expect(outcome, ("jobs/wide.yaml", 10, 10, f"{workers} workers give mpi-operator's ConfigMap wide-<hash>-config "
+    expect(outcome, ("jobs/wide.yaml", 11, 10, f"{workers} workers give mpi-operator's ConfigMap wide-<hash>-config "
                      f"{size} bytes of hostfile and discover_hosts.sh (a line per worker), more than the 1,507,328 an "
                      "object may hold beside its metadata under etcd's default limit of 1,572,864 bytes: mpi-operator "
                      "could not create it, and the job would never start",
@@ -604,7 +604,7 @@ def test_a_gpu_job_whose_rankfile_etcd_would_not_store_is_refused_at_its_total_g
     # Eight ranks a worker, each a rankfile line in mpigen's own ConfigMap, which is then the larger one.
     cluster = big_cluster(1, 100_000, "dgx-1")
     outcome = diagnose({"clusters/big.yaml": cluster, "jobs/wide.yaml": WIDE_JOB + "totalGpus: 80000\n"})
-    expect(outcome, ("jobs/wide.yaml", 10, 12, "10000 workers give ConfigMap wide-<hash>-hostfile ",
+    expect(outcome, ("jobs/wide.yaml", 11, 12, "10000 workers give ConfigMap wide-<hash>-hostfile ",
                      "use at most "))
     assert "bytes of hostfile and rankfile (a line per worker and per rank)" in outcome.diagnostics[0].message
 
@@ -854,20 +854,21 @@ ALL_RAILS = "rails: [rail0, rail1, rail2, rail3]\n"  # every GPU has its NIC: no
 
 
 def test_non_root_user_with_rails_warns(diagnose):
-    outcome = diagnose({"jobs/train.yaml": GPU_JOB + ALL_RAILS + "runAsUser: 1000\nsshAuthMountPath: /home/u/.ssh\n"})
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB + ALL_RAILS + "runAsUser: 1000\nsshAuthMountPath: /home/u/.ssh\n"
+                                           "sshPort: 2222\n"})
     expect(outcome, ("jobs/train.yaml", 10, 12, "RDMA needs IPC_LOCK, which only takes effect for root"),
            severity=Severity.WARNING)
     assert errors(outcome.diagnostics) == []
 
 
 @pytest.mark.parametrize("extra", [ALL_RAILS + "runAsUser: 0\n",
-                                   "rails: []\nrunAsUser: 1000\nsshAuthMountPath: /home/u/.ssh\n"])
+                                   "rails: []\nrunAsUser: 1000\nsshAuthMountPath: /home/u/.ssh\nsshPort: 2222\n"])
 def test_root_or_no_rails_does_not_warn(diagnose, extra):
     assert diagnose({"jobs/train.yaml": GPU_JOB + extra}).diagnostics == []
 
 
 def test_non_root_user_with_default_rails_warns(diagnose):
-    outcome = diagnose({"jobs/train.yaml": GPU_JOB + "runAsUser: 1000\nsshAuthMountPath: /home/u/.ssh\n"})
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB + "runAsUser: 1000\nsshAuthMountPath: /home/u/.ssh\nsshPort: 2222\n"})
     expect(outcome, ("jobs/train.yaml", 9, 12, "RDMA needs IPC_LOCK"), severity=Severity.WARNING)
 
 
@@ -1384,3 +1385,14 @@ def test_a_kube_namespace_the_infra_chart_would_create_is_refused_for_the_prefix
     expect(diagnose({"clusters/dgx-lab.yaml": cluster}),
            ("clusters/dgx-lab.yaml", 10, 5, "namespace 'kube-openmpi' would be created by the infra chart, but "
             "Kubernetes keeps the prefix `kube-` for its own system namespaces", "or list it in `existingNamespaces`"))
+
+
+def test_a_job_on_the_nodes_network_only_repeats_the_clusters_ssh_port(diagnose):
+    # Under host networking sshd's port is the cluster's `network.sshPort` (netapp-lab: 22122), the one port left
+    # free on every node; the job's `sshPort` says the same or nothing.
+    job = (PROFILES / "jobs" / "netapp-resnet50.yaml").read_text(encoding="utf-8")
+    assert len(job.splitlines()) == 74
+    assert diagnose({"jobs/netapp-resnet50.yaml": job + "sshPort: 22122\n"}).diagnostics == []
+    expect(diagnose({"jobs/netapp-resnet50.yaml": job + "sshPort: 2222\n"}),
+           ("jobs/netapp-resnet50.yaml", 75, 10, "cluster 'netapp-lab' uses host networking, where the workers' sshd "
+            "listens on its `network.sshPort` (22122)", "remove sshPort, or set it to 22122"))
