@@ -1396,3 +1396,12 @@ def test_a_job_on_the_nodes_network_only_repeats_the_clusters_ssh_port(diagnose)
     expect(diagnose({"jobs/netapp-resnet50.yaml": job + "sshPort: 2222\n"}),
            ("jobs/netapp-resnet50.yaml", 75, 10, "cluster 'netapp-lab' uses host networking, where the workers' sshd "
             "listens on its `network.sshPort` (22122)", "remove sshPort, or set it to 22122"))
+
+
+def test_plm_rsh_args_in_mpirun_args_beside_the_jobs_ssh_port_is_refused(diagnose):
+    # With `sshPort` mpigen gives OpenMPI 4's mpirun `--mca plm_rsh_args "-p <port> ..."` itself: a second one in
+    # mpirunArgs would abort mpirun ("MCA parameters can only be listed once").
+    text = CPU_JOB + "sshPort: 2222\nmpirunArgs: [--mca, plm_rsh_args, -p 2222]\n"
+    expect(diagnose({"jobs/train.yaml": text}),
+           ("jobs/train.yaml", 10, 21, "`--mca plm_rsh_args` in mpirunArgs sets what mpigen already sets: `--mca "
+            "plm_rsh_args` on mpirun's command line (the job's sshPort", "set the ssh port with `sshPort`"))
