@@ -63,6 +63,7 @@ image: mpioperator/mpi-pi:openmpi
 program: [/home/mpiuser/pi]
 runAsUser: 1000
 sshAuthMountPath: /home/mpiuser/.ssh
+sshPort: 2222
 """
 
 

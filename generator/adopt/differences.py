@@ -148,8 +148,9 @@ def _readiness(adopted: AdoptedJob, worker: dict[str, Any]) -> list[str]:
     if before == after:
         return []
     if after is None:
-        return ["the workers' readinessProbe is not kept: a profile has no field for it, and with workerCommand "
-                "mpigen adds none; without it a worker is Ready when it starts, before sshd listens"]
+        return ["the workers' readinessProbe is not kept: mpigen's is a tcpSocket probe on sshd's port (`sshPort`), "
+                "and with workerCommand it adds one only where `sshPort` says the port; without it a worker is Ready "
+                "when it starts, before sshd listens"]
     if before is None:
         return [f"no readiness probe: mpigen adds one (tcpSocket port {after.get('tcpSocket', {}).get('port')}), so "
                 "a worker is Ready once sshd listens and the launcher starts only then"]

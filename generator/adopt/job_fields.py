@@ -112,6 +112,11 @@ class _Adoption:
         pod_notes(w, self.notes)
         if worker.command:
             self.fields.append(Field("workerCommand", list(worker.command), worker.field("command") + " and args"))
+        probe = worker.data.get("readinessProbe")
+        socket = probe.get("tcpSocket") if isinstance(probe, dict) else None
+        port = socket.get("port") if isinstance(socket, dict) else None
+        if isinstance(port, int) and not isinstance(port, bool):  # sshd's, as the workers' probe says (not a name)
+            self.fields.append(Field("sshPort", port, worker.field("readinessProbe", "tcpSocket", "port")))
         self.fields = schema_checked(self.fields, self.notes)
         return AdoptedJob(w, self.line, self.fields, tuple(self.notes), {k: v for k, v in env.items() if
                           isinstance(v, str)} | left, left, gpus, slots or 1)

@@ -16,7 +16,8 @@ from mpigen.insight.explanation import DEFAULT, PROFILE, RULE, Explanation, Fact
 from mpigen.insight.ranks import BINDING_RULE, binding_gaps, rank_bindings, rank_pattern
 from mpigen.load import ProfileFile
 from mpigen.manifests.hostfile import configmap_keys, job_host
-from mpigen.manifests.mpijob import env_value, launcher_command, worker_affinity, workers_variable
+from mpigen.manifests.mpijob import env_value, worker_affinity, workers_variable
+from mpigen.manifests.mpirun import launcher_command
 from mpigen.manifests.node_placement import launcher_pool, launcher_pools, tolerations
 from mpigen.manifests.run_name import RUN_DIGEST_COVERS, mpijob_name
 from mpigen.model import (
@@ -34,6 +35,7 @@ from mpigen.model import (
 )
 from mpigen.objects.manifest import plain
 from mpigen.providers import PROVIDERS, pod_network
+from mpigen.vocabulary import mpi_operator
 from mpigen.vocabulary.multus import NETWORKS_ANNOTATION
 
 
@@ -254,6 +256,7 @@ def _mpi(job: Job, mpijob: str, at: _Where) -> list[Fact]:
                       "explicitly: no controller's hostfile variable is relied on (OpenMPI 5 ignores ORTE's)"
                       + ("; its lines are those Trainer writes into its own (<trainjob>-mpi-hostfile, OpenMPI's "
                          "default hostfile on the launcher)" if job.backend is Backend.TRAINJOB else "")))
+    facts.append(_sshd(job, at))
     command = plain(launcher_command(job, workers_variable(job)))
     origin = (_said(at("launcherCommand"), "launcherCommand", "") if job.launcher_command is not None else
               "mpirun with the hostfile, " + ("" if job.backend is Backend.TRAINJOB else "the rank count, ") +
@@ -263,6 +266,21 @@ def _mpi(job: Job, mpijob: str, at: _Where) -> list[Fact]:
               + (f"; {at('program')}: program" if at("program") else ""))
     facts.append(_fact("mpi", "launcher command", shlex.join(str(part) for part in command), origin))
     return facts
+
+
+def _sshd(job: Job, at: _Where) -> Fact:
+    """sshd's port in the workers, which mpirun's ssh connects to, and whether the workers' readiness probe waits for
+    it."""
+    port = job.ssh_port or mpi_operator.SSHD_PORT
+    probe = job.readiness_port
+    value = f"port {port}, " + ("readiness probe on it" if probe is not None else "no readiness probe")
+    why = ("" if probe is not None else "; no probe: a workerCommand of the job's own, whose port only sshPort says"
+           if job.worker_command is not None and not job.ssh_port_stated else
+           f"; no probe: sshd run as user {job.run_as_user} cannot bind a port below 1024")
+    default = (f"cluster {job.cluster.name}: network.sshPort (the nodes' network)" if job.ssh_port is not None else
+               "default: 22, where mpi-operator's `sshd -De` listens unless the image's sshd_config says another")
+    said = _said(at("sshPort"), "sshPort", default)
+    return _fact("mpi", "workers' sshd", value, Said(said.text + why, said.kind))
 
 
 def _security(job: Job, at: _Where) -> list[Fact]:

@@ -5,17 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from mpigen.manifests.hostfile import configmap_keys
+from mpigen.manifests.mpirun import launcher_command, literal
 from mpigen.manifests.node_placement import launcher_placement, worker_placement
 from mpigen.manifests.scheduling import job_labels, pod_priority_class, scheduling_policy, worker_annotations
 from mpigen.model import (
     Backend,
     EnvVar,
     Job,
-    MpiImplementation,
     Resources,
     RunRef,
     WorkerSpread,
-    derive,
     names,
     stated,
 )
@@ -33,76 +32,6 @@ HOSTFILE_VOLUME = "mpigen-hostfile"
 SHM_VOLUME = "dshm"
 NVIDIA_VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 SSHD = ("/usr/sbin/sshd", "-De")
-SSH_PORT = 22
-RANK_COUNT_FLAG = {MpiImplementation.OPENMPI: "-np", MpiImplementation.INTEL: "-n", MpiImplementation.MPICH: "-n"}
-
-
-def literal(text: str) -> str:
-    """Kubernetes expands `$(VAR)` in command, args and env values; `$$` keeps a `$` literal."""
-    return text.replace("$", "$$")
-
-
-def mpirun_command(job: Job, workers: Variable) -> list[str | Variable]:
-    """mpirun with the hostfile given explicitly and every env variable exported to the ranks; the rank
-    count follows the `workers` value.
-
-    Variables set on a worker container do not reach processes started over ssh, so they are
-    exported by name from the launcher (`-x NAME`, OpenMPI) or by value (`-genv NAME VALUE`, Hydra).
-    """
-    ranks = workers.scaled(job.slots_per_worker)
-    flag = RANK_COUNT_FLAG[job.mpi_implementation]
-    command: list[str | Variable]
-    if job.mpi_implementation is MpiImplementation.OPENMPI:
-        command = ["mpirun"]
-        if job.runs_as_root:
-            command.append("--allow-run-as-root")
-        command += ["--hostfile", names.HOSTFILE_PATH]
-        if job.backend is not Backend.TRAINJOB:
-            # Under a TrainJob the launcher lives in the infra chart's runtime, which no value of the job chart
-            # reaches: without -np, OpenMPI runs one rank per slot of the hostfile, which follows the workers.
-            command += [flag, ranks]
-        command += placement_flags(job)
-        port = PROVIDERS[job.cluster.network.provider].worker_ssh_port(job.cluster.network)
-        if port is not None and job.openmpi_version == 4:
-            # Command line, not OMPI_MCA_plm_rsh_args: the operator appends that variable to the launcher.
-            # (OpenMPI 5 takes PRTE_MCA_plm_ssh_args, which resolve derives with the port.)
-            command += ["--mca", "plm_rsh_args", f"-p {port} {derive.OPERATOR_SSH_ARGS}"]
-        command += ["-x", "PATH", "-x", "LD_LIBRARY_PATH"]
-        for var in job.env:
-            command += ["-x", var.name]
-    else:
-        command = ["mpirun", "-hostfile", names.HOSTFILE_PATH, flag, ranks]
-        for var in job.env:
-            if var.secret is None and var.run_ref is None:
-                command += ["-genv", var.name, var.value]
-        # By name: a Secret's value must not stand in the command line, and a name of the run is the launcher's
-        # variable, filled in with the job object's name.
-        by_name = [var.name for var in job.env if var.secret is not None or var.run_ref is not None]
-        if by_name:
-            command += ["-genvlist", ",".join(by_name)]
-    command += [*job.mpirun_args, *job.program]
-    return [part if isinstance(part, Variable) else literal(part) for part in command]
-
-
-def placement_flags(job: Job) -> list[str]:
-    """OpenMPI's mapping and binding flags; a rankfile places every rank itself."""
-    placement = job.placement
-    if placement.rankfile:
-        if job.openmpi_version == 4:
-            return ["--rankfile", names.RANKFILE_PATH]
-        return ["--map-by", f"rankfile:file={names.RANKFILE_PATH}"]  # OpenMPI 5 (PRRTE): --rankfile is deprecated
-    flags = []
-    if placement.bind_to is not None:
-        flags += ["--bind-to", placement.bind_to.value]
-    if placement.map_by is not None:
-        flags += ["--map-by", placement.map_by]
-    return flags
-
-
-def launcher_command(job: Job, workers: Variable) -> list[str | Variable]:
-    if job.launcher_command is not None:
-        return [literal(part) for part in job.launcher_command]
-    return mpirun_command(job, workers)
 
 
 def _env(job: Job, run: str) -> list[dict[str, Any]]:
@@ -204,16 +133,17 @@ def build_worker_container(job: Job, mpijob: str, network: PodNetwork) -> dict[s
     container: dict[str, Any] = {"name": WORKER_CONTAINER, "image": _image(job), **_pull_policy(job)}
     if job.worker_command is not None:
         container["command"] = [literal(part) for part in job.worker_command]
-    else:
-        if network.ssh_port is not None or job.backend is not Backend.MPIJOB:
-            # mpi-operator runs `/usr/sbin/sshd -De` in a worker container that has no command (its newWorker);
-            # Volcano and Trainer run the image's own entrypoint, so mpigen says it (as Trainer's runtime does).
-            port = ["-p", str(network.ssh_port)] if network.ssh_port is not None else []
-            container["command"] = [*SSHD, *port]
+    elif job.ssh_port is not None or job.backend is not Backend.MPIJOB:
+        # mpi-operator runs `/usr/sbin/sshd -De` in a worker container that has no command (its newWorker);
+        # Volcano and Trainer run the image's own entrypoint, so mpigen says it (as Trainer's runtime does).
+        port = ["-p", str(job.ssh_port)] if job.ssh_port is not None else []
+        container["command"] = [*SSHD, *port]
+    if job.readiness_port is not None:
         # Ready once sshd listens, not once the container started: `WaitForWorkersReady` (and a launcher's
         # dependsOn) then means what it says, and Hydra (Intel MPI, MPICH) does not retry ssh. mpi-operator's own
-        # Intel MPI and MPICH examples probe the sshd port so; Trainer's MPI runtime too.
-        container["readinessProbe"] = {"tcpSocket": {"port": network.ssh_port or SSH_PORT}, "initialDelaySeconds": 2}
+        # Intel MPI and MPICH examples probe the sshd port so (2222, with their own worker command); Trainer's MPI
+        # runtime too.
+        container["readinessProbe"] = {"tcpSocket": {"port": job.readiness_port}, "initialDelaySeconds": 2}
     if job.env:
         container["env"] = _env(job, mpijob)
     limits: dict[str, Any] = dict(_cpu_memory(job.resources))

@@ -8,7 +8,7 @@ from enum import Enum
 from mpigen.model.cluster import Backend, Cluster, NodePool, Rail
 from mpigen.model.hardware import Nic
 from mpigen.model.names import rail_interface
-from mpigen.vocabulary import mpi_operator
+from mpigen.vocabulary import kubernetes, mpi_operator
 
 
 class Naming(str, Enum):
@@ -238,6 +238,11 @@ class Job:
     """The profile's `objectAnnotations`: on the job object only."""
     identity: str = ""
     """What the profiles ask the run to do (generator/resolve/identity.py): its name carries a digest of it."""
+    ssh_port: int | None = None
+    """sshd's port in the workers where it is not 22: the profile's `sshPort`, else the cluster's `network.sshPort`
+    on the nodes' network. mpirun's ssh connects to it, and sshd started by mpigen listens on it."""
+    ssh_port_stated: bool = False
+    """The profile says the port (`sshPort`): a `workerCommand` of its own keeps the readiness probe, on that port."""
     committed: CommittedRun | None = None
     """The committed run this one continues under the same name (same identity, or a chart compiled before
     identities were recorded that this render adopts); None for a new run, or under `naming: stable`."""
@@ -249,6 +254,16 @@ class Job:
     @property
     def runs_as_root(self) -> bool:
         return not self.run_as_user
+
+    @property
+    def readiness_port(self) -> int | None:
+        """The port of the workers' readiness probe: sshd's, where mpigen starts sshd or the profile says its port;
+        None where it knows neither (a `workerCommand` without `sshPort`), or where sshd run as a user other than root
+        cannot bind it (below 1024): a probe there would never pass (validate warns)."""
+        if self.worker_command is not None and not self.ssh_port_stated:
+            return None
+        port = self.ssh_port or mpi_operator.SSHD_PORT
+        return port if self.runs_as_root or port >= kubernetes.FIRST_UNPRIVILEGED_PORT else None
 
     def origin(self, key: str) -> str:
         return dict(self.origins)[key].text

@@ -101,7 +101,15 @@ def resolved_job(document: ProfileFile, data: dict[str, Any], clusters: dict[str
         annotations=label_pairs(data.get("annotations")),
         object_labels=label_pairs(data.get("objectLabels")),
         object_annotations=label_pairs(data.get("objectAnnotations")),
+        ssh_port=ssh_port(data, cluster),
+        ssh_port_stated="sshPort" in data,
     )
+
+
+def ssh_port(data: dict[str, Any], cluster: Cluster) -> int | None:
+    """sshd's port in the workers where it is not 22: the profile's `sshPort`, else the nodes' network's."""
+    port = data.get("sshPort", PROVIDERS[cluster.network.provider].worker_ssh_port(cluster.network))
+    return None if port == mpi_operator.SSHD_PORT else port
 
 
 def _env_var(name: str, value: str | dict[str, Any], origin: str) -> EnvVar:
@@ -146,7 +154,7 @@ def _env(document: ProfileFile, data: dict[str, Any], rails: tuple[RailAttachmen
     derived = derived_env(rails, uses_gpus, cluster.network.provider, implementation,
                           nic_distance=stated(pool.hardware.gpu).nic_distance if uses_gpus and rails else None,
                           openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
-                          ssh_port=PROVIDERS[cluster.network.provider].worker_ssh_port(cluster.network),
+                          ssh_port=ssh_port(data, cluster),
                           operator=backend.sets_openmpi_hostfile_variables,
                           ucx=_openmpi_ucx(data))
     for name, value, why in derived:

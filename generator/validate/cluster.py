@@ -124,22 +124,22 @@ def _check_reserved_namespaces(document: ProfileFile, data: dict[str, Any]) -> l
     """The infra chart creates, owns and labels each namespace of the cluster with the Pod Security level its jobs
     need, but those the profile says exist already (their NOTES tell the admin to loosen the label). Kubernetes' own
     namespaces exist, so a Helm or Flux install fails ("exists and cannot be imported into the current release");
-    `default` may be named as existing, `kube-*` never: they hold the cluster's privileged system pods (CNI,
-    kube-proxy, the device plugins the infra chart configures), which a Pod Security label there would refuse, and
-    are no place for jobs. Nor is a controller's namespace, named by the profile (its GitOps tool's, its network
-    operator's or device plugin's) or the upstream default of one (vocabulary/reserved.py): a job there could read
-    the controller's Secrets by `secretKeyRef` (Argo CD's `argocd-secret`, Flux's Git credentials), and its label
-    would refuse the controller's own pods."""
+    `default` may be named as existing, Kubernetes' system namespaces never (vocabulary/reserved.py says what each
+    is for: kube-system holds the cluster's privileged system pods, which a Pod Security label there would refuse).
+    Another `kube-*` namespace may be named as existing (`kube-openmpi`), but the infra chart creates none: Kubernetes
+    keeps the prefix for its system namespaces. Nor is a controller's namespace, named by the profile (its GitOps
+    tool's, its network operator's or device plugin's) or the upstream default of one (vocabulary/reserved.py): a job
+    there could read the controller's Secrets by `secretKeyRef` (Argo CD's `argocd-secret`, Flux's Git credentials),
+    and its label would refuse the controller's own pods."""
     found = []
     existing = data.get("existingNamespaces", [])
     components = component_namespaces(data)
     fix = "run the jobs in a namespace of their own (e.g. ml-training)"
     for i, namespace in enumerate(data["namespaces"]):
         owner = components.get(namespace) or reserved.reserved_namespace_owner(namespace)
-        if namespace.startswith(reserved.SYSTEM_NAMESPACE_PREFIX):
+        if namespace in reserved.SYSTEM_NAMESPACES:
             found.append(Diagnostic(document.location("namespaces", i), f"namespace '{namespace}' is Kubernetes' own "
-                                    "and holds the cluster's system pods: no place for jobs, and a Pod Security "
-                                    "label there would refuse its privileged pods", fix))
+                                    f"and no place for jobs: {reserved.SYSTEM_NAMESPACES[namespace]}", fix))
         elif owner is not None:
             labelled = ("the infra chart's NOTES would have you loosen its Pod Security label for the jobs"
                         if namespace in existing else "the infra chart would create it and set its Pod Security label "
@@ -147,6 +147,11 @@ def _check_reserved_namespaces(document: ProfileFile, data: dict[str, Any]) -> l
             found.append(Diagnostic(document.location("namespaces", i), f"namespace '{namespace}' belongs to {owner}: "
                                     "a job there could read the controller's Secrets by `secretKeyRef`, and "
                                     f"{labelled}, which its own pods may not pass", fix))
+        elif namespace.startswith(reserved.SYSTEM_NAMESPACE_PREFIX) and namespace not in existing:
+            found.append(Diagnostic(document.location("namespaces", i), f"namespace '{namespace}' would be created by "
+                                    "the infra chart, but Kubernetes keeps the prefix `kube-` for its own system "
+                                    "namespaces (its documentation: avoid creating namespaces so named)",
+                                    f"{fix}, or list it in `existingNamespaces` too if it exists already"))
         elif namespace == "default" and namespace not in existing:
             found.append(Diagnostic(document.location("namespaces", i), f"namespace '{namespace}' is Kubernetes' own: "
                                     "the infra chart creates and labels every namespace of `namespaces`, so an install "

@@ -8,6 +8,7 @@ from typing import Any
 
 from mpigen.load import ProfileFile, to_plain
 from mpigen.model import derive
+from mpigen.providers import provider_of
 from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Severity, did_you_mean, raises
 from mpigen.support.profile_rules import JOB, REFERENCES
 from mpigen.support.schema_files import load_schema
@@ -54,6 +55,7 @@ def check_job(document: ProfileFile, index: Index) -> list[Diagnostic]:
     found += _check_rails(document, job, cluster, pool, hardware)
     found += check_volumes(document, job)
     found += _check_user(document, job)
+    found += _check_ssh_port(document, job, cluster)
     return found
 
 
@@ -240,3 +242,34 @@ def _check_user(document: ProfileFile, job: dict[str, Any]) -> list[Diagnostic]:
                        "set sshAuthMountPath to that user's ~/.ssh, and a workerCommand that runs sshd as that "
                        "user (e.g. `sshAuthMountPath: /home/mpiuser/.ssh`, `workerCommand: [/usr/sbin/sshd, -De, -f, "
                        "/home/mpiuser/.sshd_config]`)", Severity.WARNING)]
+
+
+def _check_ssh_port(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
+    """sshd's port (`sshPort`): the cluster's `network.sshPort` on the nodes' network, which a job may only repeat;
+    one that sshd run as a user other than root can bind; and, for Hydra, said where the job starts sshd itself, so
+    its workers keep their readiness probe."""
+    nodes_port = provider_of(cluster.get("network", {})) if host_network(cluster) else None
+    cluster_port = cluster.get("network", {}).get("sshPort", nodes_port.settings["sshPort"]) if nodes_port else None
+    if cluster_port is not None and job.get("sshPort", cluster_port) != cluster_port:
+        return [Diagnostic(document.location("sshPort"), f"cluster '{cluster['name']}' uses host networking, where "
+                           f"the workers' sshd listens on its `network.sshPort` ({cluster_port})",
+                           f"remove sshPort, or set it to {cluster_port}")]
+    user = job.get("runAsUser", 0)
+    port = job.get("sshPort", cluster_port or mpi_operator.SSHD_PORT)
+    if user != 0 and "sshAuthMountPath" in job and ("workerCommand" not in job or "sshPort" in job) and \
+            port < kubernetes.FIRST_UNPRIVILEGED_PORT:  # without sshAuthMountPath, _check_user says what to do
+        where = document.location("sshPort" if "sshPort" in job else "runAsUser")
+        return [Diagnostic(where, f"sshd run as user {user} cannot bind port {port}, below "
+                           f"{kubernetes.FIRST_UNPRIVILEGED_PORT} (the workers hold no capability), so the workers "
+                           "get no readiness probe", f"run sshd as that user on a port of its own and say it, as "
+                           f"mpi-operator's images do: `sshPort: {mpi_operator.IMAGES_SSHD_PORT}` and `workerCommand: "
+                           "[/usr/sbin/sshd, -De, -f, /home/mpiuser/.sshd_config]`", Severity.WARNING)]
+    implementation = job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION)
+    if "workerCommand" in job and "sshPort" not in job and implementation != mpi_operator.OPENMPI:
+        return [Diagnostic(document.location("workerCommand"), "a workerCommand of the job's own gets no readiness "
+                           "probe without sshPort: a worker is Ready once its container starts, and Hydra's mpirun "
+                           f"({implementation}) may reach it before sshd listens",
+                           "set sshPort to the port its sshd listens on (mpi-operator's images: "
+                           f"{mpi_operator.IMAGES_SSHD_PORT})", Severity.WARNING)]
+    return []
+

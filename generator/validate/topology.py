@@ -75,7 +75,11 @@ def _mca_set_by_mpigen(job: dict[str, Any], cluster: dict[str, Any], hardware: d
         for name in ("orte_default_hostfile", "orte_keep_fqdn_hostnames", "orte_set_default_slots",
                      "plm_rsh_args"):
             found[name] = f"OMPI_MCA_{name}, which no controller sets for a Volcano Job"
-    if version < 5 and cluster.get("network", {}).get("provider") == NetworkProvider.HOST_NETWORK.value:
+    own_port = job.get("sshPort", mpi_operator.SSHD_PORT) != mpi_operator.SSHD_PORT
+    if version < 5 and own_port:
+        found["plm_rsh_args"] = ("`--mca plm_rsh_args` on mpirun's command line (the job's sshPort: OpenMPI aborts "
+                                 "when a parameter is listed twice, 'MCA parameters can only be listed once')")
+    elif version < 5 and cluster.get("network", {}).get("provider") == NetworkProvider.HOST_NETWORK.value:
         found["plm_rsh_args"] = ("`--mca plm_rsh_args` on mpirun's command line (sshd's port on the nodes' network: "
                                  "OpenMPI aborts when a parameter is listed twice, 'MCA parameters can only be "
                                  "listed once')")
@@ -96,8 +100,8 @@ def _check_mca_args(document: ProfileFile, job: dict[str, Any], cluster: dict[st
         name = args[i + 1]
         if arg not in MCA_FLAGS or name not in ours:
             continue
-        fix = ("set the ssh port with the cluster's `network.sshPort`" if name == "plm_rsh_args"
-               and ours[name].startswith("`--mca") else
+        fix = (("set the ssh port with `sshPort`" if "sshPort" in job else "set the ssh port with the cluster's "
+                "`network.sshPort`") if name == "plm_rsh_args" and ours[name].startswith("`--mca") else
                f"set `OMPI_MCA_{name}` in the job's `env` instead: the profile's value replaces mpigen's")
         found.append(Diagnostic(document.location("mpirunArgs", i + 1), f"`{arg} {name}` in mpirunArgs sets "
                                 f"what mpigen already sets: {ours[name]}", fix))

@@ -138,6 +138,10 @@ def label_value_problems(value: str) -> list[str]:
                              regex_error(_LABEL_VALUE_ERROR, LABEL_VALUE_FORMAT, "MyValue", "my_value", "12345"))
 
 
+FIRST_UNPRIVILEGED_PORT = 1024
+"""Linux lets a process bind a port below this only with CAP_NET_BIND_SERVICE, which a container run as a user other
+than root holds only when added, and never under `capabilities: {drop: [ALL]}` with `allowPrivilegeEscalation: false`
+(file capabilities are not granted then)."""
 PORT_NAME_MAX = 15
 _PORT_NAME_CHARSET = re.compile("[-a-z0-9]+")
 _PORT_NAME_LETTER = re.compile("[a-z]")

@@ -86,6 +86,16 @@ SSH_AUTH_VOLUME = "ssh-auth"
 CONFIG_VOLUME = "mpi-job-config"
 CONFIG_MOUNT_PATH = "/etc/mpi"
 
+# sshd's port in a worker where nothing says another: mpi-operator runs `/usr/sbin/sshd -De` in a worker container
+# without a command (newWorker), which listens where the image's sshd_config says, 22 unless it says another.
+SSHD_PORT = 22
+# The port sshd listens on in mpi-operator's own images, as root or not (build/base/Dockerfile `ARG port=2222`, written
+# to /etc/ssh/sshd_config, ssh_config and ~mpiuser/.sshd_config), and their pi-intel and pi-mpich examples probe.
+IMAGES_SSHD_PORT = 2222
+# Hydra's variables for the ssh options, which the controller sets on the launcher after the container's own
+# (newLauncherPodTemplate's intelEnvVars, mpichEnvVars), to its `-o ConnectionAttempts=10`.
+HYDRA_SSH_ARGS_VARIABLE = {"Intel": "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS", "MPICH": "HYDRA_LAUNCH_EXTRA_ARGS"}
+
 # The OpenMPI MCA parameters the controller sets on the launcher as OMPI_MCA_* variables, after the container's own
 # (newLauncherPodTemplate): a container's variable of the same name is overridden; `-mca` on mpirun's command line
 # wins over both.

@@ -114,10 +114,19 @@ networks by `k8s.v1.cni.cncf.io/networks` and takes whatever addresses their IPA
 
 # --- namespaces ------------------------------------------------------------------------------------------------
 
+SYSTEM_NAMESPACES: dict[str, str] = {
+    "kube-system": "it holds the cluster's system pods, which a Pod Security label for jobs would refuse",
+    "kube-public": "it is readable by every client, even unauthenticated ones, for what the whole cluster may read",
+    "kube-node-lease": "it holds the nodes' heartbeats (a Lease per node)",
+}
+"""Kubernetes' own namespaces, which every cluster has, with what each is for (Kubernetes' documentation, Namespaces:
+"Initial namespaces"). kube-system holds its system pods, Multus, the device plugins, and most CNIs (Calico's
+manifests, Cilium, Kube-OVN, Antrea and Spiderpool install there by default)."""
 SYSTEM_NAMESPACE_PREFIX = "kube-"
-"""Kubernetes' own namespaces (`kube-system`, `kube-public`, `kube-node-lease`): its system pods, Multus, the
-device plugins, and most CNIs (Calico's manifests, Cilium, Kube-OVN, Antrea and Spiderpool install there by default;
-Kube-OVN's early releases in `kube-ovn`, also under the prefix)."""
+"""The prefix Kubernetes keeps for its system namespaces: its documentation (Namespaces, "Avoid creating namespaces
+with the prefix `kube-`, since it is reserved for Kubernetes system namespaces") asks that none be created so, but the
+API server does not refuse one, and other projects name theirs so (`kube-flannel`, `kube-ovn`, or a site's
+`kube-openmpi`). Only `SYSTEM_NAMESPACES` and the controllers' below hold the cluster's system pods."""
 OPENSHIFT_NAMESPACE_PREFIX = "openshift-"
 """OpenShift's own namespaces (`openshift-*`: its operators, its OVN-Kubernetes, `openshift-sriov-network-operator`):
 OpenShift keeps the prefix for itself, as Kubernetes keeps `kube-`."""
@@ -147,6 +156,8 @@ CONTROLLER_NAMESPACES: dict[str, str] = {
     "tigera-operator": "Calico's operator (Tigera)",
     "calico-system": "Calico (as its operator installs it)",
     "cert-manager": "cert-manager (its issuers' CA keys and the webhooks' certificates)",
+    "kube-flannel": "Flannel (the cluster network's CNI)",
+    "kube-ovn": "Kube-OVN (the cluster network's CNI, as its early releases install it)",
 }
 """The namespaces the controllers around mpigen's jobs run in by default, and who runs there: their Secrets (Git and
 registry credentials, webhook certificates, `argocd-secret`) are there, and their pods need what a job
@@ -156,7 +167,7 @@ controller: a cluster runs operators no profile mentions, and another name for a
 
 def reserved_namespace_owner(namespace: str) -> str | None:
     """Who `namespace` belongs to ("Kubernetes", "Argo CD", ...), or None for a namespace of one's own."""
-    if namespace.startswith(SYSTEM_NAMESPACE_PREFIX):
+    if namespace in SYSTEM_NAMESPACES:
         return "Kubernetes"
     if namespace in CONTROLLER_NAMESPACES:
         return CONTROLLER_NAMESPACES[namespace]

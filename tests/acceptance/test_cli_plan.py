@@ -202,13 +202,13 @@ def test_explain_of_a_job_of_6400000_ranks_lists_the_first_and_last_and_says_wha
 def test_a_job_whose_hostfile_is_more_than_etcd_stores_is_refused_at_its_size(tmp_path):
     # 100,000 CPU workers: mpi-operator's ConfigMap wide-<hash>-config would hold a hostfile line and an `echo <host>`
     # line per worker, 98 bytes plus twice the index's digits each: 9,800,000 + 2 x 488,890 + `#!/bin/sh\n`. It was
-    # valid, and its own hostfile ConfigMap rendered at 5.6 MB; etcd stores 1.5 MiB. Line 10 is `workers: 100000`.
+    # valid, and its own hostfile ConfigMap rendered at 5.6 MB; etcd stores 1.5 MiB. Line 11 is `workers: 100000`.
     root = big_fleet(tmp_path / "profiles", 1, 100_000, "workers: 100000\n")
     for command in (("validate", root), ("explain", "wide", "-p", root), ("render", root, "-o", tmp_path / "charts")):
         done = run_limited(list(command), memory_limited(MEMORY), timeout=60)
         assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
         assert done.stderr.startswith(
-            f"{root / 'jobs' / 'wide.yaml'}:10:10: error: 100000 workers give mpi-operator's ConfigMap wide-<hash>-config "
+            f"{root / 'jobs' / 'wide.yaml'}:11:10: error: 100000 workers give mpi-operator's ConfigMap wide-<hash>-config "
             "10,777,790 bytes of hostfile and discover_hosts.sh (a line per worker), more than the 1,507,328 an object "
             "may hold beside its metadata under etcd's default limit of 1,572,864 bytes: mpi-operator could not create "
             "it, and the job would never start; use at most 14162 workers, or shorten the job name and namespace (each "

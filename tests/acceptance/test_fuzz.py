@@ -31,7 +31,7 @@ And one class of what belongs to the controllers, which must be refused, for tha
 label or annotation key of every reserved domain (as written, under a subdomain, in capitals, with a trailing dot, a
 look-alike letter or a space), a controller's or Kubernetes' namespace as a job namespace (or an existing one), the
 namespace the profile's own GitOps tool, network operator or device plugin runs in, and a `system-` priority class
-declared or named by a job.
+declared or named by a job; a site's own `kube-*` namespace is refused only where the infra chart would create it.
 
 Where such a case compiles, what it wrote must reach the cluster as written (an env value, a command argument,
 an image), merges must give the objects their spelled-out form gives, and a character docs/security.md refuses must
@@ -252,6 +252,8 @@ class Case:
     """Why the case must not compile, if it must not."""
     refused_for: str = ""
     """Text the refusal must hold (the rule that refuses it, not an error elsewhere), if any."""
+    must_compile: str = ""
+    """Why the case must compile, if it must (a name that looks reserved but is the site's own)."""
     kinds: list[str] = field(default_factory=list)
     """Which shapes of its class the case has, for the statistics."""
 
@@ -288,7 +290,8 @@ FEATURES: dict[str, tuple[tuple[str, Any], ...]] = {
         ("env", {"DB_PASSWORD": "hunter2", "AWS_SECRET_ACCESS_KEY": "AKIAxxxxxxxxxxxxxxxx"}),
         ("mpirunArgs", ["-x", RELEASE_NAME]), ("description", LOOKUP), ("sshAuthMountPath", "/root/.ssh"),
         ("resources", {"cpu": "500m", "memory": "512Mi"}), ("launcher", {"resources": {"cpu": "2"}}),
-        ("launcherCreationPolicy", "AtStartup"),
+        ("launcherCreationPolicy", "AtStartup"), ("sshPort", 2222), ("sshPort", 22122), ("runAsUser", 1000),
+        ("workerCommand", ["/usr/sbin/sshd", "-De", "-f", "/home/mpiuser/.sshd_config"]),
         ("scheduling", {"minAvailable": 2}), ("scheduling", {"minAvailable": 5}), ("scheduling", {"queue": "vision"}),
         ("scheduling", {"queue": "experiments", "priorityClass": "training-high"}),
         ("scheduling", {"priorityClass": "research", "topology": {"level": "host"}}),
@@ -731,6 +734,9 @@ CONTROLLER_NAMESPACES = ("argocd", "flux-system", "kueue-system", "volcano-syste
                          "nvidia-device-plugin", "gpu-feature-discovery", "nvidia-dra-driver-gpu", "node-feature-discovery",
                          "tigera-operator", "calico-system", "cert-manager", "kube-system", "kube-public",
                          "kube-node-lease", "kube-flannel", "kube-ovn", "openshift-ovn-kubernetes", "openshift-monitoring")
+SITE_KUBE_NAMESPACES = ("kube-openmpi", "kube-jobs")
+"""`kube-*` namespaces of a site's own: a job namespace where it exists already, never one the infra chart creates
+(Kubernetes' documentation keeps the prefix for its system namespaces)."""
 KEY_SPELLINGS = ("as-is", "subdomain", "upper", "capitalised", "trailing-dot", "look-alike", "space")
 LOOK_ALIKES = {"o": "\u043e", "e": "\u0435", "a": "\u0430", "i": "\u0456", "c": "\u0441", "p": "\u0440", "x": "\u0445"}
 CLUSTER_FILES = sorted(name for name in EXAMPLE_FILES if name.startswith("clusters/"))
@@ -758,7 +764,8 @@ def _spelled(domain: str, spelling: str) -> str:
 def reserved_cases(draw: st.DrawFn) -> Case:
     """A label or annotation key of a reserved domain in any spelling, a controller's or Kubernetes' namespace as a job
     namespace (or existing one, or the one the profile's GitOps tool or network operator runs in), or a `system-`
-    priority class declared or named: each refused, for that reason, at a clean `path:line:col`."""
+    priority class declared or named: each refused, for that reason, at a clean `path:line:col`. A site's own `kube-*`
+    namespace is refused where the infra chart would create it, and compiles where it exists already."""
     trees = copy.deepcopy(EXAMPLE_TREES)
     case = Case({}, classes=["reserved"])
     kind = draw(st.sampled_from(("key", "key", "namespace", "component-namespace", "priority-class")))
@@ -778,15 +785,22 @@ def reserved_cases(draw: st.DrawFn) -> Case:
         case.kinds.append(f"reserved key {spelling}, in {field_}")
     elif kind == "namespace":
         cluster = draw(st.sampled_from(CLUSTER_FILES))
-        namespace = draw(st.sampled_from(CONTROLLER_NAMESPACES))
+        namespace = draw(st.sampled_from(CONTROLLER_NAMESPACES + SITE_KUBE_NAMESPACES))
         tree = trees[cluster]
         tree["namespaces"] = [*tree["namespaces"], namespace]
-        if draw(st.booleans()):
+        existing = draw(st.booleans())
+        if existing:
             tree["existingNamespaces"] = [*tree.get("existingNamespaces", []), namespace]
         case.files[cluster] = dump(tree)
-        case.refused_for = f"namespace '{namespace}' "
-        case.steps.append(f"{cluster}: namespaces += {namespace} (existing: {'existingNamespaces' in tree})")
-        case.kinds.append("a controller's namespace" if not namespace.startswith("kube-") else "Kubernetes' namespace")
+        case.steps.append(f"{cluster}: namespaces += {namespace} (existing: {existing})")
+        if namespace in SITE_KUBE_NAMESPACES and existing:
+            case.must_compile = f"{namespace} is the site's own, and exists already"
+            case.kinds.append("a site's own kube-* namespace, existing")
+        else:
+            case.refused_for = f"namespace '{namespace}' "
+            case.kinds.append("a controller's namespace" if not namespace.startswith("kube-") else
+                              "a site's own kube-* namespace, to create" if namespace in SITE_KUBE_NAMESPACES else
+                              "Kubernetes' namespace")
     elif kind == "component-namespace":
         cluster = draw(st.sampled_from(CLUSTER_FILES))
         tree = trees[cluster]
@@ -1243,6 +1257,7 @@ def run_case(fixture: Fixture, case: Case, seconds: float | None = None) -> None
     for kind in case.kinds:
         event(kind)
     if failed:
+        assert not case.must_compile, f"refused although it must compile: {case.must_compile}\n{result.stderr}"
         assert snapshot(fixture.out) == fixture.baseline, "a failed render changed the output folder"
         assert case.refused_for in result.stderr, f"refused, but not for {case.refused_for!r}:\n{result.stderr}"
         return

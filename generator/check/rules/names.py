@@ -24,7 +24,7 @@ from mpigen.model import names
 from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
 from mpigen.support.diagnostics import Severity
 from mpigen.vocabulary import kubernetes, mpi_operator, trainer, volcano_job
-from mpigen.vocabulary.reserved import SYSTEM_NAMESPACE_PREFIX, reserved_namespace_owner
+from mpigen.vocabulary.reserved import SYSTEM_NAMESPACES, reserved_namespace_owner
 
 RULE_NAMES = "names"
 
@@ -321,7 +321,7 @@ def check_job_namespaces(documents: list[RenderedObject], context: CheckContext 
                 "runs beside its pods, under the Pod Security label its pods need; run the job in a namespace of its "
                 "own (mpigen refuses it as a job namespace)"), RULE_NAMES))
             continue
-        if namespace.startswith(SYSTEM_NAMESPACE_PREFIX):
+        if namespace in SYSTEM_NAMESPACES:
             continue
         read = sorted({name for template in pod_templates(document) for _, name in secret_reads(template)})
         if read:

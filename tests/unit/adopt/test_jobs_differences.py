@@ -155,10 +155,17 @@ def test_min_available_mpigen_can_keep_is_kept() -> None:
 
 
 def test_readiness_probe_kept_or_added() -> None:
+    # The probe's port is sshd's: adopted as `sshPort`, so a workerCommand of the job's own keeps its probe there.
     probe = {"readinessProbe": {"tcpSocket": {"port": 2222}}, "command": ["/usr/sbin/sshd", "-De"]}
-    _, notes = adopt(mpijob("probed", ["mpirun", "a"], worker=probe), "cpu-lab", "cpu")
-    assert ("the workers' readinessProbe is not kept: a profile has no field for it, and with workerCommand mpigen "
-            "adds none; without it a worker is Ready when it starts, before sshd listens") in notes
+    text, notes = adopt(mpijob("probed", ["mpirun", "a"], worker=probe), "cpu-lab", "cpu")
+    assert yaml.safe_load(text)["sshPort"] == 2222
+    assert "the workers' readinessProbe becomes mpigen's (tcpSocket port 2222)" in notes
+    probe = {"readinessProbe": {"exec": {"command": ["true"]}}, "command": ["/usr/sbin/sshd", "-De"]}
+    text, notes = adopt(mpijob("probed", ["mpirun", "a"], worker=probe), "cpu-lab", "cpu")
+    assert "sshPort" not in yaml.safe_load(text)
+    assert ("the workers' readinessProbe is not kept: mpigen's is a tcpSocket probe on sshd's port (`sshPort`), and "
+            "with workerCommand it adds one only where `sshPort` says the port; without it a worker is Ready when it "
+            "starts, before sshd listens") in notes
     _, notes = adopt(mpijob("plain", ["mpirun", "a"]), "cpu-lab", "cpu")
     assert ("no readiness probe: mpigen adds one (tcpSocket port 22), so a worker is Ready once sshd listens and the "
             "launcher starts only then") in notes

@@ -82,7 +82,15 @@ def test_adopted_example_compiles_to_the_same_job(example: str, profiles_copy: A
     assert spec["slotsPerWorker"] == before["slotsPerWorker"]
     assert spec["mpiImplementation"] == before.get("mpiImplementation", "OpenMPI")
     command = [str(part) for part in _container(mpijob, "Launcher")["command"]]
-    assert command[0] == "mpirun"
+    assert command[2 if command[0] == "env" else 0] == "mpirun"  # `env <Hydra's ssh options>=-p <port> ...` first
+    if _container(written, "Worker").get("args") or _container(written, "Worker").get("command"):
+        # A worker command of the example's own keeps its readiness probe (pi-intel's and pi-mpich's on sshd's 2222;
+        # pi's has none), on the same port, and Hydra's mpirun connects there.
+        before_probe = _container(written, "Worker").get("readinessProbe")
+        after_probe = _container(mpijob, "Worker").get("readinessProbe")
+        assert after_probe == before_probe, (after_probe, before_probe)
+        if before_probe is not None and before.get("mpiImplementation", "OpenMPI") != "OpenMPI":
+            assert command[1].endswith(f"=-p {before_probe['tcpSocket']['port']} -o ConnectionAttempts=10")
     assert command[-len(program):] == program
     assert command[command.index(rank_flag) + 1] == ranks
 

@@ -631,3 +631,85 @@ def test_a_run_ref_reaches_hydra_ranks_by_name(profiles_copy):
     command = _container(_mpijob(job), "Launcher")["command"]
     assert command[command.index("-genvlist") + 1] == "MASTER_ADDR"
     assert "-genv" not in command or "MASTER_ADDR" not in command[:command.index("-genvlist")]
+
+
+def _ported_pi(example: str) -> tuple[str, dict[str, Any]]:
+    """mpi-operator's pi example `example` (examples/v2beta1/pi/, Hydra) as a job profile on the example cluster, read
+    from the upstream file itself: image, pull policy, user, ssh keys, worker command, sshd's port (its readiness
+    probe's), size and program. Its launcher's `-n 2` is mpigen's own rank count."""
+    upstream = yaml.safe_load((UPSTREAM / "mpi-operator" / "examples" / f"pi__{example}.yaml").read_text("utf-8"))
+    spec = upstream["spec"]
+    worker = spec["mpiReplicaSpecs"]["Worker"]
+    container = worker["template"]["spec"]["containers"][0]
+    launcher = spec["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
+    assert container["command"] is None  # `command:` left empty: the worker's whole command is in `args`
+    profile = {
+        "apiVersion": "mpigen/v1alpha1", "kind": "Job", "name": "pi", "cluster": "dgx-lab", "pool": "cpu",
+        "namespace": "hpc", "image": container["image"], "imagePullPolicy": container["imagePullPolicy"],
+        "workers": worker["replicas"], "slotsPerWorker": spec["slotsPerWorker"],
+        "mpiImplementation": spec["mpiImplementation"], "program": launcher["args"][3:],
+        "runAsUser": container["securityContext"]["runAsUser"], "sshAuthMountPath": spec["sshAuthMountPath"],
+        "workerCommand": container["args"], "sshPort": container["readinessProbe"]["tcpSocket"]["port"],
+        "resources": {k: str(v) for k, v in container["resources"]["limits"].items()},
+        "runPolicy": {"cleanPodPolicy": spec["runPolicy"]["cleanPodPolicy"]},
+    }
+    assert launcher["args"][:3] == ["mpirun", "-n", "2"]
+    return yaml.safe_dump(profile, sort_keys=False), container
+
+
+@pytest.mark.parametrize("example", ["pi-intel", "pi-mpich"])
+def test_upstream_hydra_pi_examples_ported_keep_their_readiness_probe_on_2222(profiles_copy, example):
+    # mpi-operator's pi-intel and pi-mpich run sshd as user 1000 with `sshd -De -f ~/.sshd_config` on port 2222
+    # (build/base/Dockerfile: `ARG port=2222`) and probe it, so Hydra never reaches a worker before sshd listens.
+    # Ported with `sshPort`, the compiled workers carry the same probe, and mpirun's ssh connects to that port.
+    profile, original = _ported_pi(example)
+    result = _compile(profiles_copy, {"jobs/pi.yaml": profile})
+    assert [d.format() for d in result.diagnostics] == []
+    mpijob = _mpijob(_job(result, "pi"))
+    worker = _container(mpijob, "Worker")
+    assert worker["readinessProbe"] == original["readinessProbe"] == {"tcpSocket": {"port": 2222},
+                                                                        "initialDelaySeconds": 2}
+    assert worker["command"] == original["args"]
+    variable = {"pi-intel": "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS", "pi-mpich": "HYDRA_LAUNCH_EXTRA_ARGS"}[example]
+    assert _container(mpijob, "Launcher")["command"][:3] == ["env", f"{variable}=-p 2222 -o ConnectionAttempts=10",
+                                                            "mpirun"]
+
+
+def test_a_worker_command_without_ssh_port_keeps_no_probe_and_hydra_is_warned(diagnose, profiles_copy):
+    profile, _ = _ported_pi("pi-intel")
+    without = profile.replace("sshPort: 2222\n", "")
+    outcome = diagnose({"jobs/pi.yaml": without})
+    assert [(d.severity.value, d.message.split(":")[0]) for d in outcome.diagnostics] == [
+        ("warning", "a workerCommand of the job's own gets no readiness probe without sshPort")], outcome.shown()
+    assert "set sshPort to the port its sshd listens on (mpi-operator's images: 2222)" in outcome.diagnostics[0].hint
+    assert "readinessProbe" not in _container(_mpijob(_job(_compile(profiles_copy, {"jobs/pi.yaml": without}), "pi")),
+                                              "Worker")
+
+
+@pytest.mark.parametrize(("edit", "probe", "command"), [
+    # Non-root without a worker command: mpi-operator's `sshd -De` as user 1000 cannot bind 22; no probe there.
+    ({"workerCommand": None}, None, None),
+    # The port said: mpigen starts sshd on it (`-p`) and probes it; OpenMPI's ssh connects to it.
+    ({"workerCommand": None, "sshPort": 2222}, 2222, ["/usr/sbin/sshd", "-De", "-p", "2222"]),
+    ({"sshPort": 2222}, 2222, ["/usr/sbin/sshd", "-De", "-f", "/home/mpiuser/.sshd_config"]),
+])
+def test_ssh_port_of_a_non_root_openmpi_job(profiles_copy, edit, probe, command):
+    text = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8")
+    if edit.get("workerCommand", "") is None:
+        text = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("workerCommand:"))
+    if "sshPort" in edit:
+        text += f"sshPort: {edit['sshPort']}\n"
+    result = compile_profiles([profiles_copy({"jobs/pi.yaml": text})])
+    mpijob = _mpijob(_job(result, "pi"))
+    worker, launcher = _container(mpijob, "Worker"), _container(mpijob, "Launcher")
+    assert worker.get("readinessProbe", {}).get("tcpSocket", {}).get("port") == probe
+    assert worker.get("command") == command
+    rsh = launcher["command"][launcher["command"].index("plm_rsh_args") + 1] if probe else None
+    assert rsh == ("-p 2222 -o ConnectionAttempts=10" if probe else None)
+    warnings = [d.format() for d in result.diagnostics]
+    if probe is None:
+        assert len(warnings) == 1 and "sshd run as user 1000 cannot bind port 22, below 1024" in warnings[0], warnings
+        assert "`sshPort: 2222` and `workerCommand: [/usr/sbin/sshd, -De, -f, /home/mpiuser/.sshd_config]`" in \
+            warnings[0]
+    else:
+        assert warnings == []

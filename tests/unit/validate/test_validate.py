@@ -592,7 +592,7 @@ def test_a_job_whose_hostfile_etcd_would_not_store_is_refused_at_its_size(diagno
     if size is None:
         assert outcome.diagnostics == []
         return
-    expect(outcome, ("jobs/wide.yaml", 10, 10, f"{workers} workers give mpi-operator's ConfigMap wide-<hash>-config "
+    expect(outcome, ("jobs/wide.yaml", 11, 10, f"{workers} workers give mpi-operator's ConfigMap wide-<hash>-config "
                      f"{size} bytes of hostfile and discover_hosts.sh (a line per worker), more than the 1,507,328 an "
                      "object may hold beside its metadata under etcd's default limit of 1,572,864 bytes: mpi-operator "
                      "could not create it, and the job would never start",
@@ -604,7 +604,7 @@ def test_a_gpu_job_whose_rankfile_etcd_would_not_store_is_refused_at_its_total_g
     # Eight ranks a worker, each a rankfile line in mpigen's own ConfigMap, which is then the larger one.
     cluster = big_cluster(1, 100_000, "dgx-1")
     outcome = diagnose({"clusters/big.yaml": cluster, "jobs/wide.yaml": WIDE_JOB + "totalGpus: 80000\n"})
-    expect(outcome, ("jobs/wide.yaml", 10, 12, "10000 workers give ConfigMap wide-<hash>-hostfile ",
+    expect(outcome, ("jobs/wide.yaml", 11, 12, "10000 workers give ConfigMap wide-<hash>-hostfile ",
                      "use at most "))
     assert "bytes of hostfile and rankfile (a line per worker and per rank)" in outcome.diagnostics[0].message
 
@@ -854,20 +854,21 @@ ALL_RAILS = "rails: [rail0, rail1, rail2, rail3]\n"  # every GPU has its NIC: no
 
 
 def test_non_root_user_with_rails_warns(diagnose):
-    outcome = diagnose({"jobs/train.yaml": GPU_JOB + ALL_RAILS + "runAsUser: 1000\nsshAuthMountPath: /home/u/.ssh\n"})
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB + ALL_RAILS + "runAsUser: 1000\nsshAuthMountPath: /home/u/.ssh\n"
+                                           "sshPort: 2222\n"})
     expect(outcome, ("jobs/train.yaml", 10, 12, "RDMA needs IPC_LOCK, which only takes effect for root"),
            severity=Severity.WARNING)
     assert errors(outcome.diagnostics) == []
 
 
 @pytest.mark.parametrize("extra", [ALL_RAILS + "runAsUser: 0\n",
-                                   "rails: []\nrunAsUser: 1000\nsshAuthMountPath: /home/u/.ssh\n"])
+                                   "rails: []\nrunAsUser: 1000\nsshAuthMountPath: /home/u/.ssh\nsshPort: 2222\n"])
 def test_root_or_no_rails_does_not_warn(diagnose, extra):
     assert diagnose({"jobs/train.yaml": GPU_JOB + extra}).diagnostics == []
 
 
 def test_non_root_user_with_default_rails_warns(diagnose):
-    outcome = diagnose({"jobs/train.yaml": GPU_JOB + "runAsUser: 1000\nsshAuthMountPath: /home/u/.ssh\n"})
+    outcome = diagnose({"jobs/train.yaml": GPU_JOB + "runAsUser: 1000\nsshAuthMountPath: /home/u/.ssh\nsshPort: 2222\n"})
     expect(outcome, ("jobs/train.yaml", 9, 12, "RDMA needs IPC_LOCK"), severity=Severity.WARNING)
 
 
@@ -1358,11 +1359,49 @@ def test_a_run_ref_is_one_of_the_names_mpigen_fills_in(diagnose):
 
 def test_existing_namespaces_are_some_of_the_clusters_and_never_kube_system(diagnose):
     # A namespace created by hand (kube-openmpi's README has users create theirs) is named as existing, so the infra
-    # chart does not try to own it; `default` may be named so, `kube-*` never (their system pods).
+    # chart does not try to own it; `default` may be named so, kube-system never (its system pods).
     outcome = diagnose({"clusters/dgx-lab.yaml": CLUSTER.replace(
         "namespaces: [ml-training, hpc]", "namespaces: [ml-training, hpc, default, kube-system]\n"
         "existingNamespaces: [hpc, default, kube-system, ml-trainng]")})
-    expect(outcome, ("clusters/dgx-lab.yaml", 5, 41, "namespace 'kube-system' is Kubernetes' own and holds the "
-                     "cluster's system pods", "run the jobs in a namespace of their own"),
+    expect(outcome, ("clusters/dgx-lab.yaml", 5, 41, "namespace 'kube-system' is Kubernetes' own and no place for "
+                     "jobs: it holds the cluster's system pods", "run the jobs in a namespace of their own"),
            ("clusters/dgx-lab.yaml", 6, 49, "`existingNamespaces` names 'ml-trainng', which is not in `namespaces`",
             "did you mean 'ml-training'?"))
+
+
+def test_an_existing_kube_namespace_of_the_sites_own_holds_jobs(diagnose):
+    # Kubernetes' system pods live in kube-system (and kube-public, kube-node-lease); its documentation (Namespaces)
+    # only asks that no namespace be *created* with the prefix `kube-`, which the API server does not refuse. A site's
+    # `kube-openmpi` that exists already is the site's own: jobs may run there.
+    cluster = DGX_LAB.replace("  - hpc\n", "  - hpc\n  - kube-openmpi\nexistingNamespaces: [kube-openmpi]\n", 1)
+    job = PI.replace("namespace: hpc\n", "namespace: kube-openmpi\n", 1)
+    assert cluster != DGX_LAB and job != PI
+    outcome = diagnose({"clusters/dgx-lab.yaml": cluster, "jobs/pi.yaml": job})
+    assert outcome.diagnostics == [], outcome.shown()
+
+
+def test_a_kube_namespace_the_infra_chart_would_create_is_refused_for_the_prefix(diagnose):
+    cluster = DGX_LAB.replace("  - hpc\n", "  - hpc\n  - kube-openmpi\n", 1)
+    expect(diagnose({"clusters/dgx-lab.yaml": cluster}),
+           ("clusters/dgx-lab.yaml", 10, 5, "namespace 'kube-openmpi' would be created by the infra chart, but "
+            "Kubernetes keeps the prefix `kube-` for its own system namespaces", "or list it in `existingNamespaces`"))
+
+
+def test_a_job_on_the_nodes_network_only_repeats_the_clusters_ssh_port(diagnose):
+    # Under host networking sshd's port is the cluster's `network.sshPort` (netapp-lab: 22122), the one port left
+    # free on every node; the job's `sshPort` says the same or nothing.
+    job = (PROFILES / "jobs" / "netapp-resnet50.yaml").read_text(encoding="utf-8")
+    assert len(job.splitlines()) == 74
+    assert diagnose({"jobs/netapp-resnet50.yaml": job + "sshPort: 22122\n"}).diagnostics == []
+    expect(diagnose({"jobs/netapp-resnet50.yaml": job + "sshPort: 2222\n"}),
+           ("jobs/netapp-resnet50.yaml", 75, 10, "cluster 'netapp-lab' uses host networking, where the workers' sshd "
+            "listens on its `network.sshPort` (22122)", "remove sshPort, or set it to 22122"))
+
+
+def test_plm_rsh_args_in_mpirun_args_beside_the_jobs_ssh_port_is_refused(diagnose):
+    # With `sshPort` mpigen gives OpenMPI 4's mpirun `--mca plm_rsh_args "-p <port> ..."` itself: a second one in
+    # mpirunArgs would abort mpirun ("MCA parameters can only be listed once").
+    text = CPU_JOB + "sshPort: 2222\nmpirunArgs: [--mca, plm_rsh_args, -p 2222]\n"
+    expect(diagnose({"jobs/train.yaml": text}),
+           ("jobs/train.yaml", 10, 21, "`--mca plm_rsh_args` in mpirunArgs sets what mpigen already sets: `--mca "
+            "plm_rsh_args` on mpirun's command line (the job's sshPort", "set the ssh port with `sshPort`"))

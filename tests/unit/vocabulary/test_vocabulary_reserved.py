@@ -21,7 +21,8 @@ NAMESPACES = ("argocd", "flux-system", "kueue-system", "volcano-system", "volcan
               "kai-scheduler", "kai-resource-reservation", "mpi-operator", "kubeflow", "kubeflow-system",
               "sriov-network-operator", "openshift-sriov-network-operator", "nvidia-network-operator", "network-operator",
               "gpu-operator", "nvidia-gpu-operator", "nvidia-device-plugin", "gpu-feature-discovery",
-              "nvidia-dra-driver-gpu", "node-feature-discovery", "tigera-operator", "calico-system", "cert-manager")
+              "nvidia-dra-driver-gpu", "node-feature-discovery", "tigera-operator", "calico-system", "cert-manager",
+              "kube-flannel", "kube-ovn")
 
 
 def _schema(kind: str) -> dict:
@@ -102,7 +103,9 @@ def test_upstream_installs_use_the_namespaces_listed(upstream: Path):
     ("openshift-ovn-kubernetes", "OpenShift"), ("openshift-monitoring", "OpenShift"),
     ("openshift-sriov-network-operator", "the SR-IOV network operator (on OpenShift)"), ("openshift", None),
     ("my-openshift-jobs", None), ("calico-system", "Calico (as its operator installs it)"),
-    ("tigera-operator", "Calico's operator (Tigera)"), ("kube-ovn", "Kubernetes"),
+    ("tigera-operator", "Calico's operator (Tigera)"), ("kube-public", "Kubernetes"),
+    ("kube-ovn", "Kube-OVN (the cluster network's CNI, as its early releases install it)"), ("kube-openmpi", None),
+    ("kube-flannel", "Flannel (the cluster network's CNI)"),
     ("cert-manager", "cert-manager (its issuers' CA keys and the webhooks' certificates)"),
 ])
 def test_who_a_namespace_belongs_to(namespace, owner):
