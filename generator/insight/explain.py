@@ -122,7 +122,8 @@ def _size(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[Fact]
     if sized.text.startswith(f"{job.source}:") and at.document is not None:
         sized = Said(at.document.path + sized.text[len(job.source):], PROFILE)
     facts = [_fact("size", "workers", str(job.worker_count), sized),
-             _fact("size", "most workers the pool holds", str(job.max_workers), job.origin("max_workers"))]
+             _fact("size", "most workers the pool holds" if job.queue_limit is None else
+                   "most workers the queue can ever admit", str(job.max_workers), job.origin("max_workers"))]
     if job.uses_gpus:
         facts.append(_fact("size", "GPUs per worker", str(job.gpus_per_worker),
                           _said(at("gpusPerWorker"), "gpusPerWorker",
@@ -333,7 +334,7 @@ def _placement(job: Job, at: _Where, at_cluster: _Where) -> list[Fact]:
     facts.append(_fact("nodes", "workers per node", f"{spread}; at most {job.workers_per_node}",
                        "host networking: two workers on a node would both bind sshd's port" if host else
                        _said(at("workerSpread"), "workerSpread", "default: the scheduler's own scoring")
-                       + f"; pool {job.pool.name} holds {job.max_workers} such workers"))
+                       + f"; pool {job.pool.name} holds {job.pool.nodes * job.workers_per_node} such workers"))
     pinned = launcher_pool(job)
     if pinned is not None:
         facts.append(_fact("nodes", "launcher node selector", _selector_text(pinned.node_selector),

@@ -162,6 +162,10 @@ class JobScheduling:
     topology_required: bool = True
 
 
+QUEUE_MAX_WORKERS = "queue_max_workers"
+"""The origin key of a `workers` maximum the job's queue sets below what its pool holds; absent where none does."""
+
+
 @dataclass(frozen=True)
 class Origin:
     """Where a chart value came from, said in the values.yaml comment above it: `<source>:<line>: <key>` for a
@@ -256,3 +260,9 @@ class Job:
     def chart_origin(self, key: str) -> str:
         """`origin` as a chart file says it: without the profile line (`Origin.without_line`)."""
         return dict(self.origins)[key].without_line(self.source)
+
+    @property
+    def queue_limit(self) -> str | None:
+        """Why the job's queue admits fewer workers than its pool holds (`max_workers`), if it does."""
+        found = dict(self.origins).get(QUEUE_MAX_WORKERS)
+        return found.text if found is not None else None
