@@ -8,6 +8,7 @@ from enum import Enum
 from mpigen.model.cluster import Backend, Cluster, NodePool, Rail
 from mpigen.model.hardware import Nic
 from mpigen.model.names import rail_interface
+from mpigen.model.pods_ready import pods_ready_seconds
 from mpigen.vocabulary import mpi_operator
 
 
@@ -260,6 +261,13 @@ class Job:
     def chart_origin(self, key: str) -> str:
         """`origin` as a chart file says it: without the profile line (`Origin.without_line`)."""
         return dict(self.origins)[key].without_line(self.source)
+
+    @property
+    def pods_ready_seconds(self) -> int:
+        """The least Kueue `waitForPodsReady.timeout` that lets the job run on a first pull of its image
+        (model/pods_ready.py), on its cluster's image pull."""
+        return pods_ready_seconds(self.cluster.scheduling.image_pull, self.worker_count,
+                                  self.launcher_creation_policy == mpi_operator.WAIT_FOR_WORKERS_READY)
 
     @property
     def queue_limit(self) -> str | None:

@@ -18,6 +18,7 @@ from mpigen.model import (
     Scheduling,
     TopologyLevel,
     admission,
+    pods_ready,
 )
 from mpigen.vocabulary.scheduling import VOLCANO_OWN_QUEUES
 
@@ -41,8 +42,11 @@ def cluster_scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Sch
                            for resource, count, unit in by_name[pool_name].offer)
             shares.append(QueueShare(by_name[pool_name], nodes, borrow, quotas))
         queues.append(Queue(queue.name, queue.namespaces, tuple(shares), queue.cohort, queue.weight))
+    timeout, pull = pods_ready.declared(data)
     return Scheduling(
         scheduler=scheduler,
+        pods_ready_timeout=timeout,
+        image_pull=pull,
         scheduler_name=admission.coscheduling_scheduler(data) if scheduler is Scheduler.COSCHEDULING else None,
         schedule_timeout_seconds=given.get("scheduleTimeoutSeconds"),
         priority_classes=classes,
