@@ -36,6 +36,7 @@ from mpigen.model import (
 from mpigen.objects.manifest import plain
 from mpigen.providers import PROVIDERS, pod_network
 from mpigen.vocabulary import mpi_operator
+from mpigen.vocabulary.mpi_operator import WAIT_FOR_WORKERS_READY
 from mpigen.vocabulary.multus import NETWORKS_ANNOTATION
 
 
@@ -124,7 +125,8 @@ def _size(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[Fact]
     if sized.text.startswith(f"{job.source}:") and at.document is not None:
         sized = Said(at.document.path + sized.text[len(job.source):], PROFILE)
     facts = [_fact("size", "workers", str(job.worker_count), sized),
-             _fact("size", "most workers the pool holds", str(job.max_workers), job.origin("max_workers"))]
+             _fact("size", "most workers the pool holds" if job.queue_limit is None else
+                   "most workers the queue can ever admit", str(job.max_workers), job.origin("max_workers"))]
     if job.uses_gpus:
         facts.append(_fact("size", "GPUs per worker", str(job.gpus_per_worker),
                           _said(at("gpusPerWorker"), "gpusPerWorker",
@@ -308,6 +310,15 @@ def _scheduling(job: Job, at: _Where, at_cluster: _Where) -> list[Fact]:
     if job.scheduling.priority_class:
         facts.append(_fact("scheduling", "priority class", job.scheduling.priority_class,
                           _said(at("scheduling", "priorityClass"), "scheduling.priorityClass", "")))
+    if job.cluster.scheduling.scheduler is Scheduler.KUEUE:
+        pull = job.cluster.scheduling.image_pull
+        said = _said(at_cluster("scheduling", "waitForPodsReady"), "scheduling.waitForPodsReady",
+                     "default: the assumed image and pull rates")
+        waits = "then the launcher's pull (it is created once they are ready)" if \
+            job.launcher_creation_policy == WAIT_FOR_WORKERS_READY else "the launcher's pull beside theirs"
+        facts.append(_fact("scheduling", "least waitForPodsReady timeout", f"{job.pods_ready_seconds} s",
+                           Said(f"{said.text}: {pull.words()} on the workers' nodes, their readiness probe, {waits}",
+                                said.kind)))
     return facts
 
 
@@ -351,7 +362,7 @@ def _placement(job: Job, at: _Where, at_cluster: _Where) -> list[Fact]:
     facts.append(_fact("nodes", "workers per node", f"{spread}; at most {job.workers_per_node}",
                        "host networking: two workers on a node would both bind sshd's port" if host else
                        _said(at("workerSpread"), "workerSpread", "default: the scheduler's own scoring")
-                       + f"; pool {job.pool.name} holds {job.max_workers} such workers"))
+                       + f"; pool {job.pool.name} holds {job.pool.nodes * job.workers_per_node} such workers"))
     pinned = launcher_pool(job)
     if pinned is not None:
         facts.append(_fact("nodes", "launcher node selector", _selector_text(pinned.node_selector),

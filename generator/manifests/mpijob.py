@@ -278,7 +278,7 @@ def host_path_annotation(job: Job) -> dict[str, str]:
 
 
 def build_run_policy(job: Job, workers: Variable) -> dict[str, Any]:
-    """Under a gang scheduler, with the `schedulingPolicy` mpi-operator makes the job's PodGroup from."""
+    """With the `schedulingPolicy` mpi-operator makes the job's PodGroup from (but under Kueue)."""
     policy = job.run_policy
     out: dict[str, Any] = {RunPolicyField.CLEAN_POD_POLICY: policy.clean_pod_policy}
     for key, value in ((RunPolicyField.BACKOFF_LIMIT, policy.backoff_limit),

@@ -4,7 +4,8 @@
   `runPolicy.schedulingPolicy`, from which mpi-operator (`--gang-scheduling=volcano`) makes the PodGroup.
 - coscheduling: PriorityClasses (named by the pods themselves), and the same `schedulingPolicy`
   (`--gang-scheduling=<scheduler name>`).
-- none: only the PriorityClasses a cluster may declare, named by the pods themselves.
+- none: only the PriorityClasses a cluster may declare, named by the pods themselves; the MPIJob still carries
+  `schedulingPolicy.minAvailable`, in case its mpi-operator gangs anyway (`scheduling_policy`).
 - kueue: one ResourceFlavor per pool, a ClusterQueue per queue covering every resource a job can request,
   a LocalQueue per queue and namespace, WorkloadPriorityClasses and the Topology; the MPIJob carries the
   queue-name (and priority-class) label, is created suspended, and its workers carry the topology annotation.
@@ -174,8 +175,14 @@ def min_available(job: Job, workers: Variable) -> Variable | int:
 
 
 def scheduling_policy(job: Job, workers: Variable) -> dict[str, Any] | None:
-    """`runPolicy.schedulingPolicy`, for the PodGroup mpi-operator creates under volcano and coscheduling."""
+    """`runPolicy.schedulingPolicy`, for the PodGroup mpi-operator creates under volcano and coscheduling. A cluster
+    that declares no gang scheduler gets the gang's minimum alone: the profile cannot say whether its mpi-operator
+    runs with `--gang-scheduling`, and if it does, a PodGroup without minAvailable counts the launcher, which
+    `WaitForWorkersReady` creates last (#608); without the flag the operator reads `schedulingPolicy` nowhere
+    (facts 1), so the minimum is harmless. Kueue admits a job whole and reads none of it."""
     scheduling = job.cluster.scheduling
+    if scheduling.scheduler is Scheduler.NONE:
+        return {SchedulingPolicyField.MIN_AVAILABLE: min_available(job, workers)}
     if not scheduling.scheduler.gangs_through_operator:
         return None
     policy: dict[str, Any] = {SchedulingPolicyField.MIN_AVAILABLE: min_available(job, workers)}

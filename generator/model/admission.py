@@ -8,7 +8,7 @@ infra chart's Volcano Queues and Kueue ClusterQueues carry.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -239,3 +239,69 @@ def rail_resource_names(cluster: dict[str, Any], hardware: dict[str, Any], prefi
     """The full resource names of the rails a pool of `hardware` carries (those named, where given)."""
     return [names.rail_resource(prefix, rail.get("resourceName", names.default_rail_resource_name(rail["name"])))
             for rail in derive.pool_rails(cluster, hardware) if rail_names is None or rail["name"] in rail_names]
+
+
+# --- what a queue can ever admit: validate refuses a job beyond it, and the chart's `workers` maximum is it ---------
+
+@dataclass(frozen=True)
+class Shortfall:
+    """Why a queue can never admit a job's pods: `resource` is asked beyond `limit` (`launcher` False: by the workers
+    on their pool under Kueue, or by all the pods against a Volcano queue's capability), or (`launcher` True) the
+    launcher fits no pool of the Kueue queue beside the workers, `pinned` to the cluster's `launcherPool` if so."""
+
+    resource: str = ""
+    asked: Decimal = Decimal(0)
+    limit: int = 0
+    launcher: bool = False
+    pinned: str | None = None
+
+
+Reach = Mapping[str, Mapping[str, int]]
+"""pool -> resource -> the most of it a queue can ever use there, in `node_offer`'s units, for each pool the queue
+covers: Kueue, its own nodes plus what it may borrow (`ClusterQueues.borrowable_nodes`); the model's `Quota.reach`."""
+
+
+@exact
+def kueue_shortfall(reach: Reach, pool: str, workers: Mapping[str, Decimal], launcher: Mapping[str, Decimal],
+                    launcher_pool: str | None) -> Shortfall | None:
+    """The workers fit the queue's reach on their pool, and the launcher what is left of it, or the reach of another
+    pool the queue covers (Kueue places it on any flavor); a launcher pinned to the cluster's `launcherPool` only
+    there (`launcher_pool`: None, or a pool the queue covers)."""
+    for resource, limit in reach[pool].items():
+        asked = workers.get(resource, Decimal(0))
+        if asked > limit:
+            return Shortfall(resource, asked, limit)
+    pinned = launcher_pool if launcher_pool in reach else None
+    places = [(pinned, workers if pinned == pool else {})] if pinned is not None else \
+        [(pool, workers)] + [(name, {}) for name in reach if name != pool]
+    for name, taken in places:
+        if all(taken.get(r, Decimal(0)) + launcher[r] <= reach[name].get(r, 0) for r in launcher):
+            return None
+    return Shortfall(launcher=True, pinned=pinned)
+
+
+@exact
+def volcano_shortfall(capability: Mapping[str, int], workers: Mapping[str, Decimal],
+                      launcher: Mapping[str, Decimal]) -> Shortfall | None:
+    """A Volcano queue's capability is one cluster-wide limit per resource it names (its pools' nodes summed): the
+    job's pods, launcher included, must fit it together."""
+    for resource, limit in capability.items():
+        asked = workers.get(resource, Decimal(0)) + launcher.get(resource, Decimal(0))
+        if asked > limit:
+            return Shortfall(resource, asked, limit)
+    return None
+
+
+@exact
+def most_admitted(per_worker: Mapping[str, Decimal], most: int, fits: Callable[[dict[str, Decimal]], bool]) -> int:
+    """The most workers, up to `most`, whose demand (`per_worker` times their count) `fits` the job's queue (one of
+    the shortfalls above being None); 0 if not even one. A queue that admits n workers admits fewer, so a bisection
+    finds it."""
+    low, high = 0, most
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits({resource: amount * middle for resource, amount in per_worker.items()}):
+            low = middle
+        else:
+            high = middle - 1
+    return low

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from mpigen.model.hardware import Hardware, Nic
+from mpigen.model.pods_ready import ImagePull
 
 
 @dataclass(frozen=True)
@@ -265,6 +266,10 @@ class Scheduling:
     priority_classes: tuple[PriorityClass, ...] = ()
     topology: tuple[TopologyLevel, ...] = ()
     queues: tuple[Queue, ...] = ()
+    pods_ready_timeout: int | None = None
+    """kueue: the seconds of `waitForPodsReady.timeout` its Kueue runs with, where the profile says them."""
+    image_pull: ImagePull = field(default_factory=ImagePull)
+    """kueue: how its nodes get a job's image, for the least timeout that lets its jobs run (`pods_ready`)."""
 
 
 @dataclass(frozen=True)

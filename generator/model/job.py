@@ -8,6 +8,7 @@ from enum import Enum
 from mpigen.model.cluster import Backend, Cluster, NodePool, Rail
 from mpigen.model.hardware import Nic
 from mpigen.model.names import rail_interface
+from mpigen.model.pods_ready import pods_ready_seconds
 from mpigen.vocabulary import kubernetes, mpi_operator
 
 
@@ -162,6 +163,10 @@ class JobScheduling:
     topology_required: bool = True
 
 
+QUEUE_MAX_WORKERS = "queue_max_workers"
+"""The origin key of a `workers` maximum the job's queue sets below what its pool holds; absent where none does."""
+
+
 @dataclass(frozen=True)
 class Origin:
     """Where a chart value came from, said in the values.yaml comment above it: `<source>:<line>: <key>` for a
@@ -271,3 +276,16 @@ class Job:
     def chart_origin(self, key: str) -> str:
         """`origin` as a chart file says it: without the profile line (`Origin.without_line`)."""
         return dict(self.origins)[key].without_line(self.source)
+
+    @property
+    def pods_ready_seconds(self) -> int:
+        """The least Kueue `waitForPodsReady.timeout` that lets the job run on a first pull of its image
+        (model/pods_ready.py), on its cluster's image pull."""
+        return pods_ready_seconds(self.cluster.scheduling.image_pull, self.worker_count,
+                                  self.launcher_creation_policy == mpi_operator.WAIT_FOR_WORKERS_READY)
+
+    @property
+    def queue_limit(self) -> str | None:
+        """Why the job's queue admits fewer workers than its pool holds (`max_workers`), if it does."""
+        found = dict(self.origins).get(QUEUE_MAX_WORKERS)
+        return found.text if found is not None else None

@@ -29,7 +29,7 @@ def package_infra_chart(cluster: Cluster, bootstrap: tuple[tuple[str, str], ...]
              "there is nothing to set."], []),
         chartfiles.VALUES_SCHEMA: common.values_schema(f"Values of the infra chart of cluster {cluster.name}", {}),
         template_path(chartfiles.HELPERS): helpers_tpl(ref),
-        template_path(chartfiles.NOTES): infra_notes(cluster, manifests, levels),
+        template_path(chartfiles.NOTES): infra_notes(cluster, manifests, levels, jobs),
     }
     for template, group in common.by_template(manifests).items():
         files[template_path(template)] = common.template_file(

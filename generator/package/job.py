@@ -109,7 +109,8 @@ def package_job_chart(job: Job, marked: list[Manifest] | None = None, held_back:
                 "type": "string", "minLength": 1, "pattern": "^[^\\s]+$",
                 "description": "Container image of the launcher and every worker."}}),
             chartfiles.WORKERS: {"type": "integer", "minimum": 1, "maximum": job.max_workers,
-                        "description": f"Worker pods; at most {job.max_workers} fit pool {job.pool.name}."},
+                        "description": f"Worker pods; at most {job.max_workers} fit pool {job.pool.name}."
+                        if job.queue_limit is None else f"Worker pods; at most {job.max_workers}: {job.queue_limit}."},
             **({} if volcano(job) else {chartfiles.SUSPEND: {
                 "type": "boolean", "const": True, "description": f"Create the {job.backend.noun} suspended: Kueue "
                 "unsuspends it when it admits it; false would start it without admission."}

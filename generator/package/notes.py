@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from mpigen.model import Backend, Cluster, Job, Naming, Scheduler, names
+from mpigen.model.pods_ready import timeout_text
 from mpigen.objects import chartfiles
 from mpigen.objects.chartfiles import action
 from mpigen.objects.manifest import Manifest
@@ -97,7 +98,8 @@ def job_notes(job: Job, mpijob: str) -> str:
     )
 
 
-def infra_notes(cluster: Cluster, manifests: list[Manifest], levels: Mapping[str, PodSecurity]) -> str:
+def infra_notes(cluster: Cluster, manifests: list[Manifest], levels: Mapping[str, PodSecurity],
+                jobs: tuple[Job, ...] = ()) -> str:
     lines = [f"Cluster {cluster.name}: namespaces {', '.join(cluster.namespaces)}."]
     if cluster.existing_namespaces:
         lines.append("Namespaces that exist already, which this chart does not create: each must admit the Pod "
@@ -115,6 +117,7 @@ def infra_notes(cluster: Cluster, manifests: list[Manifest], levels: Mapping[str
     else:
         lines.append(f"No RDMA rails ({network.provider.value}).")
     lines += _infra_scheduling_notes(cluster)
+    lines += _pods_ready_notes(cluster, jobs)
     runtimes = [m.obj["metadata"] for m in manifests if m.template == chartfiles.TRAINING_RUNTIMES_TEMPLATE]
     if runtimes:
         lines.append("TrainingRuntimes of the cluster's TrainJobs (sync this chart before the jobs' charts: Trainer "
@@ -140,3 +143,21 @@ def _infra_scheduling_notes(cluster: Cluster) -> list[str]:
                                                     "nodes" for share in queue.shares)
               + (f"; cohort {queue.cohort}" if queue.cohort else "") for queue in scheduling.queues]
     return lines
+
+
+def _pods_ready_notes(cluster: Cluster, jobs: tuple[Job, ...]) -> list[str]:
+    """kueue: the least `waitForPodsReady.timeout` that lets every job of the cluster run on a first pull of its
+    image (model/pods_ready.py), as the Configuration snippet to set."""
+    scheduling = cluster.scheduling
+    if scheduling.scheduler is not Scheduler.KUEUE or not jobs:
+        return []
+    longest = max(jobs, key=lambda job: job.pods_ready_seconds)
+    seconds = longest.pods_ready_seconds
+    said = scheduling.pods_ready_timeout
+    return [f"Kueue's waitForPodsReady (in Kueue's Configuration, not in this chart): the longest a job here needs for "
+            f"every pod to be ready is {seconds} s ({longest.name}, {longest.worker_count} workers), on "
+            f"{scheduling.image_pull.words()}; a shorter timeout evicts it before it runs, again after each requeue"
+            + (f" (the cluster profile says {said} s)" if said is not None else "") + ". Set at least:",
+            "  waitForPodsReady:",
+            f"    timeout: {timeout_text(seconds)}",
+            "  (Configuration config.kueue.x-k8s.io/v1beta1, Kueue v0.9-v0.14: also enable: true.)"]

@@ -75,7 +75,8 @@ NETWORK_PARTS = ("provider", "resourcePrefix", "sshPort")
 """What a pod sees: how it gets its rails, the resource names it requests, the port the workers' sshd listens on.
 The rest (`devicePluginNamespace`, `cniVersion`, `operatorNamespace`, `numVfs`, `infinibandGuids`) is infra."""
 SCHEDULING_PARTS = ("scheduler", "schedulerName", "scheduleTimeoutSeconds")
-"""Not `queues` or `priorityClasses`: a quota or a priority value changes admission, not a run's pods."""
+"""Not `queues` or `priorityClasses`: a quota or a priority value changes admission, not a run's pods; nor
+`waitForPodsReady`, which says what the cluster's Kueue runs with."""
 HARDWARE_ELSEWHERE = ("description",)
 
 FIXED_DEFAULTS: Mapping[tuple[str, ...], Any] = {

@@ -29,11 +29,12 @@ from mpigen.model import (
     stated,
 )
 from mpigen.model.hostfile import HostfileFormat
+from mpigen.model.job import QUEUE_MAX_WORKERS
 from mpigen.model.placement import resolve_placement
 from mpigen.providers import PROVIDERS
 from mpigen.resolve.hardware import label_pairs
 from mpigen.resolve.nccl import derived_env
-from mpigen.resolve.scheduling import job_scheduling
+from mpigen.resolve.scheduling import job_scheduling, queue_worker_limit
 from mpigen.vocabulary import mpi_operator
 
 DEFAULT_LAUNCHER_RESOURCES = Resources(cpu=defaults.LAUNCHER_CPU, memory=defaults.LAUNCHER_MEMORY)
@@ -58,6 +59,9 @@ def resolved_job(document: ProfileFile, data: dict[str, Any], clusters: dict[str
     size_limit = HostfileFormat.of(namespace, backend, shape.slots_per_worker, implementation, placement).max_workers(
         names.sized_mpijob_name(data["name"], naming is Naming.CONTENT_HASH), min(shape.capacity, name_limit))
     gpu_shm = f"{shape.gpus_per_worker}Gi" if shape.gpus_per_worker > 0 else "1Gi"
+    scheduling = job_scheduling(data, cluster, namespace)
+    queue_limit = queue_worker_limit(data, cluster, pool, rails, shape.gpus_per_worker, scheduling.queue,
+                                     min(shape.capacity, name_limit, size_limit))
     return Job(
         name=data["name"],
         naming=naming,
@@ -67,7 +71,7 @@ def resolved_job(document: ProfileFile, data: dict[str, Any], clusters: dict[str
         namespace=namespace,
         image=data["image"],
         worker_count=shape.worker_count,
-        max_workers=min(shape.capacity, name_limit, size_limit),
+        max_workers=min(shape.capacity, name_limit, size_limit) if queue_limit is None else queue_limit[0],
         gpus_per_worker=shape.gpus_per_worker,
         slots_per_worker=shape.slots_per_worker,
         mpi_implementation=implementation,
@@ -90,8 +94,8 @@ def resolved_job(document: ProfileFile, data: dict[str, Any], clusters: dict[str
         ssh_auth_mount_path=data.get("sshAuthMountPath"),
         launcher_creation_policy=data.get("launcherCreationPolicy", defaults.LAUNCHER_CREATION_POLICY),
         run_policy=_run_policy(data.get("runPolicy", {}), cluster),
-        origins=_origins(document, data, cluster, pool, shape, name_limit, size_limit),
-        scheduling=job_scheduling(data, cluster, data.get("namespace", cluster.namespaces[0])),
+        origins=_origins(document, data, cluster, pool, shape, name_limit, size_limit, queue_limit),
+        scheduling=scheduling,
         backend=backend,
         workers_per_node=shape.workers_per_node,
         estimated_hours=data.get("estimatedHours"),
@@ -168,7 +172,7 @@ def _env(document: ProfileFile, data: dict[str, Any], rails: tuple[RailAttachmen
 
 
 def _origins(document: ProfileFile, data: dict[str, Any], cluster: Cluster, pool: NodePool, shape: derive.Layout,
-             name_limit: int, size_limit: int) -> tuple[tuple[str, Origin], ...]:
+             name_limit: int, size_limit: int, queue_limit: tuple[int, str] | None) -> tuple[tuple[str, Origin], ...]:
     """Where the values a reader may wonder about come from, for the chart's comments."""
     policy = data.get("runPolicy", {})
     line = document.location
@@ -184,8 +188,11 @@ def _origins(document: ProfileFile, data: dict[str, Any], cluster: Cluster, pool
                               f"worker(s) per node" + (f"; the operator's 63-character pod names allow {name_limit}"
                                                        if name_limit < shape.capacity else "")
                               + (f"; the hostfile lines etcd's default object limit holds allow {size_limit}"
-                                 if size_limit < min(shape.capacity, name_limit) else "")),
+                                 if size_limit < min(shape.capacity, name_limit) else "")
+                              + (f"; {queue_limit[1]}" if queue_limit is not None else "")),
     }
+    if queue_limit is not None:
+        origins[QUEUE_MAX_WORKERS] = Origin(queue_limit[1])
     return tuple(sorted(origins.items()))
 
 

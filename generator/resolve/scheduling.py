@@ -13,11 +13,14 @@ from mpigen.model import (
     Queue,
     QueueShare,
     Quota,
+    RailAttachment,
     Scheduler,
     Scheduling,
     TopologyLevel,
     admission,
+    pods_ready,
 )
+from mpigen.vocabulary.scheduling import VOLCANO_OWN_QUEUES
 
 
 def cluster_scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Scheduling:
@@ -39,8 +42,11 @@ def cluster_scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Sch
                            for resource, count, unit in by_name[pool_name].offer)
             shares.append(QueueShare(by_name[pool_name], nodes, borrow, quotas))
         queues.append(Queue(queue.name, queue.namespaces, tuple(shares), queue.cohort, queue.weight))
+    timeout, pull = pods_ready.declared(data)
     return Scheduling(
         scheduler=scheduler,
+        pods_ready_timeout=timeout,
+        image_pull=pull,
         scheduler_name=admission.coscheduling_scheduler(data) if scheduler is Scheduler.COSCHEDULING else None,
         schedule_timeout_seconds=given.get("scheduleTimeoutSeconds"),
         priority_classes=classes,
@@ -64,3 +70,31 @@ def job_scheduling(data: dict[str, Any], cluster: Cluster, namespace: str) -> Jo
     return JobScheduling(queue=queue, priority_class=given.get("priorityClass"),
                          min_available=given.get("minAvailable"), topology_label=label,
                          topology_required=(topology or {}).get("mode", "required") == "required")
+
+
+def queue_worker_limit(data: dict[str, Any], cluster: Cluster, pool: NodePool, rails: tuple[RailAttachment, ...],
+                       gpus_per_worker: int, queue: str | None, most: int) -> tuple[int, str] | None:
+    """The most workers, up to `most` (what the pool holds), that the job's queue can ever admit, with why; None where
+    no queue of the profiles limits the job (no queued scheduler, Volcano's own queues, the pool holds fewer). The
+    numbers and the rule are validation's (`admission.kueue_shortfall`, `volcano_shortfall`): the chart's `workers`
+    maximum is the largest job validation would have let through."""
+    scheduler = cluster.scheduling.scheduler
+    declared = next((q for q in cluster.scheduling.queues if q.name == queue), None)
+    if scheduler not in (Scheduler.KUEUE, Scheduler.VOLCANO) or declared is None or queue in VOLCANO_OWN_QUEUES:
+        return None
+    per_worker = admission.worker_demand(data, admission.NodeOffer(pool.offer), gpus_per_worker, 1,
+                                         [attached.rail.resource for attached in rails])
+    launcher = admission.launcher_demand(data)
+    if scheduler is Scheduler.KUEUE:
+        reach = {share.pool.name: {q.resource: q.reach for q in share.quotas} for share in declared.shares}
+        if pool.name not in reach:
+            return None  # refused by validation
+        most_workers = admission.most_admitted(per_worker, most, lambda workers: admission.kueue_shortfall(
+            reach, pool.name, workers, launcher, cluster.launcher_pool) is None)
+        why = f"queue '{queue}' can ever admit {most_workers} (its quota of pool '{pool.name}' and what it may borrow)"
+    else:
+        capability = {resource: count for resource, (count, _) in declared.capability().items()}
+        most_workers = admission.most_admitted(per_worker, most, lambda workers: admission.volcano_shortfall(
+            capability, workers, launcher) is None)
+        why = f"the capability of queue '{queue}' holds {most_workers} with the launcher"
+    return (most_workers, why) if most_workers < most else None

@@ -68,39 +68,38 @@ def check_admission(document: ProfileFile, job: dict[str, Any], cluster: dict[st
     return _check_quota(size, queues, queue, pool, offers, workers, launcher, shape.worker_count, launcher_pool)
 
 
+def queue_reach(queues: admission.ClusterQueues, queue: admission.QueueDecl,
+                offers: dict[str, admission.NodeOffer]) -> admission.Reach:
+    """What a kueue queue can ever use of each pool it covers: its own nodes plus those it may borrow, of each
+    resource one node offers (every covered pool in `offers`: check_admission)."""
+    return {name: {resource: count * (queue.nodes_of(name) + queues.borrowable_nodes(queue, name))
+                   for resource, count, _ in offers[name].resources} for name, _ in queue.nodes}
+
+
 @exact
 def _check_quota(size: Location, queues: admission.ClusterQueues, queue: admission.QueueDecl, pool: dict[str, Any],
                  offers: dict[str, admission.NodeOffer], workers: dict[str, Decimal], launcher: dict[str, Decimal],
                  worker_count: int, launcher_pool: str | None) -> list[Diagnostic]:
-    """kueue: the workers fit the queue's share of their pool plus what it may borrow there, and the launcher fits
-    what is left of it, or the share of another pool the queue covers (Kueue places it on any flavor); a launcher
-    pinned to the cluster's `launcherPool` only there."""
-    def reach(name: str) -> int:
-        return queue.nodes_of(name) + queues.borrowable_nodes(queue, name)
-
-    for resource, count, unit in offers[pool["name"]].resources:
-        asked = workers.get(resource, Decimal(0))
-        if asked <= count * reach(pool["name"]):
-            continue
+    """kueue: `admission.kueue_shortfall`, said at the job's size. (The launcher's node selector leaves Kueue that
+    pool's flavor alone; the queue covers it: check_admission.)"""
+    short = admission.kueue_shortfall(queue_reach(queues, queue, offers), pool["name"], workers, launcher,
+                                      launcher_pool if launcher_pool in offers else None)
+    if short is None:
+        return []
+    if not short.launcher:
+        unit = next(unit for name, _, unit in offers[pool["name"]].resources if name == short.resource)
+        count = offers[pool["name"]].amount(short.resource) or 0
         own, extra = queue.nodes_of(pool["name"]), queues.borrowable_nodes(queue, pool["name"])
         held = f"{count * own}{unit}" + (f" plus {count * extra}{unit} it may borrow" if extra else "")
-        return [Diagnostic(size, f"the job's {worker_count} workers ask for {admission.amount_text(asked, unit)} "
-                           f"{resource}, more than queue '{queue.name}' can ever hold on pool '{pool['name']}' ({held}: "
-                           f"{own + extra} of {pool['nodes']} nodes), so it is never admitted",
+        return [Diagnostic(size, f"the job's {worker_count} workers ask for {admission.amount_text(short.asked, unit)} "
+                           f"{short.resource}, more than queue '{queue.name}' can ever hold on pool '{pool['name']}' "
+                           f"({held}: {own + extra} of {pool['nodes']} nodes), so it is never admitted",
                            "ask for less, or give the queue more nodes (`nodes`, `borrowNodes`)", code=NEVER_FITS)]
-    # The launcher's node selector leaves Kueue that pool's flavor alone (the queue covers it: check_admission).
-    pinned = launcher_pool if launcher_pool in offers else None
-    places = [(pinned, workers if pinned == pool["name"] else {})] if pinned is not None else \
-        [(pool["name"], workers)] + [(name, {}) for name, _ in queue.nodes if name != pool["name"]]
-    for name, taken in places:
-        offer = offers[name]
-        if all(taken.get(r, Decimal(0)) + launcher[r] <= (offer.amount(r) or 0) * reach(name) for r in launcher):
-            return []
     shown = ", ".join(f"{admission.amount_text(amount, 'Gi' if resource == admission.MEMORY else '')} {resource}"
                       for resource, amount in launcher.items())
-    if pinned is not None and pinned != pool["name"]:
+    if short.pinned is not None and short.pinned != pool["name"]:
         return [Diagnostic(size, f"the job's launcher ({shown}) does not fit what queue '{queue.name}' can ever hold "
-                           f"on pool '{pinned}', the cluster's `launcherPool`, so Kueue never admits the job (it "
+                           f"on pool '{short.pinned}', the cluster's `launcherPool`, so Kueue never admits the job (it "
                            "admits the launcher with the workers)", "ask for less with `launcher.resources`, or give "
                            "the queue more nodes of that pool", code=NEVER_FITS)]
     return [Diagnostic(size, f"the job's workers take all that queue '{queue.name}' can ever hold on pool "
@@ -110,22 +109,27 @@ def _check_quota(size: Location, queues: admission.ClusterQueues, queue: admissi
                        code=NEVER_FITS)]
 
 
-@exact
-def _check_capability(size: Location, cluster: dict[str, Any], queue: admission.QueueDecl,
-                      offers: dict[str, admission.NodeOffer], workers: dict[str, Decimal], launcher: dict[str, Decimal],
-                      worker_count: int) -> list[Diagnostic]:
-    """volcano: a queue's capability is one cluster-wide limit per resource it names (its pools' nodes summed);
-    the job's pods, launcher included, must fit it together."""
+def volcano_capability(queue: admission.QueueDecl, offers: dict[str, admission.NodeOffer]) -> dict[str, tuple[int, str]]:
+    """A Volcano queue's capability, (amount, unit) per resource: its pools' nodes summed."""
     capability: dict[str, tuple[int, str]] = {}
     for name, nodes in queue.nodes:
         for resource, count, unit in offers[name].resources:
             before, _ = capability.get(resource, (0, unit))
             capability[resource] = (before + count * nodes, unit)
-    for resource, (limit, unit) in capability.items():
-        asked = workers.get(resource, Decimal(0)) + launcher.get(resource, Decimal(0))
-        if asked > limit:
-            return [Diagnostic(size, f"the job's {worker_count} workers and launcher ask for "
-                               f"{admission.amount_text(asked, unit)} {resource}, more than the capability of queue "
-                               f"'{queue.name}' ({limit}{unit}), so Volcano never schedules it",
-                               "ask for less, or give the queue more nodes (`nodes`)", code=NEVER_FITS)]
-    return []
+    return capability
+
+
+@exact
+def _check_capability(size: Location, cluster: dict[str, Any], queue: admission.QueueDecl,
+                      offers: dict[str, admission.NodeOffer], workers: dict[str, Decimal], launcher: dict[str, Decimal],
+                      worker_count: int) -> list[Diagnostic]:
+    """volcano: `admission.volcano_shortfall`, said at the job's size."""
+    capability = volcano_capability(queue, offers)
+    short = admission.volcano_shortfall({r: limit for r, (limit, _) in capability.items()}, workers, launcher)
+    if short is None:
+        return []
+    unit = capability[short.resource][1]
+    return [Diagnostic(size, f"the job's {worker_count} workers and launcher ask for "
+                       f"{admission.amount_text(short.asked, unit)} {short.resource}, more than the capability of queue "
+                       f"'{queue.name}' ({short.limit}{unit}), so Volcano never schedules it",
+                       "ask for less, or give the queue more nodes (`nodes`)", code=NEVER_FITS)]

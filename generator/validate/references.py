@@ -12,6 +12,7 @@ from mpigen.validate.gitops import check_argocd_application_names
 from mpigen.validate.hardware import check_hardware
 from mpigen.validate.index import Index, build_index
 from mpigen.validate.job import check_job
+from mpigen.validate.pods_ready import check_pods_ready_timeouts
 
 
 def _each_hardware(index: Index) -> list[Diagnostic]:
@@ -30,6 +31,7 @@ CHECKS: tuple[Callable[[Index], list[Diagnostic]], ...] = (
     _each_hardware,  # hardware.py
     _each_cluster,  # cluster.py, network.py, facts.py, gitops.py, scheduling.py
     _each_job,  # job.py, sizing.py, topology.py, volumes.py, gitops.py, scheduling.py
+    check_pods_ready_timeouts,  # pods_ready.py: a Kueue cluster's timeout against its jobs
     check_argocd_application_names,  # gitops.py: names that clusters and jobs share
 )
 

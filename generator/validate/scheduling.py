@@ -31,6 +31,7 @@ CLUSTER_SETTINGS = {
     "priorityClasses": (admission.NONE, admission.VOLCANO, admission.COSCHEDULING, admission.KUEUE),
     "topology": (admission.KUEUE,),
     "queues": admission.QUEUED,
+    "waitForPodsReady": (admission.KUEUE,),
 }
 QUEUE_SETTINGS = {"cohort": (admission.KUEUE,), "borrowNodes": (admission.KUEUE,), "weight": (admission.VOLCANO,)}
 JOB_SETTINGS = {"queue": admission.QUEUED, "minAvailable": admission.GANG_SCHEDULERS, "topology": (admission.KUEUE,),

@@ -105,23 +105,34 @@ def test_schema_maximum_is_the_pool_capacity() -> None:
     assert schema_maximum() == _pool_maximum_by_hand() == 4
 
 
+def test_schema_maximum_is_what_the_queue_can_ever_admit() -> None:
+    """volcano-allreduce's pool holds 6 workers, its queue 4 (validate's own rule, model/admission.py)."""
+    schema = json.loads((VOLCANO_ALLREDUCE / "values.schema.json").read_text(encoding="utf-8"))
+    assert schema["properties"]["workers"]["maximum"] == 4
+
+
+VOLCANO_ALLREDUCE = CHARTS / "volcano-lab" / "jobs" / "volcano-allreduce"
+"""Its queue `training` holds 4 of the pool's 6 nodes (profiles/clusters/volcano-lab.yaml), a worker takes a node's
+8 GPUs: a Volcano queue's capability is one limit per resource, so a fifth worker's GPUs never fit it."""
+
 REJECTED = [
-    (("--set", "workers=0"), "workers"),
-    (("--set", "workers=-1"), "workers"),
-    (("--set", "workers=1.5"), "workers"),
-    (("--set-json", "workers=1.5"), "workers"),
-    (("--set", "workers=abc"), "workers"),
-    (("--set-string", "workers=3"), "workers"),
-    (("--set", "workers=5"), "workers"),
-    (("--set", "workres=2"), "workres"),
-    (("--set", "suspend=maybe"), "suspend"),
-    (("--set", "image=has space"), "image"),
+    (("--set", "workers=0"), "workers", RESNET),
+    (("--set", "workers=-1"), "workers", RESNET),
+    (("--set", "workers=1.5"), "workers", RESNET),
+    (("--set-json", "workers=1.5"), "workers", RESNET),
+    (("--set", "workers=abc"), "workers", RESNET),
+    (("--set-string", "workers=3"), "workers", RESNET),
+    (("--set", "workers=5"), "workers", VOLCANO_ALLREDUCE),  # the pool holds 6, the queue admits 4
+    (("--set", "workres=2"), "workres", RESNET),
+    (("--set", "suspend=maybe"), "suspend", RESNET),
+    (("--set", "image=has space"), "image", RESNET),
 ]
 
 
-@pytest.mark.parametrize(("args", "field"), REJECTED, ids=[" ".join(a) for a, _ in REJECTED])
-def test_values_schema_rejects(helm: Path, args: tuple[str, str], field: str) -> None:
-    result = run_helm(helm, "template", "resnet50-dgx", RESNET, *args, check=False)
+@pytest.mark.parametrize(("args", "field", "chart"), REJECTED,
+                         ids=[" ".join(a) + ("" if c == RESNET else f" ({c.name})") for a, _, c in REJECTED])
+def test_values_schema_rejects(helm: Path, args: tuple[str, str], field: str, chart: Path) -> None:
+    result = run_helm(helm, "template", "resnet50-dgx", chart, *args, check=False)
     assert result.returncode != 0
     assert SCHEMA_ERROR in result.stderr and field in result.stderr, result.stderr
 

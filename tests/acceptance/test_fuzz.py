@@ -326,6 +326,9 @@ FEATURES: dict[str, tuple[tuple[str, Any], ...]] = {
                         "priorityClasses": [{"name": "high", "value": 1000, "description": LOOKUP}]}),
         ("scheduling", {"scheduler": "volcano", "queues": [{"name": "q", "weight": 3}],
                         "priorityClasses": [{"name": "p", "value": -5}]}),
+        ("scheduling", {"scheduler": "kueue", "waitForPodsReady": {"timeoutSeconds": 1, "imageGB": 0.001,
+                                                                   "nodePullMBps": 1, "registryMBps": 1}}),
+        ("scheduling", {"scheduler": "volcano", "waitForPodsReady": {"timeoutSeconds": 2147483647, "imageGB": 100000}}),
         ("description", RELEASE_NAME),
     ),
     "Hardware": (

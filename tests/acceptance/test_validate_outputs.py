@@ -73,3 +73,21 @@ def test_strict_fails_on_warnings_and_the_text_output_is_as_it_was(profiles_copy
     assert strict.stderr.splitlines() == [*warnings, "2 warning(s) in 19 profile file(s); --strict fails on warnings"]
     as_json = run_mpigen("validate", "profiles", "--strict", "--output", "json", cwd=tmp_path)
     assert as_json.returncode == 1 and json.loads(as_json.stdout)["valid"] is False
+
+
+def test_a_kueue_timeout_under_a_first_pull_is_a_warning_at_the_clusters_line(profiles_copy, tmp_path):
+    """Kueue evicts and requeues a job whose pods are not all ready within waitForPodsReady.timeout (Kueue
+    site/content/en/docs/tasks/manage/setup_wait_for_pods_ready.md); its Configuration v1beta1 default, 5m (v0.14.0
+    apis/config/v1beta1/defaults.go), is less than the 412 s dgx-pod's language-bert needs on a first pull
+    (tests/unit/model/test_model_pods_ready.py): a warning, the profiles stay valid."""
+    cluster = (PROFILES / "clusters" / "dgx-pod.yaml").read_text(encoding="utf-8")
+    assert "    timeoutSeconds: 600\n" in cluster
+    profiles_copy({"clusters/dgx-pod.yaml": cluster.replace("    timeoutSeconds: 600\n", "    timeoutSeconds: 300\n")})
+    result = run_mpigen("validate", "profiles", cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout == "19 profile(s) valid: 3 hardware, 6 cluster(s), 10 job(s)\n"
+    assert result.stderr.splitlines() == [
+        "profiles/clusters/dgx-pod.yaml:66:21: warning: Kueue's waitForPodsReady timeout of 300 s is less than the "
+        "412 s that job 'language-bert' (6 workers) needs for every pod to be ready on a first pull of a 20 GB image, "
+        "each node at 100 MB/s or its share of the registry's 1250 MB/s: Kueue evicts it before it runs, and again "
+        "after each requeue; set waitForPodsReady.timeout in Kueue's Configuration to 7m or more, and "
+        "`timeoutSeconds` here; or state the image and the pull rates (`imageGB`, `nodePullMBps`, `registryMBps`)"]

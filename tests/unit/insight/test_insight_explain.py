@@ -187,3 +187,11 @@ def test_a_rank_is_the_same_asked_alone_or_with_all_the_others(example):
     job = next(j for j in example.fleet.jobs if j.name == "resnet50-dgx")
     every = rank_bindings(job, "run", range(16))
     assert rank_bindings(job, "run", [13, 2]) == (every[13], every[2])
+
+
+def test_a_kueue_job_is_told_the_least_wait_for_pods_ready_timeout_it_needs():
+    """language-bert: 6 nodes pull the 20 GB image at 100 MB/s each (200 s), the sshd probe (12 s), then the launcher
+    (created once the workers are ready: mpi-operator's WaitForWorkersReady) on a node of its own (200 s)."""
+    facts = _facts(_explain(PROFILES, "language-bert"), "scheduling")
+    assert facts["least waitForPodsReady timeout"] == "412 s"
+    assert "least waitForPodsReady timeout" not in _facts(_explain(PROFILES, "volcano-allreduce"), "scheduling")

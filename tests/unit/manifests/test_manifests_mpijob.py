@@ -238,8 +238,10 @@ def test_run_policy_every_field(profiles_copy):
         "allowRerunAfterTtl: true\n")})  # dgx-lab is synced by Argo CD: a TTL needs the opt-in
     spec = _mpijob(_job(result, "policy"))["spec"]
     assert spec["launcherCreationPolicy"] == "AtStartup"
+    # AtStartup: the launcher exists while the gang forms, so it counts (1 worker + 1), were the operator to gang.
     assert spec["runPolicy"] == {"cleanPodPolicy": "All", "backoffLimit": 0, "activeDeadlineSeconds": 3600,
-                                 "ttlSecondsAfterFinished": 600, "suspend": True}
+                                 "ttlSecondsAfterFinished": 600, "suspend": True,
+                                 "schedulingPolicy": {"minAvailable": 2}}
 
 
 def test_launcher_creation_policy_defaults_to_wait_for_workers_ready(pi):

@@ -26,6 +26,29 @@ def test_values_schema_maximum_is_the_pool_capacity(example):
     assert _schema(charts["pi"])["properties"]["workers"]["maximum"] == 1024
 
 
+def test_values_schema_maximum_is_what_the_queue_can_ever_admit(example):
+    """Beyond it the job would wait for ever: volcano-allreduce's queue holds 4 of the pool's 6 nodes."""
+    workers = _schema({c.ref.name: c for c in example.charts}["volcano-allreduce"])["properties"]["workers"]
+    assert workers["maximum"] == 4
+    assert workers["description"] == "Worker pods; at most 4: the capability of queue 'training' holds 4 with the launcher."
+
+
+def test_a_kueue_infra_chart_says_the_least_wait_for_pods_ready_timeout(example):
+    """Kueue's waitForPodsReady lives in its Configuration, which no chart writes: the NOTES say what to set. The
+    largest job of dgx-pod (language-bert, 6 workers of a whole DGX-1 each) needs 412 s on the assumed first pull
+    (tests/unit/model/test_model_pods_ready.py), so 7m. A Configuration v1beta1 (Kueue v0.9-v0.14,
+    config/components/manager/controller_manager_config.yaml) also needs `enable: true`; v1beta2 (v0.15 on) has no
+    such field: the block enables it."""
+    (infra,) = [c for c in example.charts if c.directory == "dgx-pod/infra"]
+    notes = dict(infra.files)["templates/NOTES.txt"]
+    assert ("the longest a job here needs for every pod to be ready is 412 s (language-bert, 6 workers), on a first "
+            "pull of a 20 GB image") in notes
+    assert "(the cluster profile says 600 s). Set at least:\n  waitForPodsReady:\n    timeout: 7m\n" in notes
+    assert "also enable: true" in notes
+    (volcano,) = [c for c in example.charts if c.directory == "volcano-lab/infra"]
+    assert "waitForPodsReady:" not in dict(volcano.files)["templates/NOTES.txt"]  # Kueue's alone
+
+
 @pytest.mark.parametrize("length, naming", [(45, None), (53, "stable")])
 def test_values_schema_maximum_also_keeps_pod_names_within_63_characters(profiles_copy, length, naming):
     # Default naming: a 45-character name, "-" and a 7-character hash and "-worker-" leave 63 - 45 - 8 - 8 = 2

@@ -130,6 +130,24 @@ def test_validation_says_the_same_with_the_queues_worked_out_once(diagnose, monk
 # --- cluster ------------------------------------------------------------------------------------------------------
 
 
+WAIT = "  waitForPodsReady:\n    timeoutSeconds: 600\n"
+assert WAIT in DGX_POD and DGX_POD.splitlines()[65] == "    timeoutSeconds: 600"
+
+
+@pytest.mark.parametrize(("said", "needed", "wanted"), [
+    ("    timeoutSeconds: 300\n", 412, "7m"),  # 2 x 200 s of pull (6 nodes at 100 MB/s, then the launcher's) + 12 s
+    ("    timeoutSeconds: 600\n    imageGB: 40\n", 812, "14m"),  # twice the image: 2 x 400 s + 12 s
+])
+def test_a_kueue_timeout_under_a_first_pull_is_warned_at_its_line(diagnose, said, needed, wanted):
+    """Kueue evicts and requeues an admitted job whose pods are not all ready within waitForPodsReady.timeout
+    (Kueue site/content/en/docs/tasks/manage/setup_wait_for_pods_ready.md): the example's largest job,
+    language-bert (6 workers; vision-resnet50's 4 need as long, and come after it), needs 412 s on the assumed pull."""
+    outcome = diagnose({POD: DGX_POD.replace(WAIT, "  waitForPodsReady:\n" + said)})
+    expect(outcome, (POD, 66, 21, f"Kueue's waitForPodsReady timeout of {said.split()[1]} s is less than the "
+                     f"{needed} s that job 'language-bert' (6 workers) needs for every pod to be ready",
+                     f"to {wanted} or more"), severity=Severity.WARNING)
+
+
 def test_a_setting_of_another_scheduler_is_refused(diagnose):
     outcome = diagnose({POD: DGX_POD.replace("  scheduler: kueue\n", "  scheduler: kueue\n  schedulerName: x\n")})
     expect(outcome, (POD, 39, 3, "`scheduling.schedulerName` has no effect with scheduler `kueue`: only "
