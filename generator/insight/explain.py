@@ -36,7 +36,6 @@ from mpigen.model import (
 from mpigen.objects.manifest import plain
 from mpigen.providers import PROVIDERS, pod_network
 from mpigen.vocabulary import mpi_operator
-from mpigen.vocabulary.mpi_operator import WAIT_FOR_WORKERS_READY
 from mpigen.vocabulary.multus import NETWORKS_ANNOTATION
 
 
@@ -315,7 +314,7 @@ def _scheduling(job: Job, at: _Where, at_cluster: _Where) -> list[Fact]:
         said = _said(at_cluster("scheduling", "waitForPodsReady"), "scheduling.waitForPodsReady",
                      "default: the assumed image and pull rates")
         waits = "then the launcher's pull (it is created once they are ready)" if \
-            job.launcher_creation_policy == WAIT_FOR_WORKERS_READY else "the launcher's pull beside theirs"
+            job.launcher_creation_policy == mpi_operator.WAIT_FOR_WORKERS_READY else "the launcher's pull beside theirs"
         facts.append(_fact("scheduling", "least waitForPodsReady timeout", f"{job.pods_ready_seconds} s",
                            Said(f"{said.text}: {pull.words()} on the workers' nodes, their readiness probe, {waits}",
                                 said.kind)))
