@@ -155,13 +155,15 @@ def slice_domain(sizes: Sequence[DomainSize], topology: dict[str, Any]) -> tuple
     return clique, True
 
 
-def job_fit(sizes: Sequence[DomainSize], topology: dict[str, Any], workers: int, workers_per_node: int) -> DomainFit:
+def job_fit(sizes: Sequence[DomainSize], topology: dict[str, Any], workers: int, workers_per_node: int,
+            slices_served: bool = True) -> DomainFit:
     """The fit of a job's workers (`topology`: the job's `scheduling.topology`, its level one of `sizes`), with its
-    slices where it is larger than one domain of its slice level and a whole number of them."""
+    slices where it is larger than one domain of its slice level and a whole number of them. `slices_served`: False
+    where the cluster's Kueue predates the slice annotations (`PODSET_SLICES_SINCE`): no slices."""
     domain = next(size for size in sizes if size.level == topology["level"])
     fit = DomainFit(domain, topology.get("mode", "required") == "required", workers, workers_per_node)
     cut, derived = slice_domain(sizes, topology)
-    if cut is None or cut.nodes is None or cut.index <= domain.index:
+    if not slices_served or cut is None or cut.nodes is None or cut.index <= domain.index:
         return fit
     size = cut.nodes * max(workers_per_node, 1)
     if workers <= size or workers % size:

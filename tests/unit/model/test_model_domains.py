@@ -37,6 +37,8 @@ def test_a_36_tray_job_on_nvl72_gets_two_slices_of_18_on_the_clique_level():
     assert fit.slices is not None and fit.slices.derived
     assert (fit.slices.domain.node_label, fit.slices.size, fit.slices.count) == ("nvidia.com/gpu.clique", 18, 2)
     assert fit.verdict() == "fits in one block; 2 slices of 18 workers, each within one rack"
+    # A Kueue before v0.13.0 reads no slice annotations: none are made.
+    assert domains.job_fit(sizes, {"level": "block"}, 36, 1, slices_served=False).slices is None
 
 
 def test_a_16_node_job_on_blocks_of_8_gets_two_slices_of_8():
