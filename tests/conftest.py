@@ -67,6 +67,26 @@ sshPort: 2222
 """
 
 
+def nvl72_edits(trays: int = 36, topology: str = "    level: block\n") -> dict[str, str | None]:
+    """Edits of the example fleet for a GB200 NVL72 pod: dgx-pod's pool of 72 trays of 4 GPUs (NVLink domains of 72
+    GPUs: 18 trays, GFD's `nvidia.com/gpu.clique` label), blocks of 36 trays over the cliques, and the vision job on
+    `trays` trays with `topology` (the lines under its `scheduling.topology:`). The language job is removed."""
+    pod = (PROFILES / "clusters" / "dgx-pod.yaml").read_text(encoding="utf-8")
+    vision = (PROFILES / "jobs" / "vision-resnet50.yaml").read_text(encoding="utf-8")
+    dgx1 = (PROFILES / "hardware" / "dgx-1.yaml").read_text(encoding="utf-8")
+    tray = dgx1.replace("name: dgx-1\n", "name: gb200-tray\n")
+    tray = tray.replace("  count: 8\n", "  count: 4\n  nvlinkDomainGpus: 72\n")
+    for nic, gpus in (("0, 1", "0"), ("2, 3", "1"), ("4, 5", "2"), ("6, 7", "3")):
+        tray = tray.replace(f"gpus: [{nic}]", f"gpus: [{gpus}]")
+    pod = pod.replace("hardware: dgx-1", "hardware: gb200-tray").replace("    nodes: 8\n", "    nodes: 72\n")
+    pod = pod.replace("{dgx: 4}", "{dgx: 36}").replace("      domainNodes: 8  # the whole pod\n", "      domainNodes: 36\n")
+    rack = "nodeLabel: fabric.example.com/leaf-switch\n      domainNodes: 4  # four nodes under each leaf switch\n"
+    pod = pod.replace(rack, "nodeLabel: nvidia.com/gpu.clique\n")
+    vision = vision.replace("totalGpus: 32", f"totalGpus: {4 * trays}").replace("    level: rack\n", topology)
+    return {"hardware/gb200-tray.yaml": tray, "clusters/dgx-pod.yaml": pod, "jobs/vision-resnet50.yaml": vision,
+            "jobs/language-bert.yaml": None}
+
+
 def big_cluster(pools: int, nodes: int, hardware: str = "cpu-node") -> str:
     """Cluster `big` of `pools` pools `p0`, `p1`, ... of `nodes` nodes of `hardware`, namespace mpi."""
     listed = "".join(f"  - name: p{i}\n    hardware: {hardware}\n    nodes: {nodes}\n" for i in range(pools))

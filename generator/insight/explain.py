@@ -20,6 +20,7 @@ from mpigen.manifests.mpijob import env_value, worker_affinity, workers_variable
 from mpigen.manifests.mpirun import launcher_command
 from mpigen.manifests.node_placement import launcher_pool, launcher_pools, tolerations
 from mpigen.manifests.run_name import RUN_DIGEST_COVERS, mpijob_name
+from mpigen.manifests.scheduling import worker_annotations
 from mpigen.model import (
     Backend,
     Job,
@@ -318,7 +319,25 @@ def _scheduling(job: Job, at: _Where, at_cluster: _Where) -> list[Fact]:
         facts.append(_fact("scheduling", "least waitForPodsReady timeout", f"{job.pods_ready_seconds} s",
                            Said(f"{said.text}: {pull.words()} on the workers' nodes, their readiness probe, {waits}",
                                 said.kind)))
-    return facts
+    return facts + _topology(job, at, at_cluster)
+
+
+def _topology(job: Job, at: _Where, at_cluster: _Where) -> list[Fact]:
+    """kueue: the level, one domain's size and where it came from, the fit and slices, the annotations chosen."""
+    if (fit := job.scheduling.fit) is None:
+        return []
+    sized = [(fit.domain, "domain size")] + ([(fit.slices.domain, "slice domain size")] if fit.slices else [])
+    return [_fact("scheduling", "topology level", f"{fit.domain.level} ({fit.domain.node_label}), "
+                  f"{'required' if fit.required else 'preferred'}", _said(at("scheduling", "topology", "level"),
+                                                                          "scheduling.topology.level", "")),
+            *(_fact("scheduling", name, "unknown" if d.nodes is None else f"{d.nodes} node(s) a {d.level}",
+                    _said(at_cluster("scheduling", "topology", d.index, "domainNodes"), d.said(), d.said()))
+              for d, name in sized),
+            _fact("scheduling", "domain fit", fit.verdict(),
+                  f"{fit.workers} workers, {fit.workers_per_node} a node: {fit.nodes_needed} node(s)"),
+            _fact("scheduling", "worker annotations", "; ".join(f"{k}={v}" for k, v in worker_annotations(job).items()),
+                  "Kueue's podset topology annotation on the level's node label; slices where the job is larger than "
+                  "one domain of its `sliceLevel` (default: the hardware's NVLink domain)")]
 
 
 def _selector_text(selector: tuple[tuple[str, str], ...]) -> str:

@@ -57,6 +57,8 @@ class JobPlan:
     gpu_hours_basis: str = ""
     worker_nodes: tuple[int, ...] = ()
     """STARTS: the node (index in its pool) of each worker in this plan's placement."""
+    topology: str = ""
+    """kueue, with a topology level: the nodes it needs against one domain of it (model/domains.py)."""
 
 
 @dataclass(frozen=True)
@@ -272,7 +274,17 @@ def _job_plan(job: Job, document: ProfileFile, alone: int, state: str, waits_for
                    gpus=job.worker_count * job.gpus_per_worker, per_worker=capacity.worker_ask(job).texts(),
                    nodes_alone=alone, state=state, waits_for=waits_for, waits_for_omitted=waits_for_omitted,
                    reason=reason, gpu_hours=hours, gpu_hours_bound=bound, gpu_hours_basis=basis,
-                   worker_nodes=worker_nodes)
+                   worker_nodes=worker_nodes, topology=topology_fit_text(job))
+
+
+def topology_fit_text(job: Job) -> str:
+    """`level rack (required): 4 nodes, a rack holds 4: fits in one rack`; empty without a topology level."""
+    fit = job.scheduling.fit
+    if fit is None:
+        return ""
+    mode = "required" if fit.required else "preferred"
+    held = f"a {fit.domain.level} holds {fit.domain.nodes}" if fit.domain.nodes is not None else "size unknown"
+    return f"level {fit.domain.level} ({mode}): {fit.nodes_needed} node(s), {held}: {fit.verdict()}"
 
 
 def gpu_hours(job: Job) -> tuple[Decimal | None, bool, str]:

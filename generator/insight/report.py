@@ -86,7 +86,7 @@ def _pool_lines(pool: PoolPlan) -> list[str]:
             lines.append(f"    {job.name} waits for {job.reason}{held}")
         elif job.state == NEVER:
             lines.append(f"    {job.location}: {job.name} can never run: {one_line(job.reason)}")
-    return lines
+    return lines + [f"    {job.name} topology: {job.topology}" for job in pool.jobs if job.topology]
 
 
 def _queue_lines(queues: tuple[QueuePlan, ...]) -> list[str]:

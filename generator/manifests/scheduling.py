@@ -218,8 +218,14 @@ def job_labels(job: Job) -> dict[str, str]:
 
 
 def worker_annotations(job: Job) -> dict[str, str]:
-    """kueue: the topology level all workers must (or should) share."""
+    """kueue: the topology level all workers must (or should) share; for a job larger than one domain of its slice
+    level, the slices, each within one domain of it (the slice level always lies below the job's level)."""
     if job.scheduling.topology_label is None:
         return {}
     key = vocabulary.REQUIRED_TOPOLOGY if job.scheduling.topology_required else vocabulary.PREFERRED_TOPOLOGY
-    return {key: job.scheduling.topology_label}
+    annotations = {key: job.scheduling.topology_label}
+    slices = job.scheduling.slices
+    if slices is not None:
+        annotations[vocabulary.SLICE_REQUIRED_TOPOLOGY] = slices.domain.node_label
+        annotations[vocabulary.SLICE_SIZE] = str(slices.size)
+    return annotations

@@ -255,6 +255,8 @@ class PriorityClass:
 class TopologyLevel:
     name: str
     node_label: str
+    domain_nodes: int | None = None
+    """Nodes one domain of the level holds, where the profile says (`domainNodes`); model/domains.py reads it."""
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from mpigen.model.cluster import Backend, Cluster, NodePool, Rail
+from mpigen.model.domains import DomainFit, Slices
 from mpigen.model.hardware import Nic
 from mpigen.model.names import rail_interface
 from mpigen.model.pods_ready import pods_ready_seconds
@@ -161,6 +162,13 @@ class JobScheduling:
     topology_label: str | None = None
     """kueue: the node label of the topology level the workers must (or should) share."""
     topology_required: bool = True
+    fit: DomainFit | None = None
+    """kueue, with a topology level: how the workers sit against one domain of it, and their slices."""
+
+    @property
+    def slices(self) -> Slices | None:
+        """kueue: the podset slices of workers larger than one domain of their slice level; None without."""
+        return self.fit.slices if self.fit is not None else None
 
 
 QUEUE_MAX_WORKERS = "queue_max_workers"

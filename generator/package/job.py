@@ -110,7 +110,8 @@ def package_job_chart(job: Job, marked: list[Manifest] | None = None, held_back:
                 "description": "Container image of the launcher and every worker."}}),
             chartfiles.WORKERS: {"type": "integer", "minimum": 1, "maximum": job.max_workers,
                         "description": f"Worker pods; at most {job.max_workers} fit pool {job.pool.name}."
-                        if job.queue_limit is None else f"Worker pods; at most {job.max_workers}: {job.queue_limit}."},
+                        if job.queue_limit is None else f"Worker pods; at most {job.max_workers}: {job.queue_limit}.",
+                        **_slices_schema(job)},
             **({} if volcano(job) else {chartfiles.SUSPEND: {
                 "type": "boolean", "const": True, "description": f"Create the {job.backend.noun} suspended: Kueue "
                 "unsuspends it when it admits it; false would start it without admission."}
@@ -123,3 +124,12 @@ def package_job_chart(job: Job, marked: list[Manifest] | None = None, held_back:
         files[template_path(template)] = common.template_file(group, lambda m: _job_holes(ref, m), job.source)
     return Chart(names.chart_dir_of_job(job.cluster.name, job.name), ref, tuple(sorted(files.items())),
                  tuple(Manifest(m.template, plain(m.obj)) for m in marked), source=job.source, held_back=held_back)
+
+
+def _slices_schema(job: Job) -> dict[str, object]:
+    """Kueue cuts the workers into slices of the size their annotation says: any other count is never admitted."""
+    slices = job.scheduling.slices
+    if slices is None:
+        return {}
+    return {"multipleOf": slices.size, "description": f"Worker pods; at most {job.max_workers} fit pool "
+            f"{job.pool.name}, in slices of {slices.size} (one {slices.domain.level} each)."}

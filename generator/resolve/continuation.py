@@ -29,7 +29,8 @@ def identity_and_continuation(job: Job, data: dict[str, Any], written: Written) 
     scheduling = job.scheduling
     resolved = Resolved((job.worker_count, job.gpus_per_worker, job.slots_per_worker),
                         tuple(attachment.rail.name for attachment in job.rails), scheduling.queue,
-                        scheduling.topology_label, job.backend.value, job.namespace)
+                        scheduling.topology_label, job.backend.value, job.namespace,
+                        (slices.domain.node_label, slices.size) if (slices := scheduling.slices) else None)
     identity = run_identity(data, written.clusters[job.cluster.name], written.hardware, resolved)
     record = written.committed.get(names.chart_dir_of_job(job.cluster.name, job.name))
     continued = record if record is not None and _continues(job, identity, record) else None

@@ -9,8 +9,8 @@ above all a new mpigen release: its running job would be deleted and started aga
 So the digest is taken over the profile text a run depends on, as written, never over compiled output:
 - the job profile, but for the fields that only describe it (`DESCRIBING_JOB_FIELDS`);
 - of its cluster: the node pool it runs in (and the launcher's), their hardware, the rails it attaches, the
-  network settings its pods see, the scheduler and the queue and topology level it lands in
-  (`CLUSTER_PARTS`, `POOL_PARTS`, `RAIL_PARTS`, `NETWORK_PARTS`, `SCHEDULING_PARTS`);
+  network settings its pods see, the scheduler and the queue and topology level it lands in, and its podset
+  slices where it has any (`CLUSTER_PARTS`, `POOL_PARTS`, `RAIL_PARTS`, `NETWORK_PARTS`, `SCHEDULING_PARTS`);
 - a built-in hardware profile by its name only (its facts are the release's, and a release never renames a run).
 Mappings are compared key by key (reordering keys changes nothing), lists item by item. A value equal to the
 fixed default it stands for counts as left out (`FIXED_DEFAULTS`, frozen with the scheme: a later release that
@@ -121,6 +121,8 @@ def run_identity(job: Mapping[str, Any], cluster: Mapping[str, Any], hardware: M
                        "queue": queue, "topologyLabel": topology_label},
         "cpuManagerPolicy": cluster.get("cpuManagerPolicy"),
     }
+    if resolved.slices is not None:  # only where there are slices: every other run keeps its name
+        run["slices"] = list(resolved.slices)
     canonical = json.dumps(run, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return f"{SCHEME}:{hashlib.sha256(canonical.encode('utf-8')).hexdigest()}"
 
@@ -139,6 +141,9 @@ class Resolved:
     backend: str
     namespace: str
     """Its namespace: the profile's, else the cluster's first (a job that moves is a new object)."""
+    slices: tuple[str, int] | None = None
+    """Kueue podset slices (node label, pods a slice): they follow a cluster's `domainNodes` or the hardware's NVLink
+    domain, which the other parts do not count; None without slices."""
 
 
 def identity_digest(identity: str) -> str:

@@ -59,7 +59,8 @@ def resolved_job(document: ProfileFile, data: dict[str, Any], clusters: dict[str
     size_limit = HostfileFormat.of(namespace, backend, shape.slots_per_worker, implementation, placement).max_workers(
         names.sized_mpijob_name(data["name"], naming is Naming.CONTENT_HASH), min(shape.capacity, name_limit))
     gpu_shm = f"{shape.gpus_per_worker}Gi" if shape.gpus_per_worker > 0 else "1Gi"
-    scheduling = job_scheduling(data, cluster, namespace)
+    scheduling = job_scheduling(data, cluster, namespace, hardware_data[pool.hardware.name], shape.worker_count,
+                                shape.workers_per_node)
     queue_limit = queue_worker_limit(data, cluster, pool, rails, shape.gpus_per_worker, scheduling.queue,
                                      min(shape.capacity, name_limit, size_limit))
     return Job(

@@ -16,8 +16,8 @@ from mpigen.model import (
     RailAttachment,
     Scheduler,
     Scheduling,
-    TopologyLevel,
     admission,
+    domains,
     pods_ready,
 )
 from mpigen.vocabulary.scheduling import VOLCANO_OWN_QUEUES
@@ -50,13 +50,15 @@ def cluster_scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Sch
         scheduler_name=admission.coscheduling_scheduler(data) if scheduler is Scheduler.COSCHEDULING else None,
         schedule_timeout_seconds=given.get("scheduleTimeoutSeconds"),
         priority_classes=classes,
-        topology=tuple(TopologyLevel(level["name"], level["nodeLabel"]) for level in given.get("topology", [])),
+        topology=domains.topology_levels(given.get("topology", [])),
         queues=tuple(queues),
     )
 
 
-def job_scheduling(data: dict[str, Any], cluster: Cluster, namespace: str) -> JobScheduling:
-    """The queue a job goes to (its own choice, else the first serving its namespace), and what else it chose."""
+def job_scheduling(data: dict[str, Any], cluster: Cluster, namespace: str, hardware: dict[str, Any],
+                   workers: int, workers_per_node: int) -> JobScheduling:
+    """The queue a job goes to (its own choice, else the first serving its namespace), and what else it chose;
+    `hardware`: its pool's, whose NVLink domain may size a topology level."""
     scheduling = cluster.scheduling
     given = data.get("scheduling", {})
     if scheduling.scheduler is Scheduler.NONE:
@@ -67,9 +69,13 @@ def job_scheduling(data: dict[str, Any], cluster: Cluster, namespace: str) -> Jo
     topology = given.get("topology")
     label = next((level.node_label for level in scheduling.topology if level.name == topology["level"]), None) \
         if topology else None
+    fit = None
+    if topology and label is not None:
+        sizes = domains.pool_domain_sizes(scheduling.topology, hardware)
+        fit = domains.job_fit(sizes, topology, workers, workers_per_node)
     return JobScheduling(queue=queue, priority_class=given.get("priorityClass"),
                          min_available=given.get("minAvailable"), topology_label=label,
-                         topology_required=(topology or {}).get("mode", "required") == "required")
+                         topology_required=(topology or {}).get("mode", "required") == "required", fit=fit)
 
 
 def queue_worker_limit(data: dict[str, Any], cluster: Cluster, pool: NodePool, rails: tuple[RailAttachment, ...],

@@ -20,6 +20,11 @@ def check_hardware(document: ProfileFile) -> list[Diagnostic]:
                          ("nics",), "HCA and port")
     found += check_label_keys(document, data.get("nodeLabels", {}), ("nodeLabels",))
     gpus = derive.gpu_count(data)
+    nvlink = data.get("gpu", {}).get("nvlinkDomainGpus")
+    if nvlink is not None and nvlink % gpus:
+        found.append(Diagnostic(document.location("gpu", "nvlinkDomainGpus"),
+                                f"an NVLink domain of {nvlink} GPUs is not a whole number of nodes of {gpus} GPUs",
+                                f"use a multiple of {gpus} (GB200 NVL72: 72, 18 nodes of 4)"))
     for i, nic in enumerate(nics):
         for j, gpu in enumerate(nic.get("gpus", [])):
             if gpu >= gpus:

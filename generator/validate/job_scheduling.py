@@ -9,11 +9,11 @@ from mpigen.load import ProfileFile
 from mpigen.model import WorkerSpread, admission, defaults, derive
 from mpigen.support.diagnostics import Diagnostic, Severity, did_you_mean, raises
 from mpigen.support.profile_rules import SCHEDULING
+from mpigen.validate.domain_fit import check_domain_fit, check_slice_level
 from mpigen.validate.network import host_network
 from mpigen.validate.quota import check_admission
 from mpigen.validate.scheduling import JOB_SETTINGS, check_priority_class_name, readers_text
 from mpigen.vocabulary import reserved
-from mpigen.vocabulary import scheduling as vocabulary
 
 
 @raises(SCHEDULING)
@@ -59,6 +59,8 @@ def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: di
                                 f"cluster '{cluster['name']}' declares no topology level '{topology['level']}'",
                                 did_you_mean(topology["level"], levels) if levels else
                                 "declare the levels in the cluster's `scheduling.topology`"))
+    elif topology is not None and scheduler == admission.KUEUE:
+        found += check_slice_level(document, cluster, topology, hardware)
     if found or not sized:
         return found
     shape = derive.layout(job, hardware, pool["nodes"], one_per_node=host_network(cluster))
@@ -66,7 +68,7 @@ def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: di
     if scheduler in admission.GANG_SCHEDULERS:
         found += _check_min_available(document, job, shape.worker_count, policy)
     if topology is not None and scheduler == admission.KUEUE:
-        found += _check_topology_fits(document, cluster, topology, shape)
+        found += check_domain_fit(document, cluster, topology, hardware, shape)
     if scheduler == admission.KUEUE and levels and job.get("workerSpread") == WorkerSpread.ONE_PER_NODE.value:
         natural = derive.layout({k: v for k, v in job.items() if k != "workerSpread"}, hardware, pool["nodes"])
         if natural.workers_per_node > 1:
@@ -80,20 +82,6 @@ def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: di
     if scheduler in admission.QUEUED:
         found += check_admission(document, job, cluster, queues, pool, pool_hardware, shape, scheduler)
     return found
-
-
-def _check_topology_fits(document: ProfileFile, cluster: dict[str, Any], topology: dict[str, Any],
-                         shape: derive.Layout) -> list[Diagnostic]:
-    """Workers required on one host can never be admitted when they do not fit one node. (Other levels hold as
-    many nodes as the fabric has, which the profiles do not say.)"""
-    level = next(level for level in cluster["scheduling"]["topology"] if level["name"] == topology["level"])
-    if (level["nodeLabel"] != vocabulary.HOSTNAME_LABEL or topology.get("mode", "required") != "required"
-            or shape.worker_count <= shape.workers_per_node):
-        return []
-    return [Diagnostic(document.location("scheduling", "topology", "level"),
-                       f"the job's {shape.worker_count} workers are required on one host (level '{topology['level']}', "
-                       f"{vocabulary.HOSTNAME_LABEL}), but a node holds {shape.workers_per_node}, so Kueue never "
-                       "admits the job", "use a higher level, or `mode: preferred`")]
 
 
 def _check_min_available(document: ProfileFile, job: dict[str, Any], workers: int, policy: str) -> list[Diagnostic]:

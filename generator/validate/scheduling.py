@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from mpigen.load import ProfileFile
-from mpigen.model import admission, derive
+from mpigen.model import admission, derive, domains
 from mpigen.support.diagnostics import Diagnostic, Location, did_you_mean, raises
 from mpigen.support.profile_rules import SCHEDULING
 from mpigen.validate.fields import duplicates
@@ -84,6 +84,11 @@ def _check_topology(document: ProfileFile, levels: list[dict[str, Any]]) -> list
             found.append(Diagnostic(document.location("scheduling", "topology", i, "nodeLabel"),
                                     f"{vocabulary.HOSTNAME_LABEL} can only be the lowest topology level (Kueue "
                                     "refuses the Topology otherwise)", "move it to the end of `topology`"))
+    problem = domains.nesting_problem(domains.topology_levels(levels))
+    if problem is not None:
+        found.append(Diagnostic(document.location("scheduling", "topology", problem[0], "domainNodes"), problem[1],
+                                "a level's domain holds whole domains of the levels below it: give the sizes as the "
+                                "fabric is built (the smallest where domains differ)"))
     return found
 
 

@@ -17,6 +17,9 @@ profile appended and its count is of MIG devices; under `mixed` the slices are o
 GPU_REPLICAS_LABEL = "nvidia.com/gpu.replicas"
 """How many pods share each GPU (time-slicing or MPS); above 1 the node advertises that many times its GPUs, and the
 product label gets `-SHARED` appended."""
+GPU_CLIQUE_LABEL = "nvidia.com/gpu.clique"
+"""The node's multi-node NVLink domain (`<GPU fabric ClusterUUID>.<CliqueID>`): every node of a GB200 NVL72 rack's
+NVLink domain carries the same value, so it serves as a topology level whose domain holds one NVLink domain."""
 MIG_DISABLED = "all-disabled"
 """The `nvidia.com/mig.config` value (the MIG manager's label) that turns MIG off on a node."""
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"

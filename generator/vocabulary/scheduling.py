@@ -25,6 +25,15 @@ PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
 """On a pod template: the node label of the topology level all pods of the pod set must (should) share."""
+SLICE_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
+SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
+"""On a pod template: the pod set is cut into slices of `SLICE_SIZE` pods, each placed within one domain of the
+level whose node label `SLICE_REQUIRED_TOPOLOGY` names (Kueue apis/kueue/v1beta2/topology_types.go). Kueue refuses
+the size without the level and the level without the size, a size above the pod count, a slice level above the
+pod set's level, and `podset-group-name` beside either (pkg/controller/jobframework/tas_validation.go,
+pkg/cache/scheduler/tas_flavor_snapshot.go)."""
+PODSET_SLICES_SINCE = "v0.13.0"
+"""The first Kueue release that reads the slice annotations ("Add PodSet Slice API", kubernetes-sigs/kueue #5596)."""
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 """The only node label Kueue accepts as a Topology's lowest level and nowhere else."""
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"

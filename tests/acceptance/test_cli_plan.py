@@ -18,6 +18,7 @@ from conftest import (
     WIDE_JOB,
     big_cluster,
     memory_limited,
+    nvl72_edits,
     run_limited,
     run_mpigen,
     snapshot,
@@ -29,11 +30,38 @@ def test_plan_of_the_example_fleet():
     done = run_mpigen("plan", PROFILES, "--strict")
     assert done.returncode == 0, done.stderr
     assert "pool dgx: 8 x dgx-1" in done.stdout and "language-bert waits for quota" in done.stdout
+    # dgx-pod's domains: a rack (leaf switch) of 4 nodes, a block of 8 (profiles/clusters/dgx-pod.yaml)
+    assert "    vision-resnet50 topology: level rack (required): 4 node(s), a rack holds 4: fits in one rack\n" \
+        in done.stdout
+    assert "    language-bert topology: level block (preferred): 6 node(s), a block holds 8: fits in one block\n" \
+        in done.stdout
     # resnet50-dgx: 16 GPUs x estimatedHours 3
     assert done.stdout.rstrip().endswith("10 job(s): 9 start at once, 1 wait, 0 can never run; 48 GPU-hours estimated "
                                          "(1 job(s))")
     data = json.loads(run_mpigen("plan", PROFILES, "--output", "json").stdout)
     assert data["summary"]["waits"] == 1
+
+
+def test_plan_and_explain_show_the_domain_fit_and_the_slices_of_a_job_larger_than_one_nvlink_domain(profiles_copy):
+    """36 GB200 trays required in one block of 36 (tests/conftest.py `nvl72_edits`): the block holds them, in two slices
+    of one NVLink domain (72 GPUs / 4 a tray = 18) each; explain says where each size came from and what the workers
+    carry (Kueue's podset slice annotations, v0.13.0 and later, kubernetes-sigs/kueue #5596)."""
+    root = profiles_copy(nvl72_edits())
+    plan = run_mpigen("plan", root, "--cluster", "dgx-pod")
+    assert plan.returncode == 0, plan.stderr
+    assert ("    vision-resnet50 topology: level block (required): 36 node(s), a block holds 36: fits in one block; 2 "
+            "slices of 18 workers, each within one rack\n") in plan.stdout
+    explain = run_mpigen("explain", "-p", root, "vision-resnet50")
+    assert explain.returncode == 0, explain.stderr
+    cluster = root / "clusters" / "dgx-pod.yaml"
+    for lines in (["  domain size = 36 node(s) a block", f"      from {cluster}:42: scheduling.topology[0].domainNodes"],
+                  ["  slice domain size = 18 node(s) a rack",
+                   "      because one NVLink domain (gpu.nvlinkDomainGpus 72 / 4 GPUs a node)"],
+                  ["  domain fit = fits in one block; 2 slices of 18 workers, each within one rack"],
+                  ["  worker annotations = kueue.x-k8s.io/podset-required-topology=fabric.example.com/block; "
+                   "kueue.x-k8s.io/podset-slice-required-topology=nvidia.com/gpu.clique; "
+                   "kueue.x-k8s.io/podset-slice-size=18"]):
+        assert "\n".join(lines) + "\n" in explain.stdout, explain.stdout
 
 
 def test_a_job_that_can_never_run_is_reported_and_fails_only_under_strict(profiles_copy):

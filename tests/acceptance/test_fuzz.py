@@ -296,6 +296,8 @@ FEATURES: dict[str, tuple[tuple[str, Any], ...]] = {
         ("scheduling", {"queue": "experiments", "priorityClass": "training-high"}),
         ("scheduling", {"priorityClass": "research", "topology": {"level": "host"}}),
         ("scheduling", {"topology": {"level": "rack", "mode": "preferred"}}),
+        ("scheduling", {"topology": {"level": "block", "sliceLevel": "rack"}}),
+        ("scheduling", {"topology": {"level": "rack", "sliceLevel": "block", "mode": "preferred"}}),
         *(("*", {"cluster": cluster, "pool": pool, "namespace": namespace}) for cluster, pool, namespace in (
             ("dgx-lab", "dgx", "ml-training"), ("dgx-lab", "cpu", "hpc"), ("cpu-lab", "cpu", "mpi"),
             ("netapp-lab", "dgx", "ai-training"), ("dgx-pod", "dgx", "team-vision"), ("dgx-pod", "dgx", "team-language"),
@@ -324,6 +326,10 @@ FEATURES: dict[str, tuple[tuple[str, Any], ...]] = {
                         "topology": [{"name": "rack", "nodeLabel": "example.com/rack"},
                                      {"name": "host", "nodeLabel": "kubernetes.io/hostname"}],
                         "priorityClasses": [{"name": "high", "value": 1000, "description": LOOKUP}]}),
+        ("scheduling", {"scheduler": "kueue", "topology": [
+            {"name": "block", "nodeLabel": "example.com/block", "domainNodes": 6},
+            {"name": "rack", "nodeLabel": "nvidia.com/gpu.clique", "domainNodes": 4},
+            {"name": "host", "nodeLabel": "kubernetes.io/hostname", "domainNodes": 1}]}),
         ("scheduling", {"scheduler": "volcano", "queues": [{"name": "q", "weight": 3}],
                         "priorityClasses": [{"name": "p", "value": -5}]}),
         ("scheduling", {"scheduler": "kueue", "waitForPodsReady": {"timeoutSeconds": 1, "imageGB": 0.001,
@@ -333,6 +339,7 @@ FEATURES: dict[str, tuple[tuple[str, Any], ...]] = {
     ),
     "Hardware": (
         ("extends", "dgx-a100"), ("extends", "dgx-h100"), ("gpu", {"count": 4, "model": "A100"}),
+        ("gpu", {"count": 4, "model": "GB200", "nvlinkDomainGpus": 72}), ("gpu", {"count": 8, "nvlinkDomainGpus": 12}),
         ("nodeLabels", {"example.com/rack": "r1"}), ("memoryGiB", 1), ("description", LOOKUP),
         ("cpu", {"sockets": 1, "coresPerSocket": 1, "threadsPerCore": 1}),
     ),

@@ -12,7 +12,7 @@ it, waits forever without an error.
 - A job with Kueue's queue-name label names a LocalQueue of its namespace (in the render or the extra
   manifests of the same cluster), whose ClusterQueue, where known, covers every resource its pods request; it
   is created suspended, or a GitOps tool would start it without admission. Its priority-class label names a
-  WorkloadPriorityClass, and a worker's podset topology annotation a level of a Topology.
+  WorkloadPriorityClass, and a worker's podset topology (and slice topology) annotation a level of a Topology.
 - No PriorityClass takes a `system-` name: the API server refuses it, and the built-in ones exist already. No MPI
   job (`runs_a_job`) runs at one (a `priorityClassName` anywhere in it, an MPIJob's gang `priorityClass`): its pods
   would rank above every workload and preempt them.
@@ -223,7 +223,7 @@ def _check_kueue_references(document: RenderedObject, pods: RenderedObject | Non
         return findings
     for template in pod_templates(pods):
         annotations = as_dict(template.metadata.get("annotations")) or {}
-        for key in (vocabulary.REQUIRED_TOPOLOGY, vocabulary.PREFERRED_TOPOLOGY):
+        for key in (vocabulary.REQUIRED_TOPOLOGY, vocabulary.PREFERRED_TOPOLOGY, vocabulary.SLICE_REQUIRED_TOPOLOGY):
             label = annotations.get(key)
             if isinstance(label, str) and label not in levels:
                 findings.append(finding(pods, path_of((*template.path, "metadata", "annotations", key)), (

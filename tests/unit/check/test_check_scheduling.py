@@ -183,6 +183,13 @@ def test_kueue_priority_class_and_topology_level_must_exist() -> None:
     topology = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology", "metadata": {"name": "t"},
                 "spec": {"levels": [{"nodeLabel": "example.com/block"}, {"nodeLabel": "example.com/rack"}]}}
     assert check(job, *queues, priority, topology) == []
+    # A slice level (Kueue v0.13.0 and later, #5596) is a level of the Topology too.
+    worker["metadata"]["annotations"].update({"kueue.x-k8s.io/podset-slice-required-topology": "example.com/leaf",
+                                              "kueue.x-k8s.io/podset-slice-size": "2"})
+    assert said(check(job, *queues, priority, topology)) == [
+        ('.spec.mpiReplicaSpecs.Worker.template.metadata.annotations["kueue.x-k8s.io/podset-slice-required-topology"]',
+         "no Kueue Topology in this render or the extra manifests (--context) has the level example.com/leaf; "
+         "Kueue never admits the job")]
 
 
 def test_the_rule_is_in_the_rule_table_and_skips_what_it_cannot_read() -> None:

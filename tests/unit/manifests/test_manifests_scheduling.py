@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHARTS, PROFILES, CustomResourceSchemas, run_helm
+from conftest import CHARTS, PROFILES, CustomResourceSchemas, nvl72_edits, run_helm
 from ruamel.yaml import YAML
 from test_manifests_node_placement import _pod_specs
 
@@ -121,6 +121,30 @@ def test_a_kueue_job_carries_its_queue_and_priority_is_created_suspended_and_ask
     worker = bert["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["metadata"]["annotations"]
     assert worker["kueue.x-k8s.io/podset-preferred-topology"] == "fabric.example.com/block"
     assert bert["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "language"
+
+
+def test_a_job_larger_than_one_nvlink_domain_is_cut_into_slices_of_one_domain(
+        profiles_copy: Callable[..., Path]) -> None:
+    """36 GB200 trays under one block of an NVL72 pod: two slices of 18 trays, each within one NVLink domain (GFD's
+    `nvidia.com/gpu.clique`). Kueue (v0.13.0 and later, #5596) wants the slice level below the podset's and the size
+    with it, and no `podset-group-name` beside them (pkg/controller/jobframework/tas_validation.go); the chart takes
+    only worker counts Kueue can cut into such slices."""
+    result = compile_profiles([profiles_copy(nvl72_edits())])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    replicas = mpijob(result, "dgx-pod/jobs/vision-resnet50")["spec"]["mpiReplicaSpecs"]
+    kueue = {k: v for k, v in replicas["Worker"]["template"]["metadata"]["annotations"].items() if "kueue" in k}
+    assert kueue == {
+        "kueue.x-k8s.io/podset-required-topology": "fabric.example.com/block",
+        "kueue.x-k8s.io/podset-slice-required-topology": "nvidia.com/gpu.clique",
+        "kueue.x-k8s.io/podset-slice-size": "18"}
+    assert not [k for k in replicas["Launcher"]["template"].get("metadata", {}).get("annotations", {}) if "kueue" in k]
+    (chart,) = [c for c in result.charts if c.directory == "dgx-pod/jobs/vision-resnet50"]
+    workers = json.loads(dict(chart.files)["values.schema.json"])["properties"]["workers"]
+    assert (workers["multipleOf"], workers["maximum"]) == (18, 72)
+    vision = mpijob(compile_profiles([profiles_copy(nvl72_edits(trays=18))]), "dgx-pod/jobs/vision-resnet50")
+    annotations = vision["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["metadata"]["annotations"]
+    assert {k: v for k, v in annotations.items() if "kueue" in k} == {  # one NVLink domain holds it: no slices
+        "kueue.x-k8s.io/podset-required-topology": "fabric.example.com/block"}
 
 
 def test_a_kueue_job_cannot_be_started_without_admission_from_the_chart(example: CompileResult, tmp_path: Path,

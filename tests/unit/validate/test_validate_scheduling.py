@@ -33,9 +33,9 @@ GPU_TAINT = ("    taints: [{key: nvidia.com/gpu, value: present, effect: NoSched
              "  # set by the admins; the GPU operator's pods tolerate it\n")
 assert GPU_TAINT in DGX_POD and len(VISION.splitlines()) == 24
 assert DGX_POD.splitlines()[37] == "  scheduler: kueue"
-assert DGX_POD.splitlines()[44] == "      nodeLabel: kubernetes.io/hostname"
-assert DGX_POD.splitlines()[53:56] == ["    - name: vision", "      namespaces: [team-vision]", "      nodes: {dgx: 4}"]
-assert DGX_POD.splitlines()[61] == "      borrowNodes: {dgx: 2}  # at most two of the vision team's idle nodes"
+assert DGX_POD.splitlines()[46] == "      nodeLabel: kubernetes.io/hostname"
+assert DGX_POD.splitlines()[55:58] == ["    - name: vision", "      namespaces: [team-vision]", "      nodes: {dgx: 4}"]
+assert DGX_POD.splitlines()[63] == "      borrowNodes: {dgx: 2}  # at most two of the vision team's idle nodes"
 assert VISION.splitlines()[10] == "totalGpus: 32" and VISION.splitlines()[17:21] == [
     "scheduling:", "  priorityClass: production", "  topology:", "    level: rack"]
 assert BERT.splitlines()[9] == "namespace: team-language" and BERT.splitlines()[11] == "totalGpus: 48"
@@ -164,6 +164,7 @@ def test_a_queue_setting_of_another_scheduler_is_refused(diagnose):
 def test_hostname_may_only_be_the_lowest_topology_level(diagnose):
     text = DGX_POD.replace("""    - name: rack
       nodeLabel: fabric.example.com/leaf-switch
+      domainNodes: 4  # four nodes under each leaf switch
     - name: host
       nodeLabel: kubernetes.io/hostname
 """, """    - name: host
@@ -172,7 +173,7 @@ def test_hostname_may_only_be_the_lowest_topology_level(diagnose):
       nodeLabel: fabric.example.com/leaf-switch
 """)
     outcome = diagnose({POD: text})
-    expect(outcome, (POD, 43, 18, "kubernetes.io/hostname can only be the lowest topology level",
+    expect(outcome, (POD, 44, 18, "kubernetes.io/hostname can only be the lowest topology level",
                      "move it to the end"))
 
 
@@ -181,16 +182,16 @@ def test_a_queue_names_only_the_clusters_namespaces_and_pools(diagnose):
                            "      namespaces: [team-vison]\n      nodes: {dgx: 9, gpu: 1}")
     outcome = diagnose({POD: text, "jobs/vision-resnet50.yaml": None})
     expect(outcome,
-           (POD, 55, 20, "queue 'vision' serves namespace 'team-vison', which is not in `namespaces`",
+           (POD, 57, 20, "queue 'vision' serves namespace 'team-vison', which is not in `namespaces`",
             "did you mean 'team-vision'?"),
-           (POD, 56, 20, "queue 'vision' takes 9 nodes of pool 'dgx', which has 8", "at most 8"),
-           (POD, 56, 23, "queue 'vision' names node pool 'gpu', which the cluster does not have"))
+           (POD, 58, 20, "queue 'vision' takes 9 nodes of pool 'dgx', which has 8", "at most 8"),
+           (POD, 58, 23, "queue 'vision' names node pool 'gpu', which the cluster does not have"))
 
 
 def test_a_borrowing_limit_needs_a_cohort(diagnose):
     text = DGX_POD.replace("      cohort: dgx-pod\n      borrowNodes", "      borrowNodes")
     outcome = diagnose({POD: text, "jobs/language-bert.yaml": None})  # it needs the borrowed nodes
-    expect(outcome, (POD, 61, 7, "queue 'language' has a borrowing limit but no cohort to borrow from",
+    expect(outcome, (POD, 63, 7, "queue 'language' has a borrowing limit but no cohort to borrow from",
                      "add `cohort`"))
 
 
@@ -237,7 +238,7 @@ DGX_LAB = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
 @pytest.mark.parametrize(("edits", "where"), [
     ({POD: DGX_POD.replace("- name: production", "- name: system-node-critical"),
       "jobs/vision-resnet50.yaml": VISION.replace("priorityClass: production", "priorityClass: system-node-critical")},
-     (POD, 47, 13)),
+     (POD, 49, 13)),
     ({"clusters/volcano-lab.yaml": VOLCANO_LAB.replace("- name: training-high", "- name: system-node-critical"),
       "jobs/volcano-allreduce.yaml": ALLREDUCE.replace("training-high", "system-node-critical")},
      ("clusters/volcano-lab.yaml", 30, 13)),
@@ -299,7 +300,7 @@ def test_a_kueue_queue_that_does_not_cover_the_jobs_pool_never_admits_it(diagnos
 
 
 @pytest.mark.parametrize(("cluster", "text", "line", "why"), [
-    (POD, DGX_POD, 56, "Kueue refuses a ClusterQueue without flavors"),
+    (POD, DGX_POD, 58, "Kueue refuses a ClusterQueue without flavors"),
     ("clusters/volcano-lab.yaml", VOLCANO_LAB, 35, "a Volcano queue without capability has no limit at all")])
 def test_a_queue_covering_no_pool_is_refused(diagnose, cluster, text, line, why):
     edited = text.replace("      nodes: {dgx: 4}\n", "      nodes: {}\n", 1)
@@ -371,10 +372,12 @@ def test_kueue_admits_the_launcher_with_the_workers(diagnose, cpu, ok):
 
 def test_workers_required_on_one_host_must_fit_one_node(diagnose):
     outcome = diagnose({"jobs/vision-resnet50.yaml": VISION.replace("level: rack", "level: host")})
-    expect(outcome, ("jobs/vision-resnet50.yaml", 21, 12, "the job's 4 workers are required on one host (level "
-                     "'host', kubernetes.io/hostname), but a node holds 1", "`mode: preferred`"))
+    expect(outcome, ("jobs/vision-resnet50.yaml", 21, 12, "the job's 4 workers need 4 nodes, but one 'host' domain "
+                     "(kubernetes.io/hostname) holds 1 (a kubernetes.io/hostname domain is one node): it never fits",
+                     "`mode: preferred`"))
     preferred = VISION.replace("level: rack", "level: host\n    mode: preferred")
-    assert diagnose({"jobs/vision-resnet50.yaml": preferred}).diagnostics == []
+    expect(diagnose({"jobs/vision-resnet50.yaml": preferred}), ("jobs/vision-resnet50.yaml", 21, 12,
+           "Kueue will likely split the job across 4 hosts"), severity=Severity.WARNING)
     one_node = VISION.replace("level: rack", "level: host").replace("totalGpus: 32", "totalGpus: 8")
     assert diagnose({"jobs/vision-resnet50.yaml": one_node}).diagnostics == []
 
@@ -439,9 +442,10 @@ def test_workers_kept_one_a_node_never_share_a_host(diagnose):
     assert diagnose({"jobs/vision-resnet50.yaml": one_host}).diagnostics == []
     outcome = diagnose({"jobs/vision-resnet50.yaml": one_host + "workerSpread: one-per-node\n"})
     errors = [d.format() for d in outcome.diagnostics if d.severity is Severity.ERROR]
-    assert errors == [f"{outcome.at('jobs/vision-resnet50.yaml', 22, 12)}: error: the job's 2 workers are required on "
-                      "one host (level 'host', kubernetes.io/hostname), but a node holds 1, so Kueue never admits the "
-                      "job; use a higher level, or `mode: preferred`"], outcome.shown()
+    assert errors == [f"{outcome.at('jobs/vision-resnet50.yaml', 22, 12)}: error: the job's 2 workers need 2 nodes, "
+                      "but one 'host' domain (kubernetes.io/hostname) holds 1 (a kubernetes.io/hostname domain is one "
+                      "node): it never fits, so Kueue keeps the job Pending for ever; use a higher level ('block', "
+                      "'rack'), `mode: preferred`, or at most 1 worker(s)"], outcome.shown()
 
 
 def test_one_per_node_beside_kueue_topology_is_warned(diagnose):
