@@ -70,7 +70,8 @@ sshPort: 2222
 def nvl72_edits(trays: int = 36, topology: str = "    level: block\n") -> dict[str, str | None]:
     """Edits of the example fleet for a GB200 NVL72 pod: dgx-pod's pool of 72 trays of 4 GPUs (NVLink domains of 72
     GPUs: 18 trays, GFD's `nvidia.com/gpu.clique` label), blocks of 36 trays over the cliques, and the vision job on
-    `trays` trays with `topology` (the lines under its `scheduling.topology:`). The language job is removed."""
+    `trays` trays with `topology` (the lines under its `scheduling.topology:`), under a waitForPodsReady timeout that
+    covers a first pull on them. The language job is removed."""
     pod = (PROFILES / "clusters" / "dgx-pod.yaml").read_text(encoding="utf-8")
     vision = (PROFILES / "jobs" / "vision-resnet50.yaml").read_text(encoding="utf-8")
     dgx1 = (PROFILES / "hardware" / "dgx-1.yaml").read_text(encoding="utf-8")
@@ -82,6 +83,9 @@ def nvl72_edits(trays: int = 36, topology: str = "    level: block\n") -> dict[s
     pod = pod.replace("{dgx: 4}", "{dgx: 36}").replace("      domainNodes: 8  # the whole pod\n", "      domainNodes: 36\n")
     rack = "nodeLabel: fabric.example.com/leaf-switch\n      domainNodes: 4  # four nodes under each leaf switch\n"
     pod = pod.replace(rack, "nodeLabel: nvidia.com/gpu.clique\n")
+    wait = "    timeoutSeconds: 600\n"
+    assert wait in pod
+    pod = pod.replace(wait, "    timeoutSeconds: 1800\n")  # a first pull on 36 trays: Kueue v0.19's default of 30m
     vision = vision.replace("totalGpus: 32", f"totalGpus: {4 * trays}").replace("    level: rack\n", topology)
     return {"hardware/gb200-tray.yaml": tray, "clusters/dgx-pod.yaml": pod, "jobs/vision-resnet50.yaml": vision,
             "jobs/language-bert.yaml": None}
