@@ -1409,9 +1409,9 @@ def test_plm_rsh_args_in_mpirun_args_beside_the_jobs_ssh_port_is_refused(diagnos
 
 
 def test_a_launcher_command_of_the_jobs_own_is_told_to_give_mpirun_the_ssh_port(diagnose):
-    # mpi-operator sets OMPI_MCA_plm_rsh_args, I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS and HYDRA_LAUNCH_EXTRA_ARGS on the
-    # launcher after the container's own (pkg/controller/mpi_job_controller.go, newLauncherPodTemplate), so only the
-    # command line reaches OpenMPI 4's and Hydra's ssh; OpenMPI 5 reads PRTE_MCA_plm_ssh_args, which it leaves alone.
+    # mpi-operator sets OMPI_MCA_plm_rsh_args and I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS on the launcher after the
+    # container's own (pkg/controller/mpi_job_controller.go, newLauncherPodTemplate), so only the command line reaches
+    # OpenMPI 4's and Intel MPI's ssh; OpenMPI 5 reads PRTE_MCA_plm_ssh_args, which it leaves alone.
     def job(name: str, implementation: str) -> str:
         return CPU_JOB.replace("name: train", f"name: {name}").replace("program: [python, train.py]\n", "") + \
             implementation + "sshPort: 2222\nlauncherCommand: [mpirun, /bin/true]\n"
