@@ -292,8 +292,11 @@ def _check_own_launcher_port(document: ProfileFile, job: dict[str, Any], cluster
     if "launcherCommand" not in job or port == mpi_operator.SSHD_PORT or (
             implementation == mpi_operator.OPENMPI and job.get("openMPIVersion", defaults.OPENMPI_VERSION) >= 5):
         return []
+    said = "plm_rsh_args" if implementation == mpi_operator.OPENMPI else mpi_operator.HYDRA_SSH_ARGS_VARIABLE[implementation]
+    if any(said in str(part) for part in job["launcherCommand"]):
+        return []  # it gives ssh its options itself (mpigen's own line, imported, does)
     how = ("`--mca plm_rsh_args \"-p {port} {args}\"`" if implementation == mpi_operator.OPENMPI else
-           f"`env {mpi_operator.HYDRA_SSH_ARGS_VARIABLE[implementation]}=\"-p {{port}} {{args}}\"` before mpirun")
+           f"`env {said}=\"-p {{port}} {{args}}\"` before mpirun")
     return [Diagnostic(document.location("launcherCommand"), f"sshd listens on port {port}, which mpigen gives only to "
                        "the mpirun it writes: this launcherCommand's ssh connects to port 22 unless the image's "
                        "ssh_config says another", "give it the port: " + how.format(port=port,

@@ -1415,8 +1415,10 @@ def test_a_launcher_command_of_the_jobs_own_is_told_to_give_mpirun_the_ssh_port(
     def job(name: str, implementation: str) -> str:
         return CPU_JOB.replace("name: train", f"name: {name}").replace("program: [python, train.py]\n", "") + \
             implementation + "sshPort: 2222\nlauncherCommand: [mpirun, /bin/true]\n"
+    given = job("given", "mpiImplementation: Intel\n").replace(
+        "[mpirun,", "[env, 'I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS=-p 2222', mpirun,")  # as mpigen's own line, imported
     outcome = diagnose({"jobs/ompi4.yaml": job("ompi4", ""), "jobs/intel.yaml": job("intel", "mpiImplementation: Intel\n"),
-                        "jobs/ompi5.yaml": job("ompi5", "openMPIVersion: 5\n")})
+                        "jobs/ompi5.yaml": job("ompi5", "openMPIVersion: 5\n"), "jobs/given.yaml": given})
     expect(outcome, ("jobs/intel.yaml", 10, 18, "sshd listens on port 2222, which mpigen gives only to the mpirun it "
                      "writes", '`env I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS="-p 2222 -o ConnectionAttempts=10"` before'),
            ("jobs/ompi4.yaml", 9, 18, "this launcherCommand's ssh connects to port 22 unless the image's ssh_config",
