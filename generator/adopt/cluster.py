@@ -35,13 +35,14 @@ from mpigen.readback.findings import RenderedObject
 from mpigen.readback.inputs import MAX_MANIFEST_FILE_BYTES, InputError, read_text
 from mpigen.vocabulary.kubernetes import dns1035_label_problems
 from mpigen.vocabulary.multus import NAD_KIND
+from mpigen.vocabulary.reserved import reserved_namespace_owner
 
 EXPORT_COMMAND = ("kubectl get nodes,namespaces,configmaps,networkattachmentdefinitions,sriovnetworknodestates,"
                   "sriovnetworknodepolicies,nicclusterpolicies,clusterpolicies -A -o yaml > cluster.yaml")
 """The one command that exports everything import reads (a kind the cluster has no CRD for: leave it out)."""
 READ_KINDS = frozenset({NODE_KIND, "Namespace", "ConfigMap", NAD_KIND, SRIOV_STATE_KIND, SRIOV_POLICY_KIND,
                         NIC_CLUSTER_POLICY_KIND, "ClusterPolicy"})
-SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+DEFAULT_NAMESPACE = "default"
 MPIJOB_GROUP = "kubeflow.org/"
 
 
@@ -109,7 +110,9 @@ def adopt_cluster(documents: Sequence[RenderedObject], cluster: str, selectors: 
                                     "again once `kubectl get sriovnetworknodestates -A` shows syncStatus Succeeded")
             states[document.name] = read
         elif kind == "Namespace":
-            if document.name and document.name not in SYSTEM_NAMESPACES and not document.name.startswith("kube-"):
+            # Not Kubernetes' own nor a controller's, which validate refuses for jobs; another `kube-*` one (a site's
+            # `kube-openmpi`) is a namespace like any other (vocabulary/reserved.py).
+            if document.name and document.name != DEFAULT_NAMESPACE and reserved_namespace_owner(document.name) is None:
                 namespaces.append(document.name)
         elif kind in READ_KINDS:
             resources += read_plugin_resources(obj)

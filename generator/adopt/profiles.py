@@ -246,7 +246,7 @@ def _oldest(kubelets: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
 def cluster_text(name: str, pools: Sequence[Pool], provider: str, prefix: str | None, kubelets: Sequence[tuple[str, str]],
                  namespaces: Sequence[str]) -> tuple[ProfileText, int]:
     """The Cluster profile of the pools: `kubelets` (node, kubeletVersion) as exported, `namespaces` the Namespace
-    objects of the export that are not Kubernetes' own."""
+    objects of the export that are not Kubernetes' own nor a controller's, all of them existing already."""
     out = _Text()
     out.lines += [f"# Cluster {name}, imported by `mpigen import` from exported objects.", "apiVersion: mpigen/v1alpha1",
                   "kind: Cluster", f"name: {name}"]
@@ -258,6 +258,9 @@ def cluster_text(name: str, pools: Sequence[Pool], provider: str, prefix: str | 
         out.guess("", "kubernetesVersion", "1.31", "`kubectl version`: the Server Version, major.minor")
     if namespaces:
         out.lines.append("namespaces:  # the Namespace objects of the export")
+        out.lines += [f"  - {q(ns)}" for ns in namespaces]
+        # They exist: an infra chart that created them would fail to install ("exists and cannot be imported").
+        out.lines.append("existingNamespaces:  # the export has them: the infra chart creates none of them")
         out.lines += [f"  - {q(ns)}" for ns in namespaces]
     else:
         out.guesses += 1

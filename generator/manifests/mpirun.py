@@ -59,8 +59,8 @@ def mpirun_command(job: Job, workers: Variable) -> list[str | Variable]:
 
 def hydra_ssh_port(job: Job) -> list[str]:
     """`env NAME=-p <port> ...` before Hydra's mpirun where sshd's port is not 22: Intel MPI and MPICH take ssh's
-    options from a variable mpi-operator sets on the launcher after the container's own (its `-o
-    ConnectionAttempts=10`, kept here), so the port is given to mpirun's process alone."""
+    options from a variable (vocabulary/mpi_operator.py), Intel MPI's set by mpi-operator on the launcher after the
+    container's own (its `-o ConnectionAttempts=10`, kept here), so the port is given to mpirun's process alone."""
     if job.ssh_port is None:
         return []
     variable = mpi_operator.HYDRA_SSH_ARGS_VARIABLE[job.mpi_implementation.value]

@@ -11,7 +11,9 @@ from mpigen.load import ProfileFile
 from mpigen.load.catalogue import builtin_names
 from mpigen.model import Backend, CommittedRun, Job, Naming, names
 from mpigen.objects import chartfiles
+from mpigen.providers import PROVIDERS
 from mpigen.resolve.identity import Resolved, hardware_parts, run_identity
+from mpigen.vocabulary import mpi_operator
 
 
 class Written:
@@ -30,7 +32,9 @@ def identity_and_continuation(job: Job, data: dict[str, Any], written: Written) 
     resolved = Resolved((job.worker_count, job.gpus_per_worker, job.slots_per_worker),
                         tuple(attachment.rail.name for attachment in job.rails), scheduling.queue,
                         scheduling.topology_label, job.backend.value, job.namespace,
-                        (slices.domain.node_label, slices.size) if (slices := scheduling.slices) else None)
+                        (slices.domain.node_label, slices.size) if (slices := scheduling.slices) else None,
+                        PROVIDERS[job.cluster.network.provider].worker_ssh_port(job.cluster.network)
+                        or mpi_operator.SSHD_PORT)
     identity = run_identity(data, written.clusters[job.cluster.name], written.hardware, resolved)
     record = written.committed.get(names.chart_dir_of_job(job.cluster.name, job.name))
     continued = record if record is not None and _continues(job, identity, record) else None

@@ -14,7 +14,8 @@ So the digest is taken over the profile text a run depends on, as written, never
 - a built-in hardware profile by its name only (its facts are the release's, and a release never renames a run).
 Mappings are compared key by key (reordering keys changes nothing), lists item by item. A value equal to the
 fixed default it stands for counts as left out (`FIXED_DEFAULTS`, frozen with the scheme: a later release that
-changes a default does not move it). `SCHEME` versions all of this: a release that must change it keeps the
+changes a default does not move it); so does a job's `sshPort` equal to the port its sshd has anyway, where mpigen
+starts sshd (`Resolved.implied_ssh_port`). `SCHEME` versions all of this: a release that must change it keeps the
 old scheme's answer for runs named under it.
 """
 
@@ -109,7 +110,7 @@ def run_identity(job: Mapping[str, Any], cluster: Mapping[str, Any], hardware: M
     rails, queue, topology_label, backend = resolved.rails, resolved.queue, resolved.topology_label, resolved.backend
     launcher_pool = cluster.get("launcherPool")
     run = {
-        "job": _job_part(job),
+        "job": _job_part(job, resolved.implied_ssh_port),
         "size": list(resolved.size),
         "namespace": resolved.namespace,
         "backend": backend,
@@ -144,6 +145,9 @@ class Resolved:
     slices: tuple[str, int] | None = None
     """Kueue podset slices (node label, pods a slice): they follow a cluster's `domainNodes` or the hardware's NVLink
     domain, which the other parts do not count; None without slices."""
+    implied_ssh_port: int = mpi_operator.SSHD_PORT
+    """The workers' sshd port without `sshPort` (22, or the nodes' network's `network.sshPort`). Where mpigen starts
+    sshd itself (no `workerCommand`), `sshPort` saying this port changes nothing, so it counts as left out."""
 
 
 def identity_digest(identity: str) -> str:
@@ -151,9 +155,11 @@ def identity_digest(identity: str) -> str:
     return identity.partition(":")[2]
 
 
-def _job_part(job: Mapping[str, Any]) -> dict[str, Any]:
+def _job_part(job: Mapping[str, Any], implied_ssh_port: int) -> dict[str, Any]:
     part = {key: value for key, value in job.items()
             if key not in DESCRIBING_JOB_FIELDS and key not in SIZE_FIELDS and key not in RESOLVED_JOB_FIELDS}
+    if "workerCommand" not in part and part.get("sshPort") == implied_ssh_port:
+        del part["sshPort"]  # with a workerCommand, `sshPort` adds the readiness probe, whatever its port
     if isinstance(part.get("runPolicy"), dict):
         part["runPolicy"] = {k: v for k, v in part["runPolicy"].items() if k not in DESCRIBING_RUN_POLICY}
     return _defaulted("job", part)

@@ -7,7 +7,7 @@ import difflib
 from typing import Any
 
 from mpigen.load import ProfileFile, to_plain
-from mpigen.model import derive
+from mpigen.model import defaults, derive
 from mpigen.providers import provider_of
 from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Severity, did_you_mean, raises
 from mpigen.support.profile_rules import JOB, REFERENCES
@@ -56,6 +56,7 @@ def check_job(document: ProfileFile, index: Index) -> list[Diagnostic]:
     found += check_volumes(document, job)
     found += _check_user(document, job)
     found += _check_ssh_port(document, job, cluster)
+    found += _check_own_launcher_port(document, job, cluster)
     return found
 
 
@@ -244,12 +245,17 @@ def _check_user(document: ProfileFile, job: dict[str, Any]) -> list[Diagnostic]:
                        "/home/mpiuser/.sshd_config]`)", Severity.WARNING)]
 
 
+def _nodes_ssh_port(cluster: dict[str, Any]) -> int | None:
+    """sshd's port on the nodes' network (the cluster's `network.sshPort`, else its provider's default), or None."""
+    provider = provider_of(cluster.get("network", {})) if host_network(cluster) else None
+    return cluster.get("network", {}).get("sshPort", provider.settings["sshPort"]) if provider else None
+
+
 def _check_ssh_port(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
     """sshd's port (`sshPort`): the cluster's `network.sshPort` on the nodes' network, which a job may only repeat;
     one that sshd run as a user other than root can bind; and, for Hydra, said where the job starts sshd itself, so
     its workers keep their readiness probe."""
-    nodes_port = provider_of(cluster.get("network", {})) if host_network(cluster) else None
-    cluster_port = cluster.get("network", {}).get("sshPort", nodes_port.settings["sshPort"]) if nodes_port else None
+    cluster_port = _nodes_ssh_port(cluster)
     if cluster_port is not None and job.get("sshPort", cluster_port) != cluster_port:
         return [Diagnostic(document.location("sshPort"), f"cluster '{cluster['name']}' uses host networking, where "
                            f"the workers' sshd listens on its `network.sshPort` ({cluster_port})",
@@ -273,3 +279,26 @@ def _check_ssh_port(document: ProfileFile, job: dict[str, Any], cluster: dict[st
                            f"{mpi_operator.IMAGES_SSHD_PORT})", Severity.WARNING)]
     return []
 
+
+
+def _check_own_launcher_port(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any]) -> list[Diagnostic]:
+    """sshd's port where it is not 22 reaches OpenMPI 4's and Hydra's mpirun only on the command line mpigen writes
+    (mpi-operator sets their ssh variables on the launcher after the container's own): a `launcherCommand` of the
+    job's own must say it, or the image's ssh_config (`Port`, as mpi-operator's images set). OpenMPI 5 reads it from
+    PRTE_MCA_plm_ssh_args, which no controller sets."""
+    cluster_port = _nodes_ssh_port(cluster)
+    port = job.get("sshPort", cluster_port or mpi_operator.SSHD_PORT)
+    implementation = job.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION)
+    if "launcherCommand" not in job or port == mpi_operator.SSHD_PORT or (
+            implementation == mpi_operator.OPENMPI and job.get("openMPIVersion", defaults.OPENMPI_VERSION) >= 5):
+        return []
+    said = "plm_rsh_args" if implementation == mpi_operator.OPENMPI else mpi_operator.HYDRA_SSH_ARGS_VARIABLE[implementation]
+    if any(said in str(part) for part in job["launcherCommand"]):
+        return []  # it gives ssh its options itself (mpigen's own line, imported, does)
+    how = ("`--mca plm_rsh_args \"-p {port} {args}\"`" if implementation == mpi_operator.OPENMPI else
+           f"`env {said}=\"-p {{port}} {{args}}\"` before mpirun")
+    return [Diagnostic(document.location("launcherCommand"), f"sshd listens on port {port}, which mpigen gives only to "
+                       "the mpirun it writes: this launcherCommand's ssh connects to port 22 unless the image's "
+                       "ssh_config says another", "give it the port: " + how.format(port=port,
+                       args=derive.OPERATOR_SSH_ARGS) + ", or an image whose ssh_config sets `Port` (mpi-operator's "
+                       f"images: {mpi_operator.IMAGES_SSHD_PORT})", Severity.WARNING)]

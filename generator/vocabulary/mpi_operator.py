@@ -92,9 +92,11 @@ SSHD_PORT = 22
 # The port sshd listens on in mpi-operator's own images, as root or not (build/base/Dockerfile `ARG port=2222`, written
 # to /etc/ssh/sshd_config, ssh_config and ~mpiuser/.sshd_config), and their pi-intel and pi-mpich examples probe.
 IMAGES_SSHD_PORT = 2222
-# Hydra's variables for the ssh options, which the controller sets on the launcher after the container's own
-# (newLauncherPodTemplate's intelEnvVars, mpichEnvVars), to its `-o ConnectionAttempts=10`.
-HYDRA_SSH_ARGS_VARIABLE = {"Intel": "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS", "MPICH": "HYDRA_LAUNCH_EXTRA_ARGS"}
+# Hydra's variables for ssh's options. Intel MPI's is set by the controller on the launcher after the container's own
+# (newLauncherPodTemplate's intelEnvVars), to its `-o ConnectionAttempts=10`. MPICH's Hydra reads
+# HYDRA_LAUNCHER_EXTRA_ARGS (src/pm/hydra/.../bootstrap/external/external_common_launch.c, in every release); the
+# controller's mpichEnvVars set HYDRA_LAUNCH_EXTRA_ARGS, a name it never reads.
+HYDRA_SSH_ARGS_VARIABLE = {"Intel": "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS", "MPICH": "HYDRA_LAUNCHER_EXTRA_ARGS"}
 
 # The OpenMPI MCA parameters the controller sets on the launcher as OMPI_MCA_* variables, after the container's own
 # (newLauncherPodTemplate): a container's variable of the same name is overridden; `-mca` on mpirun's command line

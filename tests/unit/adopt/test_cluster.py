@@ -308,3 +308,16 @@ def test_a_mig_node_s_slices_are_not_written_as_whole_gpus_unmarked() -> None:
     gpu_line = next(line for line in _profile(adoption, "Hardware").splitlines() if line.startswith("gpu:"))
     assert gpu_line.startswith("gpu:  # guess: the GPUs are partitioned (MIG: nvidia.com/mig.strategy=single)")
     assert data["Hardware"]["gpu"]["count"] == 56
+
+
+def test_a_sites_kube_namespace_is_imported_as_existing_and_the_platforms_are_left_out() -> None:
+    """Issue 32 point 10: only Kubernetes' own namespaces (its documentation, Namespaces: "Initial namespaces") and
+    the controllers' (vocabulary/reserved.py) are no place for jobs; a site's `kube-openmpi` is one like `team-a`.
+    Every exported namespace exists, so the profile lists it in `existingNamespaces` (an infra chart that created it
+    would fail: "exists and cannot be imported into the current release")."""
+    names = ("team-a", "kube-openmpi", "kube-system", "kube-node-lease", "kube-flannel", "argocd", "default")
+    text = "".join(f"- {{apiVersion: v1, kind: Namespace, metadata: {{name: {n}}}}}\n" for n in names)
+    adoption, _ = adopt_cluster(_objects("apiVersion: v1\nkind: List\nitems:\n" + text + "- " +
+                                         NODE.replace("\n", "\n  ").rstrip() + "\n"), "lab")
+    cluster = YAML(typ="safe").load(_profile(adoption, "Cluster"))
+    assert cluster["namespaces"] == cluster["existingNamespaces"] == ["kube-openmpi", "team-a"]

@@ -672,7 +672,10 @@ def test_upstream_hydra_pi_examples_ported_keep_their_readiness_probe_on_2222(pr
     assert worker["readinessProbe"] == original["readinessProbe"] == {"tcpSocket": {"port": 2222},
                                                                         "initialDelaySeconds": 2}
     assert worker["command"] == original["args"]
-    variable = {"pi-intel": "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS", "pi-mpich": "HYDRA_LAUNCH_EXTRA_ARGS"}[example]
+    # Intel MPI reads I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS; MPICH's Hydra reads HYDRA_LAUNCHER_EXTRA_ARGS (MPICH
+    # src/pm/hydra/lib/tools/bootstrap/external/external_common_launch.c, `MPL_env2str("HYDRA_LAUNCHER_EXTRA_ARGS"`),
+    # not the HYDRA_LAUNCH_EXTRA_ARGS mpi-operator sets, which no Hydra reads for ssh.
+    variable = {"pi-intel": "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS", "pi-mpich": "HYDRA_LAUNCHER_EXTRA_ARGS"}[example]
     assert _container(mpijob, "Launcher")["command"][:3] == ["env", f"{variable}=-p 2222 -o ConnectionAttempts=10",
                                                             "mpirun"]
 

@@ -255,3 +255,20 @@ def test_each_cluster_field_renames_the_run_exactly_where_its_pods_see_it():
         for field in _schema("cluster")["properties"][section]["properties"]:
             changed = {**cluster, section: {**cluster.get(section, {}), field: CHANGED}}
             assert renamed(changed) == (field in parts), (section, field)
+
+
+def test_ssh_port_saying_the_port_sshd_has_anyway_keeps_the_name_unless_it_adds_the_probe():
+    """`sshPort: 22` (or the nodes' network's port, the one value validate lets a host-network job write) compiles
+    what leaving it out does where mpigen starts sshd: same run. With a `workerCommand` it adds the workers' readiness
+    probe, so it renames the run whatever the port (no controller applies a spec edit to a run it started)."""
+    job, cluster, hardware, resolved = _inputs()
+    assert "sshPort" not in job and "workerCommand" not in job
+    base = identity.run_identity(job, cluster, hardware, resolved)
+    assert identity.run_identity({**job, "sshPort": 22}, cluster, hardware, resolved) == base
+    assert identity.run_identity({**job, "sshPort": 2222}, cluster, hardware, resolved) != base
+    on_the_nodes = dataclasses.replace(resolved, implied_ssh_port=22122)
+    assert identity.run_identity({**job, "sshPort": 22122}, cluster, hardware, on_the_nodes) == \
+        identity.run_identity(job, cluster, hardware, on_the_nodes)
+    own = {**job, "workerCommand": ["/usr/sbin/sshd", "-De"]}
+    assert identity.run_identity({**own, "sshPort": 22}, cluster, hardware, resolved) != \
+        identity.run_identity(own, cluster, hardware, resolved)

@@ -1405,3 +1405,21 @@ def test_plm_rsh_args_in_mpirun_args_beside_the_jobs_ssh_port_is_refused(diagnos
     expect(diagnose({"jobs/train.yaml": text}),
            ("jobs/train.yaml", 10, 21, "`--mca plm_rsh_args` in mpirunArgs sets what mpigen already sets: `--mca "
             "plm_rsh_args` on mpirun's command line (the job's sshPort", "set the ssh port with `sshPort`"))
+
+
+
+def test_a_launcher_command_of_the_jobs_own_is_told_to_give_mpirun_the_ssh_port(diagnose):
+    # mpi-operator sets OMPI_MCA_plm_rsh_args and I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS on the launcher after the
+    # container's own (pkg/controller/mpi_job_controller.go, newLauncherPodTemplate), so only the command line reaches
+    # OpenMPI 4's and Intel MPI's ssh; OpenMPI 5 reads PRTE_MCA_plm_ssh_args, which it leaves alone.
+    def job(name: str, implementation: str) -> str:
+        return CPU_JOB.replace("name: train", f"name: {name}").replace("program: [python, train.py]\n", "") + \
+            implementation + "sshPort: 2222\nlauncherCommand: [mpirun, /bin/true]\n"
+    given = job("given", "mpiImplementation: Intel\n").replace(
+        "[mpirun,", "[env, 'I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS=-p 2222', mpirun,")  # as mpigen's own line, imported
+    outcome = diagnose({"jobs/ompi4.yaml": job("ompi4", ""), "jobs/intel.yaml": job("intel", "mpiImplementation: Intel\n"),
+                        "jobs/ompi5.yaml": job("ompi5", "openMPIVersion: 5\n"), "jobs/given.yaml": given})
+    expect(outcome, ("jobs/intel.yaml", 10, 18, "sshd listens on port 2222, which mpigen gives only to the mpirun it "
+                     "writes", '`env I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS="-p 2222 -o ConnectionAttempts=10"` before'),
+           ("jobs/ompi4.yaml", 9, 18, "this launcherCommand's ssh connects to port 22 unless the image's ssh_config",
+            '`--mca plm_rsh_args "-p 2222 -o ConnectionAttempts=10"`'), severity=Severity.WARNING)

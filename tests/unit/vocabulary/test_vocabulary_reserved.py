@@ -117,3 +117,11 @@ def test_who_a_namespace_belongs_to(namespace, owner):
     ("high-system-", False), ("critical", False)])
 def test_system_priority_classes(name, reserved_name):
     assert reserved.is_system_priority_class(name) is reserved_name
+
+
+def test_the_cluster_schema_refuses_only_kubernetes_own_kube_namespaces_as_existing():
+    """Issue 32 point 10: `existingNamespaces: [kube-openmpi]` is accepted, so its description may not say that
+    every `kube-*` namespace is refused; it names Kubernetes' own."""
+    description = _schema("cluster")["properties"]["existingNamespaces"]["description"]
+    assert "`kube-*` and the controllers' namespaces are never accepted" not in description
+    assert set(reserved.SYSTEM_NAMESPACES) <= set(re.findall(r"`([-a-z0-9]+)`", description))
