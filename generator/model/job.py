@@ -291,7 +291,7 @@ class Job:
         """The least Kueue `waitForPodsReady.timeout` that lets the job run on a first pull of its image
         (model/pods_ready.py), on its cluster's image pull."""
         return pods_ready_seconds(self.cluster.scheduling.image_pull, self.worker_count,
-                                  self.launcher_creation_policy == mpi_operator.WAIT_FOR_WORKERS_READY)
+                                  self.launcher_creation_policy == mpi_operator.WAIT_FOR_WORKERS_READY, self.pool.nodes)
 
     @property
     def queue_limit(self) -> str | None:
