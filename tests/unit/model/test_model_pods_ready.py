@@ -11,7 +11,10 @@ pkg/controller/mpi_job_controller.go `updateMPIJobStatus`).
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from conftest import REPO
 
 from mpigen.model.pods_ready import ImagePull, declared, pods_ready_seconds, timeout_text
 
@@ -64,3 +67,12 @@ def test_the_floor_is_monotone_and_sane_from_one_node_to_a_thousand() -> None:
                for w in (1, 7, 16, 500) for n in (1, 8, 1000))
     assert pods_ready_seconds(pull, 1, True, 1) == 412
     assert pods_ready_seconds(pull, 1000, True, 1000) == 16000 + 12 + 200
+
+
+def test_the_cluster_schema_says_kueue_waits_by_default_from_v0_19() -> None:
+    """Kueue v0.19.0 apis/config/v1beta2/defaults.go sets `WaitForPodsReady` where the Configuration leaves it out, with
+    `DefaultWaitForPodsReadyTimeout = 30 * time.Minute` (kueue#11855); before, v1beta2 (v0.15-v0.18) waits only where
+    the block is given and v1beta1 only with `enable: true`. Leaving the key out does not mean Kueue does not wait."""
+    schema = json.loads((REPO / "schemas" / "cluster.schema.json").read_text(encoding="utf-8"))
+    said = schema["properties"]["scheduling"]["properties"]["waitForPodsReady"]["description"]
+    assert "Kueue v0.19 and later wait by default (Configuration v1beta2, timeout 30m)" in said
