@@ -1,7 +1,8 @@
 """generator/resolve/scheduling.py: a job chart's `workers` maximum is the largest job `validate` lets through.
 
 A property over generated fleets: Kueue and Volcano clusters of a GPU pool (DGX-1, 8 GPUs) and a CPU pool
-(cpu-node), queues that hold parts of them, cohorts with and without borrowing limits, a `launcherPool`, a required
+(cpu-node), on the cluster network, the nodes' own (one worker a node) or SR-IOV rails (a VF of each a worker),
+queues that hold parts of them, cohorts with and without borrowing limits, a `launcherPool`, a required
 topology level with sized domains, and jobs of whole nodes, partial nodes (several workers a node), CPU-only jobs
 with their own CPU and memory, launchers of their own size. For each job the chart's maximum `m` is compiled; then a
 copy of the job with `m` workers must validate without an error, and one with `m + 1` must be refused (by its
@@ -11,6 +12,7 @@ that waits for ever; one below refuses a job that would run.
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 from pathlib import Path
@@ -21,7 +23,9 @@ from conftest import PROFILES
 from mpigen.commands.pipeline import compile_profiles
 from mpigen.support.diagnostics import Severity
 
-SCENARIOS = 10
+SCENARIOS = int(os.environ.get("MPIGEN_FUZZ_EXAMPLES", 200)) // 20
+"""10 fleets in CI; `make fuzz` judges FUZZ_EXAMPLES/20 of them, from its seed."""
+FIRST = int(os.environ.get("MPIGEN_FUZZ_SEED", 0))
 
 
 def fleet(seed: int) -> tuple[str, list[tuple[str, str]]]:
@@ -33,6 +37,13 @@ def fleet(seed: int) -> tuple[str, list[tuple[str, str]]]:
             "namespaces: [team-a, team-b]\n"
             f"nodePools:\n  - name: gpu\n    hardware: dgx-1\n    nodes: {gpu_nodes}\n"
             f"  - name: cpu\n    hardware: cpu-node\n    nodes: {cpu_nodes}\n"]
+    network = rng.choice(["", "host", "sriov"])
+    if network == "host":  # the nodes' own network: one worker a node, each with every rail
+        text.append("network:\n  provider: host-network\nrails:\n"
+                    + "".join(f"  - name: rail{i}\n    nic: ib{i}\n" for i in range(4)))
+    elif network == "sriov":  # a VF of each rail a worker: the VFs are quota too
+        text.append("network:\n  provider: sriov-network-operator\nrails:\n" + "".join(
+            f"  - name: rail{i}\n    nic: ib{i}\n    ipam:\n      range: 192.168.11{i}.0/24\n" for i in range(4)))
     launcher_pool = kueue and rng.random() < 0.3
     if launcher_pool:
         text.append("launcherPool: cpu\n")
@@ -96,7 +107,7 @@ def errors_by_job(result) -> dict[str, list[str]]:
     return found
 
 
-@pytest.mark.parametrize("seed", range(SCENARIOS))
+@pytest.mark.parametrize("seed", range(FIRST, FIRST + SCENARIOS))
 def test_the_charts_workers_maximum_is_the_largest_job_validate_admits(tmp_path: Path, seed: int) -> None:
     cluster, jobs = fleet(seed)
     one = {name: job_file(name, body, 1) for name, body in jobs}
