@@ -126,7 +126,7 @@ def _size(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[Fact]
         sized = Said(at.document.path + sized.text[len(job.source):], PROFILE)
     facts = [_fact("size", "workers", str(job.worker_count), sized),
              _fact("size", "most workers the pool holds" if job.queue_limit is None else
-                   "most workers the queue can ever admit", str(job.max_workers), job.origin("max_workers"))]
+                   "most workers that can ever be admitted", str(job.max_workers), job.origin("max_workers"))]
     if job.uses_gpus:
         facts.append(_fact("size", "GPUs per worker", str(job.gpus_per_worker),
                           _said(at("gpusPerWorker"), "gpusPerWorker",

@@ -15,6 +15,7 @@ from mpigen.model import (
     Resources,
     RunRef,
     WorkerSpread,
+    defaults,
     names,
     stated,
 )
@@ -143,7 +144,8 @@ def build_worker_container(job: Job, mpijob: str, network: PodNetwork) -> dict[s
         # dependsOn) then means what it says, and Hydra (Intel MPI, MPICH) does not retry ssh. mpi-operator's own
         # Intel MPI and MPICH examples probe the sshd port so (2222, with their own worker command); Trainer's MPI
         # runtime too.
-        container["readinessProbe"] = {"tcpSocket": {"port": job.readiness_port}, "initialDelaySeconds": 2}
+        container["readinessProbe"] = {"tcpSocket": {"port": job.readiness_port},
+                                       "initialDelaySeconds": defaults.READINESS_PROBE_DELAY_SECONDS}
     if job.env:
         container["env"] = _env(job, mpijob)
     limits: dict[str, Any] = dict(_cpu_memory(job.resources))

@@ -28,3 +28,6 @@ LAUNCHER_CPU = "1"
 LAUNCHER_MEMORY = "1Gi"
 GITOPS = {"revision": "main", "path": "charts", "destination": gitops.IN_CLUSTER, "project": "default",
           "applications": "app-of-apps"}
+READINESS_PROBE_DELAY_SECONDS = 2
+"""The `initialDelaySeconds` of the workers' sshd readiness probe (manifests/mpijob.py): sshd binds its port within
+a second or two of the container's start; the probe's period is Kubernetes' default."""

@@ -125,6 +125,15 @@ class DomainFit:
     def never_fits(self) -> bool:
         return self.required and (self.domains or 0) > 1
 
+    @property
+    def most_workers(self) -> int | None:
+        """The most workers one domain of a `required` level holds: Kueue keeps more Pending for ever, validate
+        refuses them, and the chart's `workers` maximum is no higher. None: nothing caps them (preferred, or the
+        size is not known)."""
+        if not self.required or self.domain.nodes is None:
+            return None
+        return self.domain.nodes * max(self.workers_per_node, 1)
+
     def verdict(self) -> str:
         """`fits in one block`, `split across 3 blocks`, `never fits: stays Pending`, or not judged."""
         level, count = self.domain.level, self.domains

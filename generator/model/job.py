@@ -172,7 +172,8 @@ class JobScheduling:
 
 
 QUEUE_MAX_WORKERS = "queue_max_workers"
-"""The origin key of a `workers` maximum the job's queue sets below what its pool holds; absent where none does."""
+"""The origin key of a `workers` maximum the job's queue, or one domain of its required topology level, sets below
+what its pool holds; absent where none does."""
 
 
 @dataclass(frozen=True)
@@ -290,10 +291,10 @@ class Job:
         """The least Kueue `waitForPodsReady.timeout` that lets the job run on a first pull of its image
         (model/pods_ready.py), on its cluster's image pull."""
         return pods_ready_seconds(self.cluster.scheduling.image_pull, self.worker_count,
-                                  self.launcher_creation_policy == mpi_operator.WAIT_FOR_WORKERS_READY)
+                                  self.launcher_creation_policy == mpi_operator.WAIT_FOR_WORKERS_READY, self.pool.nodes)
 
     @property
     def queue_limit(self) -> str | None:
-        """Why the job's queue admits fewer workers than its pool holds (`max_workers`), if it does."""
+        """Why the job's queue or topology domain admits fewer workers than its pool holds (`max_workers`), if it does."""
         found = dict(self.origins).get(QUEUE_MAX_WORKERS)
         return found.text if found is not None else None

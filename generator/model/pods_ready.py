@@ -11,7 +11,9 @@ requeue (nodes that got part of the image keep it, a new flavor assignment or no
 The image's size is not in any profile mpigen reads from the cluster, so the model is stated, each number once,
 with what it stands for; a cluster profile sets its own (`scheduling.waitForPodsReady`):
 - every node pulls the whole image (a first run on fresh nodes), at `node_mbps`, or its share of
-  `registry_mbps` when the nodes pulling at once together ask the registry for more than it serves;
+  `registry_mbps` when the nodes pulling at once together ask the registry for more than it serves; a node pulls it
+  once for all the workers it runs (the kubelet's image manager), and the workers are taken to be spread one a node
+  as far as the pool has nodes (the default scheduler spreads pods), the most nodes that can pull at once;
 - a worker is ready a readiness probe after it starts (`READY_AFTER_START_SECONDS`);
 - the launcher (the same image) is pulled on a node of its own, after the workers under `WaitForWorkersReady`,
   with them under `AtStartup`.
@@ -23,6 +25,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from mpigen.model import defaults
+from mpigen.vocabulary import kubernetes
+
 DEFAULT_IMAGE_GB = 20.0
 """Assumed size of the largest image a job pulls, in GB as the registry serves it: a CUDA framework image such as
 the example fleet's nvcr.io/nvidia/pytorch (issue 32's case is 20 GB). Set `imageGB` to the cluster's own."""
@@ -32,9 +37,8 @@ each gzip layer on one core, on the order of 100 MB/s, whatever the link. Set `n
 DEFAULT_REGISTRY_MBPS = 1250
 """Assumed MB/s the registry (or the pull-through mirror) serves all nodes together: one 10 Gbit/s link. Set
 `registryMBps` to the cluster's own."""
-READY_AFTER_START_SECONDS = 12
-"""From a worker's start to its readiness: mpigen's sshd readiness probe waits 2 s (`initialDelaySeconds`,
-generator/manifests/mpijob.py) and Kubernetes probes every 10 s by default (`periodSeconds`)."""
+READY_AFTER_START_SECONDS = defaults.READINESS_PROBE_DELAY_SECONDS + kubernetes.PROBE_PERIOD_SECONDS
+"""From a worker's start to its readiness, at the most: the sshd readiness probe's delay, then one probe period."""
 MB_PER_GB = 1000
 
 
@@ -56,14 +60,15 @@ class ImagePull:
                 f"the registry's {self.registry_mbps} MB/s")
 
 
-def pods_ready_seconds(pull: ImagePull, workers: int, launcher_waits: bool) -> int:
-    """Whole seconds from admission until every pod of a job of `workers` workers is ready, on a first pull: the
-    least `waitForPodsReady.timeout` that lets it run. `launcher_waits`: the launcher is created only once the
-    workers are ready (`WaitForWorkersReady`)."""
+def pods_ready_seconds(pull: ImagePull, workers: int, launcher_waits: bool, pool_nodes: int) -> int:
+    """Whole seconds from admission until every pod of a job of `workers` workers on a pool of `pool_nodes` nodes is
+    ready, on a first pull: the least `waitForPodsReady.timeout` that lets it run. `launcher_waits`: the launcher is
+    created only once the workers are ready (`WaitForWorkersReady`)."""
+    nodes = min(workers, pool_nodes)
     if launcher_waits:
-        total = pull.seconds(workers) + READY_AFTER_START_SECONDS + pull.seconds(1)
+        total = pull.seconds(nodes) + READY_AFTER_START_SECONDS + pull.seconds(1)
     else:
-        total = pull.seconds(workers + 1) + READY_AFTER_START_SECONDS
+        total = pull.seconds(nodes + 1) + READY_AFTER_START_SECONDS
     return math.ceil(total)
 
 

@@ -109,9 +109,7 @@ def package_job_chart(job: Job, marked: list[Manifest] | None = None, held_back:
                 "type": "string", "minLength": 1, "pattern": "^[^\\s]+$",
                 "description": "Container image of the launcher and every worker."}}),
             chartfiles.WORKERS: {"type": "integer", "minimum": 1, "maximum": job.max_workers,
-                        "description": f"Worker pods; at most {job.max_workers} fit pool {job.pool.name}."
-                        if job.queue_limit is None else f"Worker pods; at most {job.max_workers}: {job.queue_limit}.",
-                        **_slices_schema(job)},
+                                 "description": _workers_description(job), **_slices_schema(job)},
             **({} if volcano(job) else {chartfiles.SUSPEND: {
                 "type": "boolean", "const": True, "description": f"Create the {job.backend.noun} suspended: Kueue "
                 "unsuspends it when it admits it; false would start it without admission."}
@@ -126,10 +124,16 @@ def package_job_chart(job: Job, marked: list[Manifest] | None = None, held_back:
                  tuple(Manifest(m.template, plain(m.obj)) for m in marked), source=job.source, held_back=held_back)
 
 
+def _workers_description(job: Job) -> str:
+    """The `workers` maximum and what sets it: the pool, else the job's queue or topology domain; and its slices."""
+    most = f"at most {job.max_workers} fit pool {job.pool.name}" if job.queue_limit is None else \
+        f"at most {job.max_workers}: {job.queue_limit}"
+    slices = job.scheduling.slices
+    cut = f", in slices of {slices.size} (one {slices.domain.level} each)" if slices is not None else ""
+    return f"Worker pods; {most}{cut}."
+
+
 def _slices_schema(job: Job) -> dict[str, object]:
     """Kueue cuts the workers into slices of the size their annotation says: any other count is never admitted."""
     slices = job.scheduling.slices
-    if slices is None:
-        return {}
-    return {"multipleOf": slices.size, "description": f"Worker pods; at most {job.max_workers} fit pool "
-            f"{job.pool.name}, in slices of {slices.size} (one {slices.domain.level} each)."}
+    return {} if slices is None else {"multipleOf": slices.size}

@@ -34,7 +34,7 @@ from mpigen.model.placement import resolve_placement
 from mpigen.providers import PROVIDERS
 from mpigen.resolve.hardware import label_pairs
 from mpigen.resolve.nccl import derived_env
-from mpigen.resolve.scheduling import job_scheduling, queue_worker_limit
+from mpigen.resolve.scheduling import admitted_worker_limit, job_scheduling
 from mpigen.vocabulary import mpi_operator
 
 DEFAULT_LAUNCHER_RESOURCES = Resources(cpu=defaults.LAUNCHER_CPU, memory=defaults.LAUNCHER_MEMORY)
@@ -61,8 +61,8 @@ def resolved_job(document: ProfileFile, data: dict[str, Any], clusters: dict[str
     gpu_shm = f"{shape.gpus_per_worker}Gi" if shape.gpus_per_worker > 0 else "1Gi"
     scheduling = job_scheduling(data, cluster, namespace, hardware_data[pool.hardware.name], shape.worker_count,
                                 shape.workers_per_node)
-    queue_limit = queue_worker_limit(data, cluster, pool, rails, shape.gpus_per_worker, scheduling.queue,
-                                     min(shape.capacity, name_limit, size_limit))
+    queue_limit = admitted_worker_limit(data, cluster, pool, rails, shape.gpus_per_worker, scheduling,
+                                        min(shape.capacity, name_limit, size_limit))
     return Job(
         name=data["name"],
         naming=naming,

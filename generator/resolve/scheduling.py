@@ -78,6 +78,21 @@ def job_scheduling(data: dict[str, Any], cluster: Cluster, namespace: str, hardw
                          topology_required=(topology or {}).get("mode", "required") == "required", fit=fit)
 
 
+def admitted_worker_limit(data: dict[str, Any], cluster: Cluster, pool: NodePool, rails: tuple[RailAttachment, ...],
+                          gpus_per_worker: int, scheduling: JobScheduling, most: int) -> tuple[int, str] | None:
+    """The most workers, up to `most` (what the pool holds), that the job's scheduler can ever admit, with why; None
+    where nothing of the profiles limits the job below `most`: one domain of a `required` topology level
+    (`DomainFit.most_workers`), then the job's queue (`queue_worker_limit`). The rules are validation's: the chart's
+    `workers` maximum is the largest job validation would have let through."""
+    fit = scheduling.fit
+    found: tuple[int, str] | None = None
+    if fit is not None and fit.most_workers is not None and fit.most_workers < most:
+        most = fit.most_workers
+        found = (most, f"one '{fit.domain.level}' domain, which its required topology keeps every worker in, holds "
+                       f"{most}")
+    return queue_worker_limit(data, cluster, pool, rails, gpus_per_worker, scheduling.queue, most) or found
+
+
 def queue_worker_limit(data: dict[str, Any], cluster: Cluster, pool: NodePool, rails: tuple[RailAttachment, ...],
                        gpus_per_worker: int, queue: str | None, most: int) -> tuple[int, str] | None:
     """The most workers, up to `most` (what the pool holds), that the job's queue can ever admit, with why; None where

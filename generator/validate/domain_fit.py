@@ -61,7 +61,7 @@ def check_domain_fit(document: ProfileFile, cluster: dict[str, Any], topology: d
         return [*found, Diagnostic(where, f"{needs}: Kueue will likely split the job across {count} {domain.level}s",
                                    "fewer workers keep it in one; a `sliceLevel` keeps each part within one lower "
                                    "domain", severity=Severity.WARNING)]
-    most = domain.nodes * shape.workers_per_node if domain.nodes is not None else 0
+    most = fit.most_workers or 0
     higher = [size.level for size in sizes if size.index < domain.index]
     fixes = [f"a higher level ({', '.join(repr(name) for name in higher)})" if higher else "",
              "`mode: preferred`", f"at most {most} worker(s)",

@@ -34,7 +34,7 @@ def check_pods_ready_timeouts(index: Index) -> list[Diagnostic]:
                                   one_per_node=host_network(cluster))
             waits = job.get("launcherCreationPolicy", defaults.LAUNCHER_CREATION_POLICY) == \
                 mpi_operator.WAIT_FOR_WORKERS_READY
-            seconds = pods_ready.pods_ready_seconds(pull, shape.worker_count, waits)
+            seconds = pods_ready.pods_ready_seconds(pull, shape.worker_count, waits, int(pool["nodes"]))
             if longest is None or seconds > longest[0]:
                 longest = (seconds, job["name"], shape.worker_count)
         if longest is None or longest[0] <= timeout:

@@ -138,6 +138,8 @@ def label_value_problems(value: str) -> list[str]:
                              regex_error(_LABEL_VALUE_ERROR, LABEL_VALUE_FORMAT, "MyValue", "my_value", "12345"))
 
 
+PROBE_PERIOD_SECONDS = 10
+"""A probe's `periodSeconds` where the pod leaves it out (core/v1 Probe)."""
 FIRST_UNPRIVILEGED_PORT = 1024
 """Linux lets a process bind a port below this only with CAP_NET_BIND_SERVICE, which a container run as a user other
 than root holds only when added, and never under `capabilities: {drop: [ALL]}` with `allowPrivilegeEscalation: false`

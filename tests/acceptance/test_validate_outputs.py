@@ -82,11 +82,12 @@ def test_a_kueue_timeout_under_a_first_pull_is_a_warning_at_the_clusters_line(pr
     (tests/unit/model/test_model_pods_ready.py): a warning, the profiles stay valid."""
     cluster = (PROFILES / "clusters" / "dgx-pod.yaml").read_text(encoding="utf-8")
     assert "    timeoutSeconds: 600\n" in cluster
+    line = cluster.splitlines().index("    timeoutSeconds: 600") + 1  # found, not numbered: other edits move it
     profiles_copy({"clusters/dgx-pod.yaml": cluster.replace("    timeoutSeconds: 600\n", "    timeoutSeconds: 300\n")})
     result = run_mpigen("validate", "profiles", cwd=tmp_path)
     assert result.returncode == 0 and result.stdout == "19 profile(s) valid: 3 hardware, 6 cluster(s), 10 job(s)\n"
     assert result.stderr.splitlines() == [
-        "profiles/clusters/dgx-pod.yaml:66:21: warning: Kueue's waitForPodsReady timeout of 300 s is less than the "
+        f"profiles/clusters/dgx-pod.yaml:{line}:21: warning: Kueue's waitForPodsReady timeout of 300 s is less than the "
         "412 s that job 'language-bert' (6 workers) needs for every pod to be ready on a first pull of a 20 GB image, "
         "each node at 100 MB/s or its share of the registry's 1250 MB/s: Kueue evicts it before it runs, and again "
         "after each requeue; set waitForPodsReady.timeout in Kueue's Configuration to 7m or more, and "

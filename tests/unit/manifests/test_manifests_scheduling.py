@@ -140,7 +140,7 @@ def test_a_job_larger_than_one_nvlink_domain_is_cut_into_slices_of_one_domain(
     assert not [k for k in replicas["Launcher"]["template"].get("metadata", {}).get("annotations", {}) if "kueue" in k]
     (chart,) = [c for c in result.charts if c.directory == "dgx-pod/jobs/vision-resnet50"]
     workers = json.loads(dict(chart.files)["values.schema.json"])["properties"]["workers"]
-    assert (workers["multipleOf"], workers["maximum"]) == (18, 72)
+    assert (workers["multipleOf"], workers["maximum"]) == (18, 36)  # one required block of the pool's 72 trays
     vision = mpijob(compile_profiles([profiles_copy(nvl72_edits(trays=18))]), "dgx-pod/jobs/vision-resnet50")
     annotations = vision["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["metadata"]["annotations"]
     assert {k: v for k, v in annotations.items() if "kueue" in k} == {  # one NVLink domain holds it: no slices

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import PROFILES, WIDE_JOB, big_cluster, run_helm, run_mpigen
+from conftest import PROFILES, WIDE_JOB, big_cluster, nvl72_edits, run_helm, run_mpigen
 
 from mpigen import __version__
 from mpigen.commands.pipeline import compile_profiles
@@ -31,6 +31,19 @@ def test_values_schema_maximum_is_what_the_queue_can_ever_admit(example):
     workers = _schema({c.ref.name: c for c in example.charts}["volcano-allreduce"])["properties"]["workers"]
     assert workers["maximum"] == 4
     assert workers["description"] == "Worker pods; at most 4: the capability of queue 'training' holds 4 with the launcher."
+
+
+def test_a_sliced_jobs_maximum_is_one_domain_of_its_required_level_in_whole_slices(profiles_copy):
+    """NVL72 (conftest.nvl72_edits): 36 trays of 4 GPUs under a required `block` of 36 trays, in slices of one NVLink
+    domain (18 trays). The pool has 72, but Kueue keeps a job of more than one block Pending for ever (validate refuses
+    it), so the maximum is 36, in whole slices (Kueue v0.15.0 pkg/controller/jobframework/tas_validation.go
+    `ValidateSliceSizeAnnotationUpperBound` refuses a slice larger than the pod set); the description says both."""
+    result = compile_profiles([profiles_copy(nvl72_edits())])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    workers = _schema({c.ref.name: c for c in result.charts}["vision-resnet50"])["properties"]["workers"]
+    assert (workers["minimum"], workers["maximum"], workers["multipleOf"]) == (1, 36, 18)
+    assert workers["description"] == ("Worker pods; at most 36: one 'block' domain, which its required topology keeps "
+                                      "every worker in, holds 36, in slices of 18 (one rack each).")
 
 
 def test_a_kueue_infra_chart_says_the_least_wait_for_pods_ready_timeout(example):
