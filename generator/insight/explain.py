@@ -12,7 +12,12 @@ import json
 import shlex
 
 from mpigen.insight import bounds
-from mpigen.insight.explanation import DEFAULT, PROFILE, RULE, Explanation, Fact, Said
+from mpigen.insight.explanation import PROFILE, Explanation, Fact, Said
+from mpigen.insight.facts import Where as _Where
+from mpigen.insight.facts import fact as _fact
+from mpigen.insight.facts import own as _own
+from mpigen.insight.facts import said as _said
+from mpigen.insight.kueue_facts import kueue_facts
 from mpigen.insight.ranks import BINDING_RULE, binding_gaps, rank_bindings, rank_pattern
 from mpigen.load import ProfileFile
 from mpigen.manifests.hostfile import configmap_keys, job_host
@@ -20,7 +25,6 @@ from mpigen.manifests.mpijob import env_value, worker_affinity, workers_variable
 from mpigen.manifests.mpirun import launcher_command
 from mpigen.manifests.node_placement import launcher_pool, launcher_pools, tolerations
 from mpigen.manifests.run_name import RUN_DIGEST_COVERS, mpijob_name
-from mpigen.manifests.scheduling import worker_annotations
 from mpigen.model import (
     Backend,
     Job,
@@ -38,42 +42,6 @@ from mpigen.objects.manifest import plain
 from mpigen.providers import PROVIDERS, pod_network
 from mpigen.vocabulary import mpi_operator
 from mpigen.vocabulary.multus import NETWORKS_ANNOTATION
-
-
-class _Where:
-    """`path:line` of a key in a profile, or None where the profile does not set it."""
-
-    def __init__(self, document: ProfileFile | None) -> None:
-        self.document = document
-
-    def __call__(self, *keys: str | int) -> str | None:
-        if self.document is None:
-            return None
-        node = self.document.data
-        for key in keys:
-            try:
-                node = node[key]
-            except (KeyError, IndexError, TypeError):
-                return None
-        where = self.document.location(*keys)
-        return f"{where.path}:{where.line}"
-
-
-def _said(where: str | None, what: str, otherwise: Said | str) -> Said:
-    """`<where>: <what>` where the profile sets it, else `otherwise` (a string: `default: ...` or a rule)."""
-    if where:
-        return Said(f"{where}: {what}", PROFILE)
-    return otherwise if isinstance(otherwise, Said) else _own(otherwise)
-
-
-def _own(text: str) -> Said:
-    """mpigen's own words: a default (they start `default:`) or a rule."""
-    return Said(text, DEFAULT if text.startswith("default") else RULE)
-
-
-def _fact(section: str, name: str, value: str, origin: Said | str) -> Fact:
-    said = origin if isinstance(origin, Said) else _own(origin)
-    return Fact(section, name, value, said.text, said.kind)
 
 
 def explain_job(job: Job, documents: list[ProfileFile]) -> Explanation:
@@ -310,34 +278,7 @@ def _scheduling(job: Job, at: _Where, at_cluster: _Where) -> list[Fact]:
     if job.scheduling.priority_class:
         facts.append(_fact("scheduling", "priority class", job.scheduling.priority_class,
                           _said(at("scheduling", "priorityClass"), "scheduling.priorityClass", "")))
-    if job.cluster.scheduling.scheduler is Scheduler.KUEUE:
-        pull = job.cluster.scheduling.image_pull
-        said = _said(at_cluster("scheduling", "waitForPodsReady"), "scheduling.waitForPodsReady",
-                     "default: the assumed image and pull rates")
-        waits = "then the launcher's pull (it is created once they are ready)" if \
-            job.launcher_creation_policy == mpi_operator.WAIT_FOR_WORKERS_READY else "the launcher's pull beside theirs"
-        facts.append(_fact("scheduling", "least waitForPodsReady timeout", f"{job.pods_ready_seconds} s",
-                           Said(f"{said.text}: {pull.words()} on the workers' nodes, their readiness probe, {waits}",
-                                said.kind)))
-    return facts + _topology(job, at, at_cluster)
-
-
-def _topology(job: Job, at: _Where, at_cluster: _Where) -> list[Fact]:
-    """kueue: the level, one domain's size and where it came from, the fit and slices, the annotations chosen."""
-    if (fit := job.scheduling.fit) is None:
-        return []
-    sized = [(fit.domain, "domain size")] + ([(fit.slices.domain, "slice domain size")] if fit.slices else [])
-    return [_fact("scheduling", "topology level", f"{fit.domain.level} ({fit.domain.node_label}), "
-                  f"{'required' if fit.required else 'preferred'}", _said(at("scheduling", "topology", "level"),
-                                                                          "scheduling.topology.level", "")),
-            *(_fact("scheduling", name, "unknown" if d.nodes is None else f"{d.nodes} node(s) a {d.level}",
-                    _said(at_cluster("scheduling", "topology", d.index, "domainNodes"), d.said(), d.said()))
-              for d, name in sized),
-            _fact("scheduling", "domain fit", fit.verdict(),
-                  f"{fit.workers} workers, {fit.workers_per_node} a node: {fit.nodes_needed} node(s)"),
-            _fact("scheduling", "worker annotations", "; ".join(f"{k}={v}" for k, v in worker_annotations(job).items()),
-                  "Kueue's podset topology annotation on the level's node label; slices where the job is larger than "
-                  "one domain of its `sliceLevel` (default: the hardware's NVLink domain)")]
+    return facts + kueue_facts(job, at, at_cluster)
 
 
 def _selector_text(selector: tuple[tuple[str, str], ...]) -> str:

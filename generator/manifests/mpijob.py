@@ -7,7 +7,13 @@ from typing import Any
 from mpigen.manifests.hostfile import configmap_keys
 from mpigen.manifests.mpirun import launcher_command, literal
 from mpigen.manifests.node_placement import launcher_placement, worker_placement
-from mpigen.manifests.scheduling import job_labels, pod_priority_class, scheduling_policy, worker_annotations
+from mpigen.manifests.scheduling import (
+    job_labels,
+    launcher_annotations,
+    pod_priority_class,
+    scheduling_policy,
+    worker_annotations,
+)
 from mpigen.model import (
     Backend,
     EnvVar,
@@ -240,7 +246,8 @@ def pod_metadata(labels: dict[str, str], annotations: dict[str, str]) -> dict[st
 def launcher_template_metadata(job: Job) -> dict[str, Any]:
     """The launcher pod template's `metadata`, where it has any: the profile's labels and annotations, and the
     reasons for the host folders it mounts."""
-    metadata = pod_metadata(dict(job.labels), {**dict(job.annotations), **host_path_annotation(job)})
+    metadata = pod_metadata(dict(job.labels), {**dict(job.annotations), **host_path_annotation(job),
+                                               **launcher_annotations(job)})
     return {"metadata": metadata} if metadata else {}
 
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from mpigen.model import Cluster, Job, Queue, Scheduler, quantity_text
+from mpigen.model import Backend, Cluster, Job, Queue, Scheduler, quantity_text
 from mpigen.model.admission import launcher_in_gang
 from mpigen.objects.labels import ChartRef, metadata
 from mpigen.objects.manifest import Manifest, Variable
 from mpigen.vocabulary import scheduling as vocabulary
 from mpigen.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE
+from mpigen.vocabulary.kueue_releases import MPIJOB_PODSET_GROUP_MINOR, NEWEST, KueueRelease, release_name
 from mpigen.vocabulary.mpi_operator import SchedulingPolicyField
 
 PRIORITY_CLASSES_TEMPLATE = "priority-classes.yaml"
@@ -30,6 +31,8 @@ TOPOLOGY_TEMPLATE = "kueue-topology.yaml"
 CLUSTER_QUEUES_TEMPLATE = "kueue-cluster-queues.yaml"
 LOCAL_QUEUES_TEMPLATE = "kueue-local-queues.yaml"
 WORKLOAD_PRIORITY_CLASSES_TEMPLATE = "kueue-workload-priority-classes.yaml"
+PODSET_GROUP = "launcher-and-workers"
+"""The name of the PodSet group of an MPIJob's launcher and workers (any name that is not a number)."""
 CUSTOM = {ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE}
 """Custom resources whose CRDs a new cluster may not have yet."""
 
@@ -55,8 +58,9 @@ def build_priority_class(name: str, value: int, description: str | None, chart: 
     return obj
 
 
-def build_workload_priority_class(name: str, value: int, description: str | None, chart: ChartRef) -> dict[str, Any]:
-    obj: dict[str, Any] = {"apiVersion": vocabulary.KUEUE_API_VERSION, "kind": vocabulary.WORKLOAD_PRIORITY_CLASS,
+def build_workload_priority_class(name: str, value: int, description: str | None, chart: ChartRef,
+                                  release: KueueRelease = NEWEST) -> dict[str, Any]:
+    obj: dict[str, Any] = {"apiVersion": release.api_version, "kind": vocabulary.WORKLOAD_PRIORITY_CLASS,
                            "metadata": metadata(name, chart, annotations=CUSTOM), "value": value}
     if description:
         obj["description"] = description
@@ -84,12 +88,12 @@ def build_resource_flavor(cluster: Cluster, pool_name: str, chart: ChartRef) -> 
         spec["nodeLabels"] = dict(pool.node_selector)
     if cluster.scheduling.topology:
         spec["topologyName"] = topology_name(cluster)
-    return {"apiVersion": vocabulary.KUEUE_API_VERSION, "kind": vocabulary.RESOURCE_FLAVOR,
+    return {"apiVersion": cluster.scheduling.kueue_release.api_version, "kind": vocabulary.RESOURCE_FLAVOR,
             "metadata": metadata(flavor_name(pool_name), chart, annotations=CUSTOM), "spec": spec}
 
 
 def build_topology(cluster: Cluster, chart: ChartRef) -> dict[str, Any]:
-    return {"apiVersion": vocabulary.KUEUE_API_VERSION, "kind": vocabulary.TOPOLOGY,
+    return {"apiVersion": cluster.scheduling.kueue_release.topology_api_version, "kind": vocabulary.TOPOLOGY,
             "metadata": metadata(topology_name(cluster), chart, annotations=CUSTOM),
             "spec": {"levels": [{"nodeLabel": level.node_label} for level in cluster.scheduling.topology]}}
 
@@ -123,7 +127,7 @@ def build_cluster_queue(cluster: Cluster, queue: Queue, chart: ChartRef) -> dict
         "resourceGroups": [{"coveredResources": covered, "flavors": flavors}],
     }
     if queue.cohort is not None:
-        spec["cohortName"] = queue.cohort
+        spec[cluster.scheduling.kueue_release.cohort_field] = queue.cohort
     preemption: dict[str, str] = {}
     if queue.cohort is not None:
         preemption["reclaimWithinCohort"] = "Any"  # what a queue lent is taken back when it needs it
@@ -131,12 +135,12 @@ def build_cluster_queue(cluster: Cluster, queue: Queue, chart: ChartRef) -> dict
         preemption["withinClusterQueue"] = "LowerPriority"
     if preemption:
         spec["preemption"] = preemption
-    return {"apiVersion": vocabulary.KUEUE_API_VERSION, "kind": vocabulary.CLUSTER_QUEUE,
+    return {"apiVersion": cluster.scheduling.kueue_release.api_version, "kind": vocabulary.CLUSTER_QUEUE,
             "metadata": metadata(queue.name, chart, annotations=CUSTOM), "spec": spec}
 
 
-def build_local_queue(queue: Queue, namespace: str, chart: ChartRef) -> dict[str, Any]:
-    return {"apiVersion": vocabulary.KUEUE_API_VERSION, "kind": vocabulary.LOCAL_QUEUE,
+def build_local_queue(queue: Queue, namespace: str, chart: ChartRef, release: KueueRelease = NEWEST) -> dict[str, Any]:
+    return {"apiVersion": release.api_version, "kind": vocabulary.LOCAL_QUEUE,
             "metadata": metadata(queue.name, chart, namespace, annotations=CUSTOM),
             "spec": {"clusterQueue": queue.name}}
 
@@ -150,15 +154,17 @@ def infra(cluster: Cluster, chart: ChartRef) -> list[Manifest]:
                      for p in classes]
         return manifests + [Manifest(VOLCANO_QUEUES_TEMPLATE, build_volcano_queue(queue, chart))
                             for queue in scheduling.queues]
+    release = scheduling.kueue_release
     manifests = [Manifest(WORKLOAD_PRIORITY_CLASSES_TEMPLATE,
-                          build_workload_priority_class(p.name, p.value, p.description, chart)) for p in classes]
+                          build_workload_priority_class(p.name, p.value, p.description, chart, release))
+                 for p in classes]
     if scheduling.topology:
         manifests.append(Manifest(TOPOLOGY_TEMPLATE, build_topology(cluster, chart)))
     manifests += [Manifest(RESOURCE_FLAVORS_TEMPLATE, build_resource_flavor(cluster, pool.name, chart))
                   for pool in cluster.pools]
     manifests += [Manifest(CLUSTER_QUEUES_TEMPLATE, build_cluster_queue(cluster, queue, chart))
                   for queue in scheduling.queues]
-    manifests += [Manifest(LOCAL_QUEUES_TEMPLATE, build_local_queue(queue, namespace, chart))
+    manifests += [Manifest(LOCAL_QUEUES_TEMPLATE, build_local_queue(queue, namespace, chart, release))
                   for queue in scheduling.queues for namespace in queue.namespaces]
     return manifests
 
@@ -217,15 +223,52 @@ def job_labels(job: Job) -> dict[str, str]:
     return labels
 
 
-def worker_annotations(job: Job) -> dict[str, str]:
-    """kueue: the topology level all workers must (or should) share; for a job larger than one domain of its slice
-    level, the slices, each within one domain of it (the slice level always lies below the job's level)."""
+def _topology_request(job: Job) -> dict[str, str]:
+    """The podset topology annotation: the level the pod set must (or should) share."""
     if job.scheduling.topology_label is None:
         return {}
     key = vocabulary.REQUIRED_TOPOLOGY if job.scheduling.topology_required else vocabulary.PREFERRED_TOPOLOGY
-    annotations = {key: job.scheduling.topology_label}
+    return {key: job.scheduling.topology_label}
+
+
+def worker_annotations(job: Job) -> dict[str, str]:
+    """kueue: the topology level all workers must (or should) share; for a job larger than one domain of its slice
+    level, the slices, each within one domain of it (the slice level always lies below the job's level); the PodSet
+    group they share with the launcher (`launcher_grouping`)."""
+    annotations = _topology_request(job)
     slices = job.scheduling.slices
-    if slices is not None:
+    if annotations and slices is not None:
         annotations[vocabulary.SLICE_REQUIRED_TOPOLOGY] = slices.domain.node_label
         annotations[vocabulary.SLICE_SIZE] = str(slices.size)
-    return annotations
+    return {**annotations, **launcher_annotations(job)}
+
+
+def launcher_annotations(job: Job) -> dict[str, str]:
+    """kueue: where launcher and workers are one PodSet group (`launcher_grouping`), the group on both and the
+    workers' topology request on the launcher, as Kueue requires of a group (the same request on both pod sets)."""
+    grouped, _ = launcher_grouping(job)
+    if not grouped:
+        return {}
+    return {**_topology_request(job), vocabulary.PODSET_GROUP_NAME: PODSET_GROUP}
+
+
+def launcher_grouping(job: Job) -> tuple[bool, str]:
+    """Whether the launcher is placed in the workers' topology domain (a PodSet group), and why (not). Under a
+    topology-aware flavor Kueue places each pod set of a job on its own: a launcher without a group lands on any node
+    of the flavor, away from the workers it drives."""
+    scheduling = job.cluster.scheduling
+    if scheduling.scheduler is not Scheduler.KUEUE or job.scheduling.topology_label is None:
+        return False, "no topology level: nothing to share"
+    if job.backend is not Backend.MPIJOB:
+        return False, f"a {job.backend.noun} is not an MPIJob: Kueue groups an MPIJob's launcher and workers"
+    if job.cluster.launcher_pool not in (None, job.pool.name):
+        return False, (f"the launcher runs on pool '{job.cluster.launcher_pool}' (`launcherPool`), another flavor "
+                       "than the workers'")
+    if job.scheduling.slices is not None:
+        return False, "the workers are cut into slices, which Kueue does not allow beside a PodSet group"
+    release = scheduling.kueue_release
+    if not release.serves(MPIJOB_PODSET_GROUP_MINOR):
+        return False, (f"Kueue {release.name} does not group an MPIJob's pod sets (from "
+                       f"{release_name(MPIJOB_PODSET_GROUP_MINOR)}): the launcher lands on any node of the flavor")
+    return True, (f"one PodSet group ({vocabulary.PODSET_GROUP_NAME}={PODSET_GROUP}): Kueue places the launcher in "
+                  "the workers' domain")

@@ -7,6 +7,7 @@ from enum import Enum
 
 from mpigen.model.hardware import Hardware, Nic
 from mpigen.model.pods_ready import ImagePull
+from mpigen.vocabulary.kueue_releases import NEWEST, KueueRelease
 
 
 @dataclass(frozen=True)
@@ -272,6 +273,9 @@ class Scheduling:
     """kueue: the seconds of `waitForPodsReady.timeout` its Kueue runs with, where the profile says them."""
     image_pull: ImagePull = field(default_factory=ImagePull)
     """kueue: how its nodes get a job's image, for the least timeout that lets its jobs run (`pods_ready`)."""
+    kueue_release: KueueRelease = NEWEST
+    """kueue: the release the cluster runs (`kueueVersion`): the API versions its infra chart is written in, and
+    which of Kueue's features its jobs may use (vocabulary/kueue_releases.py)."""
 
 
 @dataclass(frozen=True)

@@ -168,7 +168,7 @@ def job_fit(sizes: Sequence[DomainSize], topology: dict[str, Any], workers: int,
             slices_served: bool = True) -> DomainFit:
     """The fit of a job's workers (`topology`: the job's `scheduling.topology`, its level one of `sizes`), with its
     slices where it is larger than one domain of its slice level and a whole number of them. `slices_served`: False
-    where the cluster's Kueue predates the slice annotations (`PODSET_SLICES_SINCE`): no slices."""
+    where the cluster's Kueue predates the slice annotations (kueue_releases.PODSET_SLICES_MINOR): no slices."""
     domain = next(size for size in sizes if size.level == topology["level"])
     fit = DomainFit(domain, topology.get("mode", "required") == "required", workers, workers_per_node)
     cut, derived = slice_domain(sizes, topology)

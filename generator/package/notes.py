@@ -13,6 +13,7 @@ from mpigen.objects.manifest import Manifest
 from mpigen.package.template import escape_text
 from mpigen.providers import PROVIDERS
 from mpigen.vocabulary import mpi_operator, trainer
+from mpigen.vocabulary.kueue_releases import TAS_BETA_MINOR, release_name
 from mpigen.vocabulary.podsecurity import ENFORCE_LABEL, ENFORCE_VERSION_LABEL, PodSecurity
 
 
@@ -142,6 +143,11 @@ def _infra_scheduling_notes(cluster: Cluster) -> list[str]:
     lines += [f"  queue {queue.name}: " + ", ".join(f"{share.nodes} of pool {share.pool.name}'s {share.pool.nodes} "
                                                     "nodes" for share in queue.shares)
               + (f"; cohort {queue.cohort}" if queue.cohort else "") for queue in scheduling.queues]
+    release = scheduling.kueue_release
+    if scheduling.scheduler is Scheduler.KUEUE and scheduling.topology and not release.topology_by_default:
+        lines.append(f"Kueue {release.name} serves topology-aware scheduling as an alpha feature: run it with "
+                     "--feature-gates=TopologyAwareScheduling=true, or it places no job by its topology "
+                     f"request (on by default from {release_name(TAS_BETA_MINOR)}).")
     return lines
 
 

@@ -20,6 +20,7 @@ from mpigen.model import (
     domains,
     pods_ready,
 )
+from mpigen.vocabulary import kueue_releases
 from mpigen.vocabulary.scheduling import VOLCANO_OWN_QUEUES
 
 
@@ -52,6 +53,7 @@ def cluster_scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Sch
         priority_classes=classes,
         topology=domains.topology_levels(given.get("topology", [])),
         queues=tuple(queues),
+        kueue_release=kueue_releases.named(given.get("kueueVersion")),
     )
 
 
@@ -72,7 +74,8 @@ def job_scheduling(data: dict[str, Any], cluster: Cluster, namespace: str, hardw
     fit = None
     if topology and label is not None:
         sizes = domains.pool_domain_sizes(scheduling.topology, hardware)
-        fit = domains.job_fit(sizes, topology, workers, workers_per_node)
+        fit = domains.job_fit(sizes, topology, workers, workers_per_node, slices_served=scheduling.kueue_release.serves(
+            kueue_releases.PODSET_SLICES_MINOR))
     return JobScheduling(queue=queue, priority_class=given.get("priorityClass"),
                          min_available=given.get("minAvailable"), topology_label=label,
                          topology_required=(topology or {}).get("mode", "required") == "required", fit=fit)

@@ -10,6 +10,7 @@ from typing import Any
 from mpigen.load import ProfileFile
 from mpigen.model import derive, domains
 from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Severity, did_you_mean
+from mpigen.vocabulary import kueue_releases
 from mpigen.vocabulary import scheduling as vocabulary
 
 
@@ -21,12 +22,27 @@ def _said(cluster: dict[str, Any], size: domains.DomainSize) -> str:
     return f"cluster '{cluster['name']}': {size.said()}" if size.origin == domains.PROFILE else size.said()
 
 
+def _release(cluster: dict[str, Any]) -> kueue_releases.KueueRelease:
+    return kueue_releases.named(cluster.get("scheduling", {}).get("kueueVersion"))
+
+
+def _slices_served(cluster: dict[str, Any]) -> bool:
+    return _release(cluster).serves(kueue_releases.PODSET_SLICES_MINOR)
+
+
 def check_slice_level(document: ProfileFile, cluster: dict[str, Any], topology: dict[str, Any],
                       hardware: dict[str, Any]) -> list[Diagnostic]:
-    """`sliceLevel` names a level of the cluster below the job's level, whose domain size is known."""
+    """`sliceLevel` names a level of the cluster below the job's level, whose domain size is known, on a Kueue
+    release that reads the slice annotations."""
     if "sliceLevel" not in topology:
         return []
     where = document.location("scheduling", "topology", "sliceLevel")
+    if not _slices_served(cluster):
+        since = kueue_releases.release_name(kueue_releases.PODSET_SLICES_MINOR)
+        return [Diagnostic(where, f"podset slices need Kueue {since} or later, and cluster '{cluster['name']}' runs "
+                           f"Kueue {_release(cluster).name} (its `scheduling.kueueVersion`), which ignores the slice "
+                           "annotations", f"upgrade Kueue to {since} or later and say so in `kueueVersion`, or remove "
+                           "`sliceLevel` (and fit the job in one domain of its level)")]
     sizes = {size.level: size for size in _sizes(cluster, hardware)}
     cut, level = sizes.get(topology["sliceLevel"]), sizes[topology["level"]]
     if cut is None:
@@ -49,8 +65,9 @@ def check_domain_fit(document: ProfileFile, cluster: dict[str, Any], topology: d
                      hardware: dict[str, Any], shape: derive.Layout) -> list[Diagnostic]:
     """The job's workers against one domain of its level, and against its slices."""
     sizes = _sizes(cluster, hardware)
-    fit = domains.job_fit(sizes, topology, shape.worker_count, shape.workers_per_node)
-    found = _check_slices(document, cluster, sizes, topology, fit)
+    served = _slices_served(cluster)
+    fit = domains.job_fit(sizes, topology, shape.worker_count, shape.workers_per_node, slices_served=served)
+    found = _check_slices(document, cluster, sizes, topology, fit) if served else []
     count, domain = fit.domains, fit.domain
     if count is None or count <= 1:
         return found

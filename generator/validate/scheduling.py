@@ -16,7 +16,7 @@ from typing import Any
 
 from mpigen.load import ProfileFile
 from mpigen.model import admission, derive, domains
-from mpigen.support.diagnostics import Diagnostic, Location, did_you_mean, raises
+from mpigen.support.diagnostics import Diagnostic, Location, Severity, did_you_mean, raises
 from mpigen.support.profile_rules import SCHEDULING
 from mpigen.validate.fields import duplicates
 from mpigen.validate.network import Carriers
@@ -32,6 +32,7 @@ CLUSTER_SETTINGS = {
     "topology": (admission.KUEUE,),
     "queues": admission.QUEUED,
     "waitForPodsReady": (admission.KUEUE,),
+    "kueueVersion": (admission.KUEUE,),
 }
 QUEUE_SETTINGS = {"cohort": (admission.KUEUE,), "borrowNodes": (admission.KUEUE,), "weight": (admission.VOLCANO,)}
 JOB_SETTINGS = {"queue": admission.QUEUED, "minAvailable": admission.GANG_SCHEDULERS, "topology": (admission.KUEUE,),
@@ -62,6 +63,7 @@ def check_cluster_scheduling(document: ProfileFile, data: dict[str, Any], carrie
         found += check_priority_class_name(document.location("scheduling", "priorityClasses", i, "name"),
                                            priority["name"])
     found += _check_topology(document, scheduling.get("topology", []))
+    found += _check_tainted_topology(document, data, scheduling.get("topology", []))
     queues = scheduling.get("queues", [])
     found += duplicates(document, queues, "name", ("scheduling", "queues"), "queue")
     pools = {pool["name"]: int(pool["nodes"]) for pool in data["nodePools"]}
@@ -90,6 +92,23 @@ def _check_topology(document: ProfileFile, levels: list[dict[str, Any]]) -> list
                                 "a level's domain holds whole domains of the levels below it: give the sizes as the "
                                 "fabric is built (the smallest where domains differ)"))
     return found
+
+
+def _check_tainted_topology(document: ProfileFile, data: dict[str, Any], levels: list[dict[str, Any]]) -> list[Diagnostic]:
+    """Kueue's topology-aware scheduling respects node taints only where `kubernetes.io/hostname` is the Topology's
+    lowest level (Kueue's own TAS example, tests/upstream/scheduling/kueue/example__tas_sample-gpu-queues.yaml): above
+    it, Kueue places pods on nodes whose taints they do not tolerate, and they stay Pending."""
+    if not levels or any(level["nodeLabel"] == vocabulary.HOSTNAME_LABEL for level in levels):
+        return []  # hostname above the lowest level is an error of its own
+    tainted = [pool["name"] for pool in data["nodePools"] if pool.get("taints")]
+    if not tainted:
+        return []
+    return [Diagnostic(document.location("scheduling", "topology", len(levels) - 1, "nodeLabel"),
+                       f"pool(s) {', '.join(repr(name) for name in tainted)} have taints, and Kueue respects node taints "
+                       f"in topology-aware scheduling only where {vocabulary.HOSTNAME_LABEL} is the lowest topology "
+                       "level: it may place pods on nodes they cannot run on, where they stay Pending",
+                       f"add `- {{name: host, nodeLabel: {vocabulary.HOSTNAME_LABEL}}}` as the last level",
+                       Severity.WARNING)]
 
 
 def _check_queue(document: ProfileFile, data: dict[str, Any], scheduler: str, i: int, queue: dict[str, Any],

@@ -7,11 +7,10 @@ MPIJob and topology-aware examples and mpi-operator's `--gang-scheduling` (pkg/c
 
 from __future__ import annotations
 
-from mpigen.vocabulary import mpi_operator
+from mpigen.vocabulary import kueue_releases, mpi_operator
 
 # --- Kueue ---------------------------------------------------------------------------------------
-KUEUE_GROUP = "kueue.x-k8s.io"
-KUEUE_API_VERSION = f"{KUEUE_GROUP}/v1beta2"
+KUEUE_GROUP = kueue_releases.KUEUE_GROUP
 RESOURCE_FLAVOR = "ResourceFlavor"
 CLUSTER_QUEUE = "ClusterQueue"
 LOCAL_QUEUE = "LocalQueue"
@@ -32,8 +31,9 @@ level whose node label `SLICE_REQUIRED_TOPOLOGY` names (Kueue apis/kueue/v1beta2
 the size without the level and the level without the size, a size above the pod count, a slice level above the
 pod set's level, and `podset-group-name` beside either (pkg/controller/jobframework/tas_validation.go,
 pkg/cache/scheduler/tas_flavor_snapshot.go)."""
-PODSET_SLICES_SINCE = "v0.13.0"
-"""The first Kueue release that reads the slice annotations ("Add PodSet Slice API", kubernetes-sigs/kueue #5596)."""
+PODSET_GROUP_NAME = "kueue.x-k8s.io/podset-group-name"
+"""On two pod templates of one job (an MPIJob's launcher and workers): Kueue places both pod sets together, within one
+domain of the topology level they both request (apis/kueue/v1beta2/topology_types.go `PodSetGroupName`)."""
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 """The only node label Kueue accepts as a Topology's lowest level and nowhere else."""
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"

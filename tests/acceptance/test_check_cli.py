@@ -59,6 +59,7 @@ def findings(stdout: str) -> list[str]:
 # Pod Security levels of the committed charts' workloads, by hand (see test_manifests_network.NAMESPACE_LEVELS).
 COMMITTED_LEVELS = {
     ("cpu-lab/jobs/cpu-pi", "mpi"): ("restricted", ""),
+    ("kueue-lab/jobs/kueue-pi", "research"): ("restricted", ""),
     ("dgx-lab/jobs/pi", "hpc"): ("restricted", ""),
     ("dgx-lab/jobs/resnet50-dgx", "ml-training"): ("privileged", "container worker adds capability IPC_LOCK"),
     # resnet50-trainjob's pods are in the TrainingRuntime the infra chart carries for it.
@@ -83,7 +84,7 @@ COMMITTED_LEVELS = {
 # Volcano Job, each with its hostfile ConfigMap); dgx-lab's resnet50-trainjob 4 (its chart's TrainJob and hostfile
 # ConfigMap, a TrainingRuntime in the infra chart, an Argo CD Application); dgx-pod's SriovNetworkPoolConfig 1;
 # roce-lab's infra 10 (a Namespace, 4 SriovNetworkNodePolicies, a SriovNetworkPoolConfig, 4 SriovNetworks).
-DOCUMENTS = "87 document(s) of 16 chart(s) and 6 manifest file(s)"
+DOCUMENTS = "97 document(s) of 18 chart(s) and 6 manifest file(s)"
 POD_SECURITY_LINE = re.compile(
     r"pod security (\w+): (\S+)/templates/(?:mpijob|volcano-job|training-runtimes)\.yaml: (?:MPIJob|Job|TrainingRuntime)/\S+"
     r" in namespace ([a-z-]+)"

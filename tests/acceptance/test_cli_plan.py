@@ -36,7 +36,7 @@ def test_plan_of_the_example_fleet():
     assert "    language-bert topology: level block (preferred): 6 node(s), a block holds 8: fits in one block\n" \
         in done.stdout
     # resnet50-dgx: 16 GPUs x estimatedHours 3
-    assert done.stdout.rstrip().endswith("10 job(s): 9 start at once, 1 wait, 0 can never run; 48 GPU-hours estimated "
+    assert done.stdout.rstrip().endswith("11 job(s): 10 start at once, 1 wait, 0 can never run; 48 GPU-hours estimated "
                                          "(1 job(s))")
     data = json.loads(run_mpigen("plan", PROFILES, "--output", "json").stdout)
     assert data["summary"]["waits"] == 1

@@ -228,7 +228,7 @@ def test_the_docs_show_the_example_fleet_as_chromium_drew_it():
     page = (REPO / "docs/plan-and-explain.md").read_text(encoding="utf-8")
     assert "![mpigen plan --html of the example fleet](plan-example-fleet.png)" in page
     width, height, rows = png_pixels((REPO / "docs/plan-example-fleet.png").read_bytes())
-    assert (width, height) == (1560, 2110), "the window `make screenshot` uses"
+    assert (width, height) == (1560, 2500), "the window `make screenshot` uses"
     painted = set()
     for row in rows:
         painted.update(row[i:i + 3] for i in range(0, len(row), 3))

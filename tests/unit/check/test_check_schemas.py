@@ -49,8 +49,9 @@ PODGROUP_VOLCANO = ("scheduling.volcano.sh/v1beta1", "PodGroup")
 VENDORED = {
     *(("sriovnetwork.openshift.io/v1", kind) for kind in ("SriovNetworkNodePolicy", "SriovNetworkPoolConfig",
                                                           "SriovNetwork", "SriovIBNetwork")),
-    *(("kueue.x-k8s.io/v1beta2", kind) for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue", "Topology",
-                                                    "WorkloadPriorityClass")),
+    *((f"kueue.x-k8s.io/{version}", kind) for version in ("v1beta1", "v1beta2")
+      for kind in ("ResourceFlavor", "ClusterQueue", "LocalQueue", "Topology", "WorkloadPriorityClass")),
+    ("kueue.x-k8s.io/v1alpha1", "Topology"),
     ("scheduling.volcano.sh/v1beta1", "Queue"), ("batch.volcano.sh/v1alpha1", "Job"),
     ("trainer.kubeflow.org/v1alpha1", "TrainJob"), ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"),
     ("argoproj.io/v1alpha1", "Application"), ("argoproj.io/v1alpha1", "ApplicationSet"),

@@ -60,7 +60,7 @@ def test_the_example_fleet_plan(example):
     where = resnet.location  # totalGpus: 16
     assert (Path(where.path), where.line, where.column) == (PROFILES / "jobs/resnet50-dgx.yaml", 11, 12)
     text = plan_text(plan)
-    assert "10 job(s): 9 start at once, 1 wait, 0 can never run" in text
+    assert "11 job(s): 10 start at once, 1 wait, 0 can never run" in text
     assert "language-bert waits for quota its cohort shares (queues 'vision', 'language'), held by " \
         "vision-resnet50" in text  # 32 + 48 GPUs: more than the cohort's 64
 

@@ -26,6 +26,7 @@ from test_manifests_node_placement import _pod_specs
 from mpigen.check.schemas import SchemaSet
 from mpigen.commands.pipeline import CompileResult, compile_profiles
 from mpigen.manifests import build_infra, infra_chart_ref
+from mpigen.manifests.scheduling import PODSET_GROUP
 from mpigen.package import output_files
 from mpigen.readback.findings import RenderedObject
 
@@ -114,12 +115,15 @@ def test_a_kueue_job_carries_its_queue_and_priority_is_created_suspended_and_ask
     for job in (vision, bert):
         assert job["spec"]["runPolicy"]["suspend"] is True
         assert "schedulingPolicy" not in job["spec"]["runPolicy"]  # Kueue admits it whole; no PodGroup
-        assert "kueue.x-k8s.io/podset-required-topology" not in \
-            job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"].get("metadata", {}).get("annotations", {})
-    worker = vision["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["metadata"]["annotations"]
-    assert worker["kueue.x-k8s.io/podset-required-topology"] == "fabric.example.com/leaf-switch"
-    worker = bert["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["metadata"]["annotations"]
-    assert worker["kueue.x-k8s.io/podset-preferred-topology"] == "fabric.example.com/block"
+    # Launcher and workers are one PodSet group asking for the same level (Kueue v0.15 on, #7061; tas_validation.go:
+    # a group is two pod sets, one of one pod, with the same topology request), so the launcher lands in the workers'
+    # domain instead of anywhere in the flavor.
+    for job, key, label in ((vision, "required", "fabric.example.com/leaf-switch"),
+                            (bert, "preferred", "fabric.example.com/block")):
+        group = {f"kueue.x-k8s.io/podset-{key}-topology": label, "kueue.x-k8s.io/podset-group-name": PODSET_GROUP}
+        for replica in ("Launcher", "Worker"):
+            annotations = job["spec"]["mpiReplicaSpecs"][replica]["template"]["metadata"]["annotations"]
+            assert {k: v for k, v in annotations.items() if k.startswith("kueue")} == group, replica
     assert bert["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "language"
 
 
@@ -144,7 +148,8 @@ def test_a_job_larger_than_one_nvlink_domain_is_cut_into_slices_of_one_domain(
     vision = mpijob(compile_profiles([profiles_copy(nvl72_edits(trays=18))]), "dgx-pod/jobs/vision-resnet50")
     annotations = vision["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["metadata"]["annotations"]
     assert {k: v for k, v in annotations.items() if "kueue" in k} == {  # one NVLink domain holds it: no slices
-        "kueue.x-k8s.io/podset-required-topology": "fabric.example.com/block"}
+        "kueue.x-k8s.io/podset-required-topology": "fabric.example.com/block",
+        "kueue.x-k8s.io/podset-group-name": PODSET_GROUP}  # and, without slices, the launcher beside the workers
 
 
 def test_a_kueue_job_cannot_be_started_without_admission_from_the_chart(example: CompileResult, tmp_path: Path,

@@ -178,6 +178,23 @@ def test_hostname_may_only_be_the_lowest_topology_level(diagnose):
                      "move it to the end"))
 
 
+def test_a_topology_over_tainted_pools_without_the_hostname_level_is_warned(diagnose):
+    """Kueue respects node taints in topology-aware scheduling only where kubernetes.io/hostname is the lowest level
+    (its own example, tests/upstream/scheduling/kueue/example__tas_sample-gpu-queues.yaml); dgx-pod's pool is tainted
+    (nvidia.com/gpu). Without taints, nothing is said."""
+    host = "    - name: host\n      nodeLabel: kubernetes.io/hostname\n"
+    assert host in DGX_POD
+    text = DGX_POD.replace(host, "")
+    line = text.splitlines().index("      nodeLabel: fabric.example.com/leaf-switch") + 1
+    expect(diagnose({POD: text}), (POD, line, 18, "pool(s) 'dgx' have taints, and Kueue respects node taints in "
+                                   "topology-aware scheduling only where kubernetes.io/hostname is the lowest topology "
+                                   "level", "add `- {name: host, nodeLabel: kubernetes.io/hostname}` as the last level"),
+           severity=Severity.WARNING)
+    taints = "    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]"
+    assert taints in text
+    expect(diagnose({POD: text.replace(taints, "")}))
+
+
 def test_a_queue_names_only_the_clusters_namespaces_and_pools(diagnose):
     text = DGX_POD.replace("      namespaces: [team-vision]\n      nodes: {dgx: 4}",
                            "      namespaces: [team-vison]\n      nodes: {dgx: 9, gpu: 1}")

@@ -14,7 +14,7 @@ from conftest import REPO
 from ruamel.yaml import YAML
 
 from mpigen.model import admission, derive
-from mpigen.vocabulary import gitops, kubernetes, mpi_operator, multus, scheduling, trainer, volcano_job
+from mpigen.vocabulary import gitops, kubernetes, kueue_releases, mpi_operator, multus, scheduling, trainer, volcano_job
 
 
 def _schema(kind: str) -> Any:
@@ -71,7 +71,11 @@ def _is_the_crds(crd: dict[str, Any], api_version: str, kind: str) -> bool:
     ("scheduling/batch.volcano.sh_jobs.yaml", volcano_job.GROUP, volcano_job.API_VERSION, volcano_job.KIND),
     ("scheduling/scheduling.volcano.sh_queues.yaml", "scheduling.volcano.sh", scheduling.VOLCANO_API_VERSION,
      scheduling.VOLCANO_QUEUE),
-    *((f"scheduling/kueue/kueue.x-k8s.io_{plural}.yaml", scheduling.KUEUE_GROUP, scheduling.KUEUE_API_VERSION, kind)
+    # Each Kueue release mpigen writes for serves the API versions it writes, in that release's own CRDs.
+    *((f"scheduling/{folder}/kueue.x-k8s.io_{plural}.yaml", scheduling.KUEUE_GROUP,
+       release.topology_api_version if kind == scheduling.TOPOLOGY else release.api_version, kind)
+      for folder, release in (("kueue-v0.9", kueue_releases.named("v0.9")), ("kueue-v0.14", kueue_releases.named("v0.14")),
+                              ("kueue", kueue_releases.NEWEST))
       for plural, kind in (("resourceflavors", scheduling.RESOURCE_FLAVOR), ("clusterqueues", scheduling.CLUSTER_QUEUE),
                            ("localqueues", scheduling.LOCAL_QUEUE), ("topologies", scheduling.TOPOLOGY),
                            ("workloadpriorityclasses", scheduling.WORKLOAD_PRIORITY_CLASS))),
