@@ -955,12 +955,13 @@ class Renders:
         outer = self
 
         class CachedRenderer(base):  # type: ignore[misc, valid-type]
-            def __call__(self, chart: ChartInfo, version: str) -> Any:
+            def __call__(self, chart: ChartInfo, version: str, linted: Any = None) -> Any:
+                # `linted`: the chart's findings from a `helm lint` of several charts, the same as its own lint's.
                 key = (self.helm, version, chart.display, chart.name, chart_digest(chart.path))
                 with outer.lock:
                     hit = outer.cache.get(key)
                 if hit is None:
-                    rendered = super().__call__(chart, version)
+                    rendered = super().__call__(chart, version, linted)
                     other = base(outer.compare_with)(chart, version) if outer.compare_with and self.helm else None
                     hit = (rendered, None if other is None else outer.disagreement(chart, rendered, other))
                     with outer.lock:
