@@ -77,7 +77,8 @@ NETWORK_PARTS = ("provider", "resourcePrefix", "sshPort")
 The rest (`devicePluginNamespace`, `cniVersion`, `operatorNamespace`, `numVfs`, `infinibandGuids`) is infra."""
 SCHEDULING_PARTS = ("scheduler", "schedulerName", "scheduleTimeoutSeconds")
 """Not `queues` or `priorityClasses`: a quota or a priority value changes admission, not a run's pods; nor
-`waitForPodsReady`, which says what the cluster's Kueue runs with."""
+`waitForPodsReady` or `kueueVersion`, which say what the cluster's Kueue runs with (an upgraded Kueue, like a
+new mpigen release, never renames a run: a spec it compiles otherwise waits for the run's next start)."""
 HARDWARE_ELSEWHERE = ("description",)
 
 FIXED_DEFAULTS: Mapping[tuple[str, ...], Any] = {

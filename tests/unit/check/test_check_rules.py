@@ -721,9 +721,11 @@ def example_shapes(example) -> dict[str, NodeShape]:
              "volcano-lab/jobs/allreduce-vcjob": NodeShape("volcano-lab", "dgx", {
                  "nvidia.com/gpu": 8, **{f"rdma/rdma_rail{i}": None for i in range(4)}})}
     pod = NodeShape("dgx-pod", "dgx", {"nvidia.com/gpu": 8, **{f"openshift.io/rdma_rail{i}": None for i in range(4)}})
-    pools |= {"dgx-pod/jobs/vision-resnet50": pod, "dgx-pod/jobs/language-bert": pod}
+    pools |= {"dgx-pod/jobs/vision-resnet50": pod, "dgx-pod/jobs/language-bert": pod,
+              "kueue-lab/jobs/kueue-pi": NodeShape("kueue-lab", "cpu", {})}
     assert {c.directory for c in example.charts} == {*pools, "dgx-lab/infra", "cpu-lab/infra", "netapp-lab/infra",
-                                                     "dgx-pod/infra", "volcano-lab/infra", "roce-lab/infra"}
+                                                     "dgx-pod/infra", "volcano-lab/infra", "roce-lab/infra",
+                                                     "kueue-lab/infra"}
     return pools
 
 

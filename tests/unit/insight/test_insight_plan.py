@@ -45,7 +45,7 @@ def test_a_worker_asks_for_what_its_container_limits_say(example):
 
 def test_the_example_fleet_plan(example):
     plan = _plan(PROFILES)
-    assert len(plan.jobs) == len(example.fleet.jobs) == 10 and not plan.never
+    assert len(plan.jobs) == len(example.fleet.jobs) == 11 and not plan.never
     # dgx-pod has 8 DGX-1 nodes: vision-resnet50 (priority class production, 32 GPUs = 4 nodes) is admitted
     # first; language-bert (48 GPUs = 6 nodes) cannot start beside it and waits for it.
     vision, language = _job(plan, "vision-resnet50"), _job(plan, "language-bert")
@@ -213,7 +213,7 @@ def test_json_has_the_same_content():
     plan = _plan(PROFILES)
     data = json.loads(plan_json(plan))
     assert data["format"] == 2 and data["kind"] == "plan"
-    assert data["summary"] == {"jobs": 10, "starts": 9, "waits": 1, "never": 0}
+    assert data["summary"] == {"jobs": 11, "starts": 10, "waits": 1, "never": 0}
     jobs = {job["name"]: job for c in data["clusters"] for p in c["pools"] for job in p["jobs"]}
     assert jobs["resnet50-dgx"]["location"] == {"path": str(PROFILES / "jobs/resnet50-dgx.yaml"), "line": 11,
                                                 "column": 12}

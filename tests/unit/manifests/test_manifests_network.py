@@ -122,6 +122,7 @@ def test_namespaces_of_the_cluster_are_created(example):
                        "netapp-lab/infra": ["ai-training"], "netapp-lab/jobs/netapp-resnet50": [],
                        "dgx-pod/infra": ["team-language", "team-vision"], "dgx-pod/jobs/language-bert": [],
                        "dgx-pod/jobs/vision-resnet50": [], "roce-lab/infra": ["roce-training"],
+                       "kueue-lab/infra": ["research", "teaching"], "kueue-lab/jobs/kueue-pi": [],
                        "volcano-lab/infra": ["training"],
                        "volcano-lab/jobs/volcano-allreduce": [], "volcano-lab/jobs/allreduce-vcjob": []}
 
@@ -148,6 +149,8 @@ NAMESPACE_LEVELS = {
     "team-vision": ("privileged", "v1.31", IPC_LOCK),
     "team-language": ("privileged", "v1.31", IPC_LOCK),
     "training": ("privileged", "v1.31", f"{IPC_LOCK}; hostNetwork: true"),
+    "research": ("restricted", "v1.31", None),
+    "teaching": ("restricted", "v1.31", None),  # kueue-lab's second team has no job
 }
 
 

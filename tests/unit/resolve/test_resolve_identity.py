@@ -41,7 +41,7 @@ def test_every_cluster_field_is_counted_or_said_to_shape_no_run():
     assert set(cluster["network"]["properties"]) == {*identity.NETWORK_PARTS, "devicePluginNamespace", "cniVersion",
                                                      "operatorNamespace", "numVfs", "infinibandGuids"}
     assert set(cluster["scheduling"]["properties"]) == {*identity.SCHEDULING_PARTS, "queues", "priorityClasses",
-                                                        "topology", "waitForPodsReady"}
+                                                        "topology", "waitForPodsReady", "kueueVersion"}
 
 
 def test_the_fixed_defaults_are_what_a_profile_that_leaves_them_out_gets():

@@ -14,6 +14,6 @@ app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{/* Hostfile lines, one per worker, named as the job's controller names its pods. */}}
 {{- define "kueue-pi.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "kueue-pi-dae8198-worker-%d.kueue-pi-dae8198.research.svc slots=1" $i }}
+{{ printf "kueue-pi-5c216f7-worker-%d.kueue-pi-5c216f7.research.svc slots=1" $i }}
 {{- end }}
 {{- end }}
