@@ -1,6 +1,6 @@
 """generator/model/pods_ready.py: the least Kueue `waitForPodsReady.timeout` that lets a job run on a first pull.
 
-Kueue facts (the mirror at /work/shared/upstream's source, kubernetes-sigs/kueue): an admitted workload whose pods
+Kueue facts (kubernetes-sigs/kueue, read at the tags named): an admitted workload whose pods
 are not all ready within `waitForPodsReady.timeout` is evicted and requeued
 (site/content/en/docs/tasks/manage/setup_wait_for_pods_ready.md); the default timeout is 5m in Configuration
 v1beta1 (v0.14.0 apis/config/v1beta1/defaults.go `defaultPodsReadyTimeout = 5 * time.Minute`); an MPIJob is ready
