@@ -32,6 +32,10 @@ COHORT = "cohort"
 COHORT_NAME = "cohortName"
 
 
+def release_name(minor: int) -> str:
+    return f"v0.{minor}"
+
+
 @dataclass(frozen=True)
 class KueueRelease:
     """One minor release of Kueue, as mpigen writes for it."""
@@ -45,7 +49,7 @@ class KueueRelease:
 
     @property
     def name(self) -> str:
-        return f"v0.{self.minor}"
+        return release_name(self.minor)
 
     @property
     def topology_by_default(self) -> bool:
@@ -78,6 +82,3 @@ def named(name: str | None) -> KueueRelease:
     """The release a (schema-valid) `kueueVersion` names; the newest where none is named."""
     return NEWEST if name is None else BY_NAME[name]
 
-
-def release_name(minor: int) -> str:
-    return f"v0.{minor}"
