@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from mpigen.manifests.chart_refs import infra_chart_ref
+from mpigen.manifests.devices import build_compute_domain, build_device_claim_template
 from mpigen.manifests.hostfile import build_hostfile_configmap
 from mpigen.manifests.mpijob import mpijob_object, workers_variable
 from mpigen.manifests.run_name import named_spec
@@ -24,16 +25,19 @@ def build_job(job: Job, chart: ChartRef, worker_count: int | None = None) -> lis
 
 
 def build_marked_job(job: Job, chart: ChartRef, workers: Variable | None = None) -> list[Manifest]:
-    """The hostfile ConfigMap and the job object (an MPIJob, or a Volcano Job) of `job`, the values a chart value
-    sets marked as Variables."""
+    """The hostfile ConfigMap, the devices' ResourceClaimTemplate and ComputeDomain under DRA, and the job object (an
+    MPIJob, a Volcano Job or a TrainJob) of `job`, the values a chart value sets marked as Variables."""
     workers = workers or workers_variable(job)
     name, spec = named_spec(job, workers)
     build = {Backend.MPIJOB: mpijob_object, Backend.VOLCANO_JOB: volcano_job_object,
              Backend.TRAINJOB: trainjob_object}[job.backend]
-    return [
-        Manifest(chartfiles.HOSTFILE_TEMPLATE, build_hostfile_configmap(job, chart, name, workers.plain)),
-        Manifest(chartfiles.JOB_TEMPLATES[job.backend.value], build(job, chart, name, spec)),
-    ]
+    manifests = [Manifest(chartfiles.HOSTFILE_TEMPLATE, build_hostfile_configmap(job, chart, name, workers.plain))]
+    if job.devices is not None and job.devices.pairs:
+        manifests.append(Manifest(chartfiles.DEVICE_CLAIM_TEMPLATE, build_device_claim_template(job, chart, name)))
+    if job.devices is not None and job.devices.channel:
+        manifests.append(Manifest(chartfiles.COMPUTE_DOMAIN_TEMPLATE, build_compute_domain(job, chart, name)))
+    manifests.append(Manifest(chartfiles.JOB_TEMPLATES[job.backend.value], build(job, chart, name, spec)))
+    return manifests
 
 
 def job_object(manifests: list[Manifest]) -> Manifest:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mpigen.manifests.devices import container_claims, pod_claims
 from mpigen.manifests.hostfile import configmap_keys
 from mpigen.manifests.mpirun import launcher_command, literal
 from mpigen.manifests.node_placement import launcher_placement, worker_placement
@@ -156,14 +157,20 @@ def build_worker_container(job: Job, mpijob: str, network: PodNetwork) -> dict[s
         container["env"] = _env(job, mpijob)
     limits: dict[str, Any] = dict(_cpu_memory(job.resources))
     requests = dict(limits)
-    if job.uses_gpus:
+    if job.uses_gpus and job.devices is None:  # under DRA the claim holds them: asking twice allocates twice
         limits[stated(job.pool.hardware.gpu).resource] = job.gpus_per_worker
     for resource, count in network.limits:
         limits[resource] = count
+    resources: dict[str, Any] = {}
     if requests:
-        container["resources"] = {"requests": requests, "limits": limits}
+        resources = {"requests": requests, "limits": limits}
     elif limits:
-        container["resources"] = {"limits": limits}
+        resources = {"limits": limits}
+    claims = container_claims(job)
+    if claims:
+        resources["claims"] = claims
+    if resources:
+        container["resources"] = resources
     security = _security_context(job, rdma=bool(job.rails) and PROVIDERS[job.cluster.network.provider].rdma, worker=True)
     if security:
         container["securityContext"] = security
@@ -213,6 +220,9 @@ def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
         {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": job.shm_size}},
         *_claims(job),
     ]
+    resource_claims = pod_claims(job, mpijob)
+    if resource_claims:
+        spec["resourceClaims"] = resource_claims
     template: dict[str, Any] = {}
     labels = {**dict(job.labels), **({WORKER_OF_LABEL: mpijob} if affinity else {})}
     annotations = {**dict(job.annotations), **dict(network.annotations), **privileged_annotation(job),

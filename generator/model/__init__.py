@@ -9,6 +9,7 @@ from __future__ import annotations
 from mpigen.model.cluster import (
     Backend,
     Cluster,
+    Dra,
     GitOps,
     GitOpsApplications,
     GitOpsTool,
@@ -52,7 +53,7 @@ from mpigen.model.job import (
 from mpigen.model.selection import EVERYTHING, Selection
 
 __all__ = [
-    "EVERYTHING", "Backend", "BindTo", "Cluster", "CommittedRun", "Cpu", "EnvVar", "Fleet", "GitOps",
+    "EVERYTHING", "Backend", "BindTo", "Cluster", "CommittedRun", "Cpu", "Dra", "EnvVar", "Fleet", "GitOps",
     "GitOpsApplications", "GitOpsTool", "Gpu", "Hardware", "InfinibandGuids", "Ipam", "Job", "JobScheduling",
     "LinkType", "MpiImplementation", "Naming", "Network", "NetworkProvider", "Nic", "NodePool", "Origin",
     "PciDistance", "Placement", "PriorityClass", "Queue", "QueueShare", "Quota", "Rail", "RailAttachment",

@@ -7,6 +7,7 @@ from enum import Enum
 
 from mpigen.model.hardware import Hardware, Nic
 from mpigen.model.pods_ready import ImagePull
+from mpigen.vocabulary import dra
 from mpigen.vocabulary.kueue_releases import NEWEST, KueueRelease
 
 
@@ -106,6 +107,7 @@ class NetworkProvider(str, Enum):
     RDMA_SHARED = "rdma-shared"
     HOST_NETWORK = "host-network"
     TCP = "tcp"
+    DRANET = "dranet"
 
 
 class InfinibandGuids(str, Enum):
@@ -127,6 +129,17 @@ class Network:
     num_vfs: int | None
     ssh_port: int
     infiniband_guids: InfinibandGuids = InfinibandGuids.NODE
+
+
+@dataclass(frozen=True)
+class Dra:
+    """The cluster allocates devices through Dynamic Resource Allocation (the cluster profile's `dra`): GPUs from
+    `gpu_class`, and under the `dranet` provider RDMA NICs from `nic_class`, in one claim per worker."""
+
+    gpu_class: str = dra.GPU_DEVICE_CLASS
+    nic_class: str = dra.NIC_DEVICE_CLASS
+    compute_domains: bool = True
+    """Jobs on multi-node NVLink hardware join a ComputeDomain and claim its IMEX channel."""
 
 
 class GitOpsTool(str, Enum):
@@ -300,6 +313,8 @@ class Cluster:
     """Namespaces of `namespaces` created outside mpigen: the infra chart does not create (own) them."""
     launcher_pool: str | None = None
     """The pool every launcher of the cluster runs on (`launcherPool`); None: wherever the scheduler puts it."""
+    dra: Dra | None = None
+    """How the cluster allocates devices through DRA (`dra`); None: through device plugins only."""
 
     def pool(self, name: str) -> NodePool:
         return next(pool for pool in self.pools if pool.name == name)

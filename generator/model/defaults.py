@@ -6,11 +6,13 @@ is given; the profile schemas' descriptions say the same.
 
 from __future__ import annotations
 
-from mpigen.vocabulary import gitops, mpi_operator
+from mpigen.vocabulary import dra, gitops, mpi_operator
 
 # An edited job is a new MPIJob, pruned and replaced by the GitOps tool: mpi-operator creates a launcher Job once and
 # never applies a later spec edit to it (pkg/controller/mpi_job_controller.go).
 JOB_NAMING = "content-hash"
+DRA_GPU_CLASS = dra.GPU_DEVICE_CLASS  # `dra.gpuDeviceClass`: what NVIDIA's GPU DRA driver installs
+DRA_NIC_CLASS = dra.NIC_DEVICE_CLASS  # `dra.nicDeviceClass`: the infra chart writes it
 JOB_BACKEND = "mpijob"  # the backend of a job whose profile and cluster choose none
 OPENMPI_VERSION = 4
 OPENMPI_UCX = True

@@ -40,6 +40,13 @@ class Gpu:
     resource: str
     nic_distance: PciDistance | None = None
     """Distance from each GPU to the RDMA NIC nearest it, where the profile states it."""
+    nvlink_domain_gpus: int | None = None
+    """GPUs one NVLink domain joins across nodes (`nvlinkDomainGpus`; GB200 NVL72: 72); None: NVLink stays in a node."""
+
+    @property
+    def multi_node_nvlink(self) -> bool:
+        """NVLink reaches other nodes: a job's pods need a ComputeDomain's IMEX channel to use it."""
+        return self.nvlink_domain_gpus is not None and self.nvlink_domain_gpus > self.count
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from mpigen.model.cluster import Backend, Cluster, NodePool, Rail
+from mpigen.model.devices import WorkerDevices
 from mpigen.model.domains import DomainFit, Slices
 from mpigen.model.hardware import Nic
 from mpigen.model.names import rail_interface
@@ -257,6 +258,9 @@ class Job:
     on the nodes' network. mpirun's ssh connects to it, and sshd started by mpigen listens on it."""
     ssh_port_stated: bool = False
     """The profile says the port (`sshPort`): a `workerCommand` of its own keeps the readiness probe, on that port."""
+    devices: WorkerDevices | None = None
+    """What each worker claims through Dynamic Resource Allocation (model/devices.py), on a cluster with `dra`; None:
+    its devices come from device plugins."""
     committed: CommittedRun | None = None
     """The committed run this one continues under the same name (same identity, or a chart compiled before
     identities were recorded that this render adopts); None for a new run, or under `naming: stable`."""

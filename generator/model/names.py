@@ -91,6 +91,27 @@ def hostfile_configmap_name(job: str) -> str:
     return f"{job}-hostfile"
 
 
+def device_claim_template_name(run: str) -> str:
+    """The ResourceClaimTemplate of a run's workers' devices (Dynamic Resource Allocation)."""
+    return f"{run}-devices"
+
+
+def compute_domain_name(run: str) -> str:
+    """The ComputeDomain of a run on multi-node NVLink."""
+    return f"{run}-compute-domain"
+
+
+def channel_template_name(run: str) -> str:
+    """The ResourceClaimTemplate of a run's ComputeDomain channel, which the ComputeDomain's controller makes."""
+    return f"{run}-channel"
+
+
+DEVICES_CLAIM = "devices"
+"""The worker pod's claim (`spec.resourceClaims[].name`) of its GPUs and NICs."""
+CHANNEL_CLAIM = "channel"
+"""The worker pod's claim of its ComputeDomain's IMEX channel."""
+
+
 def operator_config_name(job: str) -> str:
     """The ConfigMap mpi-operator writes for an MPIJob: the hostfile and discover_hosts.sh."""
     return f"{job}{mpi_operator.CONFIG_SUFFIX}"

@@ -33,6 +33,8 @@ TRAINJOB_TEMPLATE = "trainjob.yaml"
 JOB_TEMPLATES = {"mpijob": MPIJOB_TEMPLATE, "volcano-job": VOLCANO_JOB_TEMPLATE, "trainjob": TRAINJOB_TEMPLATE}
 """The template of a job chart's job object, by backend."""
 HOSTFILE_TEMPLATE = "hostfile-configmap.yaml"
+DEVICE_CLAIM_TEMPLATE = "resourceclaimtemplate.yaml"
+COMPUTE_DOMAIN_TEMPLATE = "computedomain.yaml"
 NAMESPACES_TEMPLATE = "namespaces.yaml"
 TRAINING_RUNTIMES_TEMPLATE = "training-runtimes.yaml"
 """The infra chart's TrainingRuntimes, one per `trainjob` job: Trainer's webhook refuses a TrainJob whose runtime

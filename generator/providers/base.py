@@ -86,6 +86,9 @@ class Provider:
     goes to when `spec.networkNamespace` is not set ('' = the object's own)."""
     device_plugin: DevicePlugin | None = None
     """The device plugin whose config its infra objects hold, if any (an operator restarts its own plugin)."""
+    dra_devices: bool = False
+    """Rails are DRA devices in each worker's ResourceClaim (DRANET), paired there with the GPUs beside their NIC;
+    the cluster must allocate through DRA (`dra`)."""
 
     def worker_ssh_port(self, network: Network) -> int | None:
         """sshd's port on the workers where it is not 22: host networking, where the node's own sshd has 22."""

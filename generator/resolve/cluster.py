@@ -9,6 +9,7 @@ from mpigen.load import ProfileFile, to_plain
 from mpigen.model import (
     Backend,
     Cluster,
+    Dra,
     GitOps,
     GitOpsApplications,
     GitOpsTool,
@@ -72,7 +73,14 @@ def resolved_cluster(document: ProfileFile, hardware: dict[str, Hardware],
         scheduling=cluster_scheduling(data, pools),
         job_backend=Backend(data.get("jobBackend", defaults.JOB_BACKEND)),
         launcher_pool=data.get("launcherPool"),
+        dra=_dra(data["dra"]) if "dra" in data else None,
     )
+
+
+def _dra(data: dict[str, Any]) -> Dra:
+    return Dra(gpu_class=data.get("gpuDeviceClass", defaults.DRA_GPU_CLASS),
+               nic_class=data.get("nicDeviceClass", defaults.DRA_NIC_CLASS),
+               compute_domains=data.get("computeDomains", True))
 
 
 def _gitops(data: dict[str, Any]) -> GitOps:

@@ -18,7 +18,8 @@ def resolved_hardware(data: dict[str, Any]) -> Hardware:
         description=data.get("description", ""),
         gpu=Gpu(count=gpu["count"], model=gpu.get("model", ""), memory_gib=gpu.get("memoryGiB"),
                 resource=gpu.get("resource", derive.DEFAULT_GPU_RESOURCE),
-                nic_distance=PciDistance(gpu["nicDistance"]) if "nicDistance" in gpu else None) if gpu else None,
+                nic_distance=PciDistance(gpu["nicDistance"]) if "nicDistance" in gpu else None,
+                nvlink_domain_gpus=gpu.get("nvlinkDomainGpus")) if gpu else None,
         nics=tuple(
             # Facts a profile leaves out are unknown (None); validation refuses whatever would need one.
             Nic(name=n["name"], hca=n.get("hca"), port=n.get("port", 1), pf_name=n.get("pfName"),

@@ -28,6 +28,7 @@ from mpigen.model import (
     names,
     stated,
 )
+from mpigen.model.devices import ClaimedRail, SplitProblem, WorkerDevices, worker_devices
 from mpigen.model.hostfile import HostfileFormat
 from mpigen.model.job import QUEUE_MAX_WORKERS
 from mpigen.model.placement import resolve_placement
@@ -108,7 +109,20 @@ def resolved_job(document: ProfileFile, data: dict[str, Any], clusters: dict[str
         object_annotations=label_pairs(data.get("objectAnnotations")),
         ssh_port=ssh_port(data, cluster),
         ssh_port_stated="sshPort" in data,
+        devices=_devices(cluster, pool, rails, shape.gpus_per_worker),
     )
+
+
+def _devices(cluster: Cluster, pool: NodePool, rails: tuple[RailAttachment, ...], gpus: int) -> WorkerDevices | None:
+    """What each worker claims through DRA, on a cluster that allocates so (validate refused a split the hardware
+    cannot give)."""
+    if cluster.dra is None:
+        return None
+    claimed = [ClaimedRail(r.rail.name, r.nic.name, r.rail.host_interface or r.nic.pf_name) for r in rails]
+    found = worker_devices(cluster.dra, pool.hardware, claimed, gpus, PROVIDERS[cluster.network.provider].dra_devices)
+    if isinstance(found, SplitProblem):
+        raise AssertionError(f"validate let through a GPU-NIC split no claim can give: {found.message}")
+    return found
 
 
 def ssh_port(data: dict[str, Any], cluster: Cluster) -> int | None:

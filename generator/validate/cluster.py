@@ -10,6 +10,7 @@ from mpigen.model import derive, names
 from mpigen.providers import provider_of
 from mpigen.support.diagnostics import Diagnostic, did_you_mean, raises
 from mpigen.support.profile_rules import CLUSTER
+from mpigen.validate.devices import check_cluster_dra
 from mpigen.validate.facts import check_rail_facts
 from mpigen.validate.fields import check_label_keys, check_release_name, duplicates
 from mpigen.validate.gitops import GITOPS_OBJECTS, GITOPS_TOOLS, check_cluster_gitops
@@ -35,6 +36,7 @@ def check_cluster(document: ProfileFile, index: Index) -> list[Diagnostic]:
     found += check_cluster_gitops(document, data.get("gitops"))
     found += check_cluster_scheduling(document, data, carriers)
     found += _check_launcher_pool(document, data, carriers)
+    found += check_cluster_dra(document, data, usable)
     return found
 
 

@@ -13,6 +13,7 @@ from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Severity, did_you
 from mpigen.support.profile_rules import JOB, REFERENCES
 from mpigen.support.schema_files import load_schema
 from mpigen.validate.backend import check_backend
+from mpigen.validate.devices import check_job_devices
 from mpigen.validate.facts import check_core_facts
 from mpigen.validate.fields import check_label_keys, check_release_name
 from mpigen.validate.gitops import check_gitops_job
@@ -169,6 +170,7 @@ def _check_shape(document: ProfileFile, job: dict[str, Any], cluster: dict[str, 
     if not any(d.severity is Severity.ERROR for d in found):
         shape = derive.layout(job, hardware, pool["nodes"], one_per_node=one_per_node)
         found += check_job_topology(document, job, cluster, pool, hardware, shape)
+        found += check_job_devices(document, job, cluster, hardware, shape)
         if not any(d.severity is Severity.ERROR for d in found):
             found += check_hostfile_size(document, job, cluster, hardware, shape)
     return found
