@@ -163,7 +163,7 @@ def pair_devices(gpus_per_worker: int, rails: Sequence[ClaimedRail], groups: dic
         if group.gpus is not None and share > group.gpus:
             return SplitProblem(f"the workers ask for {gpus_per_worker} GPUs each over {len(rails)} rails, "
                                 f"{share} beside each rail's NIC, but rail '{rail.rail}' runs over NIC '{rail.nic}', "
-                                f"which has {group.gpus} ({group.fact})",
+                                f"which has {group.gpus} beside it ({group.fact})",
                                 f"attach more rails (`rails`), or ask for at most {group.gpus * len(rails)} GPUs a "
                                 "worker")
         pairs.append(DevicePair(share, rail.rail, rail.nic, rail.interface, group.alignment, group.fact))

@@ -96,7 +96,8 @@ def test_every_other_kind_is_a_builtin_valid_for_the_cluster_version(rendered: l
         # Raises SchemaNotFoundError for a custom resource whose CRD is not among the upstream ones.
         checked[(doc["kind"], doc["metadata"].get("namespace"), doc["metadata"]["name"])] = strict_errors(
             doc, cluster.kubernetes_version)
-    assert {kind for kind, _, _ in checked} >= {"ConfigMap", "Namespace", "PriorityClass"}
+    assert {kind for kind, _, _ in checked} >= {"ConfigMap", "Namespace", "PriorityClass", "ResourceClaimTemplate",
+                                               "DeviceClass"}
     assert checked == {key: None for key in checked}
 
 

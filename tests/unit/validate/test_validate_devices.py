@@ -1,0 +1,60 @@
+"""generator/validate/devices.py: what a cluster's `dra` needs and what the drivers can align; the refusals (Kubernetes
+before 1.34, Kueue before v0.18, dranet without `dra`, a GPU-NIC split the hardware cannot give) are corpus cases
+(tests/acceptance/corpus/dra-*, dranet-without-dra).
+
+Driver facts (vocabulary/dra.py): NVIDIA's GPU DRA driver publishes `resource.kubernetes.io/pcieRoot` on a whole GPU
+and no NUMA node (cmd/gpu-kubelet-plugin/deviceinfo.go @ 22407113); a ComputeDomain's IMEX channel is what lets NCCL use
+NVLink between the trays of a GB200 NVL72 (the driver's README and demo/specs/imex).
+"""
+
+from __future__ import annotations
+
+from conftest import PROFILES, expect, nvl72_edits
+
+from mpigen.support.diagnostics import Severity
+
+CLUSTER = "clusters/h100-dra.yaml"
+HARDWARE = "hardware/dgx-h100-ib.yaml"
+H100_DRA = (PROFILES / CLUSTER).read_text(encoding="utf-8")
+H100_IB = (PROFILES / HARDWARE).read_text(encoding="utf-8")
+DISTANCE = "  nicDistance: PIX\n"
+assert DISTANCE in H100_IB
+
+
+def test_the_example_dra_cluster_is_clean(diagnose):
+    assert [d for d in diagnose({}).diagnostics if "h100" in str(d.location)] == []
+
+
+def test_nics_of_unknown_place_are_claimed_by_count_with_a_warning(diagnose):
+    outcome = diagnose({HARDWARE: H100_IB.replace(DISTANCE, "")})
+    expect(outcome, (CLUSTER, 17, 15, "hardware 'dgx-h100-ib' says nothing of where NICs nic0, nic1, nic2, nic3, nic4, "
+                     "nic5, nic6, nic7 sit, so the claims pair them with GPUs by count only",
+                     "`nics[].gpus`"), severity=Severity.WARNING)
+
+
+def test_a_claim_aligned_by_numa_node_warns_that_the_gpu_driver_does_not_publish_it(diagnose):
+    hardware = H100_IB.replace(DISTANCE, "").replace("pfName: ibp24s0}", "pfName: ibp24s0, numaNode: 0}")
+    outcome = diagnose({HARDWARE: hardware})
+    shown = outcome.shown()
+    assert len(shown) == 2, shown
+    numa = next(d for d in outcome.diagnostics if "NUMA node" in d.message)
+    assert numa.severity is Severity.WARNING
+    assert "says only the NUMA node of NICs nic0, so their claims align GPUs by resource.kubernetes.io/numaNode, which " \
+        "NVIDIA's GPU DRA driver does not publish on a whole GPU" in numa.message
+    assert str(numa.location) == outcome.at(CLUSTER, 17, 15)
+
+
+def test_gpus_through_dra_and_rails_through_a_device_plugin_cannot_be_aligned(diagnose):
+    pod = (PROFILES / "clusters" / "dgx-pod.yaml").read_text(encoding="utf-8")
+    pod = pod.replace('kubernetesVersion: "1.31"', 'kubernetesVersion: "1.34"').replace("nodePools:", "dra: {}\nnodePools:")
+    outcome = diagnose({"clusters/dgx-pod.yaml": pod})
+    expect(outcome, ("clusters/dgx-pod.yaml", 15, 1, "GPUs are claimed through DRA and the rails through "
+                     "'sriov-network-operator'", "network.provider: dranet"), severity=Severity.WARNING)
+
+
+def test_multi_node_nvlink_without_a_compute_domain_warns_that_nccl_falls_back_to_the_network(diagnose):
+    edits = nvl72_edits()
+    outcome = diagnose(edits)
+    expect(outcome, ("clusters/dgx-pod.yaml", 17, 15, "pool 'dgx': hardware 'gb200-tray' joins 72 GPUs over NVLink "
+                     "across nodes, but its jobs get no ComputeDomain: without its IMEX channel NCCL cannot use NVLink "
+                     "between nodes and falls back to the network", "add `dra: {}`"), severity=Severity.WARNING)
