@@ -29,7 +29,7 @@ from typing import Any
 
 from mpigen.load import ProfileFile, to_plain
 from mpigen.load.catalogue import is_builtin
-from mpigen.vocabulary import mpi_operator
+from mpigen.vocabulary import dra, mpi_operator
 
 SCHEME = "1"
 """The identity scheme: the first part of `mpigen/run-identity` (`1:<sha256>`)."""
@@ -63,6 +63,7 @@ CLUSTER_PARTS = {
     "jobBackend": "through the job's backend, where the job leaves it out",
     "launcherPool": "where the launcher runs",
     "cpuManagerPolicy": "how ranks are bound to cores",
+    "dra": "how the pods get their GPUs and NICs: claimed through DRA, from which DeviceClasses, with a ComputeDomain",
 }
 """Cluster profile fields a run depends on. The others (`name`, `description`, `kubernetesVersion`, `namespaces`,
 `existingNamespaces`, `podSecurity`, `gitops`) shape the infra chart or the delivery, never a run's pods."""
@@ -91,6 +92,9 @@ FIXED_DEFAULTS: Mapping[tuple[str, ...], Any] = {
     ("job", "scheduling", "topology", "mode"): "required",
     ("network", "sshPort"): 2222,
     ("scheduling", "scheduler"): "none",
+    ("dra", "gpuDeviceClass"): dra.GPU_DEVICE_CLASS,
+    ("dra", "nicDeviceClass"): dra.NIC_DEVICE_CLASS,
+    ("dra", "computeDomains"): True,
 }
 """Scheme 1's defaults: writing one of these values is the same run as leaving it out. Upstream values are named by
 their vocabulary's constants (an API never renames a value), never by generator/model/defaults.py, whose choices
@@ -125,6 +129,8 @@ def run_identity(job: Mapping[str, Any], cluster: Mapping[str, Any], hardware: M
     }
     if resolved.slices is not None:  # only where there are slices: every other run keeps its name
         run["slices"] = list(resolved.slices)
+    if "dra" in cluster:  # only under DRA: every other run keeps its name
+        run["dra"] = _defaulted("dra", dict(cluster["dra"]))
     canonical = json.dumps(run, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return f"{SCHEME}:{hashlib.sha256(canonical.encode('utf-8')).hexdigest()}"
 

@@ -64,7 +64,9 @@ def test_the_fixed_defaults_are_frozen_values_whatever_names_them():
         ("job", "mpiImplementation"): "OpenMPI", ("job", "openMPIVersion"): 4, ("job", "openMPIUcx"): True,
         ("job", "rerun"): 0, ("job", "launcherCreationPolicy"): "WaitForWorkersReady",
         ("job", "runPolicy", "cleanPodPolicy"): "Running", ("job", "scheduling", "topology", "mode"): "required",
-        ("network", "sshPort"): 2222, ("scheduling", "scheduler"): "none"}
+        ("network", "sshPort"): 2222, ("scheduling", "scheduler"): "none",
+        ("dra", "gpuDeviceClass"): "gpu.nvidia.com", ("dra", "nicDeviceClass"): "dranet-rdma",
+        ("dra", "computeDomains"): True}
     assert all(type(value) in (str, int, bool) for value in identity.FIXED_DEFAULTS.values())
 
 
@@ -255,6 +257,13 @@ def test_each_cluster_field_renames_the_run_exactly_where_its_pods_see_it():
         for field in _schema("cluster")["properties"][section]["properties"]:
             changed = {**cluster, section: {**cluster.get(section, {}), field: CHANGED}}
             assert renamed(changed) == (field in parts), (section, field)
+    # DRA: how the pods get their devices; its defaults written out are the same run as `dra: {}`.
+    under_dra = identity.run_identity(job, {**cluster, "dra": {}}, hardware, resolved)
+    assert under_dra != base
+    assert identity.run_identity(job, {**cluster, "dra": {"gpuDeviceClass": "gpu.nvidia.com", "computeDomains": True}},
+                                 hardware, resolved) == under_dra
+    for field in _schema("cluster")["properties"]["dra"]["properties"]:
+        assert identity.run_identity(job, {**cluster, "dra": {field: CHANGED}}, hardware, resolved) != under_dra, field
 
 
 def test_ssh_port_saying_the_port_sshd_has_anyway_keeps_the_name_unless_it_adds_the_probe():
