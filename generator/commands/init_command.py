@@ -11,7 +11,7 @@ from mpigen.commands.reporting import exit_with_error
 from mpigen.commands.verbosity import say, verbosity_options
 from mpigen.support.diagnostics import one_line
 
-BUILTIN_HARDWARE = ("cpu-node", "dgx-1", "dgx-1-32gb", "dgx-2", "dgx-a100", "dgx-h100")
+BUILTIN_HARDWARE = ("cpu-node", "dgx-1", "dgx-1-32gb", "dgx-2", "dgx-a100", "dgx-h100", "gb200-nvl72")
 """`mpigen init --hardware`: mpigen.load.catalogue.builtin_names() (a test holds them equal), named here so that
 reading the options imports nothing of the pipeline."""
 

@@ -32,13 +32,17 @@ _KIND_LINE = re.compile(r"^kind: (\w+)$", re.MULTILINE)
 # The Mellanox / NVIDIA PCI device ids (vendor 15b3) of each built-in's NICs and of their SR-IOV virtual
 # functions, for the facts a built-in leaves out: ConnectX-4 1013/1014, ConnectX-5 1017/1018, ConnectX-6
 # 101b/101c, ConnectX-7 1021/101e (the mlx5 "ConnectX family" VF).
-_PCI_IDS = {"dgx-2": ("1017", "1018"), "dgx-a100": ("101b", "101c"), "dgx-h100": ("1021", "101e")}
+_PCI_IDS = {"dgx-2": ("1017", "1018"), "dgx-a100": ("101b", "101c"), "dgx-h100": ("1021", "101e"),
+            "gb200-nvl72": ("1021", "101e")}
 _PUBLISHED_PORTS = {
     "dgx-h100": (("mlx5_0", "ibp24s0"), ("mlx5_3", "ibp64s0"), ("mlx5_4", "ibp79s0"), ("mlx5_5", "ibp94s0"),
                  ("mlx5_6", "ibp154s0"), ("mlx5_9", "ibp192s0"), ("mlx5_10", "ibp206s0"), ("mlx5_11", "ibp220s0")),
 }
 """The default RDMA device and interface of each compute NIC, in the order of the GPU beside it, where NVIDIA
 publishes them (DGX H100 User Guide, table "Network Modules"); elsewhere mpigen guesses mlx5_N and ibN."""
+_PUBLISHED_HCAS = {"gb200-nvl72": ("mlx5_0", "mlx5_1", "mlx5_4", "mlx5_5")}
+"""The default RDMA device of each compute NIC where NVIDIA publishes only those, not the interface names nor the
+GPU beside each (GB200: the Mission Control north-south network guide; the BlueField-3 ports take the others)."""
 
 
 class ScaffoldError(Exception):
@@ -128,14 +132,16 @@ def _hardware(facts: HardwareFacts, name: str) -> str:
         "nics:  # merged into the built-in's by name",
     ]
     published = _PUBLISHED_PORTS.get(facts.name)
+    hcas = _PUBLISHED_HCAS.get(facts.name)
     for index, nic in enumerate(facts.nics):
         lines.append(f"  - name: {nic['name']}")
-        hca, pf_name = published[index] if published else (f"mlx5_{index}", f"ib{index}")
+        hca, pf_name = published[index] if published else (hcas[index] if hcas else f"mlx5_{index}", f"ib{index}")
         wanted = {"hca": hca, "pfName": pf_name,
                   **{key: value for key, value in guesses.items() if value and key not in nic}}
         for key, value in wanted.items():
             shown = f'"{value}"' if key.endswith("Id") else value
-            where = "NVIDIA's default; check with " if published and key in ("hca", "pfName") else ""
+            said = ("hca", "pfName") if published else ("hca",) if hcas else ()
+            where = "NVIDIA's default; check with " if key in said else ""
             lines.append(f"    {key}: {shown}  # {where}{READ_ON_NODE[key]}")
         if "gpus" in nic:
             continue

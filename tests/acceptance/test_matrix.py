@@ -29,9 +29,10 @@ PROVIDERS = {"sriov-device-plugin": "sdp", "sriov-network-operator": "sno", "rdm
              "host-network": "hn", "tcp": "tcp"}
 MULTUS = ("sriov-device-plugin", "sriov-network-operator", "rdma-shared")
 RDMA = (*MULTUS, "host-network")
-GPU_HARDWARE = {"dgx-1": "dgx1", "dgx-1-32gb": "dgx1-32", "dgx-2": "dgx2", "dgx-a100": "a100", "dgx-h100": "h100"}
+GPU_HARDWARE = {"dgx-1": "dgx1", "dgx-1-32gb": "dgx1-32", "dgx-2": "dgx2", "dgx-a100": "a100", "dgx-h100": "h100",
+                "gb200-nvl72": "gb200"}
 HARDWARE = (*GPU_HARDWARE, "cpu-node")
-GPUS = {"dgx-1": 8, "dgx-1-32gb": 8, "dgx-2": 16, "dgx-a100": 8, "dgx-h100": 8, "cpu-node": 0}
+GPUS = {"dgx-1": 8, "dgx-1-32gb": 8, "dgx-2": 16, "dgx-a100": 8, "dgx-h100": 8, "gb200-nvl72": 4, "cpu-node": 0}
 MPI = {"OpenMPI": "ompi", "Intel": "intel", "MPICH": "mpich"}
 
 # (provider, MPI implementation) pairs that do not make sense, with the reason (mpigen refuses them: see
@@ -42,9 +43,13 @@ EXCLUDED = {
     ("host-network", "Intel"): "host-network: sshd listens on network.sshPort and mpigen passes it to OpenMPI's mpirun only",
     ("host-network", "MPICH"): "host-network: sshd listens on network.sshPort and mpigen passes it to OpenMPI's mpirun only",
 }
+# Hardware run with OpenMPI only: what differs between MPI implementations is the launcher, which the other hardware
+# covers; each such hardware still meets every provider, and each combination costs a render and a Helm check.
+OPENMPI_ONLY = ("gb200-nvl72",)
 COMBINATIONS = [(hw, provider, mpi) for hw in HARDWARE for provider in PROVIDERS for mpi in MPI
-                if (provider, mpi) not in EXCLUDED]
-assert len(COMBINATIONS) == len(HARDWARE) * (len(PROVIDERS) * len(MPI) - len(EXCLUDED)) == 78
+                if (provider, mpi) not in EXCLUDED and (mpi == "OpenMPI" or hw not in OPENMPI_ONLY)]
+assert len(COMBINATIONS) == ((len(HARDWARE) - len(OPENMPI_ONLY)) * (len(PROVIDERS) * len(MPI) - len(EXCLUDED))
+                             + len(OPENMPI_ONLY) * len(PROVIDERS)) == 83
 
 # Each provider's clusters on another Kubernetes version: `check` validates built-in kinds for the cluster's version.
 KUBERNETES = {"sriov-device-plugin": "1.31", "sriov-network-operator": "1.32", "rdma-shared": "1.33",
@@ -157,6 +162,20 @@ nics:
   - {name: nic7, linkType: InfiniBand, vendorId: "15b3", deviceId: "1021", vfDeviceId: "101e", hca: mlx5_11,
      pfName: ibp220s0, numaNode: 1, gpus: [7]}
 nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+""",
+    "gb200-nvl72": """\
+kind: Hardware
+name: site-gb200-nvl72
+extends: gb200-nvl72
+# Example values, as one site's GB200 NVL72 compute trays (ConnectX-7, NDR InfiniBand) show them (lspci -nn,
+# ibdev2netdev, nvidia-smi topo -m): read your own. mlx5_2, mlx5_3 and mlx5_6 on are the BlueField-3 ports, no rails.
+gpu: {model: NVIDIA-GB200}
+nics:
+  - {name: nic0, vendorId: "15b3", deviceId: "1021", vfDeviceId: "101e", hca: mlx5_0, pfName: ibp3s0, gpus: [0]}
+  - {name: nic1, vendorId: "15b3", deviceId: "1021", vfDeviceId: "101e", hca: mlx5_1, pfName: ibP2p3s0, gpus: [1]}
+  - {name: nic2, vendorId: "15b3", deviceId: "1021", vfDeviceId: "101e", hca: mlx5_4, pfName: ibP16p3s0, gpus: [2]}
+  - {name: nic3, vendorId: "15b3", deviceId: "1021", vfDeviceId: "101e", hca: mlx5_5, pfName: ibP18p3s0, gpus: [3]}
+nodeLabels: {nvidia.com/gpu.product: NVIDIA-GB200}
 """,
     "cpu-node": """\
 kind: Hardware
@@ -395,13 +414,13 @@ def test_custom_resources_validate_against_the_upstream_crds(compiled, upstream_
     for _, kind, _, _ in results:
         counts[kind] = counts.get(kind, 0) + 1
     assert counts["MPIJob"] == len(COMBINATIONS)
-    # sriov-network-operator: a policy per rail and pool (DGX-2 8, A100 8, H100 8, DGX-1 4, DGX-1 32 GB 4), and a
-    # network per rail and namespace: SriovIBNetwork for the InfiniBand rails, SriovNetwork for the DGX-2's RoCE.
-    assert counts["SriovNetworkNodePolicy"] == 32
+    # sriov-network-operator: a policy per rail and pool (DGX-2 8, A100 8, H100 8, DGX-1 4, DGX-1 32 GB 4, GB200 4),
+    # and a network per rail and namespace: SriovIBNetwork for the InfiniBand rails, SriovNetwork for the DGX-2's RoCE.
+    assert counts["SriovNetworkNodePolicy"] == 36
     # and the RDMA subsystem in exclusive mode on each pool with rails (one a cluster: DGX-2, A100, H100, DGX-1 16 and
-    # 32 GB).
-    assert counts["SriovNetworkPoolConfig"] == 5
-    assert counts["SriovIBNetwork"] == 2 * 24 and counts["SriovNetwork"] == 2 * 8
+    # 32 GB, GB200).
+    assert counts["SriovNetworkPoolConfig"] == 6
+    assert counts["SriovIBNetwork"] == 2 * 28 and counts["SriovNetwork"] == 2 * 8
     assert {"NetworkAttachmentDefinition", "Application", "HelmRelease", "GitRepository", "Kustomization"} <= set(counts)
     assert results == {key: [] for key in results}
 
@@ -467,6 +486,7 @@ BUILTIN_UNSET = {
     "dgx-2": {"hca", "pfName", "vendorId", "deviceId", "vfDeviceId", "linkType", "coresPerSocket"},
     "dgx-a100": {"hca", "pfName", "vfDeviceId", "coresPerSocket"},
     "dgx-h100": {"hca", "pfName", "vendorId", "deviceId", "vfDeviceId", "linkType", "coresPerSocket"},
+    "gb200-nvl72": {"hca", "pfName", "vendorId", "deviceId", "vfDeviceId"},
 }
 # What a rail's NIC must state under each provider (docs/network-providers.md): every RDMA provider derives
 # NCCL_IB_HCA from `hca` and the network type from `linkType`; the SR-IOV device plugin selects VFs by vendor,

@@ -51,6 +51,13 @@ def test_the_dgx_h100_gets_nvidias_published_port_names_and_gpu_affinity():
     assert "mlx5_1 " not in text and "pfName: ib1 " not in text  # storage ports, and names DGX OS never uses
 
 
+def test_the_gb200_gets_nvidias_published_rdma_devices_and_no_guessed_gpu_affinity():
+    text = starting_fleet("gb200-nvl72", "none")["hardware/my-gb200-nvl72.yaml"]
+    hcas = [line.split()[1] for line in text.splitlines() if line.startswith("    hca: ")]
+    assert hcas == ["mlx5_0", "mlx5_1", "mlx5_4", "mlx5_5"]  # mlx5_2, mlx5_3: BlueField-3 ports, not rails
+    assert text.count("NVIDIA's default") == 4 and "\n    gpus:" not in text  # which GPU is beside which NIC: unknown
+
+
 def test_a_flux_fleet_says_how_to_read_flux_bootstraps_git_repository_and_doing_so_compiles(tmp_path):
     files = starting_fleet("cpu-node", "flux")
     lines = files["clusters/my-cluster.yaml"].splitlines()

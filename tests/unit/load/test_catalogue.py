@@ -23,8 +23,8 @@ from mpigen.load import ProfileFile, catalogue, load_bytes, to_plain
 from mpigen.load.catalogue import MergedDocument, builtin_names, expand_hardware, load_builtin, merge
 from mpigen.support.schema_files import load_schema
 
-BUILTINS = ("cpu-node", "dgx-1", "dgx-1-32gb", "dgx-2", "dgx-a100", "dgx-h100")
-DGX = ("dgx-1", "dgx-2", "dgx-a100", "dgx-h100")
+BUILTINS = ("cpu-node", "dgx-1", "dgx-1-32gb", "dgx-2", "dgx-a100", "dgx-h100", "gb200-nvl72")
+DGX = ("dgx-1", "dgx-2", "dgx-a100", "dgx-h100", "gb200-nvl72")
 HARDWARE_DIR = Path(catalogue.__file__).parent.parent / "hardware"
 
 
@@ -80,7 +80,7 @@ def _schema_errors(data: dict[str, Any]) -> list[str]:
 # --- the built-ins on their own ---------------------------------------------------------------------------------------
 
 
-def test_the_catalogue_lists_exactly_the_six_built_ins():
+def test_the_catalogue_lists_exactly_the_seven_built_ins():
     assert builtin_names() == BUILTINS
 
 
@@ -204,6 +204,26 @@ def test_dgx_h100_facts():
         "memoryGiB": 2048,
     }
     assert "one per GPU" in _builtin("dgx-h100").data["description"]
+
+
+def test_gb200_nvl72_facts():
+    # Row "GB200 NVL72 (compute tray)": 4x Blackwell 186 GB, one 72-GPU NVLink domain (18 trays x 4) | 4x ConnectX-7
+    # 400 Gb/s single port, InfiniBand compute fabric; 2x BlueField-3 for storage and management, not rails |
+    # 2x Grace (72 Arm Neoverse V2 cores each), up to 480 GB LPDDR5X each.
+    # Not given: which GPU is beside which NIC, the GPU-NIC PCIe distance, HCA and interface names, PCI ids.
+    facts = _facts(_builtin("gb200-nvl72"))
+    assert facts == {
+        "apiVersion": "mpigen/v1alpha1", "kind": "Hardware", "name": "gb200-nvl72",
+        "gpu": {"count": 4, "memoryGiB": 186, "resource": "nvidia.com/gpu", "nvlinkDomainGpus": 72},
+        "nics": [_nic(f"nic{i}", linkType="InfiniBand", speedGbps=400) for i in range(4)],
+        "cpu": {"model": "NVIDIA Grace", "sockets": 2, "coresPerSocket": 72},
+        "memoryGiB": 960,
+    }
+    assert facts["gpu"]["nvlinkDomainGpus"] // facts["gpu"]["count"] == 18  # trays a rack: a whole number of nodes
+    description = _builtin("gb200-nvl72").data["description"]
+    for fact in ("72-GPU NVLink domain of 18 trays", "ConnectX-7 400 Gb/s InfiniBand", "BlueField-3"):
+        assert fact in description, fact
+    assert "gpus" not in str(facts["nics"]) and "nicDistance" not in facts["gpu"]  # unpublished: read on a node
 
 
 def test_cpu_node_facts_are_the_example_fleets():
