@@ -163,6 +163,15 @@ def _rail_attachments(data: dict[str, Any], cluster: Cluster, pool: NodePool) ->
     )
 
 
+def _compute_domain(cluster: Cluster, pool: NodePool) -> bool | None:
+    """On multi-node NVLink hardware, whether the job's workers join a ComputeDomain (DRA with `computeDomains`);
+    None elsewhere."""
+    gpu = pool.hardware.gpu
+    if gpu is None or not gpu.multi_node_nvlink:
+        return None
+    return cluster.dra is not None and cluster.dra.compute_domains
+
+
 def _env(document: ProfileFile, data: dict[str, Any], rails: tuple[RailAttachment, ...], shape: derive.Layout,
          cluster: Cluster, pool: NodePool, implementation: MpiImplementation,
          openmpi_version: int | None, backend: Backend) -> tuple[EnvVar, ...]:
@@ -175,7 +184,7 @@ def _env(document: ProfileFile, data: dict[str, Any], rails: tuple[RailAttachmen
                           openmpi_version=openmpi_version or 4, slots_per_worker=shape.slots_per_worker,
                           ssh_port=ssh_port(data, cluster),
                           operator=backend.sets_openmpi_hostfile_variables,
-                          ucx=_openmpi_ucx(data))
+                          ucx=_openmpi_ucx(data), compute_domain=_compute_domain(cluster, pool))
     for name, value, why in derived:
         if name in user_env:
             env.append(_env_var(name, user_env[name], f"{document.source}: env (overrides the derived {value!r})"))

@@ -58,17 +58,21 @@ def derived_env(rails: tuple[RailAttachment, ...], uses_gpus: bool,
                 provider: NetworkProvider = DEFAULT_PROVIDER,
                 implementation: MpiImplementation = MpiImplementation.OPENMPI, *,
                 nic_distance: PciDistance | None = None, openmpi_version: int = 4, slots_per_worker: int = 1,
-                ssh_port: int | None = None, operator: bool = True, ucx: bool = True) -> list[tuple[str, str, str]]:
+                ssh_port: int | None = None, operator: bool = True, ucx: bool = True,
+                compute_domain: bool | None = None) -> list[tuple[str, str, str]]:
     """(name, value, why) for each NCCL, UCX and MPI variable, in a fixed order.
 
     `ssh_port`: sshd's port on the workers where it is not 22 (host networking). `operator`: the job's controller
     sets OpenMPI 4's ORTE variables on the launcher itself (mpi-operator for an MPIJob, Trainer's MPI plugin for a
     TrainJob); where none does (a Volcano Job), mpigen sets them. `ucx`: the image's OpenMPI has the UCX component
-    (the job's `openMPIUcx`).
+    (the job's `openMPIUcx`). `compute_domain`: on multi-node NVLink hardware, whether a ComputeDomain's IMEX channel
+    backs the workers; None on other hardware.
     """
     env: list[tuple[str, str, str]] = []
     if uses_gpus:
         env += _nccl(rails, PROVIDERS[provider], nic_distance)
+        if compute_domain is not None:
+            env += _mnnvl(compute_domain)
     if implementation is MpiImplementation.OPENMPI:
         env += _openmpi(rails, openmpi_version, slots_per_worker, ssh_port, operator, ucx,
                         PROVIDERS[provider].host_network)
@@ -128,6 +132,20 @@ def _openmpi(rails: tuple[RailAttachment, ...], version: int, slots: int, ssh_po
                 ("PRTE_MCA_plm_ssh_args", ssh, "OpenMPI 5: ssh options (OMPI_MCA_plm_rsh_args under its PRTE name)"
                  + (f"; sshd listens on port {ssh_port}" if ssh_port is not None else ""))]
     return env
+
+
+def _mnnvl(compute_domain: bool) -> list[tuple[str, str, str]]:
+    """NCCL's multi-node NVLink (NVIDIA/nccl src/mnnvl.cc, init.cc): it needs an IMEX channel
+    (/dev/nvidia-caps-imex-channels), which a ComputeDomain's channel claim gives each worker, and the cuMem allocator.
+    From NCCL 2.27.3 its default (2: on where the job spans nodes) stops communicator init on a GB200 node without a
+    channel; before, it fell back to the network without a word."""
+    if not compute_domain:
+        return [("NCCL_MNNVL_ENABLE", "0", "multi-node NVLink hardware, but no ComputeDomain backs the workers: no IMEX "
+                 "channel, so NCCL's default would stop at init (NCCL 2.27.3 and later); NVLink stays within a node")]
+    return [("NCCL_MNNVL_ENABLE", "1", "every worker claims its ComputeDomain's IMEX channel: NVLink between nodes, and "
+             "a broken channel stops NCCL at init rather than falling back to the network"),
+            ("NCCL_CUMEM_ENABLE", "1", "multi-node NVLink needs NCCL's cuMem allocator (its default where the CUDA "
+             "driver supports it; set, so an image that turns it off does not silently lose NVLink between nodes)")]
 
 
 def _intel_mpi(rails: tuple[RailAttachment, ...]) -> list[tuple[str, str, str]]:

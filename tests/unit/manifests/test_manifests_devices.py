@@ -100,3 +100,45 @@ def test_every_backend_carries_the_claim(profiles_copy: Callable[..., Path], bac
         template["metadata"]["name"]
     assert claimed[0]["containers"][0]["resources"]["claims"] == [{"name": "devices"}]
     assert all("nvidia.com/gpu" not in c.get("resources", {}).get("limits", {}) for s in specs for c in s["containers"])
+
+
+def test_a_gb200_job_joins_its_compute_domain_in_every_worker(example: CompileResult):
+    """NVIDIA/k8s-dra-driver-gpu @ 22407113: demo/specs/imex/nvbandwidth-test-job.yaml (a ComputeDomain whose
+    `spec.channel.resourceClaimTemplate.name` every MPIJob worker claims; the launcher claims nothing), the CRD's
+    `numNodes` (0 recommended under IMEXDaemonsWithDNSNames, the default)."""
+    objects = chart_objects(example, "gb200-rack/jobs/mnnvl-allreduce")
+    mpijob = of_kind(objects, "MPIJob")
+    run = mpijob["metadata"]["name"]
+    domain = of_kind(objects, "ComputeDomain")
+    assert domain["apiVersion"] == "resource.nvidia.com/v1beta1"
+    assert (domain["metadata"]["name"], domain["metadata"]["namespace"]) == (f"{run}-compute-domain", "frontier")
+    assert domain["spec"] == {"numNodes": 0, "channel": {"resourceClaimTemplate": {"name": f"{run}-channel"}}}
+    worker = mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]
+    assert worker["spec"]["resourceClaims"] == [
+        {"name": "devices", "resourceClaimTemplateName": f"{run}-devices"},
+        {"name": "channel", "resourceClaimTemplateName": f"{run}-channel"}]
+    (container,) = worker["spec"]["containers"]
+    assert container["resources"]["claims"] == [{"name": "devices"}, {"name": "channel"}]
+    env = _env(container)
+    assert (env["NCCL_MNNVL_ENABLE"], env["NCCL_CUMEM_ENABLE"]) == ("1", "1")
+    launcher = mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
+    assert "resourceClaims" not in launcher
+    # Each tray's NIC beside the one GPU its profile lists (profiles/hardware/gb200-tray.yaml: nicN gpus [N]).
+    devices = of_kind(objects, "ResourceClaimTemplate")["spec"]["spec"]["devices"]
+    assert [r["exactly"]["count"] for r in devices["requests"]] == [1] * 8
+    assert [c["matchAttribute"] for c in devices["constraints"]] == ["resource.kubernetes.io/pcieRoot"] * 4
+    # Placed within one NVLink domain: Kueue's required topology on GFD's clique label.
+    annotations = worker["metadata"]["annotations"]
+    assert annotations["kueue.x-k8s.io/podset-required-topology"] == "nvidia.com/gpu.clique"
+
+
+def test_gb200_without_a_compute_domain_turns_multi_node_nvlink_off(profiles_copy: Callable[..., Path]):
+    cluster = (PROFILES / "clusters" / "gb200-rack.yaml").read_text(encoding="utf-8")
+    assert "dra: {}\n" in cluster
+    result = compile_profiles([profiles_copy({"clusters/gb200-rack.yaml": cluster.replace(
+        "dra: {}\n", "dra: {computeDomains: false}\n")})])
+    objects = chart_objects(result, "gb200-rack/jobs/mnnvl-allreduce")
+    assert not [o for o in objects if o["kind"] == "ComputeDomain"]
+    (container,) = of_kind(objects, "MPIJob")["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"]
+    assert container["resources"]["claims"] == [{"name": "devices"}]
+    assert _env(container)["NCCL_MNNVL_ENABLE"] == "0" and "NCCL_CUMEM_ENABLE" not in _env(container)

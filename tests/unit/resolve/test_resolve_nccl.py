@@ -166,3 +166,17 @@ def test_an_openmpi_without_ucx_runs_mpi_over_tcp_on_the_rails(example):
     host = {name: value for name, value, _ in derived_env(on_nodes, True, NetworkProvider.HOST_NETWORK, ucx=False)}
     assert host["OMPI_MCA_btl_tcp_if_include"] == "enp0s0.3090,enp1s0.3091,enp2s0.3092,enp3s0.3093", \
         "on the nodes' network, the nodes' own interfaces of the rails"
+
+
+def test_multi_node_nvlink_is_on_only_where_a_compute_domain_backs_it():
+    """NVIDIA/nccl src/mnnvl.cc (at 5067397c, and since v2.27.3): NCCL_MNNVL_ENABLE 1 checks always and fails if the
+    IMEX channel is not working; its default 2 fails the same on a GB200 node without a channel (2.25-2.26 fell back
+    quietly); 0 turns it off. MNNVL needs the cuMem allocator (NCCL_CUMEM_ENABLE, src/mnnvl.cc:15)."""
+    def mnnvl(compute_domain: bool | None) -> dict[str, str]:
+        return {name: value for name, value, _ in derived_env((), True, compute_domain=compute_domain)
+                if name in ("NCCL_MNNVL_ENABLE", "NCCL_CUMEM_ENABLE")}
+
+    assert mnnvl(True) == {"NCCL_MNNVL_ENABLE": "1", "NCCL_CUMEM_ENABLE": "1"}
+    assert mnnvl(False) == {"NCCL_MNNVL_ENABLE": "0"}
+    assert mnnvl(None) == {}
+    assert not [name for name, _, _ in derived_env((), False, compute_domain=True) if "MNNVL" in name]  # no GPUs
