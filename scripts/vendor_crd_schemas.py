@@ -3,10 +3,11 @@
 MPIJob, NetworkAttachmentDefinition and the two PodGroups have hand-written schemas in schemas/crds/. The
 operators' own kinds the infra charts also emit (sriov-network-operator's networks, policies and pool configs, Kueue's
 queues, flavors, topology and priority classes, Volcano's Queue) and the GitOps kinds of the bootstrap output
-(Argo CD's Application and ApplicationSet, Flux's GitRepository, Kustomization and HelmRelease), and the job objects of the
-other backends (Volcano's Job, Kubeflow Trainer's TrainJob and TrainingRuntime) are judged by their upstream CRDs
-as they are, converted the way `mpigen check --crds` converts any CRD (generator/check/crdschema.py): shipping
-them makes `mpigen check` judge mpigen's own output without `--crds`.
+(Argo CD's Application and ApplicationSet, Flux's GitRepository, Kustomization and HelmRelease), the job objects of the
+other backends (Volcano's Job, Kubeflow Trainer's TrainJob and TrainingRuntime) and the ComputeDomain of NVIDIA's GPU
+DRA driver (multi-node NVLink) are judged by their upstream CRDs as they are, converted the way `mpigen check --crds`
+converts any CRD (generator/check/crdschema.py): shipping them makes `mpigen check` judge mpigen's own output without
+`--crds`.
 
 It reads the upstream CRDs from tests/upstream/ (tests/upstream/SOURCES.yaml names each one's repository, commit,
 path and licence). Whenever an upstream CRD is updated, copy the new one there (and its SOURCES entry), then run
@@ -87,6 +88,8 @@ VENDORED: tuple[tuple[str, str, str], ...] = (
      "kustomize.toolkit.fluxcd.io/v1", "in the bootstrap of a Flux cluster: the root sync of its HelmReleases"),
     ("gitops/flux/helm.toolkit.fluxcd.io_helmreleases.yaml", "helm.toolkit.fluxcd.io/v2",
      "in the bootstrap of a Flux cluster: one per chart"),
+    ("dra/nvidia-dra-driver-gpu/resource.nvidia.com_computedomains.yaml", "resource.nvidia.com/v1beta1",
+     "in the chart of a job on multi-node NVLink hardware: the ComputeDomain whose IMEX channel every worker claims"),
 )
 
 

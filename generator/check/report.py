@@ -102,6 +102,8 @@ RULE_DESCRIPTIONS = {
     "capacity": "The extended resources a worker requests fit one node of its pool.",
     "drift": "The profiles (or the pods) agree with the live nodes given with --context.",
     "resources": "Extended resources are whole numbers, with a limit, and requests equal to it.",
+    "devices": "A pod's DRA claims name templates of its namespace and DeviceClasses the cluster has, ask for no "
+               "device twice, and constrain attributes the drivers publish.",
     "names": "Names, namespaces, labels and container names are what the API server takes, and nothing beside a job "
              "takes a name its controller creates for it.",
     "pod-security": "No workload needs a higher Pod Security level than its namespace enforces.",

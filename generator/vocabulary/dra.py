@@ -27,7 +27,9 @@ API_VERSION = "resource.k8s.io/v1"
 """The DRA API mpigen writes: GA (and on by default) since Kubernetes 1.34."""
 FIRST_KUBERNETES = (1, 34)
 """The first Kubernetes release that serves `resource.k8s.io/v1`."""
+GROUP = API_VERSION.split("/")[0]
 RESOURCE_CLAIM_TEMPLATE = "ResourceClaimTemplate"
+RESOURCE_CLAIM = "ResourceClaim"
 DEVICE_CLASS = "DeviceClass"
 
 STANDARD_PREFIX = "resource.kubernetes.io"
@@ -58,6 +60,10 @@ CHANNEL_DEVICE_CLASS = "compute-domain-default-channel.nvidia.com"
 """The DeviceClass of the IMEX channel a ComputeDomain's ResourceClaimTemplate asks for."""
 COMPUTE_DOMAIN_API_VERSION = "resource.nvidia.com/v1beta1"
 COMPUTE_DOMAIN_KIND = "ComputeDomain"
+COMPUTE_DOMAIN_GROUP = COMPUTE_DOMAIN_API_VERSION.split("/")[0]
+COMPUTE_DOMAIN_CHANNEL_TEMPLATE = ("spec", "channel", "resourceClaimTemplate", "name")
+"""Where a ComputeDomain names the ResourceClaimTemplate (of the channel's DeviceClass) its controller makes in the
+ComputeDomain's namespace: the template the pods of its workload claim (the ComputeDomain CRD)."""
 
 
 @dataclass(frozen=True)

@@ -157,6 +157,64 @@ def test_a_broken_mpijob_is_caught_with_the_operators_words(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+DRA_JOB = """\
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {name: train, namespace: ml}
+spec:
+  slotsPerWorker: 4
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers: [{name: launcher, image: "nccl-tests:2.21"}]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          resourceClaims: [{name: gpus, resourceClaimTemplateName: train-gpus}]
+          containers:
+          - name: worker
+            image: nccl-tests:2.21
+            resources:
+              limits:
+                nvidia.com/gpu: 4
+              claims: [{name: gpus}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: train-gpus, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - {name: gpus, exactly: {deviceClassName: gpu.nvidia.com, count: 4}}
+"""
+
+
+def test_a_hand_written_dra_job_asking_twice_for_its_gpus_is_refused_beside_the_upstream_examples(tmp_path, upstream):
+    """NVIDIA's and DRANET's own DRA examples pass strictly (the ComputeDomain, DeviceClasses and claim templates have
+    schemas); a job whose workers claim their GPUs and ask for nvidia.com/gpu too is refused at that line, and
+    passes once the extended resource is gone."""
+    for file in [*(upstream / "dra" / "dranet").glob("examples__*.yaml"),
+                 upstream / "dra" / "nvidia-dra-driver-gpu" / "demo__specs__imex__nvbandwidth-test-job.yaml"]:
+        shutil.copy(file, tmp_path / file.name)
+    job = tmp_path / "job.yaml"
+    job.write_text(DRA_JOB, encoding="utf-8")
+    refused = run_mpigen("check", "--no-helm", "--strict", "--output", "json", tmp_path)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    found = [(f["source"], f["rule"], f["line"], f["message"].split(":")[0])
+             for f in json.loads(refused.stdout)["findings"]]
+    line = DRA_JOB.splitlines().index("                nvidia.com/gpu: 4") + 1
+    assert found == [(job.as_posix(), "devices", line, "the pod claims nvidia.com/gpu devices through DRA (claim gpus, "
+                      "request gpus")], found
+    job.write_text(DRA_JOB.replace("                nvidia.com/gpu: 4\n", "                cpu: 4\n"), encoding="utf-8")
+    fixed = run_mpigen("check", "--no-helm", "--strict", tmp_path)
+    assert fixed.returncode == 0, fixed.stdout
+    assert findings(fixed.stdout) == ["0 error(s), 0 warning(s) in 9 document(s) of 0 chart(s) and 6 manifest file(s)"]
+
+
 REFUSED_NAMES = """\
 apiVersion: v1
 kind: Pod

@@ -36,7 +36,9 @@ minidom, SARIF as JSON valid against the SARIF 2.1.0 schema), the text and JUnit
 characters raw and the text report only its own line breaks, each finding's line and column must lie within its
 file, and a name no DNS grammar allows must be a `names` finding. Some of the objects are Nodes (hostile labels, taints and
 resources) and the pods ask for extended resources by hostile selectors and tolerations, so the drift rule
-(`check --context` against live nodes) quotes hostile node names, labels and resources too. CI runs 40 examples in process
+(`check --context` against live nodes) quotes hostile node names, labels and resources too; the pods claim devices
+through hostile claim and template names, beside ResourceClaimTemplates of hostile requests, classes and attributes,
+and each claim of a template the folder lacks must be a `devices` finding. CI runs 40 examples in process
 (mpigen.check.run_check and report.FORMATS) and 4 through the real command line; `make fuzz` runs
 MPIGEN_FUZZ_EXAMPLES / 4 and / 40. The same folders, as a cluster's GitOps bootstrap files under a cluster folder of
 hostile name, feed `mpigen diff`'s reader and reports (in process, as many examples): each file its own unit under
@@ -480,6 +482,7 @@ PIECES = ["\x1b]0;title\x07", "\x1b]8;;https://example.invalid/\x1b\\", "\x1b]8;
           "\udfff", "\udcff", "\ufffe", "\uffff", "\ufeff", "a", "Z", "0", "-", ".", "_", "/", "%", "..", " ", ":",
           '"', "<", "&", "]]>", "é", "\U0001d7d8"]
 DNS_KINDS = {"Pod": "v1", "ConfigMap": "v1", "Secret": "v1", "Service": "v1", "Namespace": "v1", "Deployment": "apps/v1"}
+CLAIM_TEMPLATE = "ResourceClaimTemplate"
 PLAIN_NAME = re.compile("[a-z0-9.-]+")
 hostile_text = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=3)), max_size=8).map("".join)
 
@@ -498,7 +501,7 @@ def hostile_node(draw: st.DrawFn, metadata: dict[str, Any]) -> dict[str, Any]:
 def hostile_objects(draw: st.DrawFn) -> dict[str, Any]:
     """One object of a kind with a DNS name rule, or a Node, with hostile text in every string the reports may
     quote."""
-    kind = draw(st.sampled_from([*sorted(DNS_KINDS), "Node"]))
+    kind = draw(st.sampled_from([*sorted(DNS_KINDS), "Node", CLAIM_TEMPLATE]))
     metadata: dict[str, Any] = {"name": draw(st.one_of(hostile_text, st.just("ok")))}
     if kind == "Node":
         metadata["labels"] = draw(st.dictionaries(hostile_text, hostile_text, max_size=2))
@@ -507,18 +510,29 @@ def hostile_objects(draw: st.DrawFn) -> dict[str, Any]:
         metadata["namespace"] = draw(st.one_of(hostile_text, st.just("ml")))
     metadata["labels"] = draw(st.dictionaries(hostile_text, hostile_text, max_size=2))
     metadata["annotations"] = draw(st.dictionaries(hostile_text, hostile_text, max_size=2))
-    obj: dict[str, Any] = {"apiVersion": DNS_KINDS[kind], "kind": kind, "metadata": metadata}
+    obj: dict[str, Any] = {"apiVersion": DNS_KINDS.get(kind, "resource.k8s.io/v1"), "kind": kind, "metadata": metadata}
     if kind in ("Pod", "Deployment"):
+        claims = [{"name": draw(hostile_text), "resourceClaimTemplateName": draw(st.one_of(hostile_text, st.just("ok")))}
+                  for _ in range(draw(st.integers(0, 1)))]
         containers = [{"name": draw(hostile_text), "image": "busybox:1.36",
                        "securityContext": {"privileged": draw(st.booleans())},
                        "resources": {"limits": draw(st.dictionaries(
-                           st.one_of(st.just("example.com/x"), hostile_text.map(lambda text: f"example.com/{text}")),
-                           st.sampled_from(["1", "2"]), max_size=1))}} for _ in range(draw(st.integers(1, 2)))]
-        pod: dict[str, Any] = {"containers": containers}
+                           st.one_of(st.just("example.com/x"), st.just("nvidia.com/gpu"),
+                                     hostile_text.map(lambda text: f"example.com/{text}")),
+                           st.sampled_from(["1", "2"]), max_size=1)),
+                           "claims": [{"name": draw(st.one_of(hostile_text, *(st.just(c["name"]) for c in claims)))}
+                                      for _ in range(draw(st.integers(0, 1)))]}}
+                      for _ in range(draw(st.integers(1, 2)))]
+        pod: dict[str, Any] = {"containers": containers, "resourceClaims": claims}
         pod["nodeSelector"] = draw(st.dictionaries(hostile_text, hostile_text, max_size=1))
         pod["tolerations"] = [{"key": draw(hostile_text), "operator": "Exists"} for _ in range(draw(st.integers(0, 1)))]
         obj["spec"] = pod if kind == "Pod" else {"selector": {"matchLabels": {"app": "x"}}, "template": {
             "metadata": {"labels": draw(st.dictionaries(hostile_text, hostile_text, max_size=1))}, "spec": pod}}
+    elif kind == CLAIM_TEMPLATE:  # the devices rule quotes its request's name, class and attribute
+        request = {"name": draw(hostile_text), "exactly": {"deviceClassName": draw(st.one_of(
+            hostile_text, st.just("gpu.nvidia.com")))}}
+        obj["spec"] = {"spec": {"devices": {"requests": [request], "constraints": [{"matchAttribute": draw(st.one_of(
+            hostile_text, st.just("resource.kubernetes.io/numaNode"), hostile_text.map(lambda text: f"x.io/{text}")))}]}}}
     elif kind in ("ConfigMap", "Secret"):
         obj["data" if kind == "ConfigMap" else "stringData"] = draw(st.dictionaries(hostile_text, hostile_text,
                                                                                     max_size=2))
@@ -563,6 +577,23 @@ def assert_reports_hold(format_: str, text: str) -> None:
         xml.dom.minidom.parseString(text.encode("utf-8"))
 
 
+def assert_claims_judged(report: CheckReport) -> None:
+    """Each pod's claim naming a ResourceClaimTemplate that no document of the folder is, is a `devices` finding at
+    that claim, whatever the names hold."""
+    templates = {document.name for document in report.documents if document.kind == CLAIM_TEMPLATE}
+    found = {(f.object, f.path) for f in report.findings if f.rule == "devices"}
+    for document in report.documents:
+        prefix, pod = (".spec", document.obj.get("spec")) if document.kind == "Pod" else \
+            (".spec.template.spec", ((document.obj.get("spec") or {}).get("template") or {}).get("spec"))
+        if document.kind not in ("Pod", "Deployment") or not isinstance(pod, dict):
+            continue
+        for i, claim in enumerate(pod.get("resourceClaims") or []):
+            name = claim.get("resourceClaimTemplateName")
+            if isinstance(name, str) and name and name not in templates:
+                assert (document.label, f"{prefix}.resourceClaims[{i}].resourceClaimTemplateName") in found, claim
+                event("devices: a claim of no template refused")
+
+
 def assert_names_judged(report: CheckReport) -> None:
     """Each object the folder gave whose name no DNS grammar allows is a `names` finding at metadata.name."""
     refused = {f.object for f in report.findings if f.rule == "names" and f.path == ".metadata.name"}
@@ -587,6 +618,7 @@ def test_every_report_parses_and_prints_no_control_character_of_its_input(tmp_pa
     text = FORMATS["text"](report)
     assert len(text.splitlines()) == len(report.findings) + len(report.pod_security) + 1  # one line each, no more
     assert_names_judged(report)
+    assert_claims_judged(report)
     event(f"reports: {len(report.documents)} document(s) read of {len(files)}")
     event(f"drift: {'some' if any(f.rule == 'drift' for f in report.findings) else 'no'} finding")
 

@@ -9,6 +9,9 @@ document: a broken document is the schema check's to report, the rules skip what
   readable, and the pod requests the device-plugin resource each NAD needs (network.py).
 - "capacity": the extended resources a worker requests fit one node of the pool its chart targets.
 - "resources": extended resources are whole numbers, with a limit, and requests equal to it.
+- "devices": Dynamic Resource Allocation: a pod's claims name templates and claims of its namespace and its
+  containers name only those, each request's DeviceClass exists, no device is asked for both through a claim and as
+  an extended resource, and constraints match attributes the drivers publish (devices.py).
 - "names": every object's name, namespace, labels and annotation keys and every container's name are what the
   API server takes (`check_object_names`), nothing beside a job takes a name its controller creates for it, and no
   job runs in a namespace of Kubernetes or a controller (`check_job_namespaces`).
@@ -20,6 +23,7 @@ document: a broken document is the schema check's to report, the rules skip what
 from __future__ import annotations
 
 from mpigen.check.rules.capacity import check_capacity
+from mpigen.check.rules.devices import check_devices
 from mpigen.check.rules.goerrors import go_json_string, go_quote
 from mpigen.check.rules.mpi_operator import check_mpijob
 from mpigen.check.rules.names import check_job_namespaces, check_object_names, check_reserved_names
@@ -35,6 +39,7 @@ __all__ = [
     "Finding",
     "Rule",
     "check_capacity",
+    "check_devices",
     "check_extended_resources",
     "check_job_namespaces",
     "check_mpijob",

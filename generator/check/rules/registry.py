@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mpigen.check.rules.capacity import RULE_CAPACITY, check_capacity
+from mpigen.check.rules.devices import RULE_DEVICES, check_devices
 from mpigen.check.rules.mpi_operator import RULE_MPI_OPERATOR, check_mpijobs
 from mpigen.check.rules.names import RULE_NAMES, check_job_namespaces, check_object_names, check_reserved_names
 from mpigen.check.rules.network import RULE_NETWORK, check_networks
@@ -35,6 +36,7 @@ RULES: tuple[Rule, ...] = (
     Rule(RULE_NETWORK, lambda documents, context: check_networks(documents, context)),
     Rule(RULE_CAPACITY, lambda documents, context: check_capacity(documents, context)),
     Rule(RULE_RESOURCES, lambda documents, context: check_extended_resources(documents, context)),
+    Rule(RULE_DEVICES, lambda documents, context: check_devices(documents, context)),
     Rule(RULE_NAMES, lambda documents, context: check_object_names(documents, context)),
     Rule(RULE_NAMES, lambda documents, context: check_reserved_names(documents, context)),
     Rule(RULE_NAMES, lambda documents, context: check_job_namespaces(documents, context)),

@@ -56,7 +56,7 @@ VENDORED = {
     ("trainer.kubeflow.org/v1alpha1", "TrainJob"), ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"),
     ("argoproj.io/v1alpha1", "Application"), ("argoproj.io/v1alpha1", "ApplicationSet"),
     ("source.toolkit.fluxcd.io/v1", "GitRepository"), ("kustomize.toolkit.fluxcd.io/v1", "Kustomization"),
-    ("helm.toolkit.fluxcd.io/v2", "HelmRelease"),
+    ("helm.toolkit.fluxcd.io/v2", "HelmRelease"), ("resource.nvidia.com/v1beta1", "ComputeDomain"),
 }
 UPSTREAM_CRDS = ("mpi-operator/kubeflow.org_mpijobs.yaml", "network/nad-client/artifacts__networks-crd.yaml",
                  "scheduling/scheduling.x-k8s.io_podgroups.yaml", "scheduling/scheduling.volcano.sh_podgroups.yaml",
@@ -234,6 +234,30 @@ def test_pod_template_follows_the_kubernetes_version() -> None:
     assert SchemaSet("1.28").check(doc(job)) == []
     assert paths(SchemaSet("1.27").check(doc(pod))) == [".spec.initContainers[0].restartPolicy"]
     assert SchemaSet("1.28").check(doc(pod)) == []
+
+
+def test_dra_kinds_are_judged_from_kubernetes_1_34_and_the_compute_domain_by_its_crd(upstream: Path) -> None:
+    """`resource.k8s.io/v1` (DRA, GA in Kubernetes 1.34) is built in from 1.34 on: DRANET's DeviceClass and claim
+    template pass every such version and a count that is no integer does not; 1.33 serves no v1. The ComputeDomain of
+    NVIDIA's nvbandwidth example is judged by the schema shipped from its CRD."""
+    def read(path: Path) -> list[RenderedObject]:
+        return [doc(obj) for obj in YAML(typ="safe", pure=True).load_all(path.read_text(encoding="utf-8")) if obj]
+
+    dra = read(upstream / "dra" / "dranet" / "examples__mpi_operator__dra_resources.yaml")
+    [domain, _] = read(upstream / "dra" / "nvidia-dra-driver-gpu" / "demo__specs__imex__nvbandwidth-test-job.yaml")
+    template = copy.deepcopy(dra[1].obj)
+    template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = "one"
+    broken_domain = copy.deepcopy(domain.obj)
+    del broken_domain["spec"]["channel"]
+    versions = [version for version in bundled_kube_versions() if tuple(map(int, version.split("."))) >= (1, 34)]
+    assert versions[0] == "1.34"
+    for version in versions:
+        schema_set = SchemaSet(version, strict=True)
+        assert [finding for document in (*dra, domain) for finding in schema_set.check(document)] == [], version
+        assert paths(schema_set.check(doc(template))) == [".spec.spec.devices.requests[0].exactly.count"], version
+        assert paths(schema_set.check(doc(broken_domain))) == [".spec"], version
+    [older] = SchemaSet("1.33").check(dra[1])
+    assert older.message.startswith("Kubernetes 1.33 serves no resource.k8s.io/v1 ResourceClaimTemplate")
 
 
 def test_wheel_ships_the_crd_schemas_where_schema_dir_finds_them(tmp_path: Path, built_wheel: Path) -> None:
