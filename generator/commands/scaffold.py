@@ -57,6 +57,9 @@ class HardwareFacts:
     description: str
     gpus: int
     nics: tuple[dict[str, Any], ...]
+    multi_node_nvlink: bool = False
+    """NVLink reaches other nodes (GB200 NVL72): the starting cluster allocates through DRA, so jobs join a
+    ComputeDomain."""
 
 
 def hardware_facts(name: str) -> HardwareFacts:
@@ -67,8 +70,10 @@ def hardware_facts(name: str) -> HardwareFacts:
     # As a node pool sees it: a built-in that extends another (dgx-1-32gb) has its base's GPUs and NICs too.
     (expanded,) = [d for d in expand_hardware([document]).documents if d.data.get("name") == name]
     data = to_plain(expanded.data)
-    return HardwareFacts(name=name, description=str(data.get("description", name)),
-                         gpus=int((data.get("gpu") or {}).get("count", 0)), nics=tuple(data.get("nics") or ()))
+    gpu = data.get("gpu") or {}
+    return HardwareFacts(name=name, description=str(data.get("description", name)), gpus=int(gpu.get("count", 0)),
+                         nics=tuple(data.get("nics") or ()),
+                         multi_node_nvlink=int(gpu.get("nvlinkDomainGpus", 0)) > int(gpu.get("count", 0)))
 
 
 def starting_fleet(hardware: str, gitops: str, cluster: str = STARTING_CLUSTER) -> dict[str, str]:
@@ -148,6 +153,10 @@ def _hardware(facts: HardwareFacts, name: str) -> str:
         if published:
             lines.append(f"    gpus: [{index}]  # NVIDIA's table: GPU {index} sits beside this NIC; "
                          "check with `nvidia-smi topo -m` (PIX)")
+        elif facts.multi_node_nvlink and len(facts.nics) == facts.gpus:
+            # The starting cluster claims each NIC with the GPUs beside it (DRA): one NIC a GPU, which one unpublished.
+            lines.append(f"    gpus: [{index}]  # a guess, one NIC a GPU: `nvidia-smi topo -m` shows the GPU at PIX "
+                         "from this NIC; DRA claims them together")
         else:
             lines.append("    # gpus: [0, 1]  # `nvidia-smi topo -m`: the GPUs at PIX from this NIC; ranks bind to them")
     return "\n".join(lines) + "\n"
@@ -166,7 +175,15 @@ def _cluster(facts: HardwareFacts, nodes: str, rdma: bool, gitops: str, cluster:
         "  - training",
         "network:",
     ]
-    if rdma:
+    dra = rdma and facts.multi_node_nvlink
+    if dra:
+        lines[lines.index('kubernetesVersion: "1.31"  # `kubectl version`: the Server Version, major.minor')] = (
+            'kubernetesVersion: "1.34"  # `kubectl version`: the Server Version, major.minor (DRA needs 1.34)')
+        lines += ["  # NVIDIA's GPU DRA driver and DRANET (`kubectl get deviceclasses`): GPUs and NICs claimed together; "
+                  f"{page_url('docs/dra.md')}",
+                  f"  provider: {NetworkProvider.DRANET.value}",
+                  "dra: {}  # multi-node NVLink: each job joins a ComputeDomain, or NCCL cannot use NVLink between nodes"]
+    elif rdma:
         lines += ["  # `kubectl get node <node> -o jsonpath='{.status.allocatable}'` lists one RDMA resource per rail:",
                   f"  # nvidia.com/... (SR-IOV VFs: {NetworkProvider.SRIOV_DEVICE_PLUGIN.value}) or rdma/... "
                   f"({NetworkProvider.RDMA_SHARED.value}); {page_url('docs/network-providers.md')}",
@@ -184,10 +201,11 @@ def _cluster(facts: HardwareFacts, nodes: str, rdma: bool, gitops: str, cluster:
         lines.append("rails:  # one per RDMA NIC the jobs use, each its own fabric")
         for index, nic in enumerate(facts.nics):
             lines += [f"  - name: rail{index}",
-                      f"    nic: {nic['name']}",
-                      "    ipam:",
-                      f"      range: 192.168.{100 + index}.0/24  # a subnet of this rail's fabric no one else uses: "
-                      "ask who runs it"]
+                      f"    nic: {nic['name']}"]
+            if not dra:  # DRANET moves the NIC into the pod with its own address
+                lines += ["    ipam:",
+                          f"      range: 192.168.{100 + index}.0/24  # a subnet of this rail's fabric no one else "
+                          "uses: ask who runs it"]
     if gitops != "none":
         lines += ["gitops:",
                   f"  tool: {gitops}",

@@ -505,10 +505,12 @@ DIAGNOSTIC = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):\d+: (?P<severity>error
 
 
 def _diagnostics(output: str) -> list[dict[str, str]]:
+    """Every diagnostic but the warning each GB200 NVL72 cluster of the matrix earns: none allocates through DRA, so
+    its jobs join no ComputeDomain (tests/unit/validate/test_validate_devices.py holds that warning)."""
     lines = output.splitlines()
     parsed = [DIAGNOSTIC.match(line) for line in lines[:-1]]
     assert all(parsed), output
-    return [m.groupdict() for m in parsed if m]
+    return [m.groupdict() for m in parsed if m and not (m["severity"] == "warning" and "ComputeDomain" in m["message"])]
 
 
 @pytest.fixture(scope="module")

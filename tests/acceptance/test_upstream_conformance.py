@@ -38,6 +38,7 @@ def crds(upstream: Path) -> CustomResourceSchemas:
         upstream / "scheduling" / "batch.volcano.sh_jobs.yaml",
         upstream / "trainer" / "trainer.kubeflow.org_trainjobs.yaml",
         upstream / "trainer" / "trainer.kubeflow.org_trainingruntimes.yaml",
+        upstream / "dra" / "nvidia-dra-driver-gpu" / "resource.nvidia.com_computedomains.yaml",
         *(upstream / "scheduling" / "kueue" / f"kueue.x-k8s.io_{kind}.yaml" for kind in
           ("clusterqueues", "localqueues", "resourceflavors", "topologies", "workloadpriorityclasses")),
         *(upstream / "network" / "sriov-network-operator" / f"config__crd__bases__sriovnetwork.openshift.io_{kind}.yaml"
@@ -84,7 +85,8 @@ def test_every_custom_resource_matches_its_upstream_crd(rendered: list, crds: Cu
     assert {kind for _, kind, _, _ in results} >= {"MPIJob", "NetworkAttachmentDefinition", "Queue", "ResourceFlavor",
                                                    "ClusterQueue", "LocalQueue", "Topology", "WorkloadPriorityClass",
                                                    "SriovIBNetwork", "SriovNetwork", "SriovNetworkNodePolicy",
-                                                   "SriovNetworkPoolConfig", "TrainJob", "TrainingRuntime"}
+                                                   "SriovNetworkPoolConfig", "TrainJob", "TrainingRuntime",
+                                                   "ComputeDomain"}
     assert results == {key: [] for key in results}
 
 

@@ -51,11 +51,20 @@ def test_the_dgx_h100_gets_nvidias_published_port_names_and_gpu_affinity():
     assert "mlx5_1 " not in text and "pfName: ib1 " not in text  # storage ports, and names DGX OS never uses
 
 
-def test_the_gb200_gets_nvidias_published_rdma_devices_and_no_guessed_gpu_affinity():
-    text = starting_fleet("gb200-nvl72", "none")["hardware/my-gb200-nvl72.yaml"]
+def test_the_gb200_gets_nvidias_published_rdma_devices_and_a_marked_guess_of_gpu_affinity():
+    files = starting_fleet("gb200-nvl72", "none")
+    text = files["hardware/my-gb200-nvl72.yaml"]
     hcas = [line.split()[1] for line in text.splitlines() if line.startswith("    hca: ")]
     assert hcas == ["mlx5_0", "mlx5_1", "mlx5_4", "mlx5_5"]  # mlx5_2, mlx5_3: BlueField-3 ports, not rails
-    assert text.count("NVIDIA's default") == 4 and "\n    gpus:" not in text  # which GPU is beside which NIC: unknown
+    assert text.count("NVIDIA's default") == 4
+    # Which GPU is beside which NIC is unpublished: the one-NIC-a-GPU pairing DRA claims is said to be a guess.
+    guessed = [line for line in text.splitlines() if line.startswith("    gpus: ")]
+    assert guessed == [f"    gpus: [{i}]  # a guess, one NIC a GPU: `nvidia-smi topo -m` shows the GPU at PIX from "
+                       "this NIC; DRA claims them together" for i in range(4)]
+    # Multi-node NVLink: the starting cluster claims through DRA, so its jobs join a ComputeDomain.
+    cluster = files["clusters/my-cluster.yaml"]
+    assert 'kubernetesVersion: "1.34"' in cluster and "  provider: dranet\n" in cluster and "\ndra: {}" in cluster
+    assert "ipam" not in cluster
 
 
 def test_a_flux_fleet_says_how_to_read_flux_bootstraps_git_repository_and_doing_so_compiles(tmp_path):
