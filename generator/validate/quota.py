@@ -41,10 +41,9 @@ def check_admission(document: ProfileFile, job: dict[str, Any], cluster: dict[st
     provider = provider_of(cluster.get("network", {}))
     if provider is None or not queue.nodes or any(name not in pool_hardware for name, _ in queue.nodes):
         return []  # reported with the provider, the queue, or the pool's hardware
-    network = cluster.get("network", {})
-    prefix = network.get("resourcePrefix", provider.resource_prefix)
-    offers = {name: admission.node_offer(hw, admission.rail_resource_names(cluster, hw, prefix),
-                                         provider.exclusive_devices, network) for name, hw in pool_hardware.items()}
+    prefix = cluster.get("network", {}).get("resourcePrefix", provider.resource_prefix)
+    offers = {name: admission.pool_offer(cluster, hw, prefix, provider.exclusive_devices, provider.dra_devices)
+              for name, hw in pool_hardware.items()}
     attached = admission.rail_resource_names(cluster, pool_hardware[pool["name"]], prefix, job.get("rails"))
     workers = admission.worker_demand(job, offers[pool["name"]], shape.gpus_per_worker, shape.worker_count, attached)
     launcher = admission.launcher_demand(job)
@@ -110,10 +109,10 @@ def _check_quota(size: Location, queues: admission.ClusterQueues, queue: admissi
 
 
 def volcano_capability(queue: admission.QueueDecl, offers: dict[str, admission.NodeOffer]) -> dict[str, tuple[int, str]]:
-    """A Volcano queue's capability, (amount, unit) per resource: its pools' nodes summed."""
+    """A Volcano queue's capability, (amount, unit) per resource: its pools' nodes summed, of what pods request."""
     capability: dict[str, tuple[int, str]] = {}
     for name, nodes in queue.nodes:
-        for resource, count, unit in offers[name].resources:
+        for resource, count, unit in admission.counted(offers[name].resources, offers[name].claimed, admission.VOLCANO):
             before, _ = capability.get(resource, (0, unit))
             capability[resource] = (before + count * nodes, unit)
     return capability
