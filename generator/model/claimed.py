@@ -27,6 +27,11 @@ so one pod of a node holds a channel (NVIDIA/k8s-dra-driver-gpu #309: several po
 not supported). Each worker claims one (model/devices.WorkerDevices.channel), so a node holds one such worker."""
 
 
+NOUNS = {dra.KUEUE_GPU_RESOURCE: "GPUs", dra.KUEUE_NIC_RESOURCE: "RDMA NICs",
+         dra.KUEUE_CHANNEL_RESOURCE: "ComputeDomain channels"}
+"""What the devices counted under each logical resource are, in words."""
+
+
 @dataclass(frozen=True)
 class DeviceMapping:
     """One entry of Kueue's `resources.deviceClassMappings`: the logical resource its quotas count devices of these
@@ -68,10 +73,10 @@ def worker_claims(gpus: int, nics: int, channel: bool) -> dict[str, int]:
 def device_class_mappings(config: Dra, counted: Iterable[str]) -> tuple[DeviceMapping, ...]:
     """The mappings Kueue needs for the logical resources `counted` (those the cluster's pools offer to claims): the
     DeviceClass each claim names, which Kueue must find mapped or it never admits the workload."""
-    classes = {dra.KUEUE_GPU_RESOURCE: (config.gpu_class, "GPUs"), dra.KUEUE_NIC_RESOURCE: (config.nic_class, "RDMA NICs"),
-               dra.KUEUE_CHANNEL_RESOURCE: (dra.CHANNEL_DEVICE_CLASS, "ComputeDomain channels")}
+    classes = {dra.KUEUE_GPU_RESOURCE: config.gpu_class, dra.KUEUE_NIC_RESOURCE: config.nic_class,
+               dra.KUEUE_CHANNEL_RESOURCE: dra.CHANNEL_DEVICE_CLASS}
     wanted = set(counted)
-    return tuple(DeviceMapping(name, (device_class,), noun) for name, (device_class, noun) in classes.items()
+    return tuple(DeviceMapping(name, (device_class,), NOUNS[name]) for name, device_class in classes.items()
                  if name in wanted)
 
 

@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from mpigen.load import ProfileFile
-from mpigen.model import admission, derive
+from mpigen.model import admission, claimed, derive
 from mpigen.providers import provider_of
 from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Location, did_you_mean, raises
 from mpigen.support.profile_rules import SCHEDULING
@@ -90,8 +90,10 @@ def _check_quota(size: Location, queues: admission.ClusterQueues, queue: admissi
         count = offers[pool["name"]].amount(short.resource) or 0
         own, extra = queue.nodes_of(pool["name"]), queues.borrowable_nodes(queue, pool["name"])
         held = f"{count * own}{unit}" + (f" plus {count * extra}{unit} it may borrow" if extra else "")
+        what = f" ({claimed.NOUNS[short.resource]} claimed through DRA)" \
+            if short.resource in offers[pool["name"]].claimed else ""
         return [Diagnostic(size, f"the job's {worker_count} workers ask for {admission.amount_text(short.asked, unit)} "
-                           f"{short.resource}, more than queue '{queue.name}' can ever hold on pool '{pool['name']}' "
+                           f"{short.resource}{what}, more than queue '{queue.name}' can ever hold on pool '{pool['name']}' "
                            f"({held}: {own + extra} of {pool['nodes']} nodes), so it is never admitted",
                            "ask for less, or give the queue more nodes (`nodes`, `borrowNodes`)", code=NEVER_FITS)]
     shown = ", ".join(f"{admission.amount_text(amount, 'Gi' if resource == admission.MEMORY else '')} {resource}"
