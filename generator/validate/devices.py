@@ -66,7 +66,8 @@ def check_cluster_dra(document: ProfileFile, data: dict[str, Any], carriers: Car
         found.append(Diagnostic(document.location("dra", at_key=True),
                                 "Volcano's queues count what pods request, and a device claimed through DRA is no "
                                 "request (volcano-sh/volcano #4400): the capability of the cluster's queues holds none "
-                                "of the devices its workers claim (GPUs, and NICs under dranet) and does not limit them",
+                                "of the devices its workers claim (GPUs, and NICs where they are claimed too) and does "
+                                "not limit them",
                                 "to limit each queue's GPUs, use Kueue (`scheduling.scheduler: kueue`), which counts "
                                 "claimed devices", Severity.WARNING))
     if provider is not None and not provider.dra_devices and data.get("rails"):
