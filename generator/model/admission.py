@@ -83,12 +83,16 @@ def node_offer(hardware: dict[str, Any], rail_resources: list[str], exclusive_de
         resources.append((CPU, derive.logical_cpus(hardware), ""))
     resources.append((MEMORY, int(hardware["memoryGiB"]), "Gi"))
     gpus = derive.gpu_count(hardware)
-    devices = claimed.node_devices(claims, hardware, len(rail_resources) if nics_claimed else 0) if claims else ()
-    if claims is None and gpus:
-        resources.append((hardware["gpu"].get("resource", derive.DEFAULT_GPU_RESOURCE), gpus, ""))
+    if claims is None:
+        devices: tuple[tuple[str, int], ...] = ()
+        if gpus:
+            resources.append((hardware["gpu"].get("resource", derive.DEFAULT_GPU_RESOURCE), gpus, ""))
+    else:
+        devices = claimed.node_devices(claims, hardware, len(rail_resources) if nics_claimed else 0)
+        resources += [(name, count, "") for name, count in devices if name == dra.KUEUE_GPU_RESOURCE]
     if not (claims and nics_claimed):
         resources += [(rail, rail_devices_per_node(exclusive_devices, network, gpus), "") for rail in rail_resources]
-    resources += [(name, count, "") for name, count in devices]
+    resources += [(name, count, "") for name, count in devices if name != dra.KUEUE_GPU_RESOURCE]
     return NodeOffer(tuple(resources), tuple(name for name, _ in devices))
 
 

@@ -32,7 +32,7 @@ def test_a_dra_node_offers_its_gpus_and_one_nic_a_rail_under_kueues_names_instea
     assert offer.claimed == (GPU, NIC)
     # GPUs through DRA, rails through a device plugin: the rails stay what pods request, one VF a GPU.
     plugin = admission.node_offer(H100, ["nvidia.com/rdma_rail0"], True, {}, Dra(), nics_claimed=False)
-    assert plugin.resources[2:] == (("nvidia.com/rdma_rail0", 8, ""), (GPU, 8, ""))
+    assert plugin.resources[2:] == ((GPU, 8, ""), ("nvidia.com/rdma_rail0", 8, ""))
     assert plugin.claimed == (GPU,)
     assert admission.node_offer(H100, RAILS[:1], True, {}).claimed == ()  # no dra: nothing claimed
 
