@@ -21,10 +21,11 @@ from mpigen.vocabulary import dra
 
 CHANNELS_PER_NODE = 1
 """ComputeDomain channels one node can give pods: NVIDIA's kubelet plugin publishes a single channel device there
-(`channel-0`; cmd/compute-domain-kubelet-plugin/driver.go leaves out every other id), the default channel DeviceClass
-selects exactly it (`id == 0`), and a device without `allowMultipleAllocations` is allocated to one claim at a time,
-so one pod of a node holds a channel (NVIDIA/k8s-dra-driver-gpu #309: several pods of one node in a ComputeDomain is
-not supported). Each worker claims one (model/devices.WorkerDevices.channel), so a node holds one such worker."""
+(`channel-0`; cmd/compute-domain-kubelet-plugin/driver.go @ 22407113 leaves out every other id), the default channel
+DeviceClass selects exactly it (`id == 0`), and a device without `allowMultipleAllocations` is allocated to one claim
+at a time, so one pod of a node holds a channel (kubernetes-sigs/dra-driver-nvidia-gpu #309: several pods of one node
+in a ComputeDomain is not a supported use yet). Each worker claims one (model/devices.WorkerDevices.channel), so a
+node holds one such worker."""
 
 
 NOUNS = {dra.KUEUE_GPU_RESOURCE: "GPUs", dra.KUEUE_NIC_RESOURCE: "RDMA NICs",
