@@ -1,12 +1,13 @@
 """What each node pool offers, what each job asks of it, and which jobs start together: `mpigen plan`'s numbers.
 
 Pure functions over the resolved model. A node offers what `admission.node_offer` counts (the model's
-`NodePool.offer`: logical CPUs, memory, GPUs and each rail's devices), the unit of every queue's quota. A worker
-asks for what its container's limits say (its provider's very `pod_network`). MPI jobs are gang-scheduled wholes:
-a job starts only once all its workers are placed, so jobs are admitted whole, in the order a scheduler admits
-them (priority, then name): first against their queue's quota (Kueue: the queue's share of the pool plus what its
-cohort can lend, and the cohort's total; Volcano: the queue's capability), then onto the nodes, first fit, never
-more of one job's workers on a node than its layout holds. The result is one possible state of the cluster.
+`NodePool.offer`: logical CPUs, memory, GPUs and each rail's devices, or the devices pods claim through DRA), the unit
+of every queue's quota. A worker asks for what its container's limits say (its provider's very `pod_network`) and
+what it claims. MPI jobs are gang-scheduled wholes: a job starts only once all its workers are placed, so jobs are
+admitted whole, in the order a scheduler admits them (priority, then name): first against their queue's quota
+(Kueue: the queue's share of the pool plus what its cohort can lend, and the cohort's total; Volcano: the queue's
+capability), then onto the nodes, first fit, never more of one job's workers on a node than its layout holds. The
+result is one possible state of the cluster.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from decimal import Decimal
 
 from mpigen.inventory.pools import extended_ask
 from mpigen.manifests.node_placement import launcher_pool
-from mpigen.model import Cluster, Job, NodePool, Queue, Scheduler, admission
+from mpigen.model import Cluster, Job, NodePool, Queue, Scheduler, admission, claimed
 from mpigen.vocabulary.kubernetes import exact
 
 
@@ -54,9 +55,13 @@ def _cpu_memory(cpu: str | None, memory: str | None) -> tuple[tuple[str, Decimal
 
 
 def worker_ask(job: Job) -> Amounts:
-    """What one worker pod asks of its node: its container's CPU, memory, GPUs and rail devices."""
+    """What one worker pod asks of its node: its container's CPU, memory, GPUs and rail devices, and under DRA the
+    devices it claims, as its pool's offer counts them (`claimed.worker_claims`)."""
     items = list(_cpu_memory(job.resources.cpu, job.resources.memory))
     items += [(resource, Decimal(count)) for resource, count in extended_ask(job).items()]
+    if job.devices is not None:
+        items += [(resource, Decimal(count)) for resource, count in
+                  claimed.worker_claims(job.devices.gpus, job.devices.nics, job.devices.channel).items()]
     return Amounts(tuple(items))
 
 

@@ -75,9 +75,10 @@ def keeping_out(selector: Mapping[str, str], nodes: Iterable[LiveNode]) -> tuple
 
 
 def extended_ask(job: Job) -> dict[str, int]:
-    """The extended resources one worker of a job asks for: its GPUs and its provider's device of each rail."""
+    """The extended resources one worker of a job asks for: its GPUs and its provider's device of each rail. Not the
+    devices it claims through DRA (`job.devices`): nodes do not offer those as extended resources."""
     asked: dict[str, int] = {}
-    if job.uses_gpus:
+    if job.uses_gpus and job.devices is None:
         asked[stated(job.pool.hardware.gpu).resource] = job.gpus_per_worker
     for resource, count in pod_network(job, job.name).limits:
         asked[resource] = asked.get(resource, 0) + count

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from mpigen.model import defaults, derive, names
-from mpigen.vocabulary import mpi_operator
+from mpigen.model import claimed, defaults, derive, names
+from mpigen.model.cluster import Dra
+from mpigen.vocabulary import dra, mpi_operator
 from mpigen.vocabulary.kubernetes import exact, quantity
 
 NONE = "none"
@@ -64,24 +65,52 @@ class NodeOffer:
 
     resources: tuple[tuple[str, int, str], ...]
     """cpu only where the hardware says its cores (validate refuses a queued pool whose hardware does not)."""
+    claimed: tuple[str, ...] = ()
+    """The resources of `resources` that pods claim through DRA rather than request (model/claimed.py)."""
 
     def amount(self, resource: str) -> int | None:
         return next((count for name, count, _ in self.resources if name == resource), None)
 
 
 def node_offer(hardware: dict[str, Any], rail_resources: list[str], exclusive_devices: bool,
-               network: dict[str, Any]) -> NodeOffer:
+               network: dict[str, Any], claims: Dra | None = None, nics_claimed: bool = False) -> NodeOffer:
     """CPUs (logical), memory (GiB), the GPU resource and one device pool per rail the pool carries, in that
-    order. `rail_resources`: the full resource names of the rails whose NIC the hardware has."""
+    order. `rail_resources`: the full resource names of the rails whose NIC the hardware has. On a cluster that
+    allocates through DRA (`claims`), the GPUs, the rails' NICs where they are claimed too (`nics_claimed`: the
+    dranet provider) and the ComputeDomain channel are offered under the logical resources Kueue counts claims by."""
     resources: list[tuple[str, int, str]] = []
     if "coresPerSocket" in hardware["cpu"]:
         resources.append((CPU, derive.logical_cpus(hardware), ""))
     resources.append((MEMORY, int(hardware["memoryGiB"]), "Gi"))
     gpus = derive.gpu_count(hardware)
-    if gpus:
-        resources.append((hardware["gpu"].get("resource", derive.DEFAULT_GPU_RESOURCE), gpus, ""))
-    resources += [(rail, rail_devices_per_node(exclusive_devices, network, gpus), "") for rail in rail_resources]
-    return NodeOffer(tuple(resources))
+    if claims is None:
+        devices: tuple[tuple[str, int], ...] = ()
+        if gpus:
+            resources.append((hardware["gpu"].get("resource", derive.DEFAULT_GPU_RESOURCE), gpus, ""))
+    else:
+        devices = claimed.node_devices(claims, hardware, len(rail_resources) if nics_claimed else 0)
+        resources += [(name, count, "") for name, count in devices if name == dra.KUEUE_GPU_RESOURCE]
+    if not (claims and nics_claimed):
+        resources += [(rail, rail_devices_per_node(exclusive_devices, network, gpus), "") for rail in rail_resources]
+    resources += [(name, count, "") for name, count in devices if name != dra.KUEUE_GPU_RESOURCE]
+    return NodeOffer(tuple(resources), tuple(name for name, _ in devices))
+
+
+def pool_offer(cluster: dict[str, Any], hardware: dict[str, Any], prefix: str, exclusive_devices: bool,
+               nics_claimed: bool) -> NodeOffer:
+    """`node_offer` of one node of a pool of `hardware` in `cluster`: its rails, network and `dra`."""
+    return node_offer(hardware, rail_resource_names(cluster, hardware, prefix), exclusive_devices,
+                      cluster.get("network", {}), claimed.dra_of(cluster), nics_claimed)
+
+
+def counted(resources: tuple[tuple[str, int, str], ...], claimed_resources: tuple[str, ...],
+            scheduler: str) -> tuple[tuple[str, int, str], ...]:
+    """What a scheduler's queues count of a node's offer: Kueue counts the devices pods claim through DRA (by its
+    deviceClassMappings); Volcano's queues count only what pods request, and a claim is no request
+    (volcano-sh/volcano #4400), so a capability holding the claimed GPUs would state a limit Volcano never applies."""
+    if scheduler == KUEUE:
+        return resources
+    return tuple(entry for entry in resources if entry[0] not in claimed_resources)
 
 
 @dataclass(frozen=True)
@@ -199,13 +228,21 @@ def min_available_limit(worker_count: int, launcher_creation_policy: str) -> int
 def worker_demand(job: dict[str, Any], offer: NodeOffer, gpus_per_worker: int, worker_count: int,
                   rail_resources: list[str]) -> dict[str, Decimal]:
     """What a job's workers ask of their pool together, in the units of `node_offer`: GPUs, one device of each
-    rail per worker, and the CPUs and GiB of memory of `resources` where the job sets them."""
+    rail per worker, and the CPUs and GiB of memory of `resources` where the job sets them. Under DRA what each
+    worker claims instead (`claimed.worker_claims`): its GPUs, the NIC of each rail it attaches where NICs are
+    claimed, and a ComputeDomain channel where the pool offers one."""
     demand: dict[str, Decimal] = {}
+    devices = set(offer.claimed)
     for resource, _, _ in offer.resources:
-        if resource not in (CPU, MEMORY) and resource not in rail_resources:
+        if resource not in (CPU, MEMORY) and resource not in rail_resources and resource not in devices:
             demand[resource] = Decimal(gpus_per_worker * worker_count)
-    for rail in rail_resources:
-        demand[rail] = Decimal(worker_count)
+    nics_claimed = dra.KUEUE_NIC_RESOURCE in devices
+    if not nics_claimed:
+        demand.update((rail, Decimal(worker_count)) for rail in rail_resources)
+    claims = claimed.worker_claims(gpus_per_worker if dra.KUEUE_GPU_RESOURCE in devices else 0,
+                                   len(rail_resources) if nics_claimed else 0,
+                                   dra.KUEUE_CHANNEL_RESOURCE in devices and gpus_per_worker > 0)
+    demand.update((resource, Decimal(count * worker_count)) for resource, count in claims.items())
     demand.update((resource, amount * worker_count) for resource, amount in cpu_memory(job.get("resources", {})).items())
     return {resource: amount for resource, amount in demand.items() if amount}
 

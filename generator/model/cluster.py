@@ -57,9 +57,13 @@ class NodePool:
     node_labels: tuple[tuple[str, str], ...]
     offer: tuple[tuple[str, int, str], ...] = ()
     """What one node offers pods, as `admission.node_offer` counts it: (resource, amount, unit '' or 'Gi') for its
-    CPUs (where the hardware says its cores), memory, GPUs and each rail's devices; the unit of every quota."""
+    CPUs (where the hardware says its cores), memory, GPUs and each rail's devices (under DRA: the devices pods claim,
+    `claimed`); the unit of every quota."""
     taints: tuple[Taint, ...] = ()
     """The taints of the pool's nodes (`taints`): the pods placed there get the tolerations that match them."""
+    claimed: tuple[str, ...] = ()
+    """The resources of `offer` pods claim through DRA rather than request (model/claimed.py): Kueue counts them by
+    its deviceClassMappings, Volcano's queues do not count them."""
 
     @property
     def node_selector(self) -> tuple[tuple[str, str], ...]:

@@ -36,6 +36,14 @@ def gpu_count(hardware: dict[str, Any]) -> int:
     return int(hardware.get("gpu", {}).get("count", 0))
 
 
+def multi_node_nvlink(hardware: dict[str, Any]) -> bool:
+    """NVLink joins the GPUs of several nodes (`gpu.nvlinkDomainGpus` beyond the node's own): a job's pods need a
+    ComputeDomain's IMEX channel to use it (the model's `Gpu.multi_node_nvlink`)."""
+    gpu = hardware.get("gpu", {})
+    domain = gpu.get("nvlinkDomainGpus")
+    return domain is not None and int(domain) > int(gpu.get("count", 0))
+
+
 def physical_cores(hardware: dict[str, Any]) -> int:
     cpu = hardware["cpu"]
     return int(cpu["sockets"]) * int(cpu["coresPerSocket"])

@@ -4,15 +4,17 @@ and what must be done outside it, said for each backend and scheduler."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from mpigen.model import Backend, Cluster, Job, Naming, Scheduler, names
+from mpigen.model import Backend, Cluster, Job, Naming, Scheduler, claimed, names
 from mpigen.model.pods_ready import timeout_text
 from mpigen.objects import chartfiles
 from mpigen.objects.chartfiles import action
 from mpigen.objects.manifest import Manifest
 from mpigen.package.template import escape_text
 from mpigen.providers import PROVIDERS
-from mpigen.vocabulary import mpi_operator, trainer
+from mpigen.support import yamlio
+from mpigen.vocabulary import dra, mpi_operator, trainer
 from mpigen.vocabulary.kueue_releases import TAS_BETA_MINOR, release_name
 from mpigen.vocabulary.podsecurity import ENFORCE_LABEL, ENFORCE_VERSION_LABEL, PodSecurity
 
@@ -113,7 +115,9 @@ def infra_notes(cluster: Cluster, manifests: list[Manifest], levels: Mapping[str
     network = cluster.network
     if cluster.rails:
         lines.append(f"RDMA rails ({network.provider.value}): " + PROVIDERS[network.provider].notes(cluster))
-        lines += [f"  {r.name}: resource {r.resource}" + (f", addresses {r.ipam.range}" if r.ipam else "")
+        claims = PROVIDERS[network.provider].dra_devices  # no resource: the workers claim the rails' NICs
+        lines += [f"  {r.name}: " + (f"NIC {r.nic_name}" if claims else f"resource {r.resource}")
+                  + (f", addresses {r.ipam.range}" if r.ipam else "")
                   + (f", {r.tagging}" if r.tagging else "") for r in cluster.rails]
     else:
         lines.append(f"No RDMA rails ({network.provider.value}).")
@@ -143,12 +147,49 @@ def _infra_scheduling_notes(cluster: Cluster) -> list[str]:
     lines += [f"  queue {queue.name}: " + ", ".join(f"{share.nodes} of pool {share.pool.name}'s {share.pool.nodes} "
                                                     "nodes" for share in queue.shares)
               + (f"; cohort {queue.cohort}" if queue.cohort else "") for queue in scheduling.queues]
+    lines += _claimed_device_notes(cluster)
     release = scheduling.kueue_release
     if scheduling.scheduler is Scheduler.KUEUE and scheduling.topology and not release.topology_by_default:
         lines.append(f"Kueue {release.name} serves topology-aware scheduling as an alpha feature: run it with "
                      "--feature-gates=TopologyAwareScheduling=true, or it places no job by its topology "
                      f"request (on by default from {release_name(TAS_BETA_MINOR)}).")
     return lines
+
+
+def _claimed_device_notes(cluster: Cluster) -> list[str]:
+    """Under DRA, what the scheduler counts of the devices pods claim: Kueue, by the deviceClassMappings of its
+    Configuration, given exactly; Volcano and scheduler-plugins' coscheduling, nothing (they count requests)."""
+    scheduling = cluster.scheduling
+    mappings = claimed.cluster_mappings(cluster.dra, (pool.claimed for pool in cluster.pools))
+    if scheduling.scheduler is Scheduler.NONE or not mappings:
+        return []
+    devices = ", ".join(f"{m.noun} of DeviceClass {', '.join(m.device_classes)}" for m in mappings)
+    if scheduling.scheduler is Scheduler.KUEUE:
+        fragment: dict[str, Any] = {"apiVersion": dra.KUEUE_CONFIG_API_VERSION, "kind": dra.KUEUE_CONFIG_KIND}
+        node = fragment
+        for key in dra.KUEUE_MAPPINGS_PATH[:-1]:
+            node = node.setdefault(key, {})
+        node[dra.KUEUE_MAPPINGS_PATH[-1]] = [
+            {dra.KUEUE_MAPPING_NAME: m.name, dra.KUEUE_MAPPING_CLASSES: list(m.device_classes)} for m in mappings]
+        return ([f"Devices claimed through DRA ({devices}): Kueue counts them only through its Configuration's "
+                 f"{'.'.join(dra.KUEUE_MAPPINGS_PATH)} (in Kueue's Configuration, not in this chart; Kueue "
+                 f"{release_name(dra.KUEUE_FIRST_MINOR)} or later), as the ClusterQueues above cover them "
+                 f"({', '.join(m.name for m in mappings)}), and never admits a Workload whose claim names a DeviceClass "
+                 "the mappings lack. Set exactly:"]
+                + [f"  {line}" for line in yamlio.dump(fragment).splitlines()]
+                + [f"  Kueue reads its Configuration only at startup: after changing it, {dra.KUEUE_RESTART}."])
+    if scheduling.scheduler is Scheduler.VOLCANO:
+        return [f"Devices claimed through DRA ({devices}): Volcano's queues count what pods request (cpu, memory, "
+                "extended resources), and a claim is none of it (volcano-sh/volcano #4400), so the queues above hold "
+                "none of these devices and do not limit them, nor does a PodGroup's minResources (summed from the "
+                "pods' requests). Volcano's scheduler allocates claims with its "
+                f"{dra.VOLCANO_DRA_FEATURE_GATE} feature gate on (v1.12 or later); its capacity plugin (v1.15) can "
+                f"limit them per DeviceClass in a queue (`{dra.VOLCANO_DRA_QUOTA_PREFIX}<class>`), which this chart "
+                "does not write."]
+    return [f"Devices claimed through DRA ({devices}): a PodGroup's minResources, which mpi-operator sums from the "
+            "pods' requests, hold none of them (a claim is no request), so coscheduling's check of the gang against "
+            "the nodes' free resources does not count them; a gang short of them passes that check, and those of its "
+            "pods that get their devices wait at Permit for the rest, up to the schedule timeout."]
 
 
 def _pods_ready_notes(cluster: Cluster, jobs: tuple[Job, ...]) -> list[str]:

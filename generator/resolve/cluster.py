@@ -9,7 +9,6 @@ from mpigen.load import ProfileFile, to_plain
 from mpigen.model import (
     Backend,
     Cluster,
-    Dra,
     GitOps,
     GitOpsApplications,
     GitOpsTool,
@@ -22,6 +21,7 @@ from mpigen.model import (
     SourceRef,
     Taint,
     admission,
+    claimed,
     defaults,
     derive,
     names,
@@ -47,11 +47,11 @@ def resolved_cluster(document: ProfileFile, hardware: dict[str, Hardware],
         rails.append(Rail(name=r["name"], nic_name=r["nic"], resource_name=resource_name,
                           resource=names.rail_resource(prefix, resource_name), ipam=ipam,
                           host_interface=r.get("hostInterface"), vlan=r.get("vlan"), vlan_qos=r.get("vlanQoS")))
+    offers = {name: admission.pool_offer(data, hardware_data[name], prefix, provider.exclusive_devices,
+                                         provider.dra_devices) for name in {p["hardware"] for p in data["nodePools"]}}
     pools = tuple(NodePool(name=p["name"], hardware=hardware[p["hardware"]], nodes=p["nodes"],
                            node_labels=label_pairs(p.get("nodeLabels")),
-                           offer=admission.node_offer(hardware_data[p["hardware"]], admission.rail_resource_names(
-                               data, hardware_data[p["hardware"]], prefix), provider.exclusive_devices,
-                               network).resources,
+                           offer=offers[p["hardware"]].resources, claimed=offers[p["hardware"]].claimed,
                            taints=tuple(Taint(t["key"], t["effect"], t.get("value")) for t in p.get("taints", ())))
                   for p in data["nodePools"])
     return Cluster(
@@ -73,14 +73,8 @@ def resolved_cluster(document: ProfileFile, hardware: dict[str, Hardware],
         scheduling=cluster_scheduling(data, pools),
         job_backend=Backend(data.get("jobBackend", defaults.JOB_BACKEND)),
         launcher_pool=data.get("launcherPool"),
-        dra=_dra(data["dra"]) if "dra" in data else None,
+        dra=claimed.dra_of(data),
     )
-
-
-def _dra(data: dict[str, Any]) -> Dra:
-    return Dra(gpu_class=data.get("gpuDeviceClass", defaults.DRA_GPU_CLASS),
-               nic_class=data.get("nicDeviceClass", defaults.DRA_NIC_CLASS),
-               compute_domains=data.get("computeDomains", True))
 
 
 def _gitops(data: dict[str, Any]) -> GitOps:

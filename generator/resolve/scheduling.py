@@ -40,7 +40,8 @@ def cluster_scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Sch
             reach = nodes + declared.borrowable_nodes(queue, pool_name)
             quotas = tuple(Quota(resource, count * nodes, count * reach, unit,
                                  count * borrow if borrow is not None else None)
-                           for resource, count, unit in by_name[pool_name].offer)
+                           for resource, count, unit in admission.counted(by_name[pool_name].offer,
+                                                                          by_name[pool_name].claimed, scheduler.value))
             shares.append(QueueShare(by_name[pool_name], nodes, borrow, quotas))
         queues.append(Queue(queue.name, queue.namespaces, tuple(shares), queue.cohort, queue.weight))
     timeout, pull = pods_ready.declared(data)
@@ -106,7 +107,7 @@ def queue_worker_limit(data: dict[str, Any], cluster: Cluster, pool: NodePool, r
     declared = next((q for q in cluster.scheduling.queues if q.name == queue), None)
     if scheduler not in (Scheduler.KUEUE, Scheduler.VOLCANO) or declared is None or queue in VOLCANO_OWN_QUEUES:
         return None
-    per_worker = admission.worker_demand(data, admission.NodeOffer(pool.offer), gpus_per_worker, 1,
+    per_worker = admission.worker_demand(data, admission.NodeOffer(pool.offer, pool.claimed), gpus_per_worker, 1,
                                          [attached.rail.resource for attached in rails])
     launcher = admission.launcher_demand(data)
     if scheduler is Scheduler.KUEUE:

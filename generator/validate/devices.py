@@ -29,12 +29,6 @@ def hardware_groups(hardware: dict[str, Any]) -> dict[str, NicGroup]:
                       [NicSide(n["name"], tuple(n.get("gpus", ())), n.get("numaNode")) for n in hardware.get("nics", [])])
 
 
-def _multi_node_nvlink(hardware: dict[str, Any]) -> bool:
-    gpu = hardware.get("gpu", {})
-    domain = gpu.get("nvlinkDomainGpus")
-    return domain is not None and domain > int(gpu.get("count", 0))
-
-
 @raises(CLUSTER)
 def check_cluster_dra(document: ProfileFile, data: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
     """A cluster's `dra` against its Kubernetes, its scheduler and its network provider; multi-node NVLink without
@@ -49,7 +43,7 @@ def check_cluster_dra(document: ProfileFile, data: dict[str, Any], carriers: Car
                                     "Allocation, and the cluster does not allocate through it",
                                     "add `dra: {}` to the cluster (Kubernetes 1.34 or later)"))
         for i, (pool, hardware) in enumerate(carriers):
-            if _multi_node_nvlink(hardware):
+            if derive.multi_node_nvlink(hardware):
                 found.append(_no_compute_domain(document, ("nodePools", i, "hardware"), pool, hardware,
                                                 "add `dra: {}` to the cluster so that each job joins a ComputeDomain"))
         return found
@@ -68,13 +62,21 @@ def check_cluster_dra(document: ProfileFile, data: dict[str, Any], carriers: Car
                                     f"ResourceClaimTemplate (deviceClassMappings came in "
                                     f"{release_name(dra.KUEUE_FIRST_MINOR)}), so its quotas would not hold the GPUs",
                                     f"upgrade Kueue to {release_name(dra.KUEUE_FIRST_MINOR)} or later, or remove `dra`"))
+    if admission.scheduler_of(data) == admission.VOLCANO and data.get("scheduling", {}).get("queues"):
+        found.append(Diagnostic(document.location("dra", at_key=True),
+                                "Volcano's queues count what pods request, and a device claimed through DRA is no "
+                                "request (volcano-sh/volcano #4400): the capability of the cluster's queues holds none "
+                                "of the devices its workers claim (GPUs, and NICs where they are claimed too) and does "
+                                "not limit them",
+                                "to limit each queue's GPUs, use Kueue (`scheduling.scheduler: kueue`), which counts "
+                                "claimed devices", Severity.WARNING))
     if provider is not None and not provider.dra_devices and data.get("rails"):
         found.append(Diagnostic(document.location("dra", at_key=True),
                                 f"GPUs are claimed through DRA and the rails through '{provider.name.value}': the "
                                 "scheduler cannot put a worker's NICs under the PCIe root of its GPUs",
                                 "use `network.provider: dranet` to claim the NICs beside the GPUs", Severity.WARNING))
     for i, (pool, hardware) in enumerate(carriers):
-        if _multi_node_nvlink(hardware) and config.get("computeDomains") is False:
+        if derive.multi_node_nvlink(hardware) and config.get("computeDomains") is False:
             found.append(_no_compute_domain(document, ("dra", "computeDomains"), pool, hardware,
                                             "remove `computeDomains: false` once the driver's ComputeDomains run"))
         if provider is not None and provider.dra_devices:

@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from mpigen.load import ProfileFile
-from mpigen.model import admission, derive
+from mpigen.model import admission, claimed, derive
 from mpigen.providers import provider_of
 from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Location, did_you_mean, raises
 from mpigen.support.profile_rules import SCHEDULING
@@ -41,10 +41,9 @@ def check_admission(document: ProfileFile, job: dict[str, Any], cluster: dict[st
     provider = provider_of(cluster.get("network", {}))
     if provider is None or not queue.nodes or any(name not in pool_hardware for name, _ in queue.nodes):
         return []  # reported with the provider, the queue, or the pool's hardware
-    network = cluster.get("network", {})
-    prefix = network.get("resourcePrefix", provider.resource_prefix)
-    offers = {name: admission.node_offer(hw, admission.rail_resource_names(cluster, hw, prefix),
-                                         provider.exclusive_devices, network) for name, hw in pool_hardware.items()}
+    prefix = cluster.get("network", {}).get("resourcePrefix", provider.resource_prefix)
+    offers = {name: admission.pool_offer(cluster, hw, prefix, provider.exclusive_devices, provider.dra_devices)
+              for name, hw in pool_hardware.items()}
     attached = admission.rail_resource_names(cluster, pool_hardware[pool["name"]], prefix, job.get("rails"))
     workers = admission.worker_demand(job, offers[pool["name"]], shape.gpus_per_worker, shape.worker_count, attached)
     launcher = admission.launcher_demand(job)
@@ -91,8 +90,10 @@ def _check_quota(size: Location, queues: admission.ClusterQueues, queue: admissi
         count = offers[pool["name"]].amount(short.resource) or 0
         own, extra = queue.nodes_of(pool["name"]), queues.borrowable_nodes(queue, pool["name"])
         held = f"{count * own}{unit}" + (f" plus {count * extra}{unit} it may borrow" if extra else "")
+        what = f" ({claimed.NOUNS[short.resource]} claimed through DRA)" \
+            if short.resource in offers[pool["name"]].claimed else ""
         return [Diagnostic(size, f"the job's {worker_count} workers ask for {admission.amount_text(short.asked, unit)} "
-                           f"{short.resource}, more than queue '{queue.name}' can ever hold on pool '{pool['name']}' "
+                           f"{short.resource}{what}, more than queue '{queue.name}' can ever hold on pool '{pool['name']}' "
                            f"({held}: {own + extra} of {pool['nodes']} nodes), so it is never admitted",
                            "ask for less, or give the queue more nodes (`nodes`, `borrowNodes`)", code=NEVER_FITS)]
     shown = ", ".join(f"{admission.amount_text(amount, 'Gi' if resource == admission.MEMORY else '')} {resource}"
@@ -110,10 +111,10 @@ def _check_quota(size: Location, queues: admission.ClusterQueues, queue: admissi
 
 
 def volcano_capability(queue: admission.QueueDecl, offers: dict[str, admission.NodeOffer]) -> dict[str, tuple[int, str]]:
-    """A Volcano queue's capability, (amount, unit) per resource: its pools' nodes summed."""
+    """A Volcano queue's capability, (amount, unit) per resource: its pools' nodes summed, of what pods request."""
     capability: dict[str, tuple[int, str]] = {}
     for name, nodes in queue.nodes:
-        for resource, count, unit in offers[name].resources:
+        for resource, count, unit in admission.counted(offers[name].resources, offers[name].claimed, admission.VOLCANO):
             before, _ = capability.get(resource, (0, unit))
             capability[resource] = (before + count * nodes, unit)
     return capability

@@ -123,3 +123,21 @@ KUEUE_NIC_RESOURCE = "dra.net/rdma-nic"
 KUEUE_CHANNEL_RESOURCE = "compute-domain.nvidia.com/channel"
 """The name ClusterQueues count ComputeDomain channels under: Kueue admits no workload whose claim names a
 DeviceClass its mappings lack."""
+KUEUE_CONFIG_KIND = "Configuration"
+KUEUE_MAPPINGS_PATH = ("resources", "deviceClassMappings")
+"""Where Kueue's Configuration holds the mappings: each entry a logical resource's `name` and the
+`deviceClassNames` it counts."""
+KUEUE_MAPPING_NAME = "name"
+KUEUE_MAPPING_CLASSES = "deviceClassNames"
+KUEUE_RESTART = "kubectl -n kueue-system rollout restart deployment/kueue-controller-manager"
+"""Kueue reads its Configuration once, at startup: a changed mapping takes effect only once the controller restarts
+(setup_dra.md)."""
+
+VOLCANO_DRA_FEATURE_GATE = "DynamicResourceAllocation"
+"""The feature gate Volcano's scheduler allocates claims under, from v1.12 (volcano-sh/volcano
+docs/user-guide/how_to_enable_dra.md)."""
+VOLCANO_DRA_QUOTA_PREFIX = "deviceclass/"
+"""Volcano's capacity plugin (v1.15, with its `capacity.DynamicResourceAllocationEnable` argument) counts claimed
+devices in a queue's `capability`, `deserved` and `guarantee` under `deviceclass/<DeviceClass>`
+(pkg/scheduler/plugins/capacity/capacity.go, docs/design/capacity-dra-support.md); its proportion plugin and earlier
+releases count a pod's requests only, which a claim is not (volcano-sh/volcano #4400)."""

@@ -301,7 +301,8 @@ FEATURES: dict[str, tuple[tuple[str, Any], ...]] = {
         *(("*", {"cluster": cluster, "pool": pool, "namespace": namespace}) for cluster, pool, namespace in (
             ("dgx-lab", "dgx", "ml-training"), ("dgx-lab", "cpu", "hpc"), ("cpu-lab", "cpu", "mpi"),
             ("netapp-lab", "dgx", "ai-training"), ("dgx-pod", "dgx", "team-vision"), ("dgx-pod", "dgx", "team-language"),
-            ("volcano-lab", "dgx", "training"))),  # the job moved, as a whole, to another pool of the fleet
+            ("volcano-lab", "dgx", "training"),
+            ("h100-dra", "h100", "llm"))),  # the job moved, as a whole, to another pool of the fleet
     ),
     "Cluster": (
         ("podSecurity", {"hpc": "privileged"}), ("podSecurity", {"mpi": "baseline", "ml-training": "restricted"}),
@@ -318,7 +319,9 @@ FEATURES: dict[str, tuple[tuple[str, Any], ...]] = {
                     "valuesPath": "charts/values"}),
         ("gitops", {"tool": "argocd", "repoURL": "https://git.example.com/org/repo.git", "applications": "applicationset",
                     "namespace": "gitops", "valuesPath": "environments/{{ .Values.image }}"}),
-        ("kubernetesVersion", "1.29"), ("kubernetesVersion", "1.33"), ("namespaces", ["mpi", "hpc", "ml-training"]),
+        ("kubernetesVersion", "1.29"), ("kubernetesVersion", "1.33"), ("kubernetesVersion", "1.34"),
+        ("dra", {}), ("dra", {"gpuDeviceClass": "h100.example.com", "nicDeviceClass": "rdma.example.com",
+                              "computeDomains": False}), ("namespaces", ["mpi", "hpc", "ml-training"]),
         ("scheduling", {"scheduler": "kueue"}), ("scheduling", {"scheduler": "volcano"}),
         ("scheduling", {"scheduler": "coscheduling", "schedulerName": "{{ .Release.Name }}"}),
         ("scheduling", {"scheduler": "kueue", "queues": [{"name": "a", "nodes": {"dgx": 1}, "cohort": "c",

@@ -43,6 +43,17 @@ def test_a_worker_asks_for_what_its_container_limits_say(example):
         "nvidia.com/rdma_rail2": 1, "nvidia.com/rdma_rail3": 1}
 
 
+def test_a_dra_worker_asks_for_the_devices_it_claims_as_its_node_offers_them(example):
+    """h100-dra (profiles/hardware/dgx-h100-ib.yaml: 2 x 56 cores x 2 threads, 2048 GiB, 8 GPUs, 8 NICs): under DRA a
+    worker requests no GPU and no rail resource, its claim holds 8 GPUs and the NICs of the 8 rails, each NIC
+    claimed by one pod (model/claimed.py): one worker a node, so llm-pretrain's 2 workers take 2 nodes."""
+    job = next(j for j in example.fleet.jobs if j.name == "llm-pretrain")
+    assert dict(capacity.node_offer(job.pool).items) == {"cpu": 224, "memory": 2048, "nvidia.com/gpu": 8,
+                                                         "dra.net/rdma-nic": 8}
+    assert dict(capacity.worker_ask(job).items) == {"nvidia.com/gpu": 8, "dra.net/rdma-nic": 8}
+    assert capacity.nodes_needed(job) == 2
+
+
 def test_the_example_fleet_plan(example):
     plan = _plan(PROFILES)
     assert len(plan.jobs) == len(example.fleet.jobs) == 11 and not plan.never

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from mpigen.inventory import LiveNode
-from mpigen.inventory.pools import affinity_selects, keeping_out, live_nodes, picked, short_of, workers_held
+from mpigen.inventory.pools import (
+    affinity_selects,
+    extended_ask,
+    keeping_out,
+    live_nodes,
+    picked,
+    short_of,
+    workers_held,
+)
 from mpigen.model.cluster import Taint
 
 GPU_TAINT = Taint("nvidia.com/gpu", "NoSchedule", "present")
@@ -97,3 +105,12 @@ def test_an_empty_term_admits_no_node_and_match_fields_name_the_node() -> None:
     assert not affinity_selects(terms({"matchFields": [{**by_name, "values": ["n2"]}]}), node)
     assert not affinity_selects(terms({"matchFields": [{**by_name, "values": ["n2"]}],
                                        "matchExpressions": [{"key": "zone", "operator": "Exists"}]}), node)
+
+
+def test_a_worker_under_dra_asks_no_extended_resource_for_the_devices_it_claims(example) -> None:
+    """llm-pretrain (h100-dra, dranet): its claim holds its 8 GPUs and 8 NICs; the pod asks for neither, and a live
+    node under NVIDIA's DRA driver offers no nvidia.com/gpu."""
+    job = next(j for j in example.fleet.jobs if j.name == "llm-pretrain")
+    assert job.devices is not None and extended_ask(job) == {}
+    resnet = next(j for j in example.fleet.jobs if j.name == "resnet50-dgx")
+    assert extended_ask(resnet)["nvidia.com/gpu"] == 8  # device plugins: asked for

@@ -27,6 +27,7 @@ from mpigen.check.schemas import SchemaSet
 from mpigen.commands.pipeline import CompileResult, compile_profiles
 from mpigen.manifests import build_infra, infra_chart_ref
 from mpigen.manifests.scheduling import PODSET_GROUP
+from mpigen.model import claimed
 from mpigen.package import output_files
 from mpigen.readback.findings import RenderedObject
 
@@ -105,6 +106,35 @@ def test_cluster_queues_cover_every_resource_a_job_can_request_with_the_pools_ca
     assert {r["name"]: r["borrowingLimit"] for r in flavor["resources"]} == two_nodes
     assert vision["namespaceSelector"] == {"matchExpressions": [
         {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["team-vision"]}]}
+
+
+def test_a_dra_cluster_queue_covers_the_mapped_names_with_the_pools_capacity(example: CompileResult) -> None:
+    """h100-dra (Kueue, dranet, `dra: {}`): its workers request no GPU and no rail resource, so its ClusterQueue covers
+    the names Kueue's deviceClassMappings count claims under, exactly those the infra NOTES map (model/claimed.py),
+    with the capacity of the queue's 4 DGX H100 nodes: 2 x 56 x 2 CPUs, 2048 GiB, 8 GPUs and 8 NICs (one a rail)
+    each."""
+    (queue,) = of_kind(objects(example, "h100-dra/infra"), "ClusterQueue").values()
+    (group,) = queue["spec"]["resourceGroups"]
+    assert group["coveredResources"] == ["cpu", "memory", "nvidia.com/gpu", "dra.net/rdma-nic"]
+    (flavor,) = group["flavors"]
+    assert {r["name"]: r["nominalQuota"] for r in flavor["resources"]} == {
+        "cpu": 896, "memory": "8192Gi", "nvidia.com/gpu": 32, "dra.net/rdma-nic": 32}
+    (cluster,) = [c for c in example.fleet.clusters if c.name == "h100-dra"]
+    mapped = claimed.cluster_mappings(cluster.dra, (pool.claimed for pool in cluster.pools))
+    assert [m.name for m in mapped] == group["coveredResources"][2:]
+
+
+def test_volcano_queues_of_a_dra_cluster_hold_only_what_pods_request(profiles_copy: Callable[..., Path]) -> None:
+    """volcano-lab under DRA: Volcano's queues count pods' requests, which a claim is not (volcano-sh/volcano #4400),
+    so queue training's capability (4 DGX-1 nodes) keeps the CPUs, memory and the rails its host-network pods still
+    request, and no GPUs."""
+    lab = (PROFILES / "clusters" / "volcano-lab.yaml").read_text(encoding="utf-8")
+    lab = lab.replace('kubernetesVersion: "1.31"', 'kubernetesVersion: "1.34"').replace("nodePools:", "dra: {}\nnodePools:")
+    result = compile_profiles([profiles_copy({"clusters/volcano-lab.yaml": lab})])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    queue = of_kind(objects(result, "volcano-lab/infra"), "Queue")["/training"]
+    assert queue["spec"]["capability"] == {"cpu": 320, "memory": "2048Gi",
+                                           **{f"rdma/rdma_{rail}": 4000 for rail in RAILS}}
 
 
 def test_a_kueue_job_carries_its_queue_and_priority_is_created_suspended_and_asks_for_its_topology(
@@ -272,7 +302,7 @@ def test_every_scheduling_object_and_gang_job_passes_its_upstream_crd(example: C
                                                                       scheduling_crds: CustomResourceSchemas) -> None:
     seen: set[str] = set()
     for chart in example.charts:
-        if not chart.directory.startswith(("dgx-pod/", "volcano-lab/", "cpu-lab/")):
+        if not chart.directory.startswith(("dgx-pod/", "volcano-lab/", "cpu-lab/", "h100-dra/")):
             continue
         for manifest in chart.manifests:
             if manifest.obj["kind"] in SCHEDULING_KINDS:

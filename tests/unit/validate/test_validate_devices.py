@@ -58,3 +58,16 @@ def test_multi_node_nvlink_without_a_compute_domain_warns_that_nccl_falls_back_t
     expect(outcome, ("clusters/dgx-pod.yaml", 17, 15, "pool 'dgx': hardware 'gb200-tray' joins 72 GPUs over NVLink "
                      "across nodes, but its jobs get no ComputeDomain: without its IMEX channel NCCL cannot use NVLink "
                      "between nodes and falls back to the network", "add `dra: {}`"), severity=Severity.WARNING)
+
+
+def test_volcano_queues_are_said_not_to_limit_the_devices_workers_claim(diagnose):
+    """Volcano's queues count pods' requests, which a claim is not (volcano-sh/volcano #4400): at the cluster's `dra`
+    (volcano-lab declares queues; its rails stay on host-network, which the second warning is about)."""
+    lab = (PROFILES / "clusters" / "volcano-lab.yaml").read_text(encoding="utf-8")
+    lab = lab.replace('kubernetesVersion: "1.31"', 'kubernetesVersion: "1.34"').replace("nodePools:", "dra: {}\nnodePools:")
+    outcome = diagnose({"clusters/volcano-lab.yaml": lab})
+    expect(outcome, ("clusters/volcano-lab.yaml", 14, 1, "GPUs are claimed through DRA and the rails through "
+                     "'host-network'"),
+           ("clusters/volcano-lab.yaml", 14, 1, "Volcano's queues count what pods request, and a device claimed through "
+            "DRA is no request (volcano-sh/volcano #4400): the capability of the cluster's queues holds none of the "
+            "devices its workers claim", "use Kueue"), severity=Severity.WARNING)
