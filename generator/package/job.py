@@ -17,16 +17,19 @@ from mpigen.package import common
 from mpigen.package.chart import Chart
 from mpigen.package.notes import job_notes, kueue, naming_note, suspend_note, trainjob, volcano, workers_note
 from mpigen.package.template import Hole
+from mpigen.providers import PROVIDERS
 
 
 def node_resources(pool: NodePool, cluster: Cluster) -> dict[str, int | None]:
     """Extended resources one node of the pool offers: its GPUs, and one VF pool per rail it carries
-    (how many VFs is not in the profiles: None)."""
+    (how many VFs is not in the profiles: None). Devices a DRA driver hands out are claimed, not offered so: the GPUs
+    under `dra`, the rails' NICs under a provider that claims them."""
     offered: dict[str, int | None] = {}
-    if pool.hardware.gpu:
+    if pool.hardware.gpu and cluster.dra is None:
         offered[pool.hardware.gpu.resource] = pool.hardware.gpu.count
-    for rail in cluster.rails_of(pool):
-        offered[rail.resource] = None
+    if not PROVIDERS[cluster.network.provider].dra_devices:
+        for rail in cluster.rails_of(pool):
+            offered[rail.resource] = None
     return dict(sorted(offered.items()))
 
 

@@ -29,7 +29,9 @@ def test_discover_finds_every_chart_and_no_manifest_inside_them(tmp_path):
     assert [c.display for c in targets.charts] == [f"{charts.as_posix()}/{p}" for p in (
         "cpu-lab/infra", "cpu-lab/jobs/cpu-pi", "dgx-lab/infra", "dgx-lab/jobs/pi", "dgx-lab/jobs/resnet50-dgx",
         "dgx-lab/jobs/resnet50-trainjob", "dgx-lab/jobs/tensorflow-benchmarks", "dgx-pod/infra",
-        "dgx-pod/jobs/language-bert", "dgx-pod/jobs/vision-resnet50", "kueue-lab/infra", "kueue-lab/jobs/kueue-pi",
+        "dgx-pod/jobs/language-bert", "dgx-pod/jobs/vision-resnet50", "gb200-rack/infra",
+        "gb200-rack/jobs/mnnvl-allreduce", "h100-dra/infra", "h100-dra/jobs/llm-pretrain", "kueue-lab/infra",
+        "kueue-lab/jobs/kueue-pi",
         "netapp-lab/infra", "netapp-lab/jobs/netapp-resnet50", "roce-lab/infra", "volcano-lab/infra",
         "volcano-lab/jobs/allreduce-vcjob", "volcano-lab/jobs/volcano-allreduce")]
     # The GitOps bootstrap folders hold plain manifests, not charts.
@@ -38,7 +40,8 @@ def test_discover_finds_every_chart_and_no_manifest_inside_them(tmp_path):
         "dgx-lab/bootstrap/apps/applications.yaml", "dgx-lab/bootstrap/root/root-application.yaml",
         "dgx-pod/bootstrap/apps/applications.yaml", "dgx-pod/bootstrap/root/root-application.yaml")]
     assert all(c.compiled_by_mpigen for c in targets.charts)
-    assert [c.kubernetes_version for c in targets.charts] == ["1.32", "1.32"] + ["1.31"] * 16
+    # cpu-lab (1.32), dgx-lab and dgx-pod (1.31), gb200-rack and h100-dra (1.34: DRA), kueue-lab and the rest (1.31).
+    assert [c.kubernetes_version for c in targets.charts] == ["1.32", "1.32"] + ["1.31"] * 8 + ["1.34"] * 4 + ["1.31"] * 8
 
 
 def test_chart_annotations_describe_the_pool_node():
