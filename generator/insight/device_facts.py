@@ -106,9 +106,10 @@ def _pair_facts(job: Job, devices: WorkerDevices, pair: DevicePair, at_cluster: 
     """A pair's chain: the hardware line that pairs them, the claim's requests, the variables that name the NIC."""
     gpus = f"{pair.gpus} x {devices.gpu_class}"
     if pair.rail is None or pair.nic is None or devices.nic_class is None:
+        why = (f"network.provider {job.cluster.network.provider.value} gives pods the rails some other way"
+               if job.rails else "the job attaches no rails")
         return [fact(SECTION, "GPUs", f"request {pair.gpu_request} ({gpus}), no constraint",
-                     f"network.provider {job.cluster.network.provider.value} gives pods the rails some other way: "
-                     "the claim holds the GPUs alone")]
+                     f"{why}: the claim holds the GPUs alone, and nothing places them beside a NIC")]
     hardware = job.pool.hardware
     index = nic_index(hardware, pair.nic)
     nic = hardware.nics[index]

@@ -233,6 +233,8 @@ def test_plan_explain_and_picture_stay_exact_and_bounded(tmp_path_factory, monke
         if claim:
             limit = next(fact for fact in explanation.facts if fact.name == "nvidia.com/gpu")
             assert limit.value.startswith(f"none: {job.gpus_per_worker} GPUs claimed through DRA")
+            alone = next(fact for fact in explanation.facts if fact.section == "devices" and fact.name == "GPUs")
+            assert alone.origin.startswith("the job attaches no rails: the claim holds the GPUs alone")
 
     wanted = sum(min(pool.nodes, bounds.NODES_DRAWN) for pool in spec.pools)
     boxes_wanted = sum(min(pool.nodes, bounds.NODES_DRAWN) * BOXES_A_NODE[pool.hardware] for pool in spec.pools)

@@ -15,6 +15,10 @@ from ruamel.yaml import YAML
 from mpigen.commands.pipeline import check_profiles
 from mpigen.insight.device_facts import claims_text, pair_text
 from mpigen.insight.explain import Explanation, explain_job
+from mpigen.insight.node_picture import node_layout
+from mpigen.insight.picture import fleet_svg
+from mpigen.insight.plan import plan_fleet
+from mpigen.insight.report import plan_text
 from mpigen.load.catalogue import BUILTIN_DIR, BUILTIN_PREFIX
 from mpigen.model.devices import Alignment, DevicePair, WorkerDevices
 from mpigen.package.stream import manifest_stream
@@ -136,3 +140,27 @@ def test_a_pair_is_said_by_its_rail_nic_interface_gpus_and_alignment():
     assert pair_text(alone) == "8 GPUs (no NIC)"
     assert claims_text(WorkerDevices("gpu.nvidia.com", None, (alone,), True)) == \
         "8 GPUs (no NIC), its ComputeDomain's IMEX channel"
+
+
+def test_nics_whose_hardware_says_only_their_numa_node_are_paired_by_it_everywhere(profiles_copy):
+    """dgx-h100-ib without its GPU-NIC distance, each NIC's NUMA node stated (nic0-3 on 0, nic4-7 on 1): explain cites
+    each NIC's numaNode line, plan says `same NUMA node`, the picture groups each NIC with one GPU of its NUMA node."""
+    text = (PROFILES / "hardware/dgx-h100-ib.yaml").read_text(encoding="utf-8")
+    assert "  nicDistance: PIX\n" in text and text.count(", pfName: ") == 8
+    for i in range(8):
+        text = text.replace(f"  - {{name: nic{i}, ", f"  - {{name: nic{i}, numaNode: {i // 4}, ")
+    root = profiles_copy({"hardware/dgx-h100-ib.yaml": text.replace("  nicDistance: PIX\n", "")})
+    result = check_profiles([root], set_aside_unfit=True)
+    assert result.ok, [d.format() for d in result.diagnostics]
+    pairing = _facts(_explain(result, "llm-pretrain"), "devices")["rail5 pairing"]
+    assert pairing.value == "NIC nic5 + 1 GPU, same NUMA node"
+    assert pairing.origin.startswith(f"{root / 'hardware/dgx-h100-ib.yaml'}:22: nics[nic5].numaNode 1: only the "
+                                     "NIC's NUMA node is known")
+    plan = plan_fleet(result.fleet, result.documents, result.unfit)
+    assert "llm-pretrain worker claims: rail0 NIC nic0 (ibp24s0) + 1 GPU (same NUMA node), " in plan_text(plan)
+    hardware = next(h for h in result.fleet.hardware if h.name == "dgx-h100-ib")
+    assert [(numa.label, [(g.nic.name, g.gpus, g.in_order) for g in numa.groups])
+            for numa in node_layout(hardware, paired=True)] == [
+        ("NUMA 0", [(f"nic{i}", (i,), True) for i in range(4)]), ("NUMA 1", [(f"nic{i}", (i,), True) for i in range(4, 8)])]
+    assert 'data-pair="nic5" data-alignment="numaNode" data-pair-gpus="1" data-claims="llm-pretrain/0">' in \
+        fleet_svg(result.fleet, plan)
