@@ -215,8 +215,9 @@ def _gpu_svg(gpu: int, x: int, y: int, use: tuple[JobPlan, RankBinding] | None,
                  f"GPU {binding.gpu_text}, NIC {binding.nic_text}, rail {binding.rail or '-'}")
         dash = ""
     else:
+        chooser = "its DRA claim's allocation" if plan.devices is not None else "the device plugin"
         title = (f"{plan.name} rank {binding.rank}: worker {binding.worker}, local rank {binding.local_rank}, on one "
-                 "of the node's GPUs the device plugin chooses (drawn here on the first free one)")
+                 f"of the node's GPUs {chooser} chooses (drawn here on the first free one)")
         dash = ' stroke-dasharray="3,2"'
     return (f'<g data-gpu="{gpu}" data-job="{escaped(plan.name)}" data-rank="{binding.rank}" '
             f'data-worker="{binding.worker}" data-nic="{escaped(binding.nic or "")}">'

@@ -88,6 +88,8 @@ def test_each_rail_is_explained_from_the_hardware_line_through_the_claim_to_the_
                                  "gpu.nvidia.com, which stands for nvidia.com/gpu")
     rail = _facts(explanation, "networks")["rail rail0"]
     assert rail.value.startswith("DRANET device of request nic-rail0 in claim devices, interface rail0 in the pod")
+    assert explanation.binding_rule.endswith("so no rank's NIC is known; the workers' claim still places each NIC "
+                                             "beside its share of the GPUs (devices)")
 
 
 def _line_of(origin: str) -> tuple[str, str]:
@@ -164,3 +166,20 @@ def test_nics_whose_hardware_says_only_their_numa_node_are_paired_by_it_everywhe
         ("NUMA 0", [(f"nic{i}", (i,), True) for i in range(4)]), ("NUMA 1", [(f"nic{i}", (i,), True) for i in range(4, 8)])]
     assert 'data-pair="nic5" data-alignment="numaNode" data-pair-gpus="1" data-claims="llm-pretrain/0">' in \
         fleet_svg(result.fleet, plan)
+
+
+def test_a_worker_with_part_of_a_node_claims_its_share_of_the_rails_and_dra_chooses_its_gpus(profiles_copy):
+    job = (PROFILES / "jobs/llm-pretrain.yaml").read_text(encoding="utf-8")
+    assert "gpusPerWorker: 8\n" in job
+    root = profiles_copy({"jobs/llm-pretrain.yaml": job.replace(
+        "gpusPerWorker: 8\n", "gpusPerWorker: 4\nrails: [rail4, rail5, rail6, rail7]\n")})
+    result = check_profiles([root], set_aside_unfit=True)
+    assert result.ok, [d.format() for d in result.diagnostics]
+    explanation = _explain(result, "llm-pretrain")
+    assert "a worker has 4 of a node's 8 GPUs and its DRA claim's allocation chooses which" in explanation.binding_rule
+    devices = _facts(explanation, "devices")
+    assert sorted(name for name in devices if name.endswith(" pairing")) == [f"rail{i} pairing" for i in range(4, 8)]
+    assert devices["rail6 in NCCL and UCX"].value == "NCCL_SOCKET_IFNAME rail6; NCCL_IB_HCA mlx5_10:1; " \
+        "UCX_NET_DEVICES mlx5_10:1"
+    plan = plan_fleet(result.fleet, result.documents, result.unfit)
+    assert "    llm-pretrain worker claims: rail4 NIC nic4 (ibp154s0) + 1 GPU (same PCIe root), rail5 " in plan_text(plan)
