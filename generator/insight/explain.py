@@ -12,6 +12,7 @@ import json
 import shlex
 
 from mpigen.insight import bounds
+from mpigen.insight.device_facts import claimed_rail, device_facts, gpu_resource_fact, nic_index
 from mpigen.insight.explanation import PROFILE, Explanation, Fact, Said
 from mpigen.insight.facts import Where as _Where
 from mpigen.insight.facts import fact as _fact
@@ -55,6 +56,7 @@ def explain_job(job: Job, documents: list[ProfileFile]) -> Explanation:
     head, tail = bounds.head_and_tail(count, bounds.RANKS_SHOWN)
     facts = [*_naming(job, mpijob, at_job), *_size(job, at_job, at_cluster, at_hw),
              *_resources(job, at_job, at_cluster, at_hw), *_networks(job, at_job, at_cluster, at_hw),
+             *device_facts(job, mpijob, at_job, at_cluster, at_hw),
              *_environment(job, mpijob, at_job), *_mpi(job, mpijob, at_job), *_security(job, at_job),
              *_scheduling(job, at_job, at_cluster), *_placement(job, at_job, at_cluster), *_metadata(job, at_job)]
     return Explanation(job=job.name, path=document.path, cluster=job.cluster.name, pool=job.pool.name,
@@ -119,7 +121,9 @@ def _resources(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[
     for key, value in (("cpu", job.resources.cpu), ("memory", job.resources.memory)):
         if value is not None:
             facts.append(_fact("worker resources", key, value, _said(at("resources", key), f"resources.{key}", "")))
-    if job.uses_gpus:
+    if job.uses_gpus and job.devices is not None and job.devices.pairs:
+        facts.append(gpu_resource_fact(job, at_cluster))
+    elif job.uses_gpus:
         gpu = stated(job.pool.hardware.gpu)
         facts.append(_fact("worker resources", gpu.resource, str(job.gpus_per_worker),
                           _said(at_hw("gpu", "resource"), "gpu.resource", "default: GPUs are requested as "
@@ -147,9 +151,8 @@ def _resources(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[
 
 
 def _nic_line(job: Job, nic: Nic, at_hw: _Where) -> Said:
-    index = next(i for i, n in enumerate(job.pool.hardware.nics) if n.name == nic.name)
-    return _said(at_hw("nics", index), f"NIC {nic.name} of hardware {job.pool.hardware.name}",
-                 f"NIC {nic.name} of hardware {job.pool.hardware.name}")
+    named = f"NIC {nic.name} of hardware {job.pool.hardware.name}"
+    return _said(at_hw("nics", nic_index(job.pool.hardware, nic.name)), named, named)
 
 
 def _networks(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[Fact]:
@@ -161,7 +164,7 @@ def _networks(job: Job, at: _Where, at_cluster: _Where, at_hw: _Where) -> list[F
     attached = _attachments(job)
     for attachment in job.rails:
         nic = attachment.nic
-        where = ("the node's own interface (host networking)" if host else
+        where = ("the node's own interface (host networking)" if host else claimed_rail(job, attachment.rail.name) or
                  f"NetworkAttachmentDefinition {attached[attachment.interface]} as interface {attachment.interface}")
         link = f"{nic.link_type.value} " if nic.link_type else ""
         index = next(i for i, r in enumerate(job.cluster.rails) if r.name == attachment.rail.name)

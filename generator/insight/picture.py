@@ -21,6 +21,7 @@ from mpigen.insight.plan import NEVER, STARTS, WAITS, ClusterPlan, FleetPlan, Jo
 from mpigen.insight.ranks import RankBinding, rank_bindings
 from mpigen.manifests.run_name import mpijob_name
 from mpigen.model import Cluster, Fleet, Hardware, Job, NodePool
+from mpigen.providers import PROVIDERS
 
 JOB_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
                "#bcbd22", "#393b79", "#ad494a", "#637939")
@@ -81,8 +82,22 @@ def fleet_html(fleet: Fleet, plan: FleetPlan) -> str:
             "<p>Each box is a node: its NICs (grey, with the rail they carry) beside the GPUs on their PCIe switch, "
             "grouped by NUMA node. Rails are lines through their NIC across the nodes. A job's colour marks the GPUs "
             "its ranks drive (rank number inside; hover for its NIC). Placement is one the plan's first-fit packing "
-            "gives; the scheduler picks the actual nodes.</p>" + _left_out_note(fleet, drawn)
+            "gives; the scheduler picks the actual nodes." + _claims_note(fleet) + "</p>" + _left_out_note(fleet, drawn)
             + "".join(sections) + "</body></html>\n")
+
+
+def claims_nics(cluster: Cluster) -> bool:
+    """The cluster's workers claim their NICs with the GPUs beside them through DRA (the dranet provider)."""
+    return cluster.dra is not None and PROVIDERS[cluster.network.provider].dra_devices
+
+
+def _claims_note(fleet: Fleet) -> str:
+    """Where a cluster claims NICs through DRA, what its pairs look like (nothing for a fleet with none)."""
+    if not any(claims_nics(cluster) for cluster in fleet.clusters):
+        return ""
+    return (" Where workers claim their GPUs and NICs through Dynamic Resource Allocation, each NIC is drawn with the "
+            "GPUs a claim takes with it, labelled by what they must share (pcieRoot: one PCIe root; numaNode: one NUMA "
+            "node); where the hardware profile says how many GPUs, not which, they are drawn in order.")
 
 
 def _left_out_note(fleet: Fleet, drawn: dict[tuple[str, str], int]) -> str:
@@ -147,7 +162,7 @@ def _pool_svg(cluster: Cluster, pool: PoolPlan, hardware: Hardware, jobs: dict[s
               colours: dict[tuple[str, str], str], drawn: int) -> tuple[str, int, int]:
     """The pool's first `drawn` nodes (`drawn_nodes`), eight a row, and where it has more, one box saying how many and
     what runs on them: the page grows with what it draws, not with the pool."""
-    layout = node_layout(hardware)
+    layout = node_layout(hardware, paired=claims_nics(cluster))
     running = [plan for plan in pool.jobs if plan.state == STARTS]
     per_node_workers: dict[int, list[tuple[JobPlan, int]]] = {}
     drawn_workers: dict[str, list[int]] = {}  # job -> its workers on drawn nodes

@@ -16,6 +16,7 @@ from mpigen.inventory import LiveNode
 from mpigen.inventory.pools import may_be_of
 from mpigen.load import ProfileFile
 from mpigen.model import Cluster, Fleet, Job, NodePool, Queue, Scheduler, Selection, admission
+from mpigen.model.devices import WorkerDevices
 from mpigen.providers import PROVIDERS
 from mpigen.support.diagnostics import Diagnostic, Location
 
@@ -59,6 +60,8 @@ class JobPlan:
     """STARTS: the node (index in its pool) of each worker in this plan's placement."""
     topology: str = ""
     """kueue, with a topology level: the nodes it needs against one domain of it (model/domains.py)."""
+    devices: WorkerDevices | None = None
+    """Under DRA: what each worker claims (its GPU-NIC pairs, its ComputeDomain's channel); None: device plugins."""
 
 
 @dataclass(frozen=True)
@@ -274,7 +277,7 @@ def _job_plan(job: Job, document: ProfileFile, alone: int, state: str, waits_for
                    gpus=job.worker_count * job.gpus_per_worker, per_worker=capacity.worker_ask(job).texts(),
                    nodes_alone=alone, state=state, waits_for=waits_for, waits_for_omitted=waits_for_omitted,
                    reason=reason, gpu_hours=hours, gpu_hours_bound=bound, gpu_hours_basis=basis,
-                   worker_nodes=worker_nodes, topology=topology_fit_text(job))
+                   worker_nodes=worker_nodes, topology=topology_fit_text(job), devices=job.devices)
 
 
 def topology_fit_text(job: Job) -> str:

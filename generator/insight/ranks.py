@@ -55,14 +55,17 @@ def binding_gaps(job: Job) -> str:
             "; a CPU job with no rails: everything goes over the cluster network"
     gpus = stated(hardware.gpu).count
     if job.gpus_per_worker != gpus:
-        return (f"; here a worker has {job.gpus_per_worker} of a node's {gpus} GPUs and the GPU device "
-                "plugin chooses which, so no rank's GPU or NIC is known before it runs")
+        chooser = "its DRA claim's allocation" if job.devices is not None else "the GPU device plugin"
+        return (f"; here a worker has {job.gpus_per_worker} of a node's {gpus} GPUs and {chooser} "
+                "chooses which, so no rank's GPU or NIC is known before it runs")
     if not _whole_node(job):
         return (f"; here {job.slots_per_worker} ranks share {job.gpus_per_worker} GPUs: which rank drives which GPU "
                 "is the program's choice")
     if not any(nic.gpus for nic in hardware.nics):
+        claimed = job.devices is not None and any(pair.nic for pair in job.devices.pairs)
         return (f"; hardware {hardware.name} does not say which NIC each GPU sits beside (`gpus` of its NICs), so "
-                "no rank's NIC is known")
+                "no rank's NIC is known" + ("; the workers' claim still places each NIC beside its share of the "
+                                            "GPUs (devices)" if claimed else ""))
     return ""
 
 

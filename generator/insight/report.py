@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from mpigen.insight.bounds import names_text
+from mpigen.insight.device_facts import claims_text
 from mpigen.insight.explanation import DEFAULT, PROFILE, RULE, Explanation
 from mpigen.insight.plan import NEVER, STARTS, WAITS, FleetPlan, JobPlan, PoolPlan, QueuePlan, amounts_text
 from mpigen.support.diagnostics import Location, one_line
@@ -86,6 +87,8 @@ def _pool_lines(pool: PoolPlan) -> list[str]:
             lines.append(f"    {job.name} waits for {job.reason}{held}")
         elif job.state == NEVER:
             lines.append(f"    {job.location}: {job.name} can never run: {one_line(job.reason)}")
+    lines += [f"    {job.name} worker claims: {claims_text(job.devices)}" for job in pool.jobs
+              if job.devices is not None and (job.devices.pairs or job.devices.channel)]
     return lines + [f"    {job.name} topology: {job.topology}" for job in pool.jobs if job.topology]
 
 

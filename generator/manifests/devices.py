@@ -14,7 +14,7 @@ from mpigen.objects.labels import ChartRef, metadata
 from mpigen.vocabulary import dra
 
 
-def _nic_selector(pair: DevicePair) -> str:
+def nic_selector(pair: DevicePair) -> str:
     """The rail's NIC, by its interface on the node (DRANET's `ifName`): the NIC the hardware profile names."""
     return f'device.attributes["{dra.NIC_DRIVER}"].{dra.NIC_INTERFACE_ATTRIBUTE} == {json.dumps(pair.interface)}'
 
@@ -29,7 +29,7 @@ def claim_requests(devices: WorkerDevices) -> list[dict[str, Any]]:
         if pair.nic is not None and devices.nic_class is not None:
             exactly: dict[str, Any] = {"deviceClassName": devices.nic_class, "count": 1}
             if pair.interface:
-                exactly["selectors"] = [{"cel": {"expression": _nic_selector(pair)}}]
+                exactly["selectors"] = [{"cel": {"expression": nic_selector(pair)}}]
             requests.append({"name": pair.nic_request, "exactly": exactly})
     return requests
 

@@ -35,6 +35,9 @@ def test_plan_of_the_example_fleet():
         in done.stdout
     assert "    language-bert topology: level block (preferred): 6 node(s), a block holds 8: fits in one block\n" \
         in done.stdout
+    # llm-pretrain claims each of dgx-h100-ib's 8 NICs with the GPU under its PCIe root (nicDistance PIX)
+    assert "    llm-pretrain worker claims: rail0 NIC nic0 (ibp24s0) + 1 GPU (same PCIe root), rail1 NIC nic1 (ibp64s0) " \
+        "+ 1 GPU (same PCIe root), " in done.stdout
     # resnet50-dgx: 16 GPUs x estimatedHours 3
     assert done.stdout.rstrip().endswith("11 job(s): 10 start at once, 1 wait, 0 can never run; 48 GPU-hours estimated "
                                          "(1 job(s))")
@@ -152,6 +155,28 @@ def test_explain_by_name_from_the_repository_and_by_path():
     assert by_path.stdout == by_name.stdout
     data = json.loads(run_mpigen("explain", "resnet50-dgx", "--output", "json", cwd=REPO).stdout)
     assert data["kind"] == "explain" and len(data["ranks"]) == 16 and data["ranks"][13]["nic"] == "ib2"
+
+
+def test_explain_of_a_dra_job_follows_each_rail_from_the_hardware_line_to_the_claim_to_nccl():
+    """explain stopped on a job whose rails are DRANET devices (no NetworkAttachmentDefinition to name); now each
+    rail's chain: the line of profiles/hardware/dgx-h100-ib.yaml that pairs its NIC with a GPU (13: nicDistance PIX),
+    the claim's requests and the NIC's line (18: nic0), the variables that name it."""
+    done = run_mpigen("explain", "llm-pretrain", cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    hardware = "profiles/hardware/dgx-h100-ib.yaml"
+    for lines in (["  rail0 pairing = NIC nic0 + 1 GPU, same PCIe root",
+                   f"      from {hardware}:13: gpu.nicDistance PIX: each of the 8 NICs sits under one PCIe root with 1 "
+                   "of the 8 GPUs; the worker's 8 GPUs spread evenly over its 8 rails"],
+                  ['  rail0 claim = requests gpus-rail0 (1 x gpu.nvidia.com) and nic-rail0 (1 x dranet-rdma, '
+                   'device.attributes["dra.net"].ifName == "ibp24s0"), matchAttribute resource.kubernetes.io/pcieRoot; '
+                   'DRANET names it rail0 in the pod',
+                   f"      from {hardware}:18: pfName ibp24s0 of NIC nic0: the NIC's interface on the node, which the "
+                   "request selects it by; the claim's opaque config (driver dra.net) names it rail0 in the pod"],
+                  ["  rail7 in NCCL and UCX = NCCL_SOCKET_IFNAME rail7; NCCL_IB_HCA mlx5_11:1; UCX_NET_DEVICES mlx5_11:1",
+                   f"      from {hardware}:25: hca mlx5_11 of NIC nic7; "],
+                  ["  nvidia.com/gpu = none: 8 GPUs claimed through DRA (claim devices)",
+                   "      from profiles/clusters/h100-dra.yaml:14: dra: "]):
+        assert "\n".join(lines) in done.stdout, done.stdout
 
 
 def test_explain_a_job_profile_kept_outside_the_fleet(tmp_path):

@@ -5,7 +5,8 @@ Each example is a valid fleet of one cluster: one to three pools of the built-in
 fleet in four 4 to 300 pools of 1 to 40 nodes (so that the page's bound is reached); no scheduler, Coscheduling, or
 Kueue with two queues of one cohort splitting every pool; one to 24 jobs of 1 to 40 workers (in one fleet in four, up
 to 30,000), GPU jobs of 1 to 8 GPUs a worker, CPU jobs asking 0.5 to 100 CPUs or nothing, some with 2,147,483,647
-slots a worker, of two priority classes and two namespaces. For each it checks, in process:
+slots a worker, of two priority classes and two namespaces; one cluster in three allocates GPUs through Dynamic
+Resource Allocation (`dra`). For each it checks, in process:
 
 - the placement: where every pool has at most 40 nodes and every job at most 40 workers, the whole plan (states,
   nodes, placements, what each job waits for) equals the plan made with the straightforward first fit and quota
@@ -19,7 +20,10 @@ slots a worker, of two priority classes and two namespaces. For each it checks, 
   bound linear in the ranks it lists; the picture draws at most 64 nodes a pool and at most 8,192 boxes (nodes,
   GPUs, NICs) a page, every node where that bound allows, and says what it left out; its HTML and SVG stay within a
   bound linear in the boxes it draws, the jobs and the pools; plan's text stays within a bound
-  linear in jobs and pools, whatever the sizes.
+  linear in jobs and pools, whatever the sizes;
+- the claims: under `dra` each GPU job's plan line says what each worker claims (its GPUs, alone: the fuzzer's
+  cluster has no rails), explain has its claim and says why no GPU limit is written; a CPU job and a job without `dra`
+  have neither.
 
 CI runs a few examples (20) from a fixed seed; `make fuzz` runs MPIGEN_FUZZ_EXAMPLES / 4 from its seed.
 """
@@ -41,7 +45,7 @@ from mpigen.commands.pipeline import check_profiles
 from mpigen.insight import bounds, capacity
 from mpigen.insight.explain import explain_job
 from mpigen.insight.picture import fleet_html, fleet_svg
-from mpigen.insight.plan import WAITS, FleetPlan, plan_fleet
+from mpigen.insight.plan import NEVER, WAITS, FleetPlan, plan_fleet
 from mpigen.insight.report import explain_json, explain_text, plan_json, plan_text
 
 LONG = "MPIGEN_FUZZ_EXAMPLES" in os.environ
@@ -81,6 +85,7 @@ class FleetSpec:
     scheduler: str
     pools: tuple[Pool, ...]
     jobs: tuple[JobSpec, ...]
+    dra: bool = False
 
 
 @st.composite
@@ -104,7 +109,8 @@ def fleets(draw: st.DrawFn) -> FleetSpec:
             cpu=draw(st.sampled_from((None, "0.5", "1", "8", "41", "100"))) if not gpu else None,
             slots=draw(st.sampled_from((None, 1, 2_147_483_647))) if not gpu else None,
             team=draw(st.sampled_from(("team-a", "team-b"))), priority=draw(st.sampled_from((None, "high", "low")))))
-    return FleetSpec(draw(st.sampled_from(("none", "coscheduling", "kueue"))), pools, tuple(jobs))
+    return FleetSpec(draw(st.sampled_from(("none", "coscheduling", "kueue"))), pools, tuple(jobs),
+                     draw(st.integers(0, 2)) == 0)
 
 
 def write(spec: FleetSpec, root: Path) -> Path:
@@ -112,11 +118,12 @@ def write(spec: FleetSpec, root: Path) -> Path:
     (root / "jobs").mkdir()
     (root / "hardware").mkdir()
     (root / "hardware" / "g64.yaml").write_text(G64, encoding="utf-8")
-    text = ['apiVersion: mpigen/v1alpha1\nkind: Cluster\nname: fz\nkubernetesVersion: "1.32"\n'
-            "namespaces: [team-a, team-b]\nnodePools:\n"]
+    text = [f'apiVersion: mpigen/v1alpha1\nkind: Cluster\nname: fz\nkubernetesVersion: "{"1.34" if spec.dra else "1.32"}"\n'
+            + ("dra: {}\n" if spec.dra else "") + "namespaces: [team-a, team-b]\nnodePools:\n"]
     text += [f"  - name: p{i}\n    hardware: {pool.hardware}\n    nodes: {pool.nodes}\n"
              f"    nodeLabels: {{example.com/pool: p{i}}}\n" for i, pool in enumerate(spec.pools)]
-    text.append(f"scheduling:\n  scheduler: {spec.scheduler}\n")
+    text.append(f"scheduling:\n  scheduler: {spec.scheduler}\n"
+                + ("  kueueVersion: v0.18\n" if spec.dra and spec.scheduler == "kueue" else ""))
     text.append("  priorityClasses:\n    - name: high\n      value: 1000\n    - name: low\n      value: 10\n")
     if spec.scheduler == "kueue":  # two queues of one cohort splitting each pool (one for both where one cannot)
         halves = [(f"p{i}", pool.nodes - pool.nodes // 2, pool.nodes // 2) for i, pool in enumerate(spec.pools)]
@@ -197,8 +204,18 @@ def test_plan_explain_and_picture_stay_exact_and_bounded(tmp_path_factory, monke
             held = scanned[job.name]
             assert (job.waits_for, job.waits_for_omitted) == (held[:bounds.NAMES_SHOWN],
                                                               max(len(held) - bounds.NAMES_SHOWN, 0))
-    assert len(plan_text(plan)) <= 4_000 + 1_500 * len(plan.jobs) + 400 * len(spec.pools)
+    text = plan_text(plan)
+    assert len(text) <= 4_000 + 1_500 * len(plan.jobs) + 400 * len(spec.pools)
     json.loads(plan_json(plan))
+    planned = {job.name for job in plan.jobs if job.state != NEVER}
+    claiming = [job for job in result.fleet.jobs if job.name in planned and job.devices is not None
+                and job.devices.pairs]
+    assert len(claiming) == text.count(" worker claims: ")
+    event("DRA claims" if claiming else "no DRA claims")
+    for job in claiming:
+        assert spec.dra and job.uses_gpus
+        assert f"    {job.name} worker claims: {job.gpus_per_worker} GPU" + ("s" if job.gpus_per_worker > 1 else "") \
+            + " (no NIC)\n" in text
 
     for job in result.fleet.jobs:
         explanation = explain_job(job, result.documents)
@@ -211,6 +228,13 @@ def test_plan_explain_and_picture_stay_exact_and_bounded(tmp_path_factory, monke
         assert len(text) <= 12_000 + 200 * listed
         data = json.loads(explain_json(explanation))
         assert len(data["ranks"]) == listed and len(json.dumps(data)) <= 16_000 + 400 * listed
+        claim = [fact for fact in explanation.facts if fact.section == "devices" and fact.name == "claim"]
+        assert len(claim) == (spec.dra and job.uses_gpus)
+        if claim:
+            limit = next(fact for fact in explanation.facts if fact.name == "nvidia.com/gpu")
+            assert limit.value.startswith(f"none: {job.gpus_per_worker} GPUs claimed through DRA")
+            alone = next(fact for fact in explanation.facts if fact.section == "devices" and fact.name == "GPUs")
+            assert alone.origin.startswith("the job attaches no rails: the claim holds the GPUs alone")
 
     wanted = sum(min(pool.nodes, bounds.NODES_DRAWN) for pool in spec.pools)
     boxes_wanted = sum(min(pool.nodes, bounds.NODES_DRAWN) * BOXES_A_NODE[pool.hardware] for pool in spec.pools)

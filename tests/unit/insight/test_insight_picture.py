@@ -89,3 +89,25 @@ def test_a_pool_past_64_nodes_is_drawn_in_part_and_the_page_says_what_it_left_ou
         node = lab[lab.index('data-node="0"'):lab.index("</g>", lab.index('data-node="0"'))]
         assert node.count("data-worker=") == 7 and ">... and 16 more workers</text>" in node
         assert "wide (pool cpu, 70 worker(s), 70 ranks): starts on nodes 0-69</text>" in lab
+
+
+def test_under_dra_each_nic_is_drawn_with_the_gpus_a_claim_takes_with_it(example):
+    # profiles/hardware/dgx-h100-ib.yaml: 8 NICs, 8 GPUs at distance PIX, no NIC naming its GPU: a claim takes each
+    # NIC with one GPU under its PCIe root, drawn in order; without DRA the GPUs stay apart from the NICs.
+    hardware = next(h for h in example.fleet.hardware if h.name == "dgx-h100-ib")
+    paired = [(g.nic.name if g.nic else None, g.gpus, g.in_order, g.pairing.alignment.value if g.pairing else None)
+              for numa in node_layout(hardware, paired=True) for g in numa.groups]
+    assert paired == [(f"nic{i}", (i,), True, "pcieRoot") for i in range(8)]
+    assert [(g.nic.name if g.nic else None, g.gpus) for numa in node_layout(hardware) for g in numa.groups] == \
+        [(f"nic{i}", ()) for i in range(8)] + [(None, tuple(range(8)))]
+    plan = plan_fleet(example.fleet, example.documents, example.unfit)
+    html, svg = fleet_html(example.fleet, plan), fleet_svg(example.fleet, plan)
+    for page in (html, svg):
+        # llm-pretrain's 2 workers on nodes 0 and 1 of pool h100; mnnvl-allreduce's 18 on gb200-rack's 18 trays,
+        # whose NICs each name their GPU (gb200-tray.yaml).
+        assert 'data-pair="nic0" data-alignment="pcieRoot" data-pair-gpus="1" data-claims="llm-pretrain/1">' in page
+        assert 'data-pair="nic3" data-alignment="pcieRoot" data-pair-gpus="1" data-claims="mnnvl-allreduce/17">' \
+            in page
+        assert page.count("data-pair=") == 8 * 4 + 4 * 18, "each NIC of the DRA pools' nodes, no other"
+        assert re.search(r'<g data-nic="nic0" data-rail="rail0" data-jobs="llm-pretrain">', page)
+    assert "Where workers claim their GPUs and NICs through Dynamic Resource Allocation" in html
