@@ -24,8 +24,8 @@ from mpigen.model import Cluster, Fleet, Hardware, Job, NodePool
 from mpigen.providers import PROVIDERS
 
 JOB_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-               "#bcbd22", "#393b79", "#ad494a", "#637939")
-"""Twelve colours that tell jobs apart (`job_colours`)."""
+               "#bcbd22", "#393b79", "#ad494a", "#637939", "#8c6d31", "#7b4173", "#3182bd", "#e6550d")
+"""Sixteen colours that tell jobs apart (`job_colours`); past them, colours repeat."""
 NODES_PER_ROW = 8
 FONT = "font-family:DejaVu Sans,Arial,sans-serif"
 
@@ -120,7 +120,7 @@ def _left_out_note(fleet: Fleet, drawn: dict[tuple[str, str], int]) -> str:
 
 def job_colours(plan: FleetPlan) -> dict[tuple[str, str], str]:
     """(cluster, job) -> its colour, taken in turn across the fleet: in each cluster the jobs that start come first
-    (in admission order), so a cluster's drawn jobs repeat a colour only beyond twelve of them."""
+    (in admission order), so a cluster's drawn jobs repeat a colour only beyond sixteen of them."""
     colours, turn = {}, 0
     for cluster in plan.clusters:
         jobs = [job for pool in cluster.pools for job in pool.jobs]

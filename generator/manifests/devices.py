@@ -12,6 +12,7 @@ from mpigen.model.devices import DevicePair, WorkerDevices
 from mpigen.model.names import rail_interface
 from mpigen.objects.labels import ChartRef, metadata
 from mpigen.vocabulary import dra
+from mpigen.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE
 
 
 def nic_selector(pair: DevicePair) -> str:
@@ -76,7 +77,9 @@ def build_compute_domain(job: Job, chart: ChartRef, run: str) -> dict[str, Any]:
     return {
         "apiVersion": dra.COMPUTE_DOMAIN_API_VERSION,
         "kind": dra.COMPUTE_DOMAIN_KIND,
-        "metadata": metadata(names.compute_domain_name(run), chart, job.namespace),
+        # A custom resource: Argo CD may sync it before the GPU DRA driver's CRD exists (as every other of mpigen's).
+        "metadata": metadata(names.compute_domain_name(run), chart, job.namespace,
+                             annotations={ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE}),
         "spec": {"numNodes": 0, "channel": {"resourceClaimTemplate": {"name": names.channel_template_name(run)}}},
     }
 

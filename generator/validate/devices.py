@@ -9,7 +9,7 @@ from typing import Any
 from mpigen.load import ProfileFile
 from mpigen.model import admission, derive
 from mpigen.model.devices import Alignment, ClaimedRail, NicGroup, NicSide, SplitProblem, nic_groups, pair_devices
-from mpigen.providers import provider_of
+from mpigen.providers import PROVIDERS, provider_of
 from mpigen.support.diagnostics import Diagnostic, Severity, raises
 from mpigen.support.profile_rules import CLUSTER, JOB
 from mpigen.validate.network import Carriers
@@ -74,7 +74,8 @@ def check_cluster_dra(document: ProfileFile, data: dict[str, Any], carriers: Car
         found.append(Diagnostic(document.location("dra", at_key=True),
                                 f"GPUs are claimed through DRA and the rails through '{provider.name.value}': the "
                                 "scheduler cannot put a worker's NICs under the PCIe root of its GPUs",
-                                "use `network.provider: dranet` to claim the NICs beside the GPUs", Severity.WARNING))
+                                f"use `network.provider: {_nic_claiming_provider()}` to claim the NICs beside the "
+                                "GPUs", Severity.WARNING))
     for i, (pool, hardware) in enumerate(carriers):
         if derive.multi_node_nvlink(hardware) and config.get("computeDomains") is False:
             found.append(_no_compute_domain(document, ("dra", "computeDomains"), pool, hardware,
@@ -82,6 +83,11 @@ def check_cluster_dra(document: ProfileFile, data: dict[str, Any], carriers: Car
         if provider is not None and provider.dra_devices:
             found += _check_alignment(document, data, i, pool, hardware)
     return found
+
+
+def _nic_claiming_provider() -> str:
+    """The provider that claims the rails' NICs beside the GPUs."""
+    return next(name.value for name, provider in PROVIDERS.items() if provider.dra_devices)
 
 
 def _no_compute_domain(document: ProfileFile, path: tuple[str | int, ...], pool: dict[str, Any],

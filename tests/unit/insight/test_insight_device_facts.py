@@ -101,19 +101,19 @@ def _line_of(origin: str) -> tuple[str, str]:
 
 
 def test_a_job_on_multi_node_nvlink_is_told_where_its_compute_domain_and_each_pair_come_from(example, objects):
-    # profiles/hardware/gb200-tray.yaml line 14: nic0 names GPU 0 (`gpus: [0]`); its base, the built-in
+    # profiles/hardware/gb200-ib.yaml line 14: nic0 names GPU 0 (`gpus: [0]`); its base, the built-in
     # gb200-nvl72, sets nvlinkDomainGpus 72 (line 48); gb200-rack leaves dra.computeDomains at its default.
     explanation = _explain(example, "mnnvl-allreduce")
     devices = _facts(explanation, "devices")
     assert devices["rail0 pairing"].origin.startswith(
-        f"{PROFILES / 'hardware/gb200-tray.yaml'}:14: nics[nic0].gpus [0]: those GPUs share the NIC's PCIe switch")
+        f"{PROFILES / 'hardware/gb200-ib.yaml'}:14: nics[nic0].gpus [0]: those GPUs share the NIC's PCIe switch")
     domain = _of(objects, "ComputeDomain", "mnnvl-allreduce-")
     channel = domain["spec"]["channel"]["resourceClaimTemplate"]["name"]
     said = devices["ComputeDomain"]
     assert said.value == (f"{domain['metadata']['name']}; every worker claims its IMEX channel (ResourceClaimTemplate "
                           f"{channel}, pod claim channel)")
     assert said.origin.startswith(f"{BUILTIN_PREFIX}/gb200-nvl72.yaml:48: gpu.nvlinkDomainGpus 72 of hardware "
-                                  "gb200-tray: NVLink joins 72 GPUs across nodes (4 a node); default: "
+                                  "gb200-ib: NVLink joins 72 GPUs across nodes (4 a node); default: "
                                   "dra.computeDomains true")
     for fact in explanation.facts:  # each cited line holds the key the origin names
         if fact.section == "devices" and fact.origin_kind == "profile":

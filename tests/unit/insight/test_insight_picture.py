@@ -104,7 +104,7 @@ def test_under_dra_each_nic_is_drawn_with_the_gpus_a_claim_takes_with_it(example
     html, svg = fleet_html(example.fleet, plan), fleet_svg(example.fleet, plan)
     for page in (html, svg):
         # llm-pretrain's 2 workers on nodes 0 and 1 of pool h100; mnnvl-allreduce's 18 on gb200-rack's 18 trays,
-        # whose NICs each name their GPU (gb200-tray.yaml).
+        # whose NICs each name their GPU (gb200-ib.yaml).
         assert 'data-pair="nic0" data-alignment="pcieRoot" data-pair-gpus="1" data-claims="llm-pretrain/1">' in page
         assert 'data-pair="nic3" data-alignment="pcieRoot" data-pair-gpus="1" data-claims="mnnvl-allreduce/17">' \
             in page

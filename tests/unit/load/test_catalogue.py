@@ -610,7 +610,7 @@ def test_a_job_asking_for_cpus_on_a_node_of_unknown_cores_is_refused(profiles_co
 def test_the_example_fleets_own_dgx_1_shadows_the_built_in(example):
     dgx = next(h for h in example.fleet.hardware if h.name == "dgx-1")
     assert [n.hca for n in dgx.nics] == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]  # profiles/hardware/dgx-1.yaml
-    assert [h.name for h in example.fleet.hardware] == ["cpu-node", "dgx-1", "dgx-1-roce"]
+    assert [h.name for h in example.fleet.hardware] == ["cpu-node", "dgx-1", "dgx-1-roce", "dgx-h100-ib", "gb200-ib"]
 
 
 def test_a_user_profile_shadows_a_built_in_for_clusters_and_extends(profiles_copy):

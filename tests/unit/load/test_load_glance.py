@@ -9,10 +9,10 @@ from mpigen.load.glance import ClusterGlance, FleetGlance, JobGlance, glance
 
 def test_the_example_fleet_at_a_glance():
     fleet = glance([PROFILES])
-    assert [c.name for c in fleet.clusters] == ["cpu-lab", "dgx-lab", "dgx-pod", "kueue-lab", "netapp-lab",
-                                                "roce-lab", "volcano-lab"]
+    assert [c.name for c in fleet.clusters] == ["cpu-lab", "dgx-lab", "dgx-pod", "gb200-rack", "h100-dra",
+                                                "kueue-lab", "netapp-lab", "roce-lab", "volcano-lab"]
     assert ClusterGlance("dgx-lab", ("dgx", "cpu"), "charts") in fleet.clusters
-    assert JobGlance("resnet50-dgx", "dgx-lab", "dgx") in fleet.jobs and len(fleet.jobs) == 11
+    assert JobGlance("resnet50-dgx", "dgx-lab", "dgx") in fleet.jobs and len(fleet.jobs) == 13
     assert fleet.gitops_paths == {"charts"}  # the default path, where no cluster writes one
 
 

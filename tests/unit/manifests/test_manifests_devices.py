@@ -111,6 +111,7 @@ def test_a_gb200_job_joins_its_compute_domain_in_every_worker(example: CompileRe
     run = mpijob["metadata"]["name"]
     domain = of_kind(objects, "ComputeDomain")
     assert domain["apiVersion"] == "resource.nvidia.com/v1beta1"
+    assert domain["metadata"]["annotations"] == {"argocd.argoproj.io/sync-options": "SkipDryRunOnMissingResource=true"}
     assert (domain["metadata"]["name"], domain["metadata"]["namespace"]) == (f"{run}-compute-domain", "frontier")
     assert domain["spec"] == {"numNodes": 0, "channel": {"resourceClaimTemplate": {"name": f"{run}-channel"}}}
     worker = mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]
@@ -123,7 +124,7 @@ def test_a_gb200_job_joins_its_compute_domain_in_every_worker(example: CompileRe
     assert (env["NCCL_MNNVL_ENABLE"], env["NCCL_CUMEM_ENABLE"]) == ("1", "1")
     launcher = mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
     assert "resourceClaims" not in launcher
-    # Each tray's NIC beside the one GPU its profile lists (profiles/hardware/gb200-tray.yaml: nicN gpus [N]).
+    # Each tray's NIC beside the one GPU its profile lists (profiles/hardware/gb200-ib.yaml: nicN gpus [N]).
     devices = of_kind(objects, "ResourceClaimTemplate")["spec"]["spec"]["devices"]
     assert [r["exactly"]["count"] for r in devices["requests"]] == [1] * 8
     assert [c["matchAttribute"] for c in devices["constraints"]] == ["resource.kubernetes.io/pcieRoot"] * 4

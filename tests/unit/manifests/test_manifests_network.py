@@ -124,7 +124,9 @@ def test_namespaces_of_the_cluster_are_created(example):
                        "dgx-pod/jobs/vision-resnet50": [], "roce-lab/infra": ["roce-training"],
                        "kueue-lab/infra": ["research", "teaching"], "kueue-lab/jobs/kueue-pi": [],
                        "volcano-lab/infra": ["training"],
-                       "volcano-lab/jobs/volcano-allreduce": [], "volcano-lab/jobs/allreduce-vcjob": []}
+                       "volcano-lab/jobs/volcano-allreduce": [], "volcano-lab/jobs/allreduce-vcjob": [],
+                       "h100-dra/infra": ["llm"], "h100-dra/jobs/llm-pretrain": [],
+                       "gb200-rack/infra": ["frontier"], "gb200-rack/jobs/mnnvl-allreduce": []}
 
 
 def test_namespaces_outlive_the_infra_chart_under_helm_and_argo_cd(example):
@@ -151,6 +153,8 @@ NAMESPACE_LEVELS = {
     "training": ("privileged", "v1.31", f"{IPC_LOCK}; hostNetwork: true"),
     "research": ("restricted", "v1.31", None),
     "teaching": ("restricted", "v1.31", None),  # kueue-lab's second team has no job
+    "llm": ("privileged", "v1.34", IPC_LOCK),  # RDMA NICs claimed through DRA still need IPC_LOCK
+    "frontier": ("privileged", "v1.34", IPC_LOCK),
 }
 
 

@@ -19,7 +19,9 @@ PROVIDER_MODULES = REPO / "generator" / "providers"
 # Strings that are not the provider but share its name: OpenMPI's TCP transport (`btl`) and libfabric's provider, and
 # the namespace the SR-IOV network operator's own install uses (a controller's namespace, whatever the provider).
 NOT_THE_PROVIDER = {("generator/resolve/nccl.py", ",tcp,self"), ("generator/resolve/nccl.py", "tcp"),
-                    ("generator/vocabulary/reserved.py", "sriov-network-operator")}
+                    ("generator/vocabulary/reserved.py", "sriov-network-operator"),
+                    # DRANET's repository, where its attributes are read: the project, not mpigen's provider
+                    ("generator/vocabulary/dra.py", "google/dranet pkg/apis/attributes.go, pkg/inventory/db.go")}
 
 
 def test_the_registry_describes_every_provider_in_the_order_of_the_enum():

@@ -122,7 +122,7 @@ def test_openmpi_without_ucx_is_compiled_to_tcp_and_its_btl_is_refused_in_mpirun
     assert shown.startswith("jobs/train.yaml:10:20: error: `-mca btl` in mpirunArgs sets what mpigen already sets: "
                             "OMPI_MCA_btl"), shown
     root = profiles_copy({"jobs/train.yaml": TRAIN + "workers: 2\nopenMPIUcx: false\n"})
-    (job,) = [j for j in compile_profiles([root]).fleet.jobs if j.source.endswith("train.yaml")]
+    (job,) = [j for j in compile_profiles([root]).fleet.jobs if j.source.endswith("/train.yaml")]
     env = {var.name: var.value for var in job.env}
     assert env["OMPI_MCA_pml"] == "ob1" and env["OMPI_MCA_btl_tcp_if_include"].startswith("rail0")
     assert job.openmpi_ucx is False
