@@ -53,7 +53,7 @@ def test_the_output_passes_check_strictly_with_no_warning(repo: Path, helm4: Pat
     result = run_mpigen("check", "--strict", "--helm", helm4, "charts", cwd=repo)
     assert result.returncode == 0, result.stdout + result.stderr
     summary = [line for line in result.stdout.splitlines() if not line.startswith("pod security ")]
-    assert len(summary) == 1 and re.fullmatch(r"0 error\(s\), 0 warning\(s\) in \d+ document\(s\) of 18 chart\(s\) and "
+    assert len(summary) == 1 and re.fullmatch(r"0 error\(s\), 0 warning\(s\) in \d+ document\(s\) of 22 chart\(s\) and "
                                               r"8 manifest file\(s\)", summary[0]), summary
 
 

@@ -64,13 +64,13 @@ def test_json_and_junit_carry_every_diagnostic(profiles_copy, tmp_path):
 def test_strict_fails_on_warnings_and_the_text_output_is_as_it_was(profiles_copy, tmp_path):
     profiles_copy(WARNED)
     plain = run_mpigen("validate", "profiles", cwd=tmp_path)
-    assert plain.returncode == 0 and plain.stdout == "21 profile(s) valid: 3 hardware, 7 cluster(s), 11 job(s)\n"
+    assert plain.returncode == 0 and plain.stdout == "27 profile(s) valid: 5 hardware, 9 cluster(s), 13 job(s)\n"
     warnings = [line for line in plain.stderr.splitlines() if line.startswith("profiles/jobs/language-bert.yaml:27:12: "
                                                                                 "warning: ")]
     assert len(warnings) == 2 == len(plain.stderr.splitlines())
     strict = run_mpigen("validate", "profiles", "--strict", cwd=tmp_path)
     assert (strict.returncode, strict.stdout) == (1, "")
-    assert strict.stderr.splitlines() == [*warnings, "2 warning(s) in 21 profile file(s); --strict fails on warnings"]
+    assert strict.stderr.splitlines() == [*warnings, "2 warning(s) in 27 profile file(s); --strict fails on warnings"]
     as_json = run_mpigen("validate", "profiles", "--strict", "--output", "json", cwd=tmp_path)
     assert as_json.returncode == 1 and json.loads(as_json.stdout)["valid"] is False
 
@@ -85,7 +85,7 @@ def test_a_kueue_timeout_under_a_first_pull_is_a_warning_at_the_clusters_line(pr
     line = cluster.splitlines().index("    timeoutSeconds: 600") + 1  # found, not numbered: other edits move it
     profiles_copy({"clusters/dgx-pod.yaml": cluster.replace("    timeoutSeconds: 600\n", "    timeoutSeconds: 300\n")})
     result = run_mpigen("validate", "profiles", cwd=tmp_path)
-    assert result.returncode == 0 and result.stdout == "21 profile(s) valid: 3 hardware, 7 cluster(s), 11 job(s)\n"
+    assert result.returncode == 0 and result.stdout == "27 profile(s) valid: 5 hardware, 9 cluster(s), 13 job(s)\n"
     assert result.stderr.splitlines() == [
         f"profiles/clusters/dgx-pod.yaml:{line}:21: warning: Kueue's waitForPodsReady timeout of 300 s is less than the "
         "412 s that job 'language-bert' (6 workers) needs for every pod to be ready on a first pull of a 20 GB image, "
