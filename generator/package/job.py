@@ -18,6 +18,7 @@ from mpigen.package.chart import Chart
 from mpigen.package.notes import job_notes, kueue, naming_note, suspend_note, trainjob, volcano, workers_note
 from mpigen.package.template import Hole
 from mpigen.providers import PROVIDERS
+from mpigen.vocabulary import dra
 
 
 def node_resources(pool: NodePool, cluster: Cluster) -> dict[str, int | None]:
@@ -31,6 +32,17 @@ def node_resources(pool: NodePool, cluster: Cluster) -> dict[str, int | None]:
         for rail in cluster.rails_of(pool):
             offered[rail.resource] = None
     return dict(sorted(offered.items()))
+
+
+def device_classes(job: Job) -> dict[str, str]:
+    """The DeviceClasses a DRA job's claims name, which its cluster's profile says the cluster has: `mpigen check`
+    cannot see them in the charts (the drivers install them), so the chart says so."""
+    devices = job.devices
+    if devices is None:
+        return {}
+    named = {devices.gpu_class, *([devices.nic_class] if devices.nic_class else []),
+             *([dra.CHANNEL_DEVICE_CLASS] if devices.channel else [])}
+    return {chartfiles.DEVICE_CLASSES: json.dumps(sorted(named))}
 
 
 def hostfile_printf(job: Job, mpijob: str) -> str:
@@ -90,6 +102,7 @@ def package_job_chart(job: Job, marked: list[Manifest] | None = None, held_back:
                                   f"{job.pool.name}", job.source, {
                                       **common.cluster_annotations(job.cluster), chartfiles.POOL: job.pool.name,
                                       chartfiles.NODE_RESOURCES: json.dumps(node_resources(job.pool, job.cluster)),
+                                      **device_classes(job),
                                       chartfiles.MPIJOB: mpijob, chartfiles.NAMING: job.naming.value,
                                       chartfiles.RUN_IDENTITY: job.identity, chartfiles.RUN_RELEASE: run_release,
                                       chartfiles.RUN_SPEC: marked_digest(job_manifest.obj["spec"])}),

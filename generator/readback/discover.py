@@ -69,7 +69,15 @@ class ChartInfo:
         except ValueError:
             return None
         return NodeShape(self.annotations.get(chartfiles.CLUSTER, ""), self.annotations.get(chartfiles.POOL, ""),
-                         {str(k): v for k, v in resources.items()} if isinstance(resources, dict) else {})
+                         {str(k): v for k, v in resources.items()} if isinstance(resources, dict) else {},
+                         self._device_classes())
+
+    def _device_classes(self) -> tuple[str, ...]:
+        try:
+            classes = json.loads(self.annotations.get(chartfiles.DEVICE_CLASSES, "[]"))
+        except ValueError:
+            return ()
+        return tuple(c for c in classes if isinstance(c, str)) if isinstance(classes, list) else ()
 
 
 @dataclass

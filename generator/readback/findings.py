@@ -78,11 +78,13 @@ def finding(document: RenderedObject, path: str, message: str, rule: str,
 
 @dataclass(frozen=True)
 class NodeShape:
-    """What one node of a job's pool offers: extended resources and how many (None: some, count unknown)."""
+    """What one node of a job's pool offers: extended resources and how many (None: some, count unknown), and the
+    DeviceClasses its cluster's DRA drivers serve (named in its profile, so a chart mpigen compiled may claim them)."""
 
     cluster: str
     pool: str
     resources: dict[str, int | None] = field(default_factory=dict)
+    device_classes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

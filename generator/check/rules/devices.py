@@ -147,14 +147,17 @@ class _Known:
         return sorted({other.namespace for other in self.context.seen_by(seen_from, self.by_name.get((kind, name), ()))})
 
     def device_class(self, name: str, seen_from: RenderedObject) -> _Class | None:
-        """A DeviceClass among the documents, else one NVIDIA's driver installs; None: the cluster is not known to
-        have it."""
+        """A DeviceClass among the documents, else one NVIDIA's driver installs, else one the cluster's profile names
+        (a chart mpigen compiled says so); None: the cluster is not known to have it."""
         document = self.find(dra.DEVICE_CLASS, name, seen_from)
         if document is not None:
             spec = as_dict(document.obj.get("spec")) or {}
             return _Class(name, selector_driver(_expressions(spec)), as_str(spec.get("extendedResourceName")))
         known = dra.DRIVER_CLASSES.get(name)
-        return _Class(name, known.driver, known.extended_resource) if known else None
+        if known is not None:
+            return _Class(name, known.driver, known.extended_resource)
+        shape = self.context.node_shapes.get(seen_from.chart)  # a chart mpigen compiled says what its cluster has
+        return _Class(name, None, None) if shape is not None and name in shape.device_classes else None
 
     def driver(self, request: DeviceRequest, seen_from: RenderedObject) -> str | None:
         """The driver a request's devices come from: its class's, else the one its own selectors pin."""

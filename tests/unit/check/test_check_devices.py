@@ -13,7 +13,7 @@ from conftest import UPSTREAM
 
 from mpigen.check.rules.devices import RULE_DEVICES, check_devices, selector_driver
 from mpigen.readback.documents import parse_manifest, read_manifest_file
-from mpigen.readback.findings import CheckContext, Finding, RenderedObject
+from mpigen.readback.findings import CheckContext, Finding, NodeShape, RenderedObject
 from mpigen.readback.lines import place_findings
 from mpigen.vocabulary import dra
 
@@ -262,6 +262,18 @@ def test_a_class_nvidias_driver_installs_or_given_as_context_is_had(tmp_path: Pa
     assert judged(chart(gpu_class="nvidia-gpu"), tmp_path, extra=given) == []
 
 
+def test_a_class_the_cluster_profile_names_is_had_in_a_chart_mpigen_compiled(tmp_path: Path) -> None:
+    """The chart's Chart.yaml says which DeviceClasses its cluster's profile names (`mpigen/device-classes`,
+    readback/discover.py reads it into the node shape): a renamed GPU class there is not a finding."""
+    file = tmp_path / "job.yaml"
+    file.write_text(chart(gpu_class="h100.example.com"), encoding="utf-8")
+    documents = [RenderedObject(d.source, d.obj, "lab/jobs/train") for d in read_manifest_file(file)[0]]
+    said = CheckContext(node_shapes={"lab/jobs/train": NodeShape("lab", "gpu", {}, ("h100.example.com",))})
+    assert check_devices(documents, said) == []
+    other = CheckContext(node_shapes={"lab/jobs/train": NodeShape("lab", "gpu", {}, ("gpu.nvidia.com",))})
+    assert [f.message.split(" (")[0] for f in check_devices(documents, other)] == ["no DeviceClass h100.example.com"]
+
+
 def test_a_first_available_class_the_cluster_lacks_is_found_at_its_line(tmp_path: Path) -> None:
     text = chart().replace("""      - name: nic
         exactly:
@@ -361,3 +373,17 @@ def test_a_class_s_driver_is_read_from_its_cel_selectors() -> None:
 def test_findings_name_the_rule() -> None:
     findings: list[Finding] = check_devices(parse_manifest(chart(template="x"), "job.yaml")[0], CheckContext())
     assert [f.rule for f in findings] == [RULE_DEVICES]
+
+
+def test_the_committed_dra_charts_say_the_classes_their_clusters_name() -> None:
+    """profiles/clusters/h100-dra.yaml and gb200-rack.yaml: `dra: {}` (gpu.nvidia.com, dranet-rdma); the GB200 job's
+    ComputeDomain channel class too. A job chart without DRA says none."""
+    from conftest import CHARTS
+
+    from mpigen.readback.discover import discover
+
+    shapes = {c.display.removeprefix(f"{CHARTS.as_posix()}/"): c.node_shape for c in discover([CHARTS]).charts}
+    assert shapes["h100-dra/jobs/llm-pretrain"].device_classes == ("dranet-rdma", "gpu.nvidia.com")  # type: ignore[union-attr]
+    assert shapes["gb200-rack/jobs/mnnvl-allreduce"].device_classes == (  # type: ignore[union-attr]
+        "compute-domain-default-channel.nvidia.com", "dranet-rdma", "gpu.nvidia.com")
+    assert shapes["dgx-lab/jobs/pi"].device_classes == ()  # type: ignore[union-attr]
