@@ -32,6 +32,7 @@ from mpigen.objects.manifest import Variable
 from mpigen.providers import PROVIDERS, WORKER_OF_LABEL, PodNetwork, pod_network
 from mpigen.vocabulary import gitops, mpi_operator
 from mpigen.vocabulary import scheduling as scheduling_vocabulary
+from mpigen.vocabulary.gpu_feature_discovery import GPU_CLIQUE_LABEL
 from mpigen.vocabulary.mpi_operator import RunPolicyField, SpecField
 
 LAUNCHER_CONTAINER = "launcher"
@@ -240,12 +241,31 @@ def worker_affinity(job: Job, mpijob: str, network: PodNetwork) -> dict[str, Any
     preferably as few nodes as they fit (`pack`)."""
     term = {"labelSelector": {"matchLabels": {WORKER_OF_LABEL: mpijob}},
             "topologyKey": scheduling_vocabulary.HOSTNAME_LABEL}
+    affinity: dict[str, Any] = {}
     if network.host_network or job.worker_spread is WorkerSpread.ONE_PER_NODE:
-        return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
-    if job.worker_spread is WorkerSpread.PACK:
-        return {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 100, "podAffinityTerm": term}]}}
-    return {}
+        affinity["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    elif job.worker_spread is WorkerSpread.PACK:
+        affinity["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 100, "podAffinityTerm": term}]}
+    clique = nvlink_clique_affinity(job, mpijob)
+    if clique:
+        affinity.setdefault("podAffinity", {}).update(clique)
+    return affinity
+
+
+def nvlink_clique_affinity(job: Job, mpijob: str) -> dict[str, Any]:
+    """Workers that join a ComputeDomain in one NVLink domain (GFD's `nvidia.com/gpu.clique`): NVLink reaches no
+    further, so ranks in two cliques talk over the network. Required where the most workers the chart takes
+    (`workers`' maximum) fit one clique, preferred where they may not; none where the job's Kueue topology places
+    them already."""
+    if job.devices is None or not job.devices.channel or job.scheduling.topology_label is not None:
+        return {}
+    term = {"labelSelector": {"matchLabels": {WORKER_OF_LABEL: mpijob}}, "topologyKey": GPU_CLIQUE_LABEL}
+    gpu = stated(job.pool.hardware.gpu)
+    clique_nodes = stated(gpu.nvlink_domain_gpus) // gpu.count
+    if -(-job.max_workers // job.workers_per_node) <= clique_nodes:
+        return {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    return {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": term}]}
 
 
 def pod_metadata(labels: dict[str, str], annotations: dict[str, str]) -> dict[str, Any]:

@@ -143,3 +143,27 @@ def test_gb200_without_a_compute_domain_turns_multi_node_nvlink_off(profiles_cop
     (container,) = of_kind(objects, "MPIJob")["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"]
     assert container["resources"]["claims"] == [{"name": "devices"}]
     assert _env(container)["NCCL_MNNVL_ENABLE"] == "0" and "NCCL_CUMEM_ENABLE" not in _env(container)
+
+
+@pytest.mark.parametrize(("trays", "kind"), [(18, "requiredDuringSchedulingIgnoredDuringExecution"),
+                                              (36, "preferredDuringSchedulingIgnoredDuringExecution")])
+def test_without_a_kueue_topology_the_workers_share_one_nvlink_clique(profiles_copy: Callable[..., Path], trays: int,
+                                                                      kind: str):
+    """NVLink between trays reaches only within one clique (GFD's nvidia.com/gpu.clique; NVIDIA/nccl init.cc:
+    NCCL_MNNVL_CROSS_CLIQUE 0 by default): a job whose workers can all fit one (18 trays) must share it; on a pool of
+    36 trays the chart may take 36 workers, so it is only preferred."""
+    job = (PROFILES / "jobs" / "mnnvl-allreduce.yaml").read_text(encoding="utf-8")
+    cluster = (PROFILES / "clusters" / "gb200-rack.yaml").read_text(encoding="utf-8")
+    assert "scheduling:\n  topology:\n    level: nvlink\n" in job and "    nodes: 18\n" in cluster
+    result = compile_profiles([profiles_copy({
+        "jobs/mnnvl-allreduce.yaml": job.replace("scheduling:\n  topology:\n    level: nvlink\n", ""),
+        "clusters/gb200-rack.yaml": cluster.replace("    nodes: 18\n", f"    nodes: {trays}\n").replace(
+            "      nodes: {gb200: 18}\n", f"      nodes: {{gb200: {trays}}}\n")})])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    mpijob = of_kind(chart_objects(result, "gb200-rack/jobs/mnnvl-allreduce"), "MPIJob")
+    worker = mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]
+    (term,) = worker["spec"]["affinity"]["podAffinity"][kind]
+    term = term.get("podAffinityTerm", term)
+    assert term == {"labelSelector": {"matchLabels": {"mpigen/worker-of": mpijob["metadata"]["name"]}},
+                    "topologyKey": "nvidia.com/gpu.clique"}
+    assert worker["metadata"]["labels"]["mpigen/worker-of"] == mpijob["metadata"]["name"]
