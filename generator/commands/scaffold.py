@@ -134,6 +134,12 @@ def _hardware(facts: HardwareFacts, name: str) -> str:
         "kind: Hardware",
         f"name: {name}",
         f"extends: {facts.name}",
+    ]
+    if facts.multi_node_nvlink:
+        lines += ["gpu:",
+                  "  nicDistance: NODE  # a guess: GB200's GPUs hang off the Grace CPUs (NVLink-C2C), the NICs off "
+                  "their PCIe; check with `nvidia-smi topo -m`"]
+    lines += [
         "nics:  # merged into the built-in's by name",
     ]
     published = _PUBLISHED_PORTS.get(facts.name)
@@ -153,10 +159,8 @@ def _hardware(facts: HardwareFacts, name: str) -> str:
         if published:
             lines.append(f"    gpus: [{index}]  # NVIDIA's table: GPU {index} sits beside this NIC; "
                          "check with `nvidia-smi topo -m` (PIX)")
-        elif facts.multi_node_nvlink and len(facts.nics) == facts.gpus:
-            # The starting cluster claims each NIC with the GPUs beside it (DRA): one NIC a GPU, which one unpublished.
-            lines.append(f"    gpus: [{index}]  # a guess, one NIC a GPU: `nvidia-smi topo -m` shows the GPU at PIX "
-                         "from this NIC; DRA claims them together")
+        elif facts.multi_node_nvlink:
+            continue  # its GPUs sit beside no NIC: `gpu.nicDistance` above says so
         else:
             lines.append("    # gpus: [0, 1]  # `nvidia-smi topo -m`: the GPUs at PIX from this NIC; ranks bind to them")
     return "\n".join(lines) + "\n"

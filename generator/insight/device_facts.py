@@ -49,10 +49,11 @@ def fact_keys(hardware: Hardware, pair: DevicePair) -> tuple[str | int, ...]:
     """Where in the hardware profile the pair's fact (`DevicePair.fact`) is written: the NIC's `gpus`, the GPUs'
     `nicDistance`, the NIC's `numaNode`, or the NIC itself (model/devices.py `nic_groups`, most precise first)."""
     index = nic_index(hardware, stated(pair.nic))
-    if pair.alignment is Alignment.PCIE_ROOT:
-        return ("nics", index, "gpus") if hardware.nics[index].gpus else ("gpu", "nicDistance")
-    if pair.alignment is Alignment.NUMA_NODE:
-        return ("nics", index, "numaNode")
+    if pair.fact.startswith("gpu.nicDistance"):
+        return ("gpu", "nicDistance")
+    for key in ("gpus", "numaNode"):
+        if pair.fact.startswith(f"nics[{pair.nic}].{key}"):
+            return ("nics", index, key)
     return ("nics", index)
 
 

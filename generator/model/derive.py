@@ -92,11 +92,18 @@ def requested_gpus_per_worker(job: dict[str, Any], gpus_per_node: int) -> int:
     return int(job.get("gpusPerWorker", gpus_per_node))
 
 
+ONE_PER_NODE_HOST_NETWORK = "host networking"
+ONE_PER_NODE_CLAIMED_NICS = "claimed NICs"
+"""Under DRA a worker's claim selects its rails' NICs by their interface on the node: a second worker there finds them
+taken, and stays Pending."""
+
+
 @exact
-def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_node: bool = False) -> Layout:
+def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_node: str | None = None) -> Layout:
     """Workers, GPUs and slots per worker, and how many such workers the pool can hold.
 
-    `one_per_node`: host networking, where two workers on a node would both bind sshd's port; a job that asks for
+    `one_per_node`: why no two workers of the job share a node, where the network says so (`ONE_PER_NODE_HOST_NETWORK`:
+    both would bind sshd's port; `ONE_PER_NODE_CLAIMED_NICS`: both claim the same NICs); a job that asks for
     `workerSpread: one-per-node` gets it anyway.
 
     Callers check `gpus_per_worker <= gpu_count` and divisibility of `totalGpus` themselves; here
@@ -133,7 +140,7 @@ def layout(job: dict[str, Any], hardware: dict[str, Any], nodes: int, one_per_no
                 per_node, bound = fits, what
     spread = job.get("workerSpread") == WorkerSpread.ONE_PER_NODE.value
     if (one_per_node or spread) and per_node > 1:
-        per_node, bound = 1, ("host networking" if one_per_node else f"workerSpread: {WorkerSpread.ONE_PER_NODE.value}")
+        per_node, bound = 1, (one_per_node or f"workerSpread: {WorkerSpread.ONE_PER_NODE.value}")
     return Layout(gpus_per_worker, worker_count, slots, per_node, nodes, origin, bound)
 
 

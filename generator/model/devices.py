@@ -56,11 +56,26 @@ class NicGroup:
     gpus: int | None
     alignment: Alignment
     fact: str
+    said: bool = True
+    """The hardware says where the NIC sits (unaligned only where the drivers cannot honour it); False: it says
+    nothing, and validate warns."""
+
+
+CROSS_ROOT_DISTANCES = ("NODE", "SYS")
+"""GPU-NIC distances across PCIe host bridges: the GPU and its NIC share no PCIe root."""
+
+
+def numa_alignment_published() -> bool:
+    """Both drivers publish the standard NUMA node attribute (KEP-6072), so a claim can align by it: NVIDIA's GPU DRA
+    driver and DRANET at their pinned commits do not (vocabulary/dra.py), and a claim constrained by it finds no
+    device and never allocates."""
+    return all(dra.NUMA_NODE in dra.DRIVERS[driver].attributes for driver in (dra.GPU_DRIVER, dra.NIC_DRIVER))
 
 
 def nic_groups(gpu_count: int, nic_distance: str | None, nics: Sequence[NicSide]) -> dict[str, NicGroup]:
     """Each NIC's group of GPUs, by what the hardware profile states, most precise first: the NIC's own `gpus`; an
-    even split where the profile gives a GPU-NIC distance within a PCIe root; its NUMA node; else counts only."""
+    even split where the profile gives a GPU-NIC distance within a PCIe root; its NUMA node, where the drivers publish
+    it; else counts only."""
     even = gpu_count // len(nics) if nics and gpu_count % len(nics) == 0 else None
     groups: dict[str, NicGroup] = {}
     for nic in nics:
@@ -71,12 +86,21 @@ def nic_groups(gpu_count: int, nic_distance: str | None, nics: Sequence[NicSide]
             groups[nic.name] = NicGroup(even, Alignment.PCIE_ROOT,
                                         f"gpu.nicDistance {nic_distance}: each of the {len(nics)} NICs sits under one "
                                         f"PCIe root with {even} of the {gpu_count} GPUs")
-        elif nic.numa_node is not None:
+        elif nic.numa_node is not None and numa_alignment_published():
             groups[nic.name] = NicGroup(even, Alignment.NUMA_NODE,
                                         f"nics[{nic.name}].numaNode {nic.numa_node}: only the NIC's NUMA node is known")
+        elif nic_distance in CROSS_ROOT_DISTANCES:
+            groups[nic.name] = NicGroup(even, Alignment.NONE,
+                                        f"gpu.nicDistance {nic_distance}: each GPU reaches its NIC across PCIe host "
+                                        "bridges, so they share no PCIe root: counted, not aligned")
+        elif nic.numa_node is not None:
+            groups[nic.name] = NicGroup(even, Alignment.NONE,
+                                        f"nics[{nic.name}].numaNode {nic.numa_node}: only the NIC's NUMA node is known, "
+                                        f"and the drivers publish no {dra.NUMA_NODE}: counted, not aligned", said=False)
         else:
             groups[nic.name] = NicGroup(even, Alignment.NONE, f"nics[{nic.name}]: the hardware says neither which GPUs "
-                                        "sit beside it (`gpus`, `gpu.nicDistance`) nor its NUMA node (`numaNode`)")
+                                        "sit beside it (`gpus`, `gpu.nicDistance`) nor its NUMA node (`numaNode`)",
+                                        said=False)
     return groups
 
 

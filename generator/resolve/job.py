@@ -45,9 +45,8 @@ def resolved_job(document: ProfileFile, data: dict[str, Any], clusters: dict[str
                  hardware_data: dict[str, dict[str, Any]]) -> Job:
     cluster = clusters[data["cluster"]]
     pool = cluster.pool(data["pool"])
-    shape = derive.layout(data, hardware_data[pool.hardware.name], pool.nodes,
-                          one_per_node=PROVIDERS[cluster.network.provider].host_network)
     rails = _rail_attachments(data, cluster, pool)
+    shape = derive.layout(data, hardware_data[pool.hardware.name], pool.nodes, one_per_node=_one_per_node(cluster, rails))
     implementation = MpiImplementation(data.get("mpiImplementation", mpi_operator.DEFAULT_MPI_IMPLEMENTATION))
     openmpi = implementation is MpiImplementation.OPENMPI
     openmpi_version = int(data.get("openMPIVersion", defaults.OPENMPI_VERSION)) if openmpi else None
@@ -161,6 +160,16 @@ def _rail_attachments(data: dict[str, Any], cluster: Cluster, pool: NodePool) ->
         for rail in cluster.rails
         if rail.name == name
     )
+
+
+def _one_per_node(cluster: Cluster, rails: tuple[RailAttachment, ...]) -> str | None:
+    """Why no two workers share a node, where the network says so (validate/network.one_worker_per_node)."""
+    provider = PROVIDERS[cluster.network.provider]
+    if provider.host_network:
+        return derive.ONE_PER_NODE_HOST_NETWORK
+    if provider.dra_devices and cluster.dra is not None and rails:
+        return derive.ONE_PER_NODE_CLAIMED_NICS
+    return None
 
 
 def _compute_domain(cluster: Cluster, pool: NodePool) -> bool | None:

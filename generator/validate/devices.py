@@ -8,7 +8,7 @@ from typing import Any
 
 from mpigen.load import ProfileFile
 from mpigen.model import admission, derive
-from mpigen.model.devices import Alignment, ClaimedRail, NicGroup, NicSide, SplitProblem, nic_groups, pair_devices
+from mpigen.model.devices import ClaimedRail, NicGroup, NicSide, SplitProblem, nic_groups, pair_devices
 from mpigen.providers import PROVIDERS, provider_of
 from mpigen.support.diagnostics import Diagnostic, Severity, raises
 from mpigen.support.profile_rules import CLUSTER, JOB
@@ -100,28 +100,31 @@ def _no_compute_domain(document: ProfileFile, path: tuple[str | int, ...], pool:
 
 def _check_alignment(document: ProfileFile, data: dict[str, Any], i: int, pool: dict[str, Any],
                      hardware: dict[str, Any]) -> list[Diagnostic]:
-    """The drivers must publish the attribute a claim aligns GPUs and NICs by, or its pods never start."""
+    """Claims the hardware gives nothing to align by: the GPUs and NICs are then paired by count only, and the
+    scheduler may put a worker's GPU and NIC under different PCIe roots. Only where the pool has GPUs to pair."""
+    if not derive.gpu_count(hardware):
+        return []
     railed = {rail["nic"] for rail in data.get("rails", [])}
     groups = hardware_groups(hardware)
-    numa = sorted(name for name, group in groups.items() if name in railed and group.alignment is Alignment.NUMA_NODE)
-    unaligned = sorted(name for name, group in groups.items() if name in railed and group.alignment is Alignment.NONE)
+    numa = sorted(name for name, group in groups.items() if name in railed and not group.said
+                  and group.fact.startswith(f"nics[{name}].numaNode"))
+    unknown = sorted(name for name, group in groups.items() if name in railed and not group.said and name not in numa)
+    fix = ("say which GPUs sit beside each NIC (`nics[].gpus`) or the GPU-NIC distance (`gpu.nicDistance`), read with "
+           "`nvidia-smi topo -m`")
     found = []
-    gpu_driver = dra.DRIVERS[dra.GPU_DRIVER]
-    if numa and dra.NUMA_NODE not in gpu_driver.attributes:
+    if numa:
         found.append(Diagnostic(document.location("nodePools", i, "hardware"),
                                 f"pool '{pool['name']}': hardware '{hardware['name']}' says only the NUMA node of NICs "
-                                f"{', '.join(numa)}, so their claims align GPUs by {dra.NUMA_NODE}, which NVIDIA's GPU DRA "
-                                f"driver does not publish on a whole GPU ({gpu_driver.source}): until the cluster's "
-                                "driver does, those claims find no GPU and the workers stay Pending",
-                                "say which GPUs sit beside each NIC (`nics[].gpus`) or the GPU-NIC distance "
-                                "(`gpu.nicDistance`), read with `nvidia-smi topo -m`", Severity.WARNING))
-    if unaligned:
+                                f"{', '.join(numa)}, and NVIDIA's GPU DRA driver and DRANET publish no {dra.NUMA_NODE} "
+                                f"({dra.DRIVERS[dra.GPU_DRIVER].source}; {dra.DRIVERS[dra.NIC_DRIVER].source}), so the "
+                                "claims pair them with GPUs by count only and the scheduler may put a worker's GPU and "
+                                "NIC under different PCIe roots", fix, Severity.WARNING))
+    if unknown:
         found.append(Diagnostic(document.location("nodePools", i, "hardware"),
                                 f"pool '{pool['name']}': hardware '{hardware['name']}' says nothing of where NICs "
-                                f"{', '.join(unaligned)} sit, so the claims pair them with GPUs by count only and the "
-                                "scheduler may put a worker's GPU and NIC under different PCIe roots",
-                                "say which GPUs sit beside each NIC (`nics[].gpus`) or the GPU-NIC distance "
-                                "(`gpu.nicDistance`), read with `nvidia-smi topo -m`", Severity.WARNING))
+                                f"{', '.join(unknown)} sit, so the claims pair them with GPUs by count only and the "
+                                "scheduler may put a worker's GPU and NIC under different PCIe roots", fix,
+                                Severity.WARNING))
     return found
 
 
@@ -130,8 +133,20 @@ def check_job_devices(document: ProfileFile, job: dict[str, Any], cluster: dict[
                       shape: derive.Layout) -> list[Diagnostic]:
     """On a cluster that claims NICs beside GPUs: each rail's NIC takes the same number of the worker's GPUs, and no
     more than the hardware puts beside it."""
+    if "dra" not in cluster:
+        return []
+    topology = job.get("scheduling", {}).get("topology")
+    if topology is not None and admission.scheduler_of(cluster) == admission.KUEUE:
+        # kubernetes-sigs/kueue site/content/en/docs/concepts/dynamic_resource_allocation.md, Limitations: "No DRA +
+        # Topology Aware Scheduling"; its TAS sizes a pod by its spec's requests (tas_flavorassigner.go).
+        return [Diagnostic(document.location("scheduling", "topology", at_key=True),
+                           "Kueue's topology-aware scheduling does not count devices claimed through DRA: it sizes a "
+                           "worker by its pod's requests, which hold no GPU or NIC here, so it may put several workers "
+                           "on one node, whose claims cannot all be met, and the job never runs",
+                           "remove `scheduling.topology` (the scheduler then places the claims; a ComputeDomain job's "
+                           "workers share one NVLink clique by pod affinity)")]
     provider = provider_of(cluster.get("network", {}))
-    if "dra" not in cluster or provider is None or not provider.dra_devices:
+    if provider is None or not provider.dra_devices:
         return []
     names = job.get("rails", [r["name"] for r in derive.pool_rails(cluster, hardware)])
     rails = [ClaimedRail(r["name"], r["nic"], None) for r in cluster.get("rails", []) if r["name"] in names]

@@ -19,7 +19,7 @@ from mpigen.validate.fields import check_label_keys, check_release_name
 from mpigen.validate.gitops import check_gitops_job
 from mpigen.validate.index import Index
 from mpigen.validate.job_scheduling import check_job_scheduling
-from mpigen.validate.network import host_network
+from mpigen.validate.network import host_network, one_worker_per_node
 from mpigen.validate.sizing import check_hostfile_size, check_layout
 from mpigen.validate.topology import check_job_topology
 from mpigen.validate.volumes import check_volumes
@@ -164,7 +164,7 @@ def _unknown_pool(document: ProfileFile, job: dict[str, Any], cluster: dict[str,
 def _check_shape(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
                  hardware: dict[str, Any], hardware_doc: ProfileFile) -> list[Diagnostic]:
     """The facts sizing needs, the size on the pool, then (if it fits) the placement of its GPUs and NICs."""
-    one_per_node = host_network(cluster)
+    one_per_node = one_worker_per_node(cluster, job, hardware)
     unknown = check_core_facts(document, job, pool, hardware, hardware_doc)
     found = unknown or check_layout(document, job, pool, hardware, one_per_node, derive.backend_of(job, cluster))
     if not any(d.severity is Severity.ERROR for d in found):

@@ -10,7 +10,7 @@ from mpigen.model import WorkerSpread, admission, defaults, derive
 from mpigen.support.diagnostics import Diagnostic, Severity, did_you_mean, raises
 from mpigen.support.profile_rules import SCHEDULING
 from mpigen.validate.domain_fit import check_domain_fit, check_slice_level
-from mpigen.validate.network import host_network
+from mpigen.validate.network import one_worker_per_node
 from mpigen.validate.quota import check_admission
 from mpigen.validate.scheduling import JOB_SETTINGS, check_priority_class_name, readers_text
 from mpigen.vocabulary import reserved
@@ -63,7 +63,7 @@ def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: di
         found += check_slice_level(document, cluster, topology, hardware)
     if found or not sized:
         return found
-    shape = derive.layout(job, hardware, pool["nodes"], one_per_node=host_network(cluster))
+    shape = derive.layout(job, hardware, pool["nodes"], one_per_node=one_worker_per_node(cluster, job, hardware))
     policy = job.get("launcherCreationPolicy", defaults.LAUNCHER_CREATION_POLICY)
     if scheduler in admission.GANG_SCHEDULERS:
         found += _check_min_available(document, job, shape.worker_count, policy)

@@ -25,6 +25,19 @@ def host_network(cluster: dict[str, Any]) -> bool:
     return provider is not None and provider.host_network
 
 
+def one_worker_per_node(cluster: dict[str, Any], job: dict[str, Any], hardware: dict[str, Any]) -> str | None:
+    """Why no two workers of the job may share a node, where its network says so: host networking (sshd's port), or
+    a claim that selects the job's rails' NICs by their interface (DRA), which a second worker finds taken."""
+    provider = provider_of(cluster.get("network", {}))
+    if provider is None:
+        return None
+    if provider.host_network:
+        return derive.ONE_PER_NODE_HOST_NETWORK
+    if provider.dra_devices and "dra" in cluster and job.get("rails", derive.pool_rails(cluster, hardware)):
+        return derive.ONE_PER_NODE_CLAIMED_NICS
+    return None
+
+
 @raises(NETWORK)
 def check_provider(document: ProfileFile, data: dict[str, Any], carriers: Carriers) -> list[Diagnostic]:
     """What the cluster's network provider needs of its rails, and settings it would ignore."""

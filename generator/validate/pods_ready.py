@@ -10,7 +10,7 @@ from mpigen.model import admission, defaults, derive, pods_ready
 from mpigen.support.diagnostics import Diagnostic, Severity, raises
 from mpigen.support.profile_rules import SCHEDULING
 from mpigen.validate.index import Index
-from mpigen.validate.network import host_network
+from mpigen.validate.network import one_worker_per_node
 from mpigen.vocabulary import mpi_operator
 
 
@@ -31,7 +31,7 @@ def check_pods_ready_timeouts(index: Index) -> list[Diagnostic]:
             if pool is None or pool["hardware"] not in index.hardware:
                 continue  # another cluster's, or reported at the job
             shape = derive.layout(job, index.hardware_data(pool["hardware"]), int(pool["nodes"]),
-                                  one_per_node=host_network(cluster))
+                                  one_per_node=one_worker_per_node(cluster, job, index.hardware_data(pool["hardware"])))
             waits = job.get("launcherCreationPolicy", defaults.LAUNCHER_CREATION_POLICY) == \
                 mpi_operator.WAIT_FOR_WORKERS_READY
             seconds = pods_ready.pods_ready_seconds(pull, shape.worker_count, waits, int(pool["nodes"]))

@@ -18,7 +18,7 @@ from mpigen.vocabulary.kubernetes import ETCD_MAX_REQUEST_BYTES, OBJECT_BOUND
 
 @raises(SIZING)
 def check_layout(document: ProfileFile, job: dict[str, Any], pool: dict[str, Any],
-                 hardware: dict[str, Any], host_network: bool = False, backend: str = "mpijob") -> list[Diagnostic]:
+                 hardware: dict[str, Any], one_per_node: str | None = None, backend: str = "mpijob") -> list[Diagnostic]:
     """Each step stops the next where it makes the size meaningless: a worker that cannot ask for what it does
     has no layout to check."""
     gpus = derive.gpu_count(hardware)
@@ -28,8 +28,8 @@ def check_layout(document: ProfileFile, job: dict[str, Any], pool: dict[str, Any
                or _check_gpu_request(document, job, gpus, where_pool))
     if refused:
         return found + refused
-    shape = derive.layout(job, hardware, int(pool["nodes"]), one_per_node=host_network)
-    return found + _check_capacity(document, job, shape, where_pool, host_network) + \
+    shape = derive.layout(job, hardware, int(pool["nodes"]), one_per_node=one_per_node)
+    return found + _check_capacity(document, job, shape, where_pool, one_per_node) + \
         _check_worker_names(document, job, shape, backend)
 
 
@@ -71,7 +71,7 @@ def _check_gpu_request(document: ProfileFile, job: dict[str, Any], gpus: int, wh
 
 
 def _check_capacity(document: ProfileFile, job: dict[str, Any], shape: Layout, where_pool: str,
-                    host_network: bool) -> list[Diagnostic]:
+                    one_per_node: str | None) -> list[Diagnostic]:
     if shape.workers_per_node == 0:
         if shape.per_node_bound == "memory":
             return []  # validate/job.py's memory check says it, with the numbers
@@ -80,9 +80,13 @@ def _check_capacity(document: ProfileFile, job: dict[str, Any], shape: Layout, w
     if shape.worker_count <= shape.capacity:
         return []
     size_key = "workers" if "workers" in job else "totalGpus"
-    if host_network:
+    if one_per_node == derive.ONE_PER_NODE_HOST_NETWORK:
         message = (f"{shape.worker_count} workers need {shape.worker_count} nodes under host networking (one "
                    f"worker per node: each binds the sshd port) but {where_pool} has {shape.nodes}")
+    elif one_per_node == derive.ONE_PER_NODE_CLAIMED_NICS:
+        message = (f"{shape.worker_count} workers need {shape.worker_count} nodes (one worker per node: each claims "
+                   f"the NICs of its rails, which a second worker there would find taken) but {where_pool} has "
+                   f"{shape.nodes}")
     elif shape.per_node_bound.startswith("workerSpread"):
         message = (f"{shape.worker_count} workers need {shape.worker_count} nodes with `{shape.per_node_bound}` "
                    f"but {where_pool} has {shape.nodes}")

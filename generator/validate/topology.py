@@ -145,8 +145,9 @@ def _check_mpi_options(document: ProfileFile, job: dict[str, Any], cluster: dict
 
 def _check_locality(document: ProfileFile, job: dict[str, Any], cluster: dict[str, Any], pool: dict[str, Any],
                     hardware: dict[str, Any], shape: derive.Layout) -> list[Diagnostic]:
-    """Warn where a job's own rail choice leaves a worker's GPUs without the NIC beside them."""
-    if "rails" not in job or not shape.gpus_per_worker:
+    """Warn where a job's own rail choice leaves a worker's GPUs without the NIC beside them. Not where the workers
+    claim their rails' NICs through DRA: the claim puts the GPUs beside them (validate/devices.py)."""
+    if "rails" not in job or not shape.gpus_per_worker or shape.per_node_bound == derive.ONE_PER_NODE_CLAIMED_NICS:
         return []
     usable = derive.pool_rails(cluster, hardware)
     chosen = set(job["rails"])

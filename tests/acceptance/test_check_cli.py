@@ -87,8 +87,8 @@ COMMITTED_LEVELS = {
 # ConfigMap, a TrainingRuntime in the infra chart, an Argo CD Application); dgx-pod's SriovNetworkPoolConfig 1;
 # roce-lab's infra 10 (a Namespace, 4 SriovNetworkNodePolicies, a SriovNetworkPoolConfig, 4 SriovNetworks);
 # h100-dra 8 (its infra: a Namespace, the NIC DeviceClass, a ResourceFlavor, a ClusterQueue, a LocalQueue; its job: an
-# MPIJob, its hostfile ConfigMap, its ResourceClaimTemplate); gb200-rack 10 (the same, a Topology, a ComputeDomain).
-DOCUMENTS = "115 document(s) of 22 chart(s) and 6 manifest file(s)"
+# MPIJob, its hostfile ConfigMap, its ResourceClaimTemplate); gb200-rack 9 (the same and a ComputeDomain).
+DOCUMENTS = "114 document(s) of 22 chart(s) and 6 manifest file(s)"
 POD_SECURITY_LINE = re.compile(
     r"pod security (\w+): (\S+)/templates/(?:mpijob|volcano-job|training-runtimes)\.yaml: (?:MPIJob|Job|TrainingRuntime)/\S+"
     r" in namespace ([a-z-]+)"

@@ -47,13 +47,13 @@ def test_json_and_junit_carry_every_diagnostic(profiles_copy, tmp_path):
     as_json = run_mpigen("validate", "profiles", "--output", "json", cwd=tmp_path)
     data = json.loads(as_json.stdout)
     assert (as_json.returncode, as_json.stderr, data["version"], data["valid"]) == (1, "", 1, False)
-    assert data["summary"] == {"errors": 2, "warnings": 2, "profileFiles": 21}
+    assert data["summary"] == {"errors": 2, "warnings": 2, "profileFiles": 27}
     assert [(d["file"], d["line"], d["column"], d["severity"]) for d in data["diagnostics"]] == _text_diagnostics(
         run_mpigen("validate", "profiles", cwd=tmp_path).stderr)
     as_junit = run_mpigen("validate", "profiles", "--output", "junit", cwd=tmp_path)
     suite = ET.fromstring(as_junit.stdout).find("testsuite")
     cases = suite.findall("testcase")
-    assert as_junit.returncode == 1 and len(cases) == 21 == int(suite.get("tests"))
+    assert as_junit.returncode == 1 and len(cases) == 27 == int(suite.get("tests"))
     failures = {case.get("name"): [f.get("type") for f in case.findall("failure")] for case in cases}
     assert failures["profiles/jobs/pi.yaml"] == ["schema/additionalProperties"]
     assert failures["profiles/jobs/resnet50-dgx.yaml"] == ["references"]

@@ -5,6 +5,7 @@ UCX variables, the ComputeDomain's origin, and each value the chart's own."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from mpigen.insight.report import plan_text
 from mpigen.load.catalogue import BUILTIN_DIR, BUILTIN_PREFIX
 from mpigen.model.devices import Alignment, DevicePair, WorkerDevices
 from mpigen.package.stream import manifest_stream
+from mpigen.vocabulary import dra
 
 
 def _explain(result: Any, name: str) -> Explanation:
@@ -101,12 +103,13 @@ def _line_of(origin: str) -> tuple[str, str]:
 
 
 def test_a_job_on_multi_node_nvlink_is_told_where_its_compute_domain_and_each_pair_come_from(example, objects):
-    # profiles/hardware/gb200-ib.yaml line 14: nic0 names GPU 0 (`gpus: [0]`); its base, the built-in
-    # gb200-nvl72, sets nvlinkDomainGpus 72 (line 48); gb200-rack leaves dra.computeDomains at its default.
+    # profiles/hardware/gb200-ib.yaml line 14: `nicDistance: NODE` (a GPU and its NIC share no PCIe root); its base,
+    # the built-in gb200-nvl72, sets nvlinkDomainGpus 72 (line 48); gb200-rack leaves dra.computeDomains at its default.
     explanation = _explain(example, "mnnvl-allreduce")
     devices = _facts(explanation, "devices")
     assert devices["rail0 pairing"].origin.startswith(
-        f"{PROFILES / 'hardware/gb200-ib.yaml'}:14: nics[nic0].gpus [0]: those GPUs share the NIC's PCIe switch")
+        f"{PROFILES / 'hardware/gb200-ib.yaml'}:14: gpu.nicDistance NODE: each GPU reaches its NIC across PCIe host "
+        "bridges, so they share no PCIe root: counted, not aligned")
     domain = _of(objects, "ComputeDomain", "mnnvl-allreduce-")
     channel = domain["spec"]["channel"]["resourceClaimTemplate"]["name"]
     said = devices["ComputeDomain"]
@@ -130,7 +133,7 @@ def test_without_compute_domains_explain_says_why_the_job_has_none(profiles_copy
     assert result.ok, [d.format() for d in result.diagnostics]
     said = _facts(_explain(result, "mnnvl-allreduce"), "devices")["ComputeDomain"]
     assert said.value == "none"
-    assert f"{root / 'clusters/gb200-rack.yaml'}:14: dra.computeDomains: no IMEX channel" in said.origin
+    assert f"{root / 'clusters/gb200-rack.yaml'}:15: dra.computeDomains: no IMEX channel" in said.origin
 
 
 def test_a_pair_is_said_by_its_rail_nic_interface_gpus_and_alignment():
@@ -144,9 +147,14 @@ def test_a_pair_is_said_by_its_rail_nic_interface_gpus_and_alignment():
         "8 GPUs (no NIC), its ComputeDomain's IMEX channel"
 
 
-def test_nics_whose_hardware_says_only_their_numa_node_are_paired_by_it_everywhere(profiles_copy):
-    """dgx-h100-ib without its GPU-NIC distance, each NIC's NUMA node stated (nic0-3 on 0, nic4-7 on 1): explain cites
-    each NIC's numaNode line, plan says `same NUMA node`, the picture groups each NIC with one GPU of its NUMA node."""
+def test_nics_whose_hardware_says_only_their_numa_node_are_paired_by_it_everywhere(profiles_copy, monkeypatch):
+    """dgx-h100-ib without its GPU-NIC distance, each NIC's NUMA node stated (nic0-3 on 0, nic4-7 on 1), where both
+    drivers publish the standard NUMA node (KEP-6072; NVIDIA's GPU DRA driver and DRANET do not at their pinned
+    commits: then the NICs are counted, not aligned): explain cites each NIC's numaNode line, plan says `same NUMA
+    node`, the picture groups each NIC with one GPU of its NUMA node."""
+    for driver in (dra.GPU_DRIVER, dra.NIC_DRIVER):
+        published = dra.DRIVERS[driver]
+        monkeypatch.setitem(dra.DRIVERS, driver, replace(published, attributes=published.attributes | {dra.NUMA_NODE}))
     text = (PROFILES / "hardware/dgx-h100-ib.yaml").read_text(encoding="utf-8")
     assert "  nicDistance: PIX\n" in text and text.count(", pfName: ") == 8
     for i in range(8):

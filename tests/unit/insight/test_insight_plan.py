@@ -316,14 +316,15 @@ def test_a_narrowed_plan_keeps_the_chosen_clusters_and_the_pools_of_the_chosen_j
 
 def test_plan_shows_each_workers_claimed_gpu_nic_pairs_and_nothing_more_elsewhere(example):
     """Under DRA a job's line says what each worker claims (profiles/hardware/dgx-h100-ib.yaml: one GPU under each
-    NIC's PCIe root; gb200-ib's NICs name their GPU); the plan of a job without DRA is what it was."""
+    NIC's PCIe root; gb200-ib's GPUs share no PCIe root with a NIC, so its pairs are counted, not aligned); the plan of
+    a job without DRA is what it was."""
     plan = plan_fleet(example.fleet, example.documents, example.unfit)
     text = plan_text(plan)
     pairs = ", ".join(f"rail{i} NIC nic{i} ({interface}) + 1 GPU (same PCIe root)" for i, interface in enumerate(
         ("ibp24s0", "ibp64s0", "ibp79s0", "ibp94s0", "ibp154s0", "ibp192s0", "ibp206s0", "ibp220s0")))
     assert f"\n    llm-pretrain  2 x 8 GPU  16    16     2      starts  -          {PROFILES}/jobs/llm-pretrain.yaml:11\n" \
         f"    llm-pretrain worker claims: {pairs}\n" in text
-    assert "    mnnvl-allreduce worker claims: rail0 NIC nic0 (ibp3s0) + 1 GPU (same PCIe root), " in text
+    assert "    mnnvl-allreduce worker claims: rail0 NIC nic0 (ibp3s0) + 1 GPU (not aligned), " in text
     assert text.count("worker claims: ") == sum(job.devices is not None for job in example.fleet.jobs) == 2
     without = replace(plan, clusters=tuple(replace(c, pools=tuple(replace(p, jobs=tuple(
         replace(j, devices=None) for j in p.jobs)) for p in c.pools)) for c in plan.clusters))

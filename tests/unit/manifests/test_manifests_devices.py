@@ -124,13 +124,16 @@ def test_a_gb200_job_joins_its_compute_domain_in_every_worker(example: CompileRe
     assert (env["NCCL_MNNVL_ENABLE"], env["NCCL_CUMEM_ENABLE"]) == ("1", "1")
     launcher = mpijob["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
     assert "resourceClaims" not in launcher
-    # Each tray's NIC beside the one GPU its profile lists (profiles/hardware/gb200-ib.yaml: nicN gpus [N]).
+    # A tray's GPUs share no PCIe root with its NICs (profiles/hardware/gb200-ib.yaml: nicDistance NODE): one GPU and
+    # one NIC a rail, counted, with no constraint the scheduler could never meet.
     devices = of_kind(objects, "ResourceClaimTemplate")["spec"]["spec"]["devices"]
     assert [r["exactly"]["count"] for r in devices["requests"]] == [1] * 8
-    assert [c["matchAttribute"] for c in devices["constraints"]] == ["resource.kubernetes.io/pcieRoot"] * 4
-    # Placed within one NVLink domain: Kueue's required topology on GFD's clique label.
-    annotations = worker["metadata"]["annotations"]
-    assert annotations["kueue.x-k8s.io/podset-required-topology"] == "nvidia.com/gpu.clique"
+    assert "constraints" not in devices
+    # Placed within one NVLink domain (GFD's clique label) by pod affinity: Kueue's topology-aware scheduling counts
+    # no claimed device, so the job asks it for no topology.
+    (term,) = worker["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term["topologyKey"] == "nvidia.com/gpu.clique"
+    assert not [k for k in worker["metadata"].get("annotations", {}) if k.startswith("kueue.x-k8s.io/podset")]
 
 
 def test_gb200_without_a_compute_domain_turns_multi_node_nvlink_off(profiles_copy: Callable[..., Path]):
@@ -147,16 +150,14 @@ def test_gb200_without_a_compute_domain_turns_multi_node_nvlink_off(profiles_cop
 
 @pytest.mark.parametrize(("trays", "kind"), [(18, "requiredDuringSchedulingIgnoredDuringExecution"),
                                               (36, "preferredDuringSchedulingIgnoredDuringExecution")])
-def test_without_a_kueue_topology_the_workers_share_one_nvlink_clique(profiles_copy: Callable[..., Path], trays: int,
+def test_a_compute_domains_workers_share_one_nvlink_clique(profiles_copy: Callable[..., Path], trays: int,
                                                                       kind: str):
     """NVLink between trays reaches only within one clique (GFD's nvidia.com/gpu.clique; NVIDIA/nccl init.cc:
     NCCL_MNNVL_CROSS_CLIQUE 0 by default): a job whose workers can all fit one (18 trays) must share it; on a pool of
     36 trays the chart may take 36 workers, so it is only preferred."""
-    job = (PROFILES / "jobs" / "mnnvl-allreduce.yaml").read_text(encoding="utf-8")
     cluster = (PROFILES / "clusters" / "gb200-rack.yaml").read_text(encoding="utf-8")
-    assert "scheduling:\n  topology:\n    level: nvlink\n" in job and "    nodes: 18\n" in cluster
+    assert "    nodes: 18\n" in cluster
     result = compile_profiles([profiles_copy({
-        "jobs/mnnvl-allreduce.yaml": job.replace("scheduling:\n  topology:\n    level: nvlink\n", ""),
         "clusters/gb200-rack.yaml": cluster.replace("    nodes: 18\n", f"    nodes: {trays}\n").replace(
             "      nodes: {gb200: 18}\n", f"      nodes: {{gb200: {trays}}}\n")})])
     assert result.ok, [d.format() for d in result.diagnostics]

@@ -9,6 +9,8 @@ switches) and PHB (the CPU's host bridge) stay under one root, NODE and SYS cros
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from conftest import PROFILES
 from ruamel.yaml import YAML
@@ -27,6 +29,7 @@ from mpigen.model.devices import (
     worker_devices,
 )
 from mpigen.resolve.hardware import resolved_hardware
+from mpigen.vocabulary import dra
 
 # Hardware: (GPUs, {NIC: (GPUs claimed with it, alignment)}), by hand from each file's lines.
 EXPECTED = {
@@ -84,12 +87,22 @@ def test_the_example_dgx1_pairs_each_ib_card_with_the_two_gpus_its_profile_lists
 SIDES = [NicSide("ib0", (0, 1), 0), NicSide("ib1", (2, 3), 0), NicSide("ib2", (), 1), NicSide("ib3", (), None)]
 
 
-def test_a_nic_is_aligned_by_the_most_precise_fact_its_hardware_states():
+def test_a_nic_is_aligned_by_the_most_precise_fact_its_hardware_states(monkeypatch):
     groups = nic_groups(8, None, SIDES)
-    assert [(g.gpus, g.alignment) for g in groups.values()] == [
-        (2, Alignment.PCIE_ROOT), (2, Alignment.PCIE_ROOT), (2, Alignment.NUMA_NODE), (2, Alignment.NONE)]
+    # NVIDIA's GPU DRA driver and DRANET publish no resource.kubernetes.io/numaNode (deviceinfo.go; DRANET's is
+    # dra.net/numaNode): a NUMA-only NIC is counted, not aligned, and said to be unaligned.
+    assert [(g.gpus, g.alignment, g.said) for g in groups.values()] == [
+        (2, Alignment.PCIE_ROOT, True), (2, Alignment.PCIE_ROOT, True), (2, Alignment.NONE, False),
+        (2, Alignment.NONE, False)]
+    assert "the drivers publish no resource.kubernetes.io/numaNode" in groups["ib2"].fact
     assert nic_groups(8, "PXB", SIDES)["ib2"].alignment is Alignment.PCIE_ROOT  # within one root
-    assert nic_groups(8, "NODE", SIDES)["ib2"].alignment is Alignment.NUMA_NODE  # across roots: the NUMA node
+    across = nic_groups(8, "NODE", SIDES)["ib3"]  # across host bridges: no PCIe root to share, as the profile says
+    assert (across.alignment, across.said) == (Alignment.NONE, True)
+    # Once both drivers publish the standard NUMA node (KEP-6072), a NUMA-only NIC is aligned by it.
+    for driver in (dra.GPU_DRIVER, dra.NIC_DRIVER):
+        published = dra.DRIVERS[driver]
+        monkeypatch.setitem(dra.DRIVERS, driver, replace(published, attributes=published.attributes | {dra.NUMA_NODE}))
+    assert nic_groups(8, None, SIDES)["ib2"].alignment is Alignment.NUMA_NODE
     assert Alignment.PCIE_ROOT.attribute == "resource.kubernetes.io/pcieRoot"
     assert Alignment.NUMA_NODE.attribute == "resource.kubernetes.io/numaNode"
     assert Alignment.NONE.attribute is None
