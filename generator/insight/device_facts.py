@@ -27,6 +27,8 @@ def pair_text(pair: DevicePair) -> str:
     if pair.rail is None or pair.nic is None:
         return f"{gpus} (no NIC)"
     interface = f" ({pair.interface})" if pair.interface else ""
+    if not pair.gpus:  # a CPU worker's NIC: nothing to pair it with
+        return f"{pair.rail} NIC {pair.nic}{interface}"
     return f"{pair.rail} NIC {pair.nic}{interface} + {gpus} ({ALIGNMENT_WORDS[pair.alignment]})"
 
 

@@ -54,13 +54,15 @@ def check_cluster_dra(document: ProfileFile, data: dict[str, Any], carriers: Car
                                 f"`dra` needs Kubernetes {first} or later, which serves {dra.API_VERSION}; the cluster "
                                 f"runs {version}",
                                 f"raise `kubernetesVersion` to {first} or later, or remove `dra`"))
+    found += _check_class_names(document, config)
     if admission.scheduler_of(data) == admission.KUEUE:
         release = named(data.get("scheduling", {}).get("kueueVersion"))
         if release.minor < dra.KUEUE_FIRST_MINOR:
             found.append(Diagnostic(document.location("scheduling", "kueueVersion"),
                                     f"Kueue {release_name(release.minor)} does not count devices claimed through a "
-                                    f"ResourceClaimTemplate (deviceClassMappings came in "
-                                    f"{release_name(dra.KUEUE_FIRST_MINOR)}), so its quotas would not hold the GPUs",
+                                    f"ResourceClaimTemplate unless a feature gate turns on its alpha deviceClassMappings "
+                                    f"(on by default from {release_name(dra.KUEUE_FIRST_MINOR)}), so its quotas would not "
+                                    "hold the GPUs",
                                     f"upgrade Kueue to {release_name(dra.KUEUE_FIRST_MINOR)} or later, or remove `dra`"))
     if admission.scheduler_of(data) == admission.VOLCANO and data.get("scheduling", {}).get("queues"):
         found.append(Diagnostic(document.location("dra", at_key=True),
@@ -83,6 +85,26 @@ def check_cluster_dra(document: ProfileFile, data: dict[str, Any], carriers: Car
         if provider is not None and provider.dra_devices:
             found += _check_alignment(document, data, i, pool, hardware)
     return found
+
+
+def _check_class_names(document: ProfileFile, config: dict[str, Any]) -> list[Diagnostic]:
+    """The NIC DeviceClass the infra chart writes must not take the name of the GPU class, nor of one NVIDIA's driver
+    installs: it would replace that class (GPU requests would select NICs), and Kueue refuses a Configuration that maps
+    one DeviceClass to two resources (pkg/config/validation.go, validateDeviceClassMappings)."""
+    gpu = config.get("gpuDeviceClass", dra.GPU_DEVICE_CLASS)
+    nic = config.get("nicDeviceClass", dra.NIC_DEVICE_CLASS)
+    if nic == gpu or nic in dra.DRIVER_CLASSES:
+        said = "the GPU DeviceClass" if nic == gpu else "a DeviceClass NVIDIA's GPU DRA driver installs"
+        return [Diagnostic(document.location("dra", "nicDeviceClass" if "nicDeviceClass" in config else "gpuDeviceClass"),
+                           f"the NIC DeviceClass '{nic}' is {said}: the infra chart would replace it with DRANET's "
+                           "selectors, and Kueue cannot map one class to two resources",
+                           "give `dra.nicDeviceClass` a name of its own")]
+    if gpu in dra.DRIVER_CLASSES and gpu != dra.GPU_DEVICE_CLASS:
+        return [Diagnostic(document.location("dra", "gpuDeviceClass"),
+                           f"'{gpu}' is not a class of whole GPUs: NVIDIA's GPU DRA driver installs it for "
+                           f"{'MIG devices' if gpu == dra.MIG_DEVICE_CLASS else 'ComputeDomains'}",
+                           f"use {dra.GPU_DEVICE_CLASS}, or the name of your own class of whole GPUs")]
+    return []
 
 
 def _nic_claiming_provider() -> str:

@@ -112,8 +112,9 @@ DRIVER_CLASSES: dict[str, KnownClass] = {
 """DeviceClasses that NVIDIA's GPU DRA driver's Helm chart installs (deployments/helm/.../templates/deviceclass-*.yaml)."""
 
 KUEUE_FIRST_MINOR = 18
-"""Kueue counts devices claimed through a ResourceClaimTemplate from v0.18 (beta, on by default), by its
-Configuration's `resources.deviceClassMappings` (site/content/en/docs/tasks/manage/setup_dra.md)."""
+"""Kueue counts devices claimed through a ResourceClaimTemplate by default from v0.18, by its Configuration's
+`resources.deviceClassMappings` (site/content/en/docs/tasks/manage/setup_dra.md; pkg/features/kube_features.go at
+v0.18.0: KueueDRAIntegration beta, on; before, from v0.14 (#5873), the alpha gate DynamicResourceAllocation, off)."""
 KUEUE_CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"
 KUEUE_GPU_RESOURCE = GPU_EXTENDED_RESOURCE
 """The name a cluster's ClusterQueues count claimed GPUs under (deviceClassMappings `name`): the same as the device

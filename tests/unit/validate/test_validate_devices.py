@@ -9,6 +9,7 @@ NVLink between the trays of a GB200 NVL72 (the driver's README and demo/specs/im
 
 from __future__ import annotations
 
+import pytest
 from conftest import PROFILES, expect, nvl72_edits
 
 from mpigen.support.diagnostics import Severity
@@ -77,3 +78,23 @@ def test_volcano_queues_are_said_not_to_limit_the_devices_workers_claim(diagnose
            ("clusters/volcano-lab.yaml", 14, 1, "Volcano's queues count what pods request, and a device claimed through "
             "DRA is no request (volcano-sh/volcano #4400): the capability of the cluster's queues holds none of the "
             "devices its workers claim", "use Kueue"), severity=Severity.WARNING)
+
+
+@pytest.mark.parametrize(("dra", "key", "message"), [
+    ("dra: {nicDeviceClass: gpu.nvidia.com}", "nicDeviceClass", "the NIC DeviceClass 'gpu.nvidia.com' is the GPU "
+     "DeviceClass"),
+    ("dra: {nicDeviceClass: compute-domain-default-channel.nvidia.com}", "nicDeviceClass",
+     "the NIC DeviceClass 'compute-domain-default-channel.nvidia.com' is a DeviceClass NVIDIA's GPU DRA driver installs"),
+    ("dra: {gpuDeviceClass: h100.example.com, nicDeviceClass: h100.example.com}", "nicDeviceClass",
+     "the NIC DeviceClass 'h100.example.com' is the GPU DeviceClass"),
+    ("dra: {gpuDeviceClass: mig.nvidia.com}", "gpuDeviceClass", "'mig.nvidia.com' is not a class of whole GPUs"),
+])
+def test_a_device_class_that_takes_another_ones_name_is_refused(diagnose, dra, key, message):
+    """The infra chart writes the NIC class: named as the GPU class or a driver's, it would replace it (GPU requests
+    selecting NICs); Kueue's pkg/config/validation.go (validateDeviceClassMappings) refuses a class mapped twice."""
+    outcome = diagnose({CLUSTER: H100_DRA.replace("dra: {}", dra)})
+    (refused,) = outcome.diagnostics
+    assert refused.severity is Severity.ERROR and message in refused.message, outcome.shown()
+    line = next(i for i, text in enumerate(H100_DRA.splitlines(), 1) if text.startswith("dra: {}"))
+    assert str(refused.location).startswith(outcome.at(CLUSTER, line, 0).rsplit(":", 1)[0]), outcome.shown()
+    assert f"{key}: " in H100_DRA.replace("dra: {}", dra).splitlines()[line - 1]
