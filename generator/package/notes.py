@@ -175,7 +175,8 @@ def _claimed_device_notes(cluster: Cluster) -> list[str]:
                  f"{'.'.join(dra.KUEUE_MAPPINGS_PATH)} (in Kueue's Configuration, not in this chart; Kueue "
                  f"{release_name(dra.KUEUE_FIRST_MINOR)} or later), as the ClusterQueues above cover them "
                  f"({', '.join(m.name for m in mappings)}), and never admits a Workload whose claim names a DeviceClass "
-                 "the mappings lack. Set exactly:"]
+                 f"the mappings lack. Add these entries to its {'.'.join(dra.KUEUE_MAPPINGS_PATH)}, beside the "
+                 "Configuration's other settings:"]
                 + [f"  {line}" for line in yamlio.dump(fragment).splitlines()]
                 + [f"  Kueue reads its Configuration only at startup: after changing it, {dra.KUEUE_RESTART}."])
     if scheduling.scheduler is Scheduler.VOLCANO:

@@ -50,9 +50,9 @@ def pod_network(job: Job, mpijob: str) -> PodNetwork:
 PROVIDER = Provider(
     NetworkProvider.DRANET, infra, pod_network, notes,
     resource_prefix=dra.NIC_DRIVER,  # no extended resources: the prefix names nothing pods ask for
-    # NCCL_IB_HCA and UCX_NET_DEVICES from `hca`; the claim selects each rail's NIC by its interface (`pfName`, or the
-    # rail's `hostInterface`).
-    nic_facts=("hca", "pfName"),
+    # NCCL_IB_HCA and UCX_NET_DEVICES from `hca`; the claim selects each rail's NIC by its interface on the node: the
+    # rail's `hostInterface`, else the NIC's `pfName` (validate/network.py asks for one of them, `host_interface`).
+    nic_facts=("hca",),
     multus=False,
     host_interface=True,
     dra_devices=True,

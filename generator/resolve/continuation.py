@@ -12,7 +12,7 @@ from mpigen.load.catalogue import builtin_names
 from mpigen.model import Backend, CommittedRun, Job, Naming, names
 from mpigen.objects import chartfiles
 from mpigen.providers import PROVIDERS
-from mpigen.resolve.identity import Resolved, hardware_parts, run_identity
+from mpigen.resolve.identity import Resolved, claims_of, hardware_parts, run_identity
 from mpigen.vocabulary import mpi_operator
 
 
@@ -33,6 +33,7 @@ def identity_and_continuation(job: Job, data: dict[str, Any], written: Written) 
                         tuple(attachment.rail.name for attachment in job.rails), scheduling.queue,
                         scheduling.topology_label, job.backend.value, job.namespace,
                         (slices.domain.node_label, slices.size) if (slices := scheduling.slices) else None,
+                        claims_of(job.devices),
                         PROVIDERS[job.cluster.network.provider].worker_ssh_port(job.cluster.network)
                         or mpi_operator.SSHD_PORT)
     identity = run_identity(data, written.clusters[job.cluster.name], written.hardware, resolved)

@@ -9,8 +9,9 @@ above all a new mpigen release: its running job would be deleted and started aga
 So the digest is taken over the profile text a run depends on, as written, never over compiled output:
 - the job profile, but for the fields that only describe it (`DESCRIBING_JOB_FIELDS`);
 - of its cluster: the node pool it runs in (and the launcher's), their hardware, the rails it attaches, the
-  network settings its pods see, the scheduler and the queue and topology level it lands in, and its podset
-  slices where it has any (`CLUSTER_PARTS`, `POOL_PARTS`, `RAIL_PARTS`, `NETWORK_PARTS`, `SCHEDULING_PARTS`);
+  network settings its pods see, the scheduler and the queue and topology level it lands in, its podset
+  slices where it has any, and what its workers claim through DRA where they claim anything (`CLUSTER_PARTS`,
+  `POOL_PARTS`, `RAIL_PARTS`, `NETWORK_PARTS`, `SCHEDULING_PARTS`, `Resolved.claims`);
 - a built-in hardware profile by its name only (its facts are the release's, and a release never renames a run).
 Mappings are compared key by key (reordering keys changes nothing), lists item by item. A value equal to the
 fixed default it stands for counts as left out (`FIXED_DEFAULTS`, frozen with the scheme: a later release that
@@ -29,7 +30,8 @@ from typing import Any
 
 from mpigen.load import ProfileFile, to_plain
 from mpigen.load.catalogue import is_builtin
-from mpigen.vocabulary import dra, mpi_operator
+from mpigen.model.devices import WorkerDevices
+from mpigen.vocabulary import mpi_operator
 
 SCHEME = "1"
 """The identity scheme: the first part of `mpigen/run-identity` (`1:<sha256>`)."""
@@ -63,7 +65,7 @@ CLUSTER_PARTS = {
     "jobBackend": "through the job's backend, where the job leaves it out",
     "launcherPool": "where the launcher runs",
     "cpuManagerPolicy": "how ranks are bound to cores",
-    "dra": "how the pods get their GPUs and NICs: claimed through DRA, from which DeviceClasses, with a ComputeDomain",
+    "dra": "through what the job's workers claim (`Resolved.claims`), never the block as written",
 }
 """Cluster profile fields a run depends on. The others (`name`, `description`, `kubernetesVersion`, `namespaces`,
 `existingNamespaces`, `podSecurity`, `gitops`) shape the infra chart or the delivery, never a run's pods."""
@@ -92,9 +94,6 @@ FIXED_DEFAULTS: Mapping[tuple[str, ...], Any] = {
     ("job", "scheduling", "topology", "mode"): "required",
     ("network", "sshPort"): 2222,
     ("scheduling", "scheduler"): "none",
-    ("dra", "gpuDeviceClass"): dra.GPU_DEVICE_CLASS,
-    ("dra", "nicDeviceClass"): dra.NIC_DEVICE_CLASS,
-    ("dra", "computeDomains"): True,
 }
 """Scheme 1's defaults: writing one of these values is the same run as leaving it out. Upstream values are named by
 their vocabulary's constants (an API never renames a value), never by generator/model/defaults.py, whose choices
@@ -129,8 +128,8 @@ def run_identity(job: Mapping[str, Any], cluster: Mapping[str, Any], hardware: M
     }
     if resolved.slices is not None:  # only where there are slices: every other run keeps its name
         run["slices"] = list(resolved.slices)
-    if "dra" in cluster:  # only under DRA: every other run keeps its name
-        run["dra"] = _defaulted("dra", dict(cluster["dra"]))
+    if resolved.claims is not None:  # only where the workers claim devices: every other run keeps its name
+        run["claims"] = list(resolved.claims)
     canonical = json.dumps(run, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return f"{SCHEME}:{hashlib.sha256(canonical.encode('utf-8')).hexdigest()}"
 
@@ -152,9 +151,22 @@ class Resolved:
     slices: tuple[str, int] | None = None
     """Kueue podset slices (node label, pods a slice): they follow a cluster's `domainNodes` or the hardware's NVLink
     domain, which the other parts do not count; None without slices."""
+    claims: tuple[str, ...] | None = None
+    """What each worker claims through DRA (`claims_of`): the GPU and NIC DeviceClasses and the ComputeDomain channel;
+    None where it claims nothing (a cluster's `dra` that gives the job no claim renames nothing). How the claim pairs
+    them follows from the hardware, the rails and the size, which the other parts count."""
     implied_ssh_port: int = mpi_operator.SSHD_PORT
     """The workers' sshd port without `sshPort` (22, or the nodes' network's `network.sshPort`). Where mpigen starts
     sshd itself (no `workerCommand`), `sshPort` saying this port changes nothing, so it counts as left out."""
+
+
+def claims_of(devices: WorkerDevices | None) -> tuple[str, ...] | None:
+    """`Resolved.claims` of a worker's devices."""
+    if devices is None or (not devices.pairs and not devices.channel):
+        return None
+    claims = [f"gpus:{devices.gpu_class}"] if devices.gpus else []
+    claims += [f"nics:{devices.nic_class}"] if devices.nic_class is not None and devices.nics else []
+    return (*claims, *(["channel"] if devices.channel else []))
 
 
 def identity_digest(identity: str) -> str:

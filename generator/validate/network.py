@@ -10,6 +10,7 @@ from mpigen.model import LinkType, admission, derive
 from mpigen.providers import PROVIDERS, Provider, provider_of
 from mpigen.support.diagnostics import Diagnostic, Severity, raises
 from mpigen.support.profile_rules import NETWORK
+from mpigen.vocabulary.multus import POD_OWN_INTERFACES
 
 Carriers = list[tuple[dict[str, Any], dict[str, Any]]]
 """Each node pool with its hardware profile; empty where a pool's hardware is unknown."""
@@ -51,6 +52,12 @@ def check_provider(document: ProfileFile, data: dict[str, Any], carriers: Carrie
         return found + _check_no_rails(document, rails, provider)
     for i, rail in enumerate(rails):
         found += _check_rail_ipam_need(document, i, rail, provider)
+        if (provider.multus or provider.dra_devices) and rail["name"] in POD_OWN_INTERFACES:
+            found.append(Diagnostic(document.location("rails", i, "name"),
+                                    f"rail '{rail['name']}' would name its interface in the pod after itself, and the "
+                                    "pod has that interface already (the cluster network's, or loopback): the "
+                                    "attachment would clash, and NCCL_SOCKET_IFNAME would pick the cluster network",
+                                    "give the rail another name (e.g. rail0)"))
         if provider.host_interface and "hostInterface" not in rail:
             found += _check_host_interface(document, i, rail, provider, carriers)
         found += _check_rail_vlan(document, i, rail, provider, carriers)

@@ -13,3 +13,7 @@ RESOURCE_NAME_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName"
 DEFAULT_NETWORK_ANNOTATION = "v1.multus-cni.io/default-network"
 """On a pod: the attachment that replaces its cluster network (Multus' pkg/k8sclient `defaultNetAnnot`). mpigen
 never writes it; profiles may not (generator/vocabulary/reserved.py) and `check` refuses it."""
+
+POD_OWN_INTERFACES = ("eth0", "lo")
+"""A pod's own interfaces (the cluster network's and loopback): an attachment Multus or DRANET names so would clash, and
+NCCL_SOCKET_IFNAME would pick the cluster network."""

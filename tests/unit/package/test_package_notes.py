@@ -25,7 +25,7 @@ def infra_notes(result: CompileResult, cluster: str) -> str:
 
 def test_a_kueue_dra_cluster_is_given_the_exact_device_class_mappings_and_the_restart(example: CompileResult) -> None:
     lines = infra_notes(example, "h100-dra").splitlines()
-    start = next(i for i, line in enumerate(lines) if line.endswith("Set exactly:")) + 1
+    start = next(i for i, line in enumerate(lines) if line.endswith("beside the Configuration's other settings:")) + 1
     block = [line[2:] for line in lines[start:] if line.startswith("  ")]
     end = next(i for i, line in enumerate(block) if line.startswith("Kueue reads its Configuration only at startup"))
     assert YAML(typ="safe", pure=True).load("\n".join(block[:end])) == {

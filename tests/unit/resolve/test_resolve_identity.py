@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -64,9 +65,7 @@ def test_the_fixed_defaults_are_frozen_values_whatever_names_them():
         ("job", "mpiImplementation"): "OpenMPI", ("job", "openMPIVersion"): 4, ("job", "openMPIUcx"): True,
         ("job", "rerun"): 0, ("job", "launcherCreationPolicy"): "WaitForWorkersReady",
         ("job", "runPolicy", "cleanPodPolicy"): "Running", ("job", "scheduling", "topology", "mode"): "required",
-        ("network", "sshPort"): 2222, ("scheduling", "scheduler"): "none",
-        ("dra", "gpuDeviceClass"): "gpu.nvidia.com", ("dra", "nicDeviceClass"): "dranet-rdma",
-        ("dra", "computeDomains"): True}
+        ("network", "sshPort"): 2222, ("scheduling", "scheduler"): "none"}
     assert all(type(value) in (str, int, bool) for value in identity.FIXED_DEFAULTS.values())
 
 
@@ -257,13 +256,13 @@ def test_each_cluster_field_renames_the_run_exactly_where_its_pods_see_it():
         for field in _schema("cluster")["properties"][section]["properties"]:
             changed = {**cluster, section: {**cluster.get(section, {}), field: CHANGED}}
             assert renamed(changed) == (field in parts), (section, field)
-    # DRA: how the pods get their devices; its defaults written out are the same run as `dra: {}`.
-    under_dra = identity.run_identity(job, {**cluster, "dra": {}}, hardware, resolved)
-    assert under_dra != base
-    assert identity.run_identity(job, {**cluster, "dra": {"gpuDeviceClass": "gpu.nvidia.com", "computeDomains": True}},
-                                 hardware, resolved) == under_dra
+    # DRA counts through what the workers claim (`Resolved.claims`), never through the cluster's block as written.
     for field in _schema("cluster")["properties"]["dra"]["properties"]:
-        assert identity.run_identity(job, {**cluster, "dra": {field: CHANGED}}, hardware, resolved) != under_dra, field
+        assert not renamed({**cluster, "dra": {field: CHANGED}}), field
+    claiming = identity.run_identity(job, cluster, hardware, replace(resolved, claims=("gpus:gpu.nvidia.com",)))
+    assert claiming != base
+    assert identity.run_identity(job, cluster, hardware, replace(resolved, claims=("gpus:h100.example.com",))) \
+        not in (base, claiming)
 
 
 def test_ssh_port_saying_the_port_sshd_has_anyway_keeps_the_name_unless_it_adds_the_probe():
@@ -281,3 +280,35 @@ def test_ssh_port_saying_the_port_sshd_has_anyway_keeps_the_name_unless_it_adds_
     own = {**job, "workerCommand": ["/usr/sbin/sshd", "-De"]}
     assert identity.run_identity({**own, "sshPort": 22}, cluster, hardware, resolved) != \
         identity.run_identity(own, cluster, hardware, resolved)
+
+
+DRA_KEEPING = {
+    # cpu-lab's job is a CPU job without rails: under DRA it claims nothing.
+    "dra on a cluster whose job claims nothing": ("clusters/cpu-lab.yaml", 'kubernetesVersion: "1.32"',
+                                                  'kubernetesVersion: "1.34"\ndra: {}', "cpu-pi"),
+    # H100 has no multi-node NVLink: no ComputeDomain either way.
+    "computeDomains on hardware without multi-node NVLink": ("clusters/h100-dra.yaml", "dra: {}",
+                                                             "dra: {computeDomains: false}", "llm-pretrain"),
+    "the DRA defaults written out": ("clusters/h100-dra.yaml", "dra: {}",
+                                     "dra: {gpuDeviceClass: gpu.nvidia.com, nicDeviceClass: dranet-rdma}",
+                                     "llm-pretrain"),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(DRA_KEEPING))
+def test_a_dra_edit_that_changes_no_claim_keeps_the_name(profiles_copy, example_names, edit):
+    path, old, new, job = DRA_KEEPING[edit]
+    assert _names(_edited(profiles_copy, path, old, new))[job] == example_names[job]
+
+
+def test_a_dra_edit_that_changes_a_claim_renames_the_run(profiles_copy, example_names):
+    names = _names(_edited(profiles_copy, "clusters/h100-dra.yaml", "dra: {}", "dra: {gpuDeviceClass: h100.example.com}"))
+    assert names["llm-pretrain"] != example_names["llm-pretrain"]
+    # A NIC class of a cluster whose rails a device plugin gives claims no NIC: dgx-lab's GPU jobs claim GPUs only.
+    text = (PROFILES / "clusters/dgx-lab.yaml").read_text(encoding="utf-8").replace(
+        'kubernetesVersion: "1.31"', 'kubernetesVersion: "1.34"\ndra: {}')
+    under_dra = _names(profiles_copy({"clusters/dgx-lab.yaml": text}))
+    assert under_dra["resnet50-dgx"] != example_names["resnet50-dgx"]  # its GPUs are claimed now
+    assert under_dra["pi"] == example_names["pi"]  # a CPU job: nothing claimed
+    renamed_nic = _names(profiles_copy({"clusters/dgx-lab.yaml": text.replace("dra: {}", "dra: {nicDeviceClass: my-nics}")}))
+    assert renamed_nic == under_dra

@@ -98,3 +98,14 @@ def test_a_device_class_that_takes_another_ones_name_is_refused(diagnose, dra, k
     line = next(i for i, text in enumerate(H100_DRA.splitlines(), 1) if text.startswith("dra: {}"))
     assert str(refused.location).startswith(outcome.at(CLUSTER, line, 0).rsplit(":", 1)[0]), outcome.shown()
     assert f"{key}: " in H100_DRA.replace("dra: {}", dra).splitlines()[line - 1]
+
+
+def test_a_rails_host_interface_names_the_nic_the_claim_selects(diagnose):
+    """dranet selects each rail's NIC by its interface on the node (DRANET's `ifName`): the NIC's pfName, or the rail's
+    `hostInterface`, which the refusal of a NIC without pfName offers as the fix, and which then suffices."""
+    hardware = H100_IB.replace(", pfName: ibp24s0}", "}")
+    refused = diagnose({HARDWARE: hardware})
+    expect(refused, (CLUSTER, 21, 5, "rail 'rail0': provider 'dranet' needs the node's interface of NIC 'nic0'",
+                     "set `hostInterface` on the rail"))
+    rails = H100_DRA.replace("  - {name: rail0, nic: nic0}", "  - {name: rail0, nic: nic0, hostInterface: ibp24s0}")
+    assert diagnose({HARDWARE: hardware, CLUSTER: rails}).diagnostics == []

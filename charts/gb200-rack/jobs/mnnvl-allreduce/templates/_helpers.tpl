@@ -14,6 +14,6 @@ app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{/* Hostfile lines, one per worker, named as the job's controller names its pods. */}}
 {{- define "mnnvl-allreduce.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "mnnvl-allreduce-6353817-worker-%d.mnnvl-allreduce-6353817.frontier.svc slots=4" $i }}
+{{ printf "mnnvl-allreduce-38223e4-worker-%d.mnnvl-allreduce-38223e4.frontier.svc slots=4" $i }}
 {{- end }}
 {{- end }}

@@ -14,6 +14,6 @@ app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{/* Hostfile lines, one per worker, named as the job's controller names its pods. */}}
 {{- define "llm-pretrain.hostfile" -}}
 {{- range $i := until (int .Values.workers) }}
-{{ printf "llm-pretrain-6a1895d-worker-%d.llm-pretrain-6a1895d.llm.svc slots=8" $i }}
+{{ printf "llm-pretrain-6d42bbd-worker-%d.llm-pretrain-6d42bbd.llm.svc slots=8" $i }}
 {{- end }}
 {{- end }}
