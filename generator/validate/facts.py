@@ -41,9 +41,9 @@ def check_rail_facts(document: ProfileFile, cluster: dict[str, Any], carriers: l
             if nic is None or data["name"] in seen:
                 continue
             seen.add(data["name"])
+            # Every fact the provider reads, whatever the rail says: a rail's `hostInterface` stands for `pfName` only
+            # where the provider reads pfName as the interface alone (not a fact it lists), which network.py asks for.
             missing = [fact for fact in provider.nic_facts if nic.get(fact) is None]
-            if provider.host_interface and "hostInterface" not in rail:
-                missing = [fact for fact in missing if fact != "pfName"]  # `check_provider` (network.py) asks for it
             if missing:
                 found.append(Diagnostic(
                     document.location("rails", i, "nic"),

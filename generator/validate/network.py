@@ -183,9 +183,11 @@ def _check_rail_ipam_need(document: ProfileFile, i: int, rail: dict[str, Any], p
 def _check_host_interface(document: ProfileFile, i: int, rail: dict[str, Any], provider: Provider,
                           carriers: Carriers) -> list[Diagnostic]:
     """Providers whose rails are the node's interface of their NIC: each pool must name it, and where one
-    NetworkAttachmentDefinition names it for every node, every pool the same."""
+    NetworkAttachmentDefinition names it for every node, every pool the same. A provider that reads the NIC's pfName
+    itself (rdma-shared-dev-plugin's `ifNames` selector) needs it even beside a `hostInterface`: facts.py asks for
+    it there, so the rail's `hostInterface` is offered only where it is all the provider needs (dranet)."""
     found: list[Diagnostic] = []
-    for pool, hardware in carriers:
+    for pool, hardware in carriers if "pfName" not in provider.nic_facts else ():
         nic = next((n for n in hardware.get("nics", []) if n["name"] == rail["nic"]), None)
         if nic is not None and not nic.get("pfName"):
             found.append(Diagnostic(document.location("rails", i),

@@ -579,13 +579,18 @@ def test_an_unknown_link_type_is_asked_for_not_guessed(profiles_copy):
         "on a node: hca and pfName with ibdev2netdev, vendorId and deviceId with lspci -nn, linkType with ibv_devinfo)")
 
 
-def test_a_host_interface_does_not_replace_the_pf_name_rdma_shared_selects_by(profiles_copy):
+@pytest.mark.parametrize("provider", ["rdma-shared", "host-network"])
+@pytest.mark.parametrize("host_interface", [True, False], ids=["hostInterface", "no hostInterface"])
+def test_a_host_interface_does_not_replace_the_pf_name_rdma_shared_selects_by(profiles_copy, provider, host_interface):
+    """rdma-shared-dev-plugin selects the NIC by its pfName (`ifNames`) whatever interface the rail names, so the one
+    error asks for pfName, with or without a `hostInterface`: never for a `hostInterface`, which would not do."""
     lab = LAB_A100.replace(", pfName: ibp12s0", "", 1)
     cluster = A100_LAB.format(hardware="lab-a100").replace(
-        "namespaces: [ml]\n", "namespaces: [ml]\nnetwork: {provider: rdma-shared}\n").replace(
-        "    nic: ib0\n", "    nic: ib0\n    hostInterface: ib0\n")
+        "namespaces: [ml]\n", f"namespaces: [ml]\nnetwork: {{provider: {provider}}}\n")
+    if host_interface:
+        cluster = cluster.replace("    nic: ib0\n", "    nic: ib0\n    hostInterface: ib0\n")
     root = profiles_copy({"hardware/lab-a100.yaml": lab, "clusters/a100-lab.yaml": cluster})
-    assert _errors(check_profiles([root]), root) == [
+    assert [e for e in _errors(check_profiles([root]), root) if ": error: " in e] == [
         "clusters/a100-lab.yaml:13:10: error: rail 'rail0' runs over NIC 'ib0' of hardware 'lab-a100', whose pfName "
         "is not known; set it on NIC 'ib0' in hardware/lab-a100.yaml (read it on a node with ibdev2netdev)"]
 
