@@ -13,6 +13,7 @@ import re
 
 from mpigen.model import LinkType, MpiImplementation, NetworkProvider, PciDistance, RailAttachment, derive, names, stated
 from mpigen.providers import DEFAULT_PROVIDER, PROVIDERS, Provider
+from mpigen.vocabulary.multus import CLUSTER_NETWORK_INTERFACE
 
 ROCE_GID_INDEX = "3"  # RoCEv2 over IPv4 (the usual GID index for it); never set on InfiniBand.
 # GPU-NIC distances at which mpigen sets NCCL_NET_GDR_LEVEL to the distance. Farther than PXB, GPUDirect RDMA
@@ -102,7 +103,7 @@ def _openmpi(rails: tuple[RailAttachment, ...], version: int, slots: int, ssh_po
             where = (f"the rails' interfaces on the node: MPI's TCP traffic on the rails ({why})" if host_network else
                      f"the rails' interfaces in the pod: MPI's TCP traffic on the rails ({why})")
         else:
-            why, interfaces, where = "no RDMA rails", "eth0", "the cluster network's interface in the pod"
+            why, interfaces, where = "no RDMA rails", CLUSTER_NETWORK_INTERFACE, "the cluster network's interface in the pod"
         env = [("OMPI_MCA_pml", "ob1", f"{why}: OpenMPI's TCP transport"),
                ("OMPI_MCA_btl", f"{SHARED_MEMORY_BTL[version >= 5]},tcp,self", f"{why}: TCP between nodes, "
                 "and shared memory between the ranks of one worker (`vader` in OpenMPI 4, `sm` in 5); without it "
@@ -155,7 +156,7 @@ def _intel_mpi(rails: tuple[RailAttachment, ...]) -> list[tuple[str, str, str]]:
         env.append(("FI_PROVIDER", "mlx", "RDMA rails: libfabric's mlx provider (InfiniBand and RoCE through UCX)"))
     else:
         env += [("FI_PROVIDER", "tcp", "no RDMA rails: libfabric over TCP"),
-                ("FI_TCP_IFACE", "eth0", "the cluster network's interface in the pod")]
+                ("FI_TCP_IFACE", CLUSTER_NETWORK_INTERFACE, "the cluster network's interface in the pod")]
     return env
 
 
@@ -164,7 +165,8 @@ def _nccl(rails: tuple[RailAttachment, ...], provider: Provider,
     if not rails:
         return [
             ("NCCL_IB_DISABLE", "1", "no RDMA rails attached: NCCL uses sockets"),
-            ("NCCL_SOCKET_IFNAME", "eth0", "no rails: the cluster network (eth0) carries NCCL"),
+            ("NCCL_SOCKET_IFNAME", CLUSTER_NETWORK_INTERFACE,
+             f"no rails: the cluster network ({CLUSTER_NETWORK_INTERFACE}) carries NCCL"),
         ]
     env = []
     if provider.exclusive_devices:

@@ -14,6 +14,9 @@ DEFAULT_NETWORK_ANNOTATION = "v1.multus-cni.io/default-network"
 """On a pod: the attachment that replaces its cluster network (Multus' pkg/k8sclient `defaultNetAnnot`). mpigen
 never writes it; profiles may not (generator/vocabulary/reserved.py) and `check` refuses it."""
 
-POD_OWN_INTERFACES = ("eth0", "lo")
+CLUSTER_NETWORK_INTERFACE = "eth0"
+"""The pod's interface on the cluster network, as the cluster's CNI plugin names it (the kubelet's CNI_IFNAME)."""
+LOOPBACK_INTERFACE = "lo"
+POD_OWN_INTERFACES = (CLUSTER_NETWORK_INTERFACE, LOOPBACK_INTERFACE)
 """A pod's own interfaces (the cluster network's and loopback): an attachment Multus or DRANET names so would clash, and
 NCCL_SOCKET_IFNAME would pick the cluster network."""

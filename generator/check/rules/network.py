@@ -26,9 +26,11 @@ from mpigen.support.diagnostics import Severity
 from mpigen.vocabulary import volcano_job
 from mpigen.vocabulary.kubernetes import DNS1123_LABEL
 from mpigen.vocabulary.multus import (
+    CLUSTER_NETWORK_INTERFACE,
     DEFAULT_NETWORK_ANNOTATION,
     NAD_KIND,
     NETWORKS_ANNOTATION,
+    POD_OWN_INTERFACES,
     RESOURCE_NAME_ANNOTATION,
 )
 from mpigen.vocabulary.reserved import NETWORK_INSTRUCTIONS, reserved_namespace_owner
@@ -98,8 +100,9 @@ def parse_networks_annotation(value: str) -> tuple[list[NetworkSelection], list[
 
 
 def _interface_problem(interface: str) -> str:
-    if interface == "eth0":
-        return "interface eth0 is the pod's cluster network; name the attachment's interface otherwise"
+    if interface in POD_OWN_INTERFACES:
+        own = "cluster network" if interface == CLUSTER_NETWORK_INTERFACE else "loopback"
+        return f"interface {interface} is the pod's {own}; name the attachment's interface otherwise"
     if len(interface) > _IFNAMSIZ - 1 or re.search(r"[\s/]", interface):
         return (f"interface name {go_quote(interface)} must be at most {_IFNAMSIZ - 1} characters without '/' "
                 "or spaces")

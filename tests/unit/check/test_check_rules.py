@@ -405,9 +405,10 @@ def test_networks_made_by_the_sriov_network_operator_count_as_nads():
     assert len(check_networks([pod], CheckContext(extra=(RenderedObject("c.yaml", elsewhere),)))) == 1
 
 
-def test_eth0_is_not_an_attachment_interface():
-    findings = check_networks([nad("rail0"), networked_job("ml/rail0@eth0")], CheckContext())
-    assert len(findings) == 1 and "interface eth0 is the pod's cluster network" in findings[0].message
+@pytest.mark.parametrize(("interface", "own"), [("eth0", "cluster network"), ("lo", "loopback")])
+def test_a_pods_own_interface_is_not_an_attachment_interface(interface, own):
+    findings = check_networks([nad("rail0"), networked_job(f"ml/rail0@{interface}")], CheckContext())
+    assert len(findings) == 1 and f"interface {interface} is the pod's {own}" in findings[0].message
 
 
 @pytest.mark.parametrize(("resources", "message"), [
