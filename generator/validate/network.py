@@ -6,7 +6,7 @@ import ipaddress
 from typing import Any
 
 from mpigen.load import ProfileFile
-from mpigen.model import LinkType, admission, derive
+from mpigen.model import LinkType, admission, derive, names
 from mpigen.providers import PROVIDERS, Provider, provider_of
 from mpigen.support.diagnostics import Diagnostic, Severity, raises
 from mpigen.support.profile_rules import NETWORK
@@ -52,7 +52,7 @@ def check_provider(document: ProfileFile, data: dict[str, Any], carriers: Carrie
         return found + _check_no_rails(document, rails, provider)
     for i, rail in enumerate(rails):
         found += _check_rail_ipam_need(document, i, rail, provider)
-        if (provider.multus or provider.dra_devices) and rail["name"] in POD_OWN_INTERFACES:
+        if (provider.multus or provider.dra_devices) and names.rail_interface(rail["name"]) in POD_OWN_INTERFACES:
             found.append(Diagnostic(document.location("rails", i, "name"),
                                     f"rail '{rail['name']}' would name its interface in the pod after itself, and the "
                                     "pod has that interface already (the cluster network's, or loopback): the "

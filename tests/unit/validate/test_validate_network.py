@@ -122,3 +122,14 @@ def test_sriov_pool_configs_need_node_labels_that_select_one_pool(diagnose):
         "(RDMA exclusive mode) would select every node of the cluster, which the operator would drain and reboot; give "
         "pool "
         "'dgx' `nodeLabels` that only its nodes carry"], outcome.shown()
+
+
+@pytest.mark.parametrize("name", ["eth0", "lo"])
+def test_a_rail_named_like_the_pods_own_interface_is_refused_where_it_names_one(diagnose, name):
+    """Multus names the rail's interface in the pod after the rail (as DRANET does: the corpus' case): `eth0` and `lo`
+    the pod has already. On the nodes' own network the rail's name names no interface, so it stays free."""
+    outcome = diagnose({LAB: DGX_LAB.replace("  - name: rail0\n", f"  - name: {name}\n", 1)})
+    expect(outcome, (LAB, 20, 11, f"rail '{name}' would name its interface in the pod after itself, and the pod has "
+                     "that interface already (the cluster network's, or loopback): the attachment would clash, and "
+                     "NCCL_SOCKET_IFNAME would pick the cluster network", "give the rail another name (e.g. rail0)"))
+    assert diagnose({NETAPP: NETAPP_LAB.replace("  - name: rail0\n", f"  - name: {name}\n", 1)}).diagnostics == []
