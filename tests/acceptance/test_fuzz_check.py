@@ -78,7 +78,7 @@ from mpigen.readback.discover import MAX_RELEASE_NAME, ChartInfo
 
 MPIGEN = REPO / ".venv" / "bin" / "mpigen"
 LONG = "MPIGEN_FUZZ_EXAMPLES" in os.environ
-EXAMPLES = max(int(os.environ["MPIGEN_FUZZ_EXAMPLES"]) // 4, 30) if LONG else 20  # CI: about 12 s
+EXAMPLES = max(int(os.environ["MPIGEN_FUZZ_EXAMPLES"]) // 4, 30) if LONG else 14  # CI: about 10 s
 SEED = int(os.environ.get("MPIGEN_FUZZ_SEED") or 20_261_125)
 SECONDS = 60
 SECRET = "s3cr3t-9f1c2e7a"
