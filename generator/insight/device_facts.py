@@ -10,7 +10,7 @@ from mpigen.insight.explanation import Fact
 from mpigen.insight.facts import Where, fact, own, said
 from mpigen.manifests.devices import nic_selector
 from mpigen.model import Hardware, Job, names, stated
-from mpigen.model.devices import Alignment, DevicePair, WorkerDevices
+from mpigen.model.devices import NIC_DISTANCE, Alignment, DevicePair, WorkerDevices, hardware_groups
 from mpigen.vocabulary import dra
 
 SECTION = "devices"
@@ -50,13 +50,10 @@ def nic_index(hardware: Hardware, nic: str) -> int:
 def fact_keys(hardware: Hardware, pair: DevicePair) -> tuple[str | int, ...]:
     """Where in the hardware profile the pair's fact (`DevicePair.fact`) is written: the NIC's `gpus`, the GPUs'
     `nicDistance`, the NIC's `numaNode`, or the NIC itself (model/devices.py `nic_groups`, most precise first)."""
-    index = nic_index(hardware, stated(pair.nic))
-    if pair.fact.startswith("gpu.nicDistance"):
-        return ("gpu", "nicDistance")
-    for key in ("gpus", "numaNode"):
-        if pair.fact.startswith(f"nics[{pair.nic}].{key}"):
-            return ("nics", index, key)
-    return ("nics", index)
+    basis = hardware_groups(hardware)[stated(pair.nic)].basis
+    if basis == NIC_DISTANCE:
+        return NIC_DISTANCE
+    return ("nics", nic_index(hardware, stated(pair.nic)), *basis)
 
 
 def claimed_rail(job: Job, rail: str) -> str | None:

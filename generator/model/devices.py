@@ -56,10 +56,18 @@ class NicGroup:
     gpus: int | None
     alignment: Alignment
     fact: str
+    basis: tuple[str, ...] = ()
+    """Where the fact is written in the hardware profile: `("gpus",)` or `("numaNode",)` under the NIC,
+    `("gpu", "nicDistance")`, or () for the NIC itself."""
     said: bool = True
     """The hardware says where the NIC sits (unaligned only where the drivers cannot honour it); False: it says
     nothing, and validate warns."""
 
+
+NIC_GPUS = ("gpus",)
+NIC_NUMA_NODE = ("numaNode",)
+NIC_DISTANCE = ("gpu", "nicDistance")
+"""`NicGroup.basis`: the NIC's own `gpus` or `numaNode`, or the GPUs' `nicDistance`."""
 
 CROSS_ROOT_DISTANCES = ("NODE", "SYS")
 """GPU-NIC distances across PCIe host bridges: the GPU and its NIC share no PCIe root."""
@@ -81,22 +89,25 @@ def nic_groups(gpu_count: int, nic_distance: str | None, nics: Sequence[NicSide]
     for nic in nics:
         if nic.gpus:
             groups[nic.name] = NicGroup(len(nic.gpus), Alignment.PCIE_ROOT,
-                                        f"nics[{nic.name}].gpus {list(nic.gpus)}: those GPUs share the NIC's PCIe switch")
+                                        f"nics[{nic.name}].gpus {list(nic.gpus)}: those GPUs share the NIC's PCIe switch",
+                                        NIC_GPUS)
         elif nic_distance in PCIE_ROOT_DISTANCES and even:
             groups[nic.name] = NicGroup(even, Alignment.PCIE_ROOT,
                                         f"gpu.nicDistance {nic_distance}: each of the {len(nics)} NICs sits under one "
-                                        f"PCIe root with {even} of the {gpu_count} GPUs")
+                                        f"PCIe root with {even} of the {gpu_count} GPUs", NIC_DISTANCE)
         elif nic.numa_node is not None and numa_alignment_published():
             groups[nic.name] = NicGroup(even, Alignment.NUMA_NODE,
-                                        f"nics[{nic.name}].numaNode {nic.numa_node}: only the NIC's NUMA node is known")
+                                        f"nics[{nic.name}].numaNode {nic.numa_node}: only the NIC's NUMA node is known",
+                                        NIC_NUMA_NODE)
         elif nic_distance in CROSS_ROOT_DISTANCES:
             groups[nic.name] = NicGroup(even, Alignment.NONE,
                                         f"gpu.nicDistance {nic_distance}: each GPU reaches its NIC across PCIe host "
-                                        "bridges, so they share no PCIe root: counted, not aligned")
+                                        "bridges, so they share no PCIe root: counted, not aligned", NIC_DISTANCE)
         elif nic.numa_node is not None:
             groups[nic.name] = NicGroup(even, Alignment.NONE,
                                         f"nics[{nic.name}].numaNode {nic.numa_node}: only the NIC's NUMA node is known, "
-                                        f"and the drivers publish no {dra.NUMA_NODE}: counted, not aligned", said=False)
+                                        f"and the drivers publish no {dra.NUMA_NODE}: counted, not aligned", NIC_NUMA_NODE,
+                                        said=False)
         else:
             groups[nic.name] = NicGroup(even, Alignment.NONE, f"nics[{nic.name}]: the hardware says neither which GPUs "
                                         "sit beside it (`gpus`, `gpu.nicDistance`) nor its NUMA node (`numaNode`)",

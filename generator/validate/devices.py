@@ -8,7 +8,7 @@ from typing import Any
 
 from mpigen.load import ProfileFile
 from mpigen.model import admission, derive
-from mpigen.model.devices import ClaimedRail, NicGroup, NicSide, SplitProblem, nic_groups, pair_devices
+from mpigen.model.devices import NIC_NUMA_NODE, ClaimedRail, NicGroup, NicSide, SplitProblem, nic_groups, pair_devices
 from mpigen.providers import PROVIDERS, provider_of
 from mpigen.support.diagnostics import Diagnostic, Severity, raises
 from mpigen.support.profile_rules import CLUSTER, JOB
@@ -129,7 +129,7 @@ def _check_alignment(document: ProfileFile, data: dict[str, Any], i: int, pool: 
     railed = {rail["nic"] for rail in data.get("rails", [])}
     groups = hardware_groups(hardware)
     numa = sorted(name for name, group in groups.items() if name in railed and not group.said
-                  and group.fact.startswith(f"nics[{name}].numaNode"))
+                  and group.basis == NIC_NUMA_NODE)
     unknown = sorted(name for name, group in groups.items() if name in railed and not group.said and name not in numa)
     fix = ("say which GPUs sit beside each NIC (`nics[].gpus`) or the GPU-NIC distance (`gpu.nicDistance`), read with "
            "`nvidia-smi topo -m`")
