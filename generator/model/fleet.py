@@ -17,6 +17,12 @@ class Fleet:
     hardware: tuple[Hardware, ...]
     clusters: tuple[Cluster, ...]
     jobs: tuple[Job, ...]
+    acceptance: tuple[Job, ...] = ()
+    """The clusters' fabric acceptance jobs (model/acceptance.py), apart from `jobs`: they are run by hand, so no plan,
+    quota or capacity counts them, and their charts are delivered without automated sync."""
 
     def jobs_of(self, cluster: Cluster) -> tuple[Job, ...]:
         return tuple(job for job in self.jobs if job.cluster.name == cluster.name)
+
+    def acceptance_of(self, cluster: Cluster) -> tuple[Job, ...]:
+        return tuple(job for job in self.acceptance if job.cluster.name == cluster.name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from mpigen.model.acceptance import Acceptance
 from mpigen.model.cluster import Backend, Cluster, NodePool, Rail
 from mpigen.model.devices import WorkerDevices
 from mpigen.model.domains import DomainFit, Slices
@@ -261,6 +262,9 @@ class Job:
     devices: WorkerDevices | None = None
     """What each worker claims through Dynamic Resource Allocation (model/devices.py), on a cluster with `dra`; None:
     its devices come from device plugins."""
+    acceptance: Acceptance | None = None
+    """What the job proves, where it is one of its cluster's fabric acceptance jobs (model/acceptance.py): compiled
+    from the cluster's `acceptance`, not a profile of its own, into `<cluster>/acceptance/<job>`; None for a real job."""
     committed: CommittedRun | None = None
     """The committed run this one continues under the same name (same identity, or a chart compiled before
     identities were recorded that this render adopts); None for a new run, or under `naming: stable`."""
