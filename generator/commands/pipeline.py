@@ -94,7 +94,7 @@ def raised_pod_security_warnings(fleet: Fleet, documents: list[ProfileFile]) -> 
     by_source = {document.source: document for document in documents}
     found = []
     for cluster in fleet.clusters:
-        for raised in raised_pod_security(cluster, fleet.jobs_of(cluster)):
+        for raised in raised_pod_security(cluster, fleet.jobs_of(cluster) + fleet.acceptance_of(cluster)):
             needs = names_text([f"job {name} needs {need.describe() if need.level == raised.level else need.level.label}"
                                 for name, need in raised.jobs])
             found.append(Diagnostic(

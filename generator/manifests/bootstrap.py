@@ -8,6 +8,7 @@ from typing import Any
 
 from mpigen.manifests.applicationset import build_argocd_applicationset
 from mpigen.manifests.gitops import (
+    acceptance_deliveries,
     argocd_health_checks,
     build_argocd_application,
     build_argocd_root_application,
@@ -39,11 +40,38 @@ def argocd_credentials_note(gitops: GitOps) -> str:
             f"(argocd repocreds add).")
 
 
-def build_bootstrap(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> list[BootstrapFile]:
+def build_bootstrap(cluster: Cluster, jobs: tuple[Job, ...] | list[Job],
+                    acceptance: tuple[Job, ...] | list[Job] = ()) -> list[BootstrapFile]:
     """The files of `<cluster>/bootstrap/`, or none when the cluster has no GitOps tool."""
     if cluster.gitops is None:
         return []
+    return _build_bootstrap(cluster, jobs) + _acceptance_file(cluster, acceptance)
+
+
+def _acceptance_file(cluster: Cluster, acceptance: tuple[Job, ...] | list[Job]) -> list[BootstrapFile]:
+    """The fabric acceptance charts' Applications or HelmReleases, which never sync by themselves: one file apart,
+    also under an ApplicationSet (whose one template syncs automatically)."""
+    if not acceptance:
+        return []
     gitops = cluster.gitops
+    assert gitops is not None
+    charts = acceptance_deliveries(cluster, acceptance)
+    path = f"{names.bootstrap_apps_dir(cluster.name)}/acceptance.yaml"
+    root_name = names.gitops_root_name(cluster.name)
+    if gitops.tool is GitOpsTool.ARGOCD:
+        return [BootstrapFile(path, f"One Argo CD Application per fabric acceptance chart of cluster {cluster.name}, "
+                              f"without automated sync: run one with `argocd app sync <name>` (see README, Bring-up); "
+                              f"synced by the root Application {root_name}; do not apply by hand.",
+                              tuple(build_argocd_application(cluster, d) for d in charts))]
+    return [BootstrapFile(path, f"One suspended Flux HelmRelease per fabric acceptance chart of cluster {cluster.name}: "
+                          f"run one with `flux resume helmrelease <name> -n {gitops.namespace}` (see README, Bring-up); "
+                          f"applied by the Kustomization {root_name}; do not apply by hand.",
+                          tuple(build_flux_helm_release(cluster, d) for d in charts))]
+
+
+def _build_bootstrap(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> list[BootstrapFile]:
+    gitops = cluster.gitops
+    assert gitops is not None
     charts = deliveries(cluster, jobs)
     root_dir = repo_path(gitops, names.bootstrap_root_dir(cluster.name))
     apps_dir = repo_path(gitops, names.bootstrap_apps_dir(cluster.name))

@@ -66,6 +66,9 @@ class Delivery:
     """A job chart whose job object Kueue suspends, unsuspends and places: the tool must leave those fields alone."""
     backend: Backend = Backend.MPIJOB
     """A job chart's backend: the kind of its job object."""
+    manual: bool = False
+    """A fabric acceptance job's chart: run by a person when the fabric is to be proven, never synced by itself
+    (Argo CD: no automated sync; Flux: a suspended HelmRelease)."""
 
 
 def deliveries(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> list[Delivery]:
@@ -73,13 +76,20 @@ def deliveries(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> list[Deli
     infra = Delivery(name=names.gitops_infra_name(cluster.name), chart_dir=names.chart_dir_of_infra(cluster.name),
                      release=names.infra_chart_name(cluster.name), namespace=cluster.namespaces[0],
                      wave=INFRA_WAVE, depends_on=())
-    return [infra] + [
-        Delivery(name=names.gitops_job_name(cluster.name, job.name),
-                 chart_dir=names.chart_dir_of_job(cluster.name, job.name), release=job.name,
-                 namespace=job.namespace, wave=JOB_WAVE, depends_on=(infra.name,),
-                 kueue_managed=cluster.scheduling.scheduler is Scheduler.KUEUE, backend=job.backend)
-        for job in sorted(jobs, key=lambda j: j.name)
-    ]
+    return [infra] + [_job_delivery(cluster, job, infra.name) for job in sorted(jobs, key=lambda j: j.name)]
+
+
+def acceptance_deliveries(cluster: Cluster, jobs: tuple[Job, ...] | list[Job]) -> list[Delivery]:
+    """The cluster's fabric acceptance charts, in job name order, each run by hand."""
+    return [_job_delivery(cluster, job, names.gitops_infra_name(cluster.name))
+            for job in sorted(jobs, key=lambda j: j.name)]
+
+
+def _job_delivery(cluster: Cluster, job: Job, infra: str) -> Delivery:
+    return Delivery(name=names.gitops_job_name(cluster.name, job.name), chart_dir=job.chart_dir, release=job.name,
+                    namespace=job.namespace, wave=JOB_WAVE, depends_on=(infra,),
+                    kueue_managed=cluster.scheduling.scheduler is Scheduler.KUEUE, backend=job.backend,
+                    manual=job.acceptance is not None)
 
 
 def repo_path(gitops: GitOps, directory: str) -> str:
@@ -134,9 +144,11 @@ def gitops_metadata(name: str, cluster: Cluster, annotations: dict[str, str] | N
 
 # --- Argo CD -------------------------------------------------------------------------------------
 
-def automated_sync(create_namespace: bool, respect_ignore_differences: bool = False) -> dict[str, Any]:
-    """Prune and self-heal: a removed job's object is deleted, a deleted one is put back from git."""
-    policy: dict[str, Any] = {"automated": {"prune": True, "selfHeal": True}}
+def automated_sync(create_namespace: bool, respect_ignore_differences: bool = False,
+                   manual: bool = False) -> dict[str, Any]:
+    """Prune and self-heal: a removed job's object is deleted, a deleted one is put back from git. `manual`: the
+    same options, but no automated sync (a person syncs the Application)."""
+    policy: dict[str, Any] = {} if manual else {"automated": {"prune": True, "selfHeal": True}}
     options = ["CreateNamespace=true"] if create_namespace else []
     if respect_ignore_differences:
         options.append("RespectIgnoreDifferences=true")
@@ -190,7 +202,8 @@ def build_argocd_application(cluster: Cluster, delivery: Delivery) -> dict[str, 
             },
             "destination": {"server": gitops.destination, "namespace": delivery.namespace},
             **({"ignoreDifferences": kueue_ignore_differences(delivery.backend)} if delivery.kueue_managed else {}),
-            "syncPolicy": {**automated_sync(create_namespace=True, respect_ignore_differences=delivery.kueue_managed),
+            "syncPolicy": {**automated_sync(create_namespace=True, respect_ignore_differences=delivery.kueue_managed,
+                                            manual=delivery.manual),
                            **({"retry": ARGOCD_RUNTIME_RETRY} if delivery.backend is Backend.TRAINJOB else {})},
         },
     }
@@ -287,6 +300,8 @@ def build_flux_helm_release(cluster: Cluster, delivery: Delivery) -> dict[str, A
         spec["chart"]["spec"]["valuesFiles"] = [f"./{repo_path(gitops, delivery.chart_dir)}/{chartfiles.VALUES_YAML}",
                                                 f"./{extra}"]
         spec["chart"]["spec"]["ignoreMissingValuesFiles"] = True
+    if delivery.manual:
+        spec["suspend"] = True  # `flux resume helmrelease` runs it; the Kustomization suspends it again
     if delivery.depends_on:
         spec["dependsOn"] = [{"name": name} for name in delivery.depends_on]
     if delivery.kueue_managed:

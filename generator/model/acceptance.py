@@ -16,6 +16,8 @@ from enum import Enum
 from typing import Any
 
 from mpigen.model import names
+from mpigen.model.hardware import LinkType
+from mpigen.vocabulary.rdma import ROCE_GID_INDEX
 
 COLLECTIVES = ("all_reduce", "all_gather", "alltoall")
 """nccl-tests collectives an acceptance job may run (`<dir>/<collective><suffix>`, e.g. all_reduce_perf)."""
@@ -200,12 +202,14 @@ def pool_settings(cluster: dict[str, Any], pool: dict[str, Any]) -> AcceptanceSe
 
 
 def acceptance_profiles(cluster: dict[str, Any], hardware: dict[str, dict[str, Any]],
-                        exclusive_devices: bool, gid_index: str) -> list[AcceptanceProfile]:
+                        exclusive_devices: bool, claimed_nics: bool) -> list[AcceptanceProfile]:
     """Every acceptance job of a (schema-valid) cluster profile, in pool then test order.
 
     `hardware`: the plain hardware profiles by name; `exclusive_devices`: the network provider gives each pod only
-    its rails' own VFs (perftest then opens the one device it sees); `gid_index`: RoCE's GID index, as a real job's
-    NCCL_IB_GID_INDEX. Pools without GPUs, or with one node, have no fabric between GPUs to prove: none.
+    its rails' own VFs (perftest then opens the one device it sees); `claimed_nics`: workers claim each rail's NIC
+    with the GPUs beside it through DRA, one worker a node (a rail test claims that one group), where otherwise a rail
+    test takes whole nodes, so that nothing else shares their PCIe and NICs while it measures. Pools without GPUs, or with one node, have no
+    fabric between GPUs to prove: none.
     """
     found: list[AcceptanceProfile] = []
     backend = str(cluster.get("jobBackend", "mpijob"))
@@ -234,12 +238,13 @@ def acceptance_profiles(cluster: dict[str, Any], hardware: dict[str, dict[str, A
         pool_rails = [rail for rail in cluster.get("rails", []) if rail.get("nic") in nics]
         for rail in pool_rails:
             nic = nics[rail["nic"]]
-            beside = len(nic.get("gpus", [])) or max(1, gpus // len(pool_rails))
+            roce = nic.get("linkType") == LinkType.ETHERNET.value
             test_of_rail = RailTest(
                 rail=rail["name"], device=None if exclusive_devices else nic.get("hca"), port=int(nic.get("port", 1)),
-                gid_index=gid_index if nic.get("linkType") == "Ethernet" else None, seconds=settings.perftest_seconds,
+                gid_index=ROCE_GID_INDEX if roce else None, seconds=settings.perftest_seconds,
                 size_bytes=settings.perftest_bytes, queue_pairs=settings.perftest_queue_pairs)
             name = acceptance_job_name(pool["name"], rail_test_name(rail["name"]))
+            beside = (len(nic.get("gpus", [])) or max(1, gpus // len(pool_rails))) if claimed_nics else gpus
             data = {**base, "name": name, "workers": 2, "gpusPerWorker": beside, "slotsPerWorker": 1,
                     "workerSpread": "one-per-node", "rails": [rail["name"]],
                     "program": ["bash", "-c", perftest_script(test_of_rail)],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from mpigen.model import names
 from mpigen.model.acceptance import Acceptance
 from mpigen.model.cluster import Backend, Cluster, NodePool, Rail
 from mpigen.model.devices import WorkerDevices
@@ -268,6 +269,13 @@ class Job:
     committed: CommittedRun | None = None
     """The committed run this one continues under the same name (same identity, or a chart compiled before
     identities were recorded that this render adopts); None for a new run, or under `naming: stable`."""
+
+    @property
+    def chart_dir(self) -> str:
+        """The job's chart folder under the output folder: `<cluster>/jobs/<job>`, `<cluster>/acceptance/<job>`."""
+        if self.acceptance is not None:
+            return names.chart_dir_of_acceptance(self.cluster.name, self.name)
+        return names.chart_dir_of_job(self.cluster.name, self.name)
 
     @property
     def uses_gpus(self) -> bool:

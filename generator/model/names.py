@@ -166,6 +166,14 @@ def chart_dir_of_job(cluster: str, job: str) -> str:
     return f"{cluster}/jobs/{job}"
 
 
+ACCEPTANCE_FOLDER = "acceptance"
+
+
+def chart_dir_of_acceptance(cluster: str, job: str) -> str:
+    """A fabric acceptance job's chart: apart from the jobs, as it is delivered without automated sync."""
+    return f"{cluster}/{ACCEPTANCE_FOLDER}/{job}"
+
+
 def chart_dir_of_infra(cluster: str) -> str:
     return f"{cluster}/infra"
 

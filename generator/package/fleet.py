@@ -27,16 +27,20 @@ def package_fleet(fleet: Fleet, selection: Selection = EVERYTHING) -> list[Chart
             chosen = [job for job in jobs if selection.has_job(job.name, cluster.name)]
             built = {job.name: build_marked_job(job, job_chart_ref(job))  # each job's objects, once
                      for job in (jobs if selection.whole_clusters else chosen)}
+            acceptance = fleet.acceptance_of(cluster) if selection.whole_clusters else ()
             if selection.whole_clusters:
                 mpijobs = {job.name: pods_object(job, built[job.name]) for job in jobs}
-                bootstrap = tuple((file.path, bootstrap_text(file, cluster)) for file in build_bootstrap(cluster, jobs))
+                bootstrap = tuple((file.path, bootstrap_text(file, cluster))
+                                  for file in build_bootstrap(cluster, jobs, acceptance))
                 bootstrap += tuple((check.path, check.lua) for check in argocd_health_checks(cluster, jobs))
-                charts.append(package_infra_chart(cluster, bootstrap, jobs, mpijobs))
+                charts.append(package_infra_chart(cluster, bootstrap, jobs, mpijobs, acceptance))
             charts += [package_job_chart(job, built[job.name]) for job in chosen]
+            charts += [package_job_chart(job, build_marked_job(job, job_chart_ref(job))) for job in acceptance]
         return charts
 
     clusters = [cluster for cluster in fleet.clusters if selection.has_cluster(cluster.name)]
-    return split_map(package_clusters, clusters, weight=lambda cluster: 1 + len(fleet.jobs_of(cluster)))
+    return split_map(package_clusters, clusters, weight=lambda cluster: 1 + len(fleet.jobs_of(cluster))
+                     + len(fleet.acceptance_of(cluster)))
 
 
 def bootstrap_text(file: BootstrapFile, cluster: Cluster) -> str:

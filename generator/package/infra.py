@@ -14,10 +14,13 @@ from mpigen.package.notes import infra_notes
 
 
 def package_infra_chart(cluster: Cluster, bootstrap: tuple[tuple[str, str], ...] = (),
-                        jobs: tuple[Job, ...] = (), mpijobs: dict[str, dict[str, Any]] | None = None) -> Chart:
-    """`mpijobs`: the objects holding the jobs' pods (`pods_object`), plain, by job name, where they are built."""
+                        jobs: tuple[Job, ...] = (), mpijobs: dict[str, dict[str, Any]] | None = None,
+                        acceptance: tuple[Job, ...] = ()) -> Chart:
+    """`mpijobs`: the objects holding the jobs' pods (`pods_object`), plain, by job name, where they are built.
+    `acceptance`: the cluster's fabric acceptance jobs, whose pods the namespaces must admit too."""
     ref = infra_chart_ref(cluster)
-    levels = namespace_pod_security(cluster, jobs, mpijobs)  # for the Namespaces and the NOTES of existing ones
+    # For the Namespaces and the NOTES of existing ones.
+    levels = namespace_pod_security(cluster, jobs + acceptance, mpijobs)
     manifests = build_infra(cluster, ref, jobs, mpijobs, levels)
     files: dict[str, str] = {
         chartfiles.CHART_YAML: common.chart_yaml(ref, f"Namespaces, RDMA rail networks, scheduling objects and "

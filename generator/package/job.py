@@ -7,7 +7,7 @@ import json
 from mpigen import __version__
 from mpigen.manifests import build_marked_job, job_chart_ref, job_object
 from mpigen.manifests.hostfile import job_host
-from mpigen.model import Cluster, Job, NodePool, names
+from mpigen.model import Cluster, Job, NodePool
 from mpigen.model.hostfile import hostfile_line, rankfile_line
 from mpigen.objects import chartfiles
 from mpigen.objects.chartfiles import action, helpers_tpl, include, template_path, trimmed_action
@@ -136,7 +136,7 @@ def package_job_chart(job: Job, marked: list[Manifest] | None = None, held_back:
     }
     for template, group in common.by_template(marked).items():
         files[template_path(template)] = common.template_file(group, lambda m: _job_holes(ref, m), job.source)
-    return Chart(names.chart_dir_of_job(job.cluster.name, job.name), ref, tuple(sorted(files.items())),
+    return Chart(job.chart_dir, ref, tuple(sorted(files.items())),
                  tuple(Manifest(m.template, plain(m.obj)) for m in marked), source=job.source, held_back=held_back)
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from mpigen.load import ProfileFile, to_plain
+from mpigen.load.derived import acceptance_documents
 from mpigen.model import Cluster, CommittedRun, Fleet, Job
 from mpigen.resolve.cluster import resolved_cluster
 from mpigen.resolve.continuation import Written, identity_and_continuation
@@ -25,10 +27,13 @@ def resolve(documents: list[ProfileFile], committed: Mapping[str, CommittedRun] 
     written = Written({d.data["name"]: d for d in by_kind["Hardware"]},
                        {d.data["name"]: to_plain(d.data) for d in by_kind["Cluster"]}, committed or {})
     jobs = [_job(d, clusters, hardware_data, written) for d in by_kind["Job"]]
+    acceptance = [replace(_job(document, clusters, hardware_data, written), acceptance=profile.acceptance)
+                  for cluster in by_kind["Cluster"] for document, profile in acceptance_documents(cluster, hardware_data)]
     return Fleet(
         hardware=tuple(hardware[name] for name in sorted(hardware)),
         clusters=tuple(clusters[name] for name in sorted(clusters)),
         jobs=tuple(sorted(jobs, key=lambda j: (j.cluster.name, j.name))),
+        acceptance=tuple(sorted(acceptance, key=lambda j: (j.cluster.name, j.name))),
     )
 
 

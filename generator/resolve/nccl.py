@@ -14,8 +14,8 @@ import re
 from mpigen.model import LinkType, MpiImplementation, NetworkProvider, PciDistance, RailAttachment, derive, names, stated
 from mpigen.providers import DEFAULT_PROVIDER, PROVIDERS, Provider
 from mpigen.vocabulary.multus import CLUSTER_NETWORK_INTERFACE
+from mpigen.vocabulary.rdma import ROCE_GID_INDEX
 
-ROCE_GID_INDEX = "3"  # RoCEv2 over IPv4 (the usual GID index for it); never set on InfiniBand.
 # GPU-NIC distances at which mpigen sets NCCL_NET_GDR_LEVEL to the distance. Farther than PXB, GPUDirect RDMA
 # would cross the CPU (PHB, NODE, SYS), which NCCL's own default (PXB) already avoids; and NODE is no level
 # NCCL reads.

@@ -29,6 +29,7 @@ TOPOLOGY = "topology"
 VOLUMES = "volumes"
 CHART_LIMITS = "chart-limits"
 POD_SECURITY = "pod-security"
+ACCEPTANCE = "acceptance"
 
 DESCRIPTIONS = {
     FILES: "Every profiles path can be read: files and folders, not links that leave them or lead nowhere.",
@@ -54,6 +55,8 @@ DESCRIPTIONS = {
     VOLUMES: "A job's volumes have one source each, and names and mount paths mpigen and mpi-operator leave free.",
     CHART_LIMITS: "Each chart stays within what Helm loads and a cluster stores.",
     POD_SECURITY: "Each namespace's Pod Security level is what its jobs need.",
+    ACCEPTANCE: "A cluster's fabric acceptance jobs have an image, a namespace of the cluster, a pool to prove and "
+                "names no job of the cluster takes; each holds together as a job profile would.",
 }
 """What each rule holds, for the rule list of a SARIF log."""
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 
 from mpigen.load import ProfileFile, Unreadable
 from mpigen.support.diagnostics import Diagnostic
+from mpigen.validate.acceptance import check_acceptance
 from mpigen.validate.cluster import check_cluster
 from mpigen.validate.gitops import check_argocd_application_names
 from mpigen.validate.hardware import check_hardware
@@ -33,6 +34,7 @@ CHECKS: tuple[Callable[[Index], list[Diagnostic]], ...] = (
     _each_job,  # job.py, sizing.py, topology.py, volumes.py, gitops.py, scheduling.py
     check_pods_ready_timeouts,  # pods_ready.py: a Kueue cluster's timeout against its jobs
     check_argocd_application_names,  # gitops.py: names that clusters and jobs share
+    check_acceptance,  # acceptance.py: each cluster's fabric acceptance jobs, as jobs
 )
 
 
