@@ -208,8 +208,8 @@ def acceptance_profiles(cluster: dict[str, Any], hardware: dict[str, dict[str, A
     `hardware`: the plain hardware profiles by name; `exclusive_devices`: the network provider gives each pod only
     its rails' own VFs (perftest then opens the one device it sees); `claimed_nics`: workers claim each rail's NIC
     with the GPUs beside it through DRA, one worker a node (a rail test claims that one group), where otherwise a rail
-    test takes whole nodes, so that nothing else shares their PCIe and NICs while it measures. Pools without GPUs, or with one node, have no
-    fabric between GPUs to prove: none.
+    test takes whole nodes, so that nothing else shares their PCIe and NICs while it measures. Pools without GPUs,
+    or with one node, have no fabric between GPUs to prove: none.
     """
     found: list[AcceptanceProfile] = []
     backend = str(cluster.get("jobBackend", "mpijob"))
