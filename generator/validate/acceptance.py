@@ -24,11 +24,17 @@ def size_bytes(text: str | int) -> int:
 
 
 @raises(ACCEPTANCE)
-def check_acceptance(index: Index) -> list[Diagnostic]:
+def check_acceptance(index: Index, reported: list[Diagnostic]) -> list[Diagnostic]:
+    """`reported`: what the other checks found. A cluster or hardware profile with an error of its own gets no checks
+    of its acceptance jobs: they would only repeat it (a broken queue refuses them as it refuses every job)."""
     found: list[Diagnostic] = []
     jobs = {(document.data["cluster"], document.data["name"]): document for document in index.jobs}
+    broken = {problem.location.path for problem in reported if problem.severity is Severity.ERROR}
     for name, document in index.clusters.items():
         cluster = index.cluster_data(name)
+        if document.path in broken or any(index.hardware[p["hardware"]].path in broken for p in cluster["nodePools"]
+                                          if p["hardware"] in index.hardware):
+            continue
         problems = _check_settings(document, cluster, index)
         found += problems
         if any(problem.severity is Severity.ERROR for problem in problems):

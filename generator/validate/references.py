@@ -34,7 +34,6 @@ CHECKS: tuple[Callable[[Index], list[Diagnostic]], ...] = (
     _each_job,  # job.py, sizing.py, topology.py, volumes.py, gitops.py, scheduling.py
     check_pods_ready_timeouts,  # pods_ready.py: a Kueue cluster's timeout against its jobs
     check_argocd_application_names,  # gitops.py: names that clusters and jobs share
-    check_acceptance,  # acceptance.py: each cluster's fabric acceptance jobs, as jobs
 )
 
 
@@ -43,4 +42,5 @@ def check_references(valid: list[ProfileFile], invalid: list[ProfileFile],
     index, found = build_index(valid, invalid, unreadable)
     for check in CHECKS:
         found += check(index)
+    found += check_acceptance(index, found)  # acceptance.py: each sound cluster's fabric acceptance jobs, as jobs
     return found

@@ -27,7 +27,11 @@ from mpigen.objects import chartfiles
 from mpigen.readback.discover import discover
 
 FLEET = discover([CHARTS])
-JOBS = sorted(chart.name for chart in FLEET.charts if chart.is_job_chart)
+# Every real job chart, and one acceptance chart of each kind: acceptance charts share their names across clusters
+# (`accept-<pool>-...`), so each is chosen with its cluster.
+JOB_CHARTS = sorted(Path(chart.display).relative_to(CHARTS).as_posix() for chart in FLEET.charts if chart.is_job_chart)
+JOBS = [path for path in JOB_CHARTS if "/acceptance/" not in path] + [
+    "dgx-lab/acceptance/accept-dgx-all-reduce-pair", "roce-lab/acceptance/accept-dgx-perftest-rail0"]
 CLUSTERS = sorted({chart.annotations[chartfiles.CLUSTER] for chart in FLEET.charts})
 EXAMPLES = max(int(os.environ["MPIGEN_FUZZ_EXAMPLES"]) // 8, 20) if "MPIGEN_FUZZ_EXAMPLES" in os.environ else 12
 SEED = int(os.environ.get("MPIGEN_FUZZ_SEED") or 20_261_126)
@@ -65,10 +69,11 @@ def _same_as_whole(whole: CheckReport, part: CheckReport) -> None:
     assert not part.notes[1:], part.notes  # no context chart failed to render
 
 
-@pytest.mark.parametrize("job", JOBS)
-def test_a_job_is_judged_as_the_whole_fleet_judges_it(whole, job):
-    part = _check(CHARTS, Selection(jobs=frozenset({job})))
-    assert [Path(chart).name for chart in part.charts] == [job] and part.files == []
+@pytest.mark.parametrize("chart", JOBS)
+def test_a_job_is_judged_as_the_whole_fleet_judges_it(whole, chart):
+    cluster, job = chart.split("/")[0], chart.split("/")[-1]
+    part = _check(CHARTS, Selection(clusters=frozenset({cluster}), jobs=frozenset({job})))
+    assert [Path(judged).relative_to(CHARTS).as_posix() for judged in part.charts] == [chart] and part.files == []
     _same_as_whole(whole, part)
 
 

@@ -982,7 +982,7 @@ def test_non_root_user_without_ssh_path_warns(diagnose):
 # --- GitOps ---------------------------------------------------------------------------------------------------------
 
 # profiles/clusters/dgx-lab.yaml ends in a `gitops` block (Argo CD); CLUSTER above has none.
-assert DGX_LAB.splitlines()[36:39] == ["gitops:", "  tool: argocd", "  repoURL: https://git.example.com/platform/gpu-fleet.git"]
+assert DGX_LAB.splitlines()[39:] == ["gitops:", "  tool: argocd", "  repoURL: https://git.example.com/platform/gpu-fleet.git"]
 CPU_LAB = (PROFILES / "clusters" / "cpu-lab.yaml").read_text(encoding="utf-8")
 assert CPU_LAB.splitlines()[18:21] == ["gitops:", "  tool: flux", "  repoURL: https://git.example.com/platform/gpu-fleet.git"]
 # Lines 9 and 10 of the job below.
