@@ -60,12 +60,14 @@ def _acceptance_file(cluster: Cluster, acceptance: tuple[Job, ...] | list[Job]) 
     root_name = names.gitops_root_name(cluster.name)
     if gitops.tool is GitOpsTool.ARGOCD:
         return [BootstrapFile(path, f"One Argo CD Application per fabric acceptance chart of cluster {cluster.name}, "
-                              f"without automated sync: run one with `argocd app sync <name>` (see README, Bring-up); "
-                              f"synced by the root Application {root_name}; do not apply by hand.",
+                              f"without automated sync: run one with `argocd app sync <name>`, then judge its "
+                              f"launcher's log with `mpigen verify`; synced by the root Application {root_name}; do not "
+                              f"apply by hand.",
                               tuple(build_argocd_application(cluster, d) for d in charts))]
     return [BootstrapFile(path, f"One suspended Flux HelmRelease per fabric acceptance chart of cluster {cluster.name}: "
-                          f"run one with `flux resume helmrelease <name> -n {gitops.namespace}` (see README, Bring-up); "
-                          f"applied by the Kustomization {root_name}; do not apply by hand.",
+                          f"run one with `flux resume helmrelease <name> -n {gitops.namespace}`, then judge its "
+                          f"launcher's log with `mpigen verify`; applied by the Kustomization {root_name}; do not "
+                          f"apply by hand.",
                           tuple(build_flux_helm_release(cluster, d) for d in charts))]
 
 

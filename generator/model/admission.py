@@ -8,7 +8,7 @@ infra chart's Volcano Queues and Kueue ClusterQueues carry.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -226,15 +226,17 @@ def min_available_limit(worker_count: int, launcher_creation_policy: str) -> int
 
 @exact
 def worker_demand(job: dict[str, Any], offer: NodeOffer, gpus_per_worker: int, worker_count: int,
-                  rail_resources: list[str]) -> dict[str, Decimal]:
+                  rail_resources: list[str], pool_rails: Sequence[str] = ()) -> dict[str, Decimal]:
     """What a job's workers ask of their pool together, in the units of `node_offer`: GPUs, one device of each
     rail per worker, and the CPUs and GiB of memory of `resources` where the job sets them. Under DRA what each
     worker claims instead (`claimed.worker_claims`): its GPUs, the NIC of each rail it attaches where NICs are
-    claimed, and a ComputeDomain channel where the pool offers one."""
+    claimed, and a ComputeDomain channel where the pool offers one. `rail_resources`: the rails the job attaches;
+    `pool_rails`: every rail resource of the pool, of which a job that attaches only some asks nothing of the rest."""
     demand: dict[str, Decimal] = {}
     devices = set(offer.claimed)
+    rails = set(rail_resources) | set(pool_rails)
     for resource, _, _ in offer.resources:
-        if resource not in (CPU, MEMORY) and resource not in rail_resources and resource not in devices:
+        if resource not in (CPU, MEMORY) and resource not in rails and resource not in devices:
             demand[resource] = Decimal(gpus_per_worker * worker_count)
     nics_claimed = dra.KUEUE_NIC_RESOURCE in devices
     if not nics_claimed:

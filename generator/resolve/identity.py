@@ -68,11 +68,12 @@ CLUSTER_PARTS = {
     "dra": "through what the job's workers claim (`Resolved.claims`), never the block as written",
 }
 """Cluster profile fields a run depends on. The others (`name`, `description`, `kubernetesVersion`, `namespaces`,
-`existingNamespaces`, `podSecurity`, `gitops`) shape the infra chart or the delivery, never a run's pods."""
+`existingNamespaces`, `podSecurity`, `gitops`) shape the infra chart or the delivery, never a run's pods; `acceptance`
+shapes only the fabric acceptance charts, whose runs are named after their jobs (`naming: stable`)."""
 CLUSTER_ELSEWHERE = ("apiVersion", "kind", "name", "description", "kubernetesVersion", "namespaces",
-                     "existingNamespaces", "podSecurity", "gitops")
+                     "existingNamespaces", "podSecurity", "gitops", "acceptance")
 POOL_PARTS = ("name", "hardware", "nodeLabels", "taints")
-"""Not `nodes`: a pool that grows or shrinks runs its jobs' pods as before."""
+"""Not `nodes`: a pool that grows or shrinks runs its jobs' pods as before; nor `acceptance` (as the cluster's)."""
 RAIL_PARTS = ("name", "nic", "resourceName", "hostInterface")
 """Not `ipam`, `vlan`, `vlanQoS`: the network attachment's (the infra chart's); a running pod keeps its address."""
 NETWORK_PARTS = ("provider", "resourcePrefix", "sshPort")

@@ -108,7 +108,8 @@ def queue_worker_limit(data: dict[str, Any], cluster: Cluster, pool: NodePool, r
     if scheduler not in (Scheduler.KUEUE, Scheduler.VOLCANO) or declared is None or queue in VOLCANO_OWN_QUEUES:
         return None
     per_worker = admission.worker_demand(data, admission.NodeOffer(pool.offer, pool.claimed), gpus_per_worker, 1,
-                                         [attached.rail.resource for attached in rails])
+                                         [attached.rail.resource for attached in rails],
+                                         [rail.resource for rail in cluster.rails_of(pool)])
     launcher = admission.launcher_demand(data)
     if scheduler is Scheduler.KUEUE:
         reach = {share.pool.name: {q.resource: q.reach for q in share.quotas} for share in declared.shares}

@@ -61,7 +61,7 @@ def check_acceptance(index: Index, reported: list[Diagnostic]) -> list[Diagnosti
 
 def _asking(cluster: dict[str, Any]) -> list[tuple[tuple[str | int, ...], dict[str, Any], dict[str, Any]]]:
     """(where, what it says, the pool) of every `acceptance` that asks for a pool's jobs."""
-    asked = []
+    asked: list[tuple[tuple[str | int, ...], dict[str, Any], dict[str, Any]]] = []
     for position, pool in enumerate(cluster["nodePools"]):
         own = pool.get("acceptance")
         if isinstance(own, dict):

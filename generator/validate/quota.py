@@ -45,7 +45,8 @@ def check_admission(document: ProfileFile, job: dict[str, Any], cluster: dict[st
     offers = {name: admission.pool_offer(cluster, hw, prefix, provider.exclusive_devices, provider.dra_devices)
               for name, hw in pool_hardware.items()}
     attached = admission.rail_resource_names(cluster, pool_hardware[pool["name"]], prefix, job.get("rails"))
-    workers = admission.worker_demand(job, offers[pool["name"]], shape.gpus_per_worker, shape.worker_count, attached)
+    workers = admission.worker_demand(job, offers[pool["name"]], shape.gpus_per_worker, shape.worker_count, attached,
+                                      admission.rail_resource_names(cluster, pool_hardware[pool["name"]], prefix))
     launcher = admission.launcher_demand(job)
     size = document.location("workers" if "workers" in job else "totalGpus" if "totalGpus" in job else "pool")
     if scheduler == admission.VOLCANO:

@@ -26,7 +26,11 @@ def test_discover_finds_every_chart_and_no_manifest_inside_them(tmp_path):
     charts = shutil.copytree(CHARTS, tmp_path / "charts")
     (charts / "extra.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", encoding="utf-8")
     targets = discover([charts])
-    assert [c.display for c in targets.charts] == [f"{charts.as_posix()}/{p}" for p in (
+    # The fabric acceptance charts (`<cluster>/acceptance/<job>`, sorted before `infra`): listed in full by
+    # tests/unit/manifests/test_manifests_gitops.py; here that they are found, in order, and nothing else is new.
+    acceptance = [c.display for c in targets.charts if "/acceptance/" in c.display]
+    assert len(acceptance) == 46 and acceptance == sorted(acceptance)
+    assert [c.display for c in targets.charts if "/acceptance/" not in c.display] == [f"{charts.as_posix()}/{p}" for p in (
         "cpu-lab/infra", "cpu-lab/jobs/cpu-pi", "dgx-lab/infra", "dgx-lab/jobs/pi", "dgx-lab/jobs/resnet50-dgx",
         "dgx-lab/jobs/resnet50-trainjob", "dgx-lab/jobs/tensorflow-benchmarks", "dgx-pod/infra",
         "dgx-pod/jobs/language-bert", "dgx-pod/jobs/vision-resnet50", "gb200-rack/infra",
@@ -37,11 +41,15 @@ def test_discover_finds_every_chart_and_no_manifest_inside_them(tmp_path):
     # The GitOps bootstrap folders hold plain manifests, not charts.
     assert targets.manifests == [charts / p for p in (
         "extra.yaml", "cpu-lab/bootstrap/apps/helmreleases.yaml", "cpu-lab/bootstrap/root/root-sync.yaml",
-        "dgx-lab/bootstrap/apps/applications.yaml", "dgx-lab/bootstrap/root/root-application.yaml",
+        "dgx-lab/bootstrap/apps/acceptance.yaml", "dgx-lab/bootstrap/apps/applications.yaml",
+        "dgx-lab/bootstrap/root/root-application.yaml", "dgx-pod/bootstrap/apps/acceptance.yaml",
         "dgx-pod/bootstrap/apps/applications.yaml", "dgx-pod/bootstrap/root/root-application.yaml")]
     assert all(c.compiled_by_mpigen for c in targets.charts)
     # cpu-lab (1.32), dgx-lab and dgx-pod (1.31), gb200-rack and h100-dra (1.34: DRA), kueue-lab and the rest (1.31).
-    assert [c.kubernetes_version for c in targets.charts] == ["1.32", "1.32"] + ["1.31"] * 8 + ["1.34"] * 4 + ["1.31"] * 8
+    assert [c.kubernetes_version for c in targets.charts if "/acceptance/" not in c.display] == (
+        ["1.32", "1.32"] + ["1.31"] * 8 + ["1.34"] * 4 + ["1.31"] * 8)
+    assert {c.kubernetes_version for c in targets.charts if "/gb200-rack/" in c.display or "/h100-dra/" in c.display} == {
+        "1.34"}
 
 
 def test_chart_annotations_describe_the_pool_node():

@@ -727,6 +727,14 @@ def example_shapes(example) -> dict[str, NodeShape]:
               "kueue-lab/jobs/kueue-pi": NodeShape("kueue-lab", "cpu", {}),
               "h100-dra/jobs/llm-pretrain": NodeShape("h100-dra", "h100", {}),
               "gb200-rack/jobs/mnnvl-allreduce": NodeShape("gb200-rack", "gb200", {})}
+    # The acceptance jobs run on their clusters' GPU pools: roce-lab's dgx-1-roce nodes offer VFs of its four rails
+    # from sriov-network-operator.
+    roce = NodeShape("roce-lab", "dgx", {"nvidia.com/gpu": 8, **{f"openshift.io/rdma_rail{i}": None for i in range(4)}})
+    by_cluster = {"dgx-lab": dgx, "dgx-pod": pod, "roce-lab": roce, "h100-dra": pools["h100-dra/jobs/llm-pretrain"],
+                  "gb200-rack": pools["gb200-rack/jobs/mnnvl-allreduce"],
+                  "netapp-lab": pools["netapp-lab/jobs/netapp-resnet50"],
+                  "volcano-lab": pools["volcano-lab/jobs/volcano-allreduce"]}
+    pools |= {job.chart_dir: by_cluster[job.cluster.name] for job in example.fleet.acceptance}
     assert {c.directory for c in example.charts} == {*pools, "dgx-lab/infra", "cpu-lab/infra", "netapp-lab/infra",
                                                      "dgx-pod/infra", "volcano-lab/infra", "roce-lab/infra",
                                                      "kueue-lab/infra", "h100-dra/infra", "gb200-rack/infra"}

@@ -16,6 +16,9 @@ from mpigen.support.diagnostics import Severity
 DGX_LAB = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
 PI = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8")
 END = len(DGX_LAB.splitlines()) + 1  # the first line added after the example's cluster
+# dgx-lab's acceptance jobs (in ml-training, its first namespace), each with RDMA rails: IPC_LOCK.
+ACCEPTANCE = ("all-gather-pair", "all-gather-pool", "all-reduce-pair", "all-reduce-pool",
+              *(f"perftest-rail{n}" for n in range(4)))
 HOST_PATH = "volumes:\n  - {name: data, hostPath: /data, mountPath: /data}\n"
 
 
@@ -32,7 +35,9 @@ def test_a_level_the_jobs_raise_is_a_warning_at_its_entry_naming_them(profiles_c
     assert _warnings(result) == [
         f"{cluster}:{END + 1}:16: warning: `podSecurity` asks for restricted in namespace 'ml-training', but job "
         "resnet50-dgx needs privileged (container worker adds capability IPC_LOCK), job resnet50-trainjob needs "
-        "privileged (container node adds capability IPC_LOCK), job tensorflow-benchmarks needs baseline: the infra "
+        "privileged (container node adds capability IPC_LOCK), job tensorflow-benchmarks needs baseline, "
+        + ", ".join(f"job accept-dgx-{test} needs privileged (container worker adds capability IPC_LOCK)"
+                    for test in ACCEPTANCE[:5]) + " and 3 more: the infra "  # the warning names at most eight
         "chart labels the namespace privileged; write `ml-training: privileged` to say so, or change the jobs",
         f"{cluster}:{END + 2}:8: warning: `podSecurity` asks for baseline in namespace 'hpc', but job pi needs "
         "privileged (hostPath volume data (/data)): the infra chart labels the namespace privileged; write "

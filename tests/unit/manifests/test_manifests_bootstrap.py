@@ -7,13 +7,25 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from test_manifests_gitops import FLUX_FILES, bootstrap_of, by_name, edited_profiles, gitops_crds, of_kind, passes_crds
+from test_manifests_gitops import (
+    DGX_LAB_ACCEPTANCE,
+    DGX_POD_ACCEPTANCE,
+    FLUX_FILES,
+    bootstrap_of,
+    by_name,
+    edited_profiles,
+    gitops_crds,
+    of_kind,
+    passes_crds,
+)
 
 from mpigen.check.schemas import SchemaSet
 from mpigen.commands.pipeline import compile_profiles
 from mpigen.package import output_files
 
 assert gitops_crds  # the module-scoped fixture, shared
+ACCEPTANCE = len(DGX_LAB_ACCEPTANCE) + len(DGX_POD_ACCEPTANCE)
+"""The acceptance Applications (test_manifests_gitops.py) every count below holds beside the fleet's 14 objects."""
 REPO_LINE = "  repoURL: https://git.example.com/platform/gpu-fleet.git\n"
 FLUX_SYSTEM = {"kind": "GitRepository", "name": "flux-system", "namespace": "flux-system"}
 
@@ -32,7 +44,7 @@ def test_a_source_ref_puts_the_kustomization_and_every_helmrelease_on_that_git_r
     for release in releases.values():
         assert release["spec"]["chart"]["spec"]["sourceRef"] == FLUX_SYSTEM
     assert of_kind(files, "GitRepository") == []
-    assert passes_crds(files, gitops_crds) == 14 - 1
+    assert passes_crds(files, gitops_crds) == 14 - 1 + ACCEPTANCE
     header = output_files(result.charts)["cpu-lab/bootstrap/root/root-sync.yaml"].decode().splitlines()[1]
     assert header.startswith("# Flux sync of cluster cpu-lab, from the GitRepository flux-system/flux-system. ")
 
@@ -54,7 +66,7 @@ def test_a_secret_ref_is_the_git_repositorys_credentials(profiles_copy: Callable
     assert git["kind"] == "GitRepository" and git["spec"]["secretRef"] == {"name": "gpu-fleet-deploy-key"}
     assert git["spec"]["url"] == "https://git.example.com/platform/gpu-fleet.git"
     assert kustomization["spec"]["sourceRef"] == {"kind": "GitRepository", "name": "cpu-lab", "namespace": "flux-system"}
-    assert passes_crds(files, gitops_crds) == 14
+    assert passes_crds(files, gitops_crds) == 14 + ACCEPTANCE
     text = output_files(result.charts)["cpu-lab/bootstrap/root/root-sync.yaml"].decode()
     assert ("The repository's credentials are Secret flux-system/gpu-fleet-deploy-key: create it outside git (flux "
             "create secret git gpu-fleet-deploy-key --namespace flux-system --url https://git.example.com/platform/"
@@ -87,7 +99,8 @@ def test_a_values_path_gives_every_application_its_per_environment_values_file(
     assert apps["dgx-lab-infra"]["spec"]["source"]["helm"]["valueFiles"] == ["/environments/lab/dgx-lab-infra.yaml"]
     (root,) = files["dgx-lab/bootstrap/root/root-application.yaml"]
     assert "helm" not in root["spec"]["source"]
-    assert passes_crds({p: o for p, o in files.items() if p.startswith("dgx-lab/")}, gitops_crds) == 6
+    dgx_lab = {p: o for p, o in files.items() if p.startswith("dgx-lab/")}
+    assert passes_crds(dgx_lab, gitops_crds) == 6 + len(DGX_LAB_ACCEPTANCE)
 
 
 def test_a_values_path_gives_every_helmrelease_its_values_file_and_the_artifact_holds_it(
@@ -100,4 +113,4 @@ def test_a_values_path_gives_every_helmrelease_its_values_file_and_the_artifact_
     chart = release["spec"]["chart"]["spec"]
     assert chart["valuesFiles"] == ["./charts/cpu-lab/jobs/cpu-pi/values.yaml", "./environments/cpu-lab/cpu-pi.yaml"]
     assert chart["ignoreMissingValuesFiles"] is True
-    assert passes_crds(files, gitops_crds) == 14
+    assert passes_crds(files, gitops_crds) == 14 + ACCEPTANCE

@@ -31,6 +31,13 @@ REPO_URL = "https://git.example.com/platform/gpu-fleet.git"
 DGX_JOBS = {"pi": "hpc", "resnet50-dgx": "ml-training", "resnet50-trainjob": "ml-training",
             "tensorflow-benchmarks": "ml-training"}
 SKIP_DRY_RUN = "SkipDryRunOnMissingResource=true"
+# The fabric acceptance charts' Applications, apart (no automated sync): per GPU pool of more than two nodes, a pair and
+# a pool run per collective, and a perftest run per rail. dgx-lab: pool dgx (4 nodes, 4 rails), all_reduce and
+# all_gather; dgx-pod: pool dgx (8 nodes, 4 rails), all_reduce.
+ACCEPTANCE_FILES = ["dgx-lab/bootstrap/apps/acceptance.yaml", "dgx-pod/bootstrap/apps/acceptance.yaml"]
+RAIL_TESTS = [f"perftest-rail{n}" for n in range(4)]
+DGX_LAB_ACCEPTANCE = ["all-gather-pair", "all-gather-pool", "all-reduce-pair", "all-reduce-pool", *RAIL_TESTS]
+DGX_POD_ACCEPTANCE = ["all-reduce-pair", "all-reduce-pool", *RAIL_TESTS]
 
 
 def load_all(text: str) -> list[dict[str, Any]]:
@@ -83,7 +90,7 @@ def edited_profiles(profiles_copy: Callable[..., Path], cluster: str, replace: t
 
 
 def test_each_gitops_cluster_gets_a_root_and_an_apps_folder(files: dict) -> None:
-    assert sorted(files) == sorted(FLUX_FILES + ARGOCD_FILES + KUEUE_FILES)
+    assert sorted(files) == sorted(FLUX_FILES + ARGOCD_FILES + KUEUE_FILES + ACCEPTANCE_FILES)
     assert [(o["apiVersion"], o["kind"]) for o in files["dgx-lab/bootstrap/root/root-application.yaml"]] == [
         ("argoproj.io/v1alpha1", "Application")]
     assert {(o["apiVersion"], o["kind"]) for o in files["dgx-lab/bootstrap/apps/applications.yaml"]} == {
@@ -95,10 +102,12 @@ def test_each_gitops_cluster_gets_a_root_and_an_apps_folder(files: dict) -> None
 
 
 def test_one_application_or_helmrelease_per_chart(example: CompileResult, files: dict) -> None:
-    applications = by_name(of_kind({p: files[p] for p in ARGOCD_FILES + KUEUE_FILES}, "Application"))
-    assert sorted(applications) == ["dgx-lab", "dgx-lab-infra", "dgx-lab-pi", "dgx-lab-resnet50-dgx",
-                                    "dgx-lab-resnet50-trainjob", "dgx-lab-tensorflow-benchmarks", "dgx-pod", "dgx-pod-infra",
-                                    "dgx-pod-language-bert", "dgx-pod-vision-resnet50"]
+    applications = by_name(of_kind({p: files[p] for p in ARGOCD_FILES + KUEUE_FILES + ACCEPTANCE_FILES}, "Application"))
+    assert sorted(applications) == sorted([
+        "dgx-lab", "dgx-lab-infra", "dgx-lab-pi", "dgx-lab-resnet50-dgx", "dgx-lab-resnet50-trainjob",
+        "dgx-lab-tensorflow-benchmarks", "dgx-pod", "dgx-pod-infra", "dgx-pod-language-bert", "dgx-pod-vision-resnet50",
+        *(f"dgx-lab-accept-dgx-{test}" for test in DGX_LAB_ACCEPTANCE),
+        *(f"dgx-pod-accept-dgx-{test}" for test in DGX_POD_ACCEPTANCE)])
     releases = by_name(of_kind(files, "HelmRelease"))
     assert sorted(releases) == ["cpu-lab-cpu-pi", "cpu-lab-infra"]
     delivered = {cluster.name for cluster in example.fleet.clusters if cluster.gitops is not None}
@@ -122,7 +131,7 @@ def test_a_cluster_without_gitops_gets_no_bootstrap(example: CompileResult, prof
     without = text[:text.index("gitops:")]
     result = compile_profiles([profiles_copy({"clusters/dgx-lab.yaml": without})])
     assert result.ok, [d.format() for d in result.diagnostics]
-    assert sorted(bootstrap_of(result)) == sorted(FLUX_FILES + KUEUE_FILES)
+    assert sorted(bootstrap_of(result)) == sorted(FLUX_FILES + KUEUE_FILES + ACCEPTANCE_FILES[1:])
     dgx = next(c for c in result.fleet.clusters if c.name == "dgx-lab")
     assert dgx.gitops is None and build_bootstrap(dgx, result.fleet.jobs_of(dgx)) == []
     # The charts themselves do not depend on the GitOps tool: the Argo CD annotations are always there.
@@ -155,7 +164,7 @@ def passes_crds(files: dict[str, list[dict[str, Any]]], crds: SchemaSet) -> int:
 
 
 def test_every_bootstrap_object_passes_its_upstream_crd(files: dict, gitops_crds: SchemaSet) -> None:
-    assert passes_crds(files, gitops_crds) == 14
+    assert passes_crds(files, gitops_crds) == 14 + len(DGX_LAB_ACCEPTANCE) + len(DGX_POD_ACCEPTANCE)
 
 
 @pytest.mark.parametrize(("path", "kind", "mutate", "where"), [
@@ -186,7 +195,7 @@ def test_every_referenced_chart_exists_and_helm_renders_it(files: dict, rendered
                app["spec"]["source"]]
     targets += [(hr["spec"]["chart"]["spec"]["chart"].removeprefix("./"), hr["spec"]["releaseName"],
                  hr["spec"]["targetNamespace"]) for hr in of_kind(files, "HelmRelease")]
-    assert len(targets) == 10
+    assert len(targets) == 10 + len(DGX_LAB_ACCEPTANCE) + len(DGX_POD_ACCEPTANCE)
     for path, release, namespace in targets:
         chart = repo / path
         chart_yaml = YAML(typ="safe", pure=True).load((chart / "Chart.yaml").read_text(encoding="utf-8"))
@@ -213,9 +222,11 @@ def test_the_root_syncs_the_apps_folder_and_never_itself(files: dict, rendered: 
     assert kustomization["spec"]["prune"] is True
     for cluster in ("dgx-lab", "cpu-lab"):
         apps = rendered / cluster / "bootstrap" / "apps"
-        assert [p.name for p in apps.iterdir()] == [("applications" if cluster == "dgx-lab" else "helmreleases") + ".yaml"]
-        kinds = {obj["kind"] for obj in load_all((next(apps.iterdir())).read_text(encoding="utf-8"))}
-        assert kinds <= {"Application", "HelmRelease"}
+        assert sorted(p.name for p in apps.iterdir()) == (["acceptance.yaml", "applications.yaml"] if cluster == "dgx-lab"
+                                                          else ["helmreleases.yaml"])
+        for file in apps.iterdir():
+            kinds = {obj["kind"] for obj in load_all(file.read_text(encoding="utf-8"))}
+            assert kinds <= {"Application", "HelmRelease"}
     children = by_name(of_kind({ARGOCD_FILES[0]: files[ARGOCD_FILES[0]]}, "Application"))
     assert root["metadata"]["name"] not in children
     assert all("bootstrap" not in app["spec"]["source"]["path"] for app in children.values())
@@ -269,14 +280,14 @@ def test_argocd_settings_flow_through(profiles_copy: Callable) -> None:
         "  repoURL: ssh://git@git.example.com/platform/gpu-fleet.git\n  revision: release-2\n  path: deploy/charts\n"
         "  destination: https://gpu.example.com:6443\n  project: gpu-fleet\n  namespace: gitops\n"))
     files = bootstrap_of(result)
-    assert sorted(files) == sorted(FLUX_FILES + ARGOCD_FILES + KUEUE_FILES)
+    assert sorted(files) == sorted(FLUX_FILES + ARGOCD_FILES + KUEUE_FILES + ACCEPTANCE_FILES)
     (root,) = files["dgx-lab/bootstrap/root/root-application.yaml"]
     assert root["metadata"]["namespace"] == "gitops"
     assert root["spec"]["source"] == {"repoURL": "ssh://git@git.example.com/platform/gpu-fleet.git",
                                       "targetRevision": "release-2", "path": "deploy/charts/dgx-lab/bootstrap/apps"}
     assert root["spec"]["destination"] == {"server": "https://kubernetes.default.svc", "namespace": "gitops"}
     assert root["spec"]["project"] == "gpu-fleet"
-    for app in files["dgx-lab/bootstrap/apps/applications.yaml"]:
+    for app in files["dgx-lab/bootstrap/apps/applications.yaml"] + files["dgx-lab/bootstrap/apps/acceptance.yaml"]:
         assert app["metadata"]["namespace"] == "gitops"
         assert app["spec"]["project"] == "gpu-fleet"
         assert app["spec"]["destination"]["server"] == "https://gpu.example.com:6443"
@@ -354,8 +365,8 @@ def test_rendering_twice_gives_the_same_bytes_and_nothing_time_based_or_random(e
     again = compile_profiles([PROFILES])
     first = {p: d for p, d in output_files(example.charts).items() if "/bootstrap/" in p}
     second = {p: d for p, d in output_files(again.charts).items() if "/bootstrap/" in p}
-    # and the Argo CD health checks: of MPIJobs on dgx-lab and dgx-pod, of dgx-lab's TrainJob
-    assert first == second and len(first) == 6 + 2 + 1
+    # and the Argo CD health checks: of MPIJobs on dgx-lab and dgx-pod, of dgx-lab's TrainJob; and their acceptance files
+    assert first == second and len(first) == 6 + 2 + 1 + len(ACCEPTANCE_FILES)
     for path, data in first.items():
         text = data.decode("utf-8")
         assert "{{" not in text, path  # plain manifests: nothing for a template engine to evaluate
@@ -442,3 +453,52 @@ def test_a_trainjobs_delivery_retries_until_its_runtime_exists(files: dict, prof
     assert spec["install"] == {"remediation": {"retries": 10}} and spec["upgrade"] == {"remediation": {"retries": 10}}
     assert gitops_crds.check(RenderedObject("hr.yaml", releases["dgx-lab-resnet50-trainjob"])) == []
     assert "install" not in releases["dgx-lab-resnet50-dgx"]["spec"]
+
+
+# --- fabric acceptance charts: delivered, never synced by themselves ------------------------------------------------
+
+
+def test_acceptance_applications_have_no_automated_sync_but_the_same_options(files: dict) -> None:
+    """A person runs an acceptance chart (`argocd app sync`); it keeps what every job Application has besides:
+    the namespace made on sync, Kueue's fields left to Kueue (dgx-pod), the finalizer that deletes its job with it."""
+    lab = by_name(files["dgx-lab/bootstrap/apps/acceptance.yaml"])
+    assert sorted(lab) == sorted(f"dgx-lab-accept-dgx-{test}" for test in DGX_LAB_ACCEPTANCE)
+    for name, app in lab.items():
+        assert app["spec"]["syncPolicy"] == {"syncOptions": ["CreateNamespace=true"]}, name
+        assert app["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"]
+        test = name.removeprefix("dgx-lab-")
+        assert app["spec"]["source"]["path"] == f"charts/dgx-lab/acceptance/{test}"
+        assert app["spec"]["source"]["helm"] == {"releaseName": test}
+    pod = by_name(files["dgx-pod/bootstrap/apps/acceptance.yaml"])
+    assert sorted(pod) == sorted(f"dgx-pod-accept-dgx-{test}" for test in DGX_POD_ACCEPTANCE)
+    for app in pod.values():
+        assert "automated" not in app["spec"]["syncPolicy"]
+        assert app["spec"]["syncPolicy"]["syncOptions"] == ["CreateNamespace=true", "RespectIgnoreDifferences=true"]
+        assert app["spec"]["ignoreDifferences"] == [KUEUE_OWNED]
+    # Every real job's Application still syncs by itself.
+    for path in ARGOCD_FILES[:1] + KUEUE_FILES[:1]:
+        for app in files[path]:
+            assert app["spec"]["syncPolicy"]["automated"] == {"prune": True, "selfHeal": True}
+
+
+def test_acceptance_helmreleases_are_suspended_and_wait_for_the_infra(profiles_copy: Callable) -> None:
+    result = edited_profiles(profiles_copy, "dgx-lab", ("  tool: argocd\n", "  tool: flux\n"))
+    files = bootstrap_of(result)
+    releases = by_name(files["dgx-lab/bootstrap/apps/acceptance.yaml"])
+    assert sorted(releases) == sorted(f"dgx-lab-accept-dgx-{test}" for test in DGX_LAB_ACCEPTANCE)
+    for name, release in releases.items():
+        assert release["kind"] == "HelmRelease" and release["spec"]["suspend"] is True, name
+        assert release["spec"]["dependsOn"] == [{"name": "dgx-lab-infra"}]
+        assert release["spec"]["chart"]["spec"]["chart"] == f"./charts/dgx-lab/acceptance/{name.removeprefix('dgx-lab-')}"
+    assert all("suspend" not in release["spec"] for release in files["dgx-lab/bootstrap/apps/helmreleases.yaml"])
+
+
+def test_an_applicationset_cluster_keeps_its_acceptance_applications_apart(profiles_copy: Callable) -> None:
+    """The ApplicationSet's one template syncs automatically, so the acceptance charts are not among its folders."""
+    result = edited_profiles(profiles_copy, "dgx-lab",
+                             ("  tool: argocd\n", "  tool: argocd\n  applications: applicationset\n"))
+    files = bootstrap_of(result)
+    (appset,) = files["dgx-lab/bootstrap/apps/applicationset.yaml"]
+    folders = [d["path"] for g in appset["spec"]["generators"] for d in g["git"]["directories"]]
+    assert folders and not any("/acceptance/" in folder for folder in folders)
+    assert all("automated" not in app["spec"]["syncPolicy"] for app in files["dgx-lab/bootstrap/apps/acceptance.yaml"])

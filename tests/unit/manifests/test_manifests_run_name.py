@@ -76,7 +76,9 @@ def test_the_name_is_the_same_in_another_process(example, tmp_path):
     assert out.returncode == 0, out.stderr
     names = {d["metadata"]["name"] for d in yaml.safe_load_all(out.stdout)
              if d and (d["kind"] in ("MPIJob", "TrainJob") or d["apiVersion"] == "batch.volcano.sh/v1alpha1")}
-    assert names == {_run_name(example, job.name) for job in example.fleet.jobs}
+    # The acceptance jobs' objects are named after the jobs (`naming: stable`).
+    assert names == {_run_name(example, job.name) for job in example.fleet.jobs} | {
+        job.name for job in example.fleet.acceptance}
 
 
 # --- which edits rename the run, and which do not --------------------------------------------------------

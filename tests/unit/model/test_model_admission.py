@@ -69,3 +69,12 @@ def test_the_chart_maximum_is_the_largest_job_validation_admits(profiles_copy) -
     refused = compile_profiles([profiles_copy(edits)])
     assert sorted((d.location.path.rsplit("/", 1)[1], d.code) for d in refused.diagnostics) == [
         ("language-bert.yaml", NEVER_FITS), ("vision-resnet50.yaml", NEVER_FITS), ("volcano-allreduce.yaml", NEVER_FITS)]
+
+
+def test_a_job_of_some_rails_asks_nothing_of_the_pools_other_rails():
+    """A worker attaching rail0 only (a perftest of rail0, a job's `rails: [rail0]`) asks one rail0 device and its
+    GPUs; the pool's rail1 devices are not GPUs, and not its to count (it once asked GPUs-many of them)."""
+    offer = admission.NodeOffer((("memory", 512, "Gi"), ("nvidia.com/gpu", 8, ""), ("x/rdma_rail0", 1, ""),
+                                 ("x/rdma_rail1", 1, "")))
+    demand = admission.worker_demand({}, offer, 8, 2, ["x/rdma_rail0"], ["x/rdma_rail0", "x/rdma_rail1"])
+    assert demand == {"nvidia.com/gpu": Decimal(16), "x/rdma_rail0": Decimal(2)}

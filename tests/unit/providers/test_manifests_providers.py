@@ -15,7 +15,7 @@ from conftest import PROFILES, run_mpigen
 from mpigen.commands.pipeline import CompileResult, compile_profiles
 
 DGX_LAB = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
-RAILS = DGX_LAB[DGX_LAB.index("rails:\n"):DGX_LAB.index("gitops:\n")]
+RAILS = DGX_LAB[DGX_LAB.index("rails:\n"):DGX_LAB.index("acceptance:")]  # (and cpuManagerPolicy), not acceptance
 assert RAILS.count("  - name: rail") == 4
 NO_IPAM_RAILS = re.sub(r"    ipam:\n      range: [0-9./]+\n", "", RAILS)
 
@@ -76,7 +76,10 @@ def test_each_provider_and_mpi_passes_check_with_real_helm(helm4, upstream, prof
     # The provider changes dgx-lab's charts only (the other clusters' are the example fleet's, which the matrices check).
     checked = run_mpigen("check", "--helm", helm4, "--strict", *(a for crd in crds for a in ("--crds", crd)),
                          "--cluster", "dgx-lab", charts)
-    judged = 1 + len(list((charts / "dgx-lab" / "jobs").iterdir()))  # the infra chart and every job chart
+    # The infra chart, every job chart and every fabric acceptance chart (under each provider's settings).
+    acceptance = len(list((charts / "dgx-lab" / "acceptance").iterdir()))
+    judged = 1 + len(list((charts / "dgx-lab" / "jobs").iterdir())) + acceptance
+    assert acceptance == (4 if provider == "tcp" else 8)  # 2 collectives x (pair, pool), and a perftest per rail
     assert f" of {judged} chart(s)" in checked.stdout, checked.stdout
     assert checked.returncode == 0, checked.stdout + checked.stderr
 

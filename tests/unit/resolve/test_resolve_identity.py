@@ -37,7 +37,7 @@ def test_every_cluster_field_is_counted_or_said_to_shape_no_run():
     cluster = _schema("cluster")["properties"]
     assert set(cluster) == set(identity.CLUSTER_PARTS) | set(identity.CLUSTER_ELSEWHERE)
     assert not set(identity.CLUSTER_PARTS) & set(identity.CLUSTER_ELSEWHERE)
-    assert set(cluster["nodePools"]["items"]["properties"]) == {*identity.POOL_PARTS, "nodes"}
+    assert set(cluster["nodePools"]["items"]["properties"]) == {*identity.POOL_PARTS, "nodes", "acceptance"}
     assert set(cluster["rails"]["items"]["properties"]) == {*identity.RAIL_PARTS, "ipam", "vlan", "vlanQoS"}
     assert set(cluster["network"]["properties"]) == {*identity.NETWORK_PARTS, "devicePluginNamespace", "cniVersion",
                                                      "operatorNamespace", "numVfs", "infinibandGuids"}

@@ -1082,12 +1082,12 @@ def test_gitops_without_a_repository(diagnose):
     cluster = DGX_LAB.replace("  repoURL: https://git.example.com/platform/gpu-fleet.git\n", "")
     outcome = diagnose({"clusters/dgx-lab.yaml": cluster})
     # Line 37 is `gitops:` (tests/unit/validate/test_validate_gitops.py has Flux's `sourceRef` instead).
-    expect(outcome, ("clusters/dgx-lab.yaml", 37, 1, "`gitops` names no git repository", "add `repoURL:`"))
+    expect(outcome, ("clusters/dgx-lab.yaml", 40, 1, "`gitops` names no git repository", "add `repoURL:`"))
 
 
 def test_unknown_gitops_tool_with_did_you_mean(diagnose):
     outcome = diagnose({"clusters/dgx-lab.yaml": DGX_LAB.replace("tool: argocd", "tool: argo-cd")})
-    expect(outcome, ("clusters/dgx-lab.yaml", 38, 9, "`gitops.tool` is 'argo-cd', which is not allowed",
+    expect(outcome, ("clusters/dgx-lab.yaml", 41, 9, "`gitops.tool` is 'argo-cd', which is not allowed",
                      "did you mean 'argocd'?"))
 
 

@@ -9,7 +9,7 @@ CPU_LAB = (PROFILES / "clusters" / "cpu-lab.yaml").read_text(encoding="utf-8")
 DGX_LAB = (PROFILES / "clusters" / "dgx-lab.yaml").read_text(encoding="utf-8")
 REPO_LINE = "  repoURL: https://git.example.com/platform/gpu-fleet.git\n"
 assert CPU_LAB.splitlines()[18] == "gitops:" and CPU_LAB.endswith("  tool: flux\n" + REPO_LINE)
-assert DGX_LAB.splitlines()[36] == "gitops:" and DGX_LAB.endswith("  tool: argocd\n" + REPO_LINE)
+assert DGX_LAB.splitlines()[39] == "gitops:" and DGX_LAB.endswith("  tool: argocd\n" + REPO_LINE)
 FLUX_SYSTEM = "  sourceRef:\n    name: flux-system\n"
 
 
@@ -49,7 +49,7 @@ def test_no_repository_at_all_is_refused_at_the_gitops_key(diagnose):
     expect(outcome,
            ("clusters/cpu-lab.yaml", 19, 1, "`gitops` names no git repository", "add `repoURL:` (the repository "
             "holding the charts folder), or `sourceRef:` naming an existing GitRepository (`name: flux-system`"),
-           ("clusters/dgx-lab.yaml", 37, 1, "`gitops` names no git repository",
+           ("clusters/dgx-lab.yaml", 40, 1, "`gitops` names no git repository",
             "add `repoURL:` (the repository holding the charts folder)"))
     assert "sourceRef" not in outcome.diagnostics[1].hint  # Argo CD has no GitRepository to point at
 
@@ -58,9 +58,9 @@ def test_flux_settings_under_argo_cd_are_refused(diagnose):
     cluster = DGX_LAB + FLUX_SYSTEM + "  secretRef: gpu-fleet-deploy-key\n"
     outcome = diagnose({"clusters/dgx-lab.yaml": cluster})
     expect(outcome,
-           ("clusters/dgx-lab.yaml", 40, 3, "`gitops.sourceRef` is for Flux only; Argo CD reads the repository "
+           ("clusters/dgx-lab.yaml", 43, 3, "`gitops.sourceRef` is for Flux only; Argo CD reads the repository "
             "`repoURL` names", "remove it"),
-           ("clusters/dgx-lab.yaml", 42, 3, "`gitops.secretRef` is for Flux only; Argo CD finds a private "
+           ("clusters/dgx-lab.yaml", 45, 3, "`gitops.secretRef` is for Flux only; Argo CD finds a private "
             "repository's credentials by its URL, in a repository or repo-creds Secret created outside git "
             "(`argocd repocreds add`)", "remove it"))
 
@@ -75,7 +75,7 @@ def test_applications_is_for_argo_cd_only(diagnose):
 
 def test_an_unknown_applications_value_is_refused_by_the_schema(diagnose):
     outcome = diagnose({"clusters/dgx-lab.yaml": DGX_LAB + "  applications: application-set\n"})
-    expect(outcome, ("clusters/dgx-lab.yaml", 40, 17, "gitops.applications", "applicationset"))
+    expect(outcome, ("clusters/dgx-lab.yaml", 43, 17, "gitops.applications", "applicationset"))
 
 
 def test_a_source_ref_kind_flux_cannot_read_charts_from_is_refused_by_the_schema(diagnose):
@@ -97,4 +97,4 @@ def test_a_values_path_inside_the_charts_folder_is_refused(diagnose):
     expect(outcome,
            ("clusters/cpu-lab.yaml", 22, 15, "`gitops.valuesPath` 'charts/values' is inside the charts folder "
             "'charts', which render writes and prunes", fix),
-           ("clusters/dgx-lab.yaml", 41, 15, "`gitops.valuesPath` 'deploy' is inside the charts folder 'deploy'", fix))
+           ("clusters/dgx-lab.yaml", 44, 15, "`gitops.valuesPath` 'deploy' is inside the charts folder 'deploy'", fix))

@@ -56,6 +56,9 @@ def test_under_kueue_the_launcher_pool_must_be_in_the_jobs_queue(diagnose):
     cluster = DGX_POD.replace(DGX_POD_POOL, DGX_POD_POOL + "  - name: cpu\n    hardware: cpu-node\n    nodes: 2\n")
     outcome = diagnose({POD: cluster + "launcherPool: cpu\n"})
     expect(outcome,
+           # The cluster's acceptance jobs (line 72: `acceptance:`, in team-vision) have their launchers there too.
+           (POD, 72, 1, "queue 'vision' does not cover pool 'cpu', the cluster's `launcherPool`",
+            "add 'cpu' to the queue's `nodes`"),
            ("jobs/language-bert.yaml", 10, 12, "queue 'language' does not cover pool 'cpu', the cluster's "
             "`launcherPool`", "add 'cpu' to the queue's `nodes`"),
            ("jobs/vision-resnet50.yaml", 9, 12, "queue 'vision' does not cover pool 'cpu', the cluster's "
