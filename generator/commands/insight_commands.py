@@ -191,15 +191,16 @@ def explain(ctx: click.Context, job: str, paths: tuple[Path, ...], cluster: str 
     paths = profiles_of(ctx, paths)
     result = compiled_or_exit(paths, cluster, charts_of(ctx, charts, paths))
     assert result.fleet is not None  # compiled_or_exit exits on an error
+    everyone = (*result.fleet.jobs, *result.fleet.acceptance)  # an acceptance job by its name (no file holds it)
     if as_file.is_file():
         sources = {d.source for d in result.documents if d.kind == "Job" and _same_file(d.path, as_file)}
         chosen = [j for j in result.fleet.jobs if j.source in sources]
     else:
-        chosen = [j for j in result.fleet.jobs if j.name == job and cluster in (None, j.cluster.name)]
+        chosen = [j for j in everyone if j.name == job and cluster in (None, j.cluster.name)]
     if not chosen:
         from mpigen.support.diagnostics import did_you_mean
 
-        hint = did_you_mean(job, [j.name for j in result.fleet.jobs if cluster in (None, j.cluster.name)], n=3)
+        hint = did_you_mean(job, [j.name for j in everyone if cluster in (None, j.cluster.name)], n=3)
         on = f" on cluster {cluster}" if cluster else ""
         exit_with_error(f"no job '{job}'{on} in {', '.join(str(p) for p in paths)}" + (f"; {hint}" if hint else ""))
     if len(chosen) > 1:

@@ -43,6 +43,9 @@ class Floor:
     unit: str
     measure: str
     chain: tuple[Step, ...]
+    line: float
+    """What the hardware gives at most, in `unit`: the line rate the fraction is taken of (or the NVLink that bounds
+    it), so that a measure can be said as a share of it."""
 
     @property
     def text(self) -> str:
@@ -108,7 +111,7 @@ def rail_floor(attachment: RailAttachment, hardware: str) -> Floor | NoFloor:
     value = float(attachment.nic.speed_gbps or 0) * fabric.IB_WRITE_BW_FRACTION
     share = Step("ib_write_bw reaches at least", f"{figure(fabric.IB_WRITE_BW_FRACTION * 100)}% of it = "
                  f"{figure(value)} {GBIT}", fabric.IB_WRITE_BW_SOURCE)
-    return Floor(value, GBIT, RAIL_MEASURE, (rate, share))
+    return Floor(value, GBIT, RAIL_MEASURE, (rate, share), float(attachment.nic.speed_gbps or 0))
 
 
 def _env(job: Job, name: str) -> str | None:
@@ -173,11 +176,13 @@ def bus_bandwidth_floor(job: Job, collective: str | None = None) -> Floor | NoFl
     percent = figure(fabric.NCCL_BUS_BANDWIDTH_EFFICIENCY * 100)
     chain.append(Step("nccl-tests busbw reaches at least", f"{percent}% of it = {figure(value)} {GBYTE}",
                       fabric.NCCL_BUS_BANDWIDTH_SOURCE))
-    value = _nvlink_bound(job, value, chain)
+    bounded = _nvlink_bound(job, value, chain)
+    if bounded < value:
+        value, gbytes = bounded, bounded / fabric.NCCL_BUS_BANDWIDTH_EFFICIENCY
     if job.devices is not None and job.devices.channel:
         chain.append(Step("NCCL crosses nodes over NVLink here (the ComputeDomain's channel)", "far above the rails",
                           "this floor, of the rails, is what a fall back to them must still give"))
-    return Floor(value, GBYTE, BUS_MEASURE, tuple(chain))
+    return Floor(value, GBYTE, BUS_MEASURE, tuple(chain), gbytes)
 
 
 def _nvlink_bound(job: Job, value: float, chain: list[Step]) -> float:

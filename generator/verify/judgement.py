@@ -39,7 +39,8 @@ CAUSES = {
                       "hostfile of the program's own), or this is a single-node run: its bandwidth is NVLink's, not "
                       "the fabric's",
     Miss.OTHER_JOB: "the log is of another job, another run or another test: give the log of this job's launcher "
-                    "(`kubectl logs <job>-launcher-...`), from a run of the charts as rendered",
+                    "(of an MPIJob: `kubectl logs -n <namespace> job/<job>-launcher`), from a run of the charts as "
+                    "rendered",
     Miss.BUS_BANDWIDTH: "a rail missing from NCCL_IB_HCA or NCCL_SOCKET_IFNAME (`mpigen explain` lists what the job "
                         "sets; NCCL_DEBUG=INFO shows the NICs NCCL chose), GPUDirect RDMA off (nvidia-peermem not "
                         "loaded, NCCL_NET_GDR_LEVEL under the GPU-NIC distance), a GPU far from its NIC (a claim or "

@@ -89,7 +89,7 @@ def _wrong(run: NcclTestsRun) -> Judgement:
 
 
 def _expected_ranks(job: Job) -> str:
-    return f"{job.worker_count * job.slots_per_worker} ranks: {job.worker_count} workers x {job.slots_per_worker} slots"
+    return f"{job.worker_count * job.slots_per_worker} ranks: {job.worker_count} workers of {job.slots_per_worker} slot(s)"
 
 
 def _ranks(job: Job, run: NcclTestsRun) -> Judgement:
@@ -108,7 +108,7 @@ def _ranks(job: Job, run: NcclTestsRun) -> Judgement:
                                         for rank in run.ranks[:4]))
     if len(numbers) != expected:
         return Judgement("ranks", f"{len(numbers)} ranks", Miss.RANKS, expected=_expected_ranks(job))
-    return Judgement("ranks", f"{len(numbers)} ranks, as {job.worker_count} workers x {job.slots_per_worker} slots")
+    return Judgement("ranks", f"{len(numbers)} ranks: {job.worker_count} workers of {job.slots_per_worker} slot(s)")
 
 
 def _hosts_of(run: NcclTestsRun) -> list[str]:
@@ -189,11 +189,16 @@ def _bandwidth(job: Job, run: NcclTestsRun, stop: str) -> Judgement:
         return Judgement("bus bandwidth", f"{at}; no floor: {floor.reason}", measured=rows)
     if measured >= floor.value:
         return Judgement("bus bandwidth", f"{at}: the floor is {floor.text}", floor=_chain(floor), measured=rows)
-    return Judgement("bus bandwidth", f"{at}: under the floor of {floor.text} "
-                                      f"({figure(100 * measured / floor.value)}% of it)", Miss.BUS_BANDWIDTH,
+    return Judgement("bus bandwidth", f"{at}: under the floor of {floor.text}, {_share(measured, floor)}",
+                     Miss.BUS_BANDWIDTH,
                      expected=f"busbw at least {floor.text}: the mean, over the rows of {size_text(int(least))} and "
                               "more, of each row's better busbw (out-of-place or in-place)",
                      floor=_chain(floor), measured=rows)
+
+
+def _share(measured: float, floor: Floor) -> str:
+    """`64% of the 50 GB/s the hardware gives`: a measure as a share of what the floor is a share of."""
+    return f"{figure(100 * measured / floor.line)}% of the {figure(floor.line)} {floor.unit} the hardware gives"
 
 
 def _chain(floor: Floor) -> tuple[str, ...]:

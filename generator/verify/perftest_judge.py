@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from mpigen.model import Job, LinkType, RailAttachment, stated
 from mpigen.model.acceptance import RailTest
-from mpigen.model.floors import Floor, rail_floor
+from mpigen.model.floors import Floor, figure, rail_floor
 from mpigen.support.diagnostics import one_line
 from mpigen.verify.judgement import Judgement, Miss
 from mpigen.verify.perftest import READ_LAT, WRITE_BW, PerftestRun
@@ -73,8 +73,8 @@ def _bandwidth(job: Job, attachment: RailAttachment, run: PerftestRun) -> Judgem
     chain = tuple(str(step) for step in floor.chain)
     if best.average_gbits >= floor.value:
         return Judgement("rail bandwidth", f"{at}: the floor is {floor.text}", floor=chain, measured=rows)
-    return Judgement("rail bandwidth", f"{at}: under the floor of {floor.text} "
-                                       f"({100 * best.average_gbits / floor.value:.0f}% of it)", Miss.RAIL_BANDWIDTH,
+    share = f"{figure(100 * best.average_gbits / floor.line)}% of the rail's {floor.line:g} Gb/s"
+    return Judgement("rail bandwidth", f"{at}: under the floor of {floor.text}, {share}", Miss.RAIL_BANDWIDTH,
                      expected=f"ib_write_bw's BW average at least {floor.text}", floor=chain, measured=rows)
 
 
