@@ -27,7 +27,9 @@ def verdict_text(verdict: Verdict) -> str:
     for log in verdict.logs:
         lines += ["", f"log {one_line(log.log)} ({one_line(log.tool)}):"]
         for judgement in log.judgements:
-            lines.append(f"  {'pass' if judgement.passed else 'MISS'}  {judgement.name}: {one_line(judgement.summary)}")
+            said = f"{judgement.name}: {one_line(judgement.summary)}"
+            lines.append(f"  pass  {said}" if judgement.miss is None else
+                         f"  MISS  {judgement.name} ({judgement.miss.value}): {one_line(judgement.summary)}")
             if judgement.passed:
                 continue
             for heading, said in _details(judgement):
