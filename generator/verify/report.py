@@ -27,9 +27,9 @@ def verdict_text(verdict: Verdict) -> str:
     for log in verdict.logs:
         lines += ["", f"log {one_line(log.log)} ({one_line(log.tool)}):"]
         for judgement in log.judgements:
-            said = f"{judgement.name}: {one_line(judgement.summary)}"
-            lines.append(f"  pass  {said}" if judgement.miss is None else
-                         f"  MISS  {judgement.name} ({judgement.miss.value}): {one_line(judgement.summary)}")
+            kind = "" if judgement.miss is None else f" ({judgement.miss.value})"
+            lines.append(f"  {'pass' if judgement.passed else 'MISS'}  {judgement.name}{kind}: "
+                         f"{one_line(judgement.summary)}")
             if judgement.passed:
                 continue
             for heading, said in _details(judgement):
