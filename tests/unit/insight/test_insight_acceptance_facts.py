@@ -3,6 +3,8 @@ verify judges its logs by, every step of its chain with where the number comes f
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from mpigen.commands.pipeline import CompileResult
 from mpigen.insight.explain import explain_job
 from mpigen.insight.explanation import Explanation
@@ -30,8 +32,10 @@ def test_a_collective_job_shows_its_bus_bandwidth_floor_step_by_step(example: Co
          "400 Gb/s = 50 GB/s"),
         ("  nccl-tests busbw reaches at least", "80% of it = 40 GB/s"),
         ("  NVLink 2 of Tesla-V100-SXM2-16GB, 150 GB/s each way, at the same share", "120 GB/s, higher: no bound")]
-    proves = facts[0][2]  # at the cluster's `acceptance` (line 40): its mapping's first line, as explain points at one
-    assert proves.startswith(f"{explanation.path}:41: acceptance: run by hand, its chart in "
+    lines = Path(explanation.path).read_text(encoding="utf-8").split("\n")
+    asked = next(number for number, line in enumerate(lines, 1) if line.startswith("acceptance:"))
+    proves = facts[0][2]  # at the cluster's `acceptance`: its mapping's first line, as explain points at a mapping
+    assert proves.startswith(f"{explanation.path}:{asked + 1}: acceptance: run by hand, its chart in "
                              "dgx-lab/acceptance/accept-dgx-all-reduce-pair delivered without automated sync")
     assert "hardware dgx-1, speedGbps of NIC ib0, ib1, ib2, ib3" in facts[2][2]
     assert "NVIDIA/nccl-tests#290" in facts[3][2]
