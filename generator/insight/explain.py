@@ -50,7 +50,6 @@ def explain_job(job: Job, documents: list[ProfileFile]) -> Explanation:
     by_name = {(d.kind, str(d.data.get("name"))): d for d in documents}
     document = acceptance_document(job, documents) if job.acceptance is not None else \
         next(d for d in documents if d.kind == "Job" and d.source == job.source)
-    assert document is not None  # an acceptance job's cluster implies its document
     at_job = _Where(document)
     at_cluster = _Where(by_name.get(("Cluster", job.cluster.name)))
     at_hw = _Where(by_name.get(("Hardware", job.pool.hardware.name)))
@@ -62,7 +61,8 @@ def explain_job(job: Job, documents: list[ProfileFile]) -> Explanation:
              *device_facts(job, mpijob, at_job, at_cluster, at_hw),
              *_environment(job, mpijob, at_job), *_mpi(job, mpijob, at_job), *_security(job, at_job),
              *_scheduling(job, at_job, at_cluster), *_placement(job, at_job, at_cluster), *_metadata(job, at_job)]
-    return Explanation(job=job.name, path=document.path, cluster=job.cluster.name, pool=job.pool.name,
+    return Explanation(job=job.name, path=document.path if document is not None else job.source,
+                       cluster=job.cluster.name, pool=job.pool.name,
                        namespace=job.namespace, facts=tuple(facts),
                        ranks=rank_bindings(job, mpijob, itertools.chain(head, tail)),
                        binding_rule=BINDING_RULE + binding_gaps(job), rank_count=count,

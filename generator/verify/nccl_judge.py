@@ -56,8 +56,11 @@ def _stop(run: NcclTestsRun) -> str:
 
 def _table(run: NcclTestsRun, stop: str) -> Judgement:
     if stop:
-        return Judgement("table", f"truncated: {stop}", Miss.TRUNCATED,
-                         expected="every row from minBytes to maxBytes, then `# Out of bounds values` and "
+        last = (f"the last row: {max(run.rows, key=lambda row: row.line).text}",) if run.rows else ()
+        span = f" ({size_text(run.min_bytes)} to {size_text(run.max_bytes)})" if run.min_bytes is not None and \
+            run.max_bytes is not None else ""
+        return Judgement("table", f"truncated: {stop}", Miss.TRUNCATED, measured=last,
+                         expected=f"every row from minBytes to maxBytes{span}, then `# Out of bounds values` and "
                                   "`# Avg bus bandwidth`")
     sizes = [row.size for row in run.rows]
     return Judgement("table", f"{len(run.rows)} rows, {size_text(min(sizes))} to {size_text(max(sizes))}; "
@@ -104,15 +107,21 @@ def _ranks(job: Job, run: NcclTestsRun) -> Judgement:
             f"{len(run.headers)} runs printed their header (lines {', '.join(map(str, run.headers))})"
         return Judgement("ranks", f"{said}: each process ran a test of its own", Miss.RANKS,
                          expected=_expected_ranks(job) + ", in one run",
-                         measured=tuple(f"rank {rank.rank} on {one_line(rank.host)} (line {rank.line})"
-                                        for rank in run.ranks[:4]))
+                         measured=_rank_lines(run))
     if len(numbers) != expected:
-        return Judgement("ranks", f"{len(numbers)} ranks", Miss.RANKS, expected=_expected_ranks(job))
+        return Judgement("ranks", f"{len(numbers)} ranks", Miss.RANKS, expected=_expected_ranks(job),
+                         measured=_rank_lines(run))
     return Judgement("ranks", f"{len(numbers)} ranks: {job.worker_count} workers of {job.slots_per_worker} slot(s)")
 
 
 def _hosts_of(run: NcclTestsRun) -> list[str]:
     return list(dict.fromkeys(rank.host for rank in run.ranks))
+
+
+def _rank_lines(run: NcclTestsRun) -> tuple[str, ...]:
+    """The log's rank lines, the first and the last four where there are more."""
+    said = [f"rank {rank.rank} on {one_line(rank.host)}, device {rank.device} (line {rank.line})" for rank in run.ranks]
+    return tuple(said if len(said) <= 8 else [*said[:4], f"... {len(said) - 8} more", *said[-4:]])
 
 
 def _nodes(job: Job, run: NcclTestsRun) -> Judgement:
@@ -123,7 +132,7 @@ def _nodes(job: Job, run: NcclTestsRun) -> Judgement:
     listed = ", ".join(one_line(host) for host in hosts)
     if len(hosts) < job.worker_count:
         return Judgement("nodes", f"{len(run.ranks)} ranks on {len(hosts)} host(s) ({listed}), where the job has "
-                                  f"{job.worker_count} workers", Miss.SINGLE_NODE,
+                                  f"{job.worker_count} workers", Miss.SINGLE_NODE, measured=_rank_lines(run),
                          expected=f"ranks on each of the job's {job.worker_count} worker pods, one a node")
     return Judgement("nodes", f"ranks on {len(hosts)} hosts ({listed})")
 
@@ -144,7 +153,7 @@ def _hosts(job: Job, run: NcclTestsRun) -> Judgement:
     if strangers:
         listed = ", ".join(one_line(host) for host in strangers)
         return Judgement("hosts", f"{listed}: not among the workers of job {job.name}", Miss.OTHER_JOB,
-                         expected=f"ranks on the job's workers {theirs}")
+                         expected=f"ranks on the job's workers {theirs}", measured=_rank_lines(run))
     return Judgement("hosts", f"every rank on a worker of job {job.name} ({theirs})")
 
 

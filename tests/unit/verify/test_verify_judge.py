@@ -136,6 +136,8 @@ def test_a_log_cut_anywhere_is_truncated(verify_fleet: CompileResult, edit, stop
     text = edit(as_workers_of(log_text("dranet-b200-all-gather.log"), DRANET_B200_PODS, job.name))
     table = by_name(judged(job, text))["table"]
     assert table.miss is Miss.TRUNCATED and stop in table.summary
+    assert table.expected.startswith("every row from minBytes to maxBytes (8 B to 1 GiB), then")
+    assert table.measured[0].startswith("the last row: ")
 
 
 def test_a_single_node_run_mistaken_for_the_pair_misses(verify_fleet: CompileResult) -> None:
@@ -147,6 +149,8 @@ def test_a_single_node_run_mistaken_for_the_pair_misses(verify_fleet: CompileRes
     assert nodes.miss is Miss.SINGLE_NODE
     assert nodes.summary == ("2 ranks on 1 host(s) (accept-b200-all-gather-pair-worker-0), where the job has 2 "
                              "workers")
+    assert nodes.measured == ("rank 0 on accept-b200-all-gather-pair-worker-0, device 0 (line 9)",
+                              "rank 1 on accept-b200-all-gather-pair-worker-0, device 1 (line 10)")
     assert_said_whole(nodes)
     assert by_name(verdict)["ranks"].passed and by_name(verdict)["hosts"].passed
 
