@@ -71,7 +71,8 @@ test: $(STAMP) helm chromium lint typecheck check
 # parsers of `nvidia-smi topo -m`, `ibdev2netdev` and `lspci -nn` (tests/unit/inventory/test_tools_fuzz.py); and
 # FUZZ_EXAMPLES edited upstream MPIJobs for adoption, FUZZ_EXAMPLES/4 of them compared on the example fleet
 # (tests/unit/adopt/test_jobs_fuzz.py); and FUZZ_EXAMPLES/20 generated Kueue and Volcano fleets whose charts'
-# `workers` maximum validate must admit, and refuse one worker more (tests/unit/resolve/test_resolve_scheduling.py).
+# `workers` maximum validate must admit, and refuse one worker more (tests/unit/resolve/test_resolve_scheduling.py);
+# and FUZZ_EXAMPLES edited nccl-tests and perftest logs for `mpigen verify` (tests/unit/verify/test_verify_fuzz.py).
 # The seed is printed first: `make fuzz FUZZ_SEED=<seed>` replays the run.
 FUZZ_EXAMPLES ?= 2000
 fuzz: $(STAMP) helm
@@ -81,7 +82,8 @@ fuzz: $(STAMP) helm
 	  MPIGEN_HELM4=$(abspath $(HELM4)) $(BIN)/pytest -q tests/acceptance/test_fuzz.py tests/acceptance/test_fuzz_check.py \
 	    tests/acceptance/test_fuzz_paths.py tests/acceptance/test_fuzz_insight.py tests/acceptance/test_fuzz_config.py \
 	    tests/unit/check/test_check_selection.py tests/unit/inventory/test_tools_fuzz.py \
-	    tests/unit/adopt/test_jobs_fuzz.py tests/unit/resolve/test_resolve_scheduling.py --hypothesis-show-statistics
+	    tests/unit/adopt/test_jobs_fuzz.py tests/unit/resolve/test_resolve_scheduling.py \
+	    tests/unit/verify/test_verify_fuzz.py --hypothesis-show-statistics
 
 # The README's picture of the example fleet: `mpigen plan --html` in headless Chromium. Run it after a change to
 # profiles/ or to the drawing, and commit docs/plan-example-fleet.png. The temporary folder by its real path: plan

@@ -480,3 +480,33 @@ def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     return next(folder.glob("mpigen-*.whl"))
+
+
+# --- fabric acceptance logs (tests/unit/verify/, tests/acceptance/test_verify_cli.py) -------------------------------
+
+VERIFY_DATA = REPO / "tests" / "data" / "verify"
+"""Logs of nccl-tests and perftest, each with its provenance in SOURCES.yaml there, and fleet/: the setups the DRANET
+logs ran on, as profiles whose acceptance jobs judge them."""
+VERIFY_FLEET = VERIFY_DATA / "fleet"
+DRANET_H200_WORKERS = "nccl-test-dranet-1gpu-1nic-worker"
+"""The worker pods of DRANET's MPIJob (dranet-h200-all-reduce.log): `<worker>-0`, `<worker>-1`."""
+DRANET_B200_PODS = "nccl-gib-test"
+"""The StatefulSet pods of DRANET's NVIDIA DRA example (dranet-b200-*.log): `<pod>-0`, `<pod>-1`."""
+
+
+def log_text(name: str) -> str:
+    return (VERIFY_DATA / name).read_text(encoding="utf-8")
+
+
+def as_workers_of(text: str, pods: str, job: str) -> str:
+    """A log of pods `<pods>-<i>` as the same run would print it on job `job`'s workers `<job>-worker-<i>` (the hosts of
+    its `#  Rank` lines, and every other mention): the stated edit that makes a real log one of an acceptance job."""
+    return re.sub(rf"\b{re.escape(pods)}-(\d+)", rf"{job}-worker-\1", text)
+
+
+@pytest.fixture(scope="session")
+def verify_fleet() -> CompileResult:
+    """tests/data/verify/fleet compiled: cluster gke-lab's acceptance jobs on one-GPU, one-NIC nodes of H200 and B200."""
+    result = compile_profiles([VERIFY_FLEET])
+    assert result.ok, [d.format() for d in result.diagnostics]
+    return result

@@ -27,6 +27,8 @@ HELM_DEFAULTS = f"default: ${HELM_ENV}, else the repository config's `helm`, els
 """Which Helm check and diff run when `--helm` is not given, in the order they are looked for (help texts and
 docs say it so)."""
 _CONFIG = "mpigen.config"
+PROFILES_OPTION_FORMS = {"explain": "explain JOB -p", "verify": "verify LOG --job NAME -p"}
+"""How a command that takes its profiles with `-p` is shown given them, in the message of a missing default."""
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
@@ -67,7 +69,7 @@ def profiles_of(ctx: click.Context, paths: tuple[Path, ...]) -> tuple[Path, ...]
         return paths
     try:
         command = ctx.info_name or "validate"
-        return default_profiles(config_of(ctx), "explain JOB -p" if command == "explain" else command)
+        return default_profiles(config_of(ctx), PROFILES_OPTION_FORMS.get(command, command))
     except NoDefault as exc:
         raise click.UsageError(str(exc)) from None
     except ConfigError as exc:

@@ -6,7 +6,7 @@ module (and click, jinja2, jsonschema) is imported. Each command imports the sta
 
 This module is the command group; the commands live beside it, a module for each group of them: compile_commands.py
 (validate, render), insight_commands.py (plan, explain), init_command.py, chart_commands.py (check, diff),
-schema_command.py."""
+schema_command.py, verify_command.py."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from mpigen.commands.init_command import init
 from mpigen.commands.insight_commands import explain, plan
 from mpigen.commands.schema_command import schema
 from mpigen.commands.verbosity import verbosity_options
+from mpigen.commands.verify_command import verify
 from mpigen.support.diagnostics import printable
 
 
@@ -76,3 +77,4 @@ main.add_command(import_)
 main.add_command(check)
 main.add_command(diff)
 main.add_command(schema)
+main.add_command(verify)

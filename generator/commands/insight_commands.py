@@ -12,6 +12,7 @@ import click
 
 from mpigen.commands.arguments import (
     PATHS,
+    PROFILES_OPTION_FORMS,
     STDOUT,
     charts_of,
     default_profiles_or_none,
@@ -23,7 +24,7 @@ from mpigen.commands.arguments import (
     setting,
 )
 from mpigen.commands.completion import complete_clusters, complete_jobs, complete_pools
-from mpigen.commands.reporting import continuity_notes, exit_with_error, has_errors, report_result
+from mpigen.commands.reporting import compiled_or_exit, continuity_notes, exit_with_error, has_errors, report_result
 from mpigen.commands.verbosity import say, stage_lines, verbosity_options
 from mpigen.support.diagnostics import Severity, one_line, printable
 
@@ -179,7 +180,6 @@ def _write_picture(target: str, page: str, result: CompileResult, fleet_plan: Fl
 def explain(ctx: click.Context, job: str, paths: tuple[Path, ...], cluster: str | None, output: str,
             charts: Path | None) -> None:
     """Every value mpigen derives for JOB (a job's name, or the path of its profile), and where it comes from."""
-    from mpigen.commands.pipeline import check_profiles
     from mpigen.insight.explain import explain_job
     from mpigen.insight.report import explain_json, explain_text
 
@@ -189,23 +189,18 @@ def explain(ctx: click.Context, job: str, paths: tuple[Path, ...], cluster: str 
     elif as_file.is_file() and not any(_holds(path, as_file) for path in paths):
         paths = (*paths, as_file)
     paths = profiles_of(ctx, paths)
-    result = check_profiles(paths, committed_in=charts_of(ctx, charts, paths), progress=stage_lines())
-    report_result(result)
-    if has_errors(result.diagnostics):
-        sys.exit(1)
-    assert result.fleet is not None  # a compile that reported no error
-    if cluster is not None:
-        refuse_unknown(selection_of((cluster,), ()), (c.name for c in result.fleet.clusters), ())
-    continuity_notes(result)
+    result = compiled_or_exit(paths, cluster, charts_of(ctx, charts, paths))
+    assert result.fleet is not None  # compiled_or_exit exits on an error
+    everyone = (*result.fleet.jobs, *result.fleet.acceptance)  # an acceptance job by its name (no file holds it)
     if as_file.is_file():
         sources = {d.source for d in result.documents if d.kind == "Job" and _same_file(d.path, as_file)}
         chosen = [j for j in result.fleet.jobs if j.source in sources]
     else:
-        chosen = [j for j in result.fleet.jobs if j.name == job and cluster in (None, j.cluster.name)]
+        chosen = [j for j in everyone if j.name == job and cluster in (None, j.cluster.name)]
     if not chosen:
         from mpigen.support.diagnostics import did_you_mean
 
-        hint = did_you_mean(job, [j.name for j in result.fleet.jobs if cluster in (None, j.cluster.name)], n=3)
+        hint = did_you_mean(job, [j.name for j in everyone if cluster in (None, j.cluster.name)], n=3)
         on = f" on cluster {cluster}" if cluster else ""
         exit_with_error(f"no job '{job}'{on} in {', '.join(str(p) for p in paths)}" + (f"; {hint}" if hint else ""))
     if len(chosen) > 1:
@@ -218,7 +213,7 @@ def explain(ctx: click.Context, job: str, paths: tuple[Path, ...], cluster: str 
 def _default_holding(ctx: click.Context, file: Path) -> tuple[Path, ...]:
     """The default profiles with the job's file among them: `explain jobs/x.yaml` compiles the fleet it is part
     of."""
-    paths = default_profiles_or_none(ctx, "explain JOB -p")
+    paths = default_profiles_or_none(ctx, PROFILES_OPTION_FORMS["explain"])
     if paths is None:
         return (file,)
     return paths if any(_holds(path, file) for path in paths) else (*paths, file)

@@ -4,7 +4,7 @@ that ends the command (exit 1)."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -12,6 +12,8 @@ from mpigen.commands.verbosity import say
 from mpigen.support.diagnostics import Diagnostic, Severity, one_line
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from mpigen.commands.pipeline import CompileResult
 
 
@@ -32,7 +34,7 @@ def has_errors(diagnostics: list[Diagnostic]) -> bool:
     return any(d.severity is Severity.ERROR for d in diagnostics)
 
 
-def exit_with_error(message: str) -> None:
+def exit_with_error(message: str) -> NoReturn:
     click.echo(f"error: {one_line(message)}", err=True)
     sys.exit(1)
 
@@ -47,3 +49,21 @@ def continuity_notes(result: CompileResult) -> list[str]:
     for note in notes:
         say(note, err=True)
     return notes
+
+
+def compiled_or_exit(paths: tuple[Path, ...], cluster: str | None, committed_in: Path | None = None) -> CompileResult:
+    """The profiles compiled for a command about one job (explain, verify): its diagnostics reported, exit 1 on an
+    error, a usage error for a --cluster no profile names, the notes on committed runs said."""
+    from mpigen.commands.arguments import refuse_unknown, selection_of
+    from mpigen.commands.pipeline import check_profiles
+    from mpigen.commands.verbosity import stage_lines
+
+    result = check_profiles(paths, committed_in=committed_in, progress=stage_lines())
+    report_result(result)
+    if has_errors(result.diagnostics):
+        sys.exit(1)
+    assert result.fleet is not None  # a compile that reported no error
+    if cluster is not None:
+        refuse_unknown(selection_of((cluster,), ()), (c.name for c in result.fleet.clusters), ())
+    continuity_notes(result)
+    return result

@@ -12,6 +12,7 @@ import json
 import shlex
 
 from mpigen.insight import bounds
+from mpigen.insight.acceptance_facts import acceptance_document, acceptance_facts
 from mpigen.insight.device_facts import claimed_rail, device_facts, gpu_resource_fact, nic_index
 from mpigen.insight.explanation import PROFILE, Explanation, Fact, Said
 from mpigen.insight.facts import Where as _Where
@@ -47,19 +48,21 @@ from mpigen.vocabulary.multus import NETWORKS_ANNOTATION
 
 def explain_job(job: Job, documents: list[ProfileFile]) -> Explanation:
     by_name = {(d.kind, str(d.data.get("name"))): d for d in documents}
-    document = next(d for d in documents if d.kind == "Job" and d.source == job.source)
+    document = acceptance_document(job, documents) if job.acceptance is not None else \
+        next(d for d in documents if d.kind == "Job" and d.source == job.source)
     at_job = _Where(document)
     at_cluster = _Where(by_name.get(("Cluster", job.cluster.name)))
     at_hw = _Where(by_name.get(("Hardware", job.pool.hardware.name)))
     mpijob = mpijob_name(job)
     count = job.worker_count * job.slots_per_worker
     head, tail = bounds.head_and_tail(count, bounds.RANKS_SHOWN)
-    facts = [*_naming(job, mpijob, at_job), *_size(job, at_job, at_cluster, at_hw),
+    facts = [*_naming(job, mpijob, at_job), *acceptance_facts(job, at_cluster), *_size(job, at_job, at_cluster, at_hw),
              *_resources(job, at_job, at_cluster, at_hw), *_networks(job, at_job, at_cluster, at_hw),
              *device_facts(job, mpijob, at_job, at_cluster, at_hw),
              *_environment(job, mpijob, at_job), *_mpi(job, mpijob, at_job), *_security(job, at_job),
              *_scheduling(job, at_job, at_cluster), *_placement(job, at_job, at_cluster), *_metadata(job, at_job)]
-    return Explanation(job=job.name, path=document.path, cluster=job.cluster.name, pool=job.pool.name,
+    return Explanation(job=job.name, path=document.path if document is not None else job.source,
+                       cluster=job.cluster.name, pool=job.pool.name,
                        namespace=job.namespace, facts=tuple(facts),
                        ranks=rank_bindings(job, mpijob, itertools.chain(head, tail)),
                        binding_rule=BINDING_RULE + binding_gaps(job), rank_count=count,

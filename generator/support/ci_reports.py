@@ -143,20 +143,28 @@ class JUnitSuite:
 
 def junit_xml(suite: JUnitSuite) -> str:
     """`testsuites` holding one `testsuite`: a `testcase` per case, a `failure` per failure (its rule as `type`).
-    `tests` counts the cases and `failures` the cases that failed, as JUnit's own reports do, on both elements.
+    `tests` counts the cases and `failures` the cases that failed, as JUnit's own reports do, on both elements."""
+    return junit_report(suite.name, (suite,))
+
+
+def junit_report(name: str, suites: Sequence[JUnitSuite]) -> str:
+    """`testsuites` named `name` holding each suite (`junit_xml` writes one).
 
     Every attribute and text passes `one_line` (a failure's text line by line): XML 1.0 cannot hold a NUL, a `\\x01`
     or a lone surrogate even as a character reference, and a CI that cannot parse the report drops it whole."""
-    failed = str(sum(1 for case in suite.cases if case.failures))
-    root = ET.Element("testsuites", name=one_line(suite.name), tests=str(len(suite.cases)), failures=failed, errors="0")
-    element = ET.SubElement(root, "testsuite", name=one_line(suite.name), tests=str(len(suite.cases)), failures=failed,
-                            errors="0")
-    for case in suite.cases:
-        test = ET.SubElement(element, "testcase", classname=one_line(case.classname), name=one_line(case.name))
-        for failure in case.failures:
-            ET.SubElement(test, "failure", message=one_line(failure.message), type=one_line(failure.type)).text = \
-                "\n".join(one_line(line) for line in failure.text.split("\n"))
-        if case.output:
-            ET.SubElement(test, "system-out").text = "\n".join(one_line(line) for line in case.output.split("\n"))
+    cases = sum(len(suite.cases) for suite in suites)
+    failed = sum(1 for suite in suites for case in suite.cases if case.failures)
+    root = ET.Element("testsuites", name=one_line(name), tests=str(cases), failures=str(failed), errors="0")
+    for suite in suites:
+        suite_failed = str(sum(1 for case in suite.cases if case.failures))
+        element = ET.SubElement(root, "testsuite", name=one_line(suite.name), tests=str(len(suite.cases)),
+                                failures=suite_failed, errors="0")
+        for case in suite.cases:
+            test = ET.SubElement(element, "testcase", classname=one_line(case.classname), name=one_line(case.name))
+            for failure in case.failures:
+                ET.SubElement(test, "failure", message=one_line(failure.message), type=one_line(failure.type)).text = \
+                    "\n".join(one_line(line) for line in failure.text.split("\n"))
+            if case.output:
+                ET.SubElement(test, "system-out").text = "\n".join(one_line(line) for line in case.output.split("\n"))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

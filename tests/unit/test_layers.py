@@ -2,7 +2,7 @@
 own layer or a lower one. The stages run load -> validate -> resolve -> manifests -> package -> continuity ->
 write; below them sit what every stage reads (plumbing, upstream vocabulary, the domain model, the object
 plumbing, the network providers, the readers of compiled charts); above them the readers of the model and the
-charts (check, insight, diff) and the commands that wire it all. Also held here: an `__init__.py` only
+charts (check, insight, adopt, verify, diff) and the commands that wire it all. Also held here: an `__init__.py` only
 re-exports, and no module is over 400 lines."""
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("package",),
     ("continuity",),
     ("write",),
-    ("check", "insight", "adopt"),
+    ("check", "insight", "adopt", "verify"),
     ("diff",),
     ("commands",),
 )
-"""Lowest first. check, insight and adopt share a rank and import none of each other."""
+"""Lowest first. check, insight, adopt and verify share a rank and import none of each other."""
 RANK = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}
 TOP_LEVEL = {"__init__.py", "__main__.py"}
 """The only modules outside a folder: the version, and `python -m mpigen`, which runs the CLI."""
