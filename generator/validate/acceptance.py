@@ -7,7 +7,6 @@ import re
 from typing import Any
 
 from mpigen.load import ProfileFile
-from mpigen.load.derived import acceptance_documents
 from mpigen.model import acceptance
 from mpigen.support.diagnostics import Diagnostic, Severity, raises
 from mpigen.support.profile_rules import ACCEPTANCE, TOPOLOGY
@@ -39,9 +38,7 @@ def check_acceptance(index: Index, reported: list[Diagnostic]) -> list[Diagnosti
         found += problems
         if any(problem.severity is Severity.ERROR for problem in problems):
             continue
-        hardware = {p["hardware"]: index.hardware_data(p["hardware"]) for p in cluster["nodePools"]
-                    if p["hardware"] in index.hardware}
-        for derived, profile in acceptance_documents(document, hardware):
+        for derived, profile in index.acceptance_jobs(name):
             job_name = derived.data["name"]
             taken = jobs.get((name, job_name))
             if taken is not None:

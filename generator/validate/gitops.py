@@ -116,9 +116,19 @@ def check_argocd_application_names(index: Index) -> list[Diagnostic]:
         namespace = derive.gitops_namespace(document.data["gitops"])
         claim(document, namespace, names.gitops_root_name(name), f"the root of cluster '{name}'")
         claim(document, namespace, names.gitops_infra_name(name), f"the infra chart of cluster '{name}'")
+    # Before the jobs, so that a job taking an acceptance job's Application is the one told to change: the acceptance
+    # jobs' names are fixed. A job of the cluster's own taking one is reported by check_acceptance.
+    acceptance = set()
+    for name, document in argocd.items():
+        namespace = derive.gitops_namespace(document.data["gitops"])
+        for derived, _ in index.acceptance_jobs(name):
+            job = derived.data["name"]
+            acceptance.add((name, job))
+            claim(derived, namespace, names.gitops_job_name(name, job), f"acceptance job '{job}' of cluster '{name}'")
     for document in index.jobs:
         cluster = argocd.get(document.data["cluster"])
-        if cluster is not None and document.data["name"] != "infra":  # reported by check_gitops_job
+        if cluster is not None and document.data["name"] != "infra" and (  # reported by check_gitops_job
+                (document.data["cluster"], document.data["name"]) not in acceptance):
             namespace = derive.gitops_namespace(cluster.data["gitops"])
             job, cluster_name = document.data["name"], document.data["cluster"]
             claim(document, namespace, names.gitops_job_name(cluster_name, job),

@@ -8,7 +8,9 @@ from typing import Any
 
 from mpigen.load import ProfileFile, Unreadable, to_plain
 from mpigen.load.catalogue import builtin_names
+from mpigen.load.derived import acceptance_documents
 from mpigen.model import admission
+from mpigen.model.acceptance import AcceptanceProfile
 from mpigen.support.diagnostics import Diagnostic, did_you_mean
 from mpigen.support.profile_rules import DUPLICATES, REFERENCES
 
@@ -25,6 +27,7 @@ class Index:
     broken: dict[str, set[str]] = field(default_factory=lambda: {kind: set() for kind in KINDS})
     _plain: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
     _queues: dict[str, admission.ClusterQueues] = field(default_factory=dict, repr=False)
+    _acceptance: dict[str, list[tuple[ProfileFile, AcceptanceProfile]]] = field(default_factory=dict, repr=False)
 
     def hardware_data(self, name: str) -> dict[str, Any]:
         """A hardware profile's plain data, made once: every job reads its pools' (nothing may change it)."""
@@ -39,6 +42,16 @@ class Index:
         if name not in self._queues:
             self._queues[name] = admission.cluster_queues(self.cluster_data(name))
         return self._queues[name]
+
+    def acceptance_jobs(self, name: str) -> list[tuple[ProfileFile, AcceptanceProfile]]:
+        """A cluster's fabric acceptance jobs as Job documents at its `acceptance` key (load/derived.py), made once:
+        their own checks and the Argo CD Application names both read them. Pools of unknown hardware have none."""
+        if name not in self._acceptance:
+            cluster = self.cluster_data(name)
+            hardware = {pool["hardware"]: self.hardware_data(pool["hardware"]) for pool in cluster["nodePools"]
+                        if pool["hardware"] in self.hardware}
+            self._acceptance[name] = acceptance_documents(self.clusters[name], hardware)
+        return self._acceptance[name]
 
     def _data(self, kind: str, name: str, documents: dict[str, ProfileFile]) -> dict[str, Any]:
         if (kind, name) not in self._plain:
