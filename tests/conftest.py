@@ -41,6 +41,31 @@ REPO = Path(__file__).resolve().parent.parent
 PROFILES = REPO / "profiles"
 CHARTS = REPO / "charts"
 
+# The example fleet's fabric acceptance charts, by hand from profiles/clusters/*.yaml `acceptance` and the rule
+# (generator/model/acceptance.py): each GPU pool of at least 2 nodes gets `accept-<pool>-<collective>-pair` per
+# collective, `accept-<pool>-<collective>-pool` per collective where the pool (or `maxNodes`) has more than 2 nodes,
+# and `accept-<pool>-perftest-<rail>` per rail, in `<cluster>/acceptance/`.
+ACCEPTANCE_POOLS = {  # cluster: (its GPU pool, that pool's nodes for the pool-wide run, collectives, rails)
+    "dgx-lab": ("dgx", 4, ("all-gather", "all-reduce"), 4),  # its cpu pool has no GPUs
+    "dgx-pod": ("dgx", 8, ("all-reduce",), 4),
+    "gb200-rack": ("gb200", 18, ("all-reduce",), 4),
+    "h100-dra": ("h100", 4, ("all-reduce",), 8),
+    "netapp-lab": ("dgx", 2, ("all-reduce",), 4),  # 2 nodes: no pool-wide run
+    "roce-lab": ("dgx", 2, ("all-reduce",), 4),  # 2 nodes: no pool-wide run
+    "volcano-lab": ("dgx", 4, ("all-reduce",), 4),  # 6 nodes, `maxNodes: 4`
+}
+ACCEPTANCE_CHARTS = sorted(
+    f"{cluster}/acceptance/accept-{pool}-{test}" for cluster, (pool, nodes, collectives, rails) in ACCEPTANCE_POOLS.items()
+    for test in [f"{c}-{scope}" for c in collectives for scope in ("pair", "pool") if scope == "pair" or nodes > 2]
+    + [f"perftest-rail{rail}" for rail in range(rails)])
+assert len(ACCEPTANCE_CHARTS) == 8 + 6 + 6 + 10 + 5 + 5 + 6  # 46: by cluster in the order above
+# The files `mpigen render profiles` writes: 187 for the 22 charts and their bootstrap files; an acceptance chart has 7
+# (Chart.yaml, values.yaml, values.schema.json, NOTES.txt, _helpers.tpl, its MPIJob and hostfile ConfigMap templates),
+# h100-dra's 10 and gb200-rack's 6 a ResourceClaimTemplate too, gb200-rack's a ComputeDomain too; and dgx-lab's and
+# dgx-pod's bootstrap/apps/acceptance.yaml.
+FLEET_FILES = 187 + 46 * 7 + (10 + 6) + 6 + 2
+assert FLEET_FILES == 533
+
 # A GPU job on the example cluster's DGX-1 pool, sized by whatever a test adds (7 lines: additions start at 8).
 TRAIN_JOB = """\
 apiVersion: mpigen/v1alpha1

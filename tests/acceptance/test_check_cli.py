@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import CHARTS, run_mpigen
+from conftest import ACCEPTANCE_CHARTS, CHARTS, run_mpigen
 
 BROKEN_MPIJOB = """\
 apiVersion: kubeflow.org/v2beta1
@@ -79,6 +79,16 @@ COMMITTED_LEVELS = {
     ("h100-dra/jobs/llm-pretrain", "llm"): ("privileged", "container worker adds capability IPC_LOCK"),
     ("gb200-rack/jobs/mnnvl-allreduce", "frontier"): ("privileged", "container worker adds capability IPC_LOCK"),
 }
+# The fabric acceptance jobs' pods are their pools' real workers: IPC_LOCK for RDMA, and hostNetwork where the cluster's
+# provider is host-network. Each runs in its cluster's `acceptance.namespace`, else its first namespace.
+ACCEPTANCE_NAMESPACES = {"dgx-lab": "ml-training", "dgx-pod": "team-vision", "gb200-rack": "frontier", "h100-dra": "llm",
+                         "netapp-lab": "ai-training", "roce-lab": "roce-training", "volcano-lab": "training"}
+HOST_NETWORK = ("netapp-lab", "volcano-lab")
+COMMITTED_LEVELS |= {
+    (chart, ACCEPTANCE_NAMESPACES[chart.split("/")[0]]): (
+        "privileged", ("hostNetwork: true; " if chart.split("/")[0] in HOST_NETWORK else "")
+        + "container worker adds capability IPC_LOCK")
+    for chart in ACCEPTANCE_CHARTS}
 # Documents of the committed charts, by hand: 33 before the gang-scheduled clusters; dgx-pod's infra 22 (2
 # Namespaces, 4 SriovNetworkNodePolicies, 8 SriovIBNetworks, 2 WorkloadPriorityClasses, a Topology, a
 # ResourceFlavor, 2 ClusterQueues, 2 LocalQueues), its two jobs 4, its bootstrap 4 (in 2 files); volcano-lab's
@@ -88,7 +98,10 @@ COMMITTED_LEVELS = {
 # roce-lab's infra 10 (a Namespace, 4 SriovNetworkNodePolicies, a SriovNetworkPoolConfig, 4 SriovNetworks);
 # h100-dra 8 (its infra: a Namespace, the NIC DeviceClass, a ResourceFlavor, a ClusterQueue, a LocalQueue; its job: an
 # MPIJob, its hostfile ConfigMap, its ResourceClaimTemplate); gb200-rack 9 (the same and a ComputeDomain).
-DOCUMENTS = "114 document(s) of 22 chart(s) and 6 manifest file(s)"
+# The 46 acceptance charts (conftest.ACCEPTANCE_CHARTS) 128 more: each an MPIJob and its hostfile ConfigMap (92), h100-dra's
+# 10 and gb200-rack's 6 a ResourceClaimTemplate (16), gb200-rack's 6 a ComputeDomain (6); dgx-lab's and dgx-pod's
+# bootstrap/apps/acceptance.yaml (2 more manifest files) an Argo CD Application per chart (8 + 6 = 14).
+DOCUMENTS = "242 document(s) of 68 chart(s) and 8 manifest file(s)"
 POD_SECURITY_LINE = re.compile(
     r"pod security (\w+): (\S+)/templates/(?:mpijob|volcano-job|training-runtimes)\.yaml: (?:MPIJob|Job|TrainingRuntime)/\S+"
     r" in namespace ([a-z-]+)"

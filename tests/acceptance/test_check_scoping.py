@@ -12,10 +12,11 @@ holding both failed CI on correct charts; and a job whose own cluster lacks the 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import PROFILES, run_mpigen
+from conftest import ACCEPTANCE_CHARTS, PROFILES, is_run_of, run_mpigen
 
 CLUSTERS = {"a-lab": "sriov-device-plugin", "b-lab": "rdma-shared"}
 SUMMARY = re.compile(r"^(\d+) error\(s\), (\d+) warning\(s\)", re.M)
@@ -23,7 +24,8 @@ SUMMARY = re.compile(r"^(\d+) error\(s\), (\d+) warning\(s\)", re.M)
 
 def _fleet(root: Path, clusters: dict[str, str]) -> Path:
     """Profiles of `clusters` (dgx-lab's, renamed, under the given provider, without GitOps), each with a copy of
-    resnet50-dgx: two DGX-1 workers over the four rails in ml-training."""
+    resnet50-dgx: two DGX-1 workers over the four rails in ml-training; and dgx-lab's 8 fabric acceptance jobs, also
+    in ml-training, each over the four rails or one (conftest.ACCEPTANCE_CHARTS)."""
     profiles = root / "profiles"
     for folder in ("clusters", "jobs", "hardware"):
         (profiles / folder).mkdir(parents=True)
@@ -110,9 +112,15 @@ def test_hand_written_manifests_are_grouped_by_the_cluster_option(tmp_path):
     (folders["a-lab"] / "all.yaml").write_text("\n---\n".join(kept), encoding="utf-8")
     broken = run_mpigen("check", "--no-helm", *groups, tmp_path / "manifests")
     errors = _errors(broken)
-    assert broken.returncode == 1 and len(errors) == 4, broken.stdout
+    # a-job's four rails; each nccl-tests acceptance job's four, and each perftest job's one rail.
+    acceptance = [chart.split("/")[-1] for chart in ACCEPTANCE_CHARTS if chart.startswith("dgx-lab/")]
+    expected = {job: 1 if "-perftest-" in job else 4 for job in acceptance}
+    assert broken.returncode == 1 and len(errors) == 4 + sum(expected.values()), broken.stdout
     assert all(line.startswith(str(folders["a-lab"])) and "no NetworkAttachmentDefinition ml-training/rail" in line
                for line in errors), errors
+    jobs = Counter(re.search(r": MPIJob/([^:]+): ", line)[1] for line in errors)
+    (run,) = [name for name in jobs if is_run_of(name, "a-job")]
+    assert jobs == {run: 4, **expected}, jobs
 
 
 def test_a_cluster_option_must_name_a_cluster_and_a_path_once(tmp_path):

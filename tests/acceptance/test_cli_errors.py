@@ -6,7 +6,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from conftest import PROFILES, run_mpigen
+from conftest import FLEET_FILES, PROFILES, run_mpigen
 
 PI = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8")
 CPU_NODE = (PROFILES / "hardware" / "cpu-node.yaml").read_text(encoding="utf-8")
@@ -179,7 +179,8 @@ def test_render_without_output_writes_the_default_charts_folder(tmp_path):
     from the folder the command runs in (no git work tree here)."""
     result = run_mpigen("render", PROFILES, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "22 chart(s) in charts: 187 file(s) written, 0 unchanged, 0 removed\n"
+    # 22 charts and 46 acceptance charts (conftest.ACCEPTANCE_CHARTS); FLEET_FILES counts the files.
+    assert result.stdout == f"68 chart(s) in charts: {FLEET_FILES} file(s) written, 0 unchanged, 0 removed\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["charts"]
     assert (tmp_path / "charts/dgx-lab/jobs/resnet50-dgx/Chart.yaml").is_file()
 

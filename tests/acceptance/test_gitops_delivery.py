@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PROFILES, require_helm, run_helm, run_mpigen
+from conftest import ACCEPTANCE_CHARTS, PROFILES, require_helm, run_helm, run_mpigen
 from ruamel.yaml import YAML
 
 REPO_LINE = "  repoURL: https://git.example.com/platform/gpu-fleet.git\n"
@@ -53,8 +53,10 @@ def test_the_output_passes_check_strictly_with_no_warning(repo: Path, helm4: Pat
     result = run_mpigen("check", "--strict", "--helm", helm4, "charts", cwd=repo)
     assert result.returncode == 0, result.stdout + result.stderr
     summary = [line for line in result.stdout.splitlines() if not line.startswith("pod security ")]
-    assert len(summary) == 1 and re.fullmatch(r"0 error\(s\), 0 warning\(s\) in \d+ document\(s\) of 22 chart\(s\) and "
-                                              r"8 manifest file\(s\)", summary[0]), summary
+    # 22 charts and 46 acceptance charts (conftest.ACCEPTANCE_CHARTS); 8 bootstrap files and the acceptance.yaml of
+    # dgx-lab, dgx-pod and volcano-lab.
+    assert len(summary) == 1 and re.fullmatch(r"0 error\(s\), 0 warning\(s\) in \d+ document\(s\) of 68 chart\(s\) and "
+                                              r"11 manifest file\(s\)", summary[0]), summary
 
 
 def test_a_private_flux_repository_compiles_to_a_git_repository_with_its_secret(repo: Path) -> None:
@@ -69,10 +71,21 @@ def test_flux_on_the_flux_system_git_repository_writes_none_of_its_own(repo: Pat
     assert kustomization["kind"] == "Kustomization" and kustomization["spec"]["sourceRef"] == FLUX_SYSTEM
     releases = load_all(repo / "charts/volcano-lab/bootstrap/apps/helmreleases.yaml")
     assert len(releases) == 3 and all(r["spec"]["chart"]["spec"]["sourceRef"] == FLUX_SYSTEM for r in releases)
+    # Its 6 acceptance charts (conftest.ACCEPTANCE_CHARTS) are released suspended, apart from the jobs.
+    acceptance = load_all(repo / "charts/volcano-lab/bootstrap/apps/acceptance.yaml")
+    assert [r["spec"]["chart"]["spec"]["chart"] for r in acceptance] == [
+        f"./charts/{chart}" for chart in ACCEPTANCE_CHARTS if chart.startswith("volcano-lab/")]
+    assert all(r["spec"]["suspend"] is True and r["spec"]["chart"]["spec"]["sourceRef"] == FLUX_SYSTEM for r in acceptance)
 
 
 def test_argo_cd_gets_one_applicationset(repo: Path) -> None:
-    assert sorted(p.name for p in (repo / "charts/dgx-lab/bootstrap/apps").iterdir()) == ["applicationset.yaml"]
+    # The acceptance charts' Applications stay apart, never synced automatically (the ApplicationSet's would be).
+    assert sorted(p.name for p in (repo / "charts/dgx-lab/bootstrap/apps").iterdir()) == ["acceptance.yaml",
+                                                                                         "applicationset.yaml"]
+    acceptance = load_all(repo / "charts/dgx-lab/bootstrap/apps/acceptance.yaml")
+    assert [a["spec"]["source"]["path"] for a in acceptance] == [
+        f"charts/{chart}" for chart in ACCEPTANCE_CHARTS if chart.startswith("dgx-lab/")]
+    assert all(a["kind"] == "Application" and "automated" not in a["spec"]["syncPolicy"] for a in acceptance)
     (appset,) = load_all(repo / "charts/dgx-lab/bootstrap/apps/applicationset.yaml")
     assert appset["kind"] == "ApplicationSet"
     assert [d["path"] for g in appset["spec"]["generators"] for d in g["git"]["directories"]] == [
