@@ -38,8 +38,17 @@ def check_acceptance(index: Index, reported: list[Diagnostic]) -> list[Diagnosti
         found += problems
         if any(problem.severity is Severity.ERROR for problem in problems):
             continue
+        named: dict[str, str] = {}
         for derived, profile in index.acceptance_jobs(name):
             job_name = derived.data["name"]
+            what = f"{profile.acceptance.what} of pool '{profile.acceptance.pool}'"
+            if job_name in named:  # `accept-<pool>-<test>` of two pools, where a pool or rail name holds a dash
+                found.append(Diagnostic(derived.location(), f"two fabric acceptance jobs of cluster '{name}' are "
+                                        f"named '{job_name}': {named[job_name]}, and {what}",
+                                        "rename one of the pools or rails, or say `acceptance: false` for one of the "
+                                        "pools", rule=ACCEPTANCE))
+                continue
+            named[job_name] = what
             taken = jobs.get((name, job_name))
             if taken is not None:
                 found.append(Diagnostic(taken.location("name"), f"job name '{job_name}' is the name of a fabric "

@@ -123,8 +123,10 @@ def check_argocd_application_names(index: Index) -> list[Diagnostic]:
         namespace = derive.gitops_namespace(document.data["gitops"])
         for derived, _ in index.acceptance_jobs(name):
             job = derived.data["name"]
-            acceptance.add((name, job))
-            claim(derived, namespace, names.gitops_job_name(name, job), f"acceptance job '{job}' of cluster '{name}'")
+            if (name, job) not in acceptance:  # twice in one cluster: reported by check_acceptance
+                acceptance.add((name, job))
+                claim(derived, namespace, names.gitops_job_name(name, job),
+                      f"acceptance job '{job}' of cluster '{name}'")
     for document in index.jobs:
         cluster = argocd.get(document.data["cluster"])
         if cluster is not None and document.data["name"] != "infra" and (  # reported by check_gitops_job
