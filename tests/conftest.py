@@ -18,6 +18,8 @@ import resource
 import shutil
 import subprocess
 import sys
+import traceback
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
@@ -250,6 +252,32 @@ def run_mpigen(*args: str | Path, cwd: Path | None = None,
     """The real command line, in its own process (`env`: variables set beside the environment's)."""
     return subprocess.run([sys.executable, "-m", "mpigen", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd, timeout=120, env={**os.environ, **env} if env is not None else None)
+
+
+# Warnings a Python started as `python -m mpigen` does not print (its default filters): any other warning the command
+# raises would reach its stderr raw.
+SILENT_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
+
+
+def invoke_mpigen(*args: str | Path, cwd: Path | None = None,
+                  env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The command line in this process (click's runner), giving what `run_mpigen` gives: for the many variants of a
+    command, where `run_mpigen` proves the whole command in a process of its own. It saves starting Python, importing
+    mpigen and building what a command builds once a process (check's schemas) for every run. An exception the
+    command lets out, the traceback the real one would print, fails the test with it, as does a Python warning the real
+    command would print to stderr."""
+    from click.testing import CliRunner
+
+    from mpigen.commands.cli import main
+
+    with current_folder(cwd or Path.cwd()), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = CliRunner().invoke(main, [str(arg) for arg in args], prog_name="mpigen", env=env)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise AssertionError("".join(traceback.format_exception(result.exception)))
+    printed = [f"{w.category.__name__}: {w.message}" for w in caught if not issubclass(w.category, SILENT_WARNINGS)]
+    assert not printed, "Python warnings, which the command prints raw to stderr:\n" + "\n".join(printed)
+    return subprocess.CompletedProcess(["mpigen", *map(str, args)], result.exit_code, result.stdout, result.stderr)
 
 
 # --- helpers several test modules share ---------------------------------------------------------------

@@ -1,4 +1,6 @@
-"""`mpigen check` through the real command line: exit codes, formats, options."""
+"""`mpigen check` on the command line: exit codes, formats, options. The committed charts (with each Helm), --no-helm
+and the usage errors through the real command in a process of its own; the many inputs and options in this process
+(conftest.invoke_mpigen), where check builds its schemas once."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ACCEPTANCE_CHARTS, CHARTS, run_mpigen
+from conftest import ACCEPTANCE_CHARTS, CHARTS, invoke_mpigen, run_mpigen
 
 BROKEN_MPIJOB = """\
 apiVersion: kubeflow.org/v2beta1
@@ -122,7 +124,7 @@ def test_check_reports_the_pod_security_level_of_every_workload(helm, committed_
             level, chart, namespace, why = POD_SECURITY_LINE.fullmatch(line).groups()
             levels[(Path(chart).relative_to(CHARTS).as_posix(), namespace)] = (level, why or "")
     assert levels == COMMITTED_LEVELS
-    data = json.loads(run_mpigen("check", "--helm", helm, "--output", "json", CHARTS).stdout)
+    data = json.loads(invoke_mpigen("check", "--helm", helm, "--output", "json", CHARTS).stdout)
     assert sorted((Path(w["source"]).parent.parent.relative_to(CHARTS).as_posix(), w["namespace"], w["level"])
                   for w in data["podSecurity"]) == sorted((c, n, lv) for (c, n), (lv, _) in COMMITTED_LEVELS.items())
 
@@ -131,7 +133,7 @@ def test_the_committed_charts_pass_strictly_without_crds(helm, committed_check):
     """Every kind mpigen emits has a schema shipped with it, the GitOps kinds of the bootstrap output too (Argo CD
     Applications and Flux GitRepository, Kustomization and HelmReleases): no warning, nothing unknown under
     --strict."""
-    for result in (committed_check, run_mpigen("check", "--helm", helm, "--strict", CHARTS)):
+    for result in (committed_check, invoke_mpigen("check", "--helm", helm, "--strict", CHARTS)):
         assert result.returncode == 0, result.stdout + result.stderr
         assert findings(result.stdout) == [f"0 error(s), 0 warning(s) in {DOCUMENTS}"]
         assert "rendering and linting with helm v" in result.stderr
@@ -142,7 +144,8 @@ def test_the_committed_charts_pass_strictly_with_the_upstream_gitops_crds(helm, 
     crds = [gitops / "argocd" / "application-crd.yaml", *(gitops / "flux" / f"{kinds}.yaml" for kinds in (
         "source.toolkit.fluxcd.io_gitrepositories", "kustomize.toolkit.fluxcd.io_kustomizations",
         "helm.toolkit.fluxcd.io_helmreleases"))]  # the others there (ApplicationSet: 1.4 MB) add 15 s
-    result = run_mpigen("check", "--helm", helm, "--strict", *(arg for crd in crds for arg in ("--crds", crd)), CHARTS)
+    result = invoke_mpigen("check", "--helm", helm, "--strict", *(arg for crd in crds for arg in ("--crds", crd)),
+                           CHARTS)
     assert result.returncode == 0, result.stdout + result.stderr
     assert findings(result.stdout) == [f"0 error(s), 0 warning(s) in {DOCUMENTS}"]
 
@@ -155,7 +158,7 @@ def test_without_helm_mpigen_renders_its_own_charts():
 
 
 def test_upstream_example_mpijobs_pass_clean(upstream):
-    result = run_mpigen("check", "--no-helm", "--strict", upstream / "mpi-operator" / "examples")
+    result = invoke_mpigen("check", "--no-helm", "--strict", upstream / "mpi-operator" / "examples")
     assert result.returncode == 0, result.stdout
     assert findings(result.stdout) == ["0 error(s), 0 warning(s) in 5 document(s) of 0 chart(s) and 5 manifest file(s)"]
 
@@ -219,7 +222,7 @@ def test_a_hand_written_dra_job_asking_twice_for_its_gpus_is_refused_beside_the_
         shutil.copy(file, tmp_path / file.name)
     job = tmp_path / "job.yaml"
     job.write_text(DRA_JOB, encoding="utf-8")
-    refused = run_mpigen("check", "--no-helm", "--strict", "--output", "json", tmp_path)
+    refused = invoke_mpigen("check", "--no-helm", "--strict", "--output", "json", tmp_path)
     assert refused.returncode == 1, refused.stdout + refused.stderr
     found = [(f["source"], f["rule"], f["line"], f["message"].split(":")[0])
              for f in json.loads(refused.stdout)["findings"]]
@@ -227,7 +230,7 @@ def test_a_hand_written_dra_job_asking_twice_for_its_gpus_is_refused_beside_the_
     assert found == [(job.as_posix(), "devices", line, "the pod claims nvidia.com/gpu devices through DRA (claim gpus, "
                       "request gpus")], found
     job.write_text(DRA_JOB.replace("                nvidia.com/gpu: 4\n", "                cpu: 4\n"), encoding="utf-8")
-    fixed = run_mpigen("check", "--no-helm", "--strict", tmp_path)
+    fixed = invoke_mpigen("check", "--no-helm", "--strict", tmp_path)
     assert fixed.returncode == 0, fixed.stdout
     assert findings(fixed.stdout) == ["0 error(s), 0 warning(s) in 9 document(s) of 0 chart(s) and 6 manifest file(s)"]
 
@@ -262,7 +265,7 @@ def test_names_the_api_server_refuses_are_findings(tmp_path):
     # The second red team's case: main passed all four; `kubectl apply` refuses each. And the review's: main passed
     # a generateName, a volume name and a container port name that the API server refuses.
     (tmp_path / "objects.yaml").write_text(REFUSED_NAMES, encoding="utf-8")
-    result = run_mpigen("check", "--no-helm", "--output", "json", tmp_path)
+    result = invoke_mpigen("check", "--no-helm", "--output", "json", tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     refused = [(f["object"], f["path"], f["message"].split(": ")[0], f["message"].split('"')[1])
                for f in json.loads(result.stdout)["findings"] if f["rule"] == "names"]
@@ -290,7 +293,7 @@ def test_a_hand_written_job_moving_its_pods_to_another_network_is_refused(tmp_pa
         "      spec: {containers: [{name: w, image: busybox}]}\n", encoding="utf-8")
     (tmp_path / "priority.yaml").write_text("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
                                             "metadata: {name: system-node-critical}\nvalue: 1000\n", encoding="utf-8")
-    result = run_mpigen("check", "--no-helm", tmp_path)
+    result = invoke_mpigen("check", "--no-helm", tmp_path)
     assert result.returncode == 1, result.stdout
     lines = findings(result.stdout)
     job_file, vcjob_file, priority_file = (f"{(tmp_path / name).as_posix()}" for name in
@@ -338,7 +341,7 @@ def test_a_hand_written_job_in_a_controllers_namespace_at_system_priority_is_ref
         "  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n"
         "      priorityClassName: system-node-critical\n      containers: [{name: c, image: busybox}]\n",
         encoding="utf-8")
-    result = run_mpigen("check", "--no-helm", "--output", "json", tmp_path)
+    result = invoke_mpigen("check", "--no-helm", "--output", "json", tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     said = [(f["source"].rpartition("/")[2], f["object"], f["path"], f["severity"], f["message"].split(":")[0])
             for f in json.loads(result.stdout)["findings"] if f["rule"] in ("names", "scheduling")]
@@ -355,26 +358,26 @@ def test_an_existing_nad_given_with_crds_satisfies_the_network_rule(tmp_path):
     cluster = tmp_path / "cluster"
     cluster.mkdir()
     (cluster / "nad.yaml").write_text(RAIL9_NAD, encoding="utf-8")
-    result = run_mpigen("check", "--no-helm", tmp_path / "job.yaml", "--crds", cluster)
+    result = invoke_mpigen("check", "--no-helm", tmp_path / "job.yaml", "--crds", cluster)
     assert result.returncode == 0, result.stdout
     assert findings(result.stdout)[0].startswith("0 error(s)")
 
 
 def test_a_kind_without_schema_is_a_warning_or_under_strict_an_error(tmp_path):
     (tmp_path / "w.yaml").write_text("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n", encoding="utf-8")
-    relaxed = run_mpigen("check", "--no-helm", tmp_path)
-    strict = run_mpigen("check", "--no-helm", "--strict", tmp_path)
+    relaxed = invoke_mpigen("check", "--no-helm", tmp_path)
+    strict = invoke_mpigen("check", "--no-helm", "--strict", tmp_path)
     assert relaxed.returncode == 0 and "warning: no schema known for example.com/v1 Widget" in relaxed.stdout
     assert strict.returncode == 1 and "no schema known for example.com/v1 Widget" in strict.stdout
 
 
 def test_json_and_junit_outputs(tmp_path):
     (tmp_path / "job.yaml").write_text(BROKEN_MPIJOB, encoding="utf-8")
-    as_json = run_mpigen("check", "--no-helm", "--output", "json", tmp_path)
+    as_json = invoke_mpigen("check", "--no-helm", "--output", "json", tmp_path)
     data = json.loads(as_json.stdout)
     assert as_json.returncode == 1 and data["summary"]["errors"] == 2
     assert {f["rule"] for f in data["findings"]} == {"mpi-operator", "network"}
-    as_junit = run_mpigen("check", "--no-helm", "--output", "junit", tmp_path)
+    as_junit = invoke_mpigen("check", "--no-helm", "--output", "junit", tmp_path)
     suite = ET.fromstring(as_junit.stdout).find("testsuite")
     assert as_junit.returncode == 1 and (suite.get("tests"), suite.get("failures")) == ("1", "1")
     # one failure per finding, each of its rule (main grouped both under the first one's rule)
@@ -386,7 +389,7 @@ def test_a_hand_edited_chart_is_caught(helm, tmp_path):
     template = chart / "templates" / "mpijob.yaml"
     template.write_text(template.read_text(encoding="utf-8").replace("restartPolicy: Never", "restartPolicy: Always"),
                         encoding="utf-8")
-    result = run_mpigen("check", "--helm", helm, chart)
+    result = invoke_mpigen("check", "--helm", helm, chart)
     assert result.returncode == 1
     run = yaml.safe_load((chart / "Chart.yaml").read_text(encoding="utf-8"))["annotations"]["mpigen/mpijob"]
     assert (f"{chart.as_posix()}/templates/mpijob.yaml: MPIJob/{run}: .spec.mpiReplicaSpecs.Worker.restartPolicy: "
@@ -418,9 +421,9 @@ def test_nothing_to_check_is_not_a_pass(tmp_path):
 
 
 def test_one_job_chart_with_the_infra_chart_as_context(helm):
-    alone = run_mpigen("check", "--helm", helm, CHARTS / "dgx-lab" / "jobs" / "resnet50-dgx")
+    alone = invoke_mpigen("check", "--helm", helm, CHARTS / "dgx-lab" / "jobs" / "resnet50-dgx")
     assert alone.returncode == 1 and alone.stdout.count("no NetworkAttachmentDefinition ml-training/rail") == 4
-    together = run_mpigen("check", "--helm", helm, CHARTS / "dgx-lab" / "jobs" / "resnet50-dgx",
+    together = invoke_mpigen("check", "--helm", helm, CHARTS / "dgx-lab" / "jobs" / "resnet50-dgx",
                           "--context", CHARTS / "dgx-lab" / "infra")
     assert together.returncode == 0, together.stdout
     assert "2 document(s) of 1 chart(s)" in together.stdout
@@ -432,7 +435,7 @@ def test_helm_template_errors_keep_helms_message(helm, tmp_path):
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n", encoding="utf-8")
     (chart / "templates" / "cm.yaml").write_text(
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ required "set x" .Values.x }}\n', encoding="utf-8")
-    result = run_mpigen("check", "--helm", helm, chart)
+    result = invoke_mpigen("check", "--helm", helm, chart)
     assert result.returncode == 1
     assert "helm template: Error: execution error at (c/templates/cm.yaml:4:11): set x" in result.stdout
 
@@ -474,7 +477,7 @@ spec:
 def test_a_linked_chart_folder_inside_the_checked_folder_is_followed_once(tmp_path):
     shutil.copytree(CHARTS / "dgx-lab" / "jobs" / "pi", tmp_path / "charts" / "real" / "pi")
     (tmp_path / "charts" / "alias").symlink_to(tmp_path / "charts" / "real", target_is_directory=True)
-    result = run_mpigen("check", "--no-helm", tmp_path / "charts")
+    result = invoke_mpigen("check", "--no-helm", tmp_path / "charts")
     assert result.returncode == 0 and "2 document(s) of 1 chart(s)" in result.stdout
 
 
@@ -482,7 +485,7 @@ def test_a_link_out_of_the_checked_folder_is_a_finding_not_followed(tmp_path):
     (tmp_path / "charts").mkdir()
     (tmp_path / "charts" / "pi").symlink_to(CHARTS / "dgx-lab" / "jobs" / "pi", target_is_directory=True)
     (tmp_path / "charts" / "passwd.yaml").symlink_to("/etc/passwd")
-    result = run_mpigen("check", "--no-helm", tmp_path / "charts")
+    result = invoke_mpigen("check", "--no-helm", tmp_path / "charts")
     assert result.returncode == 1
     shown = (tmp_path / "charts").as_posix()
     assert f"{shown}/passwd.yaml: is a link to '/etc/passwd', outside {shown}: not checked." in result.stdout
@@ -494,7 +497,7 @@ def test_a_broken_crd_file_is_reported_once(tmp_path):
     crds = tmp_path / "crds"
     crds.mkdir()
     (crds / "bad.yaml").write_text("a: [\n", encoding="utf-8")
-    result = run_mpigen("check", "--no-helm", CHARTS, "--crds", crds)
+    result = invoke_mpigen("check", "--no-helm", CHARTS, "--crds", crds)
     assert result.returncode == 1
     lines = [line for line in result.stdout.splitlines() if "bad.yaml" in line]
     assert len(lines) == 1 and ": not valid YAML:" in lines[0], result.stdout
@@ -502,7 +505,7 @@ def test_a_broken_crd_file_is_reported_once(tmp_path):
 
 def test_a_patch_version_is_accepted():
     # dgx-lab runs 1.31 (the DRA clusters' charts need 1.34, and are refused at 1.31: test_check_schemas.py).
-    assert run_mpigen("check", "--no-helm", "--kube-version", "1.31.4", CHARTS / "dgx-lab").returncode == 0
+    assert invoke_mpigen("check", "--no-helm", "--kube-version", "1.31.4", CHARTS / "dgx-lab").returncode == 0
 
 
 def test_an_unreadable_crd_is_a_finding_even_when_nothing_needs_a_schema(tmp_path):
@@ -513,6 +516,6 @@ def test_an_unreadable_crd_is_a_finding_even_when_nothing_needs_a_schema(tmp_pat
     crds.mkdir()
     (crds / "widget.yaml").write_text("apiVersion: apiextensions.k8s.io/v1\nkind: [CustomResourceDefinition\n",
                                       encoding="utf-8")
-    result = run_mpigen("check", "--no-helm", tmp_path / "empty.yaml", "--crds", crds)
+    result = invoke_mpigen("check", "--no-helm", tmp_path / "empty.yaml", "--crds", crds)
     assert result.returncode == 1, result.stdout
     assert f"{(crds / 'widget.yaml').as_posix()}: not valid YAML" in result.stdout, result.stdout

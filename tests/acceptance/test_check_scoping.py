@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import ACCEPTANCE_CHARTS, PROFILES, is_run_of, run_mpigen
+from conftest import ACCEPTANCE_CHARTS, PROFILES, invoke_mpigen, is_run_of, run_mpigen
 
 CLUSTERS = {"a-lab": "sriov-device-plugin", "b-lab": "rdma-shared"}
 SUMMARY = re.compile(r"^(\d+) error\(s\), (\d+) warning\(s\)", re.M)
@@ -79,7 +79,7 @@ def test_two_compiled_clusters_with_the_same_names_are_checked_apart(charts):
 def test_a_job_missing_its_clusters_network_is_found_only_there(charts):
     # Without a-lab's infra chart, a-job's networks are missing from its cluster, however b-lab's NADs of the same
     # namespace and names are there: four findings, all on a-job; b-job stays clean.
-    result = run_mpigen("check", "--no-helm", charts / "a-lab/jobs", charts / "b-lab")
+    result = invoke_mpigen("check", "--no-helm", charts / "a-lab/jobs", charts / "b-lab")
     errors = _errors(result)
     assert result.returncode == 1 and len(errors) == 4, result.stdout
     assert all("/a-lab/jobs/a-job/" in line and "no NetworkAttachmentDefinition ml-training/rail" in line
@@ -89,7 +89,7 @@ def test_a_job_missing_its_clusters_network_is_found_only_there(charts):
 def _manifests(root: Path, name: str) -> Path:
     """The manifests of cluster `name` alone, as plain files (no chart says their cluster)."""
     profiles = _fleet(root / name, {name: CLUSTERS[name]})
-    printed = run_mpigen("render", profiles, "--manifests")
+    printed = invoke_mpigen("render", profiles, "--manifests")
     assert printed.returncode == 0, printed.stderr
     folder = root / "manifests" / name
     folder.mkdir(parents=True)
@@ -99,18 +99,18 @@ def _manifests(root: Path, name: str) -> Path:
 
 def test_hand_written_manifests_are_grouped_by_the_cluster_option(tmp_path):
     folders = {name: _manifests(tmp_path, name) for name in CLUSTERS}
-    together = run_mpigen("check", "--no-helm", tmp_path / "manifests")
+    together = invoke_mpigen("check", "--no-helm", tmp_path / "manifests")
     assert together.returncode == 1 and any("no container of this pod requests" in line for line in _errors(together)), \
         "without --cluster, manifests of unknown origin are one cluster, with a NAD name meaning two things"
     groups = [f"--cluster={name}={folder}" for name, folder in folders.items()]
-    apart = run_mpigen("check", "--no-helm", *groups, tmp_path / "manifests")
+    apart = invoke_mpigen("check", "--no-helm", *groups, tmp_path / "manifests")
     assert _errors(apart) == [] and apart.returncode == 0, apart.stdout
     # Broken in one group: a-lab's NADs gone from its file; b-lab's of the same names do not stand in for them.
     text = (folders["a-lab"] / "all.yaml").read_text(encoding="utf-8")
     kept = [doc for doc in text.split("\n---\n") if "kind: NetworkAttachmentDefinition" not in doc]
     assert len(kept) < len(text.split("\n---\n"))
     (folders["a-lab"] / "all.yaml").write_text("\n---\n".join(kept), encoding="utf-8")
-    broken = run_mpigen("check", "--no-helm", *groups, tmp_path / "manifests")
+    broken = invoke_mpigen("check", "--no-helm", *groups, tmp_path / "manifests")
     errors = _errors(broken)
     # a-job's four rails; each nccl-tests acceptance job's four, and each perftest job's one rail.
     acceptance = [chart.split("/")[-1] for chart in ACCEPTANCE_CHARTS if chart.startswith("dgx-lab/")]
@@ -124,17 +124,17 @@ def test_hand_written_manifests_are_grouped_by_the_cluster_option(tmp_path):
 
 
 def test_a_cluster_option_must_name_a_cluster_and_a_path_once(tmp_path):
-    result = run_mpigen("check", "--no-helm", "--cluster", "a-lab=", tmp_path)
+    result = invoke_mpigen("check", "--no-helm", "--cluster", "a-lab=", tmp_path)
     assert result.returncode == 2 and "write NAME=PATH" in result.stderr, result.stderr
     # Without `=PATH`, --cluster NAME checks only that cluster's charts: here there is none of that name.
-    alone = run_mpigen("check", "--no-helm", "--cluster", "a-lab", tmp_path)
+    alone = invoke_mpigen("check", "--no-helm", "--cluster", "a-lab", tmp_path)
     assert alone.returncode == 2 and "--cluster a-lab: no such cluster; there is none to choose from" in alone.stderr
-    twice = run_mpigen("check", "--no-helm", f"--cluster=a-lab={tmp_path}", f"--cluster=b-lab={tmp_path}", tmp_path)
+    twice = invoke_mpigen("check", "--no-helm", f"--cluster=a-lab={tmp_path}", f"--cluster=b-lab={tmp_path}", tmp_path)
     assert twice.returncode == 2 and "is given another cluster already" in twice.stderr, twice.stderr
     # The second red team's case: a 300-character NAME was accepted; a cluster's name is a DNS-1035 label.
     for name, says in (("a" * 300, "(300 characters): must be no more than 63 characters"),
                        ("1-lab", "must consist of lower case alphanumeric characters")):
-        refused = run_mpigen("check", "--no-helm", f"--cluster={name}={tmp_path}", tmp_path)
+        refused = invoke_mpigen("check", "--no-helm", f"--cluster={name}={tmp_path}", tmp_path)
         assert refused.returncode == 2 and says in refused.stderr and "DNS-1035" in refused.stderr, refused.stderr
-    longest = run_mpigen("check", "--no-helm", f"--cluster={'a' * 63}={tmp_path}", tmp_path)
+    longest = invoke_mpigen("check", "--no-helm", f"--cluster={'a' * 63}={tmp_path}", tmp_path)
     assert longest.returncode != 2, longest.stderr

@@ -1,4 +1,6 @@
-"""The real command line on bad input: exit code 1, `path:line:col:` on stderr, no traceback, nothing written."""
+"""The command line on bad input: exit code 1, `path:line:col:` on stderr, no traceback, nothing written. Each kind
+of error through the real command in a process of its own; the further cases of the same kind in-process
+(conftest.invoke_mpigen)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from conftest import FLEET_FILES, PROFILES, run_mpigen
+from conftest import FLEET_FILES, PROFILES, invoke_mpigen, run_mpigen
 
 PI = (PROFILES / "jobs" / "pi.yaml").read_text(encoding="utf-8")
 CPU_NODE = (PROFILES / "hardware" / "cpu-node.yaml").read_text(encoding="utf-8")
@@ -45,7 +47,7 @@ def assert_clean_failure(result, *, lines: list[str], summary: str) -> None:
 def rendered(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """The example fleet rendered into a fresh folder, and the hashes of what it holds."""
     out = tmp_path / "charts"
-    result = run_mpigen("render", PROFILES, "-o", out)
+    result = invoke_mpigen("render", PROFILES, "-o", out)
     assert result.returncode == 0, result.stderr
     hashes = tree_hashes(out)
     assert ".mpigen-owned" in hashes and any(name.endswith("Chart.yaml") for name in hashes), hashes
@@ -77,7 +79,8 @@ def test_render_of_bad_profiles_exits_1_and_leaves_the_output_untouched(profiles
     out, before = rendered
     edits, expected = BAD_EDITS[case]
     root = profiles_copy(edits)
-    result = run_mpigen("render", root, "-o", out)
+    run = run_mpigen if case == "schema" else invoke_mpigen  # one case through the real command, the rest in-process
+    result = run("render", root, "-o", out)
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     lines = result.stderr.splitlines()
@@ -245,7 +248,8 @@ def test_an_output_folder_overlapping_the_profiles_is_refused_before_anything_is
     folder, says = OVERLAPS[case]
     output = (root.parent / folder).resolve()
     before = tree_hashes(root.parent)
-    result = run_mpigen(*command, root, "-o", output)
+    run = run_mpigen if (case, command) == ("inside", ["render"]) else invoke_mpigen  # one through the real command
+    result = run(*command, root, "-o", output)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert f"Error: the output folder {output} {says} {root}: the charts would be read back as profiles; " \

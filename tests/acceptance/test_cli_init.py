@@ -1,11 +1,12 @@
 """`mpigen init` end to end: the starting fleet validates, renders, and passes `mpigen check --strict` with real
-Helm; a second init into the same folder changes nothing."""
+Helm; a second init into the same folder changes nothing. That, and init refused by the file system, through the real
+command in a process of its own; the other places init is run from in-process (conftest.invoke_mpigen)."""
 
 from __future__ import annotations
 
 import json
 
-from conftest import REPO, require_helm, run_limited, run_mpigen, snapshot, without_root_privileges
+from conftest import REPO, invoke_mpigen, require_helm, run_limited, run_mpigen, snapshot, without_root_privileges
 from jsonschema import Draft202012Validator
 from ruamel.yaml import YAML
 
@@ -35,11 +36,11 @@ def test_init_then_validate_render_and_check(tmp_path):
 
 
 def test_init_of_the_current_folder_says_no_cd(tmp_path):
-    made = run_mpigen("init", ".", "--gitops", "none", cwd=tmp_path)
+    made = invoke_mpigen("init", ".", "--gitops", "none", cwd=tmp_path)
     assert made.returncode == 0, made.stderr
     assert made.stdout.splitlines()[-1] == ("next: replace the guesses its comments mark, then run `mpigen validate`, "
                                             "`mpigen render` (into charts/) and `mpigen check`")
-    other = run_mpigen("init", "fleet", "--gitops", "none", cwd=tmp_path)
+    other = invoke_mpigen("init", "fleet", "--gitops", "none", cwd=tmp_path)
     assert "then `cd fleet` and run `mpigen validate`" in other.stdout.splitlines()[-1]
 
 
@@ -75,7 +76,7 @@ def test_init_that_fails_half_way_leaves_nothing_and_can_run_again(tmp_path):
     assert failed.stderr == (f"error: cannot write into {fleet}: Permission denied ({jobs / 'hello.yaml'}); "
                              "nothing was written\n") and failed.stdout == ""
     assert snapshot(tmp_path) == before
-    again = run_mpigen("init", fleet)
+    again = invoke_mpigen("init", fleet)
     assert again.returncode == 0, again.stderr
     assert sorted(p.relative_to(fleet).as_posix() for p in fleet.rglob("*.yaml")) == [
         ".mpigen.yaml", "profiles/clusters/my-cluster.yaml", "profiles/hardware/my-dgx-1.yaml",
@@ -85,7 +86,7 @@ def test_init_that_fails_half_way_leaves_nothing_and_can_run_again(tmp_path):
 def test_init_makes_the_folders_above_its_own_and_removes_them_after_a_failure(tmp_path):
     """`init fleets/lab` with no `fleets/` makes both, as before the rule came in; when it fails, the folders it made
     above its own go too, and the folder the user had stays as it was."""
-    made = run_mpigen("init", "fleets/lab", cwd=tmp_path)
+    made = invoke_mpigen("init", "fleets/lab", cwd=tmp_path)
     assert made.returncode == 0, made.stderr
     assert (tmp_path / "fleets/lab/profiles/jobs/hello.yaml").is_file()
     (tmp_path / "locked").mkdir()
@@ -103,7 +104,7 @@ def test_init_points_each_profile_at_a_schema_it_wrote_that_validates_it(tmp_pat
     """An editor reads the first line; the schema is there offline, whichever way mpigen was installed, and it is the
     one mpigen validates with."""
     fleet = tmp_path / "fleet"
-    assert run_mpigen("init", fleet, "--hardware", "dgx-a100").returncode == 0
+    assert invoke_mpigen("init", fleet, "--hardware", "dgx-a100").returncode == 0
     written = sorted(fleet.rglob("*.yaml"))
     assert [p.relative_to(fleet).as_posix() for p in written] == [
         ".mpigen.yaml", "profiles/clusters/my-cluster.yaml", "profiles/hardware/my-dgx-a100.yaml",

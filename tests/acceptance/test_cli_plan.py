@@ -17,6 +17,7 @@ from conftest import (
     TRAIN_JOB,
     WIDE_JOB,
     big_cluster,
+    invoke_mpigen,
     memory_limited,
     nvl72_edits,
     run_limited,
@@ -50,11 +51,11 @@ def test_plan_and_explain_show_the_domain_fit_and_the_slices_of_a_job_larger_tha
     of one NVLink domain (72 GPUs / 4 a tray = 18) each; explain says where each size came from and what the workers
     carry (Kueue's podset slice annotations, v0.13.0 and later, kubernetes-sigs/kueue #5596)."""
     root = profiles_copy(nvl72_edits())
-    plan = run_mpigen("plan", root, "--cluster", "dgx-pod")
+    plan = invoke_mpigen("plan", root, "--cluster", "dgx-pod")
     assert plan.returncode == 0, plan.stderr
     assert ("    vision-resnet50 topology: level block (required): 36 node(s), a block holds 36: fits in one block; 2 "
             "slices of 18 workers, each within one rack\n") in plan.stdout
-    explain = run_mpigen("explain", "-p", root, "vision-resnet50")
+    explain = invoke_mpigen("explain", "-p", root, "vision-resnet50")
     assert explain.returncode == 0, explain.stderr
     cluster = root / "clusters" / "dgx-pod.yaml"
     for lines in (["  domain size = 36 node(s) a block", f"      from {cluster}:42: scheduling.topology[0].domainNodes"],
@@ -69,27 +70,27 @@ def test_plan_and_explain_show_the_domain_fit_and_the_slices_of_a_job_larger_tha
 
 def test_a_job_that_can_never_run_is_reported_and_fails_only_under_strict(profiles_copy):
     root = profiles_copy({"jobs/train.yaml": TRAIN_JOB + "totalGpus: 40\n"})
-    lenient = run_mpigen("plan", root)
+    lenient = invoke_mpigen("plan", root)
     assert lenient.returncode == 0, lenient.stderr
     where = f"{root / 'jobs/train.yaml'}:8:12"
     assert f"{where}: train can never run: 5 full-node workers need 5 nodes" in lenient.stdout
-    strict = run_mpigen("plan", root, "--strict")
+    strict = invoke_mpigen("plan", root, "--strict")
     assert strict.returncode == 1 and "1 job(s) can never run where they are (--strict)" in strict.stderr
     assert "Traceback" not in strict.stderr
-    jobs = [j for c in json.loads(run_mpigen("plan", root, "--output", "json").stdout)["clusters"]
+    jobs = [j for c in json.loads(invoke_mpigen("plan", root, "--output", "json").stdout)["clusters"]
             for p in c["pools"] for j in p["jobs"]]
     assert next(j for j in jobs if j["name"] == "train")["location"]["line"] == 8
 
 
 def test_a_profile_error_stops_the_plan_and_nothing_is_drawn(profiles_copy, tmp_path):
     root = profiles_copy({"jobs/train.yaml": TRAIN_JOB + "totalGpus: 40\nworkerz: 2\n"})
-    done = run_mpigen("plan", root, "--html", tmp_path / "plan.html")
+    done = invoke_mpigen("plan", root, "--html", tmp_path / "plan.html")
     assert done.returncode == 1 and "train.yaml:9:1" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "plan.html").exists()
 
 
 def test_a_picture_that_cannot_be_written_is_a_clear_error(tmp_path):
-    done = run_mpigen("plan", PROFILES, "--svg", tmp_path / "missing" / "plan.svg")
+    done = invoke_mpigen("plan", PROFILES, "--svg", tmp_path / "missing" / "plan.svg")
     assert done.returncode == 1 and done.stderr.startswith("error: cannot write ") and "Traceback" not in done.stderr
     assert list(tmp_path.iterdir()) == []
 
@@ -161,7 +162,7 @@ def test_explain_of_a_dra_job_follows_each_rail_from_the_hardware_line_to_the_cl
     """explain stopped on a job whose rails are DRANET devices (no NetworkAttachmentDefinition to name); now each
     rail's chain: the line of profiles/hardware/dgx-h100-ib.yaml that pairs its NIC with a GPU (13: nicDistance PIX),
     the claim's requests and the NIC's line (18: nic0), the variables that name it."""
-    done = run_mpigen("explain", "llm-pretrain", cwd=REPO)
+    done = invoke_mpigen("explain", "llm-pretrain", cwd=REPO)
     assert done.returncode == 0, done.stderr
     hardware = "profiles/hardware/dgx-h100-ib.yaml"
     for lines in (["  rail0 pairing = NIC nic0 + 1 GPU, same PCIe root",
@@ -182,14 +183,14 @@ def test_explain_of_a_dra_job_follows_each_rail_from_the_hardware_line_to_the_cl
 def test_explain_a_job_profile_kept_outside_the_fleet(tmp_path):
     job = tmp_path / "train.yaml"
     job.write_text(TRAIN_JOB + "totalGpus: 8\n", encoding="utf-8")
-    done = run_mpigen("explain", job, "-p", PROFILES)
+    done = invoke_mpigen("explain", job, "-p", PROFILES)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"job train ({job}): cluster dgx-lab, pool dgx")
     assert f"{job}:8: totalGpus 8 / 8 GPUs per worker" in done.stdout
 
 
 def test_explain_an_unknown_job():
-    done = run_mpigen("explain", "resnet50-dgz", "-p", PROFILES)
+    done = invoke_mpigen("explain", "resnet50-dgz", "-p", PROFILES)
     assert done.returncode == 1 and "no job 'resnet50-dgz'" in done.stderr and "did you mean 'resnet50-dgx'" in \
         done.stderr
 

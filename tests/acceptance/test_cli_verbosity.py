@@ -1,12 +1,14 @@
 """`-q/--quiet` (errors only) and `-v/--verbose` (each stage, its time and count, on stderr), before or after the
-command: what a command prints as its product on stdout is the same at every level."""
+command: what a command prints as its product on stdout is the same at every level. A verbose render and the usage
+error go through the real command in a process of its own, the other commands and levels in-process
+(conftest.invoke_mpigen)."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-from conftest import CHARTS, FLEET_FILES, PROFILES, TRAIN_JOB, run_mpigen
+from conftest import CHARTS, FLEET_FILES, PROFILES, TRAIN_JOB, invoke_mpigen, run_mpigen
 
 STAGE = re.compile(r"^mpigen: ([a-z]+): ([0-9]+) [a-z() ]+ in [0-9]+\.[0-9]{2} s$")
 
@@ -31,11 +33,11 @@ def test_verbose_render_says_each_stage_on_stderr_only(tmp_path, where):
 
 
 def test_verbose_manifests_and_check_keep_stdout_as_it_was():
-    plain = run_mpigen("render", PROFILES, "--manifests")
-    told = run_mpigen("-v", "render", PROFILES, "--manifests")
+    plain = invoke_mpigen("render", PROFILES, "--manifests")
+    told = invoke_mpigen("-v", "render", PROFILES, "--manifests")
     assert told.stdout == plain.stdout and [s for s, _ in _stages(told.stderr)] == ["load", "validate", "resolve",
                                                                                  "package"]
-    checked = run_mpigen("check", "-v", "--no-helm", CHARTS, "--cluster", "cpu-lab")
+    checked = invoke_mpigen("check", "-v", "--no-helm", CHARTS, "--cluster", "cpu-lab")
     assert checked.returncode == 0
     assert [stage for stage, _ in _stages("\n".join(line for line in checked.stderr.splitlines()
                                                       if line.startswith("mpigen: ")))] == [
@@ -43,15 +45,15 @@ def test_verbose_manifests_and_check_keep_stdout_as_it_was():
 
 
 def test_quiet_says_only_errors(profiles_copy):
-    assert (run_mpigen("-q", "validate", PROFILES).stdout, run_mpigen("validate", PROFILES, "-q").stderr) == ("", "")
+    assert (invoke_mpigen("-q", "validate", PROFILES).stdout, invoke_mpigen("validate", PROFILES, "-q").stderr) == ("", "")
     warned = profiles_copy({"jobs/train.yaml": TRAIN_JOB.replace("program: [python, train.py]\n", "") + "workers: 2\n"
                                             "launcherCommand: [mpirun, python, train.py]\nmpirunArgs: [-x, NCCL_DEBUG]\n"})
-    loud = run_mpigen("validate", warned)
+    loud = invoke_mpigen("validate", warned)
     assert loud.returncode == 0 and ": warning: " in loud.stderr
-    quiet = run_mpigen("validate", "--quiet", warned)
+    quiet = invoke_mpigen("validate", "--quiet", warned)
     assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
     broken = profiles_copy({"jobs/train.yaml": TRAIN_JOB + "workers: -1\n"})
-    failed = run_mpigen("-q", "validate", broken)
+    failed = invoke_mpigen("-q", "validate", broken)
     assert failed.returncode == 1 and "train.yaml:8:10: error: " in failed.stderr
 
 

@@ -45,7 +45,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -118,24 +121,94 @@ def tree_state(folder: Path) -> dict[str, str]:
         elif path.is_dir():
             state[key] = "dir"
         else:
-            state[key] = f"file {oct(path.stat().st_mode & 0o777)} {hashlib.sha256(path.read_bytes()).hexdigest()}"
+            status = path.stat()
+            state[key] = f"file {oct(status.st_mode & 0o777)} {file_digest(path, status)}"
     return state
 
 
+DIGESTS: dict[tuple[int, ...], str] = {}
+"""SHA-256 of files by what their status says of their bytes; see `file_digest`."""
+SETTLED_NS = 2_000_000_000
+
+
+def file_digest(path: Path, status: os.stat_result) -> str:
+    """The SHA-256 of a file's bytes, read once while the file is unchanged: each case compares the same few
+    hundred files of the example fleet before and after. Any write changes a file's ctime (which cannot be set
+    back) and a replacement its inode, so a file keeps the key it was hashed under only while its bytes are those
+    hashed; and, as git does with racy entries, a file changed within the last seconds (whose ctime a later write
+    in the same clock tick could repeat) is read again every time."""
+    key = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+    known = DIGESTS.get(key)
+    if known is not None:
+        return known
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if time.time_ns() - status.st_ctime_ns > SETTLED_NS:
+        DIGESTS[key] = digest
+    return digest
+
+
+def remove(path: Path, what: str) -> None:
+    """Remove the entry `path`, which tree_state says is `what`."""
+    if what == "dir":
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+
+
+def put_back(folder: Path, like: Path, state: dict[str, str]) -> None:
+    """Make `folder` what `like` is (whose tree_state is `state`): remove what `like` lacks, copy back what differs."""
+    found = tree_state(folder)
+    for key in sorted(set(found) - set(state), reverse=True):  # a folder's entries before the folder
+        remove(folder / key, found[key])
+    for key, what in sorted(state.items()):  # a folder before its entries
+        if found.get(key) == what:
+            continue
+        path, source = folder / key, like / key
+        if key in found:
+            remove(path, found[key])
+        if what == "dir":
+            path.mkdir(exist_ok=True)
+        elif what.startswith("link "):
+            path.symlink_to(os.readlink(source))
+        else:
+            shutil.copy2(source, path)
+
+
+@dataclass(frozen=True)
+class Example:
+    """The example fleet as `profiles/` and, rendered beforehand, `charts/` (`original`, never changed, and its
+    tree_state), and a copy of it (`scratch`) that each case is laid over and that is put back after it."""
+
+    original: Path
+    state: dict[str, str]
+    scratch: Path
+
+
 @pytest.fixture(scope="session")
-def example_charts(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example fleet rendered once, as the `charts/` each case starts from."""
-    out = tmp_path_factory.mktemp("example") / "charts"
-    result = CliRunner().invoke(main, ["render", str(PROFILES), "-o", str(out)])
+def example_tree(tmp_path_factory: pytest.TempPathFactory) -> Example:
+    """Built once a process: copying the fleet and its charts for each case cost more than most cases."""
+    original = tmp_path_factory.mktemp("example")
+    shutil.copytree(PROFILES, original / "profiles")
+    result = CliRunner().invoke(main, ["render", str(PROFILES), "-o", str(original / "charts")])
     assert result.exit_code == 0, result.output
-    return out
+    scratch = tmp_path_factory.mktemp("scratch")
+    shutil.copytree(original, scratch, symlinks=True, dirs_exist_ok=True)
+    return Example(original, tree_state(original), scratch)
 
 
 @pytest.fixture
-def scratch(tmp_path: Path, example_charts: Path) -> Path:
-    shutil.copytree(PROFILES, tmp_path / "profiles")
-    shutil.copytree(example_charts, tmp_path / "charts", symlinks=True)
-    return tmp_path
+def scratch(example_tree: Example) -> Iterator[Path]:
+    """The example fleet and its charts, as a case finds them; put back afterwards (copied whole again if that
+    does not give the very same tree)."""
+    yield example_tree.scratch
+    try:
+        put_back(example_tree.scratch, example_tree.original, example_tree.state)
+        restored = tree_state(example_tree.scratch) == example_tree.state
+    except OSError:
+        restored = False
+    if not restored:
+        shutil.rmtree(example_tree.scratch)
+        shutil.copytree(example_tree.original, example_tree.scratch, symlinks=True)
 
 
 def run_in_process(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:

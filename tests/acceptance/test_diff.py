@@ -1,5 +1,6 @@
 """`mpigen diff`: object-by-object changes between the charts and what the profiles compile to, per cluster and
-chart, the GitOps bootstrap files too, with the changes that need a person first."""
+chart, the GitOps bootstrap files too, with the changes that need a person first. The committed fleet and the whole
+review go through the real command in a process of its own, the other edits in-process (conftest.invoke_mpigen)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CHARTS, PROFILES, RAW_CONTROL, is_run_of, run_mpigen
+from conftest import CHARTS, PROFILES, RAW_CONTROL, invoke_mpigen, is_run_of, run_mpigen
 
 from mpigen.commands.cli import main
 from mpigen.diff import diff_objects
@@ -89,7 +90,7 @@ def test_an_edited_profile_shows_the_new_run_replacing_the_old(repo):
     assert is_run_of(old_run, "pi")
     _more_workers(repo)
     for args in ([], ["--against", "HEAD"]):
-        result = run_mpigen("diff", "profiles", "-o", "charts", "--exit-code", *args, cwd=repo)
+        result = invoke_mpigen("diff", "profiles", "-o", "charts", "--exit-code", *args, cwd=repo)
         assert result.returncode == 1
         statuses = _statuses(result.stdout)
         assert len(statuses) == 2, statuses
@@ -107,9 +108,9 @@ def test_an_edited_profile_shows_the_new_run_replacing_the_old(repo):
 def test_under_stable_naming_an_edit_changes_the_objects_in_place(repo):
     job = repo / "profiles" / "jobs" / "pi.yaml"
     job.write_text(job.read_text(encoding="utf-8") + "naming: stable\n", encoding="utf-8")
-    assert run_mpigen("render", "profiles", "-o", "charts", cwd=repo).returncode == 0
+    assert invoke_mpigen("render", "profiles", "-o", "charts", cwd=repo).returncode == 0
     _more_workers(repo)
-    result = run_mpigen("diff", "profiles", "-o", "charts", "--exit-code", cwd=repo)
+    result = invoke_mpigen("diff", "profiles", "-o", "charts", "--exit-code", cwd=repo)
     assert result.returncode == 1
     assert _statuses(result.stdout) == ["changed: kubeflow.org/v2beta1 MPIJob hpc/pi",
                                         "changed: v1 ConfigMap hpc/pi-hostfile"]
@@ -121,28 +122,28 @@ def test_against_a_revision_uses_the_committed_charts_not_the_folder(repo):
     on disk is not read (on disk, its run would be a new one)."""
     shutil.rmtree(repo / "charts" / "dgx-lab" / "jobs" / "pi")
     (repo / "charts" / "dgx-lab" / "infra" / "values.yaml").write_text("garbage: [\n", encoding="utf-8")
-    result = run_mpigen("diff", "profiles", "-o", "charts", "--against", "HEAD", "--exit-code", cwd=repo)
+    result = invoke_mpigen("diff", "profiles", "-o", "charts", "--against", "HEAD", "--exit-code", cwd=repo)
     assert result.returncode == 0, result.stdout + result.stderr
-    on_disk = run_mpigen("diff", "profiles", "-o", "charts", cwd=repo)
+    on_disk = invoke_mpigen("diff", "profiles", "-o", "charts", cwd=repo)
     assert "added: kubeflow.org/v2beta1 MPIJob hpc/pi-" in on_disk.stdout
 
 
 def test_a_removed_job_shows_its_objects_removed(repo):
     (repo / "profiles" / "jobs" / "pi.yaml").unlink()
-    result = run_mpigen("diff", "profiles", "-o", "charts", cwd=repo)
+    result = invoke_mpigen("diff", "profiles", "-o", "charts", cwd=repo)
     assert result.returncode == 0
     removed = [line for line in _statuses(result.stdout) if line.startswith("removed: kubeflow.org/v2beta1 MPIJob hpc/")]
     assert len(removed) == 1 and is_run_of(removed[0].rsplit("/", 1)[1], "pi"), removed
 
 
 def test_an_unknown_revision_is_a_usage_error(repo):
-    result = run_mpigen("diff", "profiles", "-o", "charts", "--against", "no-such-ref", cwd=repo)
+    result = invoke_mpigen("diff", "profiles", "-o", "charts", "--against", "no-such-ref", cwd=repo)
     assert result.returncode == 2 and "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize("revision", ["", "  ", "--output=/tmp/x"])
 def test_an_empty_or_flag_like_revision_is_a_usage_error_not_the_disk(repo, revision):
-    result = run_mpigen("diff", "profiles", "-o", "charts", "--against", revision, cwd=repo)
+    result = invoke_mpigen("diff", "profiles", "-o", "charts", "--against", revision, cwd=repo)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert ("--against needs a git revision (e.g. origin/main); leave it out to compare with the charts on disk"
             if not revision.startswith("-") else "a git revision does not start with '-'") in result.stderr
@@ -154,14 +155,14 @@ def test_a_chart_claiming_mpigen_with_a_template_it_does_not_render_is_rendered_
     skip (here `.yml`) must be rendered by Helm, so its extra object shows."""
     extra = repo / "charts" / "dgx-lab" / "jobs" / "pi" / "templates" / "extra.yml"
     extra.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra, namespace: hpc}\n", encoding="utf-8")
-    result = run_mpigen("diff", "profiles", "-o", "charts", "--helm", helm, "--exit-code", cwd=repo)
+    result = invoke_mpigen("diff", "profiles", "-o", "charts", "--helm", helm, "--exit-code", cwd=repo)
     assert result.returncode == 1, result.stdout + result.stderr
     assert _statuses(result.stdout) == ["removed: v1 ConfigMap hpc/extra"]
     extra.unlink()
     (extra.parent / "sub").mkdir()
     (extra.parent / "sub" / "extra.yaml").write_text("apiVersion: v1\nkind: ConfigMap\n"
                                                      "metadata: {name: extra2, namespace: hpc}\n", encoding="utf-8")
-    result = run_mpigen("diff", "profiles", "-o", "charts", "--helm", helm, "--exit-code", cwd=repo)
+    result = invoke_mpigen("diff", "profiles", "-o", "charts", "--helm", helm, "--exit-code", cwd=repo)
     assert _statuses(result.stdout) == ["removed: v1 ConfigMap hpc/extra2"]
 
 
@@ -422,7 +423,7 @@ def test_the_whole_review_through_the_real_command_line_in_text_and_json(fleet):
 def test_switching_a_cluster_to_an_applicationset_says_to_let_go_of_its_applications_first(repo):
     cluster = repo / "profiles" / "clusters" / "dgx-lab.yaml"
     cluster.write_text(cluster.read_text(encoding="utf-8") + "  applications: applicationset\n", encoding="utf-8")
-    result = run_mpigen("diff", "profiles", "-o", "charts", cwd=repo)
+    result = invoke_mpigen("diff", "profiles", "-o", "charts", cwd=repo)
     assert result.returncode == 0, result.stderr
     actions = [line for line in result.stdout.splitlines() if ": action: " in line]
     assert actions == [

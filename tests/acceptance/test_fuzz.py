@@ -69,6 +69,7 @@ import math
 import os
 import re
 import shutil
+import stat
 import threading
 import time
 import traceback
@@ -1054,12 +1055,37 @@ class Fixture:
 
 
 def write_files(folder: Path, files: dict[str, bytes]) -> None:
-    """`folder` holding exactly `files`."""
-    if folder.exists():
+    """`folder` holding exactly `files`, as plain files of the default mode and the folders they are in: written
+    whole where it holds anything else (a link, a FIFO), else by what differs, as each example changes a few files
+    of a few hundred (writing every file again cost more than most examples)."""
+    present: dict[str, Path] = {}
+    folders: list[Path] = []
+    if folder.is_dir() and not folder.is_symlink():
+        for dirpath, dirnames, filenames in os.walk(folder):
+            folders.extend(Path(dirpath) / name for name in dirnames)
+            present.update({(Path(dirpath) / name).relative_to(folder).as_posix(): Path(dirpath) / name
+                            for name in filenames})
+    plain = [path.lstat() for path in [*present.values(), *folders]]
+    if len(present) + len(folders) != sum(stat.S_ISREG(s.st_mode) or stat.S_ISDIR(s.st_mode) for s in plain):
         shutil.rmtree(folder)
+        present, folders = {}, []
+    for path in present.keys() - files.keys():
+        present[path].unlink()
     for path, data in files.items():
-        (folder / path).parent.mkdir(parents=True, exist_ok=True)
-        (folder / path).write_bytes(data)
+        target = folder / path
+        if path in present:
+            if stat.S_IMODE(target.lstat().st_mode) == FILE_MODE and target.read_bytes() == data:
+                continue
+            target.unlink()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    needed = {parent for path in files for parent in (folder / path).parents}
+    for empty in sorted((f for f in folders if f not in needed), key=lambda f: len(f.parts), reverse=True):
+        empty.rmdir()
+
+
+FILE_MODE = 0o666 & ~os.umask(os.umask(0o022))
+"""The mode a file written here gets (the process's umask applied)."""
 
 
 def render(profiles: Path, out: Path) -> Any:

@@ -2,7 +2,7 @@
 fixtures is exported, imported by the real command, given a job that asks for every rail and GPU of a node, rendered,
 and checked against the same export: no finding. Each mismatch a real cluster drifts into (seeded into a copy of the
 export by tests/acceptance/test_drift.py's seeds) gives exactly one finding, at the line of the imported profile that
-is no longer true. The import runs once per pool as a process; the checks run in-process."""
+is no longer true. The import runs once per pool as a process; the re-import and the checks run in-process."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import current_folder, run_mpigen
+from conftest import current_folder, invoke_mpigen, run_mpigen
 from test_drift import EXPORT, INSTANCE_TYPE, PRODUCT, export_copy, fewer, other_product, renamed, tainted, unlabelled
 
 from mpigen.check.report import as_text
@@ -117,6 +117,6 @@ def test_each_seeded_mismatch_is_one_finding_at_the_imported_line(imported: tupl
 def test_the_same_export_imported_again_keeps_every_profile(imported: tuple[str, Path], tmp_path: Path) -> None:
     fixture, root = imported
     profiles = shutil.copytree(root / "profiles", tmp_path / "profiles")
-    again = run_mpigen("import", EXPORT / f"{fixture}.yaml", EXPORT / "operators.yaml", "--cluster", "lab",
+    again = invoke_mpigen("import", EXPORT / f"{fixture}.yaml", EXPORT / "operators.yaml", "--cluster", "lab",
                        "-o", profiles)
     assert again.returncode == 0 and "wrote" not in again.stdout, again.stdout + again.stderr

@@ -19,18 +19,19 @@ import json
 import multiprocessing
 import re
 import shutil
-import subprocess
-import sys
 import time
+import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from textwrap import dedent
 
 import pytest
 from conftest import REPO, TRAIN_JOB
 
-from mpigen.load import load_bytes
+from mpigen.commands.pipeline import compile_profiles
+from mpigen.load import load_bytes, load_paths
 from mpigen.support.yamllimits import MAX_FILE_BYTES
+from mpigen.validate import validate
 
 try:  # Python 3.11+
     from re import _constants as sre_constants
@@ -288,6 +289,39 @@ def run_bounded(use: Use) -> None:
         receive.close()
 
 
+def _report_outcome(task: Callable[[], float], report: Connection) -> None:
+    """In the forked child: what `task` returns, or its traceback."""
+    try:
+        report.send(task())
+    except BaseException:
+        report.send(traceback.format_exc())
+
+
+def in_forked_child(task: Callable[[], float], timeout: float) -> float:
+    """What `task()` returns, run in a forked child (no start-up to pay: it has mpigen and what the test built
+    loaded), which is stopped, failing the test, if it has not finished after `timeout` seconds; an exception in
+    it fails the test with its traceback."""
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_report_outcome, args=(task, send))
+    child.start()
+    send.close()
+    try:
+        if not receive.poll(timeout):
+            pytest.fail(f"did not finish in {timeout:.0f} s")
+        try:
+            outcome = receive.recv()
+        except EOFError:
+            pytest.fail(f"the child ended without finishing (exit {child.exitcode})")
+    finally:
+        child.kill()
+        child.join()
+        receive.close()
+    if isinstance(outcome, str):
+        pytest.fail(outcome)
+    return float(outcome)
+
+
 REGEXES = regex_uses()
 SCHEMA_PATTERNS = schema_patterns()
 
@@ -356,22 +390,14 @@ def test_validate_is_linear_on_a_profile_of_the_largest_size(field: str, unit: s
     document, problems = load_bytes(raw, "job.yaml", "job.yaml")
     assert document is not None, problems
     assert len(raw) > FULL_SIZE - 1024
+
+    def timed_validate() -> float:
+        start = time.perf_counter()
+        validate([document])
+        return time.perf_counter() - start
+
     # In a child process: a quadratic scanner is stopped at the bound instead of running for an hour.
-    child = subprocess.run([sys.executable, "-c", VALIDATE_CHILD], input=raw, capture_output=True, cwd=REPO,
-                           timeout=BOUND_SECONDS * 4)
-    assert child.returncode == 0, child.stderr.decode()
-    assert float(child.stdout) < BOUND_SECONDS * 2
-
-
-VALIDATE_CHILD = dedent("""\
-    import sys, time
-    from mpigen.load import load_bytes
-    from mpigen.validate import validate
-    document, _ = load_bytes(sys.stdin.buffer.read(), "job.yaml", "job.yaml")
-    start = time.perf_counter()
-    validate([document])
-    print(time.perf_counter() - start)
-""")
+    assert in_forked_child(timed_validate, BOUND_SECONDS * 4) < BOUND_SECONDS * 2
 
 
 def _marker_lookalikes(size: int) -> str:
@@ -403,22 +429,14 @@ def test_compile_is_linear_on_a_profile_of_the_largest_size(field: str, unit: st
         shutil.copytree(REPO / "profiles" / folder, profiles / folder)
     (profiles / "jobs" / "pi.yaml").write_bytes((job + extra).encode())
     assert FULL_SIZE - 8192 < (profiles / "jobs" / "pi.yaml").stat().st_size <= FULL_SIZE
-    child = subprocess.run([sys.executable, "-c", COMPILE_CHILD, str(profiles)], capture_output=True, cwd=REPO,
-                           timeout=BOUND_SECONDS * 8)
-    assert child.returncode == 0, child.stderr.decode()
-    assert float(child.stdout) < BOUND_SECONDS * 2
 
+    def timed_compile() -> float:
+        load_paths([profiles])  # the loader is bounded on its own; this times the stages after it
+        start = time.perf_counter()
+        result = compile_profiles([profiles])
+        # Packaged whole: only the size of what it made may be refused (an env value is in two containers).
+        refused = [d.format()[:300] for d in result.diagnostics if "more than etcd stores" not in d.message]
+        assert not refused, refused
+        return time.perf_counter() - start
 
-COMPILE_CHILD = dedent("""\
-    import sys, time
-    from pathlib import Path
-    from mpigen.load import load_paths
-    from mpigen.commands.pipeline import compile_profiles
-    load_paths([Path(sys.argv[1])])  # the loader is bounded on its own; this times the stages after it
-    start = time.perf_counter()
-    result = compile_profiles([Path(sys.argv[1])])
-    # Packaged whole: only the size of what it made may be refused (an env value is in two containers).
-    refused = [d.format()[:300] for d in result.diagnostics if "more than etcd stores" not in d.message]
-    assert not refused, refused
-    print(time.perf_counter() - start)
-""")
+    assert in_forked_child(timed_compile, BOUND_SECONDS * 8) < BOUND_SECONDS * 2

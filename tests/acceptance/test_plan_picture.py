@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import PROFILES, REPO, run_mpigen
+from conftest import PROFILES, REPO, invoke_mpigen, run_mpigen
 
 from mpigen.commands.pipeline import check_profiles
 from mpigen.insight.picture import job_colours
@@ -142,7 +142,7 @@ def test_chromium_shows_every_job_and_rail_and_each_ranks_nic_is_explains(drawn,
     for _, attrs in ranks:
         job = attrs["data-job"]
         if job not in explained:
-            said = run_mpigen("explain", job, "-p", PROFILES, "--output", "json")
+            said = invoke_mpigen("explain", job, "-p", PROFILES, "--output", "json")
             assert said.returncode == 0, said.stderr
             explained[job] = {rank["rank"]: rank for rank in json.loads(said.stdout)["ranks"]}
         rank = explained[job][int(attrs["data-rank"])]
@@ -193,7 +193,7 @@ def test_chromium_paints_each_running_jobs_colour(drawn, tmp_path):
 
 def run_html(tmp_path: Path, root: Path) -> Path:
     page = tmp_path / "small.html"
-    assert run_mpigen("plan", root, "--html", page).returncode == 0
+    assert invoke_mpigen("plan", root, "--html", page).returncode == 0
     return page
 
 
@@ -202,7 +202,7 @@ def test_a_64_node_pool_stays_readable(profiles_copy, tmp_path):
     assert "    nodes: 8\n" in cluster
     root = profiles_copy({"clusters/dgx-pod.yaml": cluster.replace("    nodes: 8\n", "    nodes: 64\n")})
     page = tmp_path / "big.html"
-    assert run_mpigen("plan", root, "--html", page).returncode == 0
+    assert invoke_mpigen("plan", root, "--html", page).returncode == 0
     dom = browse(tmp_path, page, "--dump-dom").stdout.decode("utf-8")
     parsed = Elements()
     parsed.feed(dom)

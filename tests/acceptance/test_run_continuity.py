@@ -2,7 +2,8 @@
 
 A new mpigen release whose output differs for unchanged profiles keeps every run's name and the spec it started
 with; an edit that only describes a run keeps its name too; an edit of what the run does renames it. Each case
-runs the real command line on a copy of the example fleet and its committed charts.
+runs the command line on a copy of the example fleet and its committed charts: the upgrades and an adopted 0.1.0
+chart through a real process, the other edits in-process (conftest.invoke_mpigen).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import CHARTS, PROFILES, is_run_of, run_helm, run_mpigen
+from conftest import CHARTS, PROFILES, invoke_mpigen, is_run_of, run_helm, run_mpigen
 
 UPGRADED = ("import mpigen.model.defaults as defaults\n"
             "defaults.LAUNCHER_CPU = '2'  # a release whose launchers ask for another CPU by default\n"
@@ -43,7 +44,7 @@ def _compiled_now(fleet: Path, template: Path) -> str:
     release started, the spec that release compiled; a render into an empty folder names each run anew."""
     fresh = fleet / "fresh"
     if not fresh.exists():
-        result = run_mpigen("render", "profiles", "-o", fresh, cwd=fleet)
+        result = invoke_mpigen("render", "profiles", "-o", fresh, cwd=fleet)
         assert result.returncode == 0, result.stderr
     chart = str(template.relative_to(fleet / "charts").parent.parent)
     run, new_run = _runs(fleet / "charts")[chart], _runs(fresh)[chart]
@@ -142,10 +143,10 @@ def test_describing_labels_keep_the_run_and_reach_only_the_job_object(fleet):
     job = fleet / "profiles" / "jobs" / "language-bert.yaml"
     job.write_text(job.read_text() + "labels:\n  team: language\nobjectLabels:\n  cost-centre: cc-4711\n"
                    "objectAnnotations:\n  example.com/owner: alice@example.com\n")
-    result = run_mpigen("render", "profiles", "-o", "charts", cwd=fleet)
+    result = invoke_mpigen("render", "profiles", "-o", "charts", cwd=fleet)
     assert result.returncode == 0, result.stderr
     assert _runs(charts) == before
-    manifests = run_mpigen("render", "profiles", "--manifests", "-o", "charts", cwd=fleet)
+    manifests = invoke_mpigen("render", "profiles", "--manifests", "-o", "charts", cwd=fleet)
     mpijob = next(d for d in yaml.safe_load_all(manifests.stdout)
                   if d and d["kind"] == "MPIJob" and d["metadata"]["name"] == before["dgx-pod/jobs/language-bert"])
     assert mpijob["metadata"]["labels"]["team"] == "language"
@@ -159,7 +160,7 @@ def test_describing_labels_keep_the_run_and_reach_only_the_job_object(fleet):
     # `render --manifests` names runs as the charts folder does.)
     elsewhere = fleet / "elsewhere"
     elsewhere.mkdir()
-    fresh = run_mpigen("render", fleet / "profiles", "--manifests", cwd=elsewhere)
+    fresh = invoke_mpigen("render", fleet / "profiles", "--manifests", cwd=elsewhere)
     mpijob = next(d for d in yaml.safe_load_all(fresh.stdout)
                   if d and d["kind"] == "MPIJob" and is_run_of(d["metadata"]["name"], "language-bert"))
     assert mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["metadata"]["labels"]["team"] == "language"
@@ -171,7 +172,7 @@ def test_rerun_starts_a_new_run_with_the_same_settings(fleet):
     before = _runs(charts)
     job = fleet / "profiles" / "jobs" / "pi.yaml"
     job.write_text(job.read_text() + "rerun: 1\n")
-    assert run_mpigen("render", "profiles", "-o", "charts", cwd=fleet).returncode == 0
+    assert invoke_mpigen("render", "profiles", "-o", "charts", cwd=fleet).returncode == 0
     assert _runs(charts)["dgx-lab/jobs/pi"] != before["dgx-lab/jobs/pi"]
 
 
@@ -181,7 +182,7 @@ def test_a_hand_edited_spec_is_not_kept_but_compiled_again_and_said(fleet):
     template = charts / "dgx-lab" / "jobs" / "pi" / "templates" / "mpijob.yaml"
     committed = template.read_text()
     template.write_text(committed.replace("cleanPodPolicy: Running", "cleanPodPolicy: All"))
-    result = run_mpigen("render", "profiles", "-o", "charts", cwd=fleet)
+    result = invoke_mpigen("render", "profiles", "-o", "charts", cwd=fleet)
     assert result.returncode == 0, result.stderr
     assert "was edited by hand since mpigen wrote it" in result.stderr
     assert template.read_text() == _compiled_now(fleet, template) and _runs(charts) == before
@@ -193,7 +194,7 @@ def test_a_job_template_that_is_no_yaml_any_more_is_a_warning_not_a_traceback(fl
     template = charts / "cpu-lab" / "jobs" / "cpu-pi" / "templates" / "mpijob.yaml"
     committed = template.read_text()
     template.write_text(committed.replace("  slotsPerWorker: 1\n", "<<<<<<< HEAD\n  slotsPerWorker: [1\n=======\n"))
-    result = run_mpigen("render", "profiles", "-o", "charts", cwd=fleet)
+    result = invoke_mpigen("render", "profiles", "-o", "charts", cwd=fleet)
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     assert "cpu-lab/jobs/cpu-pi: cannot keep the spec run cpu-pi-" in result.stderr
     assert "is not valid YAML" in result.stderr
@@ -208,7 +209,7 @@ def test_a_hand_edit_with_its_digest_removed_is_not_kept(fleet):
     template.write_text(committed.replace("- /home/mpiuser/pi\n", "- /home/mpiuser/other\n"))
     meta = chart / "Chart.yaml"
     meta.write_text("".join(line for line in meta.read_text().splitlines(keepends=True) if "mpigen/run-spec" not in line))
-    result = run_mpigen("render", "profiles", "-o", "charts", cwd=fleet)
+    result = invoke_mpigen("render", "profiles", "-o", "charts", cwd=fleet)
     assert result.returncode == 0, result.stderr
     assert "was edited by hand since mpigen wrote it" in result.stderr
     assert template.read_text() == committed
@@ -230,7 +231,7 @@ def test_a_kept_spec_that_mounts_what_the_new_hostfile_lacks_is_not_kept(fleet):
     text = meta.read_text()
     old_digest = yaml.safe_load(text)["annotations"]["mpigen/run-spec"]
     meta.write_text(text.replace(old_digest, marked_digest(committed_spec(older))))
-    result = run_mpigen("render", "profiles", "-o", "charts", cwd=fleet)
+    result = invoke_mpigen("render", "profiles", "-o", "charts", cwd=fleet)
     assert result.returncode == 0, result.stderr
     assert "mounts key rankfile-v0 of ConfigMap resnet50-dgx-03a6fc3-hostfile" in result.stderr
     assert "raise the job's `rerun` to start it anew" in result.stderr

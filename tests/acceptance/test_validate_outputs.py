@@ -1,5 +1,6 @@
-"""`mpigen validate --output json|sarif|junit` and `--strict`, through the real command line: profile errors reach code
-scanning at their line and column, CI test views as a failure per diagnostic, and the text output stays as it was."""
+"""`mpigen validate --output json|sarif|junit` and `--strict`: profile errors reach code scanning at their line and
+column, CI test views as a failure per diagnostic, and the text output stays as it was. SARIF and text through the real
+command in a process of its own, the other outputs and options in-process (conftest.invoke_mpigen)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import re
 import xml.etree.ElementTree as ET
 
-from conftest import PROFILES, run_mpigen, sarif_problems
+from conftest import PROFILES, invoke_mpigen, run_mpigen, sarif_problems
 
 WARNED = {"jobs/language-bert.yaml": (PROFILES / "jobs" / "language-bert.yaml").read_text(encoding="utf-8")
           + "runAsUser: 1000\n"}  # two warnings: a non-root RDMA job, and its ssh keys
@@ -44,13 +45,13 @@ def test_sarif_results_are_where_the_text_says_each_of_its_rule(profiles_copy, t
 
 def test_json_and_junit_carry_every_diagnostic(profiles_copy, tmp_path):
     profiles_copy(BROKEN)
-    as_json = run_mpigen("validate", "profiles", "--output", "json", cwd=tmp_path)
+    as_json = invoke_mpigen("validate", "profiles", "--output", "json", cwd=tmp_path)
     data = json.loads(as_json.stdout)
     assert (as_json.returncode, as_json.stderr, data["version"], data["valid"]) == (1, "", 1, False)
     assert data["summary"] == {"errors": 2, "warnings": 2, "profileFiles": 27}
     assert [(d["file"], d["line"], d["column"], d["severity"]) for d in data["diagnostics"]] == _text_diagnostics(
-        run_mpigen("validate", "profiles", cwd=tmp_path).stderr)
-    as_junit = run_mpigen("validate", "profiles", "--output", "junit", cwd=tmp_path)
+        invoke_mpigen("validate", "profiles", cwd=tmp_path).stderr)
+    as_junit = invoke_mpigen("validate", "profiles", "--output", "junit", cwd=tmp_path)
     suite = ET.fromstring(as_junit.stdout).find("testsuite")
     cases = suite.findall("testcase")
     assert as_junit.returncode == 1 and len(cases) == 27 == int(suite.get("tests"))
@@ -63,15 +64,15 @@ def test_json_and_junit_carry_every_diagnostic(profiles_copy, tmp_path):
 
 def test_strict_fails_on_warnings_and_the_text_output_is_as_it_was(profiles_copy, tmp_path):
     profiles_copy(WARNED)
-    plain = run_mpigen("validate", "profiles", cwd=tmp_path)
+    plain = invoke_mpigen("validate", "profiles", cwd=tmp_path)
     assert plain.returncode == 0 and plain.stdout == "27 profile(s) valid: 5 hardware, 9 cluster(s), 13 job(s)\n"
     warnings = [line for line in plain.stderr.splitlines() if line.startswith("profiles/jobs/language-bert.yaml:27:12: "
                                                                                 "warning: ")]
     assert len(warnings) == 2 == len(plain.stderr.splitlines())
-    strict = run_mpigen("validate", "profiles", "--strict", cwd=tmp_path)
+    strict = invoke_mpigen("validate", "profiles", "--strict", cwd=tmp_path)
     assert (strict.returncode, strict.stdout) == (1, "")
     assert strict.stderr.splitlines() == [*warnings, "2 warning(s) in 27 profile file(s); --strict fails on warnings"]
-    as_json = run_mpigen("validate", "profiles", "--strict", "--output", "json", cwd=tmp_path)
+    as_json = invoke_mpigen("validate", "profiles", "--strict", "--output", "json", cwd=tmp_path)
     assert as_json.returncode == 1 and json.loads(as_json.stdout)["valid"] is False
 
 
@@ -84,7 +85,7 @@ def test_a_kueue_timeout_under_a_first_pull_is_a_warning_at_the_clusters_line(pr
     assert "    timeoutSeconds: 600\n" in cluster
     line = cluster.splitlines().index("    timeoutSeconds: 600") + 1  # found, not numbered: other edits move it
     profiles_copy({"clusters/dgx-pod.yaml": cluster.replace("    timeoutSeconds: 600\n", "    timeoutSeconds: 300\n")})
-    result = run_mpigen("validate", "profiles", cwd=tmp_path)
+    result = invoke_mpigen("validate", "profiles", cwd=tmp_path)
     assert result.returncode == 0 and result.stdout == "27 profile(s) valid: 5 hardware, 9 cluster(s), 13 job(s)\n"
     assert result.stderr.splitlines() == [
         f"profiles/clusters/dgx-pod.yaml:{line}:21: warning: Kueue's waitForPodsReady timeout of 300 s is less than the "

@@ -14,17 +14,18 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import PROFILES, run_limited, run_mpigen, snapshot, without_root_privileges
+from conftest import PROFILES, invoke_mpigen, run_limited, run_mpigen, snapshot, without_root_privileges
 
 from mpigen.load import discover, load_file, load_paths
 
 
 def rendered(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
-    """A copy of the example profiles, its charts, and the charts' snapshot."""
+    """A copy of the example profiles, its charts (rendered in-process: the case's own render is the real one), and
+    the charts' snapshot."""
     profiles = tmp_path / "profiles"
     shutil.copytree(PROFILES, profiles)
     out = tmp_path / "charts"
-    result = run_mpigen("render", profiles, "-o", out)
+    result = invoke_mpigen("render", profiles, "-o", out)
     assert result.returncode == 0, result.stderr
     return profiles, out, snapshot(out)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import PROFILES, is_run_of, run_helm, run_mpigen
+from conftest import PROFILES, invoke_mpigen, is_run_of, run_helm, run_mpigen
 
 from mpigen.commands.pipeline import CompileResult, compile_profiles
 
@@ -165,14 +165,14 @@ def test_an_edited_job_is_a_new_mpijob_with_every_reference_following(helm, prof
     repo = root.parent
     charts = repo / "charts"
     chart = charts / "dgx-lab" / "jobs" / "resnet50-dgx"
-    assert run_mpigen("render", root, "-o", charts).returncode == 0
+    assert invoke_mpigen("render", root, "-o", charts).returncode == 0
     before = _one(_helm_objects(helm, chart, "resnet50-dgx", "ml-training"), "MPIJob")["metadata"]["name"]
 
     job = root / "jobs" / "resnet50-dgx.yaml"
     job.write_text(_edit(job.read_text(encoding="utf-8"), "24.03-tf2-py3", "24.05-tf2-py3"), encoding="utf-8")
-    diff = run_mpigen("diff", root, "-o", charts, "--exit-code")
+    diff = invoke_mpigen("diff", root, "-o", charts, "--exit-code")
     assert diff.returncode == 1
-    rendered = run_mpigen("render", root, "-o", charts)
+    rendered = invoke_mpigen("render", root, "-o", charts)
     assert rendered.returncode == 0, rendered.stderr
 
     objects = _helm_objects(helm, chart, "resnet50-dgx", "ml-training")
@@ -217,12 +217,12 @@ def test_an_edited_job_is_a_new_mpijob_with_every_reference_following(helm, prof
 def test_a_renamed_job_prunes_its_old_chart(profiles_copy):
     root = profiles_copy()
     charts = root.parent / "charts"
-    assert run_mpigen("render", root, "-o", charts).returncode == 0
+    assert invoke_mpigen("render", root, "-o", charts).returncode == 0
     old = root / "jobs" / "pi.yaml"
     (root / "jobs" / "pi-v2.yaml").write_text(_edit(old.read_text(encoding="utf-8"), "name: pi\n", "name: pi-v2\n"),
                                                encoding="utf-8")
     old.unlink()
-    rendered = run_mpigen("render", root, "-o", charts)
+    rendered = invoke_mpigen("render", root, "-o", charts)
     assert rendered.returncode == 0, rendered.stderr
     jobs = charts / "dgx-lab" / "jobs"
     assert sorted(p.name for p in jobs.iterdir()) == ["pi-v2", "resnet50-dgx", "resnet50-trainjob", "tensorflow-benchmarks"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import PROFILES, WIDE_JOB, big_cluster, nvl72_edits, run_helm, run_mpigen
+from conftest import PROFILES, WIDE_JOB, big_cluster, invoke_mpigen, nvl72_edits, run_helm
 
 from mpigen import __version__
 from mpigen.commands.pipeline import compile_profiles
@@ -124,7 +124,7 @@ def test_a_profile_string_of_braces_near_one_mebibyte_gives_a_chart_helm_loads(h
     braces = "{{ `" * 150_000  # 600,000 characters
     root = profiles_copy({"jobs/pi.yaml": PI + f"env:\n  BRACES: '{braces}'\n"})
     out = tmp_path / "charts"
-    result = run_mpigen("render", root, "-o", out)
+    result = invoke_mpigen("render", root, "-o", out)
     assert result.returncode == 0, result.stderr
     assert (out / "dgx-lab/jobs/pi/templates/mpijob.yaml").stat().st_size < 2 * (2 * len(braces)) + 100_000
     assert _launcher_env(helm, out / "dgx-lab" / "jobs" / "pi")["BRACES"] == braces
@@ -135,7 +135,7 @@ def test_a_chart_file_over_helms_limit_is_an_error_at_its_profile(profiles_copy,
     root = profiles_copy({"jobs/pi.yaml": PI + "env:\n  HYPHENS: " + "\u00ad" * 500_000 + "\n"})
     out = tmp_path / "charts"
     out.mkdir()
-    result = run_mpigen("render", root, "-o", out)
+    result = invoke_mpigen("render", root, "-o", out)
     assert result.returncode == 1
     assert result.stderr.startswith(
         f"{root / 'jobs' / 'pi.yaml'}:1:1: error: chart file dgx-lab/jobs/pi/templates/mpijob.yaml would be "), \
@@ -164,14 +164,14 @@ def test_an_object_over_etcds_default_limit_is_an_error_at_its_profile(profiles_
 
     assert ETCD_MAX_REQUEST_BYTES == 1_572_864
     root = profiles_copy({"jobs/pi.yaml": PI + "env:\n  BIG: " + "x" * 800_000 + "\n"})
-    result = run_mpigen("render", root, "-o", tmp_path / "charts")
+    result = invoke_mpigen("render", root, "-o", tmp_path / "charts")
     assert result.returncode == 1
     assert result.stderr.startswith(f"{root / 'jobs' / 'pi.yaml'}:1:1: error: MPIJob pi-"), result.stderr
     assert " of chart dgx-lab/jobs/pi would be 1,60" in result.stderr  # 2 x 800,000 and the rest
     assert "more than etcd stores in one object by default (1,572,864 bytes)" in result.stderr
     assert not (tmp_path / "charts").exists()
     root = profiles_copy({"jobs/pi.yaml": PI + "env:\n  BIG: " + "x" * 600_000 + "\n"})
-    assert run_mpigen("render", root, "-o", tmp_path / "charts").returncode == 0
+    assert invoke_mpigen("render", root, "-o", tmp_path / "charts").returncode == 0
 
 
 def test_the_charts_workers_maximum_keeps_the_hostfile_within_what_etcd_stores(profiles_copy):
@@ -197,7 +197,7 @@ def test_an_existing_namespace_is_not_created_but_told_its_label_and_judged_with
     cluster = (PROFILES / "clusters/dgx-lab.yaml").read_text(encoding="utf-8")
     root = profiles_copy({"clusters/dgx-lab.yaml": cluster + "existingNamespaces: [ml-training]\n"})
     charts = tmp_path / "charts"
-    assert run_mpigen("render", root, "-o", charts).returncode == 0
+    assert invoke_mpigen("render", root, "-o", charts).returncode == 0
     infra = charts / "dgx-lab" / "infra"
     namespaces = (infra / "templates/namespaces.yaml").read_text(encoding="utf-8")
     assert "name: ml-training" not in namespaces
@@ -210,9 +210,9 @@ def test_an_existing_namespace_is_not_created_but_told_its_label_and_judged_with
     live = tmp_path / "ml-training.yaml"
     live.write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml-training\n  labels:\n"
                     "    pod-security.kubernetes.io/enforce: restricted\n", encoding="utf-8")
-    checked = run_mpigen("check", "--no-helm", "--context", live, charts / "dgx-lab")
+    checked = invoke_mpigen("check", "--no-helm", "--context", live, charts / "dgx-lab")
     assert checked.returncode == 1, checked.stdout + checked.stderr
     assert "namespace ml-training enforces Pod Security level restricted, but these pods need privileged" \
         in checked.stdout
     live.write_text(live.read_text(encoding="utf-8").replace("restricted", "privileged"), encoding="utf-8")
-    assert run_mpigen("check", "--no-helm", "--context", live, charts / "dgx-lab").returncode == 0
+    assert invoke_mpigen("check", "--no-helm", "--context", live, charts / "dgx-lab").returncode == 0

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import PROFILES, run_mpigen
+from conftest import PROFILES, invoke_mpigen
 
 from mpigen.commands.pipeline import CompileResult, compile_profiles
 
@@ -68,13 +68,13 @@ def test_each_provider_and_mpi_passes_check_with_real_helm(helm4, upstream, prof
     matrices' (tests/acceptance/test_matrix.py renders each chart with both)."""
     root = profiles_copy(_edits(provider, implementation))
     charts = root.parent / "charts"
-    rendered = run_mpigen("render", root, "-o", charts)
+    rendered = invoke_mpigen("render", root, "-o", charts)
     assert rendered.returncode == 0, rendered.stderr
     crds = [*sorted((upstream / "network" / "sriov-network-operator").glob("config__crd__bases__*.yaml")),
             upstream / "gitops" / "argocd" / "application-crd.yaml",
             *sorted((upstream / "gitops" / "flux").glob("*.yaml"))]
     # The provider changes dgx-lab's charts only (the other clusters' are the example fleet's, which the matrices check).
-    checked = run_mpigen("check", "--helm", helm4, "--strict", *(a for crd in crds for a in ("--crds", crd)),
+    checked = invoke_mpigen("check", "--helm", helm4, "--strict", *(a for crd in crds for a in ("--crds", crd)),
                          "--cluster", "dgx-lab", charts)
     # The infra chart, every job chart and every fabric acceptance chart (under each provider's settings).
     acceptance = len(list((charts / "dgx-lab" / "acceptance").iterdir()))

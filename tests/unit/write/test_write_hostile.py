@@ -1,6 +1,8 @@
 """generator/write.py against an output folder a pull request controls: committed links, a committed
-`.mpigen-staging/plan.committed.json`, a damaged `.mpigen-owned`. Through the real `mpigen render`: one
-`error:` line, exit 1, no traceback, and nothing inside or outside the folder touched."""
+`.mpigen-staging/plan.committed.json`, a damaged `.mpigen-owned`. Through `mpigen render`: one `error:` line, exit 1,
+no traceback, and nothing inside or outside the folder touched. The attacks by links and FIFOs run the real command in
+a process of its own; the many hostile plans and damaged ownership lists the same command line in-process
+(conftest.invoke_mpigen)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import PROFILES, run_mpigen, snapshot
+from conftest import PROFILES, invoke_mpigen, run_mpigen, snapshot
 
 from mpigen.write import COMMITTED_PLAN, OWNERSHIP_FILE, STAGING_DIR, WriteRefused, write_tree
 
@@ -93,7 +95,7 @@ def test_a_hostile_plan_is_refused_before_anything_moves(world, tmp_path, case):
     plan = json.loads(json.dumps(plan).replace("{outside}", str(outside))) if not isinstance(plan, str) else plan
     plant_plan(out, plan, staged)
     before = snapshot(tmp_path)
-    result = run_mpigen("render", PROFILES, "-o", out)
+    result = invoke_mpigen("render", PROFILES, "-o", out)
     assert_refused_untouched(result, tmp_path, before, says="is not a plan mpigen wrote")
 
 
@@ -171,7 +173,7 @@ def test_a_damaged_ownership_list_is_one_error_line(world, tmp_path, case):
     text = DAMAGED_OWNERSHIP[case]
     (out / OWNERSHIP_FILE).write_bytes(text if isinstance(text, bytes) else text.encode())
     before = snapshot(tmp_path)
-    result = run_mpigen("render", PROFILES, "-o", out)
+    result = invoke_mpigen("render", PROFILES, "-o", out)
     assert_refused_untouched(result, tmp_path, before, says=f"{OWNERSHIP_FILE} is damaged")
 
 
