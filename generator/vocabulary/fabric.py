@@ -48,8 +48,11 @@ for NGC-Ready multi-node systems at 90% of its link speed; ib_write_bw's payload
 data rate on a healthy port (headers take the rest), so 90% passes healthy hardware and fails a port trained at a
 lower speed or width, a NIC in a narrower PCIe slot, or a lossy RoCE fabric."""
 IB_WRITE_BW_SOURCE = ("NVIDIA's NGC-Ready multi-node certification passes ib_write_bw at 90% of the port link speed "
-                      "(Mellanox/ngc_multinode_perf README.md)")
+                      "(https://github.com/Mellanox/ngc_multinode_perf/tree/03f321e2041c8f66d3646ff6324a1a590626ab7e)")
 
+DRANET_EFFICIENCY_PAGE = ("https://github.com/google/dranet/blob/7b7661a153a6815194e957bd33147b538675e56e/site/"
+                          "content/docs/concepts/hardware-efficiency.md")
+"""DRANET's measurement of NCCL over aligned and unaligned GPU-NIC pairs: the project's page, not mpigen's provider."""
 NCCL_BUS_BANDWIDTH_EFFICIENCY = 0.80
 """The share of the line rate of the rails a worker drives that nccl-tests' bus bandwidth must reach at the largest
 sizes. NVIDIA's NCCL maintainers expect 92-96% of a healthy NIC's line rate (46-48 GB/s per NDR NIC, 24 GB/s per HDR
@@ -59,7 +62,7 @@ copies through host memory: 64%), a rail in two missing, or a GPU far from its N
 (87%) can pass it: each rail's own perftest floor is what catches that."""
 NCCL_BUS_BANDWIDTH_SOURCE = ("NCCL's maintainers expect 46-48 GB/s per NDR NIC and 24 GB/s per HDR NIC, 92-96% "
                              "(NVIDIA/nccl-tests#290, NVIDIA/nccl#412); DRANET measured 94% aligned, 59% not "
-                             "(google/dranet hardware-efficiency.md); 80% keeps healthy hardware above it")
+                             f"({DRANET_EFFICIENCY_PAGE}); 80% keeps healthy hardware above it")
 
 BUS_BANDWIDTH_FACTORS: dict[str, tuple[str, Callable[[int], float]]] = {
     "all_reduce": ("2(n-1)/n", lambda n: 2 * (n - 1) / n),
@@ -67,7 +70,9 @@ BUS_BANDWIDTH_FACTORS: dict[str, tuple[str, Callable[[int], float]]] = {
     "alltoall": ("(n-1)/n", lambda n: (n - 1) / n)}
 """nccl-tests' busbw = algbw x this factor of the rank count n, per collective (doc/PERFORMANCE.md), so that busbw
 compares with the hardware's peak bandwidth whatever the rank count."""
-BUS_BANDWIDTH_SOURCE = "nccl-tests doc/PERFORMANCE.md: busbw compares with the hardware's peak, whatever the ranks"
+BUS_BANDWIDTH_SOURCE = ("nccl-tests' performance notes (https://github.com/NVIDIA/nccl-tests/blob/"
+                        "a0b82b2260cf5152b9f8c061bbf7eaf0ba096432/doc/PERFORMANCE.md): busbw compares with the "
+                        "hardware's peak, whatever the ranks")
 RING_COLLECTIVES = ("all_reduce", "all_gather")
 """Collectives whose bus bandwidth a worker's rails bound together: NCCL runs a ring (or tree) per NIC, each crossing
 the node boundary through its own NIC, so busbw reaches the rails' summed rate. alltoall sends each rank's share

@@ -21,7 +21,10 @@ PROVIDER_MODULES = REPO / "generator" / "providers"
 NOT_THE_PROVIDER = {("generator/resolve/nccl.py", ",tcp,self"), ("generator/resolve/nccl.py", "tcp"),
                     ("generator/vocabulary/reserved.py", "sriov-network-operator"),
                     # DRANET's repository, where its attributes are read: the project, not mpigen's provider
-                    ("generator/vocabulary/dra.py", "google/dranet pkg/apis/attributes.go, pkg/inventory/db.go")}
+                    ("generator/vocabulary/dra.py", "google/dranet pkg/apis/attributes.go, pkg/inventory/db.go"),
+                    # DRANET's page measuring NCCL over aligned and unaligned GPU-NIC pairs: the project, again
+                    ("generator/vocabulary/fabric.py", "https://github.com/google/dranet/blob/"
+                     "7b7661a153a6815194e957bd33147b538675e56e/site/content/docs/concepts/hardware-efficiency.md")}
 
 
 def test_the_registry_describes_every_provider_in_the_order_of_the_enum():

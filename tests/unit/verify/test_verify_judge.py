@@ -186,7 +186,8 @@ def test_a_rail_under_its_floor_misses(example: CompileResult) -> None:
         "rail rail0 over NIC ib0 (mlx5_0 port 1), InfiniBand EDR: 100 Gb/s (hardware dgx-1, speedGbps of NIC ib0; "
         "InfiniBand 4x data rates: EDR 100, HDR 200, NDR 400, XDR 800 Gb/s (IBTA roadmap))",
         "ib_write_bw reaches at least: 90% of it = 90 Gb/s (NVIDIA's NGC-Ready multi-node certification passes "
-        "ib_write_bw at 90% of the port link speed (Mellanox/ngc_multinode_perf README.md))")
+        "ib_write_bw at 90% of the port link speed (https://github.com/Mellanox/ngc_multinode_perf/tree/"
+        "03f321e2041c8f66d3646ff6324a1a590626ab7e))")
     assert len(bandwidth.measured) == 2
     assert_said_whole(bandwidth)
 
