@@ -12,6 +12,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError, YAMLWarning
 from ruamel.yaml.reader import ReaderError
 
 from mpigen.load.constructor import ProfileConstructor
+from mpigen.load.cparse import parse_plain
 from mpigen.load.document import ProfileFile, node_position, one_based
 from mpigen.load.problems import first_odd_node, yaml_problem, yaml_warning
 from mpigen.load.reading import too_big
@@ -58,11 +59,15 @@ def _decode(raw: bytes) -> str:
 
 
 def _parse(text: str) -> list[Any]:
-    """The file's YAML documents, empty ones left out."""
+    """The file's YAML documents, empty ones left out: at C speed where the file is plain (cparse.py), else by
+    ruamel.yaml's pure-Python reader, whose messages and marks the diagnostics below are built on."""
     too_deep = _too_deep(text)
     if too_deep is not None:
         what, line, column = too_deep
         raise _Refused(f"{what} nest more than {MAX_NESTING} deep", "a profile needs no such nesting", line, column)
+    plain = parse_plain(text)
+    if plain is not None:
+        return plain
     yaml = YAML(typ="rt", pure=True)
     yaml.Constructor = ProfileConstructor
     yaml.allow_duplicate_keys = False

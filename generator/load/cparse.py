@@ -1,0 +1,60 @@
+"""A plain profile read at C speed: libyaml (ruamel.yaml's C parser) scans and composes, the same constructor as the
+full reader builds the tree, so values, types and the line and column of every key and value come out the same.
+
+Only a file the two readers are known to read alike takes this path: one with no anchor, alias, tag, directive or
+merge key, and nothing libyaml or the constructor complains about. Anything else returns None, and the full reader
+(`parse.py`) reads the file again for its exact message; tests/unit/load/test_load_cparse.py holds the two equal
+over the corpus, the example fleets and fuzzed text.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from typing import Any
+
+from _ruamel_yaml import CParser
+from ruamel.yaml.error import YAMLError
+from ruamel.yaml.resolver import VersionedResolver
+
+from mpigen.load.constructor import ProfileConstructor
+
+FULL_READER_ONLY = re.compile("[&*!%\t\x85\u2028\u2029\ufeff]|<<")
+"""What sends a file to the full reader: anchors and aliases (`&`, `*`: the full reader reports reused anchors
+and bounds what aliases expand to), tags (`!`), directives (`%YAML 1.1` changes what a scalar means), merge keys,
+tabs (libyaml lets some pass that YAML refuses, and the full reader says where), a byte-order mark within the text
+(libyaml does not count it as a column), and the line breaks of YAML 1.1 that YAML 1.2 reads as text. A `&` or `*`
+inside a string (`a && b`) only costs that file the fast path."""
+
+
+class _ProfileCLoader(CParser, ProfileConstructor, VersionedResolver):
+    """libyaml's parser and composer under the profile constructor and YAML 1.2's resolver, as ruamel.yaml's
+    round-trip reader pairs them with its own pure-Python parser."""
+
+    def __init__(self, text: str) -> None:
+        CParser.__init__(self, text)
+        self._parser = self._composer = self
+        ProfileConstructor.__init__(self, loader=self)
+        VersionedResolver.__init__(self, loadumper=self)
+        self.allow_duplicate_keys = False
+        self.comment_handling = None  # the round-trip constructor asks; libyaml keeps no comments
+
+
+def parse_plain(text: str) -> list[Any] | None:
+    """The file's YAML documents (empty ones left out), or None where the full reader must read it."""
+    if FULL_READER_ONLY.search(text):
+        return None
+    loader = _ProfileCLoader(text)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            documents = []
+            while loader.check_node():
+                documents.append(loader.construct_document(loader.get_node()))
+    except (YAMLError, RecursionError, ValueError):  # the full reader says what and where
+        return None
+    finally:
+        loader.dispose()
+    if caught:  # a warning is a problem of the file's, worded by the full reader
+        return None
+    return [document for document in documents if document is not None]
