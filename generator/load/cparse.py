@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from functools import cache
 from typing import Any
 
 from _ruamel_yaml import CParser
@@ -38,6 +39,17 @@ class _ProfileCLoader(CParser, ProfileConstructor, VersionedResolver):
         VersionedResolver.__init__(self, loadumper=self)
         self.allow_duplicate_keys = False
         self.comment_handling = None  # the round-trip constructor asks; libyaml keeps no comments
+
+    @property
+    def versioned_resolver(self) -> Any:
+        """YAML 1.2's rules for plain scalars, built once: a file without a `%YAML` directive is read as 1.2, and
+        ruamel.yaml otherwise looks the version up, and builds the rules, again for every file and scalar."""
+        return _rules_of_yaml_1_2()
+
+
+@cache
+def _rules_of_yaml_1_2() -> Any:
+    return VersionedResolver(version=(1, 2)).versioned_resolver
 
 
 def parse_plain(text: str) -> list[Any] | None:
