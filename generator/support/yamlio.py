@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from functools import lru_cache
 from typing import Any
 
 _YAML11_SPECIAL = re.compile(
@@ -71,7 +72,12 @@ def scalar(value: Any) -> str:
         if math.isinf(value):
             return ".inf" if value > 0 else "-.inf"
         return repr(value)
-    text = str(value)
+    return _text_scalar(str(value))
+
+
+@lru_cache(maxsize=1 << 16)
+def _text_scalar(text: str) -> str:
+    """A string as a scalar; remembered, since a fleet's charts repeat the same keys and values thousands of times."""
     return text if plain_ok(text) else quoted(text)
 
 
