@@ -62,8 +62,8 @@ class ProfileConstructor(RoundTripConstructor):
         return super().construct_object(node, deep=deep)
 
     def construct_yaml_map(self, node: Any) -> Iterator[CommentedMap]:
-        """ruamel's, building a `_ProfileMapping`."""
-        data = _ProfileMapping()
+        """ruamel's, building a `ProfileMapping`."""
+        data = ProfileMapping()
         data._yaml_set_line_col(node.start_mark.line, node.start_mark.column)
         yield data
         self.construct_mapping(node, data, deep=True)
@@ -73,7 +73,7 @@ class ProfileConstructor(RoundTripConstructor):
         return self.construct_scalar(node)
 
 
-class _ProfileMapping(CommentedMap):
+class ProfileMapping(CommentedMap):
     """A mapping as ruamel reads it, but merging into it takes constant time: ruamel's `add_referent` looks for
     the merging mapping among all earlier ones by equality (`cm not in self._ref`), so 50,000 mappings that
     merge one anchor (`<<: *base`, a 1 MiB profile) took hours. Each mapping merges once, so no check is needed."""
