@@ -29,7 +29,7 @@ from mpigen.readback.lines import place_findings
 from mpigen.readback.own_renderer import own_render
 from mpigen.support.diagnostics import Severity
 from mpigen.support.parallel import split_map
-from mpigen.support.progress import Progress, stage
+from mpigen.support.progress import Progress, Tally, stage, tallied
 from mpigen.vocabulary.kubernetes import CRD_KIND
 
 
@@ -50,7 +50,7 @@ class CheckOptions:
     """`--cluster NAME`, `--job NAME`: only the charts (and cluster folders) of these are judged; the rest is read as
     context, as `--context` is (readback.discover.chosen_targets)."""
     progress: Progress | None = None
-    """Hears of each stage done (`mpigen -v`)."""
+    """Hears of each stage as it goes (`mpigen -v`, and the line a terminal sees)."""
 
 
 class CheckUsageError(Exception):
@@ -99,22 +99,22 @@ class _Renderer:
 Rendered = tuple[list[RenderedObject], list[Finding]]
 
 
-def _render_all(charts: list[ChartInfo], versions: list[str], renderer: _Renderer) -> list[Rendered]:
+def _render_all(charts: list[ChartInfo], versions: list[str], renderer: _Renderer,
+                tally: Tally | None = None) -> list[Rendered]:
     """Helm processes run side by side from threads; mpigen's own renderer shares the charts between both
-    cores (generator/support/parallel.py)."""
+    cores (generator/support/parallel.py). `tally` hears of the charts rendered (Helm's once linted)."""
     if renderer.helm and len(charts) > 1:
         helm = renderer.helm
         with ThreadPoolExecutor(max_workers=max(os.cpu_count() or 1, 2)) as pool:
-            if not renderer.lint:
-                return list(pool.map(renderer, charts, versions))
             batches = [charts[start:start + LINT_BATCH] for start in range(0, len(charts), LINT_BATCH)]
-            linted = [found for batch in pool.map(lambda batch: helm_lint_all(helm, batch), batches) for found in batch]
-            return list(pool.map(renderer, charts, versions, linted))
+            linted = [found for batch in pool.map(lambda batch: helm_lint_all(helm, batch), batches) for found in batch] \
+                if renderer.lint else [None] * len(charts)
+            return list(tallied(pool.map(renderer, charts, versions, linted), len(charts), tally, every=1))
 
     def render(pairs: Sequence[tuple[ChartInfo, str]]) -> list[Rendered]:
         return [renderer(chart, version) for chart, version in pairs]
 
-    return split_map(render, list(zip(charts, versions, strict=True)))
+    return split_map(render, list(zip(charts, versions, strict=True)), tally=tally)
 
 
 def _chart_clusters(charts: list[ChartInfo]) -> dict[str, str]:
@@ -142,7 +142,7 @@ def _context_documents(paths: tuple[Path, ...], renderer: _Renderer, version: st
 def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
     """Judge the charts and manifest files under `paths`; raises CheckUsageError when the options cannot work."""
     report = CheckReport()
-    with stage(options.progress, "discover", "chart(s)") as discovering:
+    with stage(options.progress, "discover", "chart(s)", "finding charts") as discovering:
         targets, beside, unknown = chosen_targets(discover(paths), options.selection)
         if unknown:
             raise CheckUsageError("; ".join(unknown))
@@ -150,24 +150,24 @@ def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
     report.findings += targets.problems
     renderer = _Renderer(_choose_helm(options, report))
     versions = _KubeVersions(options, report)
-    with stage(options.progress, "render", "document(s)") as rendering:
-        documents = _render_targets(targets, renderer, versions, report)
+    with stage(options.progress, "render", "document(s)", "rendering charts") as rendering:
+        documents = _render_targets(targets, renderer, versions, report, rendering.tally)
         unselected = _render_beside(targets, beside, renderer, versions, options, report)
         rendering.count = len(documents)
     if not targets.charts and not targets.manifests:
         report.findings.append(Finding(" ".join(p.as_posix() for p in paths), "", "",
                                        "no charts or manifest files to check", "usage"))
-    with stage(options.progress, "schemas", "document(s)") as judging:
-        _check_schemas(documents, options, report, unselected.documents)
+    with stage(options.progress, "schemas", "document(s)", "checking documents") as judging:
+        _check_schemas(documents, options, report, unselected.documents, judging.tally)
         judging.count = len(documents)
     report.documents = [d for d, _ in documents]
-    with stage(options.progress, "rules", "finding(s)") as ruling:
+    with stage(options.progress, "rules", "finding(s)", "applying the rules") as ruling:
         context = _rule_context(targets, unselected, options, renderer, versions.newest, report)
         report.findings += run_rules(report.documents, context)
         ruling.count = len(report.findings)
     node_documents = [d for d in (*context.extra, *report.documents) if d.kind == NODE_KIND]
     if node_documents:  # the context says what the nodes are: the profiles and pods are judged against them
-        with stage(options.progress, "drift", "finding(s)") as drifting:
+        with stage(options.progress, "drift", "finding(s)", "judging the live nodes") as drifting:
             drift = _drift(targets, context, node_documents, report)
             report.findings += drift
             drifting.count = len(drift)
@@ -225,13 +225,14 @@ class _KubeVersions:
         return wanted
 
 
-def _render_targets(targets: Targets, renderer: _Renderer, versions: _KubeVersions,
-                    report: CheckReport) -> list[tuple[RenderedObject, str]]:
-    """Every chart rendered and every manifest file read, each document with the version it is checked against."""
+def _render_targets(targets: Targets, renderer: _Renderer, versions: _KubeVersions, report: CheckReport,
+                    tally: Tally | None = None) -> list[tuple[RenderedObject, str]]:
+    """Every chart rendered and every manifest file read, each document with the version it is checked against;
+    `tally` hears of the charts rendered."""
     chart_versions = [versions.of(chart) for chart in targets.charts]
     documents: list[tuple[RenderedObject, str]] = []
     for chart, version, (docs, problems) in zip(targets.charts, chart_versions,
-                                                _render_all(targets.charts, chart_versions, renderer), strict=True):
+                                                _render_all(targets.charts, chart_versions, renderer, tally), strict=True):
         report.charts.append(chart.display)
         report.findings += problems
         if not docs and not any(p.rule == "render" for p in problems):
@@ -247,7 +248,7 @@ def _render_targets(targets: Targets, renderer: _Renderer, versions: _KubeVersio
 
 
 def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOptions, report: CheckReport,
-                   unselected: tuple[RenderedObject, ...] = ()) -> None:
+                   unselected: tuple[RenderedObject, ...] = (), tally: Tally | None = None) -> None:
     """Each document against the schemas of its Kubernetes version, with the --crds and the rendered CRDs (those of
     the unselected charts too: a cluster's infra chart may install the CRD its job charts' objects are of).
 
@@ -274,7 +275,7 @@ def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOp
     def check(part: Sequence[tuple[RenderedObject, str]]) -> list[list[Finding]]:
         return [schema_sets[version].check(document) for document, version in part]
 
-    for findings in split_map(check, documents):
+    for findings in split_map(check, documents, tally=tally):
         report.findings += findings
     if options.crds and not schema_sets:  # nothing to validate: the --crds folders are still read and judged
         schemas(bundled_kube_versions()[-1])

@@ -145,7 +145,9 @@ def render(ctx: click.Context, paths: tuple[Path, ...], output: Path | None, man
     files = output_files(result.charts)
     if check_only:
         try:
-            diff = compare_tree(output, files, keep_found=is_chart_yaml)
+            with stage(progress, "compare", "file(s)", "comparing files") as comparing:
+                diff = compare_tree(output, files, keep_found=is_chart_yaml, tally=comparing.tally)
+                comparing.count = len(files)
         except WriteError as exc:
             exit_with_error(str(exc))
         for label, changed in (("missing", diff.missing), ("stale", diff.stale), ("extra", diff.extra),
@@ -169,8 +171,8 @@ def render(ctx: click.Context, paths: tuple[Path, ...], output: Path | None, man
     if stamp and result.fingerprint is not None:
         request = StampRequest(render_key(result.fingerprint, paths, output), len(result.charts), tuple(notes))
     try:
-        with stage(progress, "write", "file(s) written") as writing:
-            report = write_tree(output, files, request)
+        with stage(progress, "write", "file(s) written", "writing files") as writing:
+            report = write_tree(output, files, request, tally=writing.tally)
             writing.count = len(report.written)
     except WriteError as exc:
         exit_with_error(str(exc))

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from mpigen.commands.pipeline import CompileResult
     from mpigen.insight.plan import FleetPlan
     from mpigen.model import Fleet, Selection
+    from mpigen.support.progress import Progress
 
 
 @click.command()
@@ -79,9 +80,10 @@ def plan(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool,
     from mpigen.insight.plan import narrowed, plan_fleet
     from mpigen.insight.report import plan_json, plan_text
     from mpigen.model import Selection
+    from mpigen.support.progress import stage
 
-    result = check_profiles(paths, set_aside_unfit=True, committed_in=charts_of(ctx, charts, paths),
-                            progress=stage_lines())
+    progress = stage_lines()
+    result = check_profiles(paths, set_aside_unfit=True, committed_in=charts_of(ctx, charts, paths), progress=progress)
     report_result(result)
     if has_errors(result.diagnostics):
         sys.exit(1)
@@ -102,14 +104,16 @@ def plan(ctx: click.Context, paths: tuple[Path, ...], output: str, strict: bool,
             exit_with_error(f"{refused[0].format()}; --context takes objects as `kubectl get -o yaml` exports them")
         for problem in problems:  # what was skipped (not an object), said as check says it
             say(problem.format(), err=True)
-    fleet_plan = drawn_plan = plan_fleet(result.fleet, result.documents, result.unfit, nodes)
+    with stage(progress, "plan", "cluster(s)", "planning") as planning:
+        fleet_plan = drawn_plan = plan_fleet(result.fleet, result.documents, result.unfit, nodes)
+        planning.count = len(fleet_plan.clusters)
     if not selection.everything or pools:
         fleet_plan = narrowed(fleet_plan, selection, frozenset(pools))
         kept = frozenset(cluster.name for cluster in fleet_plan.clusters)
         drawn_plan = narrowed(drawn_plan, Selection(clusters=kept))  # a picture draws each cluster's nodes whole
         result.fleet = _of_clusters(result.fleet, kept)
     for target, page in sorted(pictures, key=lambda picture: picture[0] == STDOUT):  # a refused file: no stream
-        _write_picture(target, page, result, drawn_plan, paths)
+        _write_picture(target, page, result, drawn_plan, paths, progress)
     if STDOUT not in (html, svg):
         click.echo(plan_json(fleet_plan) if output == "json" else printable(plan_text(fleet_plan)), nl=False)
     if strict and fleet_plan.never:
@@ -144,16 +148,19 @@ def _refuse_two_streams(ctx: click.Context, html: str | None, svg: str | None) -
 
 
 def _write_picture(target: str, page: str, result: CompileResult, fleet_plan: FleetPlan,
-                   paths: tuple[Path, ...]) -> None:
+                   paths: tuple[Path, ...], progress: Progress | None) -> None:
     """The picture into its file by the rule every written file follows (generator/write/target.py), or whole onto
     standard output for `-`."""
     from mpigen.insight.picture import fleet_html, fleet_svg
+    from mpigen.support.progress import stage
     from mpigen.write import WriteError
     from mpigen.write.target import write_file
 
     draw = fleet_html if page == "html" else fleet_svg
     assert result.fleet is not None  # a compile that reported no error
-    data = draw(result.fleet, fleet_plan).encode("utf-8")
+    with stage(progress, "draw", "picture(s)", f"drawing the {page} picture") as drawing:
+        data = draw(result.fleet, fleet_plan).encode("utf-8")
+        drawing.count = 1
     if target == STDOUT:
         click.echo(data, nl=False)
         return

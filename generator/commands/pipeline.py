@@ -54,13 +54,13 @@ def check_profiles(paths: Iterable[Path], set_aside_unfit: bool = False,
     (`NEVER_FITS`) is left out of the fleet and listed in `unfit`, instead of failing the whole (`mpigen plan`).
     `committed_in`: the output folder whose job charts say what each run is called (generator/continuity/committed.py): a run
     keeps its name while its profiles ask the same of it; None names every run as new. `progress` hears of each
-    stage done (`mpigen -v`)."""
-    with stage(progress, "load", "profile file(s)") as loading:
+    stage as it goes (`mpigen -v`, the progress line of a terminal)."""
+    with stage(progress, "load", "profile file(s)", "loading profiles") as loading:
         loaded = load_paths(paths)
         loading.count = loaded.file_count
-    with stage(progress, "validate", "profile(s)") as validating:
+    with stage(progress, "validate", "profile(s)", "validating profiles") as validating:
         expanded = expand_hardware(loaded.documents, loaded.unreadable)
-        problems = validate(expanded.documents, [*loaded.unreadable, *expanded.unresolved])
+        problems = validate(expanded.documents, [*loaded.unreadable, *expanded.unresolved], tally=validating.tally)
         validating.count = len(expanded.documents)
     diagnostics = sort_diagnostics(loaded.diagnostics + expanded.diagnostics + problems)
     documents = expanded.documents
@@ -76,7 +76,7 @@ def check_profiles(paths: Iterable[Path], set_aside_unfit: bool = False,
                            fingerprint=loaded.fingerprint, documents=documents,
                            unfit=[(d, unfit[d.path]) for d in expanded.documents if d.kind == "Job" and d.path in unfit])
     if result.ok:
-        with stage(progress, "resolve", "job(s)") as resolving:
+        with stage(progress, "resolve", "job(s)", "resolving jobs") as resolving:
             if committed_in is not None:  # reads charts as `mpigen check` does: loaded only where a command names them
                 from mpigen.continuity.committed import read_committed
                 committed = read_committed(committed_in)
@@ -113,8 +113,8 @@ def compile_profiles(paths: Iterable[Path], committed_in: Path | None = None, pr
     whose charts are packaged (`render --manifests --cluster/--job`); the whole fleet is still validated."""
     result = check_profiles(paths, committed_in=committed_in, progress=progress)
     if result.fleet is not None:
-        with stage(progress, "package", "chart(s)") as packaging:
-            charts = package_fleet(result.fleet, selection)
+        with stage(progress, "package", "chart(s)", "compiling charts") as packaging:
+            charts = package_fleet(result.fleet, selection, tally=packaging.tally)
             packaging.count = len(charts)
         if committed_in is not None:
             from mpigen.continuity.committed import hold_back

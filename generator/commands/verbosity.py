@@ -1,17 +1,20 @@
 """How much a command says: `-q/--quiet` errors only; `-v/--verbose` also each stage that ran, how long it took and
 how many files it handled. Either goes before the command (`mpigen -v render`) or after it (`mpigen render -v`), as
 click users write both. What a command prints as its product (the manifests, a plan, a check report) is printed
-whatever the level; the level governs what is said about the work, always on stderr."""
+whatever the level; the level governs what is said about the work, always on stderr. Unless quiet, a long command
+on a terminal also shows how far it is (progress_line.py)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
+from mpigen.commands.progress_line import ProgressLine, progress_after
 from mpigen.support.diagnostics import one_line
-from mpigen.support.progress import Progress, StageDone
+from mpigen.support.progress import Progress, Stage, StageDone
 
 QUIET, NORMAL, VERBOSE = 0, 1, 2
 _KEY = "mpigen.verbosity"
@@ -49,12 +52,41 @@ def say(message: str, err: bool = False) -> None:
 
 
 def stage_lines() -> Progress | None:
-    """Under --verbose, what prints each stage as it ends (to stderr); else None, and the stages are not timed."""
-    if level() < VERBOSE:
+    """What hears the stages of the command: under --verbose it prints each stage as it ends, and where stderr is a
+    terminal (and not --quiet) it keeps the progress line; None where nothing is to be said (the stages then are
+    neither timed nor counted)."""
+    verbose = level() >= VERBOSE
+    line = ProgressLine(sys.stderr, progress_after()) if level() > QUIET and _is_terminal(sys.stderr) else None
+    if line is None and not verbose:
         return None
+    return _Told(line, verbose)
 
-    def tell(done: StageDone) -> None:
-        click.echo(f"mpigen: {one_line(done.stage)}: {done.count} {one_line(done.what)} in {done.seconds:.2f} s",
-                   err=True)
 
-    return tell
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no stream, or one closed
+        return False
+
+
+class _Told:
+    """The progress line (if any) and, under --verbose, a line per stage as it ends, printed once the progress line is
+    cleared."""
+
+    def __init__(self, line: ProgressLine | None, verbose: bool) -> None:
+        self._line, self._verbose = line, verbose
+
+    def began(self, stage: Stage) -> None:
+        if self._line is not None:
+            self._line.began(stage)
+
+    def advanced(self, stage: Stage) -> None:
+        if self._line is not None:
+            self._line.advanced(stage)
+
+    def ended(self, stage: Stage, done: StageDone | None) -> None:
+        if self._line is not None:
+            self._line.ended(stage, done)
+        if self._verbose and done is not None:
+            click.echo(f"mpigen: {one_line(done.stage)}: {done.count} {one_line(done.what)} in {done.seconds:.2f} s",
+                       err=True)

@@ -14,12 +14,13 @@ from mpigen.package.infra import package_infra_chart
 from mpigen.package.job import package_job_chart
 from mpigen.support import yamlio
 from mpigen.support.parallel import split_map
+from mpigen.support.progress import Tally
 
 
-def package_fleet(fleet: Fleet, selection: Selection = EVERYTHING) -> list[Chart]:
+def package_fleet(fleet: Fleet, selection: Selection = EVERYTHING, tally: Tally | None = None) -> list[Chart]:
     """Every cluster's infra chart followed by its job charts (those `selection` holds: a job filter leaves the
-    clusters' own charts out). Clusters are independent, so both cores share them, split by their job counts
-    (generator/support/parallel.py)."""
+    clusters' own charts out). Clusters are independent, so both cores share them, split by the charts each gives
+    (generator/support/parallel.py), which `tally` hears of as they are done."""
     def package_clusters(clusters: Sequence[Cluster]) -> list[Chart]:
         charts: list[Chart] = []
         for cluster in clusters:
@@ -38,9 +39,13 @@ def package_fleet(fleet: Fleet, selection: Selection = EVERYTHING) -> list[Chart
             charts += [package_job_chart(job, build_marked_job(job, job_chart_ref(job))) for job in acceptance]
         return charts
 
+    def charts_of(cluster: Cluster) -> int:
+        if selection.whole_clusters:
+            return 1 + len(fleet.jobs_of(cluster)) + len(fleet.acceptance_of(cluster))
+        return sum(1 for job in fleet.jobs_of(cluster) if selection.has_job(job.name, cluster.name))
+
     clusters = [cluster for cluster in fleet.clusters if selection.has_cluster(cluster.name)]
-    return split_map(package_clusters, clusters, weight=lambda cluster: 1 + len(fleet.jobs_of(cluster))
-                     + len(fleet.acceptance_of(cluster)))
+    return split_map(package_clusters, clusters, weight=charts_of, tally=tally)
 
 
 def bootstrap_text(file: BootstrapFile, cluster: Cluster) -> str:

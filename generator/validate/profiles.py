@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from mpigen.load import ProfileFile, Unreadable
 from mpigen.support.diagnostics import Diagnostic, sort_diagnostics
 from mpigen.support.parallel import split_map
+from mpigen.support.progress import Tally
 from mpigen.validate.references import check_references
 from mpigen.validate.schema import check_kind, check_schema
 from mpigen.validate.secrets import check_secrets
@@ -15,11 +16,13 @@ from mpigen.validate.security import check_job_security
 from mpigen.validate.text import check_characters
 
 
-def validate(documents: list[ProfileFile], unreadable: Sequence[Unreadable] = ()) -> list[Diagnostic]:
+def validate(documents: list[ProfileFile], unreadable: Sequence[Unreadable] = (),
+             tally: Tally | None = None) -> list[Diagnostic]:
+    """Every problem of the profiles, each said once; `tally` hears of the profiles checked on their own."""
     found: list[Diagnostic] = []
     valid: list[ProfileFile] = []
     invalid: list[ProfileFile] = []
-    for document, (problems, sound) in zip(documents, split_map(_check_each, documents), strict=True):
+    for document, (problems, sound) in zip(documents, split_map(_check_each, documents, tally=tally), strict=True):
         found.extend(problems)
         (valid if sound else invalid).append(document)
     found.extend(check_references(valid, invalid, unreadable))

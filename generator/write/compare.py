@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mpigen.support.diagnostics import one_line
+from mpigen.support.progress import Tally, tallied
 from mpigen.write.folder import _Folder, reason
 from mpigen.write.lock import open_output
 from mpigen.write.ownership import ownership_bytes
@@ -50,11 +51,13 @@ def committed_plan_waits(folder: _Folder) -> bool:
         return False
 
 
-def compare_tree(out_dir: Path, files: dict[str, bytes], keep_found: Callable[[str], bool] | None = None) -> TreeDiff:
+def compare_tree(out_dir: Path, files: dict[str, bytes], keep_found: Callable[[str], bool] | None = None,
+                 tally: Tally | None = None) -> TreeDiff:
     """What `write_tree` would change, reading only: missing, stale and extra files (the ownership list too), and a
     committed plan waiting in the staging folder. A link or folder where a file belongs is stale; links elsewhere
     are extra. Nothing is followed. The bytes found in each stale file `keep_found` chooses are kept in `found`,
-    read once with the rest (`render --check` reads the old Chart.yaml files for the release that compiled them)."""
+    read once with the rest (`render --check` reads the old Chart.yaml files for the release that compiled them).
+    `tally` hears of the files compared."""
     for path in files:
         check_relative(path)
     wanted = {**files, OWNERSHIP_FILE: ownership_bytes(files)}
@@ -66,7 +69,7 @@ def compare_tree(out_dir: Path, files: dict[str, bytes], keep_found: Callable[[s
         fd = open_output(out_dir)
         try:
             folder = _Folder(out_dir, fd)
-            for path, data in sorted(wanted.items()):
+            for path, data in tallied(sorted(wanted.items()), len(wanted), tally):
                 try:
                     found = folder.read(path)
                 except WriteRefused:

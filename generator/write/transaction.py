@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 
 from mpigen.support.diagnostics import one_line
+from mpigen.support.progress import Tally, tallied
 from mpigen.write.folder import _Folder, describe, open_dir, reason, remove_tree
 from mpigen.write.lock import output_lock, signals_deferred
 from mpigen.write.ownership import ownership_bytes, read_owned
@@ -32,10 +33,12 @@ from mpigen.write.plan import checked_plan, refuse_plan
 from mpigen.write.stamp import StampRequest, read_clock, record_stamp, unseal
 
 
-def write_tree(out_dir: Path, files: dict[str, bytes], stamp: StampRequest | None = None) -> WriteReport:
+def write_tree(out_dir: Path, files: dict[str, bytes], stamp: StampRequest | None = None,
+               tally: Tally | None = None) -> WriteReport:
     """Make `out_dir` hold exactly `files` (plus the ownership list), as one transaction under the folder's lock.
     Every failure is a WriteError whose message says whether the folder was left as it was. With `stamp`, the
-    folder is stamped afterwards (stamp.py) so that the same render next time has nothing to do."""
+    folder is stamped afterwards (stamp.py) so that the same render next time has nothing to do. `tally` hears of
+    the files compared and staged (most of the time); the moves into place after the commit are not counted."""
     for path in files:
         check_relative(path)
         if path == OWNERSHIP_FILE:
@@ -44,7 +47,7 @@ def write_tree(out_dir: Path, files: dict[str, bytes], stamp: StampRequest | Non
     state = {"committed": False}
     try:
         with output_lock(out_dir) as folder:
-            report, clock_ns = _write_locked(folder, files, wanted, state, stamped=stamp is not None)
+            report, clock_ns = _write_locked(folder, files, wanted, state, stamped=stamp is not None, tally=tally)
             if stamp is not None and clock_ns is not None:
                 with contextlib.suppress(OSError, WriteError):  # a stamp is a shortcut: without one, renders compile
                     record_stamp(folder, stamp, wanted, clock_ns)
@@ -65,7 +68,7 @@ class WriteReport:
 
 
 def _write_locked(folder: _Folder, files: dict[str, bytes], wanted: dict[str, bytes], state: dict[str, bool],
-                  stamped: bool) -> tuple[WriteReport, int | None]:
+                  stamped: bool, tally: Tally | None = None) -> tuple[WriteReport, int | None]:
     """The transaction; with `stamped`, also the file system's clock read before any file was compared or
     written (stamp.read_clock, for record_stamp), None if it could not be read (then no stamp)."""
     previous = read_owned(folder)
@@ -86,7 +89,7 @@ def _write_locked(folder: _Folder, files: dict[str, bytes], wanted: dict[str, by
         if stamped:
             with contextlib.suppress(OSError, WriteError):
                 clock_ns = read_clock(folder, STAGING_DIR)  # in the staging: nothing is left if the render fails
-        for path, data in sorted(wanted.items()):
+        for path, data in tallied(sorted(wanted.items()), len(wanted), tally):
             if folder.read(path) == data:
                 if path != OWNERSHIP_FILE:
                     report.unchanged.append(path)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -71,3 +73,47 @@ def _children_left() -> bool:
     except ChildProcessError:
         return False
     return True
+
+
+def test_a_tally_hears_the_weight_done_and_the_results_are_the_same(monkeypatch):
+    monkeypatch.setattr(parallel, "available", lambda: False)  # all of it here, in steps
+    told: list[tuple[int, int]] = []
+    items = list(range(120))
+    results = parallel.split_map(squares_with_pids, items, weight=lambda item: 1 + item % 3,
+                                 tally=lambda done, total: told.append((done, total)))
+    assert results == squares_with_pids(items)
+    total = sum(1 + item % 3 for item in items)
+    assert len(told) >= parallel.STEPS // 2 and all(of == total for _, of in told)
+    assert [done for done, _ in told] == sorted(done for done, _ in told) and told[-1] == (total, total)
+
+
+@needs_two_cores
+def test_a_tally_hears_the_childs_count_while_the_child_works(tmp_path):
+    """The child's half is counted in memory both share and told by the parent as it waits: the child holds its
+    results back (pickling them waits) until the parent has told the whole count, which it can only have read there."""
+    heard = tmp_path / "heard"
+    total = 200
+    told: list[tuple[int, int]] = []
+
+    def tell(done: int, of: int) -> None:
+        told.append((done, of))
+        if done == of:
+            heard.touch()
+
+    results = parallel.split_map(lambda items: [Waiting(item, heard) for item in items], list(range(total)), tally=tell)
+    assert [result.item for result in results[:100]] + results[100:] == list(range(total))  # the child's, unpickled
+    assert told.count((total, total)) >= 2  # once while the child waited, once at the end
+    assert [done for done, _ in told] == sorted(done for done, _ in told)
+
+
+class Waiting:
+    """An item's result that, pickled in the child, waits (at most a minute) for `heard` to exist."""
+
+    def __init__(self, item: int, heard: Path) -> None:
+        self.item, self.heard = item, heard
+
+    def __reduce__(self) -> tuple[type[int], tuple[int]]:
+        deadline = time.monotonic() + 60
+        while not self.heard.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return int, (self.item,)
