@@ -56,7 +56,7 @@ def check_profiles(paths: Iterable[Path], set_aside_unfit: bool = False,
     keeps its name while its profiles ask the same of it; None names every run as new. `progress` hears of each
     stage as it goes (`mpigen -v`, the progress line of a terminal)."""
     with stage(progress, "load", "profile file(s)", "loading profiles") as loading:
-        loaded = load_paths(paths)
+        loaded = load_paths(paths, tally=loading.tally)
         loading.count = loaded.file_count
     with stage(progress, "validate", "profile(s)", "validating profiles") as validating:
         expanded = expand_hardware(loaded.documents, loaded.unreadable)

@@ -13,13 +13,16 @@ from mpigen.load.reading import ProfilesFingerprint, identity_lines, read_file, 
 from mpigen.support.diagnostics import Diagnostic, with_rule
 from mpigen.support.parallel import split_map
 from mpigen.support.profile_rules import FILES, YAML
+from mpigen.support.progress import Tally
 from mpigen.support.yamllimits import MAX_FILE_BYTES
 
 
-def load_paths(paths: Iterable[Path]) -> LoadResult:
+def load_paths(paths: Iterable[Path], tally: Tally | None = None) -> LoadResult:
+    """Every profile file under `paths`, read and parsed; `tally` hears how many are done, for a progress line."""
     files, problems = discover(paths)
     result = LoadResult(diagnostics=with_rule(FILES, problems), file_count=len(files))
-    loaded = split_map(_load_each, list(zip((file for file, _ in files), source_names(files), strict=True)))
+    loaded = split_map(_load_each, list(zip((file for file, _ in files), source_names(files), strict=True)),
+                       tally=tally)
     fingerprint = ProfilesFingerprint()
     for (file, _), (raw, source, document, diagnostics) in zip(files, loaded, strict=True):
         if raw is not None:
