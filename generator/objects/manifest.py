@@ -40,8 +40,14 @@ class Variable:
         return self.value if self.times is None else str(self.value * self.times)
 
 
+_LEAVES = frozenset((str, int, float, bool, type(None)))
+"""Types that hold no Variable: most of an object's nodes, returned at once (a fleet's objects hold millions)."""
+
+
 def plain(obj: Any) -> Any:
     """A copy of `obj` with each Variable replaced by what it stands for under the profile."""
+    if obj.__class__ in _LEAVES:
+        return obj
     if isinstance(obj, Variable):
         return obj.plain
     if isinstance(obj, dict):
@@ -52,11 +58,24 @@ def plain(obj: Any) -> Any:
 
 
 def variables(obj: Any, path: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], Variable]]:
-    """Where a builder marked a value a chart value sets, and the mark."""
+    """Where a builder marked a value a chart value sets, and the mark, in the order of the object's text."""
+    found: list[tuple[tuple[str | int, ...], Variable]] = []
+    _gather_variables(obj, path, found)
+    return found
+
+
+def _gather_variables(obj: Any, path: tuple[str | int, ...], found: list[tuple[tuple[str | int, ...], Variable]]
+                      ) -> None:
+    if obj.__class__ in _LEAVES:
+        return
     if isinstance(obj, Variable):
-        return [(path, obj)]
-    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
-    return [found for key, value in items for found in variables(value, (*path, key))]
+        found.append((path, obj))
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            _gather_variables(value, (*path, key), found)
+    elif isinstance(obj, list):
+        for index, value in enumerate(obj):
+            _gather_variables(value, (*path, index), found)
 
 
 def marked_digest(obj: Any) -> str:

@@ -60,6 +60,8 @@ def quoted(text: str) -> str:
 
 
 def scalar(value: Any) -> str:
+    if value.__class__ is str:  # most values: the rest below
+        return _text_scalar(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -108,7 +110,7 @@ def _emit_mapping(mapping: dict[Any, Any], indent: int, out: list[str], first_pr
     pad = " " * indent
     for number, (key, value) in enumerate(mapping.items()):
         lead = first_prefix if (number == 0 and first_prefix is not None) else pad
-        key_text = scalar(str(key))
+        key_text = _text_scalar(key) if key.__class__ is str else scalar(str(key))
         if isinstance(value, dict) and value:
             out.append(f"{lead}{key_text}:")
             _emit_mapping(value, indent + 2, out)
