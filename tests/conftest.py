@@ -13,6 +13,7 @@ import functools
 import hashlib
 import json
 import os
+import pickle
 import re
 import resource
 import shutil
@@ -28,13 +29,17 @@ from typing import Any
 
 import pytest
 
+import mpigen.load.files as profile_files
 from mpigen.commands.pipeline import CompileResult, compile_profiles
 from mpigen.insight import capacity
 from mpigen.load import load_paths
 from mpigen.load.catalogue import expand_hardware
+from mpigen.load.document import ProfileFile
+from mpigen.load.parse import load_bytes
 from mpigen.manifests.node_placement import launcher_pool
 from mpigen.model import Scheduler
 from mpigen.support.diagnostics import Diagnostic, Severity
+from mpigen.support.parallel import split_map
 from mpigen.validate import validate
 from mpigen.vocabulary import kubernetes
 from mpigen.write import CACHE_DIR
@@ -201,6 +206,58 @@ def run_helm(helm: Path, *args: str | Path, check: bool = True) -> subprocess.Co
     if check and result.returncode != 0:
         raise AssertionError(f"helm {' '.join(map(str, args))} failed:\n{result.stdout}\n{result.stderr}")
     return result
+
+
+class ParseMemo:
+    """The YAML trees of the profile files this process parsed, by their bytes: the many tests that lay an edit over
+    the example fleet (the corpus, validation, the fuzzers) load its 27 files each time, and parsing them was most of
+    what those tests cost. A file whose bytes were parsed before gets that tree again, as a fresh copy through pickle
+    (the form in which the loader's second process already hands its half of the trees back: see
+    generator/support/parallel.py); any other bytes, and every file that is refused, go through the real parser. The
+    tests of loading itself parse every time (`parse_every_time`)."""
+
+    def __init__(self) -> None:
+        self.trees: dict[bytes, tuple[bytes, tuple[str, ...]]] = {}
+
+    def load_bytes(self, raw: bytes, path: str, source: str) -> tuple[ProfileFile | None, list[Diagnostic]]:
+        known = self.trees.get(raw)
+        if known is not None:
+            return ProfileFile(path=path, source=source, data=pickle.loads(known[0]), lines=known[1]), []
+        document, diagnostics = load_bytes(raw, path, source)
+        self._keep(raw, document, diagnostics)
+        return document, diagnostics
+
+    def split_map(self, work: Callable[..., list[Any]], items: Any, weight: Any = None) -> list[Any]:
+        """The loader's split_map, unchanged: the trees parsed in its second process are kept here too."""
+        results = split_map(work, items, weight)
+        if work is profile_files._load_each:
+            for raw, _, document, diagnostics in results:
+                if raw is not None and raw not in self.trees:
+                    self._keep(raw, document, diagnostics)
+        return results
+
+    def _keep(self, raw: bytes, document: ProfileFile | None, diagnostics: list[Diagnostic]) -> None:
+        if document is not None and not diagnostics:
+            self.trees[raw] = (pickle.dumps(document.data, protocol=pickle.HIGHEST_PROTOCOL), document.lines)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def parsed_once() -> Iterator[None]:
+    """Every test loads profiles through one ParseMemo a process."""
+    memo = ParseMemo()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(profile_files, "load_bytes", memo.load_bytes)
+        patch.setattr(profile_files, "split_map", memo.split_map)
+        yield
+
+
+@pytest.fixture(scope="module")
+def parse_every_time() -> Iterator[None]:
+    """The loader as it is, for the tests of loading and of its parallel half (`pytestmark = usefixtures(...)`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(profile_files, "load_bytes", load_bytes)
+        patch.setattr(profile_files, "split_map", split_map)
+        yield
 
 
 @pytest.fixture(scope="session")
