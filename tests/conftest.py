@@ -25,9 +25,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
+from ruamel.yaml import YAML
 
 import mpigen.load.files as profile_files
 from mpigen.commands.pipeline import CompileResult, compile_profiles
@@ -38,6 +40,7 @@ from mpigen.load.document import ProfileFile
 from mpigen.load.parse import load_bytes
 from mpigen.manifests.node_placement import launcher_pool
 from mpigen.model import Scheduler
+from mpigen.package import output_files
 from mpigen.support.diagnostics import Diagnostic, Severity
 from mpigen.support.parallel import split_map
 from mpigen.validate import validate
@@ -266,6 +269,72 @@ def example() -> CompileResult:
     result = compile_profiles([PROFILES])
     assert result.ok, [d.format() for d in result.diagnostics]
     return result
+
+
+# --- the base fleet: each shape of the example fleet once (tests/acceptance/test_fuzz.py) ----------------------------
+
+BASE_CLUSTERS = ("cpu-lab", "dgx-lab", "dgx-pod", "gb200-rack", "kueue-lab", "roce-lab", "volcano-lab")
+"""The example clusters that between them have every network provider, scheduler, Kueue API, GitOps tool, job backend,
+DRA shape, kind of object and kind of output file of the example fleet (`fleet_shapes`; test_fuzz.py holds the two
+equal): cpu-lab (no rails, Coscheduling, Flux), dgx-lab (SR-IOV device plugin, no scheduler, Argo CD, TrainJob),
+dgx-pod (SR-IOV operator on InfiniBand, Kueue with topology and priority classes), gb200-rack (DRANET, DRA with a
+ComputeDomain), kueue-lab (Kueue v1beta1), roce-lab (SR-IOV operator on Ethernet) and volcano-lab (host network,
+Volcano, its Job backend). h100-dra and netapp-lab have no shape of their own."""
+BASE_ACCEPTANCE = "dgx-pod"
+"""The one cluster of the base fleet that keeps its fabric acceptance charts (6 of the example's 46)."""
+
+
+def without_keys(text: str, *keys: str) -> str:
+    """The file's text without the top-level `keys` and the block under each."""
+    out, skipping = [], False
+    for line in text.split("\n"):
+        if skipping and (line.startswith((" ", "-", "\t")) or not line.strip()):
+            continue
+        skipping = any(line.startswith(f"{key}:") for key in keys)
+        if not skipping:
+            out.append(line)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+@functools.cache
+def base_fleet() -> MappingProxyType[str, bytes]:
+    """The base fleet's profile files, by path under the profiles folder, read once a process: every hardware file of
+    profiles/, the clusters of BASE_CLUSTERS as written there (but for the `acceptance` block of all but
+    BASE_ACCEPTANCE) and their jobs. For tests that compile the fleet for every example, where the example fleet's
+    other clusters and 40 acceptance charts prove nothing more and cost most of the time (68 charts against 24)."""
+    files: dict[str, bytes] = {}
+    for path in sorted(PROFILES.rglob("*.yaml")):
+        name, raw = path.relative_to(PROFILES).as_posix(), path.read_bytes()
+        profile = YAML(typ="safe", pure=True).load(raw)
+        cluster = profile["name"] if profile["kind"] == "Cluster" else profile.get("cluster")
+        if profile["kind"] != "Hardware" and cluster not in BASE_CLUSTERS:
+            continue
+        if profile["kind"] == "Cluster" and cluster != BASE_ACCEPTANCE:
+            raw = without_keys(raw.decode("utf-8"), "acceptance").encode("utf-8")
+        files[name] = raw
+    assert {f"clusters/{name}.yaml" for name in BASE_CLUSTERS} <= files.keys(), sorted(files)
+    return MappingProxyType(files)
+
+
+def fleet_shapes(result: CompileResult) -> set[tuple[str, ...]]:
+    """What sorts of thing a compiled fleet has, whatever their number: each network provider, scheduler, Kueue API,
+    GitOps tool and way of listing applications, DRA shape and job backend, each kind of object its charts hold and
+    each name of a file it writes."""
+    assert result.fleet is not None
+    shapes: set[tuple[str, ...]] = set()
+    for cluster in result.fleet.clusters:
+        shapes |= {("network provider", cluster.network.provider.value),
+                   ("scheduler", cluster.scheduling.scheduler.value)}
+        if cluster.scheduling.scheduler is Scheduler.KUEUE:
+            shapes.add(("Kueue API", cluster.scheduling.kueue_release.api_version))
+        if cluster.gitops is not None:
+            shapes.add(("GitOps", cluster.gitops.tool.value, cluster.gitops.applications.value))
+        if cluster.dra is not None:
+            shapes.add(("DRA", f"compute domains: {cluster.dra.compute_domains}"))
+    shapes |= {("job backend", job.backend.value) for job in (*result.fleet.jobs, *result.fleet.acceptance)}
+    shapes |= {("object", m.obj["apiVersion"], m.obj["kind"]) for chart in result.charts for m in chart.manifests}
+    shapes |= {("output file", path.rsplit("/", 1)[-1]) for path in output_files(result.charts)}
+    return shapes
 
 
 @pytest.fixture
