@@ -8,6 +8,7 @@ that need it, saying how to get one (`make test` installs both).
 from __future__ import annotations
 
 import contextlib
+import copy
 import ctypes
 import functools
 import hashlib
@@ -19,18 +20,21 @@ import resource
 import shutil
 import subprocess
 import sys
+import threading
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+from unittest import mock
 
 import pytest
 from ruamel.yaml import YAML
 
+import mpigen.check.run as check_module
 import mpigen.load.files as profile_files
 from mpigen.commands.pipeline import CompileResult, compile_profiles
 from mpigen.insight import capacity
@@ -41,6 +45,7 @@ from mpigen.load.parse import load_bytes
 from mpigen.manifests.node_placement import launcher_pool
 from mpigen.model import Scheduler
 from mpigen.package import output_files
+from mpigen.readback.discover import ChartInfo
 from mpigen.support.diagnostics import Diagnostic, Severity
 from mpigen.support.parallel import split_map
 from mpigen.validate import validate
@@ -407,6 +412,110 @@ def invoke_mpigen(*args: str | Path, cwd: Path | None = None,
 
 
 # --- helpers several test modules share ---------------------------------------------------------------
+
+def chart_digest(folder: Path) -> str:
+    """One hash of a chart folder: every file's name and bytes."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            data = path.read_bytes()
+            digest.update(f"{path.relative_to(folder).as_posix()}\0{len(data)}\0".encode())
+            digest.update(data)
+    return digest.hexdigest()
+
+
+@dataclass
+class Renders:
+    """`mpigen check`'s chart renderer (Helm lint and template), cached by chart content, for tests that check the same
+    charts with the same Helm again (the fuzzers, the committed charts); with `compare_with` (the long fuzz) each new
+    chart is also linted and rendered by a second Helm, which must agree: the same objects, the same verdicts."""
+
+    compare_with: str | None = None
+    cache: dict[tuple[Any, ...], tuple[Any, str | None]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    disagreements: list[str] = field(default_factory=list)
+    """Of the charts of the current check (cleared before each)."""
+
+    def renderer(self) -> type:
+        base = check_module._Renderer
+        outer = self
+
+        class CachedRenderer(base):  # type: ignore[misc, valid-type]
+            def __call__(self, chart: ChartInfo, version: str, linted: Any = None) -> Any:
+                # `linted`: the chart's findings from a `helm lint` of several charts, the same as its own lint's.
+                key = (self.helm, version, chart.display, chart.name, chart_digest(chart.path))
+                with outer.lock:
+                    hit = outer.cache.get(key)
+                if hit is None:
+                    rendered = super().__call__(chart, version, linted)
+                    other = base(outer.compare_with)(chart, version) if outer.compare_with and self.helm else None
+                    hit = (rendered, None if other is None else outer.disagreement(chart, rendered, other))
+                    with outer.lock:
+                        outer.cache[key] = hit
+                rendered, disagreement = hit
+                if disagreement:
+                    with outer.lock:
+                        outer.disagreements.append(disagreement)
+                return copy.deepcopy(rendered)
+
+        return CachedRenderer
+
+    @staticmethod
+    def disagreement(chart: ChartInfo, mine: Any, theirs: Any) -> str | None:
+        def verdicts(findings: list[Any]) -> list[tuple[str, str]]:
+            return sorted({(f.rule, f.severity.value) for f in findings})
+
+        (docs, findings), (other_docs, other_findings) = mine, theirs
+        if [(d.source, d.obj) for d in docs] != [(d.source, d.obj) for d in other_docs]:
+            return f"{chart.display}: Helm 3 and Helm 4 render different objects"
+        if verdicts(findings) != verdicts(other_findings):
+            return (f"{chart.display}: Helm 3 and Helm 4 judge it differently: "
+                    f"{[f.format() for f in findings]} != {[f.format() for f in other_findings]}")
+        return None
+
+
+class SchemaSets:
+    """`mpigen check`'s schema sets, built once per Kubernetes version: reading the CRDs costs seconds."""
+
+    def __init__(self) -> None:
+        self.real = check_module.SchemaSet
+        self.made: dict[tuple[str, bool], Any] = {}
+
+    def __call__(self, version: str, strict: bool = False) -> Any:
+        if (version, strict) not in self.made:
+            made = self.real(version, strict=strict)
+            added: dict[tuple[str, ...], list[str]] = {}
+            plain_add = made.add_crds
+
+            def add_crds(paths: list[Path]) -> list[str]:
+                key = tuple(map(str, paths))
+                if key not in added:
+                    added[key] = plain_add(paths)
+                return added[key]
+
+            made.add_crds = add_crds
+            self.made[(version, strict)] = made
+        return self.made[(version, strict)]
+
+    def formats(self) -> Any:
+        """Built-in and mpigen's own schemas, which keep the `format` of integers (CRDs converted by check lose it)."""
+        if not hasattr(self, "_formats"):
+            self._formats = self.real(check_module.bundled_kube_versions()[-1])
+        return self._formats
+
+
+@contextlib.contextmanager
+def cached_check(renders: Renders, schema_sets: SchemaSets | None = None) -> Iterator[None]:
+    """run_check in this process with Helm's renders of a chart it rendered before taken from `renders`, and the
+    schema sets from `schema_sets` where given (only for checks that all give the same CRDs: a set keeps them)."""
+    assert hasattr(check_module, "_Renderer") and hasattr(check_module, "SchemaSet"), "run_check changed"
+    with contextlib.ExitStack() as patches:
+        patches.enter_context(mock.patch.object(check_module, "_Renderer", renders.renderer()))
+        if schema_sets is not None:
+            patches.enter_context(mock.patch.object(check_module, "SchemaSet", schema_sets))
+        yield
+
+
 def in_cache(path: Path, root: Path) -> bool:
     """Whether `path` lies in the output folder `root`'s cache, which only `render --stamp` makes: walks over the
     repository's charts/ leave it out, since a developer may keep a stamp there (it is not output)."""

@@ -69,14 +69,12 @@ renders every new chart with Helm 3 and Helm 4, which must agree.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import math
 import os
 import re
 import shutil
 import stat
-import threading
 import time
 import traceback
 import warnings
@@ -87,7 +85,6 @@ from fractions import Fraction
 from io import BytesIO
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
 from click.testing import CliRunner
@@ -98,7 +95,10 @@ from conftest import (
     PROFILES,
     REPO,
     UPSTREAM,
+    Renders,
+    SchemaSets,
     base_fleet,
+    cached_check,
     fleet_shapes,
     require_helm,
     without_keys,
@@ -109,13 +109,11 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from jsonschema import FormatChecker
 from ruamel.yaml import YAML
 
-import mpigen.check.run as check_module
 from mpigen.check import CheckOptions, run_check
 from mpigen.commands.cli import main
 from mpigen.commands.pipeline import compile_profiles
 from mpigen.load.catalogue import BUILTIN_DIR, BUILTIN_PREFIX
 from mpigen.package import output_files
-from mpigen.readback.discover import ChartInfo
 
 CI_EXAMPLES = 25  # about 12 s on a 2-core machine, beside the rest of the suite (the base fleet: 24 charts)
 CI_SEED = 20_260_611
@@ -944,93 +942,6 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def chart_digest(folder: Path) -> str:
-    digest = hashlib.sha256()
-    for path, data in snapshot(folder).items():
-        digest.update(f"{path}\0{len(data)}\0".encode())
-        digest.update(data)
-    return digest.hexdigest()
-
-
-@dataclass
-class Renders:
-    """`mpigen check`'s chart renderer (Helm lint and template), cached by chart content; in the long run each new
-    chart is also linted and rendered by a second Helm, which must agree: the same objects, the same verdicts."""
-
-    compare_with: str | None = None
-    cache: dict[tuple[Any, ...], tuple[Any, str | None]] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    disagreements: list[str] = field(default_factory=list)
-    """Of the charts of the current check (cleared before each)."""
-
-    def renderer(self) -> type:
-        base = check_module._Renderer
-        outer = self
-
-        class CachedRenderer(base):  # type: ignore[misc, valid-type]
-            def __call__(self, chart: ChartInfo, version: str, linted: Any = None) -> Any:
-                # `linted`: the chart's findings from a `helm lint` of several charts, the same as its own lint's.
-                key = (self.helm, version, chart.display, chart.name, chart_digest(chart.path))
-                with outer.lock:
-                    hit = outer.cache.get(key)
-                if hit is None:
-                    rendered = super().__call__(chart, version, linted)
-                    other = base(outer.compare_with)(chart, version) if outer.compare_with and self.helm else None
-                    hit = (rendered, None if other is None else outer.disagreement(chart, rendered, other))
-                    with outer.lock:
-                        outer.cache[key] = hit
-                rendered, disagreement = hit
-                if disagreement:
-                    with outer.lock:
-                        outer.disagreements.append(disagreement)
-                return copy.deepcopy(rendered)
-
-        return CachedRenderer
-
-    @staticmethod
-    def disagreement(chart: ChartInfo, mine: Any, theirs: Any) -> str | None:
-        def verdicts(findings: list[Any]) -> list[tuple[str, str]]:
-            return sorted({(f.rule, f.severity.value) for f in findings})
-
-        (docs, findings), (other_docs, other_findings) = mine, theirs
-        if [(d.source, d.obj) for d in docs] != [(d.source, d.obj) for d in other_docs]:
-            return f"{chart.display}: Helm 3 and Helm 4 render different objects"
-        if verdicts(findings) != verdicts(other_findings):
-            return (f"{chart.display}: Helm 3 and Helm 4 judge it differently: "
-                    f"{[f.format() for f in findings]} != {[f.format() for f in other_findings]}")
-        return None
-
-
-class SchemaSets:
-    """`mpigen check`'s schema sets, built once per Kubernetes version: reading the CRDs costs seconds."""
-
-    def __init__(self) -> None:
-        self.real = check_module.SchemaSet
-        self.made: dict[tuple[str, bool], Any] = {}
-
-    def __call__(self, version: str, strict: bool = False) -> Any:
-        if (version, strict) not in self.made:
-            made = self.real(version, strict=strict)
-            added: dict[tuple[str, ...], list[str]] = {}
-            plain_add = made.add_crds
-
-            def add_crds(paths: list[Path]) -> list[str]:
-                key = tuple(map(str, paths))
-                if key not in added:
-                    added[key] = plain_add(paths)
-                return added[key]
-
-            made.add_crds = add_crds
-            self.made[(version, strict)] = made
-        return self.made[(version, strict)]
-
-    def formats(self) -> Any:
-        """Built-in and mpigen's own schemas, which keep the `format` of integers (CRDs converted by check lose it)."""
-        if not hasattr(self, "_formats"):
-            self._formats = self.real(check_module.bundled_kube_versions()[-1])
-        return self._formats
-
-
 @dataclass(repr=False)
 class Fixture:
     root: Path
@@ -1057,9 +968,7 @@ class Fixture:
 
     @contextmanager
     def cached_check(self) -> Iterator[None]:
-        assert hasattr(check_module, "_Renderer") and hasattr(check_module, "SchemaSet"), "run_check changed"
-        with mock.patch.object(check_module, "_Renderer", self.renders.renderer()), \
-                mock.patch.object(check_module, "SchemaSet", self.schema_sets):
+        with cached_check(self.renders, self.schema_sets):
             yield
 
 
