@@ -8,33 +8,46 @@ that need it, saying how to get one (`make test` installs both).
 from __future__ import annotations
 
 import contextlib
+import copy
 import ctypes
 import functools
 import hashlib
 import json
 import os
+import pickle
 import re
 import resource
 import shutil
 import subprocess
 import sys
+import threading
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
+from unittest import mock
 
 import pytest
+from ruamel.yaml import YAML
 
+import mpigen.check.run as check_module
+import mpigen.load.files as profile_files
 from mpigen.commands.pipeline import CompileResult, compile_profiles
 from mpigen.insight import capacity
 from mpigen.load import load_paths
 from mpigen.load.catalogue import expand_hardware
+from mpigen.load.document import ProfileFile
+from mpigen.load.parse import load_bytes
 from mpigen.manifests.node_placement import launcher_pool
 from mpigen.model import Scheduler
+from mpigen.package import output_files
+from mpigen.readback.discover import ChartInfo
 from mpigen.support.diagnostics import Diagnostic, Severity
+from mpigen.support.parallel import split_map
 from mpigen.validate import validate
 from mpigen.vocabulary import kubernetes
 from mpigen.write import CACHE_DIR
@@ -203,12 +216,130 @@ def run_helm(helm: Path, *args: str | Path, check: bool = True) -> subprocess.Co
     return result
 
 
+class ParseMemo:
+    """The YAML trees of the profile files this process parsed, by their bytes: the many tests that lay an edit over
+    the example fleet (the corpus, validation, the fuzzers) load its 27 files each time, and parsing them was most of
+    what those tests cost. A file whose bytes were parsed before gets that tree again, as a fresh copy through pickle
+    (the form in which the loader's second process already hands its half of the trees back: see
+    generator/support/parallel.py); any other bytes, and every file that is refused, go through the real parser. The
+    tests of loading itself parse every time (`parse_every_time`)."""
+
+    def __init__(self) -> None:
+        self.trees: dict[bytes, tuple[bytes, tuple[str, ...]]] = {}
+
+    def load_bytes(self, raw: bytes, path: str, source: str) -> tuple[ProfileFile | None, list[Diagnostic]]:
+        known = self.trees.get(raw)
+        if known is not None:
+            return ProfileFile(path=path, source=source, data=pickle.loads(known[0]), lines=known[1]), []
+        document, diagnostics = load_bytes(raw, path, source)
+        self._keep(raw, document, diagnostics)
+        return document, diagnostics
+
+    def split_map(self, work: Callable[..., list[Any]], items: Any, weight: Any = None) -> list[Any]:
+        """The loader's split_map, unchanged: the trees parsed in its second process are kept here too."""
+        results = split_map(work, items, weight)
+        if work is profile_files._load_each:
+            for raw, _, document, diagnostics in results:
+                if raw is not None and raw not in self.trees:
+                    self._keep(raw, document, diagnostics)
+        return results
+
+    def _keep(self, raw: bytes, document: ProfileFile | None, diagnostics: list[Diagnostic]) -> None:
+        if document is not None and not diagnostics:
+            self.trees[raw] = (pickle.dumps(document.data, protocol=pickle.HIGHEST_PROTOCOL), document.lines)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def parsed_once() -> Iterator[None]:
+    """Every test loads profiles through one ParseMemo a process."""
+    memo = ParseMemo()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(profile_files, "load_bytes", memo.load_bytes)
+        patch.setattr(profile_files, "split_map", memo.split_map)
+        yield
+
+
+@pytest.fixture(scope="module")
+def parse_every_time() -> Iterator[None]:
+    """The loader as it is, for the tests of loading and of its parallel half (`pytestmark = usefixtures(...)`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(profile_files, "load_bytes", load_bytes)
+        patch.setattr(profile_files, "split_map", split_map)
+        yield
+
+
 @pytest.fixture(scope="session")
 def example() -> CompileResult:
     """The example fleet in profiles/, compiled in memory."""
     result = compile_profiles([PROFILES])
     assert result.ok, [d.format() for d in result.diagnostics]
     return result
+
+
+# --- the base fleet: each shape of the example fleet once (tests/acceptance/test_fuzz.py) ----------------------------
+
+BASE_CLUSTERS = ("cpu-lab", "dgx-lab", "dgx-pod", "gb200-rack", "kueue-lab", "roce-lab", "volcano-lab")
+"""The example clusters that between them have every network provider, scheduler, Kueue API, GitOps tool, job backend,
+DRA shape, kind of object and kind of output file of the example fleet (`fleet_shapes`; test_fuzz.py holds the two
+equal): cpu-lab (no rails, Coscheduling, Flux), dgx-lab (SR-IOV device plugin, no scheduler, Argo CD, TrainJob),
+dgx-pod (SR-IOV operator on InfiniBand, Kueue with topology and priority classes), gb200-rack (DRANET, DRA with a
+ComputeDomain), kueue-lab (Kueue v1beta1), roce-lab (SR-IOV operator on Ethernet) and volcano-lab (host network,
+Volcano, its Job backend). h100-dra and netapp-lab have no shape of their own."""
+BASE_ACCEPTANCE = "dgx-pod"
+"""The one cluster of the base fleet that keeps its fabric acceptance charts (6 of the example's 46)."""
+
+
+def without_keys(text: str, *keys: str) -> str:
+    """The file's text without the top-level `keys` and the block under each."""
+    out, skipping = [], False
+    for line in text.split("\n"):
+        if skipping and (line.startswith((" ", "-", "\t")) or not line.strip()):
+            continue
+        skipping = any(line.startswith(f"{key}:") for key in keys)
+        if not skipping:
+            out.append(line)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+@functools.cache
+def base_fleet() -> MappingProxyType[str, bytes]:
+    """The base fleet's profile files, by path under the profiles folder, read once a process: every hardware file of
+    profiles/, the clusters of BASE_CLUSTERS as written there (but for the `acceptance` block of all but
+    BASE_ACCEPTANCE) and their jobs. For tests that compile the fleet for every example, where the example fleet's
+    other clusters and 40 acceptance charts prove nothing more and cost most of the time (68 charts against 24)."""
+    files: dict[str, bytes] = {}
+    for path in sorted(PROFILES.rglob("*.yaml")):
+        name, raw = path.relative_to(PROFILES).as_posix(), path.read_bytes()
+        profile = YAML(typ="safe", pure=True).load(raw)
+        cluster = profile["name"] if profile["kind"] == "Cluster" else profile.get("cluster")
+        if profile["kind"] != "Hardware" and cluster not in BASE_CLUSTERS:
+            continue
+        if profile["kind"] == "Cluster" and cluster != BASE_ACCEPTANCE:
+            raw = without_keys(raw.decode("utf-8"), "acceptance").encode("utf-8")
+        files[name] = raw
+    assert {f"clusters/{name}.yaml" for name in BASE_CLUSTERS} <= files.keys(), sorted(files)
+    return MappingProxyType(files)
+
+
+def fleet_shapes(result: CompileResult) -> set[tuple[str, ...]]:
+    """What sorts of thing a compiled fleet has, whatever their number: each network provider, scheduler, Kueue API,
+    GitOps tool and way of listing applications, DRA shape and job backend, each kind of object its charts hold and
+    each name of a file it writes."""
+    assert result.fleet is not None
+    shapes: set[tuple[str, ...]] = set()
+    for cluster in result.fleet.clusters:
+        shapes |= {("network provider", cluster.network.provider.value),
+                   ("scheduler", cluster.scheduling.scheduler.value)}
+        if cluster.scheduling.scheduler is Scheduler.KUEUE:
+            shapes.add(("Kueue API", cluster.scheduling.kueue_release.api_version))
+        if cluster.gitops is not None:
+            shapes.add(("GitOps", cluster.gitops.tool.value, cluster.gitops.applications.value))
+        if cluster.dra is not None:
+            shapes.add(("DRA", f"compute domains: {cluster.dra.compute_domains}"))
+    shapes |= {("job backend", job.backend.value) for job in (*result.fleet.jobs, *result.fleet.acceptance)}
+    shapes |= {("object", m.obj["apiVersion"], m.obj["kind"]) for chart in result.charts for m in chart.manifests}
+    shapes |= {("output file", path.rsplit("/", 1)[-1]) for path in output_files(result.charts)}
+    return shapes
 
 
 @pytest.fixture
@@ -281,6 +412,110 @@ def invoke_mpigen(*args: str | Path, cwd: Path | None = None,
 
 
 # --- helpers several test modules share ---------------------------------------------------------------
+
+def chart_digest(folder: Path) -> str:
+    """One hash of a chart folder: every file's name and bytes."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            data = path.read_bytes()
+            digest.update(f"{path.relative_to(folder).as_posix()}\0{len(data)}\0".encode())
+            digest.update(data)
+    return digest.hexdigest()
+
+
+@dataclass
+class Renders:
+    """`mpigen check`'s chart renderer (Helm lint and template), cached by chart content, for tests that check the same
+    charts with the same Helm again (the fuzzers, the committed charts); with `compare_with` (the long fuzz) each new
+    chart is also linted and rendered by a second Helm, which must agree: the same objects, the same verdicts."""
+
+    compare_with: str | None = None
+    cache: dict[tuple[Any, ...], tuple[Any, str | None]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    disagreements: list[str] = field(default_factory=list)
+    """Of the charts of the current check (cleared before each)."""
+
+    def renderer(self) -> type:
+        base = check_module._Renderer
+        outer = self
+
+        class CachedRenderer(base):  # type: ignore[misc, valid-type]
+            def __call__(self, chart: ChartInfo, version: str, linted: Any = None) -> Any:
+                # `linted`: the chart's findings from a `helm lint` of several charts, the same as its own lint's.
+                key = (self.helm, version, chart.display, chart.name, chart_digest(chart.path))
+                with outer.lock:
+                    hit = outer.cache.get(key)
+                if hit is None:
+                    rendered = super().__call__(chart, version, linted)
+                    other = base(outer.compare_with)(chart, version) if outer.compare_with and self.helm else None
+                    hit = (rendered, None if other is None else outer.disagreement(chart, rendered, other))
+                    with outer.lock:
+                        outer.cache[key] = hit
+                rendered, disagreement = hit
+                if disagreement:
+                    with outer.lock:
+                        outer.disagreements.append(disagreement)
+                return copy.deepcopy(rendered)
+
+        return CachedRenderer
+
+    @staticmethod
+    def disagreement(chart: ChartInfo, mine: Any, theirs: Any) -> str | None:
+        def verdicts(findings: list[Any]) -> list[tuple[str, str]]:
+            return sorted({(f.rule, f.severity.value) for f in findings})
+
+        (docs, findings), (other_docs, other_findings) = mine, theirs
+        if [(d.source, d.obj) for d in docs] != [(d.source, d.obj) for d in other_docs]:
+            return f"{chart.display}: Helm 3 and Helm 4 render different objects"
+        if verdicts(findings) != verdicts(other_findings):
+            return (f"{chart.display}: Helm 3 and Helm 4 judge it differently: "
+                    f"{[f.format() for f in findings]} != {[f.format() for f in other_findings]}")
+        return None
+
+
+class SchemaSets:
+    """`mpigen check`'s schema sets, built once per Kubernetes version: reading the CRDs costs seconds."""
+
+    def __init__(self) -> None:
+        self.real = check_module.SchemaSet
+        self.made: dict[tuple[str, bool], Any] = {}
+
+    def __call__(self, version: str, strict: bool = False) -> Any:
+        if (version, strict) not in self.made:
+            made = self.real(version, strict=strict)
+            added: dict[tuple[str, ...], list[str]] = {}
+            plain_add = made.add_crds
+
+            def add_crds(paths: list[Path]) -> list[str]:
+                key = tuple(map(str, paths))
+                if key not in added:
+                    added[key] = plain_add(paths)
+                return added[key]
+
+            made.add_crds = add_crds
+            self.made[(version, strict)] = made
+        return self.made[(version, strict)]
+
+    def formats(self) -> Any:
+        """Built-in and mpigen's own schemas, which keep the `format` of integers (CRDs converted by check lose it)."""
+        if not hasattr(self, "_formats"):
+            self._formats = self.real(check_module.bundled_kube_versions()[-1])
+        return self._formats
+
+
+@contextlib.contextmanager
+def cached_check(renders: Renders, schema_sets: SchemaSets | None = None) -> Iterator[None]:
+    """run_check in this process with Helm's renders of a chart it rendered before taken from `renders`, and the
+    schema sets from `schema_sets` where given (only for checks that all give the same CRDs: a set keeps them)."""
+    assert hasattr(check_module, "_Renderer") and hasattr(check_module, "SchemaSet"), "run_check changed"
+    with contextlib.ExitStack() as patches:
+        patches.enter_context(mock.patch.object(check_module, "_Renderer", renders.renderer()))
+        if schema_sets is not None:
+            patches.enter_context(mock.patch.object(check_module, "SchemaSet", schema_sets))
+        yield
+
+
 def in_cache(path: Path, root: Path) -> bool:
     """Whether `path` lies in the output folder `root`'s cache, which only `render --stamp` makes: walks over the
     repository's charts/ leave it out, since a developer may keep a stamp there (it is not output)."""

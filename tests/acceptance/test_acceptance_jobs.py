@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import PROFILES
 
-from mpigen.commands.pipeline import CompileResult, compile_profiles
+from mpigen.commands.pipeline import CompileResult
 from mpigen.manifests import build_marked_job, job_chart_ref, pods_object
 from mpigen.manifests.job import pod_specs
 from mpigen.model import Job
@@ -22,13 +21,6 @@ from mpigen.model.acceptance import PERFTEST_SERVER_VARIABLE
 # (cluster, the real job on the pool its acceptance jobs prove): each a whole-node GPU job over every rail of its pool.
 REAL_JOBS = [("dgx-lab", "resnet50-dgx"), ("dgx-pod", "vision-resnet50"), ("h100-dra", "llm-pretrain"),
              ("gb200-rack", "mnnvl-allreduce"), ("volcano-lab", "volcano-allreduce"), ("netapp-lab", "netapp-resnet50")]
-
-
-@pytest.fixture(scope="module")
-def example() -> CompileResult:
-    result = compile_profiles([PROFILES])
-    assert result.ok, [d.format() for d in result.diagnostics]
-    return result
 
 
 def _job(jobs: tuple[Job, ...], cluster: str, name: str) -> Job:

@@ -1,6 +1,7 @@
 """`mpigen check` on the command line: exit codes, formats, options. The committed charts (with each Helm), --no-helm
 and the usage errors through the real command in a process of its own; the many inputs and options in this process
-(conftest.invoke_mpigen), where check builds its schemas once."""
+(conftest.invoke_mpigen), where check builds its schemas once and Helm renders each committed chart once
+(conftest.Renders)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ACCEPTANCE_CHARTS, CHARTS, invoke_mpigen, run_mpigen
+from conftest import ACCEPTANCE_CHARTS, CHARTS, Renders, cached_check, invoke_mpigen, run_mpigen
 
 BROKEN_MPIJOB = """\
 apiVersion: kubeflow.org/v2beta1
@@ -111,41 +112,51 @@ POD_SECURITY_LINE = re.compile(
 
 
 @pytest.fixture(scope="module")
+def committed_renders() -> Renders:
+    """Helm's renders of the committed charts, for the in-process checks of them after the first (by each Helm)."""
+    return Renders()
+
+
+@pytest.fixture(scope="module")
 def committed_check(helm: Path) -> subprocess.CompletedProcess[str]:
     """`mpigen check` of the committed charts with `helm`, run once for the tests that read its report: each run
     renders and lints every chart with Helm."""
     return run_mpigen("check", "--helm", helm, CHARTS)
 
 
-def test_check_reports_the_pod_security_level_of_every_workload(helm, committed_check):
+def test_check_reports_the_pod_security_level_of_every_workload(helm, committed_check, committed_renders):
     levels = {}
     for line in committed_check.stdout.splitlines():
         if line.startswith("pod security "):
             level, chart, namespace, why = POD_SECURITY_LINE.fullmatch(line).groups()
             levels[(Path(chart).relative_to(CHARTS).as_posix(), namespace)] = (level, why or "")
     assert levels == COMMITTED_LEVELS
-    data = json.loads(invoke_mpigen("check", "--helm", helm, "--output", "json", CHARTS).stdout)
+    with cached_check(committed_renders):
+        data = json.loads(invoke_mpigen("check", "--helm", helm, "--output", "json", CHARTS).stdout)
     assert sorted((Path(w["source"]).parent.parent.relative_to(CHARTS).as_posix(), w["namespace"], w["level"])
                   for w in data["podSecurity"]) == sorted((c, n, lv) for (c, n), (lv, _) in COMMITTED_LEVELS.items())
 
 
-def test_the_committed_charts_pass_strictly_without_crds(helm, committed_check):
+def test_the_committed_charts_pass_strictly_without_crds(helm, committed_check, committed_renders):
     """Every kind mpigen emits has a schema shipped with it, the GitOps kinds of the bootstrap output too (Argo CD
     Applications and Flux GitRepository, Kustomization and HelmReleases): no warning, nothing unknown under
     --strict."""
-    for result in (committed_check, invoke_mpigen("check", "--helm", helm, "--strict", CHARTS)):
+    with cached_check(committed_renders):
+        strict = invoke_mpigen("check", "--helm", helm, "--strict", CHARTS)
+    for result in (committed_check, strict):
         assert result.returncode == 0, result.stdout + result.stderr
         assert findings(result.stdout) == [f"0 error(s), 0 warning(s) in {DOCUMENTS}"]
         assert "rendering and linting with helm v" in result.stderr
 
 
-def test_the_committed_charts_pass_strictly_with_the_upstream_gitops_crds(helm, upstream):
+def test_the_committed_charts_pass_strictly_with_the_upstream_gitops_crds(helm, upstream, committed_renders):
     gitops = upstream / "gitops"
     crds = [gitops / "argocd" / "application-crd.yaml", *(gitops / "flux" / f"{kinds}.yaml" for kinds in (
         "source.toolkit.fluxcd.io_gitrepositories", "kustomize.toolkit.fluxcd.io_kustomizations",
         "helm.toolkit.fluxcd.io_helmreleases"))]  # the others there (ApplicationSet: 1.4 MB) add 15 s
-    result = invoke_mpigen("check", "--helm", helm, "--strict", *(arg for crd in crds for arg in ("--crds", crd)),
-                           CHARTS)
+    with cached_check(committed_renders):
+        result = invoke_mpigen("check", "--helm", helm, "--strict", *(arg for crd in crds for arg in ("--crds", crd)),
+                               CHARTS)
     assert result.returncode == 0, result.stdout + result.stderr
     assert findings(result.stdout) == [f"0 error(s), 0 warning(s) in {DOCUMENTS}"]
 

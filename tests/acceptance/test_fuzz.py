@@ -1,7 +1,13 @@
-"""Fuzzing the example fleet: every mutation of profiles/ either compiles to charts that render with real Helm
+"""Fuzzing the example fleet: every mutation of its profiles either compiles to charts that render with real Helm
 and pass `mpigen check`, or is refused with clean `path:line:col` diagnostics. Never a traceback.
 
-Each example copies profiles/ and mutates it, at one of two levels:
+Each example compiles, writes and checks the whole fleet, so CI mutates the base fleet (tests/conftest.py's
+base_fleet): the clusters of profiles/ that between them have every network provider, scheduler, Kueue API, GitOps
+tool, job backend and DRA shape of the example fleet and every kind of object and file it writes (which a test here
+holds), with their jobs and every hardware file, and the fabric acceptance charts of one of them only: 24 charts of
+the 68, as the others prove nothing more. `make fuzz` mutates the whole example fleet.
+
+Each example copies the fleet's profiles and mutates them, at one of two levels:
 
 - tree level (most examples): the profiles' YAML is loaded and 1-3 mutations are applied (delete a key,
   replace a value by one of another type or a hostile string, duplicate or drop a list item, rename a key to a
@@ -37,7 +43,7 @@ Where such a case compiles, what it wrote must reach the cluster as written (an 
 an image), merges must give the objects their spelled-out form gives, and a character docs/security.md refuses must
 have been refused; a long string's render must end within 30 s (a linear one takes about a second).
 
-Then `mpigen render` runs in-process into a folder already holding the example fleet's charts, and:
+Then `mpigen render` runs in-process into a folder already holding the fleet's charts, and:
 
 - no exception may escape it, and it may raise no Python warning (the real command would print it raw);
 - when it fails, every line it prints is `path:line:col: severity: message` with a path of the profile set (or a
@@ -50,8 +56,8 @@ Then `mpigen render` runs in-process into a folder already holding the example f
 Only charts whose bytes are new are given to Helm: renders are cached by chart content.
 
 CI runs a fixed number of examples from a fixed seed without an example database, so every run tries the same
-mutations (100 of the tree and text levels, 20 merge-key and 20 implicit-type cases, 25 control characters, 4 long
-strings, 15 reserved names, 20 quantities). `make fuzz` runs many more from a random seed (N of the tree and text
+mutations (25 of the tree and text levels, 10 merge-key and 10 implicit-type cases, 15 control characters, 4 long
+strings, 15 reserved names, 14 quantities). `make fuzz` runs many more from a random seed (N of the tree and text
 levels, N/4 of each of the first three classes (at least 50), N/20 long strings (at least 8), N/8 reserved names
 and N/8 quantities (at least 30); the seed is printed, so a failure can be replayed with MPIGEN_FUZZ_SEED), and
 renders every new chart with Helm 3 and Helm 4, which must agree.
@@ -63,44 +69,53 @@ renders every new chart with Helm 3 and Helm 4, which must agree.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import math
 import os
 import re
 import shutil
 import stat
-import threading
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from io import BytesIO
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
 from click.testing import CliRunner
-from conftest import PROFILES, REPO, UPSTREAM, require_helm
+from conftest import (
+    ACCEPTANCE_CHARTS,
+    BASE_ACCEPTANCE,
+    BASE_CLUSTERS,
+    PROFILES,
+    REPO,
+    UPSTREAM,
+    Renders,
+    SchemaSets,
+    base_fleet,
+    cached_check,
+    fleet_shapes,
+    require_helm,
+    without_keys,
+)
 from hypothesis import HealthCheck, event, example, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 from jsonschema import FormatChecker
 from ruamel.yaml import YAML
 
-import mpigen.check.run as check_module
 from mpigen.check import CheckOptions, run_check
 from mpigen.commands.cli import main
 from mpigen.commands.pipeline import compile_profiles
 from mpigen.load.catalogue import BUILTIN_DIR, BUILTIN_PREFIX
 from mpigen.package import output_files
-from mpigen.readback.discover import ChartInfo
 
-CI_EXAMPLES = 25  # about 18 s on a 2-core machine, beside the rest of the suite (the fleet has 9 clusters)
+CI_EXAMPLES = 25  # about 12 s on a 2-core machine, beside the rest of the suite (the base fleet: 24 charts)
 CI_SEED = 20_260_611
 LONG = "MPIGEN_FUZZ_EXAMPLES" in os.environ
 EXAMPLES = int(os.environ.get("MPIGEN_FUZZ_EXAMPLES", CI_EXAMPLES))
@@ -115,10 +130,12 @@ CRDS = (UPSTREAM / "gitops" / "argocd" / "application-crd.yaml",
         UPSTREAM / "mpi-operator" / "kubeflow.org_mpijobs.yaml",
         UPSTREAM / "network" / "nad-client" / "artifacts__networks-crd.yaml")
 
-# --- the example fleet, as trees and as bytes -----------------------------------------------------------------------
+# --- the fleet, as trees and as bytes ------------------------------------------------------------------------------
 
-EXAMPLE_FILES: dict[str, bytes] = {p.relative_to(PROFILES).as_posix(): p.read_bytes()
-                                   for p in sorted(PROFILES.rglob("*.yaml"))}
+FLEET_FILES: Mapping[str, bytes] = base_fleet() if not LONG else {
+    p.relative_to(PROFILES).as_posix(): p.read_bytes() for p in sorted(PROFILES.rglob("*.yaml"))}
+"""What each example mutates, by path under profiles/: in CI the base fleet (conftest.base_fleet: every shape of the
+example fleet, and a third of its charts), in the long run the whole example fleet."""
 
 
 def _load(raw: bytes) -> Any:
@@ -135,7 +152,8 @@ def dump(tree: Any) -> bytes:
     return out.getvalue()
 
 
-EXAMPLE_TREES: dict[str, Any] = {path: _load(raw) for path, raw in EXAMPLE_FILES.items()}
+FLEET_TREES: dict[str, Any] = {path: _load(raw) for path, raw in FLEET_FILES.items()}
+FLEET_CLUSTERS = {tree["name"] for path, tree in FLEET_TREES.items() if path.startswith("clusters/")}
 
 Path_ = tuple[Any, ...]
 
@@ -159,9 +177,9 @@ def get(tree: Any, path: Path_) -> Any:
 
 REFERENCE_KEYS = ("name", "cluster", "pool", "hardware", "extends", "nic", "namespace", "claim", "kind", "provider",
                   "tool", "hostInterface", "pfName", "hca")
-REFERENCE_VALUES = sorted({value for tree in EXAMPLE_TREES.values() for path, value in nodes(tree)
+REFERENCE_VALUES = sorted({value for tree in FLEET_TREES.values() for path, value in nodes(tree)
                            if path and path[-1] in REFERENCE_KEYS and isinstance(value, str)}
-                          | {value for tree in EXAMPLE_TREES.values() for value in tree.get("namespaces", [])})
+                          | {value for tree in FLEET_TREES.values() for value in tree.get("namespaces", [])})
 
 # --- values of other types, and hostile strings ----------------------------------------------------------------------
 
@@ -248,7 +266,7 @@ class Case:
     kept: list[Kept] = field(default_factory=list)
     """Texts a compiled fleet must carry as written."""
     same_as_example: list[str] = field(default_factory=list)
-    """Job files whose charts must render to the same objects as the example's (merge keys spelling them out)."""
+    """Job files whose charts must render to the same objects as the fleet's own (merge keys spelling them out)."""
     must_refuse: str = ""
     """Why the case must not compile, if it must not."""
     refused_for: str = ""
@@ -302,8 +320,9 @@ FEATURES: dict[str, tuple[tuple[str, Any], ...]] = {
         *(("*", {"cluster": cluster, "pool": pool, "namespace": namespace}) for cluster, pool, namespace in (
             ("dgx-lab", "dgx", "ml-training"), ("dgx-lab", "cpu", "hpc"), ("cpu-lab", "cpu", "mpi"),
             ("netapp-lab", "dgx", "ai-training"), ("dgx-pod", "dgx", "team-vision"), ("dgx-pod", "dgx", "team-language"),
-            ("volcano-lab", "dgx", "training"),
-            ("h100-dra", "h100", "llm"))),  # the job moved, as a whole, to another pool of the fleet
+            ("volcano-lab", "dgx", "training"), ("h100-dra", "h100", "llm"), ("gb200-rack", "gb200", "frontier"),
+            ("kueue-lab", "cpu", "research"), ("roce-lab", "dgx", "roce-training"))
+          if cluster in FLEET_CLUSTERS),  # the job moved, as a whole, to another pool of the fleet
     ),
     "Cluster": (
         ("podSecurity", {"hpc": "privileged"}), ("podSecurity", {"mpi": "baseline", "ml-training": "restricted"}),
@@ -359,7 +378,7 @@ TREE_MUTATIONS = ("replace", "delete_key", "rename_key", "add_key", "duplicate_i
 
 @st.composite
 def tree_cases(draw: st.DrawFn) -> Case:
-    trees = copy.deepcopy(EXAMPLE_TREES)
+    trees = copy.deepcopy(FLEET_TREES)
     dirty: set[str] = set()
     deleted: set[str] = set()
     case = Case({})
@@ -474,7 +493,7 @@ def tree_cases(draw: st.DrawFn) -> Case:
             case.steps.append(f"copy {name} to {target}")
             continue
         dirty.add(name)
-    case.files = {path: (dump(trees[path]) if path in dirty else EXAMPLE_FILES.get(path) or dump(trees[path]))
+    case.files = {path: (dump(trees[path]) if path in dirty else FLEET_FILES.get(path) or dump(trees[path]))
                   for path in sorted(trees) if path not in deleted}
     return case
 
@@ -487,8 +506,8 @@ SNIPPETS = (b"---\n", b"\n---\n", b"...\n", b"&a ", b"*a", b"&a", b" *a\n", b"<<
 
 @st.composite
 def text_cases(draw: st.DrawFn) -> Case:
-    name = draw(st.sampled_from(sorted(EXAMPLE_FILES)))
-    raw = bytearray(EXAMPLE_FILES[name])
+    name = draw(st.sampled_from(sorted(FLEET_FILES)))
+    raw = bytearray(FLEET_FILES[name])
     case = Case({})
     for _ in range(draw(st.integers(1, 3))):
         at = draw(st.integers(0, len(raw)))
@@ -515,7 +534,7 @@ def text_cases(draw: st.DrawFn) -> Case:
             data = draw(st.sampled_from(SNIPPETS))
             raw[start:start] = data
             case.steps.append(f"{name}: insert {bytes(data)!r} at the line starting at byte {start}")
-    case.files = {**EXAMPLE_FILES, name: bytes(raw)}
+    case.files = {**FLEET_FILES, name: bytes(raw)}
     return case
 
 
@@ -525,7 +544,7 @@ def text_cases(draw: st.DrawFn) -> Case:
 # `env`, `program`, `mpirunArgs`, `image` or `description`. What the text must become, if the profile compiles, is
 # recorded with the case (`Kept`), and checked in what Helm renders.
 
-JOB_FILES = sorted(name for name in EXAMPLE_FILES if name.startswith("jobs/"))
+JOB_FILES = sorted(name for name in FLEET_FILES if name.startswith("jobs/"))
 
 
 @dataclass(frozen=True)
@@ -541,18 +560,6 @@ class Kept:
     def __repr__(self) -> str:
         shown = self.text if len(self.text) < 60 else f"{self.text[:30]!r}...({len(self.text)} characters)"
         return f"Kept({self.job} {self.where}, {self.name or ''}{'=' if self.name else ''}{shown!r})"
-
-
-def without_keys(text: str, *keys: str) -> str:
-    """The file's text without the top-level `keys` and the block under each."""
-    out, skipping = [], False
-    for line in text.split("\n"):
-        if skipping and (line.startswith((" ", "-", "\t")) or not line.strip()):
-            continue
-        skipping = any(line.startswith(f"{key}:") for key in keys)
-        if not skipping:
-            out.append(line)
-    return "\n".join(out).rstrip("\n") + "\n"
 
 
 def flow(value: Any) -> str:
@@ -582,8 +589,8 @@ TARGETS = ("env-value", "env-key", "program", "mpirunArgs", "image", "descriptio
 def _string_field(job: str, target: str, written: str, text: str | None, case: Case) -> None:
     """Put the YAML scalar `written` (standing for `text`, or for what the loader makes of it when None) at
     `target` of `job`, recording what a compile must keep."""
-    tree = EXAMPLE_TREES[job]
-    raw = EXAMPLE_FILES[job].decode("utf-8")
+    tree = FLEET_TREES[job]
+    raw = FLEET_FILES[job].decode("utf-8")
     if target in ("env-value", "env-key"):
         env = {str(k): str(v) for k, v in (tree.get("env") or {}).items()}
         body = "".join(f"  {flow(k)}: {flow(v)}\n" for k, v in env.items())
@@ -612,9 +619,9 @@ def merge_key_cases(draw: st.DrawFn) -> Case:
     """`<<` in its valid forms (a mapping, a list of them, anchored and aliased, nested), with a known result,
     and in forms YAML refuses (not a mapping, twice, an undefined alias, inside a list)."""
     job = draw(st.sampled_from(JOB_FILES))
-    case = Case(dict(EXAMPLE_FILES), [f"{job}: merge keys"], classes=["merge keys"])
-    raw = EXAMPLE_FILES[job].decode("utf-8")
-    tree = EXAMPLE_TREES[job]
+    case = Case(dict(FLEET_FILES), [f"{job}: merge keys"], classes=["merge keys"])
+    raw = FLEET_FILES[job].decode("utf-8")
+    tree = FLEET_TREES[job]
     form = draw(st.sampled_from(("env", "env", "top", "top-override", "hostile")))
     names = st.sampled_from(("A", "B", "C", "NCCL_DEBUG"))
     texts = st.sampled_from(("1", "x", "", "{{ .Release.Name }}", "2024-01-01 10:00:00", "a b"))
@@ -672,7 +679,7 @@ def implicit_type_cases(draw: st.DrawFn) -> Case:
     job = draw(st.sampled_from(JOB_FILES))
     written = draw(st.sampled_from(IMPLICIT))
     target = draw(st.sampled_from(TARGETS))
-    case = Case(dict(EXAMPLE_FILES), [f"{job}: {target} = {written} (plain)"], classes=["implicit types"])
+    case = Case(dict(FLEET_FILES), [f"{job}: {target} = {written} (plain)"], classes=["implicit types"])
     _string_field(job, target, written, written, case)
     version = draw(st.sampled_from(("1.2", "1.1")))
     if version == "1.1":
@@ -692,7 +699,7 @@ def control_character_cases(draw: st.DrawFn) -> Case:
     before, after = draw(st.sampled_from((("", ""), ("a", "b"), ("/bin/x", " --flag"), ("", "x"))))
     written = '"' + before + escape + after.replace('"', '\\"') + '"'
     text = before + CONTROL_ESCAPES[escape] + after
-    case = Case(dict(EXAMPLE_FILES), [f"{job}: {target} = {written}"], classes=["control characters"])
+    case = Case(dict(FLEET_FILES), [f"{job}: {target} = {written}"], classes=["control characters"])
     _string_field(job, target, written, text, case)
     forbidden = FORBIDDEN_IN_KEYS if target == "env-key" else FORBIDDEN_IN_VALUES
     if forbidden.search(text):
@@ -725,7 +732,7 @@ def long_string_cases(draw: st.DrawFn) -> Case:
     else:
         text = unit * max(size // len(unit.encode("utf-8")), 1)
     written = flow(text) if style == "double" else "'" + text.replace("'", "''") + "'"
-    case = Case(dict(EXAMPLE_FILES), [f"{job}: {target} = {style}-quoted {unit!r} x {len(text)}"],
+    case = Case(dict(FLEET_FILES), [f"{job}: {target} = {style}-quoted {unit!r} x {len(text)}"],
                 classes=["long strings"])
     _string_field(job, target, written, text, case)
     band = {LONG_SIZES[0]: "64 KiB", LONG_SIZES[1]: "256 KiB", LONG_SIZES[2]: "just under 1 MiB"}.get(size, "over 1 MiB")
@@ -753,7 +760,7 @@ SITE_KUBE_NAMESPACES = ("kube-openmpi", "kube-jobs")
 (Kubernetes' documentation keeps the prefix for its system namespaces)."""
 KEY_SPELLINGS = ("as-is", "subdomain", "upper", "capitalised", "trailing-dot", "look-alike", "space")
 LOOK_ALIKES = {"o": "\u043e", "e": "\u0435", "a": "\u0430", "i": "\u0456", "c": "\u0441", "p": "\u0440", "x": "\u0445"}
-CLUSTER_FILES = sorted(name for name in EXAMPLE_FILES if name.startswith("clusters/"))
+CLUSTER_FILES = sorted(name for name in FLEET_FILES if name.startswith("clusters/"))
 
 
 def _spelled(domain: str, spelling: str) -> str:
@@ -780,7 +787,7 @@ def reserved_cases(draw: st.DrawFn) -> Case:
     namespace (or existing one, or the one the profile's GitOps tool or network operator runs in), or a `system-`
     priority class declared or named: each refused, for that reason, at a clean `path:line:col`. A site's own `kube-*`
     namespace is refused where the infra chart would create it, and compiles where it exists already."""
-    trees = copy.deepcopy(EXAMPLE_TREES)
+    trees = copy.deepcopy(FLEET_TREES)
     case = Case({}, classes=["reserved"])
     kind = draw(st.sampled_from(("key", "key", "namespace", "component-namespace", "priority-class")))
     if kind == "key":
@@ -854,7 +861,7 @@ def reserved_cases(draw: st.DrawFn) -> Case:
         case.refused_for = f"priority class '{name}': Kubernetes keeps priority class names starting with `system-`"
         case.steps.append(f"{cluster}: priority class {name} ({'declared' if declared else 'named by a job'})")
         case.kinds.append(f"a `system-` priority class, {'declared' if declared else 'named only'}")
-    case.files = {**EXAMPLE_FILES, **case.files}
+    case.files = {**FLEET_FILES, **case.files}
     case.must_refuse = case.steps[-1]
     return case
 
@@ -889,10 +896,10 @@ def quantity_cases(draw: st.DrawFn) -> Case:
     """A quantity of any size, precision and suffix in a job's CPU, memory or /dev/shm (its workers' or its
     launcher's), or a node's memoryGiB at the edge of what Kubernetes counts: compiled as the cluster would keep it,
     or refused (for that reason where Kubernetes would round or cap it); never a traceback."""
-    trees = copy.deepcopy(EXAMPLE_TREES)
+    trees = copy.deepcopy(FLEET_TREES)
     case = Case({}, classes=["quantities"])
     if draw(st.integers(0, 5)) == 0:
-        hardware = draw(st.sampled_from(sorted(name for name in EXAMPLE_FILES if name.startswith("hardware/"))))
+        hardware = draw(st.sampled_from(sorted(name for name in FLEET_FILES if name.startswith("hardware/"))))
         gib = draw(st.sampled_from(NODE_MEMORY_GIB))
         trees[hardware]["memoryGiB"] = gib
         case.files[hardware] = dump(trees[hardware])
@@ -919,7 +926,7 @@ def quantity_cases(draw: st.DrawFn) -> Case:
             case.must_refuse, case.refused_for = case.steps[-1], f"not a whole number of {unit}"
         case.kinds.append(f"{'.'.join(path)}: " + ("past what Kubernetes counts" if count > MAX_COUNT else "rounded"
                                                    if count.denominator != 1 else "kept"))
-    case.files = {**EXAMPLE_FILES, **case.files}
+    case.files = {**FLEET_FILES, **case.files}
     return case
 
 
@@ -935,93 +942,6 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def chart_digest(folder: Path) -> str:
-    digest = hashlib.sha256()
-    for path, data in snapshot(folder).items():
-        digest.update(f"{path}\0{len(data)}\0".encode())
-        digest.update(data)
-    return digest.hexdigest()
-
-
-@dataclass
-class Renders:
-    """`mpigen check`'s chart renderer (Helm lint and template), cached by chart content; in the long run each new
-    chart is also linted and rendered by a second Helm, which must agree: the same objects, the same verdicts."""
-
-    compare_with: str | None = None
-    cache: dict[tuple[Any, ...], tuple[Any, str | None]] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    disagreements: list[str] = field(default_factory=list)
-    """Of the charts of the current check (cleared before each)."""
-
-    def renderer(self) -> type:
-        base = check_module._Renderer
-        outer = self
-
-        class CachedRenderer(base):  # type: ignore[misc, valid-type]
-            def __call__(self, chart: ChartInfo, version: str, linted: Any = None) -> Any:
-                # `linted`: the chart's findings from a `helm lint` of several charts, the same as its own lint's.
-                key = (self.helm, version, chart.display, chart.name, chart_digest(chart.path))
-                with outer.lock:
-                    hit = outer.cache.get(key)
-                if hit is None:
-                    rendered = super().__call__(chart, version, linted)
-                    other = base(outer.compare_with)(chart, version) if outer.compare_with and self.helm else None
-                    hit = (rendered, None if other is None else outer.disagreement(chart, rendered, other))
-                    with outer.lock:
-                        outer.cache[key] = hit
-                rendered, disagreement = hit
-                if disagreement:
-                    with outer.lock:
-                        outer.disagreements.append(disagreement)
-                return copy.deepcopy(rendered)
-
-        return CachedRenderer
-
-    @staticmethod
-    def disagreement(chart: ChartInfo, mine: Any, theirs: Any) -> str | None:
-        def verdicts(findings: list[Any]) -> list[tuple[str, str]]:
-            return sorted({(f.rule, f.severity.value) for f in findings})
-
-        (docs, findings), (other_docs, other_findings) = mine, theirs
-        if [(d.source, d.obj) for d in docs] != [(d.source, d.obj) for d in other_docs]:
-            return f"{chart.display}: Helm 3 and Helm 4 render different objects"
-        if verdicts(findings) != verdicts(other_findings):
-            return (f"{chart.display}: Helm 3 and Helm 4 judge it differently: "
-                    f"{[f.format() for f in findings]} != {[f.format() for f in other_findings]}")
-        return None
-
-
-class SchemaSets:
-    """`mpigen check`'s schema sets, built once per Kubernetes version: reading the CRDs costs seconds."""
-
-    def __init__(self) -> None:
-        self.real = check_module.SchemaSet
-        self.made: dict[tuple[str, bool], Any] = {}
-
-    def __call__(self, version: str, strict: bool = False) -> Any:
-        if (version, strict) not in self.made:
-            made = self.real(version, strict=strict)
-            added: dict[tuple[str, ...], list[str]] = {}
-            plain_add = made.add_crds
-
-            def add_crds(paths: list[Path]) -> list[str]:
-                key = tuple(map(str, paths))
-                if key not in added:
-                    added[key] = plain_add(paths)
-                return added[key]
-
-            made.add_crds = add_crds
-            self.made[(version, strict)] = made
-        return self.made[(version, strict)]
-
-    def formats(self) -> Any:
-        """Built-in and mpigen's own schemas, which keep the `format` of integers (CRDs converted by check lose it)."""
-        if not hasattr(self, "_formats"):
-            self._formats = self.real(check_module.bundled_kube_versions()[-1])
-        return self._formats
-
-
 @dataclass(repr=False)
 class Fixture:
     root: Path
@@ -1030,7 +950,7 @@ class Fixture:
     renders: Renders
     schema_sets: SchemaSets
     example: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    """The example fleet's objects, by chart folder."""
+    """The fleet's objects (unmutated), by chart folder."""
 
     def __repr__(self) -> str:
         return f"Fixture({self.root})"
@@ -1048,9 +968,7 @@ class Fixture:
 
     @contextmanager
     def cached_check(self) -> Iterator[None]:
-        assert hasattr(check_module, "_Renderer") and hasattr(check_module, "SchemaSet"), "run_check changed"
-        with mock.patch.object(check_module, "_Renderer", self.renders.renderer()), \
-                mock.patch.object(check_module, "SchemaSet", self.schema_sets):
+        with cached_check(self.renders, self.schema_sets):
             yield
 
 
@@ -1106,7 +1024,7 @@ def fuzz(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
     root = tmp_path_factory.mktemp("fuzz").resolve()
     fixture = Fixture(root, {}, CheckOptions(helm=str(helm4), crds=CRDS, strict=True),
                       Renders(compare_with=str(helm3) if helm3 else None), SchemaSets())
-    write_files(fixture.profiles, EXAMPLE_FILES)
+    write_files(fixture.profiles, FLEET_FILES)
     result = render(fixture.profiles, fixture.out)
     assert result.exit_code == 0, result.output
     fixture.baseline = snapshot(fixture.out)
@@ -1274,7 +1192,7 @@ def kept_problems(kept: list[Kept], documents: list[Any], charts: dict[str, str]
 
 
 def run_case(fixture: Fixture, case: Case, seconds: float | None = None) -> None:
-    """Render `case` into a copy of the example charts, and hold it to the promises of the module docstring;
+    """Render `case` into a copy of the fleet's charts, and hold it to the promises of the module docstring;
     `seconds` bounds the render's wall time (a linear render of 1 MiB takes about one)."""
     write_files(fixture.profiles, case.files)
     write_files(fixture.out, fixture.baseline)
@@ -1307,7 +1225,7 @@ def run_case(fixture: Fixture, case: Case, seconds: float | None = None) -> None
     for job in case.same_as_example:
         chart = next(c for c in compiled.charts if c.source.endswith("/" + job))
         assert sorted((m.obj for m in chart.manifests), key=identity) == fixture.example[chart.directory], (
-            f"{job}: merge keys spelling out the example's own values give other objects")
+            f"{job}: merge keys spelling out the fleet's own values give other objects")
     assert snapshot(fixture.out) == {**output_files(compiled.charts), ".mpigen-owned": snapshot(fixture.out)[
         ".mpigen-owned"]}, "the output folder is not what the profiles compile to"
     fixture.renders.disagreements.clear()
@@ -1344,7 +1262,7 @@ def _settings() -> Callable[[Any], Any]:
 @seed(SEED)
 @_settings()
 @given(case=cases)
-@example(case=Case(dict(EXAMPLE_FILES), ["the example fleet as it is"]))
+@example(case=Case(dict(FLEET_FILES), ["the fleet as it is"]))
 def test_a_mutated_fleet_compiles_and_checks_clean_or_fails_cleanly(fuzz: Fixture, case: Case) -> None:
     run_case(fuzz, case)
 
@@ -1403,6 +1321,19 @@ LONG_EXAMPLES = max(EXAMPLES // 20, 8) if LONG else 4  # each renders and checks
 @given(case=long_string_cases())
 def test_a_long_adversarial_string_compiles_kept_or_fails_cleanly_in_time(fuzz: Fixture, case: Case) -> None:
     run_case(fuzz, case, seconds=30)
+
+
+def test_the_base_fleet_has_every_shape_of_the_example_fleet(example, tmp_path):
+    """What CI's fuzz proves of the base fleet holds for the example fleet only while the base has every shape the
+    example has: a cluster of a new shape in profiles/ fails here until conftest.BASE_CLUSTERS names it."""
+    write_files(tmp_path, dict(base_fleet()))
+    base = compile_profiles([tmp_path])
+    assert base.ok, [d.format() for d in base.diagnostics]
+    missing = fleet_shapes(example) - fleet_shapes(base)
+    assert not missing, f"the base fleet lacks {sorted(missing)}: add the example cluster that has it to BASE_CLUSTERS"
+    acceptance = sorted(chart.directory for chart in base.charts if "/acceptance/" in chart.directory)
+    assert acceptance == [chart for chart in ACCEPTANCE_CHARTS if chart.startswith(f"{BASE_ACCEPTANCE}/")]
+    assert {cluster.name for cluster in base.fleet.clusters} == set(BASE_CLUSTERS)
 
 
 @pytest.mark.parametrize(("written", "container_gets"), [

@@ -1,10 +1,12 @@
 """Every built-in hardware profile x network provider x MPI implementation that makes sense compiles, passes
-`mpigen check --strict` with real Helm 3 and Helm 4, and its custom resources validate against the upstream CRDs.
+`mpigen check --strict` with real Helm 4, renders with real Helm 3 and Helm 4 to exactly the objects mpigen built, and
+its custom resources validate against the upstream CRDs.
 
 One profiles folder holds the whole matrix: a site Hardware profile extending each built-in, one cluster per
 provider x GPU hardware (a homogeneous GPU cluster, as sites build them; the DGX-1 clusters of the RDMA providers
 also carry a pool of cpu-node, and `tcp-cpu` is a CPU-only cluster), and one job per combination. It is rendered
-once and checked once per Helm version, so the matrix costs a few seconds, not one render+check per combination.
+once (by the real command line), checked once (in this process: Helm 4's renders are the check's own) and rendered
+by Helm 3 once, so the matrix costs a few seconds, not one render+check per combination.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import CustomResourceSchemas, is_run_of, run_mpigen
+from conftest import CustomResourceSchemas, is_run_of, require_helm, run_mpigen
 from test_charts_helm import identity, template
 
+from mpigen.check import CheckOptions, run_check
 from mpigen.commands.pipeline import CompileResult, compile_profiles
 
 API = "apiVersion: mpigen/v1alpha1\n"
@@ -295,19 +298,28 @@ def render_matrix(root: Path, files: dict[str, str]) -> tuple[Path, Path]:
     return profiles, charts
 
 
-def check_matrix_strict(helm: str, upstream: Path, charts: Path, kinds: set[str]) -> str:
+def check_matrix_strict(helm: Path, upstream: Path, charts: Path, kinds: set[str], compiled: CompileResult) -> str:
     """`mpigen check --strict` over a rendered matrix with real Helm, given the upstream CRDs of the operators' and
     GitOps tools' kinds among `kinds` (with --strict any other kind fails; `check` validates each CRD it is given,
-    which costs seconds for large ones the charts do not need): asserts it passes and returns its summary line."""
+    which costs seconds for large ones the charts do not need): asserts it passes, and that Helm rendered each chart
+    to exactly the objects mpigen built for it (`compiled`), and returns its summary line. In this process, as
+    run_check: `mpigen check` as a process of its own is tests/acceptance/test_check_cli.py's."""
     crds = [path for name, paths in crd_files(upstream).items() if name in ("sriov-network-operator", "gitops")
             for path in paths if {kind for _, kind in CustomResourceSchemas([path]).keys} & kinds]
-    checked = run_mpigen("check", "--helm", helm, "--strict", *(a for crd in crds for a in ("--crds", crd)), charts)
-    assert checked.returncode == 0, checked.stdout + checked.stderr
-    return checked.stdout.splitlines()[-1]
+    report = run_check([charts], CheckOptions(helm=str(helm), crds=tuple(crds), strict=True))
+    assert not report.findings, [finding.format() for finding in report.findings]
+    rendered: dict[str, list[dict[str, Any]]] = {}
+    for document in report.documents:
+        rendered.setdefault(document.chart, []).append(document.obj)
+    for chart in compiled.charts:
+        built = sorted((manifest.obj for manifest in chart.manifests), key=identity)
+        assert sorted(rendered.get(f"{charts.as_posix()}/{chart.directory}", []), key=identity) == built, chart.directory
+    return report.summary()
 
 
 def assert_helm_renders_the_compiled_objects(helm: Path, charts: Path, compiled: CompileResult) -> None:
-    """Each chart of a rendered matrix, rendered by `helm`, is exactly the objects mpigen built for it."""
+    """Each chart of a rendered matrix, rendered by `helm` (`helm template`), is exactly the objects mpigen built for
+    it: for Helm 3, whose renders no check here makes."""
     for chart in compiled.charts:
         rendered = sorted(template(helm, chart.ref.release, charts / chart.directory), key=identity)
         built = sorted((manifest.obj for manifest in chart.manifests), key=identity)
@@ -377,18 +389,19 @@ def test_every_combination_has_a_chart_with_its_mpijob(matrix, compiled):
     assert len(infra) == len(PROVIDERS) * len(GPU_HARDWARE) + 1  # + tcp-cpu
 
 
-def test_helm_renders_every_matrix_chart_to_the_objects_mpigen_built(helm, matrix, compiled):
-    assert_helm_renders_the_compiled_objects(helm, matrix[1], compiled)
+def test_helm3_renders_every_matrix_chart_to_the_objects_mpigen_built(matrix, compiled):
+    assert_helm_renders_the_compiled_objects(require_helm(3), matrix[1], compiled)
 
 
 def test_the_matrix_passes_check_strict_with_real_helm(helm4, upstream, matrix, compiled):
+    """With Helm 4, whose render of every chart is exactly what mpigen built."""
     _, charts = matrix
     kinds = {doc["kind"] for _, doc in _objects(compiled)}
     crds = [path for name, paths in crd_files(upstream).items() if name in ("sriov-network-operator", "gitops")
             for path in paths if {kind for _, kind in CustomResourceSchemas([path]).keys} & kinds]
     # SriovNetworkNodePolicy, SriovNetworkPoolConfig, SriovNetwork, SriovIBNetwork; Argo CD and Flux
     assert len(crds) == 8, crds
-    summary = check_matrix_strict(helm4, upstream, charts, kinds)
+    summary = check_matrix_strict(helm4, upstream, charts, kinds, compiled)
     charts_checked = len(COMBINATIONS) + len(PROVIDERS) * len(GPU_HARDWARE) + 1
     gitops_files = 2 * (len(PROVIDERS) * len(GPU_HARDWARE) + 1)  # root/ and apps/ of every cluster
     assert re.fullmatch(rf"0 error\(s\), 0 warning\(s\) in \d+ document\(s\) of {charts_checked} chart\(s\) and "

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import kubernetes_validate
 import pytest
-from conftest import CustomResourceSchemas, is_run_of
+from conftest import CustomResourceSchemas, is_run_of, require_helm
 from test_matrix import (
     COMBINATIONS,
     GPU_HARDWARE,
@@ -64,15 +64,15 @@ def test_every_combination_is_a_volcano_job_valid_for_volcano_and_kubernetes(com
         assert is_run_of(name, directory.rsplit("/", 1)[1]) and problems == [], directory
 
 
-def test_helm_renders_every_volcano_chart_to_the_objects_mpigen_built(helm, matrix, compiled):
-    assert_helm_renders_the_compiled_objects(helm, matrix[1], compiled)
+def test_helm3_renders_every_volcano_chart_to_the_objects_mpigen_built(matrix, compiled):
+    assert_helm_renders_the_compiled_objects(require_helm(3), matrix[1], compiled)
 
 
 def test_the_volcano_matrix_passes_check_strict_with_real_helm(helm4, upstream, matrix, compiled):
     _, charts = matrix
     kinds = {m.obj["kind"] for chart in compiled.charts for m in chart.manifests}
     summary = check_matrix_strict(helm4, upstream, charts, kinds | {"Application", "HelmRelease", "GitRepository",
-                                                                  "Kustomization"})
+                                                                  "Kustomization"}, compiled)
     charts_checked = len(COMBINATIONS) + len(PROVIDERS) * len(GPU_HARDWARE) + 1
     assert re.search(rf"^0 error\(s\), 0 warning\(s\) in \d+ document\(s\) of {charts_checked} chart\(s\)",
                      summary), summary

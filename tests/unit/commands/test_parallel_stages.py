@@ -18,7 +18,8 @@ from mpigen.package import output_files
 from mpigen.support import parallel
 from mpigen.write import write_tree
 
-pytestmark = pytest.mark.skipif(not parallel.available(), reason="needs Linux, two cores and one thread")
+pytestmark = [pytest.mark.skipif(not parallel.available(), reason="needs Linux, two cores and one thread"),
+              pytest.mark.usefixtures("parse_every_time")]  # each way parses every file (conftest.ParseMemo)
 
 
 def _bench():

@@ -14,7 +14,7 @@ import pytest
 from conftest import PROFILES, TRAIN_JOB
 from ruamel.yaml import YAML
 
-from mpigen.commands.pipeline import check_profiles, compile_profiles
+from mpigen.commands.pipeline import CompileResult, check_profiles
 from mpigen.insight.explain import Explanation, explain_job, rank_bindings
 from mpigen.insight.report import explain_json, explain_text
 from mpigen.package.stream import manifest_stream
@@ -32,9 +32,8 @@ def resnet() -> Explanation:
 
 
 @pytest.fixture(scope="module")
-def objects() -> list[dict[str, Any]]:
-    result = compile_profiles([PROFILES])
-    return [o for o in YAML(typ="safe").load_all(manifest_stream(result.charts)) if o]
+def objects(example: CompileResult) -> list[dict[str, Any]]:
+    return [o for o in YAML(typ="safe").load_all(manifest_stream(example.charts)) if o]
 
 
 def _facts(explanation: Explanation, section: str) -> dict[str, str]:

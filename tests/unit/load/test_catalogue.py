@@ -23,6 +23,8 @@ from mpigen.load import ProfileFile, catalogue, load_bytes, to_plain
 from mpigen.load.catalogue import MergedDocument, builtin_names, expand_hardware, load_builtin, merge
 from mpigen.support.schema_files import load_schema
 
+pytestmark = pytest.mark.usefixtures("parse_every_time")  # tests of loading parse each file (conftest.ParseMemo)
+
 BUILTINS = ("cpu-node", "dgx-1", "dgx-1-32gb", "dgx-2", "dgx-a100", "dgx-h100", "gb200-nvl72")
 DGX = ("dgx-1", "dgx-2", "dgx-a100", "dgx-h100", "gb200-nvl72")
 HARDWARE_DIR = Path(catalogue.__file__).parent.parent / "hardware"

@@ -23,6 +23,8 @@ from mpigen.load.problems import _reused_anchor
 from mpigen.readback.kubeyaml import load_all as kube_load_all
 from mpigen.validate import validate
 
+pytestmark = pytest.mark.usefixtures("parse_every_time")  # tests of loading parse each file (conftest.ParseMemo)
+
 PI = (PROFILES / "jobs" / "pi.yaml").read_bytes()
 assert PI.splitlines()[9] == b"workers: 2"
 

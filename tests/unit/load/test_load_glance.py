@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import PROFILES
 
 from mpigen.load.glance import ClusterGlance, FleetGlance, JobGlance, glance
+
+pytestmark = pytest.mark.usefixtures("parse_every_time")  # tests of loading parse each file (conftest.ParseMemo)
 
 
 def test_the_example_fleet_at_a_glance():

@@ -7,12 +7,15 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from conftest import PROFILES, run_mpigen
 
 from mpigen.commands.pipeline import compile_profiles
 from mpigen.load import load_bytes, load_paths
 from mpigen.load.catalogue import expand_hardware
 from mpigen.validate import validate
+
+pytestmark = pytest.mark.usefixtures("parse_every_time")  # tests of loading parse each file (conftest.ParseMemo)
 
 # (file, text as in profiles/, the same with merge keys). Every place a merged mapping can stand: a job's env
 # (merged keys keep the place of `<<`, so the variables' order is unchanged), resources, a volume (list item),

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
 from conftest import PROFILES
 
 from mpigen.load import fingerprint_paths, load_paths
 from mpigen.load.reading import source_names
+
+pytestmark = pytest.mark.usefixtures("parse_every_time")  # tests of loading parse each file (conftest.ParseMemo)
 
 
 def test_reading_and_loading_agree_on_the_fingerprint(tmp_path):

@@ -18,6 +18,8 @@ from conftest import PROFILES, invoke_mpigen, run_limited, run_mpigen, snapshot,
 
 from mpigen.load import discover, load_file, load_paths
 
+pytestmark = pytest.mark.usefixtures("parse_every_time")  # tests of loading parse each file (conftest.ParseMemo)
+
 
 def rendered(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     """A copy of the example profiles, its charts (rendered in-process: the case's own render is the real one), and

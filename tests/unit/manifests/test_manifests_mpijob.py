@@ -475,8 +475,8 @@ def test_roce_variant_sets_gid_index_and_sriov_nad(profiles_copy):
 # --- the chart, rendered by real Helm with another worker count ----------------------------------------------
 
 
-def test_helm_render_scales_replicas_and_rank_count_together(helm, tmp_path):
-    write_tree(tmp_path / "charts", output_files(compile_profiles([PROFILES]).charts))
+def test_helm_render_scales_replicas_and_rank_count_together(helm, example, tmp_path):
+    write_tree(tmp_path / "charts", output_files(example.charts))
     chart = tmp_path / "charts" / "dgx-lab" / "jobs" / "resnet50-dgx"
     out = run_helm(helm, "template", chart, "--set", "workers=3", "--namespace", "ml-training").stdout
     docs = [d for d in yaml.safe_load_all(out) if d]

@@ -17,7 +17,7 @@ import pytest
 from conftest import PROFILES, UPSTREAM, CustomResourceSchemas
 from ruamel.yaml import YAML
 
-from mpigen.commands.pipeline import check_profiles, compile_profiles
+from mpigen.commands.pipeline import CompileResult, check_profiles, compile_profiles
 from mpigen.manifests import build_infra, build_job, infra_chart_ref, job_chart_ref, job_object
 from mpigen.model import Backend, Job
 
@@ -44,9 +44,9 @@ def _built(job: Job) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def example() -> tuple[Job, dict[str, Any], dict[str, Any], dict[str, Any]]:
-    result = compile_profiles([PROFILES])
-    job = next(job for job in result.fleet.jobs if job.name == "resnet50-trainjob")
+def example(example: CompileResult) -> tuple[Job, dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The example TrainJob, from the example fleet compiled once a session (conftest's `example`)."""
+    job = next(job for job in example.fleet.jobs if job.name == "resnet50-trainjob")
     return (job, *_built(job))
 
 

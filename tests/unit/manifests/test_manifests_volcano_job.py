@@ -17,7 +17,7 @@ from conftest import PROFILES, UPSTREAM, CustomResourceSchemas
 from ruamel.yaml import YAML
 
 from mpigen.check.rules.scheduling import check_scheduling
-from mpigen.commands.pipeline import compile_profiles
+from mpigen.commands.pipeline import CompileResult, compile_profiles
 from mpigen.manifests import build_job, job_chart_ref, job_object
 from mpigen.model import Backend, Job
 from mpigen.readback.findings import CheckContext, RenderedObject
@@ -38,9 +38,9 @@ def _built(job: Job) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def example() -> tuple[Job, dict[str, Any], dict[str, Any]]:
-    result = compile_profiles([PROFILES])
-    job = next(job for job in result.fleet.jobs if job.name == "allreduce-vcjob")
+def example(example: CompileResult) -> tuple[Job, dict[str, Any], dict[str, Any]]:
+    """The example Volcano Job, from the example fleet compiled once a session (conftest's `example`)."""
+    job = next(job for job in example.fleet.jobs if job.name == "allreduce-vcjob")
     return (job, *_built(job))
 
 

@@ -51,16 +51,16 @@ def test_most_admitted_is_the_largest_count_that_fits() -> None:
     assert admission.most_admitted({admission.CPU: Decimal(10)}, 5, fits) == 0
 
 
-def test_the_chart_maximum_is_the_largest_job_validation_admits(profiles_copy) -> None:
+def test_the_chart_maximum_is_the_largest_job_validation_admits(example, profiles_copy) -> None:
     """The example fleet's queued jobs ask for what their queues hold already: their charts' maximum is their size;
     one worker more is refused by validation, as `--set workers` one above it is by Helm (test_charts_helm.py)."""
-    example = {job.name: job for job in compile_profiles([PROFILES]).fleet.jobs}
-    assert {name: (example[name].worker_count, example[name].max_workers) for name in
+    jobs = {job.name: job for job in example.fleet.jobs}
+    assert {name: (jobs[name].worker_count, jobs[name].max_workers) for name in
             ("language-bert", "vision-resnet50", "volcano-allreduce", "allreduce-vcjob")} == {
         "language-bert": (6, 6), "vision-resnet50": (4, 4), "volcano-allreduce": (4, 4), "allreduce-vcjob": (2, 2)}
     # vision's queue could borrow all 8 nodes, but its required `rack` level holds 4 (tests/unit/resolve/
     # test_resolve_scheduling.py): the domain, not the queue, sets its maximum.
-    assert example["language-bert"].queue_limit and "'rack' domain" in (example["vision-resnet50"].queue_limit or "")
+    assert jobs["language-bert"].queue_limit and "'rack' domain" in (jobs["vision-resnet50"].queue_limit or "")
     edits = {}
     for path, before, after in (("jobs/language-bert.yaml", "totalGpus: 48", "totalGpus: 56"),
                                 ("jobs/volcano-allreduce.yaml", "totalGpus: 32", "totalGpus: 40"),

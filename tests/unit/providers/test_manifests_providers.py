@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import PROFILES, invoke_mpigen
+from conftest import PROFILES, Renders, SchemaSets, cached_check, invoke_mpigen
 
 from mpigen.commands.pipeline import CompileResult, compile_profiles
 
@@ -62,8 +62,15 @@ def _resnet_worker(result: CompileResult) -> dict[str, Any]:
     return mpijob["spec"]["mpiReplicaSpecs"]["Worker"]["template"]
 
 
+@pytest.fixture(scope="module")
+def schema_sets() -> SchemaSets:
+    """check's schema sets with the CRDs below, read once for the module's checks (each of them gives the same)."""
+    return SchemaSets()
+
+
 @pytest.mark.parametrize(("provider", "implementation"), COMBINATIONS)
-def test_each_provider_and_mpi_passes_check_with_real_helm(helm4, upstream, profiles_copy, provider, implementation):
+def test_each_provider_and_mpi_passes_check_with_real_helm(helm4, upstream, profiles_copy, schema_sets, provider,
+                                                           implementation):
     """With Helm 4, as Argo CD 3.5 and Flux render; that Helm 3 renders every provider and MPI alike is the
     matrices' (tests/acceptance/test_matrix.py renders each chart with both)."""
     root = profiles_copy(_edits(provider, implementation))
@@ -73,9 +80,11 @@ def test_each_provider_and_mpi_passes_check_with_real_helm(helm4, upstream, prof
     crds = [*sorted((upstream / "network" / "sriov-network-operator").glob("config__crd__bases__*.yaml")),
             upstream / "gitops" / "argocd" / "application-crd.yaml",
             *sorted((upstream / "gitops" / "flux").glob("*.yaml"))]
-    # The provider changes dgx-lab's charts only (the other clusters' are the example fleet's, which the matrices check).
-    checked = invoke_mpigen("check", "--helm", helm4, "--strict", *(a for crd in crds for a in ("--crds", crd)),
-                         "--cluster", "dgx-lab", charts)
+    # The provider changes dgx-lab's charts only (the other clusters' are the example fleet's, which the matrices
+    # check): its folder is checked, which holds its charts and bootstrap files, and no other cluster's.
+    with cached_check(Renders(), schema_sets):
+        checked = invoke_mpigen("check", "--helm", helm4, "--strict", *(a for crd in crds for a in ("--crds", crd)),
+                                charts / "dgx-lab")
     # The infra chart, every job chart and every fabric acceptance chart (under each provider's settings).
     acceptance = len(list((charts / "dgx-lab" / "acceptance").iterdir()))
     judged = 1 + len(list((charts / "dgx-lab" / "jobs").iterdir())) + acceptance
