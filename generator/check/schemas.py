@@ -97,11 +97,11 @@ def select_kube_version(kube_version: str) -> str:
 
 @cache
 def _bundled_json(directory: str, filename: str) -> dict[str, Any] | None:
-    """One bundled schema file, read once per process; None when the bundle has no such file."""
-    file = _bundle_files().joinpath(directory, filename)
-    if not file.is_file():
+    """One bundled schema file, read once per process; None when the bundle has no such file. Looked up in the
+    folder's listing: a document's kind makes the name, and one past the file system's limit is no file either."""
+    if filename not in _builtin_names(directory):
         return None
-    return json.loads(file.read_text(encoding="utf-8"))
+    return json.loads(_bundle_files().joinpath(directory, filename).read_text(encoding="utf-8"))
 
 
 @cache

@@ -238,6 +238,14 @@ def test_yaml_1_1_booleans_are_judged_as_kubernetes_reads_them(tmp_path):
             "container x is privileged") in result.stdout, result.stdout
 
 
+def test_a_kind_longer_than_a_file_name_is_an_unknown_kind(tmp_path):
+    """The bundled schemas are files named after the kind: one past the file system's limit is no schema, not an
+    OSError."""
+    manifest = tmp_path / "long.yaml"
+    manifest.write_text(f"apiVersion: v1\nkind: {'A' * 300}\nmetadata: {{name: x}}\n", encoding="utf-8")
+    refused(mpigen("check", "--no-helm", "--strict", manifest), f"no schema known for v1 {'A' * 300}")
+
+
 # --- A chart's CRD pattern cannot make check backtrack ---------------------------------------------
 
 def test_a_catastrophic_crd_pattern_is_judged_in_linear_time(tmp_path):
