@@ -41,6 +41,12 @@ def test_go_semantics_where_python_differs():
     assert not search(r"^.$", "\n")
 
 
+def test_only_ascii_digits_count_a_repetition_as_in_re2():
+    """`{²}` is text, not a count: Python's `int` refuses `²`, and check stopped with a traceback."""
+    assert search(r"^a{²}$", "a{²}") and not search(r"^a{²}$", "aa")
+    assert search(r"^a{٣}$", "a{٣}") and not search(r"^a{٣}$", "aaa")
+
+
 @pytest.mark.parametrize("pattern", [r"(?=a)", r"(?!a)", r"(?<=a)b", r"(a)\1", r"\bx", r"a**", r"a{2}{3}", r"(a",
                                      r"a)", r"[a", r"[[:alpha:]]", r"\p{L}", "a{1001}", "(((a{1000}){1000}))"])
 def test_what_rE2_and_ecma_do_not_share_or_is_too_large_is_refused(pattern):
