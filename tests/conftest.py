@@ -448,6 +448,18 @@ _JUDGED: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDiction
 """Verdicts already worked out, by schema set and document: a fuzzer meets the same documents again and again."""
 
 
+def schema_verdict_disagreements(schema_set: Any, documents: list[Any]) -> Judged:
+    """`check`'s rendered documents judged by a SchemaSet both ways (SchemaSet.verdicts)."""
+    known = _JUDGED.setdefault(schema_set, {})
+    judged = Judged([])
+    for document in documents:
+        key = repr(document.obj)
+        if key not in known:
+            known[key] = schema_set.verdicts(document)
+        judged.count(f"{document.label} {key[:300]}", known[key])
+    return judged
+
+
 def profile_verdict_disagreements(documents: list[Any]) -> Judged:
     """Profiles (ProfileFile) of a known kind judged by their schema both ways (validate.schema.schema_verdicts)."""
     from mpigen.load import to_plain

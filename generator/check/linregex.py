@@ -325,6 +325,13 @@ def compile_pattern(pattern: str) -> _Program:
     return _Program(tuple(parser.nfa.states), fragment[0], match)
 
 
+def longest_text(pattern: str) -> int:
+    """The longest text search() runs `pattern` over without refusing it as too costly: the start costs two
+    closures, each character at most a step and a closure, each visiting every state at most once."""
+    states = len(compile_pattern(pattern).states)
+    return (MAX_WORK - 2 * (states + 1)) // (2 * states + 1)
+
+
 def search(pattern: str, text: str) -> bool:
     """Whether `pattern` matches anywhere in `text` (jsonschema's `pattern`: unanchored, like `re.search`,
     but `$` is the end of the text only, as in Go)."""

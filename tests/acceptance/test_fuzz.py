@@ -1204,9 +1204,9 @@ def integer_overflows(schema_set: Any, document: Any) -> list[str]:
     """Integers of a rendered object beyond what its schema's int32/int64 format, or any int64, can hold."""
     found = {tuple(path): "int64" for path, value in nodes(document.obj)
              if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63}
-    compiled = schema_set._validator((document.api_version, document.kind))
-    if compiled is not None:
-        validator = compiled[0].evolve(format_checker=INTEGER_FORMATS)
+    judge = schema_set._validator((document.api_version, document.kind))
+    if judge is not None:
+        validator = judge.validator.evolve(format_checker=INTEGER_FORMATS)
         found |= {tuple(e.absolute_path): e.validator_value for e in validator.iter_errors(document.obj)
                   if e.validator == "format"}
     return [f"{document.label}: {list(path)}: {get(document.obj, path)} is beyond {fmt}" for path, fmt in found.items()]
