@@ -85,7 +85,14 @@ from unittest import mock
 
 import pytest
 from click.testing import CliRunner
-from conftest import PROFILES, REPO, UPSTREAM, require_helm
+from conftest import (
+    PROFILES,
+    REPO,
+    UPSTREAM,
+    profile_verdict_disagreements,
+    require_helm,
+    schema_verdict_disagreements,
+)
 from hypothesis import HealthCheck, event, example, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
@@ -96,6 +103,7 @@ import mpigen.check.run as check_module
 from mpigen.check import CheckOptions, run_check
 from mpigen.commands.cli import main
 from mpigen.commands.pipeline import compile_profiles
+from mpigen.load import load_paths
 from mpigen.load.catalogue import BUILTIN_DIR, BUILTIN_PREFIX
 from mpigen.package import output_files
 from mpigen.readback.discover import ChartInfo
@@ -1289,6 +1297,9 @@ def run_case(fixture: Fixture, case: Case, seconds: float | None = None) -> None
     failed = result.exit_code == 1
     problems = check_diagnostics(result.stderr, fixture.profiles.resolve(), failed)
     assert not problems, "\n".join(problems) + "\n--- stderr:\n" + result.stderr
+    changed = [fixture.profiles / path for path, data in case.files.items() if EXAMPLE_FILES.get(path) != data]
+    judged = profile_verdict_disagreements(load_paths(changed).documents if changed else [])
+    assert not judged.disagreements, "the compiled validator and jsonschema disagree:\n" + "\n".join(judged.disagreements)
     event("refused with diagnostics" if failed else "compiled")
     if not failed and case.planted:
         event("compiled with a template planted")
@@ -1319,6 +1330,10 @@ def run_case(fixture: Fixture, case: Case, seconds: float | None = None) -> None
     schema_set = fixture.schema_sets.formats()
     overflows = [problem for document in report.documents for problem in integer_overflows(schema_set, document)]
     assert not overflows, "numbers Kubernetes cannot decode:\n" + "\n".join(overflows)
+    for judging in (schema_set, *fixture.schema_sets.made.values()):  # mpigen's own schemas, and the upstream CRDs
+        judged = schema_verdict_disagreements(judging, report.documents)
+        assert not judged.disagreements, "the compiled validator and LinearValidator disagree:\n" + "\n".join(
+            judged.disagreements)
     by_chart: dict[str, list[dict[str, Any]]] = {}
     for document in report.documents:
         by_chart.setdefault(document.chart, []).append(document.obj)
