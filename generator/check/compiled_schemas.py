@@ -181,21 +181,25 @@ def portable_schema(schema: Any) -> Portable | None:
 
 
 def _rewritten(node: Any, written: dict[str, str]) -> Any:
-    """A copy of a schema with each pattern as `written` says: in `pattern`, and as a `patternProperties` key."""
+    """A schema with each pattern as `written` says, in `pattern` and as a `patternProperties` key: the nodes on the
+    way to one are copies, every other node is the schema's own (Kubernetes' definitions are 1.3 MB)."""
     if isinstance(node, list):
-        return [_rewritten(item, written) for item in node]
+        items = [_rewritten(item, written) for item in node]
+        return node if all(new is old for new, old in zip(items, node, strict=True)) else items
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key == "pattern" and isinstance(value, str):
             out[key] = written[value]
+        elif key == "patternProperties" and isinstance(value, dict):
+            out[key] = {written[name]: _rewritten(sub, written) for name, sub in value.items()}
         elif key in SCHEMA_MAPS and isinstance(value, dict):
-            out[key] = {written[name] if key == "patternProperties" else name: _rewritten(sub, written)
-                        for name, sub in value.items()}
+            subs = {name: _rewritten(sub, written) for name, sub in value.items()}
+            out[key] = value if all(subs[name] is sub for name, sub in value.items()) else subs
         else:
             out[key] = value if key in DATA_KEYWORDS else _rewritten(value, written)
-    return out
+    return node if all(out[key] is value for key, value in node.items()) else out
 
 
 @dataclass(frozen=True)
@@ -226,5 +230,5 @@ def compile_check_schema(schema: Any, definitions: Definitions | None) -> Compil
     if portable is None or definitions is None:
         return None
     bounds = [bound for bound in (portable.longest, definitions.longest) if bound is not None]
-    return compile_schema(portable.schema, longest=min(bounds) if bounds else None, registry=definitions.registry,
-                          pattern_options=_REGEX_ENGINE)
+    return compile_schema(portable.schema, longest=min(bounds) if bounds else None, vetted=True,
+                          registry=definitions.registry, pattern_options=_REGEX_ENGINE)

@@ -4,12 +4,10 @@ kubectl's words."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from mpigen.check import linregex
 from mpigen.check.crdschema import choose_branch, prune_nulls, types_of
@@ -17,6 +15,11 @@ from mpigen.readback.findings import Finding, RenderedObject, finding
 from mpigen.support.compiled_schema import CompiledSchema
 from mpigen.support.diagnostics import Severity
 from mpigen.vocabulary.kubernetes import CONTROLLER_GEN_QUANTITY_PATTERN, QUANTITY_PATTERN, json_path
+
+if TYPE_CHECKING:  # jsonschema is imported where a document is not found valid: a valid fleet never needs it
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+    from referencing import Registry
 
 RULE = "schema"
 
@@ -46,6 +49,8 @@ def problems(error: ValidationError) -> list[Problem]:
             return [problem for sub in fitting for problem in problems(sub)]
         if types is not None:
             return [(path, _type_message(instance, types))]
+        from jsonschema.exceptions import best_match
+
         best = best_match(error.context)
         return [(path, f"{_message(error)}; {json_path(list(best.absolute_path)) or '.'}: {_message(best)}")]
     if error.validator == "pattern" and error.validator_value in (QUANTITY_PATTERN, CONTROLLER_GEN_QUANTITY_PATTERN):
@@ -69,13 +74,22 @@ def _message(error: ValidationError) -> str:
 
 @dataclass(frozen=True)
 class Judge:
-    """The validators of one kind: LinearValidator, whose verdict stands and whose errors are the findings, and the
-    compiled validator (None where LinearValidator alone judges), asked first."""
+    """The validators of one kind's schema: the compiled validator (None where LinearValidator alone judges), asked
+    first, and LinearValidator, whose verdict stands and whose errors are the findings."""
 
-    validator: Draft202012Validator
+    schema: Any
     custom: bool
     """A custom resource: its null fields are pruned before it is judged."""
     compiled: CompiledSchema | None
+    registry: Callable[[], Registry]
+    """jsonschema's registry of the Kubernetes definitions the schema `$ref`s."""
+
+    @cached_property
+    def validator(self) -> Draft202012Validator:
+        """LinearValidator, made (and jsonschema imported) where a document is first not found valid."""
+        from mpigen.check.linear_validator import LinearValidator
+
+        return LinearValidator(self.schema, registry=self.registry())
 
     def compiled_verdict(self, obj: dict[str, Any]) -> tuple[bool | None, Any]:
         """The compiled validator's verdict on a document (None: not asked), and what LinearValidator judges: the
@@ -84,8 +98,7 @@ class Judge:
             verdict = self.compiled.verdict(obj, nulls=False)
             if verdict is not None:
                 return verdict, obj
-        schema = self.validator.schema
-        instance = prune_nulls(obj, schema) if self.custom and isinstance(schema, Mapping) else obj
+        instance = prune_nulls(obj, self.schema) if self.custom and isinstance(self.schema, Mapping) else obj
         return (None if self.compiled is None else self.compiled.verdict(instance)), instance
 
     def findings(self, document: RenderedObject, instance: Any) -> list[Finding]:

@@ -21,20 +21,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from functools import cache, lru_cache
-from importlib import resources
+from collections.abc import Iterable, Mapping
+from functools import cache, lru_cache, partial
+from importlib import resources, util
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-from referencing import Registry, Resource
 from ruamel.yaml.error import YAMLError
 
 from mpigen.check.compiled_schemas import Definitions, compile_check_schema, compiled_definitions
 from mpigen.check.crdschema import SchemaKey, crd_schemas
-from mpigen.check.linear_validator import LinearValidator
 from mpigen.check.schema_judge import RULE, Judge, short
 from mpigen.readback import kubeyaml
 from mpigen.readback.discover import manifest_files
@@ -44,6 +40,9 @@ from mpigen.readback.kubeyaml import KubeYAMLError
 from mpigen.support.diagnostics import Severity
 from mpigen.support.schema_files import schema_dir
 from mpigen.vocabulary.kubernetes import CRD_KIND, QUANTITY_PATTERN
+
+if TYPE_CHECKING:  # jsonschema is imported where a document is not found valid, or a CRD's schema is judged
+    from referencing import Registry
 
 CRD_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -58,8 +57,13 @@ _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
 
 # --- kubernetes-validate's bundle ------------------------------------------------------------------
 
+@cache
 def _bundle_files() -> Any:
-    """The bundled schema folder (an importlib Traversable), located the way kubernetes-validate does."""
+    """The bundled schema folder (an importlib Traversable), located the way kubernetes-validate does, but without
+    running its package, which imports jsonschema: where every document is valid, check never needs it."""
+    spec = util.find_spec("kubernetes_validate")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations))) / _BUNDLE_ROOT
     return resources.files("kubernetes_validate").joinpath(_BUNDLE_ROOT)
 
 
@@ -126,6 +130,8 @@ def _definitions(directory: str, crd_view: bool = False) -> dict[str, Any]:
 @cache
 def _registry(directory: str, crd_view: bool = False) -> Registry:
     """The definitions as jsonschema reads them."""
+    from referencing import Registry, Resource
+
     return Resource.from_contents(_definitions(directory, crd_view)) @ Registry()
 
 
@@ -205,6 +211,9 @@ def _schema_problem(schema: dict[str, Any]) -> str | None:
 
 @lru_cache(maxsize=4096)
 def _schema_text_problem(text: str) -> str | None:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(json.loads(text))
     except SchemaError as error:
@@ -228,8 +237,6 @@ class SchemaSet:
         self.compiled_count = 0
         major, minor = (int(part) for part in self.bundled_version.split("."))
         self._directory = _strict_dirs()[(major, minor)]
-        self._registry = _registry(self._directory)
-        self._crd_registry = _registry(self._directory, crd_view=True)
         self._custom: dict[SchemaKey, dict[str, Any]] = dict(own_schemas())
         self._validators: dict[SchemaKey, Judge | None] = {}
 
@@ -287,6 +294,14 @@ class SchemaSet:
                 self._validators.pop(key, None)
         return problems
 
+    def prepare(self, documents: Iterable[RenderedObject]) -> None:
+        """Compile the validators of these documents' kinds now (before the documents are shared between the
+        cores: each is then compiled once)."""
+        for document in documents:
+            obj = document.obj
+            if isinstance(obj, dict) and isinstance(obj.get("apiVersion"), str) and isinstance(obj.get("kind"), str):
+                self._validator((obj["apiVersion"], obj["kind"]))
+
     def has_schema(self, api_version: str, kind: str) -> bool:
         """Whether documents of this apiVersion and kind are checked against a schema."""
         return self._validator((api_version, kind)) is not None
@@ -302,10 +317,10 @@ class SchemaSet:
             schema = builtin if builtin is not None and _serves(builtin, *key) else None
         judge = None
         if schema is not None:
-            registry = self._crd_registry if custom else self._registry
             # A custom resource's schema is a mapping, never `true` or `false`: its null fields are pruned.
-            judge = Judge(LinearValidator(schema, registry=registry), custom and isinstance(schema, Mapping),
-                           compile_check_schema(schema, _compiled_definitions(self._directory, crd_view=custom)))
+            judge = Judge(schema, custom and isinstance(schema, Mapping),
+                          compile_check_schema(schema, _compiled_definitions(self._directory, crd_view=custom)),
+                          partial(_registry, self._directory, custom))
             self.compiled_count += 1
         self._validators[key] = judge
         return judge

@@ -102,12 +102,13 @@ class CompiledSchema:
         return self.verdict(instance) is True
 
 
-def compile_schema(schema: dict[str, Any] | bool, longest: int | None = None,
+def compile_schema(schema: dict[str, Any] | bool, longest: int | None = None, vetted: bool = False,
                    **options: Any) -> CompiledSchema | None:
     """`schema` compiled as Draft 2020-12 with jsonschema-rs (`options`: its registry, keywords, pattern options), or
-    None where jsonschema alone must judge it: a keyword of UNVETTED_KEYWORDS, or a schema jsonschema-rs refuses.
-    References are never fetched: a `$ref` the registry given does not hold makes the schema jsonschema's."""
-    if any(key in UNVETTED_KEYWORDS for key, _ in keywords(schema)):
+    None where jsonschema alone must judge it: a keyword of UNVETTED_KEYWORDS (`vetted`: the caller looked), or a
+    schema jsonschema-rs refuses. References are never fetched: a `$ref` the registry given does not hold makes the
+    schema jsonschema's."""
+    if not vetted and any(key in UNVETTED_KEYWORDS for key, _ in keywords(schema)):
         return None
     try:
         validator = jsonschema_rs.Draft202012Validator(schema, validate_formats=False, retriever=_refuse, **options)

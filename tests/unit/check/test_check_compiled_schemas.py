@@ -10,12 +10,14 @@ import copy
 import math
 import os
 import string
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
 import pytest
-from conftest import mutated_tree, schema_verdict_disagreements
+from conftest import CHARTS, mutated_tree, schema_verdict_disagreements
 from hypothesis import HealthCheck, event, given, seed, settings
 from hypothesis import strategies as st
 from test_check_schemas import UPSTREAM_CRDS
@@ -213,6 +215,16 @@ def test_pattern_properties_keys_are_written_for_the_crate_too() -> None:
 
 
 # --- documents -----------------------------------------------------------------------------------------------
+
+def test_jsonschema_is_not_even_loaded_where_every_document_is_valid() -> None:
+    """`mpigen check` of the example's charts: the compiled validators find every document valid."""
+    code = ("import sys\nfrom mpigen.commands.cli import main\n"
+            f"try:\n    main(['check', '--no-helm', {str(CHARTS)!r}])\nexcept SystemExit as done:\n"
+            "    assert done.code == 0\nprint('jsonschema' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.stdout.splitlines()[-1] == "False", result.stdout[-2000:] + result.stderr
+
+
 
 class Fleet(list[RenderedObject]):
     def __repr__(self) -> str:  # hypothesis shows the fixtures of a failing example: not the whole fleet
