@@ -155,7 +155,8 @@ def check_schema(document: ProfileFile, schema_file: str | None = None) -> tuple
             continue  # the misspelt key is reported, with this one as its did-you-mean
         found += with_rule(schema_rule(str(error.validator)), _diagnose(document, error, schema))
     judged = {tuple(error.absolute_path) for error in errors}
-    quantities = [problem for path, text, key in profile_strings(document.data) if not key and path not in judged
+    quantities = [problem for path, text, key in profile_strings(document.data)
+                  if not key and path and path[-1] in QUANTITY_UNITS and path not in judged
                   and _subschema(schema, list(path)).get("pattern") == kubernetes.PROFILE_QUANTITY_PATTERN
                   for problem in _quantity_problem(document, path, text)]
     return found + with_rule(SCHEMA_QUANTITY, quantities), sound and not quantities
