@@ -1330,7 +1330,8 @@ def run_case(fixture: Fixture, case: Case, seconds: float | None = None) -> None
     schema_set = fixture.schema_sets.formats()
     overflows = [problem for document in report.documents for problem in integer_overflows(schema_set, document)]
     assert not overflows, "numbers Kubernetes cannot decode:\n" + "\n".join(overflows)
-    for judging in (schema_set, *fixture.schema_sets.made.values()):  # mpigen's own schemas, and the upstream CRDs
+    newest = max(fixture.schema_sets.made.values(), key=lambda made: [int(n) for n in made.bundled_version.split(".")])
+    for judging in (schema_set, newest):  # mpigen's own schemas, and the upstream CRDs check was given
         judged = schema_verdict_disagreements(judging, report.documents)
         assert not judged.disagreements, "the compiled validator and LinearValidator disagree:\n" + "\n".join(
             judged.disagreements)
