@@ -179,6 +179,15 @@ def test_a_pattern_linregex_refuses_keeps_its_warning() -> None:
     assert schema_set.check(widget({"size": 3})) == []  # no text meets the pattern: no warning, as before
 
 
+def test_a_pattern_the_crate_cannot_compile_leaves_the_schema_to_linear_validator() -> None:
+    """A lone surrogate is a character to linregex, and no UTF-8 to jsonschema-rs, which refuses the schema."""
+    schema = copy.deepcopy(CRD_SCHEMA)
+    schema["properties"]["spec"]["properties"]["name"]["pattern"] = "^a\ud800?$"
+    schema_set = widget_set(schema)
+    assert schema_set.verdicts(widget({"name": "a"})) == (None, True)
+    assert schema_set.verdicts(widget({"name": "b"})) == (None, False)
+
+
 def test_a_text_longer_than_linregex_judges_is_left_to_it() -> None:
     schema = copy.deepcopy(CRD_SCHEMA)
     schema["properties"]["spec"]["properties"]["name"]["pattern"] = "^[a-z]{1000}$"

@@ -49,6 +49,14 @@ def test_a_name_ending_in_a_newline_is_refused_both_ways() -> None:
                                                                   cluster(name="dgx-lab\n"))] == [(("name",), "pattern")]
 
 
+@pytest.mark.parametrize("engine", [None, jsonschema_rs.RegexOptions(), jsonschema_rs.FancyRegexOptions()])
+def test_jsonschema_rs_s_own_engines_end_dollar_at_the_end_of_the_text(engine: Any) -> None:
+    """Neither of the crate's engines takes `$` before a final newline as Python's re does; the compiled validator
+    still asks Python's re, with jsonschema's reading of `$`, for `\\s` (below)."""
+    validator = jsonschema_rs.Draft202012Validator({"pattern": "^[a-z]([-a-z0-9]*[a-z0-9])?$"}, pattern_options=engine)
+    assert validator.is_valid("dgx-lab") and not validator.is_valid("dgx-lab\n")
+
+
 @pytest.mark.parametrize("space", ["\x85", "\x1c", "\x1f", "\u2028", "\xa0"])
 def test_a_url_holding_what_python_calls_space_is_refused_both_ways(space: str) -> None:
     """jsonschema-rs's own `\\s` is ECMA-262's: without jsonschema's reading of the pattern, `[^\\s]+` would take
