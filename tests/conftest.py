@@ -23,6 +23,7 @@ import sys
 import threading
 import traceback
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
@@ -652,6 +653,98 @@ class CustomResourceSchemas:
 
         findings = self.schema_set.check(RenderedObject("test", document))
         return [f"{finding.path or '.'}: {finding.message}" for finding in findings]
+
+
+# --- the compiled validators against jsonschema (tests/unit/*/test_*compiled_schema*.py, the fuzzers) ------------
+
+
+@dataclass
+class Judged:
+    """Documents judged both ways: by the compiled validator (where it is asked) and by jsonschema."""
+
+    disagreements: list[str]
+    compiled: int = 0
+    """How many the compiled validator judged."""
+    refused: int = 0
+    """How many of those it (and jsonschema) found invalid."""
+
+    def count(self, label: str, verdicts: tuple[bool | None, bool] | None) -> None:
+        if verdicts is None or verdicts[0] is None:
+            return
+        self.compiled += 1
+        self.refused += not verdicts[0]
+        if verdicts[0] != verdicts[1]:
+            self.disagreements.append(f"{label}: compiled {'valid' if verdicts[0] else 'invalid'}, jsonschema "
+                                      f"{'valid' if verdicts[1] else 'invalid'}")
+
+
+_JUDGED: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+"""Verdicts already worked out, by schema set and document: a fuzzer meets the same documents again and again."""
+
+
+def schema_verdict_disagreements(schema_set: Any, documents: list[Any]) -> Judged:
+    """`check`'s rendered documents judged by a SchemaSet both ways (SchemaSet.verdicts)."""
+    known = _JUDGED.setdefault(schema_set, {})
+    judged = Judged([])
+    for document in documents:
+        key = repr(document.obj)
+        if key not in known:
+            known[key] = schema_set.verdicts(document)
+        judged.count(f"{document.label} {key[:300]}", known[key])
+    return judged
+
+
+def profile_verdict_disagreements(documents: list[Any]) -> Judged:
+    """Profiles (ProfileFile) of a known kind judged by their schema both ways (validate.schema.schema_verdicts)."""
+    from mpigen.load import to_plain
+    from mpigen.support.schema_files import KIND_SCHEMA_FILES
+    from mpigen.validate.schema import schema_verdicts
+
+    known = _JUDGED.setdefault(schema_verdicts, {})
+    judged = Judged([])
+    for document in documents:
+        kind = document.kind
+        if type(kind) is not str or kind not in KIND_SCHEMA_FILES:
+            continue
+        instance = to_plain(document.data)
+        key = f"{kind} {instance!r}"
+        if key not in known:
+            known[key] = schema_verdicts(KIND_SCHEMA_FILES[kind], instance)
+        judged.count(f"{document.path}: {key[:300]}", known[key])
+    return judged
+
+
+def mutated_tree(draw: Callable[[Any], Any], tree: Any, values: Any, keys: list[str],
+                 fixed: tuple[str, ...] = ()) -> Any:
+    """A copy of a JSON-like tree with one to three of its values replaced, removed or added anywhere, for the
+    compiled validators' fuzzers: `draw` is hypothesis', `values` a strategy of fresh values, `keys` what an added
+    entry is called; the top-level entries `fixed` stay as they are."""
+    from hypothesis import strategies as st
+
+    tree = copy.deepcopy(tree)
+    for _ in range(draw(st.integers(1, 3))):
+        places: list[tuple[Any, Any]] = []
+        stack: list[Any] = [tree]
+        while stack:
+            node = stack.pop()
+            entries = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+            for key, value in entries:
+                if node is not tree or key not in fixed:
+                    places.append((node, key))
+                stack.append(value)
+        if not places:
+            break
+        node, key = draw(st.sampled_from(places))
+        action = draw(st.sampled_from(["replace", "replace", "remove", "add"]))
+        if action == "replace":
+            node[key] = draw(values)
+        elif action == "remove":
+            del node[key]
+        elif isinstance(node, dict):
+            node[draw(st.sampled_from(keys))] = draw(values)
+        else:
+            node.append(draw(values))
+    return tree
 
 
 # --- plan's placement, as it was first written (tests/unit/insight/, tests/acceptance/test_fuzz_insight.py) -----------

@@ -10,9 +10,10 @@ server-side field validation (`Strict`) does.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema.exceptions import ValidationError
+if TYPE_CHECKING:  # jsonschema is imported where a document is not found valid (check/schema_judge.py)
+    from jsonschema.exceptions import ValidationError
 
 SchemaKey = tuple[str, str]
 """(apiVersion, kind), e.g. ("kubeflow.org/v2beta1", "MPIJob")."""

@@ -56,6 +56,24 @@ def _shorthand(letter: str, ch: str) -> bool:
     return hit != letter.isupper()
 
 
+def repeat_bounds(text: str, at: int) -> tuple[int, int | None, int] | None:
+    """`{n}`, `{n,}` or `{n,m}` starting at `text[at]`: (n, m or None, where it ends); else None (a `{` that is a
+    literal, as RE2 and Python read it). Only ASCII digits count, as in RE2: `{²}` is text."""
+    if not text.startswith("{", at):
+        return None
+    close = text.find("}", at, at + 16)
+    if close == -1:
+        return None
+    low, comma, high = text[at + 1:close].partition(",")
+    if not _digits(low) or (high and not _digits(high)):
+        return None
+    return int(low), (int(high) if high else None) if comma else int(low), close + 1
+
+
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
 # NFA: each state is (kind, chars or None, out, out2). Kinds: "char", "split", "start", "end", "match".
 @dataclass
 class _Nfa:
@@ -169,7 +187,7 @@ class _Parser:
             chars = self.char_class(fold)
         elif ch == "\\":
             chars = self.escape(fold)
-        elif ch in "*+?" or self.repeat_bounds(self.at - 1):
+        elif ch in "*+?" or repeat_bounds(self.text, self.at - 1):
             raise Unsupported("nothing to repeat")
         else:
             chars = _Chars(((ch, ch),), fold=fold)
@@ -228,24 +246,11 @@ class _Parser:
                 ranges.append((ch, ch))
         return _Chars(tuple(ranges), shorthands, negated, fold=fold)
 
-    def repeat_bounds(self, at: int) -> tuple[int, int | None, int] | None:
-        """`{n}`, `{n,}` or `{n,m}` starting at `text[at]`: (n, m or None, where it ends); else None
-        (a `{` that is a literal, as RE2 and Python read it)."""
-        if not self.text.startswith("{", at):
-            return None
-        close = self.text.find("}", at, at + 16)
-        if close == -1:
-            return None
-        low, comma, high = self.text[at + 1:close].partition(",")
-        if not low.isdigit() or (high and not high.isdigit()):
-            return None
-        return int(low), (int(high) if high else None) if comma else int(low), close + 1
-
     def quantified(self, atom: _Fragment, source: str, fold: bool) -> _Fragment:
         """The atom with its quantifier, if one follows; `source` is the atom's own text, parsed again for
         each copy a counted repetition needs."""
         ch = self.peek()
-        bounds = self.repeat_bounds(self.at)
+        bounds = repeat_bounds(self.text, self.at)
         if bounds is not None:
             low, high, self.at = bounds
         elif ch and ch in "*+?":
@@ -255,7 +260,7 @@ class _Parser:
             return atom
         if self.peek() == "?":
             self.at += 1  # lazy: the same set of matches
-        if (self.peek() and self.peek() in "*+?") or self.repeat_bounds(self.at):
+        if (self.peek() and self.peek() in "*+?") or repeat_bounds(self.text, self.at):
             raise Unsupported("a repetition of a repetition")
         if (high is not None and high < low) or max(low, high or 0) > 1000:
             raise Unsupported("a repetition count out of range")
@@ -318,6 +323,13 @@ def compile_pattern(pattern: str) -> _Program:
     match = parser.nfa.add("match")
     parser.nfa.patch(fragment[1], match)
     return _Program(tuple(parser.nfa.states), fragment[0], match)
+
+
+def longest_text(pattern: str) -> int:
+    """The longest text search() runs `pattern` over without refusing it as too costly: the start costs two
+    closures, each character at most a step and a closure, each visiting every state at most once."""
+    states = len(compile_pattern(pattern).states)
+    return (MAX_WORK - 2 * (states + 1)) // (2 * states + 1)
 
 
 def search(pattern: str, text: str) -> bool:

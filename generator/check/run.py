@@ -269,8 +269,8 @@ def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOp
             schema_sets[version] = schema_set
         return schema_sets[version]
 
-    for version in dict.fromkeys(version for _, version in documents):
-        schemas(version)  # built here, before the documents are shared between the cores
+    for version in dict.fromkeys(version for _, version in documents):  # built with each kind's validators here,
+        schemas(version).prepare(d for d, wanted in documents if wanted == version)  # before both cores share them
 
     def check(part: Sequence[tuple[RenderedObject, str]]) -> list[list[Finding]]:
         return [schema_sets[version].check(document) for document, version in part]

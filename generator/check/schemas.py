@@ -11,7 +11,10 @@
 - Any other custom resource: schemas converted from CRDs given with `--crds` (generator/check/crdschema);
   these also override mpigen's own schema of the same apiVersion and kind.
 
-Custom resources have null fields pruned first, as the API server does before validating them.
+Custom resources have null fields pruned first, as the API server does before validating them. Each schema
+is judged by two validators (schema_judge.Judge): jsonschema-rs compiled (check/compiled_schemas), asked first, and
+LinearValidator, whose verdict stands and whose errors are the findings, asked only where the first does not find
+the document valid.
 """
 
 from __future__ import annotations
@@ -19,19 +22,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from functools import cache, lru_cache
-from importlib import resources
+from functools import cache, lru_cache, partial
+from importlib import resources, util
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, ValidationError, best_match
-from referencing import Registry, Resource
 from ruamel.yaml.error import YAMLError
 
-from mpigen.check import linregex
-from mpigen.check.crdschema import SchemaKey, choose_branch, crd_schemas, prune_nulls, types_of
-from mpigen.check.linear_validator import LinearValidator
+from mpigen.check.compiled_schemas import Definitions, compile_check_schema, compiled_definitions
+from mpigen.check.crdschema import SchemaKey, crd_schemas
+from mpigen.check.schema_judge import RULE, Judge, short
 from mpigen.readback import kubeyaml
 from mpigen.readback.discover import manifest_files
 from mpigen.readback.findings import Finding, RenderedObject, finding
@@ -39,9 +39,11 @@ from mpigen.readback.inputs import InputError, read_text
 from mpigen.readback.kubeyaml import KubeYAMLError
 from mpigen.support.diagnostics import Severity
 from mpigen.support.schema_files import schema_dir
-from mpigen.vocabulary.kubernetes import CONTROLLER_GEN_QUANTITY_PATTERN, CRD_KIND, QUANTITY_PATTERN, json_path
+from mpigen.vocabulary.kubernetes import CRD_KIND, QUANTITY_PATTERN
 
-RULE = "schema"
+if TYPE_CHECKING:  # jsonschema is imported where a document is not found valid, or a CRD's schema is judged
+    from referencing import Registry
+
 CRD_SUFFIXES = (".yaml", ".yml", ".json")
 
 _BUNDLE_ROOT = "kubernetes-json-schema"
@@ -55,8 +57,13 @@ _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
 
 # --- kubernetes-validate's bundle ------------------------------------------------------------------
 
+@cache
 def _bundle_files() -> Any:
-    """The bundled schema folder (an importlib Traversable), located the way kubernetes-validate does."""
+    """The bundled schema folder (an importlib Traversable), located the way kubernetes-validate does, but without
+    running its package, which imports jsonschema: where every document is valid, check never needs it."""
+    spec = util.find_spec("kubernetes_validate")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations))) / _BUNDLE_ROOT
     return resources.files("kubernetes_validate").joinpath(_BUNDLE_ROOT)
 
 
@@ -97,15 +104,15 @@ def select_kube_version(kube_version: str) -> str:
 
 @cache
 def _bundled_json(directory: str, filename: str) -> dict[str, Any] | None:
-    """One bundled schema file, read once per process; None when the bundle has no such file."""
-    file = _bundle_files().joinpath(directory, filename)
-    if not file.is_file():
+    """One bundled schema file, read once per process; None when the bundle has no such file. Looked up in the
+    folder's listing: a document's kind makes the name, and one past the file system's limit is no file either."""
+    if filename not in _builtin_names(directory):
         return None
-    return json.loads(file.read_text(encoding="utf-8"))
+    return json.loads(_bundle_files().joinpath(directory, filename).read_text(encoding="utf-8"))
 
 
 @cache
-def _registry(directory: str, crd_view: bool = False) -> Registry:
+def _definitions(directory: str, crd_view: bool = False) -> dict[str, Any]:
     """`_definitions.json` of one bundled version, which every built-in schema (and mpigen's own) `$ref`s.
 
     `crd_view` is what custom resources see: a core type embedded in a CRD (an MPIJob's pod
@@ -117,7 +124,21 @@ def _registry(directory: str, crd_view: bool = False) -> Registry:
         raise FileNotFoundError(f"kubernetes-validate has no {directory}/_definitions.json")
     if crd_view:
         definitions = {**definitions, "$defs": {**definitions["$defs"], _QUANTITY_DEF: CRD_QUANTITY}}
-    return Resource.from_contents(definitions) @ Registry()
+    return definitions
+
+
+@cache
+def _registry(directory: str, crd_view: bool = False) -> Registry:
+    """The definitions as jsonschema reads them."""
+    from referencing import Registry, Resource
+
+    return Resource.from_contents(_definitions(directory, crd_view)) @ Registry()
+
+
+@cache
+def _compiled_definitions(directory: str, crd_view: bool = False) -> Definitions | None:
+    """The definitions as jsonschema-rs reads them."""
+    return compiled_definitions(_definitions(directory, crd_view))
 
 
 def _builtin_filename(api_version: str, kind: str) -> str:
@@ -180,54 +201,6 @@ def own_schemas() -> dict[SchemaKey, dict[str, Any]]:
     return schemas
 
 
-# --- messages --------------------------------------------------------------------------------------
-
-Problem = tuple[tuple[str | int, ...], str]
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit - 3]}..."
-
-
-def _problems(error: ValidationError) -> list[Problem]:
-    """(path, message) pairs for one jsonschema error; `unknown field` per undeclared key, like kubectl."""
-    path = tuple(error.absolute_path)
-    instance = error.instance
-    if error.validator == "additionalProperties" and error.validator_value is False and isinstance(instance, dict) \
-            and isinstance(error.schema, Mapping):
-        known = set(error.schema.get("properties") or {})
-        patterns = list(error.schema.get("patternProperties") or {})
-        unknown = [key for key in instance
-                   if key not in known and not any(linregex.search(p, str(key)) for p in patterns)]
-        return [((*path, key), "unknown field") for key in sorted(unknown, key=str)]
-    if error.validator in ("anyOf", "oneOf") and error.context:
-        fitting, types = choose_branch(error)
-        if fitting is not None:
-            return [problem for sub in fitting for problem in _problems(sub)]
-        if types is not None:
-            return [(path, _type_message(instance, types))]
-        best = best_match(error.context)
-        return [(path, f"{_message(error)}; {json_path(list(best.absolute_path)) or '.'}: {_message(best)}")]
-    if error.validator == "pattern" and error.validator_value in (QUANTITY_PATTERN, CONTROLLER_GEN_QUANTITY_PATTERN):
-        return [(path, f"{_short(instance)} is not a quantity (such as 8, 500m or 16Gi)")]
-    if error.validator == "type":
-        return [(path, _type_message(instance, types_of(error.validator_value)))]
-    return [(path, _message(error))]
-
-
-def _type_message(instance: Any, types: Iterable[str]) -> str:
-    # Nearly every bundled type also admits null; naming it helps nobody who wrote a value.
-    named = [t for t in dict.fromkeys(types) if t != "null" or instance is None]
-    return f"{_short(instance)} is not of type {', '.join(map(repr, named or ['null']))}"
-
-
-def _message(error: ValidationError) -> str:
-    """jsonschema's message, with a long instance (a whole pod spec, say) cut short."""
-    text = repr(error.instance)
-    return error.message.replace(text, _short(error.instance), 1) if len(text) > 60 else error.message
-
-
 def _schema_problem(schema: dict[str, Any]) -> str | None:
     """Why no Draft 2020-12 validator can use `schema`; None when one can. Judging a CRD's schema against the
     meta-schema costs more than checking every document of a chart by it, and a check builds one schema set per
@@ -238,6 +211,9 @@ def _schema_problem(schema: dict[str, Any]) -> str | None:
 
 @lru_cache(maxsize=4096)
 def _schema_text_problem(text: str) -> str | None:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(json.loads(text))
     except SchemaError as error:
@@ -261,10 +237,8 @@ class SchemaSet:
         self.compiled_count = 0
         major, minor = (int(part) for part in self.bundled_version.split("."))
         self._directory = _strict_dirs()[(major, minor)]
-        self._registry = _registry(self._directory)
-        self._crd_registry = _registry(self._directory, crd_view=True)
         self._custom: dict[SchemaKey, dict[str, Any]] = dict(own_schemas())
-        self._validators: dict[SchemaKey, tuple[Draft202012Validator, bool] | None] = {}
+        self._validators: dict[SchemaKey, Judge | None] = {}
 
     def add_crds(self, paths: list[Path]) -> list[str]:
         """Add the schemas of every CRD in these YAML files and folders (searched recursively).
@@ -320,12 +294,20 @@ class SchemaSet:
                 self._validators.pop(key, None)
         return problems
 
+    def prepare(self, documents: Iterable[RenderedObject]) -> None:
+        """Compile the validators of these documents' kinds now (before the documents are shared between the
+        cores: each is then compiled once)."""
+        for document in documents:
+            obj = document.obj
+            if isinstance(obj, dict) and isinstance(obj.get("apiVersion"), str) and isinstance(obj.get("kind"), str):
+                self._validator((obj["apiVersion"], obj["kind"]))
+
     def has_schema(self, api_version: str, kind: str) -> bool:
         """Whether documents of this apiVersion and kind are checked against a schema."""
         return self._validator((api_version, kind)) is not None
 
-    def _validator(self, key: SchemaKey) -> tuple[Draft202012Validator, bool] | None:
-        """(compiled validator, is a custom resource), or None when no schema is known."""
+    def _validator(self, key: SchemaKey) -> Judge | None:
+        """The validators of one kind, or None when no schema is known."""
         if key in self._validators:
             return self._validators[key]
         schema = self._custom.get(key)
@@ -333,37 +315,43 @@ class SchemaSet:
         if schema is None:
             builtin = _bundled_json(self._directory, _builtin_filename(*key))
             schema = builtin if builtin is not None and _serves(builtin, *key) else None
-        compiled = None
+        judge = None
         if schema is not None:
-            registry = self._crd_registry if custom else self._registry
-            compiled = (LinearValidator(schema, registry=registry), custom)
+            # A custom resource's schema is a mapping, never `true` or `false`: its null fields are pruned.
+            judge = Judge(schema, custom and isinstance(schema, Mapping),
+                          compile_check_schema(schema, _compiled_definitions(self._directory, crd_view=custom)),
+                          partial(_registry, self._directory, custom))
             self.compiled_count += 1
-        self._validators[key] = compiled
-        return compiled
+        self._validators[key] = judge
+        return judge
 
     def check(self, document: RenderedObject) -> list[Finding]:
         """Every schema problem of one document, sorted by path; [] when it is valid."""
         obj = document.obj
         if not isinstance(obj, dict):
-            return [finding(document, "", f"{_short(obj)} is not a Kubernetes object (a mapping)", RULE)]
+            return [finding(document, "", f"{short(obj)} is not a Kubernetes object (a mapping)", RULE)]
         missing = [field for field in ("apiVersion", "kind") if not isinstance(obj.get(field), str) or not obj[field]]
         if missing:
             return [finding(document, "", f"{field!r} is a required property (a non-empty string)", RULE)
                     for field in missing]
         api_version, kind = obj["apiVersion"], obj["kind"]
-        compiled = self._validator((api_version, kind))
-        if compiled is None:
+        judge = self._validator((api_version, kind))
+        if judge is None:
             return [self._unknown(document, api_version, kind)]
-        validator, custom = compiled
-        schema = validator.schema  # a custom resource's schema is a mapping, never `true` or `false`
-        instance = prune_nulls(obj, schema) if custom and isinstance(schema, Mapping) else obj
-        try:
-            problems = [problem for error in validator.iter_errors(instance) for problem in _problems(error)]
-        except linregex.Unsupported as error:  # a CRD pattern outside the syntax RE2 and ECMA-262 share
-            return [finding(document, "", f"the {api_version} {kind} schema cannot be used: a pattern: {error}",
-                            RULE, Severity.WARNING)]
-        unique = sorted(set(problems), key=lambda problem: (json_path(list(problem[0])), problem[1]))
-        return [finding(document, json_path(list(path)), message, RULE) for path, message in unique]
+        valid, instance = judge.compiled_verdict(obj)
+        return [] if valid else judge.findings(document, instance)
+
+    def verdicts(self, document: RenderedObject) -> tuple[bool | None, bool] | None:
+        """Whether a document of a known kind is valid, to the compiled validator (None where it is not asked) and to
+        LinearValidator; None for a document of no known kind. The two must agree
+        (tests/unit/check/test_check_compiled_schemas.py)."""
+        obj = document.obj
+        judge = self._validator((obj["apiVersion"], obj["kind"])) if isinstance(obj, dict) and \
+            all(isinstance(obj.get(field), str) and obj[field] for field in ("apiVersion", "kind")) else None
+        if judge is None:
+            return None
+        valid, instance = judge.compiled_verdict(obj)
+        return valid, not judge.findings(document, instance)
 
     def _unknown(self, document: RenderedObject, api_version: str, kind: str) -> Finding:
         served = _same_group_elsewhere(self._directory, api_version, kind)

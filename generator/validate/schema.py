@@ -6,19 +6,20 @@ import difflib
 import re
 import unicodedata
 from functools import cache
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
-from jsonschema.validators import extend
+from typing import TYPE_CHECKING, Any
 
 from mpigen.load import ProfileFile, to_plain
+from mpigen.support.compiled_schema import CompiledSchema, compile_schema
 from mpigen.support.diagnostics import Diagnostic, did_you_mean, raises, with_rule
 from mpigen.support.profile_rules import SCHEMA_QUANTITY, schema_rule
 from mpigen.support.schema_files import KIND_SCHEMA_FILES, load_schema_file
 from mpigen.validate.fields import field_name
 from mpigen.validate.text import profile_strings
 from mpigen.vocabulary import kubernetes
+
+if TYPE_CHECKING:  # jsonschema is imported where a profile breaks its schema: a valid fleet never needs it
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 TYPE_NAMES = {"integer": "a whole number", "string": "a string", "object": "a mapping", "array": "a list",
               "boolean": "true or false", "number": "a number"}
@@ -38,28 +39,76 @@ QUANTITY_UNITS = {"cpu": kubernetes.MILLICORES, "memory": kubernetes.BYTES, "shm
 pattern: a test holds them equal)."""
 
 
-def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+@cache
+def _regex(pattern: str) -> re.Pattern[str]:
     """`pattern` as JSON Schema means it (ECMA-262): `$` is the end of the string. Python's `$` also matches
     before a final newline, so `name: "dgx-lab\\n"` passed `^[a-z]...$` and reached the charts."""
-    if validator.is_type(instance, "string") and not re.search(re.sub(r"(?<!\\)\$$", r"\\Z", pattern), instance):
+    return re.compile(re.sub(r"(?<!\\)\$$", r"\\Z", pattern))
+
+
+def _matches(pattern: str, text: str) -> bool:
+    return _regex(pattern).search(text) is not None
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string") and not _matches(pattern, instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-_Validator = extend(Draft202012Validator, {"pattern": _pattern})
+class _CompiledPattern:
+    """`pattern` in the compiled validator: the very test jsonschema's `_pattern` makes, so both read a pattern
+    alike. jsonschema-rs's own engine also ends `$` at the end of the string, but its `\\s` is ECMA-262's white
+    space, not Python's (U+0085 and U+001C-U+001F are space to Python only, U+FEFF to ECMA-262 only):
+    `repoURL: "https://git.example.com/a\\x85"` would pass its `[^\\s]+` and not jsonschema's."""
+
+    def __init__(self, parent_schema: dict[str, Any], value: str, schema_path: list[str | int]) -> None:
+        self.search = _regex(value).search
+
+    def validate(self, instance: Any) -> None:
+        if isinstance(instance, str) and self.search(instance) is None:
+            raise ValueError(f"{instance!r} does not match its pattern")
 
 
 @cache
 def _validator(schema_file: str) -> Draft202012Validator:
+    """jsonschema's validator of a schema file: the messages where a profile breaks it."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import extend
+
     schema = load_schema_file(schema_file)
     Draft202012Validator.check_schema(schema)
-    return _Validator(schema)
+    return extend(Draft202012Validator, {"pattern": _pattern})(schema)
+
+
+@cache
+def _compiled(schema_file: str) -> CompiledSchema | None:
+    """The compiled validator of a schema file (support/compiled_schema.py): where it finds a profile valid,
+    jsonschema is not asked."""
+    return compile_schema(load_schema_file(schema_file), keywords={"pattern": _CompiledPattern})
+
+
+def _errors(schema_file: str, data: Any) -> list[ValidationError]:
+    """Where plain `data` breaks the schema: none where the compiled validator finds it valid, else jsonschema's."""
+    compiled = _compiled(schema_file)
+    if compiled is not None and compiled.accepts(data):
+        return []
+    return list(_validator(schema_file).iter_errors(data))
+
+
+def schema_verdicts(schema_file: str, data: Any) -> tuple[bool | None, bool]:
+    """Whether plain `data` is valid, to the compiled validator (None where it is not asked) and to jsonschema: the
+    two must agree (tests/unit/validate/test_validate_compiled_schema.py)."""
+    compiled = _compiled(schema_file)
+    return (None if compiled is None else compiled.verdict(data)), _validator(schema_file).is_valid(data)
 
 
 def schema_errors(schema_file: str, data: Any) -> list[tuple[tuple[str | int, ...], str, Any]]:
     """Where plain `data` breaks a profile schema: (path, keyword, the keyword's value in the schema), for a caller
     that builds a profile and leaves out what the schema refuses (an import) rather than report it at a line."""
     return [(tuple(error.absolute_path), str(error.validator), error.validator_value)
-            for error in _validator(schema_file).iter_errors(data)]
+            for error in _errors(schema_file, data)]
 
 
 @raises(schema_rule("kind"))
@@ -90,7 +139,7 @@ def check_schema(document: ProfileFile, schema_file: str | None = None) -> tuple
     instance = to_plain(document.data)
     found: list[Diagnostic] = []
     sound = True
-    errors = sorted(_validator(schema_file).iter_errors(instance), key=lambda e: list(e.absolute_path))
+    errors = sorted(_errors(schema_file, instance), key=lambda e: list(e.absolute_path))
     first_check: dict[tuple[Any, ...], int] = {}
     for error in errors:
         if error.validator in VALUE_CHECKS:
@@ -106,7 +155,8 @@ def check_schema(document: ProfileFile, schema_file: str | None = None) -> tuple
             continue  # the misspelt key is reported, with this one as its did-you-mean
         found += with_rule(schema_rule(str(error.validator)), _diagnose(document, error, schema))
     judged = {tuple(error.absolute_path) for error in errors}
-    quantities = [problem for path, text, key in profile_strings(document.data) if not key and path not in judged
+    quantities = [problem for path, text, key in profile_strings(document.data)
+                  if not key and path and path[-1] in QUANTITY_UNITS and path not in judged
                   and _subschema(schema, list(path)).get("pattern") == kubernetes.PROFILE_QUANTITY_PATTERN
                   for problem in _quantity_problem(document, path, text)]
     return found + with_rule(SCHEMA_QUANTITY, quantities), sound and not quantities

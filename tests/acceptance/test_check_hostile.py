@@ -238,15 +238,27 @@ def test_yaml_1_1_booleans_are_judged_as_kubernetes_reads_them(tmp_path):
             "container x is privileged") in result.stdout, result.stdout
 
 
+def test_a_kind_longer_than_a_file_name_is_an_unknown_kind(tmp_path):
+    """The bundled schemas are files named after the kind: one past the file system's limit is no schema, not an
+    OSError."""
+    manifest = tmp_path / "long.yaml"
+    manifest.write_text(f"apiVersion: v1\nkind: {'A' * 300}\nmetadata: {{name: x}}\n", encoding="utf-8")
+    refused(mpigen("check", "--no-helm", "--strict", manifest), f"no schema known for v1 {'A' * 300}")
+
+
 # --- A chart's CRD pattern cannot make check backtrack ---------------------------------------------
 
+def crd_with_pattern(pattern: str) -> str:
+    """A CRD whose R has one string, `spec.v`, of `pattern`."""
+    return ("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: rs.x.io}\n"
+            "spec:\n  group: x.io\n  names: {kind: R, plural: rs}\n  scope: Namespaced\n  versions:\n"
+            "    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n"
+            "          type: object\n          properties:\n            spec:\n              type: object\n"
+            f"              properties:\n                v: {{type: string, pattern: '{pattern}'}}\n")
+
+
 def test_a_catastrophic_crd_pattern_is_judged_in_linear_time(tmp_path):
-    crd = ("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: rs.x.io}\n"
-           "spec:\n  group: x.io\n  names: {kind: R, plural: rs}\n  scope: Namespaced\n  versions:\n"
-           "    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n"
-           "          type: object\n          properties:\n            spec:\n              type: object\n"
-           "              properties:\n                v: {type: string, pattern: '^(a+)+$'}\n")
-    (tmp_path / "crd.yaml").write_text(crd, encoding="utf-8")
+    (tmp_path / "crd.yaml").write_text(crd_with_pattern("^(a+)+$"), encoding="utf-8")
     (tmp_path / "r.yaml").write_text("apiVersion: x.io/v1\nkind: R\nmetadata: {name: r, namespace: default}\n"
                                      f"spec: {{v: {'a' * 100_000}!}}\n", encoding="utf-8")
     started = time.monotonic()
@@ -254,6 +266,19 @@ def test_a_catastrophic_crd_pattern_is_judged_in_linear_time(tmp_path):
     assert time.monotonic() - started < 20
     refused(result, f"{(tmp_path / 'r.yaml').as_posix()}: R/r: .spec.v: 'aaaa")
     assert "does not match '^(a+)+$'" in result.stdout
+
+
+def test_a_count_of_digits_re2_does_not_read_is_text(tmp_path):
+    """`{²}` is no repetition to RE2 (nor to ECMA-262): the text `a{²}` matches `^a{²}$`; it stopped check with a
+    traceback."""
+    (tmp_path / "crd.yaml").write_text(crd_with_pattern("^a{²}$"), encoding="utf-8")
+    (tmp_path / "r.yaml").write_text("apiVersion: x.io/v1\nkind: R\nmetadata: {name: r, namespace: default}\n"
+                                     "spec: {v: 'a{²}'}\n", encoding="utf-8")
+    result = mpigen("check", "--no-helm", tmp_path)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stdout + result.stderr
+    (tmp_path / "r.yaml").write_text("apiVersion: x.io/v1\nkind: R\nmetadata: {name: r, namespace: default}\n"
+                                     "spec: {v: aa}\n", encoding="utf-8")
+    refused(mpigen("check", "--no-helm", tmp_path), ".spec.v: 'aa' does not match '^a{²}$'")
 
 
 # --- Every file kubectl and Argo CD apply is judged, hidden ones too --------------------------------

@@ -100,7 +100,9 @@ from conftest import (
     base_fleet,
     cached_check,
     fleet_shapes,
+    profile_verdict_disagreements,
     require_helm,
+    schema_verdict_disagreements,
     without_keys,
 )
 from hypothesis import HealthCheck, event, example, given, seed, settings
@@ -112,6 +114,7 @@ from ruamel.yaml import YAML
 from mpigen.check import CheckOptions, run_check
 from mpigen.commands.cli import main
 from mpigen.commands.pipeline import compile_profiles
+from mpigen.load import load_paths
 from mpigen.load.catalogue import BUILTIN_DIR, BUILTIN_PREFIX
 from mpigen.package import output_files
 
@@ -1122,9 +1125,9 @@ def integer_overflows(schema_set: Any, document: Any) -> list[str]:
     """Integers of a rendered object beyond what its schema's int32/int64 format, or any int64, can hold."""
     found = {tuple(path): "int64" for path, value in nodes(document.obj)
              if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63}
-    compiled = schema_set._validator((document.api_version, document.kind))
-    if compiled is not None:
-        validator = compiled[0].evolve(format_checker=INTEGER_FORMATS)
+    judge = schema_set._validator((document.api_version, document.kind))
+    if judge is not None:
+        validator = judge.validator.evolve(format_checker=INTEGER_FORMATS)
         found |= {tuple(e.absolute_path): e.validator_value for e in validator.iter_errors(document.obj)
                   if e.validator == "format"}
     return [f"{document.label}: {list(path)}: {get(document.obj, path)} is beyond {fmt}" for path, fmt in found.items()]
@@ -1207,6 +1210,9 @@ def run_case(fixture: Fixture, case: Case, seconds: float | None = None) -> None
     failed = result.exit_code == 1
     problems = check_diagnostics(result.stderr, fixture.profiles.resolve(), failed)
     assert not problems, "\n".join(problems) + "\n--- stderr:\n" + result.stderr
+    changed = [fixture.profiles / path for path, data in case.files.items() if EXAMPLE_FILES.get(path) != data]
+    judged = profile_verdict_disagreements(load_paths(changed).documents if changed else [])
+    assert not judged.disagreements, "the compiled validator and jsonschema disagree:\n" + "\n".join(judged.disagreements)
     event("refused with diagnostics" if failed else "compiled")
     if not failed and case.planted:
         event("compiled with a template planted")
@@ -1237,6 +1243,11 @@ def run_case(fixture: Fixture, case: Case, seconds: float | None = None) -> None
     schema_set = fixture.schema_sets.formats()
     overflows = [problem for document in report.documents for problem in integer_overflows(schema_set, document)]
     assert not overflows, "numbers Kubernetes cannot decode:\n" + "\n".join(overflows)
+    newest = max(fixture.schema_sets.made.values(), key=lambda made: [int(n) for n in made.bundled_version.split(".")])
+    for judging in (schema_set, newest):  # mpigen's own schemas, and the upstream CRDs check was given
+        judged = schema_verdict_disagreements(judging, report.documents)
+        assert not judged.disagreements, "the compiled validator and LinearValidator disagree:\n" + "\n".join(
+            judged.disagreements)
     by_chart: dict[str, list[dict[str, Any]]] = {}
     for document in report.documents:
         by_chart.setdefault(document.chart, []).append(document.obj)

@@ -47,6 +47,7 @@ its cluster, each object one change, text and JSON holding nothing raw.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -61,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHARTS, RAW_CONTROL, REPO, require_helm, sarif_problems
+from conftest import CHARTS, RAW_CONTROL, REPO, require_helm, sarif_problems, schema_verdict_disagreements
 from hypothesis import HealthCheck, event, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
@@ -69,6 +70,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from mpigen.check import CheckOptions
 from mpigen.check import run_check as check_in_process
 from mpigen.check.report import FORMATS, CheckReport
+from mpigen.check.schemas import SchemaSet, bundled_kube_versions
 from mpigen.diff import DiffReport, as_json, as_text
 from mpigen.diff.compare import compare
 from mpigen.diff.review import review
@@ -594,6 +596,12 @@ def assert_claims_judged(report: CheckReport) -> None:
                 event("devices: a claim of no template refused")
 
 
+@functools.cache
+def newest_schemas() -> SchemaSet:
+    """The schemas check judges a folder of manifests by (no --kube-version: the newest Kubernetes)."""
+    return SchemaSet(bundled_kube_versions()[-1])
+
+
 def assert_names_judged(report: CheckReport) -> None:
     """Each object the folder gave whose name no DNS grammar allows is a `names` finding at metadata.name."""
     refused = {f.object for f in report.findings if f.rule == "names" and f.path == ".metadata.name"}
@@ -619,6 +627,9 @@ def test_every_report_parses_and_prints_no_control_character_of_its_input(tmp_pa
     assert len(text.splitlines()) == len(report.findings) + len(report.pod_security) + 1  # one line each, no more
     assert_names_judged(report)
     assert_claims_judged(report)
+    judged = schema_verdict_disagreements(newest_schemas(), report.documents)
+    assert not judged.disagreements, "\n".join(judged.disagreements)
+    event(f"schemas: {judged.compiled} document(s) judged by both validators, {judged.refused} refused")
     event(f"reports: {len(report.documents)} document(s) read of {len(files)}")
     event(f"drift: {'some' if any(f.rule == 'drift' for f in report.findings) else 'no'} finding")
 

@@ -27,6 +27,8 @@ from hypothesis import strategies as st
 
 from mpigen.commands.repository import ConfigError, RepositoryConfig, read_config
 from mpigen.load.glance import FleetGlance, glance
+from mpigen.support.schema_files import CONFIG_SCHEMA_FILE
+from mpigen.validate.schema import schema_verdicts
 
 LONG = "MPIGEN_FUZZ_EXAMPLES" in os.environ
 EXAMPLES = int(os.environ["MPIGEN_FUZZ_EXAMPLES"]) if LONG else 60
@@ -56,6 +58,8 @@ def _text(document: dict[str, Any], style: int) -> str:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(document=documents, style=st.integers(0, 1), raw=st.one_of(st.none(), st.binary(max_size=200)))
 def test_a_config_gives_settings_or_located_messages(document, style, raw):
+    compiled, reference = schema_verdicts(CONFIG_SCHEMA_FILE, document)  # the compiled validator judges as jsonschema
+    assert compiled in (None, reference), document
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / ".mpigen.yaml"
         data = raw if raw is not None else _text(document, style).encode("utf-8", "surrogatepass")

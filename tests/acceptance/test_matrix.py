@@ -18,11 +18,20 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import CustomResourceSchemas, is_run_of, require_helm, run_mpigen
+from conftest import (
+    CustomResourceSchemas,
+    is_run_of,
+    profile_verdict_disagreements,
+    require_helm,
+    run_mpigen,
+    schema_verdict_disagreements,
+)
 from test_charts_helm import identity, template
 
 from mpigen.check import CheckOptions, run_check
 from mpigen.commands.pipeline import CompileResult, compile_profiles
+from mpigen.load import load_paths
+from mpigen.readback.findings import RenderedObject
 
 API = "apiVersion: mpigen/v1alpha1\n"
 
@@ -436,6 +445,16 @@ def test_custom_resources_validate_against_the_upstream_crds(compiled, upstream_
     assert counts["SriovIBNetwork"] == 2 * 28 and counts["SriovNetwork"] == 2 * 8
     assert {"NetworkAttachmentDefinition", "Application", "HelmRelease", "GitRepository", "Kustomization"} <= set(counts)
     assert results == {key: [] for key in results}
+
+
+def test_the_compiled_validators_judge_the_matrix_as_jsonschema_does(matrix, compiled, upstream_crds):
+    """Every profile and object of the matrix, by the compiled validators (with the upstream CRDs, as above) and by
+    jsonschema: the same verdict (tests/unit/*/test_*compiled_schema*.py)."""
+    profiles = profile_verdict_disagreements(load_paths([matrix[0]]).documents)
+    assert profiles.disagreements == [] and profiles.compiled > len(COMBINATIONS)
+    objects = [RenderedObject(source, obj) for source, obj in _objects(compiled)]
+    judged = schema_verdict_disagreements(upstream_crds.schema_set, objects)
+    assert judged.disagreements == [] and judged.compiled == len(objects)
 
 
 # --- what each combination's workers get -----------------------------------------------------------

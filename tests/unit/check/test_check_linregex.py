@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from mpigen.check.linregex import Unsupported, compile_pattern, search
+from mpigen.check import linregex
+from mpigen.check.linregex import Unsupported, compile_pattern, longest_text, search
 
 # Every pattern of the upstream CRDs (mpi-operator, Argo CD, Flux, Kubeflow trainer, network operators) and
 # a few shapes beside them.
@@ -39,6 +40,26 @@ def test_go_semantics_where_python_differs():
     assert search(r"a{,3}", "a{,3}") and not search(r"^a{,3}$", "aa")  # `{,3}` is text in RE2
     assert search(r"^(?i)[a-z]([-a-z0-9]*[a-z0-9])?$", "Ab-C")  # a flag after `^`: Python 3.11 refuses it
     assert not search(r"^.$", "\n")
+
+
+def test_only_ascii_digits_count_a_repetition_as_in_re2():
+    """`{²}` is text, not a count: Python's `int` refuses `²`, and check stopped with a traceback."""
+    assert search(r"^a{²}$", "a{²}") and not search(r"^a{²}$", "aa")
+    assert search(r"^a{٣}$", "a{٣}") and not search(r"^a{٣}$", "aaa")
+
+
+@pytest.mark.parametrize("pattern", [r"[ab]*a[ab]{20}$", r"^(a|ab|b)*(ba|b){5}$", r"(.*a){8}"])
+def test_no_text_of_the_longest_length_is_refused_as_too_costly(pattern, monkeypatch):
+    """`longest_text` bounds the work one search may do; under a small budget (the same bound, cheap texts), random
+    texts of that length all run out (and of the first, which no cache helps, much longer ones do not)."""
+    monkeypatch.setattr(linregex, "MAX_WORK", 20_000)
+    longest = longest_text(pattern)
+    generator = random.Random(pattern)
+    for _ in range(50):
+        search(pattern, "".join(generator.choice("ab") for _ in range(longest)))
+    if pattern == r"[ab]*a[ab]{20}$":
+        with pytest.raises(Unsupported, match="too costly"):
+            search(pattern, "".join(generator.choice("ab") for _ in range(longest * 40)))
 
 
 @pytest.mark.parametrize("pattern", [r"(?=a)", r"(?!a)", r"(?<=a)b", r"(a)\1", r"\bx", r"a**", r"a{2}{3}", r"(a",
