@@ -236,9 +236,10 @@ class ParseMemo:
         self._keep(raw, document, diagnostics)
         return document, diagnostics
 
-    def split_map(self, work: Callable[..., list[Any]], items: Any, weight: Any = None) -> list[Any]:
+    def split_map(self, work: Callable[..., list[Any]], items: Any, weight: Any = None, tally: Any = None
+                  ) -> list[Any]:
         """The loader's split_map, unchanged: the trees parsed in its second process are kept here too."""
-        results = split_map(work, items, weight)
+        results = split_map(work, items, weight, tally=tally)
         if work is profile_files._load_each:
             for raw, _, document, diagnostics in results:
                 if raw is not None and raw not in self.trees:

@@ -1210,7 +1210,7 @@ def run_case(fixture: Fixture, case: Case, seconds: float | None = None) -> None
     failed = result.exit_code == 1
     problems = check_diagnostics(result.stderr, fixture.profiles.resolve(), failed)
     assert not problems, "\n".join(problems) + "\n--- stderr:\n" + result.stderr
-    changed = [fixture.profiles / path for path, data in case.files.items() if EXAMPLE_FILES.get(path) != data]
+    changed = [fixture.profiles / path for path, data in case.files.items() if FLEET_FILES.get(path) != data]
     judged = profile_verdict_disagreements(load_paths(changed).documents if changed else [])
     assert not judged.disagreements, "the compiled validator and jsonschema disagree:\n" + "\n".join(judged.disagreements)
     event("refused with diagnostics" if failed else "compiled")
