@@ -323,6 +323,17 @@ def base_fleet() -> MappingProxyType[str, bytes]:
     return MappingProxyType(files)
 
 
+@pytest.fixture(scope="session")
+def base_profiles(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The base fleet as a profiles folder, written once a session, for tests that render a fleet only to have charts
+    to work on, whose number proves nothing there (the writer's). Read it; copy it to change it."""
+    root = tmp_path_factory.mktemp("base-fleet") / "profiles"
+    for name, raw in base_fleet().items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(raw)
+    return root
+
+
 def fleet_shapes(result: CompileResult) -> set[tuple[str, ...]]:
     """What sorts of thing a compiled fleet has, whatever their number: each network provider, scheduler, Kueue API,
     GitOps tool and way of listing applications, DRA shape and job backend, each kind of object its charts hold and

@@ -1334,11 +1334,10 @@ def test_a_long_adversarial_string_compiles_kept_or_fails_cleanly_in_time(fuzz: 
     run_case(fuzz, case, seconds=30)
 
 
-def test_the_base_fleet_has_every_shape_of_the_example_fleet(example, tmp_path):
+def test_the_base_fleet_has_every_shape_of_the_example_fleet(example, base_profiles):
     """What CI's fuzz proves of the base fleet holds for the example fleet only while the base has every shape the
     example has: a cluster of a new shape in profiles/ fails here until conftest.BASE_CLUSTERS names it."""
-    write_files(tmp_path, dict(base_fleet()))
-    base = compile_profiles([tmp_path])
+    base = compile_profiles([base_profiles])
     assert base.ok, [d.format() for d in base.diagnostics]
     missing = fleet_shapes(example) - fleet_shapes(base)
     assert not missing, f"the base fleet lacks {sorted(missing)}: add the example cluster that has it to BASE_CLUSTERS"

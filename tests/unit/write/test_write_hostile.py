@@ -2,7 +2,8 @@
 `.mpigen-staging/plan.committed.json`, a damaged `.mpigen-owned`. Through `mpigen render`: one `error:` line, exit 1,
 no traceback, and nothing inside or outside the folder touched. The attacks by links and FIFOs run the real command in
 a process of its own; the many hostile plans and damaged ownership lists the same command line in-process
-(conftest.invoke_mpigen)."""
+(conftest.invoke_mpigen). What is rendered is the base fleet (conftest.base_profiles): the writer's defences do not
+depend on how many charts it writes."""
 
 from __future__ import annotations
 
@@ -13,15 +14,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import PROFILES, invoke_mpigen, run_mpigen, snapshot
+from conftest import invoke_mpigen, run_mpigen, snapshot
 
 from mpigen.write import COMMITTED_PLAN, OWNERSHIP_FILE, STAGING_DIR, WriteRefused, write_tree
 
 
 @pytest.fixture(scope="module")
-def example_charts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def example_charts(tmp_path_factory: pytest.TempPathFactory, base_profiles: Path) -> Path:
     out = tmp_path_factory.mktemp("example") / "charts"
-    assert run_mpigen("render", PROFILES, "-o", out).returncode == 0
+    assert run_mpigen("render", base_profiles, "-o", out).returncode == 0
     return out
 
 
@@ -56,14 +57,14 @@ def assert_refused_untouched(result, root: Path, before: dict[str, str], *, says
     assert snapshot(root) == before, "a refused render changed files"
 
 
-def test_a_committed_plan_through_a_committed_link_touches_nothing_outside(world, tmp_path):
+def test_a_committed_plan_through_a_committed_link_touches_nothing_outside(world, tmp_path, base_profiles):
     """The red team's attack: `charts/evil` links outside; the plan deletes and writes through it."""
     out, outside = world
     (out / "evil").symlink_to(outside, target_is_directory=True)
     plant_plan(out, {"move": ["evil/pwned.yaml"], "delete": ["evil/victim.yaml"]},
                {"evil/pwned.yaml": b"written outside\n"})
     before = snapshot(tmp_path)
-    result = run_mpigen("render", PROFILES, "-o", out)
+    result = run_mpigen("render", base_profiles, "-o", out)
     assert_refused_untouched(result, tmp_path, before, says="is not a plan mpigen wrote")
     assert (outside / "victim.yaml").read_bytes() == b"keep me\n"
     assert not (outside / "pwned.yaml").exists()
@@ -89,67 +90,67 @@ HOSTILE_PLANS = {
 
 
 @pytest.mark.parametrize("case", HOSTILE_PLANS, ids=list(HOSTILE_PLANS))
-def test_a_hostile_plan_is_refused_before_anything_moves(world, tmp_path, case):
+def test_a_hostile_plan_is_refused_before_anything_moves(world, tmp_path, case, base_profiles):
     out, outside = world
     plan, staged = HOSTILE_PLANS[case]
     plan = json.loads(json.dumps(plan).replace("{outside}", str(outside))) if not isinstance(plan, str) else plan
     plant_plan(out, plan, staged)
     before = snapshot(tmp_path)
-    result = invoke_mpigen("render", PROFILES, "-o", out)
+    result = invoke_mpigen("render", base_profiles, "-o", out)
     assert_refused_untouched(result, tmp_path, before, says="is not a plan mpigen wrote")
 
 
-def test_a_staged_link_is_not_moved_into_the_charts(world, tmp_path):
+def test_a_staged_link_is_not_moved_into_the_charts(world, tmp_path, base_profiles):
     """A plan that moves a link from the staging folder would put a link to anywhere among the charts."""
     out, outside = world
     staging = plant_plan(out, {"move": ["dgx-lab/infra/Chart.yaml"], "delete": []})
     (staging / "dgx-lab/infra").mkdir(parents=True)
     (staging / "dgx-lab/infra/Chart.yaml").symlink_to(outside / "victim.yaml")
     before = snapshot(tmp_path)
-    result = run_mpigen("render", PROFILES, "-o", out)
+    result = run_mpigen("render", base_profiles, "-o", out)
     assert_refused_untouched(result, tmp_path, before, says="symbolic link")
 
 
-def test_a_staged_folder_that_links_outside_cannot_pull_files_in(world, tmp_path):
+def test_a_staged_folder_that_links_outside_cannot_pull_files_in(world, tmp_path, base_profiles):
     """`staging/dgx-lab` linking outside: replaying would move the outside file into the charts (gone from there)."""
     out, outside = world
     staging = plant_plan(out, {"move": ["dgx-lab/victim.yaml"], "delete": []})
     (staging / "dgx-lab").symlink_to(outside, target_is_directory=True)
     before = snapshot(tmp_path)
-    result = run_mpigen("render", PROFILES, "-o", out)
+    result = run_mpigen("render", base_profiles, "-o", out)
     assert_refused_untouched(result, tmp_path, before, says="symbolic link")
     assert (outside / "victim.yaml").read_bytes() == b"keep me\n"
 
 
-def test_a_staging_folder_that_is_a_link_is_refused(world, tmp_path):
+def test_a_staging_folder_that_is_a_link_is_refused(world, tmp_path, base_profiles):
     out, outside = world
     (outside / COMMITTED_PLAN).write_text(json.dumps({"move": [], "delete": ["dgx-lab/infra/Chart.yaml"]}))
     (out / STAGING_DIR).symlink_to(outside, target_is_directory=True)
     before = snapshot(tmp_path)
-    result = run_mpigen("render", PROFILES, "-o", out)
+    result = run_mpigen("render", base_profiles, "-o", out)
     assert_refused_untouched(result, tmp_path, before, says="symbolic link")
 
 
-def test_an_uncommitted_staging_with_links_is_discarded_without_following_them(world, tmp_path):
+def test_an_uncommitted_staging_with_links_is_discarded_without_following_them(world, tmp_path, base_profiles):
     """A staging folder without a committed plan is thrown away: its links go, what they point at stays."""
     out, outside = world
     staging = out / STAGING_DIR
     staging.mkdir()
     (staging / "into-outside").symlink_to(outside, target_is_directory=True)
     (staging / "file-link").symlink_to(outside / "victim.yaml")
-    result = run_mpigen("render", PROFILES, "-o", out)
+    result = run_mpigen("render", base_profiles, "-o", out)
     assert result.returncode == 0, result.stderr
     assert not os.path.lexists(staging)
     assert snapshot(outside) == {"victim.yaml": hashlib.sha256(b"keep me\n").hexdigest()}
 
 
-def test_a_valid_plan_is_replayed(world):
+def test_a_valid_plan_is_replayed(world, base_profiles):
     """What an interrupted render leaves is still completed: the validation refuses only what mpigen never writes."""
     out, _ = world
     chart = out / "dgx-lab/infra/Chart.yaml"
     original = chart.read_bytes()
     plant_plan(out, {"move": ["dgx-lab/infra/Chart.yaml"], "delete": []}, {"dgx-lab/infra/Chart.yaml": b"staged\n"})
-    result = run_mpigen("render", PROFILES, "-o", out)
+    result = run_mpigen("render", base_profiles, "-o", out)
     assert result.returncode == 0, result.stderr
     assert chart.read_bytes() == original  # replayed, then this render put the compiled file back
     assert "1 file(s) written" in result.stdout, result.stdout
@@ -168,25 +169,25 @@ DAMAGED_OWNERSHIP = {
 
 
 @pytest.mark.parametrize("case", DAMAGED_OWNERSHIP, ids=list(DAMAGED_OWNERSHIP))
-def test_a_damaged_ownership_list_is_one_error_line(world, tmp_path, case):
+def test_a_damaged_ownership_list_is_one_error_line(world, tmp_path, case, base_profiles):
     out, _ = world
     text = DAMAGED_OWNERSHIP[case]
     (out / OWNERSHIP_FILE).write_bytes(text if isinstance(text, bytes) else text.encode())
     before = snapshot(tmp_path)
-    result = invoke_mpigen("render", PROFILES, "-o", out)
+    result = invoke_mpigen("render", base_profiles, "-o", out)
     assert_refused_untouched(result, tmp_path, before, says=f"{OWNERSHIP_FILE} is damaged")
 
 
-def test_an_ownership_list_that_is_a_folder_is_one_error_line(world, tmp_path):
+def test_an_ownership_list_that_is_a_folder_is_one_error_line(world, tmp_path, base_profiles):
     out, _ = world
     (out / OWNERSHIP_FILE).unlink()
     (out / OWNERSHIP_FILE).mkdir()
     before = snapshot(tmp_path)
-    result = run_mpigen("render", PROFILES, "-o", out)
+    result = run_mpigen("render", base_profiles, "-o", out)
     assert_refused_untouched(result, tmp_path, before, says="is a folder")
 
 
-def test_an_ownership_list_that_is_a_link_is_not_followed(world, tmp_path):
+def test_an_ownership_list_that_is_a_link_is_not_followed(world, tmp_path, base_profiles):
     """A link to a list elsewhere would make that list decide what is pruned here."""
     out, outside = world
     listed = json.loads((out / OWNERSHIP_FILE).read_text())
@@ -194,36 +195,36 @@ def test_an_ownership_list_that_is_a_link_is_not_followed(world, tmp_path):
     (out / OWNERSHIP_FILE).unlink()
     (out / OWNERSHIP_FILE).symlink_to(outside / "list.json")
     before = snapshot(tmp_path)
-    result = run_mpigen("render", PROFILES, "-o", out)
+    result = run_mpigen("render", base_profiles, "-o", out)
     assert_refused_untouched(result, tmp_path, before, says="symbolic link")
 
 
-def test_an_output_folder_that_is_a_link_is_refused(world, tmp_path):
+def test_an_output_folder_that_is_a_link_is_refused(world, tmp_path, base_profiles):
     _, outside = world
     link = tmp_path / "charts-link"
     link.symlink_to(outside, target_is_directory=True)
     before = snapshot(tmp_path)
-    result = run_mpigen("render", PROFILES, "-o", link)
+    result = run_mpigen("render", base_profiles, "-o", link)
     assert_refused_untouched(result, tmp_path, before, says="symbolic link")
 
 
-def test_a_fifo_among_the_charts_does_not_hang_the_render(world, tmp_path):
+def test_a_fifo_among_the_charts_does_not_hang_the_render(world, tmp_path, base_profiles):
     out, _ = world
     chart = out / "dgx-lab/infra/Chart.yaml"
     chart.unlink()
     os.mkfifo(chart)
     before = snapshot(tmp_path)
-    result = run_mpigen("render", PROFILES, "-o", out)  # run_mpigen's timeout fails the test on a hang
+    result = run_mpigen("render", base_profiles, "-o", out)  # run_mpigen's timeout fails the test on a hang
     assert_refused_untouched(result, tmp_path, before, says="not a regular file")
 
 
-def test_render_check_reports_a_link_as_stale_without_reading_through_it(world, tmp_path):
+def test_render_check_reports_a_link_as_stale_without_reading_through_it(world, tmp_path, base_profiles):
     out, outside = world
     chart = out / "dgx-lab/infra/Chart.yaml"
     shutil.copy(chart, outside / "same.yaml")  # identical bytes: following the link would call it up to date
     chart.unlink()
     chart.symlink_to(outside / "same.yaml")
-    result = run_mpigen("render", PROFILES, "-o", out, "--check")
+    result = run_mpigen("render", base_profiles, "-o", out, "--check")
     assert result.returncode == 1, result.stderr
     assert f"stale: {chart}" in result.stdout.splitlines(), result.stdout
 
