@@ -638,6 +638,10 @@ def expect(outcome: Outcome, *wanted: tuple, severity: Severity = Severity.ERROR
             assert formatted.endswith(f"; {diagnostic.hint}"), formatted
 
 
+DROPPED = ": the API server drops it, and the setting never takes effect; remove it, or correct its name or place"
+"""What `mpigen check` says of a field no schema declares, after `unknown field` (rule `pruned`)."""
+
+
 class CustomResourceSchemas:
     """CRDs, and custom resources judged by them as `mpigen check` judges them (its SchemaSet, newest Kubernetes)."""
 

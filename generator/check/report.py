@@ -97,6 +97,8 @@ def as_junit(report: CheckReport) -> str:
 
 RULE_DESCRIPTIONS = {
     "schema": "The object is valid against the schema of its kind in the chart's Kubernetes version.",
+    "pruned": "Every field is one the schema of its kind declares: the API server drops any other, and the setting "
+              "never takes effect (an error in charts mpigen compiled and under --strict, else a warning).",
     "mpi-operator": "The MPIJob passes mpi-operator's own validation (in the words of its ValidationError event).",
     "network": "Each network a pod attaches exists as a NetworkAttachmentDefinition it can use.",
     "capacity": "The extended resources a worker requests fit one node of its pool.",

@@ -158,7 +158,8 @@ def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
         report.findings.append(Finding(" ".join(p.as_posix() for p in paths), "", "",
                                        "no charts or manifest files to check", "usage"))
     with stage(options.progress, "schemas", "document(s)", "checking documents") as judging:
-        _check_schemas(documents, options, report, unselected.documents, judging.tally)
+        own = frozenset(chart.display for chart in targets.charts if chart.compiled_by_mpigen)
+        _check_schemas(documents, options, report, own, unselected.documents, judging.tally)
         judging.count = len(documents)
     report.documents = [d for d, _ in documents]
     with stage(options.progress, "rules", "finding(s)", "applying the rules") as ruling:
@@ -248,9 +249,10 @@ def _render_targets(targets: Targets, renderer: _Renderer, versions: _KubeVersio
 
 
 def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOptions, report: CheckReport,
-                   unselected: tuple[RenderedObject, ...] = (), tally: Tally | None = None) -> None:
+                   own: frozenset[str], unselected: tuple[RenderedObject, ...] = (), tally: Tally | None = None) -> None:
     """Each document against the schemas of its Kubernetes version, with the --crds and the rendered CRDs (those of
-    the unselected charts too: a cluster's infra chart may install the CRD its job charts' objects are of).
+    the unselected charts too: a cluster's infra chart may install the CRD its job charts' objects are of). `own`:
+    the charts mpigen compiled, in whose objects a field the server drops is an error (a warning elsewhere).
 
     A schema set is built only for a version some document needs (the newest when none does, so that the
     --crds are read anyway); problems reading the CRDs are the same for every version, so they are said once,
@@ -273,7 +275,7 @@ def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOp
         schemas(version).prepare(d for d, wanted in documents if wanted == version)  # before both cores share them
 
     def check(part: Sequence[tuple[RenderedObject, str]]) -> list[list[Finding]]:
-        return [schema_sets[version].check(document) for document, version in part]
+        return [schema_sets[version].check(document, document.chart in own) for document, version in part]
 
     for findings in split_map(check, documents, tally=tally):
         report.findings += findings

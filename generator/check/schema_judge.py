@@ -4,6 +4,8 @@ kubectl's words."""
 
 from __future__ import annotations
 
+import difflib
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -22,6 +24,13 @@ if TYPE_CHECKING:  # jsonschema is imported where a document is not found valid:
     from referencing import Registry
 
 RULE = "schema"
+RULE_PRUNED = "pruned"
+"""A field no schema declares: the API server drops it (prunes it) where the client does not ask for strict field
+validation, so the setting silently never takes effect; an error in mpigen's own output, a warning in a chart written
+by hand (an error under `check --strict`)."""
+
+UNKNOWN_FIELD = "unknown field"
+PRUNED = "the API server drops it, and the setting never takes effect; remove it, or correct its name or place"
 
 Problem = tuple[tuple[str | int, ...], str]
 
@@ -42,7 +51,7 @@ def problems(error: ValidationError) -> list[Problem]:
         patterns = list(error.schema.get("patternProperties") or {})
         unknown = [key for key in instance
                    if key not in known and not any(linregex.search(p, str(key)) for p in patterns)]
-        return [((*path, key), "unknown field") for key in sorted(unknown, key=str)]
+        return [((*path, key), f"{UNKNOWN_FIELD}: {PRUNED}{_did_you_mean(key, known)}") for key in sorted(unknown, key=str)]
     if error.validator in ("anyOf", "oneOf") and error.context:
         fitting, types = choose_branch(error)
         if fitting is not None:
@@ -58,6 +67,12 @@ def problems(error: ValidationError) -> list[Problem]:
     if error.validator == "type":
         return [(path, _type_message(instance, types_of(error.validator_value)))]
     return [(path, _message(error))]
+
+
+def _did_you_mean(key: object, known: set[str]) -> str:
+    """` (did you mean "containers"?)` for a field one typo away from a declared one (`contianers`); else ''."""
+    close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.8)
+    return f" (did you mean {json.dumps(close[0])}?)" if close else ""
 
 
 def _type_message(instance: Any, types: Iterable[str]) -> str:
@@ -101,12 +116,15 @@ class Judge:
         instance = prune_nulls(obj, self.schema) if self.custom and isinstance(self.schema, Mapping) else obj
         return (None if self.compiled is None else self.compiled.verdict(instance)), instance
 
-    def findings(self, document: RenderedObject, instance: Any) -> list[Finding]:
-        """LinearValidator's findings on the document (`instance` is what it judges)."""
+    def findings(self, document: RenderedObject, instance: Any, pruned: Severity = Severity.ERROR) -> list[Finding]:
+        """LinearValidator's findings on the document (`instance` is what it judges); a field the schema does not
+        declare is a finding of rule `pruned`, of severity `pruned`."""
         try:
             found = [problem for error in self.validator.iter_errors(instance) for problem in problems(error)]
         except linregex.Unsupported as error:  # a CRD pattern outside the syntax RE2 and ECMA-262 share
             return [finding(document, "", f"the {document.obj['apiVersion']} {document.obj['kind']} schema cannot be "
                             f"used: a pattern: {error}", RULE, Severity.WARNING)]
         unique = sorted(set(found), key=lambda problem: (json_path(list(problem[0])), problem[1]))
-        return [finding(document, json_path(list(path)), message, RULE) for path, message in unique]
+        return [finding(document, json_path(list(path)), message, RULE_PRUNED, pruned)
+                if message.startswith(UNKNOWN_FIELD) else finding(document, json_path(list(path)), message, RULE)
+                for path, message in unique]

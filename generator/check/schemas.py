@@ -325,8 +325,10 @@ class SchemaSet:
         self._validators[key] = judge
         return judge
 
-    def check(self, document: RenderedObject) -> list[Finding]:
-        """Every schema problem of one document, sorted by path; [] when it is valid."""
+    def check(self, document: RenderedObject, own: bool = False) -> list[Finding]:
+        """Every schema problem of one document, sorted by path; [] when it is valid. A field its schema does not
+        declare (rule `pruned`) is an error in mpigen's `own` output and under --strict, else a warning: the API
+        server drops it (or refuses the object, under strict field validation)."""
         obj = document.obj
         if not isinstance(obj, dict):
             return [finding(document, "", f"{short(obj)} is not a Kubernetes object (a mapping)", RULE)]
@@ -339,7 +341,8 @@ class SchemaSet:
         if judge is None:
             return [self._unknown(document, api_version, kind)]
         valid, instance = judge.compiled_verdict(obj)
-        return [] if valid else judge.findings(document, instance)
+        pruned = Severity.ERROR if own or self.strict else Severity.WARNING
+        return [] if valid else judge.findings(document, instance, pruned)
 
     def verdicts(self, document: RenderedObject) -> tuple[bool | None, bool] | None:
         """Whether a document of a known kind is valid, to the compiled validator (None where it is not asked) and to

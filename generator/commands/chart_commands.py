@@ -54,7 +54,8 @@ that reading the options imports nothing of check."""
               "one cluster only (charts mpigen compiled say their own cluster). Repeatable.")
 @click.option("--job", "jobs", multiple=True, metavar="NAME", shell_complete=complete_jobs,
               help="Check only the chart of job NAME (repeatable; with --cluster NAME, of those clusters).")
-@click.option("--strict/--no-strict", default=False, help="A kind with no schema is an error, not a warning "
+@click.option("--strict/--no-strict", default=False, help="A kind with no schema, and in a chart mpigen did not "
+              "compile a field the API server would drop, is an error, not a warning "
               "(default: the repository config's `check: {strict: ...}`, else not).")
 @click.option("--output", "output", type=click.Choice(CHECK_FORMATS), default="text", show_default=True,
               help="The report's format (a repository may set it: `check: {output: ...}` in .mpigen.yaml).")
