@@ -104,10 +104,15 @@ RULE_DESCRIPTIONS = {
     "capacity": "The extended resources a worker requests fit one node of its pool.",
     "drift": "The profiles (or the pods) agree with the live nodes given with --context.",
     "resources": "Extended resources are whole numbers, with a limit, and requests equal to it.",
+    "quantities": "Every quantity decodes and is not negative, container resource names are standard or "
+                  "domain-prefixed, and no request exceeds its limit.",
+    "pod-spec": "Every container has an image, ports in range, env var names its Kubernetes version takes and mounts of "
+                "declared volumes at paths of their own; each kind's pods restart as it allows.",
+    "immutable": "No change to a field the API server keeps as created, against the live object given with --context.",
     "devices": "A pod's DRA claims name templates of its namespace and DeviceClasses the cluster has, ask for no "
                "device twice, and constrain attributes the drivers publish.",
-    "names": "Names, namespaces, labels and container names are what the API server takes, and nothing beside a job "
-             "takes a name its controller creates for it.",
+    "names": "Names, namespaces, labels, annotations (256 KiB in all) and container names are what the API server "
+             "takes, and nothing beside a job takes a name its controller creates for it.",
     "pod-security": "No workload needs a higher Pod Security level than its namespace enforces.",
     "scheduling": "The gang can complete, and the queue and priority it names exist.",
     "render": "The chart lints and renders.",

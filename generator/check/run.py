@@ -163,7 +163,7 @@ def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
         judging.count = len(documents)
     report.documents = [d for d, _ in documents]
     with stage(options.progress, "rules", "finding(s)", "applying the rules") as ruling:
-        context = _rule_context(targets, unselected, options, renderer, versions.newest, report)
+        context = _rule_context(targets, unselected, options, renderer, versions, report)
         report.findings += run_rules(report.documents, context)
         ruling.count = len(report.findings)
     node_documents = [d for d in (*context.extra, *report.documents) if d.kind == NODE_KIND]
@@ -317,11 +317,12 @@ def _render_beside(targets: Targets, beside: Targets, renderer: _Renderer, versi
     return _Unselected(tuple(charts), tuple(documents))
 
 
-def _rule_context(targets: Targets, unselected: _Unselected, options: CheckOptions, renderer: _Renderer, version: str,
-                  report: CheckReport) -> CheckContext:
+def _rule_context(targets: Targets, unselected: _Unselected, options: CheckOptions, renderer: _Renderer,
+                  versions: _KubeVersions, report: CheckReport) -> CheckContext:
     """What the rules know beyond the checked documents: the unselected charts and files, the --crds folders' other
-    objects, the --context charts and manifests (their render problems reported), and each chart's node shape and
-    cluster."""
+    objects, the --context charts and manifests (their render problems reported), each chart's node shape and
+    cluster, and the Kubernetes version each document is checked against."""
+    version = versions.newest
     extra = [*unselected.documents, *_crd_folder_documents(options.crds)]
     charts = [*targets.charts, *unselected.charts]
     clusters = _chart_clusters(charts)
@@ -337,8 +338,10 @@ def _rule_context(targets: Targets, unselected: _Unselected, options: CheckOptio
         if owner not in named and (cluster := _grouped(owner, options.clusters)):
             named[owner] = cluster
     job_charts = frozenset(chart.display for chart in charts if chart.is_job_chart)
+    kube_versions = {chart.display: versions.of(chart, judged=False) for chart in targets.charts}
     return CheckContext(extra=tuple(extra), node_shapes=node_shapes, chart_clusters=clusters,
-                        manifest_clusters=manifests, job_charts=job_charts)
+                        manifest_clusters=manifests, job_charts=job_charts, kube_versions=kube_versions,
+                        kube_version=versions.of(None, judged=False))
 
 
 def _drift(targets: Targets, context: CheckContext, node_documents: list[RenderedObject],

@@ -110,6 +110,14 @@ class CheckContext:
     """Manifest file (as a document's `source` names it) -> its cluster, from `--cluster`."""
     job_charts: frozenset[str] = frozenset()
     """Chart folders of mpigen's job charts (their Chart.yaml names the job object): every pod they make is a job's."""
+    kube_versions: dict[str, str] = field(default_factory=dict)
+    """Chart folder -> the Kubernetes version its documents are checked against (`--kube-version`, else its own)."""
+    kube_version: str = ""
+    """The version of the documents of plain manifest files ('': not known, the newest rules apply)."""
+
+    def kube_version_of(self, document: RenderedObject) -> str:
+        """The Kubernetes version a document is checked against, as given ('1.31', 'v1.31.4'); '' where unknown."""
+        return self.kube_versions.get(document.chart, self.kube_version) if document.chart else self.kube_version
 
     def cluster_of(self, document: RenderedObject) -> str:
         """The cluster of a document; '' where its origin is unknown."""

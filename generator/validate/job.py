@@ -126,7 +126,7 @@ def _check_metadata(document: ProfileFile, job: dict[str, Any]) -> list[Diagnost
                                         f"keep it in `{both}` for the job object and its pods, or in `{only}` for "
                                         "the job object only"))
     annotations = {**job.get("annotations", {}), **job.get("objectAnnotations", {})}
-    size = sum(len(key.encode()) + len(value.encode()) for key, value in annotations.items())
+    size = kubernetes.annotations_size(annotations)
     if size > kubernetes.TOTAL_ANNOTATION_SIZE:
         field = "annotations" if "annotations" in job else "objectAnnotations"
         found.append(Diagnostic(document.location(field, at_key=True), f"the annotations are {size} bytes; "

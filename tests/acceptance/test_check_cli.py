@@ -290,6 +290,19 @@ def test_names_the_api_server_refuses_are_findings(tmp_path):
                           "SSH_PORT_OF_RANK")] * 3]
 
 
+def test_the_four_names_are_found_under_strict_and_no_other_rule_speaks_of_them(tmp_path):
+    # `--strict` makes warnings errors; the four names stay exactly the names rule's findings, and the new built-in
+    # rules (quantities, pod-spec) find nothing else in these valid pods.
+    (tmp_path / "objects.yaml").write_text(REFUSED_NAMES, encoding="utf-8")
+    result = invoke_mpigen("check", "--no-helm", "--strict", "--output", "json", tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    found = json.loads(result.stdout)["findings"]
+    assert {f["rule"] for f in found} == {"names"}
+    assert [(f["object"], f["path"]) for f in found][:4] == [
+        ("Pod/A_B..", ".metadata.name"), ("Pod/A_B..", ".spec.containers[0].name"), ("ConfigMap/../x", ".metadata.name"),
+        ("ConfigMap/settings", ".metadata.namespace")]
+
+
 def test_a_hand_written_job_moving_its_pods_to_another_network_is_refused(tmp_path):
     """The second red team's annotation in a hand-written MPIJob, a Volcano Job task attaching kube-system's bridge,
     and a PriorityClass taking a built-in's name: each an error, as the cluster would take them."""

@@ -53,8 +53,9 @@ def field_invalid(field: str, shown_value: str, detail: str) -> str:
     return f"{field}: Invalid value: {shown_value}: {detail}"
 
 
-def field_not_supported(field: str, shown_value: str, valid: Iterable[str]) -> str:
-    supported = ", ".join(go_quote(v) for v in sorted(valid))
+def field_not_supported(field: str, shown_value: str, valid: Iterable[str], in_order: bool = False) -> str:
+    """field.NotSupported; `in_order`: the values as the caller lists them (a literal list), not sorted (a set's)."""
+    supported = ", ".join(go_quote(v) for v in (valid if in_order else sorted(valid)))
     return f"{field}: Unsupported value: {shown_value}: supported values: {supported}"
 
 

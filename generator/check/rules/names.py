@@ -18,7 +18,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mpigen.check.rules.goerrors import go_quote
-from mpigen.check.rules.pods import PodTemplate, is_trainjob, is_volcano_job, pod_templates, runs_a_job, secret_reads
+from mpigen.check.rules.pods import (
+    PodTemplate,
+    is_trainjob,
+    is_volcano_job,
+    pod_templates,
+    refused_later,
+    runs_a_job,
+    secret_reads,
+)
 from mpigen.check.rules.reading import Path, as_dict, metadata_name, path_of
 from mpigen.model import names
 from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
@@ -169,7 +177,8 @@ def check_reserved_names(documents: list[RenderedObject], context: CheckContext 
 # --- names the API server takes -------------------------------------------------------------------------------
 # apimachinery pkg/api/validation/objectmeta.go @ 008b3652959ca58af8be3fb5b6ecfe9ae7638282 (ValidateObjectMetaAccessor:
 # metadata.name by the kind's name function, metadata.namespace by ValidateNamespaceName = NameIsDNSLabel where the
-# kind has one, ValidateLabels, ValidateAnnotations with keys in lower case), pkg/apis/meta/v1/validation/
+# kind has one, ValidateLabels, ValidateAnnotations with keys in lower case and ValidateAnnotationsSize: keys and
+# values together at most 256 KiB, `field.TooLong(metadata.annotations)`), pkg/apis/meta/v1/validation/
 # validation.go @ 046d201c45cebd19eb1fc4612426761c64802825 (ValidateLabels: every error on the field
 # `metadata.labels`, the bad key or value as its value) and kubernetes pkg/apis/core/validation/validation.go
 # (validateContainerCommon: a container's name is a DNS-1123 label; validatePodSpec: unique across the pod's
@@ -188,13 +197,6 @@ def _cluster_scoped(documents: list[RenderedObject]) -> set[tuple[str, str]]:
     return scoped
 
 
-def _refused_later(document: RenderedObject) -> str:
-    """What a pod template's bad field costs where the API server does not judge the template itself: a custom
-    resource (an MPIJob, a Volcano Job) is taken, and every pod its controller makes of it refused."""
-    builtin = kubernetes.api_group(document.api_version) in ("", "apps", "batch")
-    return "" if builtin else f"; the API server takes the {document.kind}, and refuses every pod made of it"
-
-
 def _invalid(field: str, value: str, problem: str) -> str:
     return f"{field}: Invalid value: {go_quote(value)}: {problem}"
 
@@ -203,7 +205,7 @@ def _metadata_findings(document: RenderedObject, metadata: dict[str, object], at
                        namespaced: bool) -> list[Finding]:
     """ValidateObjectMeta of the object (`at` = ()) or of a pod template's metadata (labels and annotations only)."""
     findings: list[Finding] = []
-    after = _refused_later(document) if in_template else ""
+    after = refused_later(document) if in_template else ""
 
     def report(parts: Path, field: str, value: str, problem: str) -> None:
         findings.append(finding(document, path_of((*at, *parts)), _invalid(field, value, problem) + after, RULE_NAMES))
@@ -227,9 +229,14 @@ def _metadata_findings(document: RenderedObject, metadata: dict[str, object], at
             report(("metadata", "labels", key), f"{where}.labels", key, problem)
         for problem in kubernetes.label_value_problems(value) if isinstance(value, str) else ():
             report(("metadata", "labels", key), f"{where}.labels", value, problem)
-    for key in as_dict(metadata.get("annotations")) or {}:
+    annotations = as_dict(metadata.get("annotations")) or {}
+    for key in annotations:
         for problem in kubernetes.label_key_problems(key.lower()) if isinstance(key, str) else ():
             report(("metadata", "annotations", key), f"{where}.annotations", key, problem)
+    if kubernetes.annotations_size(annotations) > kubernetes.TOTAL_ANNOTATION_SIZE:
+        findings.append(finding(document, path_of((*at, "metadata", "annotations")), (
+            f"{where}.annotations: Too long: must have at most {kubernetes.TOTAL_ANNOTATION_SIZE} bytes{after}; keep "
+            "long text elsewhere (a ConfigMap) and link to it"), RULE_NAMES))
     return findings
 
 
@@ -251,7 +258,7 @@ def _unique_name_findings(document: RenderedObject, named: list[tuple[Path, obje
         else:
             messages = [_invalid(field, name, problem) for problem in problems(name)]
         seen.add(name)
-        findings += [finding(document, path_of(parts), message + _refused_later(document), RULE_NAMES)
+        findings += [finding(document, path_of(parts), message + refused_later(document), RULE_NAMES)
                      for message in messages]
     return findings
 

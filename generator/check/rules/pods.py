@@ -10,7 +10,7 @@ from mpigen.check.rules.reading import Path, as_dict
 from mpigen.model import names
 from mpigen.readback.findings import CheckContext, RenderedObject
 from mpigen.vocabulary import mpi_operator, trainer, volcano_job
-from mpigen.vocabulary.kubernetes import in_kubernetes_domain, whole_quantity
+from mpigen.vocabulary.kubernetes import api_group, in_kubernetes_domain, whole_quantity
 
 _TEMPLATE_PATHS: dict[str, Path] = {
     "Pod": (),
@@ -50,6 +50,11 @@ class PodTemplate:
     @property
     def init_containers(self) -> list[tuple[Path, dict[str, Any]]]:
         return self._list("initContainers")
+
+    @property
+    def every_container(self) -> list[tuple[Path, dict[str, Any]]]:
+        """Containers, init containers and ephemeral containers, in that order (the API server judges all three)."""
+        return [*self.containers, *self.init_containers, *self._list("ephemeralContainers")]
 
     def _list(self, key: str) -> list[tuple[Path, dict[str, Any]]]:
         items = self.spec.get(key)
@@ -125,6 +130,21 @@ def pod_templates(document: RenderedObject) -> list[PodTemplate]:
         templates.append(PodTemplate(document, role, parts, pod_metadata if isinstance(pod_metadata, dict) else {},
                                      pod_spec if isinstance(pod_spec, dict) else {}))
     return templates
+
+
+BUILTIN_WORKLOAD_GROUPS = ("", "apps", "batch")
+"""The API groups of Kubernetes' own kinds with pod templates: the API server judges their templates as pods."""
+
+
+def is_builtin(document: RenderedObject) -> bool:
+    """A kind of Kubernetes' own workload groups (a Pod, a Deployment, a batch/v1 Job), not a custom resource."""
+    return api_group(document.api_version) in BUILTIN_WORKLOAD_GROUPS
+
+
+def refused_later(document: RenderedObject) -> str:
+    """What a pod template's bad field costs where the API server does not judge the template itself: a custom
+    resource (an MPIJob, a Volcano Job) is taken, and every pod its controller makes of it refused."""
+    return "" if is_builtin(document) else f"; the API server takes the {document.kind}, and refuses every pod made of it"
 
 
 def secret_reads(template: PodTemplate) -> list[tuple[Path, str]]:

@@ -8,10 +8,13 @@ from dataclasses import dataclass
 
 from mpigen.check.rules.capacity import RULE_CAPACITY, check_capacity
 from mpigen.check.rules.devices import RULE_DEVICES, check_devices
+from mpigen.check.rules.immutable import RULE_IMMUTABLE, check_immutable
 from mpigen.check.rules.mpi_operator import RULE_MPI_OPERATOR, check_mpijobs
 from mpigen.check.rules.names import RULE_NAMES, check_job_namespaces, check_object_names, check_reserved_names
 from mpigen.check.rules.network import RULE_NETWORK, check_networks
 from mpigen.check.rules.pod_security import RULE_POD_SECURITY, check_pod_security
+from mpigen.check.rules.pod_spec import RULE_POD_SPEC, check_pod_specs
+from mpigen.check.rules.quantities import RULE_QUANTITIES, check_quantities
 from mpigen.check.rules.resources import RULE_RESOURCES, check_extended_resources
 from mpigen.check.rules.scheduling import RULE_SCHEDULING, check_scheduling
 from mpigen.readback.findings import CheckContext, Finding, RenderedObject
@@ -36,10 +39,13 @@ RULES: tuple[Rule, ...] = (
     Rule(RULE_NETWORK, lambda documents, context: check_networks(documents, context)),
     Rule(RULE_CAPACITY, lambda documents, context: check_capacity(documents, context)),
     Rule(RULE_RESOURCES, lambda documents, context: check_extended_resources(documents, context)),
+    Rule(RULE_QUANTITIES, lambda documents, context: check_quantities(documents, context), per_document=True),
+    Rule(RULE_POD_SPEC, lambda documents, context: check_pod_specs(documents, context), per_document=True),
     Rule(RULE_DEVICES, lambda documents, context: check_devices(documents, context)),
     Rule(RULE_NAMES, lambda documents, context: check_object_names(documents, context)),
     Rule(RULE_NAMES, lambda documents, context: check_reserved_names(documents, context)),
     Rule(RULE_NAMES, lambda documents, context: check_job_namespaces(documents, context)),
+    Rule(RULE_IMMUTABLE, lambda documents, context: check_immutable(documents, context)),
     Rule(RULE_POD_SECURITY, lambda documents, context: check_pod_security(documents, context)),
     Rule(RULE_SCHEDULING, lambda documents, context: check_scheduling(documents, context)),
 )

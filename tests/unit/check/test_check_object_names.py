@@ -318,3 +318,15 @@ def test_a_workload_reading_a_secret_in_a_controllers_namespace_is_a_warning() -
     assert namespace_findings(reading) == []
     reading.obj["metadata"]["namespace"] = "ml"
     assert namespace_findings(reading) == []
+
+
+def test_annotations_of_more_than_256_kib_in_all_are_refused() -> None:
+    # ValidateAnnotationsSize counts every key and value: 262144 bytes pass, one more does not.
+    at_limit = obj("ConfigMap", "c")
+    at_limit.obj["metadata"]["annotations"] = {"a": "x" * (256 * 1024 - 1)}
+    assert check_object_names([at_limit]) == []
+    over = obj("ConfigMap", "c")
+    over.obj["metadata"]["annotations"] = {"a": "x" * (256 * 1024 - 1), "b": ""}
+    assert shown(check_object_names([over])) == [(".metadata.annotations", (
+        "metadata.annotations: Too long: must have at most 262144 bytes; keep long text elsewhere (a ConfigMap) and "
+        "link to it"))]
