@@ -72,7 +72,8 @@ def check(ctx: click.Context, paths: tuple[Path, ...], helm: str | None, no_helm
     from mpigen.vocabulary.kubernetes import dns1035_label_problems
 
     if explain_rules:
-        from mpigen.check.explain import explain_rules as explain, explanation_json, explanation_text
+        from mpigen.check.explain import explain_rules as explain
+        from mpigen.check.explain import explanation_json, explanation_text
 
         explanation = explain(crds)
         click.echo((explanation_json if output == "json" else explanation_text)(explanation), nl=False)

@@ -1,15 +1,15 @@
-"""The Kubernetes CEL library functions mpigen evaluates, those that take and return plain values: lists (isSorted,
-sum, min, max; indexOf and lastIndexOf are written but not declared: the bindings refuse a second declaration of the
-strings extension's functions of those names, so a rule calling them is unsupported, environment.py), regex (find, findAll) and sets (sets.contains, sets.equivalent,
-sets.intersects). The libraries whose functions return an opaque type (url, quantity, ip, cidr, format, semver) cannot
-be returned through the bindings; a rule using them is unsupported (environment.OPAQUE_FUNCTIONS).
+"""The Kubernetes CEL library functions mpigen evaluates, those that take and return plain values: lists (isSorted, sum,
+min, max; indexOf and lastIndexOf are written but not declared: the bindings refuse a second declaration of the
+strings extension's functions of those names, so a rule calling them is unsupported, environment.py), regex (find,
+findAll) and sets (sets.contains, sets.equivalent, sets.intersects). The libraries whose functions return an opaque
+type (url, quantity, ip, cidr, format, semver) cannot be returned through the bindings; a rule using them is
+unsupported (environment.OPAQUE_FUNCTIONS).
 
-Upstream semantics, from kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/cel/library/
-lists.go @ 2293553202fa21e3918086dc66cb4154ac7caac9 (min/max: "%s called on empty list"; indexOf -1 when absent;
-sum of an empty list 0), regex.go and sets.go @ 00c30b354df7afc15258ecdbdd629555d200de5a (find: the first match or
-''; findAll(n): at most n matches, all when n < 0). Regular expressions are RE2 upstream; here Python's `re`, which
-agrees on the syntax CRD rules use (classes, anchors, repetition) but not on every corner (backreferences, which RE2
-refuses).
+Upstream semantics, from kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/cel/library/ lists.go @
+2293553202fa21e3918086dc66cb4154ac7caac9 (min/max: "%s called on empty list"; indexOf -1 when absent; sum of an empty
+list 0), regex.go and sets.go @ 00c30b354df7afc15258ecdbdd629555d200de5a (find: the first match or ''; findAll(n): at
+most n matches, all when n < 0). Regular expressions are RE2 upstream; here Python's `re`, which agrees on the syntax
+CRD rules use (classes, anchors, repetition) but not on every corner (backreferences, which RE2 refuses).
 """
 
 from __future__ import annotations

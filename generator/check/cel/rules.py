@@ -53,11 +53,12 @@ class _Place:
     old: Any
 
 
-def judge_object(tree: RuleNode, obj: Any, old: Any, live_given: bool) -> Judgement:
-    """Every rule of `tree` over `obj` (a custom resource, as given); `old` is the live object or None, and
-    `live_given` whether one was given at all (else a transition rule is noted as not checked)."""
+def judge_object(tree: RuleNode, obj: Any, old: Any, live_given: bool, root: bool = True) -> Judgement:
+    """Every rule of `tree` over `obj` (a custom resource, as given; `root` False: a value at a node below one);
+    `old` is the live object or None, and `live_given` whether one was given at all (else a transition rule is
+    noted as not checked)."""
     judgement = Judgement()
-    _judge(tree, _Place((), "", obj, old), True, live_given, judgement)
+    _judge(tree, _Place((), "", obj, old), root, live_given, judgement)
     return judgement
 
 

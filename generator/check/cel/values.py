@@ -2,19 +2,21 @@
 
 Before it validates, the server prunes null fields the schema does not let be null and applies the structural
 defaults (`default`) to absent fields; a rule then sees the declared properties under escaped names (`__dash__`,
-`__dot__`, `__slash__`, `__underscores__`, `__{word}__` for CEL's reserved words; a name that cannot be escaped is
-not visible), map keys (additionalProperties) as they are, and at a resource's root (or an embedded resource) only
-`apiVersion`, `kind` and `metadata.name` / `metadata.generateName`. int-or-string values are as given; a `number`
-field given as an integer is a double.
+`__dot__`, `__slash__`, `__underscores__`, `__{word}__` for CEL's reserved words, which since Kubernetes 1.32 also
+select their field unescaped; a name that cannot be escaped is not visible), map keys (additionalProperties) as they
+are, and at a resource's root (or an embedded resource) only `apiVersion`, `kind` and `metadata.name` /
+`metadata.generateName`. int-or-string values are as given; a `number` field given as an integer is a double.
 
 Not as the server: date-time and duration strings stay strings (the server gives timestamps and durations; the
 bindings take no such values in), and lists of `x-kubernetes-list-type: set` or `map` compare in order (the server
-compares them as sets); no vendored rule depends on either.
+compares them as sets): judged against a live object, a vendored `self == oldSelf` on such a list takes a reordered
+list as changed where the server does not.
 
-Upstream: kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/cel/escaping.go
-@ 37005d1a7ef979c16295d682b37a5e01e45664b2 (Escape); apiextensions-apiserver pkg/apiserver/schema/cel/validation.go
-@ 00c30b354df7afc15258ecdbdd629555d200de5a (null values are not validated; WithTypeAndObjectMeta at resource roots);
-apiextensions-apiserver pkg/apiserver/schema/defaulting (defaults, then pruning, before validation).
+Upstream: kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/cel/escaping.go @
+37005d1a7ef979c16295d682b37a5e01e45664b2 (Escape); kubernetes/kubernetes#126188 (reserved words as field names,
+1.32); apiextensions-apiserver pkg/apiserver/schema/cel/validation.go @ 00c30b354df7afc15258ecdbdd629555d200de5a
+(null values are not validated; WithTypeAndObjectMeta at resource roots); apiextensions-apiserver
+pkg/apiserver/schema/defaulting (defaults, then pruning, before validation).
 """
 
 from __future__ import annotations
@@ -95,6 +97,8 @@ def _object(value: dict[Any, Any], node: Mapping[str, Any], resource_root: bool)
                 out[escaped] = {key: item[key] for key in _VISIBLE_METADATA if isinstance(item.get(key), str)}
             else:
                 out[escaped] = as_cel(item, sub)
+            if name in _RESERVED:  # since Kubernetes 1.32 a reserved word selects its field unescaped too
+                out[name] = out[escaped]
         return out
     if isinstance(extra, Mapping):
         return {key: as_cel(item, extra) for key, item in value.items() if item is not None or is_nullable(extra)}
