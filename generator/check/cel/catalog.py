@@ -53,6 +53,18 @@ def unsupported_rules(tree: RuleNode) -> list[tuple[CrdRule, str]]:
     return found
 
 
+_UNSUPPORTED: dict[int, tuple[RuleNode, list[tuple[CrdRule, str]]]] = {}
+
+
+def unsupported_rules_of(tree: RuleNode) -> list[tuple[CrdRule, str]]:
+    """`unsupported_rules`, once per tree for the process (a tree is built once per schema and never changed)."""
+    known = _UNSUPPORTED.get(id(tree))
+    if known is None or known[0] is not tree:
+        known = (tree, unsupported_rules(tree))
+        _UNSUPPORTED[id(tree)] = known
+    return known[1]
+
+
 def list_rules(schemas: Mapping[tuple[str, str], Mapping[str, Any]]) -> list[RuleListing]:
     """Every CEL rule of these schemas (by (apiVersion, kind)), sorted by kind, apiVersion and place."""
     listings = []

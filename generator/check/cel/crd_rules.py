@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from mpigen.check.cel.catalog import unsupported_rules
+from mpigen.check.cel.catalog import unsupported_rules_of
 from mpigen.check.cel.environment import bindings_problem
 from mpigen.check.cel.rules import judge_object
 from mpigen.check.cel.tree import RuleNode, rule_tree
@@ -63,7 +63,7 @@ def check_crd_rules(documents: list[RenderedObject], context: CheckContext) -> R
                      for failure in judgement.failures]
         for rule in dict.fromkeys(judgement.without_old):
             without_live[(document.kind, rule.label)] += 1
-        for rule, reason in unsupported_rules(tree):
+        for rule, reason in unsupported_rules_of(tree):
             unsupported[(document.kind, rule.label, reason)] += 1
     notes = [f"{count} {kind}(s): rule '{label}' compares with the live object (oldSelf): not checked; give the "
              "live objects with --context" for (kind, label), count in without_live.items()]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from mpigen.check.crdschema import unwrap_nullable
@@ -31,7 +32,7 @@ class CrdRule:
     field_path: str = ""
     optional_old_self: bool = False
 
-    @property
+    @cached_property
     def transition(self) -> bool:
         """Whether it compares with the old object (`oldSelf` outside string literals): the server evaluates it on
         an update only."""

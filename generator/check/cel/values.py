@@ -24,6 +24,8 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from mpigen.check.crdschema import unwrap_nullable
@@ -35,6 +37,7 @@ _ESCAPES = {"__": "__underscores__", ".": "__dot__", "-": "__dash__", "/": "__sl
 _VISIBLE_METADATA = ("name", "generateName")
 
 
+@lru_cache(maxsize=4096)
 def escape(name: str) -> str | None:
     """The CEL identifier of a property name, as the server escapes it; None where it cannot be (not visible)."""
     if not name or name[0].isdigit():
@@ -68,39 +71,78 @@ def present(value: Mapping[str, Any], name: str, schema: Mapping[str, Any]) -> t
     return True, item
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """What building `self` needs of one schema node, worked out once per node: each declared property's CEL name
+    and schema, those with a default, the map values' and items' schemas."""
+
+    node: Mapping[str, Any]
+    properties: dict[str, tuple[str | None, Mapping[str, Any]]]
+    defaulted: tuple[tuple[str, Mapping[str, Any]], ...]
+    extra: Mapping[str, Any] | None
+    items: Mapping[str, Any] | None
+    number: bool
+    embedded: bool
+
+
+_LAYOUTS: dict[int, _Layout] = {}
+
+
+def _layout(schema: Mapping[str, Any] | None) -> _Layout:
+    known = _LAYOUTS.get(id(schema))
+    if known is not None and known.node is schema:
+        return known
+    node = unwrap_nullable(schema)[1]
+    declared = {name: (escape(name), sub) for name, sub in (node.get("properties") or {}).items()
+                if isinstance(sub, Mapping)}
+    extra, items = node.get("additionalProperties"), node.get("items")
+    layout = _Layout(schema if schema is not None else node, declared,
+                     tuple((name, sub) for name, (_, sub) in declared.items() if "default" in unwrap_nullable(sub)[1]),
+                     extra if isinstance(extra, Mapping) else None, items if isinstance(items, Mapping) else None,
+                     _types(node) == ["number"], bool(node.get("x-kubernetes-embedded-resource")))
+    if schema is not None:
+        _LAYOUTS[id(schema)] = layout
+    return layout
+
+
 def as_cel(value: Any, schema: Mapping[str, Any] | None, resource_root: bool = False) -> Any:
     """`value` as a rule at a node of this (converted) schema sees it."""
     if value is None:
         return None
-    node = unwrap_nullable(schema)[1]
     if isinstance(value, dict):
-        return _object(value, node, resource_root or bool(node.get("x-kubernetes-embedded-resource")))
+        layout = _layout(schema)
+        return _object(value, layout, resource_root or layout.embedded)
     if isinstance(value, list):
-        items = node.get("items")
-        return [as_cel(item, items if isinstance(items, Mapping) else None) for item in value]
-    if isinstance(value, int) and not isinstance(value, bool) and _types(node) == ["number"]:
+        items = _layout(schema).items
+        return [as_cel(item, items) for item in value]
+    if isinstance(value, int) and not isinstance(value, bool) and _layout(schema).number:
         return float(value)
     return value
 
 
-def _object(value: dict[Any, Any], node: Mapping[str, Any], resource_root: bool) -> dict[Any, Any]:
-    properties = node.get("properties")
-    extra = node.get("additionalProperties")
-    if isinstance(properties, Mapping) and properties:
+def _object(value: dict[Any, Any], layout: _Layout, resource_root: bool) -> dict[Any, Any]:
+    if layout.properties:
         out: dict[Any, Any] = {}
-        for name, sub in properties.items():
-            there, item = present(value, name, sub)
-            escaped = escape(name)
-            if not there or escaped is None:
-                continue
+        for name, item in value.items():
+            declared = layout.properties.get(name)
+            if declared is None or declared[0] is None or (item is None and not is_nullable(declared[1])):
+                continue  # undeclared (pruned), not escapable (not visible), or a pruned null (defaulted below)
+            escaped, sub = declared
             if resource_root and name == "metadata" and isinstance(item, dict):
                 out[escaped] = {key: item[key] for key in _VISIBLE_METADATA if isinstance(item.get(key), str)}
             else:
                 out[escaped] = as_cel(item, sub)
-            if name in _RESERVED:  # since Kubernetes 1.32 a reserved word selects its field unescaped too
+        for name, sub in layout.defaulted:
+            escaped = layout.properties[name][0]
+            if escaped is not None and escaped not in out:
+                out[escaped] = as_cel(present(value, name, sub)[1], sub)
+        for name in _RESERVED.intersection(layout.properties):  # since Kubernetes 1.32 a reserved word selects its
+            escaped = f"__{name}__"                                # field unescaped too
+            if escaped in out:
                 out[name] = out[escaped]
         return out
-    if isinstance(extra, Mapping):
+    if layout.extra is not None:
+        extra = layout.extra
         return {key: as_cel(item, extra) for key, item in value.items() if item is not None or is_nullable(extra)}
     return value  # free-form (x-kubernetes-preserve-unknown-fields): as it is
 
