@@ -22,6 +22,13 @@ SchemaKey = tuple[str, str]
 _COPIED = ("enum", "pattern", "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems",
            "uniqueItems", "minProperties", "maxProperties", "multipleOf", "required")
 _JUNCTORS = ("allOf", "anyOf", "oneOf")
+# Kept as they are for the CRD's CEL rules (generator/check/cel/): the rules, the defaults the API server applies
+# before it validates, the list and map types that say which old value a transition rule compares with, and whether
+# a node is an embedded resource (its `self` sees only metadata.name and generateName). Neither schema judge reads
+# these keywords (`default` is an annotation in JSON Schema 2020-12). `format` is not kept: both judges would then
+# have to agree on asserting it.
+_KEPT_FOR_RULES = ("x-kubernetes-validations", "default", "x-kubernetes-list-type", "x-kubernetes-list-map-keys",
+                   "x-kubernetes-map-type", "x-kubernetes-embedded-resource")
 # Fields the API server handles itself on every object (ObjectMeta is validated separately).
 _RESOURCE_FIELDS: dict[str, Any] = {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
                                     "metadata": {"type": "object"}}
@@ -47,7 +54,7 @@ def convert_schema(node: Mapping[str, Any], strict: bool = True) -> dict[str, An
     elif embedded:
         out["type"] = "object"
 
-    for key in _COPIED:
+    for key in (*_COPIED, *_KEPT_FOR_RULES):
         if key in node:
             out[key] = node[key]
     # OpenAPI v3.0 `exclusiveMinimum: true` qualifies `minimum`; JSON Schema 2020-12 takes a number.
@@ -133,7 +140,7 @@ def crd_schemas(doc: Mapping[str, Any]) -> dict[SchemaKey, dict[str, Any]]:
 _NULL = {"type": "null"}
 
 
-def _unwrap(schema: Mapping[str, Any] | None) -> tuple[bool, Mapping[str, Any]]:
+def unwrap_nullable(schema: Mapping[str, Any] | None) -> tuple[bool, Mapping[str, Any]]:
     """(nullable, the schema without its null alternative) of a converted node."""
     schema = schema or {}
     branches = schema.get("anyOf")
@@ -149,14 +156,14 @@ def prune_nulls(value: Any, schema: Mapping[str, Any] | None) -> Any:
     The API server drops such fields before validating (the upstream `pi-intel` example has a bare
     `command:`), so they are not errors.
     """
-    _, schema = _unwrap(schema)
+    _, schema = unwrap_nullable(schema)
     if isinstance(value, dict):
         properties = schema.get("properties") or {}
         extra = schema.get("additionalProperties")
         out = {}
         for key, item in value.items():
             sub = properties.get(key, extra if isinstance(extra, Mapping) else None)
-            if item is None and not _unwrap(sub)[0]:
+            if item is None and not unwrap_nullable(sub)[0]:
                 continue
             out[key] = prune_nulls(item, sub)
         return out

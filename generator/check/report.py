@@ -115,6 +115,8 @@ RULE_DESCRIPTIONS = {
              "takes, and nothing beside a job takes a name its controller creates for it.",
     "pod-security": "No workload needs a higher Pod Security level than its namespace enforces.",
     "scheduling": "The gang can complete, and the queue and priority it names exist.",
+    "crd-rules": "A custom resource passes the CEL validation rules (x-kubernetes-validations) of its CRD, as the API "
+                 "server evaluates them.",
     "render": "The chart lints and renders.",
     "chart": "The chart's own files (Chart.yaml) are as Helm and mpigen read them.",
     "crds": "The CRDs given are usable.",

@@ -5,17 +5,18 @@ Security level each workload needs listed."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from mpigen.check.chart_profiles import chart_profiles
 from mpigen.check.drift import DriftFindings, judge_fleet
 from mpigen.check.drift_pods import judge_nads, judge_pods
 from mpigen.check.helm import LINT_BATCH, HelmRefused, choose_helm, helm_lint, helm_lint_all, helm_template
 from mpigen.check.report import CheckReport, WorkloadSecurity
-from mpigen.check.rules import run_rules, workload_pod_security
+from mpigen.check.rules import apply_rules, workload_pod_security
 from mpigen.check.schemas import SchemaSet, bundled_kube_versions, select_kube_version
 from mpigen.inventory import LiveNode
 from mpigen.inventory.nodes import NODE_KIND
@@ -97,6 +98,7 @@ class _Renderer:
 
 
 Rendered = tuple[list[RenderedObject], list[Finding]]
+CustomSchemas = Mapping[tuple[str, str], Mapping[str, Any]]
 
 
 def _render_all(charts: list[ChartInfo], versions: list[str], renderer: _Renderer,
@@ -159,12 +161,15 @@ def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
                                        "no charts or manifest files to check", "usage"))
     with stage(options.progress, "schemas", "document(s)", "checking documents") as judging:
         own = frozenset(chart.display for chart in targets.charts if chart.compiled_by_mpigen)
-        _check_schemas(documents, options, report, own, unselected.documents, judging.tally)
+        custom_schemas = _check_schemas(documents, options, report, own, unselected.documents, judging.tally)
         judging.count = len(documents)
     report.documents = [d for d, _ in documents]
     with stage(options.progress, "rules", "finding(s)", "applying the rules") as ruling:
-        context = _rule_context(targets, unselected, options, renderer, versions, report)
-        report.findings += run_rules(report.documents, context)
+        context = replace(_rule_context(targets, unselected, options, renderer, versions, report),
+                          custom_schemas=custom_schemas)
+        outcome = apply_rules(report.documents, context)
+        report.findings += outcome.findings
+        report.notes += outcome.notes
         ruling.count = len(report.findings)
     node_documents = [d for d in (*context.extra, *report.documents) if d.kind == NODE_KIND]
     if node_documents:  # the context says what the nodes are: the profiles and pods are judged against them
@@ -249,14 +254,16 @@ def _render_targets(targets: Targets, renderer: _Renderer, versions: _KubeVersio
 
 
 def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOptions, report: CheckReport,
-                   own: frozenset[str], unselected: tuple[RenderedObject, ...] = (), tally: Tally | None = None) -> None:
+                   own: frozenset[str], unselected: tuple[RenderedObject, ...] = (),
+                   tally: Tally | None = None) -> CustomSchemas | None:
     """Each document against the schemas of its Kubernetes version, with the --crds and the rendered CRDs (those of
     the unselected charts too: a cluster's infra chart may install the CRD its job charts' objects are of). `own`:
     the charts mpigen compiled, in whose objects a field the server drops is an error (a warning elsewhere).
 
     A schema set is built only for a version some document needs (the newest when none does, so that the
     --crds are read anyway); problems reading the CRDs are the same for every version, so they are said once,
-    by the first set built."""
+    by the first set built. Returns the custom resources' schemas (the same in every set), for the CRD rules; None
+    where no set was built (no document, no --crds): mpigen's own then."""
     rendered_crds = [(d.source, d.obj) for d in (*(d for d, _ in documents), *unselected) if d.kind == CRD_KIND]
     schema_sets: dict[str, SchemaSet] = {}
 
@@ -281,6 +288,7 @@ def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOp
         report.findings += findings
     if options.crds and not schema_sets:  # nothing to validate: the --crds folders are still read and judged
         schemas(bundled_kube_versions()[-1])
+    return next(iter(schema_sets.values())).custom_schemas if schema_sets else None
 
 
 @dataclass(frozen=True)

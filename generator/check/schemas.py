@@ -294,6 +294,12 @@ class SchemaSet:
                 self._validators.pop(key, None)
         return problems
 
+    @property
+    def custom_schemas(self) -> Mapping[SchemaKey, Mapping[str, Any]]:
+        """The schemas of custom resources (mpigen's own, then the CRDs added), by (apiVersion, kind): the CRD rules
+        (check/cel) are judged from them too."""
+        return self._custom
+
     def prepare(self, documents: Iterable[RenderedObject]) -> None:
         """Compile the validators of these documents' kinds now (before the documents are shared between the
         cores: each is then compiled once)."""

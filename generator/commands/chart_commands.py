@@ -59,17 +59,26 @@ that reading the options imports nothing of check."""
               "(default: the repository config's `check: {strict: ...}`, else not).")
 @click.option("--output", "output", type=click.Choice(CHECK_FORMATS), default="text", show_default=True,
               help="The report's format (a repository may set it: `check: {output: ...}` in .mpigen.yaml).")
+@click.option("--explain-rules", is_flag=True, help="List the rules check applies, and every CEL rule of the CRD "
+              "schemas (shipped and --crds) with whether it is evaluated, then exit (text, or json with --output json).")
 @verbosity_options
 @click.pass_context
 def check(ctx: click.Context, paths: tuple[Path, ...], helm: str | None, no_helm: bool, kube_version: str | None,
           crds: tuple[Path, ...], context: tuple[Path, ...], clusters: tuple[str, ...], jobs: tuple[str, ...],
-          strict: bool, output: str) -> None:
+          strict: bool, output: str, explain_rules: bool) -> None:
     """Check charts and manifests as the cluster will judge them: exit 0 clean, 1 findings, 2 usage. PATHS: the
     charts folder `mpigen render` writes."""
     from mpigen.check import CheckOptions, CheckUsageError, run_check
     from mpigen.check.report import FORMATS
     from mpigen.vocabulary.kubernetes import dns1035_label_problems
 
+    if explain_rules:
+        from mpigen.check.explain import explain_rules as explain
+        from mpigen.check.explain import explanation_json, explanation_text
+
+        explanation = explain(crds)
+        click.echo((explanation_json if output == "json" else explanation_text)(explanation), nl=False)
+        return
     paths = paths or (_default_charts(ctx),)
     strict, output = setting(ctx, "strict", strict), setting(ctx, "output", output)
     chosen = tuple(given for given in clusters if "=" not in given)

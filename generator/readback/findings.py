@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +71,15 @@ class Finding:
         return one_line(f"{where}: {level}{self.message}")
 
 
+@dataclass(frozen=True)
+class RuleOutcome:
+    """What a rule of `mpigen check` may hand back instead of bare findings: notes for the report too (what it could
+    not judge, and why), so that nothing it passes over is passed over silently."""
+
+    findings: tuple[Finding, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
 def finding(document: RenderedObject, path: str, message: str, rule: str,
             severity: Severity = Severity.ERROR) -> Finding:
     return Finding(document.source, document.label, path, message, rule, severity)
@@ -118,6 +127,9 @@ class CheckContext:
     def kube_version_of(self, document: RenderedObject) -> str:
         """The Kubernetes version a document is checked against, as given ('1.31', 'v1.31.4'); '' where unknown."""
         return self.kube_versions.get(document.chart, self.kube_version) if document.chart else self.kube_version
+    custom_schemas: Mapping[tuple[str, str], Mapping[str, Any]] | None = None
+    """The schemas custom resources are judged by, by (apiVersion, kind): mpigen's own, the --crds' and the rendered
+    CRDs' (check/schemas.SchemaSet); None: mpigen's own only. Their CEL rules are judged from these."""
 
     def cluster_of(self, document: RenderedObject) -> str:
         """The cluster of a document; '' where its origin is unknown."""

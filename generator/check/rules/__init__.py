@@ -25,6 +25,8 @@ document: a broken document is the schema check's to report, the rules skip what
 - "pod-security": no workload needs a higher Pod Security level than its namespace enforces.
 - "scheduling": a gang can complete (mpi-operator #608), a Kueue job's LocalQueue exists and its ClusterQueue
   covers what the job requests, and no job runs at a `system-` priority class (scheduling.py).
+- "crd-rules": the CEL rules (`x-kubernetes-validations`) of each custom resource's CRD, as the API server evaluates
+  them (check/cel/crd_rules.py).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from mpigen.check.rules.network import check_networks
 from mpigen.check.rules.pod_security import check_pod_security, workload_pod_security
 from mpigen.check.rules.pod_spec import check_pod_specs
 from mpigen.check.rules.quantities import check_quantities
-from mpigen.check.rules.registry import RULES, Rule, run_rules
+from mpigen.check.rules.registry import RULES, Rule, apply_rules, run_rules
 from mpigen.check.rules.resources import check_extended_resources
 from mpigen.check.rules.scheduling import check_scheduling
 from mpigen.readback.findings import Finding
@@ -48,6 +50,7 @@ __all__ = [
     "RULES",
     "Finding",
     "Rule",
+    "apply_rules",
     "check_capacity",
     "check_devices",
     "check_extended_resources",

@@ -30,6 +30,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from mpigen.check.live_objects import LiveObjects
 from mpigen.check.rules.goerrors import go_quote
 from mpigen.check.rules.reading import Path, as_dict, path_of
 from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
@@ -39,12 +40,6 @@ RULE_IMMUTABLE = "immutable"
 IMMUTABLE = "field is immutable"
 _SHOWN_VALUE = 80
 _RECREATE = "delete the {kind} and apply it again (`kubectl replace --force` does both), or give the new one another name"
-
-
-def is_live(document: RenderedObject) -> bool:
-    """An object read from a cluster: the API server gave it a resourceVersion and a uid."""
-    metadata = as_dict(document.obj.get("metadata")) or {}
-    return bool(metadata.get("resourceVersion") or metadata.get("uid"))
 
 
 def _same_scalar(new: Any, old: Any) -> bool:
@@ -290,26 +285,17 @@ _JUDGES: dict[tuple[str, str], Callable[[_Judge], None]] = {
 """(API group, kind) -> what an update of it may not change."""
 
 
-def _key(document: RenderedObject) -> tuple[str, str, str]:
-    return api_group(document.api_version), document.kind, document.name
-
-
 def check_immutable(documents: list[RenderedObject], context: CheckContext | None = None) -> list[Finding]:
     """Each rendered object against the live object of its group, kind, namespace and name among the `--context`
     objects: an update the API server would refuse as changing an immutable field. Without live objects, nothing."""
     context = context if context is not None else CheckContext()
-    live: dict[tuple[str, str, str], list[RenderedObject]] = {}
-    for other in context.extra:
-        if (api_group(other.api_version), other.kind) in _JUDGES and is_live(other):
-            live.setdefault(_key(other), []).append(other)
+    live = LiveObjects(context, lambda other: (api_group(other.api_version), other.kind) in _JUDGES)
     if not live:
         return []
     findings: list[Finding] = []
     for document in documents:
         judge_kind = _JUDGES.get((api_group(document.api_version), document.kind))
-        namespace = document.namespace or "default"
-        old = next((other for other in live.get(_key(document), ()) if (other.namespace or "default") == namespace
-                    and context.same_cluster(document, other)), None)
+        old = live.old_of(document) if judge_kind is not None else None
         if judge_kind is None or old is None or not isinstance(document.obj, dict):
             continue
         judge = _Judge(document, old)

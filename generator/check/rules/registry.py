@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mpigen.check.cel.crd_rules import RULE_CRD_RULES, check_crd_rules
 from mpigen.check.rules.capacity import RULE_CAPACITY, check_capacity
 from mpigen.check.rules.devices import RULE_DEVICES, check_devices
 from mpigen.check.rules.immutable import RULE_IMMUTABLE, check_immutable
@@ -17,9 +18,9 @@ from mpigen.check.rules.pod_spec import RULE_POD_SPEC, check_pod_specs
 from mpigen.check.rules.quantities import RULE_QUANTITIES, check_quantities
 from mpigen.check.rules.resources import RULE_RESOURCES, check_extended_resources
 from mpigen.check.rules.scheduling import RULE_SCHEDULING, check_scheduling
-from mpigen.readback.findings import CheckContext, Finding, RenderedObject
+from mpigen.readback.findings import CheckContext, Finding, RenderedObject, RuleOutcome
 
-RuleCheck = Callable[[list[RenderedObject], CheckContext], list[Finding]]
+RuleCheck = Callable[[list[RenderedObject], CheckContext], list[Finding] | RuleOutcome]
 
 
 @dataclass(frozen=True)
@@ -48,18 +49,32 @@ RULES: tuple[Rule, ...] = (
     Rule(RULE_IMMUTABLE, lambda documents, context: check_immutable(documents, context)),
     Rule(RULE_POD_SECURITY, lambda documents, context: check_pod_security(documents, context)),
     Rule(RULE_SCHEDULING, lambda documents, context: check_scheduling(documents, context)),
+    Rule(RULE_CRD_RULES, lambda documents, context: check_crd_rules(documents, context)),
 )
 
 
 def run_rules(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
-    """Every rule over every document. A rule that fails on input it should have skipped is reported, not raised."""
+    """Every rule over every document: their findings."""
+    return list(apply_rules(documents, context).findings)
+
+
+def apply_rules(documents: list[RenderedObject], context: CheckContext) -> RuleOutcome:
+    """Every rule over every document: their findings and notes. A rule that fails on input it should have skipped
+    is reported, not raised."""
     findings: list[Finding] = []
+    notes: list[str] = []
     for rule in RULES:
         batches = [[document] for document in documents] if rule.per_document else [documents]
         for batch in batches:
             try:
-                findings += rule.check(batch, context)
+                found = rule.check(batch, context)
             except Exception as exc:  # a bug in a rule must not hide the other findings
                 findings.append(Finding("", "", "", f"internal error in rule {rule.name}: {exc!r}; please report it",
                                         rule.name))
-    return findings
+                continue
+            if isinstance(found, RuleOutcome):
+                findings += found.findings
+                notes += found.notes
+            else:
+                findings += found
+    return RuleOutcome(tuple(findings), tuple(notes))
