@@ -26,9 +26,13 @@ _JUNCTORS = ("allOf", "anyOf", "oneOf")
 # before it validates, the list and map types that say which old value a transition rule compares with, and whether
 # a node is an embedded resource (its `self` sees only metadata.name and generateName). Neither schema judge reads
 # these keywords (`default` is an annotation in JSON Schema 2020-12). `format` is not kept: both judges would then
-# have to agree on asserting it.
+# have to agree on asserting it. A string the server gives CEL as another type than a string (k8s.io/apiserver
+# pkg/cel/common/schemas.go SchemaDeclType: format byte as bytes, duration as a duration, date and date-time as a
+# timestamp) is marked CEL_TYPE with that type instead: the rules that read it are not evaluated (cel/tree.py).
 _KEPT_FOR_RULES = ("x-kubernetes-validations", "default", "x-kubernetes-list-type", "x-kubernetes-list-map-keys",
                    "x-kubernetes-map-type", "x-kubernetes-embedded-resource")
+CEL_TYPE = "x-mpigen-cel-type"
+_CEL_TYPED_FORMATS = {"byte": "bytes", "duration": "duration", "date": "timestamp", "date-time": "timestamp"}
 # Fields the API server handles itself on every object (ObjectMeta is validated separately).
 _RESOURCE_FIELDS: dict[str, Any] = {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
                                     "metadata": {"type": "object"}}
@@ -54,6 +58,8 @@ def convert_schema(node: Mapping[str, Any], strict: bool = True) -> dict[str, An
     elif embedded:
         out["type"] = "object"
 
+    if node.get("type") == "string" and node.get("format") in _CEL_TYPED_FORMATS:
+        out[CEL_TYPE] = _CEL_TYPED_FORMATS[node["format"]]
     for key in (*_COPIED, *_KEPT_FOR_RULES):
         if key in node:
             out[key] = node[key]

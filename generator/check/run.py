@@ -5,11 +5,10 @@ Security level each workload needs listed."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from mpigen.check.chart_profiles import chart_profiles
 from mpigen.check.drift import DriftFindings, judge_fleet
@@ -17,7 +16,8 @@ from mpigen.check.drift_pods import judge_nads, judge_pods
 from mpigen.check.helm import LINT_BATCH, HelmRefused, choose_helm, helm_lint, helm_lint_all, helm_template
 from mpigen.check.report import CheckReport, WorkloadSecurity
 from mpigen.check.rules import apply_rules, workload_pod_security
-from mpigen.check.schemas import SchemaSet, bundled_kube_versions, select_kube_version
+from mpigen.check.schema_stage import SchemaOptions, check_schemas, refused_before_rules
+from mpigen.check.schemas import bundled_kube_versions, select_kube_version
 from mpigen.inventory import LiveNode
 from mpigen.inventory.nodes import NODE_KIND
 from mpigen.inventory.pools import live_nodes, may_be_of
@@ -98,7 +98,6 @@ class _Renderer:
 
 
 Rendered = tuple[list[RenderedObject], list[Finding]]
-CustomSchemas = Mapping[tuple[str, str], Mapping[str, Any]]
 
 
 def _render_all(charts: list[ChartInfo], versions: list[str], renderer: _Renderer,
@@ -161,12 +160,13 @@ def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
                                        "no charts or manifest files to check", "usage"))
     with stage(options.progress, "schemas", "document(s)", "checking documents") as judging:
         own = frozenset(chart.display for chart in targets.charts if chart.compiled_by_mpigen)
-        custom_schemas = _check_schemas(documents, options, report, own, unselected.documents, judging.tally)
+        custom_schemas = check_schemas(documents, SchemaOptions(options.crds, options.strict), report, own,
+                                       unselected.documents, judging.tally)
         judging.count = len(documents)
     report.documents = [d for d, _ in documents]
     with stage(options.progress, "rules", "finding(s)", "applying the rules") as ruling:
         context = replace(_rule_context(targets, unselected, options, renderer, versions, report),
-                          custom_schemas=custom_schemas)
+                          custom_schemas=custom_schemas, schema_refused=refused_before_rules(report))
         outcome = apply_rules(report.documents, context)
         report.findings += outcome.findings
         report.notes += outcome.notes
@@ -251,44 +251,6 @@ def _render_targets(targets: Targets, renderer: _Renderer, versions: _KubeVersio
         report.findings += problems
         documents += [(d, versions.of(None)) for d in docs]
     return documents
-
-
-def _check_schemas(documents: list[tuple[RenderedObject, str]], options: CheckOptions, report: CheckReport,
-                   own: frozenset[str], unselected: tuple[RenderedObject, ...] = (),
-                   tally: Tally | None = None) -> CustomSchemas | None:
-    """Each document against the schemas of its Kubernetes version, with the --crds and the rendered CRDs (those of
-    the unselected charts too: a cluster's infra chart may install the CRD its job charts' objects are of). `own`:
-    the charts mpigen compiled, in whose objects a field the server drops is an error (a warning elsewhere).
-
-    A schema set is built only for a version some document needs (the newest when none does, so that the
-    --crds are read anyway); problems reading the CRDs are the same for every version, so they are said once,
-    by the first set built. Returns the custom resources' schemas (the same in every set), for the CRD rules; None
-    where no set was built (no document, no --crds): mpigen's own then."""
-    rendered_crds = [(d.source, d.obj) for d in (*(d for d, _ in documents), *unselected) if d.kind == CRD_KIND]
-    schema_sets: dict[str, SchemaSet] = {}
-
-    def schemas(version: str) -> SchemaSet:
-        if version not in schema_sets:
-            schema_set = SchemaSet(version, strict=options.strict)
-            problems = schema_set.add_crds(list(options.crds)) + schema_set.add_crd_objects(rendered_crds)
-            if not schema_sets:
-                for problem in problems:
-                    where, _, what = problem.partition(": ")
-                    report.findings.append(Finding(where, "", "", what, "crds"))
-            schema_sets[version] = schema_set
-        return schema_sets[version]
-
-    for version in dict.fromkeys(version for _, version in documents):  # built with each kind's validators here,
-        schemas(version).prepare(d for d, wanted in documents if wanted == version)  # before both cores share them
-
-    def check(part: Sequence[tuple[RenderedObject, str]]) -> list[list[Finding]]:
-        return [schema_sets[version].check(document, document.chart in own) for document, version in part]
-
-    for findings in split_map(check, documents, tally=tally):
-        report.findings += findings
-    if options.crds and not schema_sets:  # nothing to validate: the --crds folders are still read and judged
-        schemas(bundled_kube_versions()[-1])
-    return next(iter(schema_sets.values())).custom_schemas if schema_sets else None
 
 
 @dataclass(frozen=True)

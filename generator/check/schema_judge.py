@@ -69,6 +69,16 @@ def problems(error: ValidationError) -> list[Problem]:
     return [(path, _message(error))]
 
 
+_BLOCKING = ("is a required property", "is not of type", "is not one of", "is too long", "has too many properties",
+             "does not have enough properties")
+
+
+def stops_crd_rules(message: str) -> bool:
+    """Whether a schema finding is of a kind after which the API server evaluates none of a CRD's CEL rules
+    (strategy.go hasBlockingErr: Required, TypeInvalid, NotSupported, TooLong, TooMany), by jsonschema's wording."""
+    return any(words in message for words in _BLOCKING)
+
+
 def _did_you_mean(key: object, known: set[str]) -> str:
     """` (did you mean "containers"?)` for a field one typo away from a declared one (`contianers`); else ''."""
     close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.8)

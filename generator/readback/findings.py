@@ -127,6 +127,9 @@ class CheckContext:
     def kube_version_of(self, document: RenderedObject) -> str:
         """The Kubernetes version a document is checked against, as given ('1.31', 'v1.31.4'); '' where unknown."""
         return self.kube_versions.get(document.chart, self.kube_version) if document.chart else self.kube_version
+    schema_refused: frozenset[tuple[str, str]] = frozenset()
+    """(source, label) of the documents whose schema check found an error the API server stops at before it evaluates
+    a CRD's CEL rules (a required field missing, a wrong type, a value not in its enum, a string or list too long)."""
     custom_schemas: Mapping[tuple[str, str], Mapping[str, Any]] | None = None
     """The schemas custom resources are judged by, by (apiVersion, kind): mpigen's own, the --crds' and the rendered
     CRDs' (check/schemas.SchemaSet); None: mpigen's own only. Their CEL rules are judged from these."""

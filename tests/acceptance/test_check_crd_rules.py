@@ -42,7 +42,7 @@ def test_a_borrowing_limit_without_cohort_is_refused(tmp_path, api_version, fiel
     without.write_text(CLUSTER_QUEUE.format(api_version=api_version, cohort=""), encoding="utf-8")
     result = invoke_mpigen("check", "--strict", "--no-helm", without)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert (f"{without}: ClusterQueue/team-a: .spec: spec: Invalid value: \"object\": borrowingLimit must be nil when "
+    assert (f"{without}: ClusterQueue/team-a: .spec: spec: Invalid value: borrowingLimit must be nil when "
             "cohort is empty") in result.stdout.splitlines()
     with_cohort = tmp_path / "with.yaml"
     with_cohort.write_text(CLUSTER_QUEUE.format(api_version=api_version, cohort=f"  {field}: shared\n"),

@@ -40,6 +40,9 @@ def rule_status(rule: CrdRule, stranded: str = "") -> tuple[str, str]:
         return UNSUPPORTED, compiled.reason
     if rule.optional_old_self:
         return UNSUPPORTED, "optionalOldSelf: the CEL bindings cannot give oldSelf as an optional value"
+    if rule.reads_typed:
+        return UNSUPPORTED, (f"reads {rule.reads_typed}, which the API server gives CEL as that type: the CEL bindings "
+                             "take no duration, timestamp or bytes value as input")
     return (LIVE_ONLY, "") if rule.transition else (EVALUATED, "")
 
 

@@ -13,8 +13,10 @@ only); k8s.io/apimachinery pkg/util/validation/field errors.go (Error(): "<field
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from mpigen.check.cel.environment import OLD_SELF, SELF, Compiled, compile_rule, evaluate
@@ -41,6 +43,7 @@ class Judgement:
 
     failures: list[RuleFailure] = field(default_factory=list)
     without_old: list[CrdRule] = field(default_factory=list)
+    shows_values: bool = True
 
 
 @dataclass(frozen=True)
@@ -53,11 +56,14 @@ class _Place:
     old: Any
 
 
-def judge_object(tree: RuleNode, obj: Any, old: Any, live_given: bool, root: bool = True) -> Judgement:
+def judge_object(tree: RuleNode, obj: Any, old: Any, live_given: bool, root: bool = True,
+                 shows_values: bool = True) -> Judgement:
     """Every rule of `tree` over `obj` (a custom resource, as given; `root` False: a value at a node below one);
     `old` is the live object or None, and `live_given` whether one was given at all (else a transition rule is
-    noted as not checked)."""
-    judgement = Judgement()
+    noted as not checked). `shows_values`: a failed rule's message shows the value that failed, as the API server
+    does from Kubernetes 1.35 (`spec.queue: Invalid value: "a": ...`), else the value's type (`Invalid value:
+    "string"`), as before."""
+    judgement = Judgement(shows_values=shows_values)
     _judge(tree, _Place((), "", obj, old), root, live_given, judgement)
     return judgement
 
@@ -110,7 +116,7 @@ def _evaluate_rules(tree: RuleNode, place: _Place, root: bool, live_given: bool,
     variables: dict[str, Any] | None = None
     for rule in tree.rules:
         compiled = compile_rule(rule.text)
-        if not isinstance(compiled, Compiled) or rule.optional_old_self:
+        if not isinstance(compiled, Compiled) or rule.optional_old_self or rule.reads_typed:
             continue  # unsupported: listed by --explain-rules and said in a note (crd_rules.py)
         if rule.transition and place.old is None:
             if not live_given:
@@ -121,13 +127,13 @@ def _evaluate_rules(tree: RuleNode, place: _Place, root: bool, live_given: bool,
         if rule.transition and OLD_SELF not in variables:
             variables[OLD_SELF] = as_cel(place.old, tree.schema, root)
         result, error = evaluate(compiled, variables)
-        failure = _failure(tree, place, rule, variables, result, error)
+        failure = _failure(tree, place, rule, variables, result, error, judgement.shows_values)
         if failure is not None:
             judgement.failures.append(failure)
 
 
 def _failure(tree: RuleNode, place: _Place, rule: CrdRule, variables: dict[str, Any], result: Any,
-             error: str | None) -> RuleFailure | None:
+             error: str | None, shows_values: bool) -> RuleFailure | None:
     shown = place.field or "<nil>"
     kind = go_quote(type_name(tree.schema))
     if error is not None:
@@ -151,9 +157,49 @@ def _failure(tree: RuleNode, place: _Place, rule: CrdRule, variables: dict[str, 
         return RuleFailure(path, f"{shown}: Forbidden: {detail}")
     if reason == "FieldValueRequired":
         return RuleFailure(path, f"{shown}: Required value: {detail}")
+    value = (_go_value(place.value) if type_name(tree.schema) not in ("object", "array") else "") \
+        if shows_values else kind
     if reason == "FieldValueDuplicate":
-        return RuleFailure(path, f"{shown}: Duplicate value: {kind}")
-    return RuleFailure(path, f"{shown}: Invalid value: {kind}: {detail}")
+        return RuleFailure(path, f"{shown}: Duplicate value" + (f": {value}" if value else ""))
+    return RuleFailure(path, f"{shown}: Invalid value: " + (f"{value}: " if value else "") + detail)
+
+
+def _go_value(value: Any) -> str:
+    """A simple value as apimachinery's field.Error prints it (`%q` of a string, `%v` of a number or bool); '' for
+    another (an object or a list: the value is omitted, field.OmitValueType)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _go_float(value)
+    if isinstance(value, str):
+        return go_quote(value)
+    return ""
+
+
+def _go_float(value: float) -> str:
+    """Go's `%v` of a float64: the shortest digits that read back as it, in exponent form where the exponent is below
+    -4 or at least 6 (strconv.FormatFloat 'g' with the shortest precision: `100`, `1e+06`, `1.5e-05`)."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == 0:
+        return "0"
+    negative, digit_tuple, exponent = Decimal(repr(value)).normalize().as_tuple()
+    significant = "".join(map(str, digit_tuple))
+    point = len(significant) + int(exponent)  # where the decimal point falls after the significant digits
+    sign = "-" if negative else ""
+    power = point - 1
+    if power < -4 or power >= 6:
+        mantissa = significant[0] + ("." + significant[1:] if len(significant) > 1 else "")
+        return f"{sign}{mantissa}e{'-' if power < 0 else '+'}{abs(power):02d}"
+    if point <= 0:
+        return f"{sign}0.{'0' * -point}{significant}"
+    if point >= len(significant):
+        return f"{sign}{significant}{'0' * (point - len(significant))}"
+    return f"{sign}{significant[:point]}.{significant[point:]}"
 
 
 def _normalized(field_path: str) -> tuple[str, ...]:

@@ -15,10 +15,33 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from mpigen.check.crdschema import unwrap_nullable
+from mpigen.check.crdschema import CEL_TYPE, unwrap_nullable
 
 _OLD_SELF = re.compile(r"\boldSelf\b")
-_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_TYPED_DEPTH = 32
+_PRESENCE = re.compile(r"\bhas\([^()]*\)")
+
+
+def without_strings(text: str) -> str:
+    """A rule's text with each string literal ('...' or "...", backslash escapes inside) left empty, so that a name is
+    looked for in its code only; in one pass (a regular expression for it backtracks on an unclosed literal)."""
+    out: list[str] = []
+    quote = ""
+    escaped = False
+    for char in text:
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                out.append(quote * 2)
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        else:
+            out.append(char)
+    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -31,12 +54,15 @@ class CrdRule:
     reason: str = ""
     field_path: str = ""
     optional_old_self: bool = False
+    reads_typed: str = ""
+    """A string field it reads that the server gives CEL as a duration, timestamp or bytes (`timeout`, a duration), or
+    '': the CEL bindings take none of those types as input, so such a rule is not evaluated."""
 
     @cached_property
     def transition(self) -> bool:
         """Whether it compares with the old object (`oldSelf` outside string literals): the server evaluates it on
         an update only."""
-        return bool(_OLD_SELF.search(_STRING.sub("''", self.text)))
+        return bool(_OLD_SELF.search(without_strings(self.text)))
 
     @property
     def label(self) -> str:
@@ -60,10 +86,38 @@ class RuleNode:
 
 
 def _rules_of(node: Mapping[str, Any]) -> tuple[CrdRule, ...]:
-    return tuple(CrdRule(str(entry.get("rule", "")), str(entry.get("message") or ""),
-                         str(entry.get("messageExpression") or ""), str(entry.get("reason") or ""),
-                         str(entry.get("fieldPath") or ""), bool(entry.get("optionalOldSelf")))
-                 for entry in node.get("x-kubernetes-validations") or () if isinstance(entry, Mapping))
+    entries = [entry for entry in node.get("x-kubernetes-validations") or () if isinstance(entry, Mapping)]
+    typed = _typed_strings(node) if entries else {}
+    return tuple(CrdRule(text, str(entry.get("message") or ""), str(entry.get("messageExpression") or ""),
+                         str(entry.get("reason") or ""), str(entry.get("fieldPath") or ""),
+                         bool(entry.get("optionalOldSelf")), _read_typed(text, typed))
+                 for entry in entries for text in (str(entry.get("rule", "")),))
+
+
+def _typed_strings(schema: Mapping[str, Any], depth: int = 0) -> dict[str, str]:
+    """The string fields at and below a node that CEL sees as another type: their names ('' for the node itself) and
+    CEL types (crdschema.CEL_TYPE)."""
+    node = unwrap_nullable(schema)[1]
+    found = {"": str(node[CEL_TYPE])} if CEL_TYPE in node else {}
+    if depth > _TYPED_DEPTH:
+        return found
+    for name, sub in (node.get("properties") or {}).items():
+        if isinstance(sub, Mapping):
+            found.update({below or name: kind for below, kind in _typed_strings(sub, depth + 1).items()})
+    for key in ("items", "additionalProperties"):
+        if isinstance(node.get(key), Mapping):
+            found.update({below: kind for below, kind in _typed_strings(node[key], depth + 1).items() if below})
+    return found
+
+
+def _read_typed(text: str, typed: dict[str, str]) -> str:
+    """The first typed string field a rule's text reads (`self` itself where the node is one), as `name (a kind)`; a
+    name only asked about by `has()` is not read."""
+    if "" in typed:
+        return f"self (a {typed['']})"
+    code = _PRESENCE.sub("", without_strings(text))  # has(x.timeout) asks whether it is set, whatever its type
+    return next((f"{name} (a {kind})" for name, kind in sorted(typed.items())
+                 if re.search(rf"\b{re.escape(name)}\b", code)), "")
 
 
 def build(schema: Mapping[str, Any] | None) -> RuleNode | None:

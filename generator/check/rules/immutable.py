@@ -34,7 +34,8 @@ from mpigen.check.live_objects import LiveObjects
 from mpigen.check.rules.goerrors import go_quote
 from mpigen.check.rules.reading import Path, as_dict, path_of
 from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
-from mpigen.vocabulary.kubernetes import api_group, parse_quantity
+from mpigen.vocabulary.kubernetes import api_group
+from mpigen.vocabulary.server_values import parse_quantity
 
 RULE_IMMUTABLE = "immutable"
 IMMUTABLE = "field is immutable"
@@ -55,31 +56,66 @@ def _same_scalar(new: Any, old: Any) -> bool:
     return False
 
 
+_ZERO: tuple[Any, ...] = ({}, [], "", False, 0)
+"""Values the API server does not store (Go's omitempty: a false bool, a 0, an empty string, list or map), so that a
+live object leaves them out where a chart writes them."""
+_MERGE_KEYS = {"containers": "name", "initContainers": "name", "ephemeralContainers": "name", "volumes": "name",
+               "volumeMounts": "mountPath", "volumeDevices": "devicePath", "env": "name", "imagePullSecrets": "name",
+               "resourceClaims": "name", "hostAliases": "ip", "topologySpreadConstraints": "topologyKey"}
+"""The strategic-merge keys of lists `kubectl apply` merges item by item (k8s.io/api core/v1 types.go patchMergeKey): an
+item it does not send (a ServiceAccount token volume an admission plugin added) stays as it is."""
+
+
 def first_change(new: Any, old: Any, at: Path = ()) -> Path | None:
     """Where `new`, as `kubectl apply` sends it, changes `old`: a key `new` leaves out keeps its old value (and so does
-    an empty or null one); lists are compared item by item. None: no change."""
+    a null one, or a zero value the server never stores); a list with a merge key is compared item by item of the same
+    key (items only the live object has are kept), any other list item by item in order. None: no change."""
     if isinstance(new, dict):
         old_map = old if isinstance(old, dict) else {}
         if not isinstance(old, dict) and old is not None and new:
             return at
         for key, value in new.items():
-            if value is None or (key not in old_map and value in ({}, [], "")):
+            if value is None or (key not in old_map and any(value == zero and type(value) is type(zero)
+                                                            for zero in _ZERO)):
                 continue
             if key not in old_map:
                 return (*at, key)
-            found = first_change(value, old_map[key], (*at, key))
+            found = _list_change(value, old_map[key], (*at, key), _merge_key(key, value)) \
+                if isinstance(value, list) else first_change(value, old_map[key], (*at, key))
             if found is not None:
                 return found
         return None
     if isinstance(new, list):
-        if not isinstance(old, list) or len(new) != len(old):
-            return at
-        for i, (item, old_item) in enumerate(zip(new, old, strict=True)):
-            found = first_change(item, old_item, (*at, i))
+        return _list_change(new, old, at, None)
+    return None if _same_scalar(new, old) else at
+
+
+def _merge_key(field: str, items: list[Any]) -> str | None:
+    """The key `kubectl apply` merges the list `field` by, where every item has it; a container's `ports` are keyed by
+    `containerPort`, a Service's by `port`."""
+    key = _MERGE_KEYS.get(field) or ("containerPort" if field == "ports" and items and isinstance(items[0], dict)
+                                     and "containerPort" in items[0] else "port" if field == "ports" else None)
+    return key if key and all(isinstance(item, dict) and key in item for item in items) else None
+
+
+def _list_change(new: list[Any], old: Any, at: Path, key: str | None) -> Path | None:
+    if not isinstance(old, list):
+        return at
+    if key is not None:
+        by_key = {repr(item.get(key)): item for item in old if isinstance(item, dict)}
+        for i, item in enumerate(new):
+            matching = by_key.get(repr(item[key]))
+            found = (*at, i) if matching is None else first_change(item, matching, (*at, i))
             if found is not None:
                 return found
         return None
-    return None if _same_scalar(new, old) else at
+    if len(new) != len(old):
+        return at
+    for i, (item, old_item) in enumerate(zip(new, old, strict=True)):
+        found = first_change(item, old_item, (*at, i))
+        if found is not None:
+            return found
+    return None
 
 
 def _held(obj: Any, parts: Path) -> Any:

@@ -25,7 +25,7 @@ from mpigen.check.rules.goerrors import field_invalid, field_not_supported, go_j
 from mpigen.check.rules.pods import PodTemplate, is_training_runtime, is_volcano_job, pod_templates, refused_later
 from mpigen.check.rules.reading import Path, as_dict, as_int, as_str, path_of
 from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
-from mpigen.vocabulary.kubernetes import RELAXED_ENV_VAR_NAMES_FROM, env_var_name_problems, inclusive_range_error
+from mpigen.vocabulary.server_values import RELAXED_ENV_VAR_NAMES_FROM, env_var_name_problems, inclusive_range_error
 
 RULE_POD_SPEC = "pod-spec"
 

@@ -27,7 +27,8 @@ from mpigen.check.rules.goerrors import NONNEGATIVE, field_invalid, field_requir
 from mpigen.check.rules.pods import is_builtin, is_extended_resource, pod_templates, refused_later
 from mpigen.check.rules.reading import Path, as_dict, path_of
 from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
-from mpigen.vocabulary.kubernetes import QUANTITY_FORMAT_ERROR, label_key_problems, parse_quantity, quantity_text
+from mpigen.vocabulary.kubernetes import label_key_problems
+from mpigen.vocabulary.server_values import QUANTITY_FORMAT_ERROR, parse_quantity, quantity_text
 
 RULE_QUANTITIES = "quantities"
 

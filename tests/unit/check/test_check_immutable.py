@@ -177,3 +177,38 @@ def test_a_rendered_object_without_namespace_is_the_live_one_in_default_and_no_o
     assert len(judged(rendered("batch/v1", "Job", namespace=None, spec=job("train:2").obj["spec"]), old)) == 1
     old.obj["metadata"]["namespace"] = "other"
     assert judged(rendered("batch/v1", "Job", namespace=None, spec=job("train:2").obj["spec"]), old) == []
+
+
+def test_a_zero_value_the_server_never_stores_is_no_change() -> None:
+    """`hostNetwork: false`, `readOnly: false`, `hostPort: 0` are Go omitempty fields: a live object leaves them out."""
+    def with_zeros(image: str) -> RenderedObject:
+        document = job(image)
+        spec = document.obj["spec"]["template"]["spec"]
+        spec["hostNetwork"] = False
+        spec["volumes"] = [{"name": "data", "emptyDir": {}}]
+        spec["containers"][0].update(volumeMounts=[{"name": "data", "mountPath": "/data", "readOnly": False}],
+                                     ports=[{"containerPort": 22, "hostPort": 0}])
+        return document
+    stored = live(with_zeros("train:1"))
+    template = stored.obj["spec"]["template"]["spec"]
+    del template["hostNetwork"], template["containers"][0]["volumeMounts"][0]["readOnly"]
+    del template["containers"][0]["ports"][0]["hostPort"]
+    assert judged(with_zeros("train:1"), stored) == []
+    assert [path for path, _ in judged(with_zeros("train:2"), stored)] == [".spec.template"]
+
+
+def test_items_an_admission_plugin_added_are_kept_by_their_merge_key() -> None:
+    """The ServiceAccount admission plugin adds a token volume and its mount to a Pod: `kubectl apply` merges volumes by
+    name and mounts by mountPath, so only what the chart sends is compared, and an image-only change is accepted."""
+    def pod(image: str) -> RenderedObject:
+        return rendered("v1", "Pod", spec={"volumes": [{"name": "data", "emptyDir": {}}], "containers": [{
+            "name": "c", "image": image, "volumeMounts": [{"name": "data", "mountPath": "/data"}]}]})
+    stored = live(pod("a"))
+    spec = stored.obj["spec"]
+    spec["volumes"].append({"name": "kube-api-access-x7k2p", "projected": {"sources": []}})
+    spec["containers"][0]["volumeMounts"].append({"name": "kube-api-access-x7k2p",
+                                                  "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"})
+    assert judged(pod("b"), stored) == []
+    moved = pod("a")
+    moved.obj["spec"]["containers"][0]["volumeMounts"][0]["mountPath"] = "/scratch"
+    assert [path for path, _ in judged(moved, stored)] == [".spec.containers[0].volumeMounts[0]"]

@@ -12,7 +12,7 @@ import pytest
 
 from mpigen.check.rules import check_quantities
 from mpigen.readback.findings import RenderedObject
-from mpigen.vocabulary.kubernetes import QUANTITY_FORMAT_ERROR, parse_quantity
+from mpigen.vocabulary.server_values import QUANTITY_FORMAT_ERROR, parse_quantity
 
 
 def pod(resources: dict[str, Any], **spec: Any) -> RenderedObject:

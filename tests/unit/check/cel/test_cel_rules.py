@@ -46,13 +46,13 @@ def test_a_false_rule_is_an_invalid_value_in_the_servers_words():
     outcome = _check(_crd(_spec([{"rule": "self.size < 3", "message": "size must be small "}])), _widget({"size": 5}))
     (finding,) = outcome.findings
     assert (finding.path, finding.rule) == (".spec", "crd-rules")
-    assert finding.message == 'spec: Invalid value: "object": size must be small'
+    assert finding.message == 'spec: Invalid value: size must be small'
     assert _check(_crd(_spec([{"rule": "self.size < 3"}])), _widget({"size": 1})).findings == ()
 
 
 def test_a_rule_without_message_says_the_failed_rule():
     (finding,) = _check(_crd(_spec([{"rule": "self.size < 3"}])), _widget({"size": 5})).findings
-    assert finding.message == 'spec: Invalid value: "object": failed rule: self.size < 3'
+    assert finding.message == 'spec: Invalid value: failed rule: self.size < 3'
 
 
 def test_reasons_and_field_path():
@@ -63,15 +63,15 @@ def test_reasons_and_field_path():
     assert [(f.path, f.message) for f in findings] == [
         (".spec.size", "spec.size: Forbidden: too big"),
         (".spec.name", "spec.name: Required value: name it"),
-        (".spec", 'spec: Duplicate value: "object"')]
+        (".spec", 'spec: Duplicate value')]
 
 
 def test_message_expression_and_its_fallback():
     rules = [{"rule": "self.size < 3", "message": "static", "messageExpression": "'size ' + string(self.size) + ' > 2'"},
              {"rule": "self.size < 4", "message": "static", "messageExpression": "self.missing"}]
     findings = _check(_crd(_spec(rules)), _widget({"size": 5})).findings
-    assert [f.message for f in findings] == ['spec: Invalid value: "object": size 5 > 2',
-                                             'spec: Invalid value: "object": static']
+    assert [f.message for f in findings] == ['spec: Invalid value: size 5 > 2',
+                                             'spec: Invalid value: static']
 
 
 def test_an_evaluation_error_is_a_finding_saying_so():
@@ -87,9 +87,24 @@ def test_rules_at_every_item_and_map_value_with_their_paths():
             {"rule": "size(self) < 4", "message": "short"}]}}}}
     findings = _check(_crd(spec), _widget({"items": [1, 0, -1], "labels": {"a": "ok", "my.key": "too long"}})).findings
     assert [(f.path, f.message) for f in findings] == [
-        (".spec.items[1]", 'spec.items[1]: Invalid value: "integer": failed rule: self > 0'),
-        (".spec.items[2]", 'spec.items[2]: Invalid value: "integer": failed rule: self > 0'),
-        ('.spec.labels["my.key"]', 'spec.labels[my.key]: Invalid value: "string": short')]
+        (".spec.items[1]", 'spec.items[1]: Invalid value: 0: failed rule: self > 0'),
+        (".spec.items[2]", 'spec.items[2]: Invalid value: -1: failed rule: self > 0'),
+        ('.spec.labels["my.key"]', 'spec.labels[my.key]: Invalid value: "too long": short')]
+
+
+def test_before_kubernetes_1_35_a_failed_rule_shows_the_type_not_the_value():
+    """kubernetes#132798 and #133832 (1.35): the value that failed, an object's or a list's omitted; before, its type."""
+    spec = {"type": "object", "x-kubernetes-validations": [{"rule": "self.size < 3", "message": "small"}],
+            "properties": {"size": {"type": "integer"}, "name": {"type": "string", "x-kubernetes-validations": [
+                {"rule": "self.startsWith('a')", "message": "starts with a"}]},
+                "ratio": {"type": "number", "x-kubernetes-validations": [{"rule": "self < 1.0", "message": "below 1"}]}}}
+    widget = _widget({"size": 5, "name": "b", "ratio": 1000000})
+    for version, expected in (("1.34", ['spec: Invalid value: "object": small', 'spec.name: Invalid value: "string": '
+                                        'starts with a', 'spec.ratio: Invalid value: "number": below 1']),
+                              ("1.35", ['spec: Invalid value: small', 'spec.name: Invalid value: "b": starts with a',
+                                        'spec.ratio: Invalid value: 1000000: below 1'])):
+        found = check_crd_rules([widget], CheckContext(custom_schemas=crd_schemas(_crd(spec)), kube_version=version))
+        assert [f.message for f in found.findings] == expected, version
 
 
 def test_defaults_apply_before_the_rules_and_nulls_are_pruned():
@@ -108,7 +123,7 @@ def test_escaped_names_and_root_metadata():
                             {"rule": "!has(self.metadata.namespace)", "message": "metadata: name only"}))
     assert _check(root, _widget({}, name="w1", namespace="team")).findings == ()
     assert [f.path for f in _check(root, _widget({}, name="x")).findings] == [""]
-    assert _check(root, _widget({}, name="x")).findings[0].message.startswith('<nil>: Invalid value: "object"')
+    assert _check(root, _widget({}, name="x")).findings[0].message.startswith('<nil>: Invalid value: failed rule')
 
 
 def test_escape_as_the_server():
@@ -134,7 +149,7 @@ def test_a_transition_rule_without_the_live_object_is_noted_not_judged():
 def test_a_transition_rule_is_judged_against_the_live_object_of_the_same_name():
     live = (_widget({"size": 1}, name="a", namespace="ns", stored=True),)
     changed = _check(IMMUTABLE, _widget({"size": 2}, name="a", namespace="ns"), live=live)
-    assert [f.message for f in changed.findings] == ['spec: Invalid value: "object": size is immutable']
+    assert [f.message for f in changed.findings] == ['spec: Invalid value: size is immutable']
     assert not changed.notes
     assert _check(IMMUTABLE, _widget({"size": 1}, name="a", namespace="ns"), live=live).findings == ()
     other = _check(IMMUTABLE, _widget({"size": 2}, name="a", namespace="other"), live=live)
@@ -188,3 +203,50 @@ def test_library_functions_with_values_from_the_upstream_tests():
         assert evaluate(compiled, {}) == (wanted, None), text
     compiled = compile_rule("[].min()")
     assert isinstance(compiled, Compiled) and evaluate(compiled, {})[1] == "min called on empty list"
+
+
+def test_a_generated_name_is_what_the_root_rules_see():
+    """The server generates the name from `generateName` before it validates: a rule on `self.metadata.name` passes."""
+    crd = _crd(_spec([]), root_rules=({"rule": "self.metadata.name.startsWith('job-')", "message": "job- names"},))
+    generated = _widget({"size": 1}, name="")
+    generated.obj["metadata"] = {"generateName": "job-"}
+    assert _check(crd, generated).findings == ()
+    generated.obj["metadata"] = {"generateName": "run-"}
+    assert [f.message for f in _check(crd, generated).findings] == ["<nil>: Invalid value: job- names"]
+
+
+def test_no_rule_is_evaluated_on_an_object_the_schema_refuses_and_that_is_said():
+    """strategy.go hasBlockingErr: after a Required, TypeInvalid, NotSupported, TooLong or TooMany error."""
+    crd = _crd(_spec([{"rule": "self.size < 3", "message": "small"}]))
+    widget = _widget({"size": 5})
+    refused = CheckContext(custom_schemas=crd_schemas(crd), schema_refused=frozenset({("w.yaml", "Widget/w")}))
+    assert [f.message for f in check_crd_rules([widget], refused).findings] == [
+        "<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct "
+        "the existing errors to complete validation"]
+    assert [f.message for f in _check(crd, widget).findings] == ["spec: Invalid value: small"]
+
+
+def test_a_rule_reading_a_duration_or_timestamp_string_is_unsupported_not_misjudged():
+    """The server gives CEL a `format: duration` string as a duration, `date-time` as a timestamp; the bindings take
+    neither, so such a rule is listed and noted as not checked, never evaluated on the string."""
+    spec = _spec([{"rule": "!has(self.timeout) || self.timeout <= duration('1h')", "message": "at most 1h"},
+                  {"rule": "has(self.start)", "message": "a start"}],
+                 timeout={"type": "string", "format": "duration"}, start={"type": "string", "format": "date-time"})
+    crd = _crd(spec)
+    statuses = [(listing.message, listing.status, listing.reason) for listing in list_rules(crd_schemas(crd))]
+    assert statuses == [("at most 1h", UNSUPPORTED, "reads timeout (a duration), which the API server gives CEL as "
+                         "that type: the CEL bindings take no duration, timestamp or bytes value as input"),
+                        ("a start", EVALUATED, "")]
+    judged = _check(crd, _widget({"timeout": "30m", "start": "2024-05-01T00:00:00Z"}))
+    assert judged.findings == () and any("'at most 1h' is not checked: it reads timeout" in n for n in judged.notes)
+
+
+def test_a_transition_rule_compares_the_object_as_applied_over_the_live_one():
+    """A field the chart leaves out keeps its live value under `kubectl apply`, as the immutable rule holds for
+    built-in kinds: `self == oldSelf` on the spec passes when the chart only leaves a field out."""
+    spec = _spec([{"rule": "self == oldSelf", "message": "immutable"}], size={"type": "integer"},
+                 nodes={"type": "integer"})
+    stored = (_widget({"size": 1, "nodes": 2}, name="a", namespace="ns", stored=True),)
+    assert _check(_crd(spec), _widget({"size": 1}, name="a", namespace="ns"), live=stored).findings == ()
+    changed = _check(_crd(spec), _widget({"size": 2}, name="a", namespace="ns"), live=stored)
+    assert [f.message for f in changed.findings] == ["spec: Invalid value: immutable"]
