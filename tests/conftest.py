@@ -36,6 +36,7 @@ import pytest
 from ruamel.yaml import YAML
 
 import mpigen.check.run as check_module
+import mpigen.check.schema_stage as schema_stage_module
 import mpigen.load.files as profile_files
 from mpigen.commands.pipeline import CompileResult, compile_profiles
 from mpigen.insight import capacity
@@ -491,7 +492,7 @@ class SchemaSets:
     """`mpigen check`'s schema sets, built once per Kubernetes version: reading the CRDs costs seconds."""
 
     def __init__(self) -> None:
-        self.real = check_module.SchemaSet
+        self.real = schema_stage_module.SchemaSet
         self.made: dict[tuple[str, bool], Any] = {}
 
     def __call__(self, version: str, strict: bool = False) -> Any:
@@ -521,11 +522,11 @@ class SchemaSets:
 def cached_check(renders: Renders, schema_sets: SchemaSets | None = None) -> Iterator[None]:
     """run_check in this process with Helm's renders of a chart it rendered before taken from `renders`, and the
     schema sets from `schema_sets` where given (only for checks that all give the same CRDs: a set keeps them)."""
-    assert hasattr(check_module, "_Renderer") and hasattr(check_module, "SchemaSet"), "run_check changed"
+    assert hasattr(check_module, "_Renderer") and hasattr(schema_stage_module, "SchemaSet"), "run_check changed"
     with contextlib.ExitStack() as patches:
         patches.enter_context(mock.patch.object(check_module, "_Renderer", renders.renderer()))
         if schema_sets is not None:
-            patches.enter_context(mock.patch.object(check_module, "SchemaSet", schema_sets))
+            patches.enter_context(mock.patch.object(schema_stage_module, "SchemaSet", schema_sets))
         yield
 
 
