@@ -66,8 +66,11 @@ def test_every_rule_of_the_vendored_crds_is_evaluated_or_unsupported_with_a_reas
     """The issue's done-when, CRD by CRD (in one check, CRDs of one group, version and kind replace each other)."""
     total = 0
     for path in sorted(UPSTREAM.rglob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        if "CustomResourceDefinition" not in text:
+            continue
         try:
-            docs = list(YAML(typ="safe", pure=True).load_all(path.read_text(encoding="utf-8")))
+            docs = list(YAML(typ="safe").load_all(text))
         except YAMLError:  # a Helm template among the upstream files
             continue
         for doc in docs:
