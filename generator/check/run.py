@@ -10,17 +10,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from mpigen.check.chart_profiles import chart_profiles
-from mpigen.check.drift import DriftFindings, judge_fleet
-from mpigen.check.drift_pods import judge_nads, judge_pods
 from mpigen.check.helm import LINT_BATCH, HelmRefused, choose_helm, helm_lint, helm_lint_all, helm_template
 from mpigen.check.report import CheckReport, WorkloadSecurity
 from mpigen.check.rules import apply_rules, workload_pod_security
 from mpigen.check.schema_stage import SchemaOptions, check_schemas, refused_before_rules
 from mpigen.check.schemas import bundled_kube_versions, select_kube_version
-from mpigen.inventory import LiveNode
-from mpigen.inventory.nodes import NODE_KIND
-from mpigen.inventory.pools import live_nodes, may_be_of
 from mpigen.model import EVERYTHING, Selection
 from mpigen.objects import chartfiles
 from mpigen.readback.discover import ChartInfo, Targets, chart_name_findings, chosen_targets, discover, manifest_files
@@ -31,7 +25,7 @@ from mpigen.readback.own_renderer import own_render
 from mpigen.support.diagnostics import Severity
 from mpigen.support.parallel import split_map
 from mpigen.support.progress import Progress, Tally, stage, tallied
-from mpigen.vocabulary.kubernetes import CRD_KIND
+from mpigen.vocabulary.kubernetes import CRD_KIND, NODE_KIND
 
 
 @dataclass(frozen=True)
@@ -174,7 +168,9 @@ def run_check(paths: list[Path], options: CheckOptions) -> CheckReport:
     node_documents = [d for d in (*context.extra, *report.documents) if d.kind == NODE_KIND]
     if node_documents:  # the context says what the nodes are: the profiles and pods are judged against them
         with stage(options.progress, "drift", "finding(s)", "judging the live nodes") as drifting:
-            drift = _drift(targets, context, node_documents, report)
+            from mpigen.check.drift_stage import judge_drift  # the profiles' pipeline: only where nodes are given
+
+            drift = judge_drift(targets.charts, context, node_documents, report)
             report.findings += drift
             drifting.count = len(drift)
     _list_pod_security(report)
@@ -312,47 +308,6 @@ def _rule_context(targets: Targets, unselected: _Unselected, options: CheckOptio
     return CheckContext(extra=tuple(extra), node_shapes=node_shapes, chart_clusters=clusters,
                         manifest_clusters=manifests, job_charts=job_charts, kube_versions=kube_versions,
                         kube_version=versions.of(None, judged=False))
-
-
-def _drift(targets: Targets, context: CheckContext, node_documents: list[RenderedObject],
-           report: CheckReport) -> list[Finding]:
-    """The profiles of the compiled charts judged against the live nodes of their cluster, then the pods and NADs no
-    profile describes (generator/check/drift.py, drift_pods.py)."""
-    found = chart_profiles(targets.charts)
-    report.notes += found.notes
-    drift = DriftFindings()
-    for profiles in found.fleets:
-        of_cluster = {cluster.name: live_nodes((d.obj, d.source) for d in node_documents
-                                               if context.cluster_of(d) in ("", cluster.name))
-                      for cluster in profiles.fleet.clusters}
-        several = len(profiles.fleet.clusters) > 1
-        named = {context.cluster_of(d) for d in node_documents}
-        for cluster in profiles.fleet.clusters:  # nodes of unknown origin are of the clusters they may be of
-            if several and cluster.name not in named and not may_be_of(cluster, of_cluster[cluster.name]):
-                of_cluster[cluster.name] = []
-        judge_fleet(profiles, {name: nodes for name, nodes in of_cluster.items() if nodes}, drift)
-    covered = {chart.display for profiles in found.fleets for chart in profiles.charts}
-    reported = {resource for _, resource in drift.resources}
-
-    known: dict[str, list[LiveNode]] = {}
-
-    def nodes_of(document: RenderedObject) -> list[LiveNode]:
-        """The nodes a document's cluster sees, read once per cluster (seen_by depends on the cluster only)."""
-        cluster = context.cluster_of(document)
-        if cluster not in known:
-            known[cluster] = live_nodes((d.obj, d.source) for d in context.seen_by(document, node_documents))
-        return known[cluster]
-
-    judged = [d for d in report.documents if d.chart not in covered or not d.chart]
-    named = {context.cluster_of(d) for d in node_documents}
-    several = len({context.cluster_of(d) for d in report.documents} - {""}) > 1
-
-    def surely_of(document: RenderedObject) -> bool:
-        """Whether the nodes are surely of the document's cluster: one cluster checked, or nodes given as its."""
-        return not several or context.cluster_of(document) in named
-
-    findings = drift.findings() + judge_pods(judged, nodes_of, reported, surely_of)
-    return findings + judge_nads([*judged, *(d for d in context.extra if not d.chart)], nodes_of, reported)
 
 
 def _grouped(path: str, groups: tuple[tuple[str, Path], ...]) -> str:

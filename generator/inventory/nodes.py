@@ -23,9 +23,7 @@ from mpigen.vocabulary.gpu_feature_discovery import (
     MIG_RESOURCE_PREFIX,
     MIG_STRATEGY_LABEL,
 )
-from mpigen.vocabulary.kubernetes import NODE_STATE_TAINTS, whole_quantity
-
-NODE_KIND = "Node"
+from mpigen.vocabulary.kubernetes import NODE_KIND, NODE_STATE_TAINTS, whole_quantity
 
 
 @dataclass(frozen=True)

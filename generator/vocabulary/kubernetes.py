@@ -291,6 +291,7 @@ reference, managed fields) stays well under 64 KiB."""
 RBAC_GROUP = "rbac.authorization.k8s.io"
 CRD_GROUP = "apiextensions.k8s.io"
 CRD_KIND = "CustomResourceDefinition"
+NODE_KIND = "Node"
 CRONJOB_NAME_MAX = DNS1035_MAX - 11
 
 

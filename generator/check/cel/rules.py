@@ -14,14 +14,15 @@ only); k8s.io/apimachinery pkg/util/validation/field errors.go (Error(): "<field
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from mpigen.check.cel.environment import OLD_SELF, SELF, Compiled, compile_rule, evaluate
-from mpigen.check.cel.tree import CrdRule, RuleNode
-from mpigen.check.cel.values import as_cel, present, type_name
+from mpigen.check.cel.tree import CrdRule, RuleNode, without_strings
+from mpigen.check.cel.values import as_cel, escape, present, type_name
 from mpigen.check.rules.goerrors import go_quote
 
 Path = tuple[str | int, ...]
@@ -123,17 +124,51 @@ def _evaluate_rules(tree: RuleNode, place: _Place, root: bool, live_given: bool,
                 judgement.without_old.append(rule)
             continue  # the server too evaluates a transition rule only against a correlated old value
         if variables is None:
-            variables = {SELF: as_cel(place.value, tree.schema, root)}
+            read = _read_properties(tree)
+            variables = {SELF: as_cel(_only(place.value, read), tree.schema, root)}
         if rule.transition and OLD_SELF not in variables:
-            variables[OLD_SELF] = as_cel(place.old, tree.schema, root)
+            variables[OLD_SELF] = as_cel(_only(place.old, _read_properties(tree)), tree.schema, root)
         result, error = evaluate(compiled, variables)
         failure = _failure(tree, place, rule, variables, result, error, judgement.shows_values)
         if failure is not None:
             judgement.failures.append(failure)
 
 
+_WHOLE = re.compile(r"\b(?:self|oldSelf)\b(?!\s*\??\.)")
+"""`self` or `oldSelf` used whole (compared, indexed, passed on), not only as the holder of a field."""
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_READ: dict[int, tuple[RuleNode, frozenset[str] | None]] = {}
+
+
+def _read_properties(tree: RuleNode) -> frozenset[str] | None:
+    """The properties of an object node its rules (and message expressions) can read, by the names their code holds
+    (escaped or not); None where one uses `self` or `oldSelf` whole, so the whole value is built. `self` is built once
+    per object node a rule sits at: leaving out what no rule names keeps a root rule on `metadata.name` from building
+    the whole object. Worked out once per node for the process."""
+    known = _READ.get(id(tree))
+    if known is not None and known[0] is tree:
+        return known[1]
+    codes = [without_strings(text) for rule in tree.rules for text in (rule.text, rule.message_expression) if text]
+    read: frozenset[str] | None = None
+    if not any(_WHOLE.search(code) for code in codes):
+        names = {name for code in codes for name in _NAME.findall(code)}
+        read = frozenset(name for name in (tree.schema.get("properties") or {})
+                         if name in names or escape(name) in names)
+    _READ[id(tree)] = (tree, read)
+    return read
+
+
+def _only(value: Any, read: frozenset[str] | None) -> Any:
+    """An object with only the properties `read` names (all of it where `read` is None, or it is no object)."""
+    if read is None or not isinstance(value, dict):
+        return value
+    return {name: item for name, item in value.items() if name in read}
+
+
 def _failure(tree: RuleNode, place: _Place, rule: CrdRule, variables: dict[str, Any], result: Any,
              error: str | None, shows_values: bool) -> RuleFailure | None:
+    if error is None and result is True:
+        return None
     shown = place.field or "<nil>"
     kind = go_quote(type_name(tree.schema))
     if error is not None:

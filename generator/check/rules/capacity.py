@@ -24,7 +24,10 @@ def check_capacity(documents: list[RenderedObject], context: CheckContext) -> li
     fit one node of its chart's pool. A TrainingRuntime is in the infra chart, which targets no pool: it is judged
     by the pool of the job chart whose TrainJob runs on it (same namespace and name)."""
     findings: list[Finding] = []
-    trainjobs = [d for d in documents if is_trainjob(d) and d.chart]
+    trainjobs: dict[tuple[str, str], list[RenderedObject]] = {}
+    for trainjob in documents:
+        if is_trainjob(trainjob) and trainjob.chart:
+            trainjobs.setdefault((trainjob.namespace, metadata_name(trainjob)), []).append(trainjob)
     for document in documents:
         chart = _trainjob_chart(document, trainjobs, context) if is_training_runtime(document) else document.chart
         shape = context.node_shapes.get(chart) if chart else None
@@ -57,9 +60,11 @@ def check_capacity(documents: list[RenderedObject], context: CheckContext) -> li
     return findings
 
 
-def _trainjob_chart(runtime: RenderedObject, trainjobs: list[RenderedObject], context: CheckContext) -> str:
-    """The chart of the TrainJob of the runtime's namespace and name in its cluster (of that very cluster first)."""
-    named = [d for d in trainjobs if d.namespace == runtime.namespace and metadata_name(d) == metadata_name(runtime)]
+def _trainjob_chart(runtime: RenderedObject, trainjobs: dict[tuple[str, str], list[RenderedObject]],
+                    context: CheckContext) -> str:
+    """The chart of the TrainJob of the runtime's namespace and name in its cluster (of that very cluster first);
+    `trainjobs`: the charts' TrainJobs by namespace and name."""
+    named = trainjobs.get((runtime.namespace, metadata_name(runtime)), [])
     return next((d.chart for d in context.seen_by(runtime, named)), "")
 
 

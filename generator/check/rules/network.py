@@ -19,7 +19,7 @@ from typing import Any
 
 from mpigen.check.rules.goerrors import go_quote
 from mpigen.check.rules.pods import PodTemplate, is_volcano_job, pod_requests, pod_templates
-from mpigen.check.rules.reading import Path, as_dict, as_str, metadata_name, path_of
+from mpigen.check.rules.reading import Path, Trail, as_dict, as_str, containers_below, metadata_name, path_of, unwind
 from mpigen.providers import PROVIDERS
 from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
 from mpigen.support.diagnostics import Severity
@@ -267,17 +267,15 @@ def check_networks(documents: list[RenderedObject], context: CheckContext) -> li
 def _annotation_maps(obj: dict[str, Any]) -> Iterable[tuple[Path, dict[str, Any]]]:
     """Every `metadata.annotations` mapping in an object, at any depth, with the path to it, in document order: the
     object's own, its pod templates' whatever the kind, a TrainJob's runtime patches'."""
-    stack: list[tuple[Path, Any]] = [((), obj)]
+    stack: list[tuple[Trail, Any]] = [(None, obj)]
     while stack:
-        path, node = stack.pop()
+        trail, node = stack.pop()
         if isinstance(node, dict):
             metadata = node.get("metadata")
             mapping = metadata.get("annotations") if isinstance(metadata, dict) else None
             if isinstance(mapping, dict):
-                yield (*path, "metadata", "annotations"), mapping
-            stack += reversed([((*path, key), value) for key, value in node.items() if isinstance(key, str)])
-        elif isinstance(node, list):
-            stack += reversed([((*path, i), value) for i, value in enumerate(node)])
+                yield (*unwind(trail), "metadata", "annotations"), mapping
+        stack += containers_below(node, trail)
 
 
 def _check_network_instructions(document: RenderedObject) -> list[Finding]:

@@ -3,6 +3,8 @@ rules all read, in one place so they read a workload the same way."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,9 +92,35 @@ def runs_a_job(document: RenderedObject, context: CheckContext) -> bool:
     return is_job_object(document) or (document.chart in context.job_charts and bool(pod_templates(document)))
 
 
+_TEMPLATES: dict[int, tuple[RenderedObject, list[PodTemplate]]] | None = None
+"""While `templates_kept()` is open: each document's pod templates, found once for all the rules of a run."""
+
+
+@contextmanager
+def templates_kept() -> Iterator[None]:
+    """Find each document's pod templates once while the rules run over the same documents (a dozen rules read them);
+    outside, every call finds them anew (a caller may change a document between calls)."""
+    global _TEMPLATES
+    kept, _TEMPLATES = _TEMPLATES, {}
+    try:
+        yield
+    finally:
+        _TEMPLATES = kept
+
+
 def pod_templates(document: RenderedObject) -> list[PodTemplate]:
     """The pod templates of an MPIJob (per replica type), a Volcano Job (per task), a TrainingRuntime (per
     replicated job) or a built-in workload kind."""
+    if _TEMPLATES is not None:
+        known = _TEMPLATES.get(id(document))
+        if known is None or known[0] is not document:
+            known = (document, _pod_templates(document))
+            _TEMPLATES[id(document)] = known
+        return known[1]
+    return _pod_templates(document)
+
+
+def _pod_templates(document: RenderedObject) -> list[PodTemplate]:
     obj = document.obj
     found: list[tuple[str, Path, Any]] = []
     if document.kind == mpi_operator.KIND:

@@ -21,6 +21,8 @@ pkg/api/resource/quantity.go (ParseQuantity, ErrFormatWrong).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from mpigen.check.rules.goerrors import NONNEGATIVE, field_invalid, field_required, go_quote
@@ -113,16 +115,34 @@ def container_resource_name_problems(name: str) -> list[str]:
     return problems
 
 
+@lru_cache(maxsize=4096)
+def _name_problems(name: str) -> tuple[str, ...]:
+    """`container_resource_name_problems`, once per name for the process (a fleet repeats a few names)."""
+    return tuple(container_resource_name_problems(name))
+
+
+def _parsed(value: Any) -> Decimal | None:
+    """`parse_quantity`, once per value of a kind that can be cached (a fleet repeats a few quantities)."""
+    return _parsed_cached(type(value).__name__, value) if isinstance(value, (str, int, float)) else parse_quantity(value)
+
+
+@lru_cache(maxsize=4096)
+def _parsed_cached(_: str, value: str | int | float) -> Decimal | None:
+    """Keyed by the value's type's name too: 1, 1.0 and True are equal keys, not equal quantities."""
+    return parse_quantity(value)
+
+
 def _values(document: RenderedObject) -> list[Finding]:
     """Each quantity decodes (Kubernetes' own kinds) and is not negative."""
     findings: list[Finding] = []
     builtin, after = is_builtin(document), refused_later(document)
     for parts, _, value in quantity_fields(document):
-        where = path_of(parts)
-        amount = parse_quantity(value)
+        amount = _parsed(value)
         if amount is None and builtin:
+            where = path_of(parts)
             findings.append(finding(document, where, _undecodable(document, where[1:], value), RULE_QUANTITIES))
         elif amount is not None and amount < 0:
+            where = path_of(parts)
             findings.append(finding(document, where, field_invalid(where[1:], go_quote(quantity_text(value) or ""),
                                                                    NONNEGATIVE) + after, RULE_QUANTITIES))
     return findings
@@ -138,15 +158,16 @@ def _containers(document: RenderedObject) -> list[Finding]:
             limits = as_dict(resources.get("limits")) or {}
             for section in ("limits", "requests"):
                 for name in as_dict(resources.get(section)) or {}:
-                    if not isinstance(name, str):
+                    problems = _name_problems(name) if isinstance(name, str) else ()
+                    if not problems:
                         continue
                     where = path_of((*path, "resources", section, name))[1:]
                     findings += [finding(document, "." + where, field_invalid(where, go_quote(name), problem) + after,
-                                         RULE_QUANTITIES) for problem in container_resource_name_problems(name)]
-            requests_path = path_of((*path, "resources", "requests"))
+                                         RULE_QUANTITIES) for problem in problems]
             for name, value in (as_dict(resources.get("requests")) or {}).items():
                 if not isinstance(name, str) or is_extended_resource(name):
                     continue
+                requests_path = path_of((*path, "resources", "requests"))
                 message = _request_problem(requests_path[1:], name, value, limits)
                 if message:
                     findings.append(finding(document, requests_path, message + after, RULE_QUANTITIES))
@@ -155,12 +176,12 @@ def _containers(document: RenderedObject) -> list[Finding]:
 
 def _request_problem(field: str, name: str, request: Any, limits: dict[str, Any]) -> str | None:
     """What the API server says of a request beside the container's limits (None: nothing)."""
-    asked = parse_quantity(request)
+    asked = _parsed(request)
     hugepages = name.startswith(HUGEPAGES)
     if name not in limits:
         return field_required(field.removesuffix("requests") + "limits",
                               "Limit must be set for non overcommitable resources") if hugepages else None
-    limit = parse_quantity(limits[name])
+    limit = _parsed(limits[name])
     if asked is None or limit is None:
         return None
     shown, limit_shown = go_quote(quantity_text(request) or ""), quantity_text(limits[name])

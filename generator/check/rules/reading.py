@@ -15,17 +15,42 @@ def path_of(parts: Iterable[str | int]) -> str:
     return json_path(parts, quote_keys=True)
 
 
+Trail = tuple[Any, ...] | None
+"""A path as a chain of (last part, trail of the parent) pairs: a walk extends it in constant time per node and spells
+it out (`unwind`) only for what it yields."""
+
+
+def unwind(trail: Trail) -> Path:
+    """The path a trail stands for, root first."""
+    parts: list[str | int] = []
+    while trail is not None:
+        parts.append(trail[0])
+        trail = trail[1]
+    return tuple(reversed(parts))
+
+
+def containers_below(node: Any, trail: Trail) -> list[tuple[Trail, Any]]:
+    """The mappings and lists directly inside `node`, each with its trail, in reverse document order (for a stack):
+    a scalar holds nothing to walk into."""
+    if isinstance(node, dict):
+        return [((key, trail), value) for key, value in reversed(node.items())
+                if isinstance(value, (dict, list)) and isinstance(key, str)]
+    if isinstance(node, list):
+        return [((index, trail), node[index]) for index in range(len(node) - 1, -1, -1)
+                if isinstance(node[index], (dict, list))]
+    return []
+
+
 def values_under(obj: Any, key: str) -> Iterable[tuple[Path, Any]]:
     """Every value of `key` in the mappings of an object, at any depth, with the path to it, in document order."""
-    stack: list[tuple[Path, Any]] = [((), obj)]
+    stack: list[tuple[Trail, Any]] = [(None, obj)]
     while stack:
-        path, node = stack.pop()
-        if isinstance(node, dict):
-            if key in node:
-                yield (*path, key), node[key]
-            stack += reversed([((*path, k), v) for k, v in node.items() if isinstance(k, str) and k != key])
-        elif isinstance(node, list):
-            stack += reversed([((*path, i), v) for i, v in enumerate(node)])
+        trail, node = stack.pop()
+        if isinstance(node, dict) and key in node:
+            yield (*unwind(trail), key), node[key]
+            stack += [entry for entry in containers_below(node, trail) if entry[0] is None or entry[0][0] != key]
+        else:
+            stack += containers_below(node, trail)
 
 
 def as_dict(value: Any) -> dict[str, Any] | None:

@@ -15,6 +15,7 @@ from mpigen.check.rules.names import RULE_NAMES, check_job_namespaces, check_obj
 from mpigen.check.rules.network import RULE_NETWORK, check_networks
 from mpigen.check.rules.pod_security import RULE_POD_SECURITY, check_pod_security
 from mpigen.check.rules.pod_spec import RULE_POD_SPEC, check_pod_specs
+from mpigen.check.rules.pods import templates_kept
 from mpigen.check.rules.quantities import RULE_QUANTITIES, check_quantities
 from mpigen.check.rules.resources import RULE_RESOURCES, check_extended_resources
 from mpigen.check.rules.scheduling import RULE_SCHEDULING, check_scheduling
@@ -63,18 +64,19 @@ def apply_rules(documents: list[RenderedObject], context: CheckContext) -> RuleO
     is reported, not raised."""
     findings: list[Finding] = []
     notes: list[str] = []
-    for rule in RULES:
-        batches = [[document] for document in documents] if rule.per_document else [documents]
-        for batch in batches:
-            try:
-                found = rule.check(batch, context)
-            except Exception as exc:  # a bug in a rule must not hide the other findings
-                findings.append(Finding("", "", "", f"internal error in rule {rule.name}: {exc!r}; please report it",
-                                        rule.name))
-                continue
-            if isinstance(found, RuleOutcome):
-                findings += found.findings
-                notes += found.notes
-            else:
-                findings += found
+    with templates_kept():  # a dozen rules read each document's pod templates
+        for rule in RULES:
+            batches = [[document] for document in documents] if rule.per_document else [documents]
+            for batch in batches:
+                try:
+                    found = rule.check(batch, context)
+                except Exception as exc:  # a bug in a rule must not hide the other findings
+                    findings.append(Finding("", "", "", f"internal error in rule {rule.name}: {exc!r}; please "
+                                            "report it", rule.name))
+                    continue
+                if isinstance(found, RuleOutcome):
+                    findings += found.findings
+                    notes += found.notes
+                else:
+                    findings += found
     return RuleOutcome(tuple(findings), tuple(notes))
