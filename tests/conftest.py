@@ -286,8 +286,9 @@ BASE_CLUSTERS = ("cpu-lab", "dgx-lab", "dgx-pod", "gb200-rack", "kai-lab", "kueu
 DRA shape, kind of object and kind of output file of the example fleet (`fleet_shapes`; test_fuzz.py holds the two
 equal): cpu-lab (no rails, Coscheduling, Flux), dgx-lab (SR-IOV device plugin, no scheduler, Argo CD, TrainJob),
 dgx-pod (SR-IOV operator on InfiniBand, Kueue with topology and priority classes), gb200-rack (DRANET, DRA with a
-ComputeDomain), kai-lab (KAI Scheduler: Queues under a parent, its Topology), kueue-lab (Kueue v1beta1), roce-lab (SR-IOV operator on Ethernet) and volcano-lab (host network,
-Volcano, its Job backend). h100-dra and netapp-lab have no shape of their own."""
+ComputeDomain), kai-lab (KAI Scheduler: Queues under a parent, its Topology), kueue-lab (Kueue v1beta1), roce-lab
+(SR-IOV operator on Ethernet) and volcano-lab (host network, Volcano, its Job backend). h100-dra and netapp-lab have no
+shape of their own."""
 BASE_ACCEPTANCE = "dgx-pod"
 """The one cluster of the base fleet that keeps its fabric acceptance charts (6 of the example's 46)."""
 
