@@ -81,7 +81,7 @@ COMMITTED_LEVELS = {
         "privileged", "hostNetwork: true; container worker adds capability IPC_LOCK"),
     ("kai-lab/jobs/kai-allreduce", "training"): (
         "privileged", "hostNetwork: true; container worker adds capability IPC_LOCK"),
-    ("kai-lab/jobs/kai-research", "research"): (
+    ("kai-lab/jobs/kai-research", "experiments"): (
         "privileged", "hostNetwork: true; container worker adds capability IPC_LOCK"),
     ("h100-dra/jobs/llm-pretrain", "llm"): ("privileged", "container worker adds capability IPC_LOCK"),
     ("gb200-rack/jobs/mnnvl-allreduce", "frontier"): ("privileged", "container worker adds capability IPC_LOCK"),
