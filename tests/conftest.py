@@ -281,13 +281,14 @@ def example() -> CompileResult:
 
 # --- the base fleet: each shape of the example fleet once (tests/acceptance/test_fuzz.py) ----------------------------
 
-BASE_CLUSTERS = ("cpu-lab", "dgx-lab", "dgx-pod", "gb200-rack", "kueue-lab", "roce-lab", "volcano-lab")
+BASE_CLUSTERS = ("cpu-lab", "dgx-lab", "dgx-pod", "gb200-rack", "kai-lab", "kueue-lab", "roce-lab", "volcano-lab")
 """The example clusters that between them have every network provider, scheduler, Kueue API, GitOps tool, job backend,
 DRA shape, kind of object and kind of output file of the example fleet (`fleet_shapes`; test_fuzz.py holds the two
 equal): cpu-lab (no rails, Coscheduling, Flux), dgx-lab (SR-IOV device plugin, no scheduler, Argo CD, TrainJob),
 dgx-pod (SR-IOV operator on InfiniBand, Kueue with topology and priority classes), gb200-rack (DRANET, DRA with a
-ComputeDomain), kueue-lab (Kueue v1beta1), roce-lab (SR-IOV operator on Ethernet) and volcano-lab (host network,
-Volcano, its Job backend). h100-dra and netapp-lab have no shape of their own."""
+ComputeDomain), kai-lab (KAI Scheduler: Queues under a parent, its Topology), kueue-lab (Kueue v1beta1), roce-lab
+(SR-IOV operator on Ethernet) and volcano-lab (host network, Volcano, its Job backend). h100-dra and netapp-lab have no
+shape of their own."""
 BASE_ACCEPTANCE = "dgx-pod"
 """The one cluster of the base fleet that keeps its fabric acceptance charts (6 of the example's 46)."""
 

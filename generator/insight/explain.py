@@ -19,6 +19,7 @@ from mpigen.insight.facts import Where as _Where
 from mpigen.insight.facts import fact as _fact
 from mpigen.insight.facts import own as _own
 from mpigen.insight.facts import said as _said
+from mpigen.insight.kai_facts import kai_facts
 from mpigen.insight.kueue_facts import kueue_facts
 from mpigen.insight.ranks import BINDING_RULE, binding_gaps, rank_bindings, rank_pattern
 from mpigen.load import ProfileFile
@@ -284,7 +285,7 @@ def _scheduling(job: Job, at: _Where, at_cluster: _Where) -> list[Fact]:
     if job.scheduling.priority_class:
         facts.append(_fact("scheduling", "priority class", job.scheduling.priority_class,
                           _said(at("scheduling", "priorityClass"), "scheduling.priorityClass", "")))
-    return facts + kueue_facts(job, at, at_cluster)
+    return facts + kueue_facts(job, at, at_cluster) + kai_facts(job, at, at_cluster)
 
 
 def _selector_text(selector: tuple[tuple[str, str], ...]) -> str:

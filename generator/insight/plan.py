@@ -15,7 +15,7 @@ from mpigen.insight.live import LivePool, live_pools
 from mpigen.inventory import LiveNode
 from mpigen.inventory.pools import may_be_of
 from mpigen.load import ProfileFile
-from mpigen.model import Cluster, Fleet, Job, NodePool, Queue, Scheduler, Selection, admission
+from mpigen.model import Cluster, Fleet, Job, NodePool, Queue, Scheduler, Selection, admission, kai_quota
 from mpigen.model.devices import WorkerDevices
 from mpigen.providers import PROVIDERS
 from mpigen.support.diagnostics import Diagnostic, Location
@@ -306,8 +306,35 @@ def gpu_hours(job: Job) -> tuple[Decimal | None, bool, str]:
     return None, False, ""
 
 
+KAI_UNITS = {"cpu": "m", "memory": "MB", "gpu": ""}
+"""How `plan` writes a KAI Queue's amounts: millicores, megabytes, GPUs."""
+
+
+def _kai_queue_lines(queue: Queue, mine: list[Job]) -> list[QuotaLine]:
+    """kai: one cluster-wide line per resource, in KAI's units: the quota, what the queue may use over it (up to its
+    limit, or unlimited), and what its jobs ask at once; `over` where they ask beyond the quota, which KAI runs only
+    while other queues leave room, and reclaims when they need it back."""
+    asked: dict[str, Decimal] = {}
+    for job in mine:
+        gpu = job.pool.hardware.gpu.resource if job.pool.hardware.gpu else None
+        demand = capacity.job_demand(job, launcher=True)
+        offered = {resource: demand.get(resource) for resource in ("cpu", "memory", *((gpu,) if gpu else ()))}
+        asked = admission.added(asked, kai_quota.demand(offered, gpu))
+    lines = []
+    for entry in queue.kai:
+        unit = KAI_UNITS[entry.resource]
+        beyond = _text(entry.limit - entry.quota, unit) if entry.limited else "unlimited"
+        amount = asked.get(entry.resource, Decimal(0))
+        lines.append(QuotaLine("", entry.resource, _text(entry.quota, unit), beyond, _text(amount, unit),
+                               amount > entry.quota))
+    return lines
+
+
 def _queue_plan(cluster: Cluster, queue: Queue, mine: list[Job]) -> QueuePlan:
     """`mine`: the queue's jobs that can run."""
+    if cluster.scheduling.scheduler is Scheduler.KAI:
+        return QueuePlan(name=queue.name, namespaces=queue.namespaces, lines=tuple(_kai_queue_lines(queue, mine)),
+                         jobs=tuple(job.name for job in mine))
     volcano = cluster.scheduling.scheduler is Scheduler.VOLCANO
     lines = []
     for share in queue.shares if not volcano else ():
@@ -349,6 +376,10 @@ def _notes(cluster: Cluster, pools: tuple[PoolPlan, ...], jobs: tuple[Job, ...])
         elif waiting and scheduler is Scheduler.KUEUE:
             notes.append(f"pool '{pool.name}': Kueue keeps {names_text(waiting)} suspended (no pod created) until "
                          "the jobs admitted before it finish and free the quota or the nodes")
+        elif waiting and scheduler is Scheduler.KAI:
+            notes.append(f"pool '{pool.name}': KAI starts {names_text(waiting)} whole (its PodGroup) once the jobs "
+                         "before it free the nodes, or reclaims them from a queue running over its quota; until then "
+                         "its pods stay Pending, none running")
         elif waiting:
             notes.append(f"pool '{pool.name}': the gang scheduler starts {names_text(waiting)} whole once the jobs "
                          "before it free the nodes; until then its pods stay Pending, none running")
@@ -358,7 +389,7 @@ def _notes(cluster: Cluster, pools: tuple[PoolPlan, ...], jobs: tuple[Job, ...])
                          f"gets two, the second sshd cannot bind port {cluster.network.ssh_port}")
     for job in jobs:
         gang = admission.min_available_limit(job.worker_count, job.launcher_creation_policy)
-        if scheduler.gangs_through_operator and job.scheduling.min_available is not None \
+        if (scheduler.gangs_through_operator or scheduler is Scheduler.KAI) and job.scheduling.min_available is not None \
                 and job.scheduling.min_available < gang:
             notes.append(f"{job.name}: minAvailable {job.scheduling.min_available} is less than its {gang} pods, so "
                          "the gang scheduler may start part of it, which then waits for the rest holding its nodes")

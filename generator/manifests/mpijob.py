@@ -10,8 +10,10 @@ from mpigen.manifests.mpirun import launcher_command, literal
 from mpigen.manifests.node_placement import launcher_placement, worker_placement
 from mpigen.manifests.scheduling import (
     job_labels,
+    kai_job_annotations,
     launcher_annotations,
     pod_priority_class,
+    pod_scheduler,
     scheduling_policy,
     worker_annotations,
 )
@@ -182,6 +184,7 @@ def build_worker_container(job: Job, mpijob: str, network: PodNetwork) -> dict[s
 def build_launcher_pod_spec(job: Job, mpijob: str, workers: Variable) -> dict[str, Any]:
     return {
         "automountServiceAccountToken": False,
+        **pod_scheduler(job),
         **_priority(job),
         **launcher_placement(job),
         "containers": [build_launcher_container(job, mpijob, workers)],
@@ -208,7 +211,7 @@ def hide_gpus_from_launcher(job: Job, launcher_spec: dict[str, Any]) -> dict[str
 
 def build_worker_pod_template(job: Job, mpijob: str) -> dict[str, Any]:
     network = pod_network(job, mpijob)
-    spec: dict[str, Any] = {"automountServiceAccountToken": False, **_priority(job)}
+    spec: dict[str, Any] = {"automountServiceAccountToken": False, **pod_scheduler(job), **_priority(job)}
     if network.host_network:
         spec["hostNetwork"] = True
         spec["dnsPolicy"] = "ClusterFirstWithHostNet"
@@ -288,7 +291,8 @@ def job_metadata(job: Job, chart: ChartRef, name: str, labels: dict[str, str]) -
     meta = metadata(name, chart, job.namespace,
                     annotations={**dict(job.annotations), **dict(job.object_annotations),
                                  gitops.ARGOCD_SYNC_OPTIONS: gitops.SKIP_DRY_RUN_ON_MISSING_RESOURCE,
-                                 **privileged_annotation(job), **host_path_annotation(job)})
+                                 **privileged_annotation(job), **host_path_annotation(job),
+                                 **kai_job_annotations(job)})
     meta["labels"] = {**meta["labels"], **dict(job.labels), **dict(job.object_labels), **labels}
     return meta
 

@@ -9,16 +9,21 @@
 - kueue: one ResourceFlavor per pool, a ClusterQueue per queue covering every resource a job can request,
   a LocalQueue per queue and namespace, WorkloadPriorityClasses and the Topology; the MPIJob carries the
   queue-name (and priority-class) label, is created suspended, and its workers carry the topology annotation.
+- kai: a KAI Queue per queue (and a parent Queue per cohort), PriorityClasses and KAI's Topology; the MPIJob carries
+  the queue (and priority) label and the topology annotations KAI's podgrouper reads off it, its pods KAI's
+  `schedulerName`, and `schedulingPolicy.minAvailable`, which the podgrouper reads too (`kai_min_available`).
+  mpi-operator runs without `--gang-scheduling`: the podgrouper makes the PodGroup.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mpigen.model import Backend, Cluster, Job, Queue, Scheduler, quantity_text
+from mpigen.model import Backend, Cluster, Job, KaiResource, Queue, Scheduler, kai_quota, quantity_text
 from mpigen.model.admission import launcher_in_gang
 from mpigen.objects.labels import ChartRef, metadata
 from mpigen.objects.manifest import Manifest, Variable
+from mpigen.vocabulary import kai
 from mpigen.vocabulary import scheduling as vocabulary
 from mpigen.vocabulary.gitops import ARGOCD_SYNC_OPTIONS, SKIP_DRY_RUN_ON_MISSING_RESOURCE
 from mpigen.vocabulary.kueue_releases import MPIJOB_PODSET_GROUP_MINOR, NEWEST, KueueRelease, release_name
@@ -31,6 +36,8 @@ TOPOLOGY_TEMPLATE = "kueue-topology.yaml"
 CLUSTER_QUEUES_TEMPLATE = "kueue-cluster-queues.yaml"
 LOCAL_QUEUES_TEMPLATE = "kueue-local-queues.yaml"
 WORKLOAD_PRIORITY_CLASSES_TEMPLATE = "kueue-workload-priority-classes.yaml"
+KAI_QUEUES_TEMPLATE = "kai-queues.yaml"
+KAI_TOPOLOGY_TEMPLATE = "kai-topology.yaml"
 PODSET_GROUP = "launcher-and-workers"
 """The name of the PodSet group of an MPIJob's launcher and workers (any name that is not a number)."""
 CUSTOM = {ARGOCD_SYNC_OPTIONS: SKIP_DRY_RUN_ON_MISSING_RESOURCE}
@@ -145,10 +152,61 @@ def build_local_queue(queue: Queue, namespace: str, chart: ChartRef, release: Ku
             "spec": {"clusterQueue": queue.name}}
 
 
+def kai_queue_spec(resources: tuple[KaiResource, ...], weight: int | None, priority: int | None,
+                   parent: str | None) -> dict[str, Any]:
+    """A KAI Queue's spec: each resource's quota, limit and over-quota weight (the profile's `weight`, else 1, KAI's
+    own queues' value), the parent queue of a cohort's member, the queue's priority."""
+    spec: dict[str, Any] = {}
+    if parent is not None:
+        spec["parentQueue"] = parent
+    if priority is not None:
+        spec["priority"] = priority
+    spec["resources"] = {entry.resource: {"quota": entry.quota, "limit": entry.limit,
+                                          "overQuotaWeight": weight if weight is not None else 1}
+                         for entry in resources}
+    return spec
+
+
+def build_kai_queue(name: str, spec: dict[str, Any], chart: ChartRef) -> dict[str, Any]:
+    return {"apiVersion": kai.QUEUE_API_VERSION, "kind": kai.QUEUE,
+            "metadata": metadata(name, chart, annotations=CUSTOM), "spec": spec}
+
+
+def kai_parents(queues: tuple[Queue, ...]) -> list[tuple[str, tuple[KaiResource, ...]]]:
+    """The parent Queue of each cohort, in the order cohorts first appear: its members' quotas summed, no limit."""
+    cohorts = list(dict.fromkeys(queue.cohort for queue in queues if queue.cohort is not None))
+    return [(cohort, kai_quota.parent_resources(queue.kai for queue in queues if queue.cohort == cohort))
+            for cohort in cohorts]
+
+
+def build_kai_topology(cluster: Cluster, chart: ChartRef) -> dict[str, Any]:
+    """KAI's Topology, named after the cluster: the levels highest first, as Kueue's."""
+    return {"apiVersion": kai.TOPOLOGY_API_VERSION, "kind": kai.TOPOLOGY,
+            "metadata": metadata(topology_name(cluster), chart, annotations=CUSTOM),
+            "spec": {"levels": [{"nodeLabel": level.node_label} for level in cluster.scheduling.topology]}}
+
+
+def kai_infra(cluster: Cluster, chart: ChartRef) -> list[Manifest]:
+    """kai: the PriorityClasses, the Topology, a parent Queue per cohort and a Queue per queue."""
+    scheduling = cluster.scheduling
+    manifests = [Manifest(PRIORITY_CLASSES_TEMPLATE, build_priority_class(p.name, p.value, p.description, chart))
+                 for p in scheduling.priority_classes]
+    if scheduling.topology:
+        manifests.append(Manifest(KAI_TOPOLOGY_TEMPLATE, build_kai_topology(cluster, chart)))
+    manifests += [Manifest(KAI_QUEUES_TEMPLATE, build_kai_queue(cohort, kai_queue_spec(resources, None, None, None),
+                                                                chart))
+                  for cohort, resources in kai_parents(scheduling.queues)]
+    manifests += [Manifest(KAI_QUEUES_TEMPLATE, build_kai_queue(queue.name, kai_queue_spec(
+        queue.kai, queue.weight, queue.priority, queue.cohort), chart)) for queue in scheduling.queues]
+    return manifests
+
+
 def infra(cluster: Cluster, chart: ChartRef) -> list[Manifest]:
     """The cluster-wide scheduling objects of the cluster's scheduler; none without one."""
     scheduling = cluster.scheduling
     classes = scheduling.priority_classes
+    if scheduling.scheduler is Scheduler.KAI:
+        return kai_infra(cluster, chart)
     if scheduling.scheduler is not Scheduler.KUEUE:  # none: the PriorityClasses alone, for the pods' priority
         manifests = [Manifest(PRIORITY_CLASSES_TEMPLATE, build_priority_class(p.name, p.value, p.description, chart))
                      for p in classes]
@@ -180,6 +238,18 @@ def min_available(job: Job, workers: Variable) -> Variable | int:
     return workers.added(launcher_in_gang(job.launcher_creation_policy))
 
 
+def kai_min_available(job: Job, workers: Variable) -> Variable | int:
+    """kai: the #608 minimum as KAI's podgrouper reads it. It takes `schedulingPolicy.minAvailable` off the MPIJob
+    (else every replica), and under `WaitForWorkersReady`, while no launcher pod exists, subtracts the launcher's
+    replicas from it (kai-scheduler/KAI-Scheduler pkg/podgrouper/podgrouper/plugins/kubeflow/distributed_common.go
+    and kubeflow/mpi/mpi-grouper.go, handleDelayedLauncherPolicy, @ d5bc503a146317e51037d89775d77172c6d12f71): the
+    launcher is written in so that the gang before it is the workers, not one fewer."""
+    delayed = 1 - launcher_in_gang(job.launcher_creation_policy)
+    if job.scheduling.min_available is not None:
+        return job.scheduling.min_available + delayed
+    return workers.added(1)  # every pod; under WaitForWorkersReady the workers until the launcher exists
+
+
 def scheduling_policy(job: Job, workers: Variable) -> dict[str, Any] | None:
     """`runPolicy.schedulingPolicy`, for the PodGroup mpi-operator creates under volcano and coscheduling. A cluster
     that declares no gang scheduler gets the gang's minimum alone: the profile cannot say whether its mpi-operator
@@ -189,6 +259,8 @@ def scheduling_policy(job: Job, workers: Variable) -> dict[str, Any] | None:
     scheduling = job.cluster.scheduling
     if scheduling.scheduler is Scheduler.NONE:
         return {SchedulingPolicyField.MIN_AVAILABLE: min_available(job, workers)}
+    if scheduling.scheduler is Scheduler.KAI:
+        return {SchedulingPolicyField.MIN_AVAILABLE: kai_min_available(job, workers)}
     if not scheduling.scheduler.gangs_through_operator:
         return None
     policy: dict[str, Any] = {SchedulingPolicyField.MIN_AVAILABLE: min_available(job, workers)}
@@ -214,13 +286,35 @@ def pod_priority_class(job: Job) -> str | None:
 
 
 def job_labels(job: Job) -> dict[str, str]:
-    """kueue: the LocalQueue the MPIJob is admitted through, and its WorkloadPriorityClass."""
+    """kueue: the LocalQueue the MPIJob is admitted through, and its WorkloadPriorityClass. kai: the Queue and the
+    PriorityClass, which KAI's podgrouper reads off the pods' top owner (without one, the MPIJob's default `train`)."""
+    if job.cluster.scheduling.scheduler is Scheduler.KAI and job.scheduling.queue is not None:
+        labels = {kai.QUEUE_LABEL: job.scheduling.queue}
+        if job.scheduling.priority_class is not None:
+            labels[kai.PRIORITY_LABEL] = job.scheduling.priority_class
+        return labels
     if job.cluster.scheduling.scheduler is not Scheduler.KUEUE or job.scheduling.queue is None:
         return {}
     labels = {vocabulary.QUEUE_NAME_LABEL: job.scheduling.queue}
     if job.scheduling.priority_class is not None:
         labels[vocabulary.PRIORITY_CLASS_LABEL] = job.scheduling.priority_class
     return labels
+
+
+def kai_job_annotations(job: Job) -> dict[str, str]:
+    """kai: the Topology and the level all the job's pods must (should) share, which KAI's podgrouper reads off the
+    pods' top owner (defaultgrouper/default_grouper.go @ d5bc503a146317e51037d89775d77172c6d12f71)."""
+    if job.cluster.scheduling.scheduler is not Scheduler.KAI or job.scheduling.topology_label is None:
+        return {}
+    key = kai.REQUIRED_PLACEMENT if job.scheduling.topology_required else kai.PREFERRED_PLACEMENT
+    return {kai.TOPOLOGY_ANNOTATION: topology_name(job.cluster), key: job.scheduling.topology_label}
+
+
+def pod_scheduler(job: Job) -> dict[str, str]:
+    """kai: the `schedulerName` of every pod, so that KAI, not the default scheduler, places them (mpi-operator sets
+    it only under `--gang-scheduling`, which KAI does not use)."""
+    name = job.cluster.scheduling.scheduler_name
+    return {"schedulerName": name} if job.cluster.scheduling.scheduler is Scheduler.KAI and name else {}
 
 
 def _topology_request(job: Job) -> dict[str, str]:

@@ -15,18 +15,22 @@ from typing import Any
 
 from mpigen.model import claimed, defaults, derive, names
 from mpigen.model.cluster import Dra
-from mpigen.vocabulary import dra, mpi_operator
+from mpigen.vocabulary import dra, kai, mpi_operator
 from mpigen.vocabulary.kubernetes import exact, quantity
 
 NONE = "none"
 VOLCANO = "volcano"
 COSCHEDULING = "coscheduling"
 KUEUE = "kueue"
+KAI = "kai"
 GANG_SCHEDULERS = (VOLCANO, COSCHEDULING)
 """Schedulers mpi-operator gangs through a PodGroup it creates (`--gang-scheduling`), with
 `runPolicy.schedulingPolicy`."""
-QUEUED = (VOLCANO, KUEUE)
+QUEUED = (VOLCANO, KUEUE, KAI)
 """Schedulers with queues."""
+MIN_AVAILABLE_READERS = (VOLCANO, COSCHEDULING, KAI)
+"""Schedulers whose PodGroup takes `runPolicy.schedulingPolicy.minAvailable`: mpi-operator's (volcano,
+coscheduling), or KAI's podgrouper, which reads it off the MPIJob."""
 DEFAULT_COSCHEDULING_SCHEDULER = "scheduler-plugins-scheduler"
 
 CPU = "cpu"
@@ -43,6 +47,11 @@ def scheduler_of(cluster: dict[str, Any]) -> str:
 
 def coscheduling_scheduler(cluster: dict[str, Any]) -> str:
     return str(cluster.get("scheduling", {}).get("schedulerName", DEFAULT_COSCHEDULING_SCHEDULER))
+
+
+def kai_scheduler(cluster: dict[str, Any]) -> str:
+    """The `schedulerName` of a kai cluster's pods: the profile's, else KAI's default."""
+    return str(cluster.get("scheduling", {}).get("schedulerName", kai.SCHEDULER_NAME))
 
 
 def vfs_per_node(num_vfs: int | None, gpus: int) -> int:
@@ -125,6 +134,8 @@ class QueueDecl:
     cohort: str | None
     weight: int | None
     path: tuple[str | int, ...]
+    priority: int | None = None
+    """kai: the Queue's `spec.priority` (over-quota resources go first to higher ones); None: KAI's default."""
     """Where the profile declares it (() for the implicit queue)."""
 
     def covers(self, pool: str) -> bool:
@@ -139,14 +150,14 @@ class QueueDecl:
 
 
 def queues(cluster: dict[str, Any]) -> list[QueueDecl]:
-    """The queues of a volcano or kueue cluster. A kueue cluster that declares none gets one, named after the
-    cluster, covering every pool and namespace; a volcano cluster's jobs then go to Volcano's own `default`."""
+    """The queues of a volcano, kueue or kai cluster. A kueue or kai cluster that declares none gets one, named after
+    the cluster, covering every pool and namespace; a volcano cluster's jobs then go to Volcano's own `default`."""
     scheduling = cluster.get("scheduling", {})
     scheduler = scheduler_of(cluster)
     pools = [(pool["name"], int(pool["nodes"])) for pool in cluster["nodePools"]]
     declared = scheduling.get("queues")
     if not declared:
-        if scheduler == KUEUE:
+        if scheduler in (KUEUE, KAI):
             return [QueueDecl(cluster["name"], tuple(cluster["namespaces"]), tuple(pools), (), None, None, ())]
         return []
     found = []
@@ -157,7 +168,8 @@ def queues(cluster: dict[str, Any]) -> list[QueueDecl]:
         borrow = queue.get("borrowNodes", {})
         found.append(QueueDecl(queue["name"], tuple(queue.get("namespaces", cluster["namespaces"])), nodes,
                                tuple((name, int(borrow[name])) for name, _ in pools if name in borrow),
-                               queue.get("cohort"), queue.get("weight"), ("scheduling", "queues", i)))
+                               queue.get("cohort"), queue.get("weight"), ("scheduling", "queues", i),
+                               queue.get("priority")))
     return found
 
 
@@ -254,6 +266,13 @@ def launcher_demand(job: dict[str, Any]) -> dict[str, Decimal]:
     queue's capability counts it too."""
     given = job.get("launcher", {}).get("resources")
     return cpu_memory(given if given is not None else {CPU: defaults.LAUNCHER_CPU, MEMORY: defaults.LAUNCHER_MEMORY})
+
+
+@exact
+def added(first: Mapping[str, Decimal], second: Mapping[str, Decimal]) -> dict[str, Decimal]:
+    """Two demands together, resource by resource."""
+    return {resource: first.get(resource, Decimal(0)) + second.get(resource, Decimal(0))
+            for resource in {**first, **second}}
 
 
 @exact

@@ -8,6 +8,7 @@ from enum import Enum
 from mpigen.model.hardware import Hardware, Nic
 from mpigen.model.pods_ready import ImagePull
 from mpigen.vocabulary import dra
+from mpigen.vocabulary.kai import UNLIMITED
 from mpigen.vocabulary.kueue_releases import NEWEST, KueueRelease
 
 
@@ -200,6 +201,7 @@ class Scheduler(str, Enum):
     VOLCANO = "volcano"
     COSCHEDULING = "coscheduling"
     KUEUE = "kueue"
+    KAI = "kai"
 
     @property
     def gangs_through_operator(self) -> bool:
@@ -234,6 +236,19 @@ def quantity_text(count: int, unit: str) -> int | str:
 
 
 @dataclass(frozen=True)
+class KaiResource:
+    """One resource of a KAI Queue: its `quota` and `limit` (-1: none) in KAI's units."""
+
+    resource: str
+    quota: int
+    limit: int
+
+    @property
+    def limited(self) -> bool:
+        return self.limit != UNLIMITED
+
+
+@dataclass(frozen=True)
 class QueueShare:
     """A queue's share of one node pool: how many of its nodes, and the quota of every resource that gives."""
 
@@ -252,6 +267,10 @@ class Queue:
     shares: tuple[QueueShare, ...]
     cohort: str | None = None
     weight: int | None = None
+    priority: int | None = None
+    """kai: the Queue's `spec.priority`; None: KAI's default."""
+    kai: tuple[KaiResource, ...] = ()
+    """kai: the Queue's cpu, memory and gpu `quota` and `limit`, in KAI's units (model/kai_quota.py)."""
 
     def capability(self) -> dict[str, tuple[int, str]]:
         """A Volcano queue's capability: its share of every pool, summed per resource, as (count, unit)."""
@@ -281,7 +300,8 @@ class TopologyLevel:
 class Scheduling:
     scheduler: Scheduler = Scheduler.NONE
     scheduler_name: str | None = None
-    """coscheduling: the scheduler-plugins scheduler's name (mpi-operator's `--gang-scheduling` value)."""
+    """coscheduling: the scheduler-plugins scheduler's name (mpi-operator's `--gang-scheduling` value); kai: the
+    `schedulerName` of the pods KAI schedules."""
     schedule_timeout_seconds: int | None = None
     priority_classes: tuple[PriorityClass, ...] = ()
     topology: tuple[TopologyLevel, ...] = ()

@@ -62,6 +62,9 @@ def naming_note(job: Job, mpijob: str) -> str:
 def _scheduling_note(job: Job, mpijob: str) -> str:
     """How the job is gang-scheduled, for NOTES.txt."""
     scheduling, own = job.cluster.scheduling, job.scheduling
+    if scheduling.scheduler is Scheduler.KAI:
+        return (f"Gang-scheduled by KAI in queue {own.queue} (scheduler {scheduling.scheduler_name}): KAI's podgrouper "
+                f"creates its PodGroup from the MPIJob (kubectl -n {job.namespace} get podgroups).\n")
     if scheduling.scheduler is Scheduler.KUEUE:
         return (f"Admitted whole by Kueue through LocalQueue {own.queue} (kubectl -n {job.namespace} get workloads); "
                 "created suspended, Kueue unsuspends it on admission.\n")
@@ -140,6 +143,11 @@ def _infra_scheduling_notes(cluster: Cluster) -> list[str]:
         flag = scheduling.scheduler_name or scheduling.scheduler.value
         lines = [f"Gang scheduling ({scheduling.scheduler.value}): run mpi-operator with --gang-scheduling={flag}; it "
                  "creates each MPIJob's PodGroup from runPolicy.schedulingPolicy."]
+    elif scheduling.scheduler is Scheduler.KAI:
+        lines = [f"Gang scheduling (kai): run mpi-operator WITHOUT --gang-scheduling; KAI's podgrouper creates each "
+                 f"MPIJob's PodGroup, and KAI (scheduler {scheduling.scheduler_name}) places its pods. Queues are KAI "
+                 "Queues (cohorts: their parent Queues); KAI's own priority classes (train, build-preemptible, build, "
+                 "inference) come with its chart."]
     else:
         lines = ["Gang scheduling (kueue): Kueue admits each MPIJob and TrainJob whole (enable its kubeflow.org/mpijob "
                  "and trainer.kubeflow.org/trainjob integrations; waitForPodsReady makes a job that cannot start all "

@@ -18,6 +18,7 @@ from mpigen.model import (
     Scheduling,
     admission,
     domains,
+    kai_quota,
     pods_ready,
 )
 from mpigen.vocabulary import kueue_releases
@@ -31,6 +32,8 @@ def cluster_scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Sch
     if scheduler is Scheduler.NONE:
         return Scheduling(priority_classes=classes)  # the pods' own priority, without a gang scheduler
     by_name = {pool.name: pool for pool in pools}
+    kai_offers = {pool.name: kai_quota.node_offer(pool.offer, pool.hardware.gpu.resource if pool.hardware.gpu else None)
+                  for pool in pools}
     queues = []
     declared = admission.cluster_queues(data)
     for queue in declared.declared:
@@ -43,13 +46,16 @@ def cluster_scheduling(data: dict[str, Any], pools: tuple[NodePool, ...]) -> Sch
                            for resource, count, unit in admission.counted(by_name[pool_name].offer,
                                                                           by_name[pool_name].claimed, scheduler.value))
             shares.append(QueueShare(by_name[pool_name], nodes, borrow, quotas))
-        queues.append(Queue(queue.name, queue.namespaces, tuple(shares), queue.cohort, queue.weight))
+        kai = kai_quota.queue_resources(queue, kai_offers) if scheduler is Scheduler.KAI else ()
+        queues.append(Queue(queue.name, queue.namespaces, tuple(shares), queue.cohort, queue.weight, queue.priority,
+                            kai))
     timeout, pull = pods_ready.declared(data)
     return Scheduling(
         scheduler=scheduler,
         pods_ready_timeout=timeout,
         image_pull=pull,
-        scheduler_name=admission.coscheduling_scheduler(data) if scheduler is Scheduler.COSCHEDULING else None,
+        scheduler_name=admission.coscheduling_scheduler(data) if scheduler is Scheduler.COSCHEDULING else
+        admission.kai_scheduler(data) if scheduler is Scheduler.KAI else None,
         schedule_timeout_seconds=given.get("scheduleTimeoutSeconds"),
         priority_classes=classes,
         topology=domains.topology_levels(given.get("topology", [])),
@@ -75,8 +81,8 @@ def job_scheduling(data: dict[str, Any], cluster: Cluster, namespace: str, hardw
     fit = None
     if topology and label is not None:
         sizes = domains.pool_domain_sizes(scheduling.topology, hardware)
-        fit = domains.job_fit(sizes, topology, workers, workers_per_node, slices_served=scheduling.kueue_release.serves(
-            kueue_releases.PODSET_SLICES_MINOR))
+        fit = domains.job_fit(sizes, topology, workers, workers_per_node, slices_served=scheduling.scheduler is
+                             Scheduler.KUEUE and scheduling.kueue_release.serves(kueue_releases.PODSET_SLICES_MINOR))
     return JobScheduling(queue=queue, priority_class=given.get("priorityClass"),
                          min_available=given.get("minAvailable"), topology_label=label,
                          topology_required=(topology or {}).get("mode", "required") == "required", fit=fit)
@@ -105,7 +111,8 @@ def queue_worker_limit(data: dict[str, Any], cluster: Cluster, pool: NodePool, r
     maximum is the largest job validation would have let through."""
     scheduler = cluster.scheduling.scheduler
     declared = next((q for q in cluster.scheduling.queues if q.name == queue), None)
-    if scheduler not in (Scheduler.KUEUE, Scheduler.VOLCANO) or declared is None or queue in VOLCANO_OWN_QUEUES:
+    if scheduler not in (Scheduler.KUEUE, Scheduler.VOLCANO, Scheduler.KAI) or declared is None or \
+            queue in VOLCANO_OWN_QUEUES:
         return None
     per_worker = admission.worker_demand(data, admission.NodeOffer(pool.offer, pool.claimed), gpus_per_worker, 1,
                                          [attached.rail.resource for attached in rails],
@@ -118,6 +125,14 @@ def queue_worker_limit(data: dict[str, Any], cluster: Cluster, pool: NodePool, r
         most_workers = admission.most_admitted(per_worker, most, lambda workers: admission.kueue_shortfall(
             reach, pool.name, workers, launcher, cluster.launcher_pool) is None)
         why = f"queue '{queue}' can ever admit {most_workers} (its quota of pool '{pool.name}' and what it may borrow)"
+    elif scheduler is Scheduler.KAI:
+        gpu = pool.hardware.gpu.resource if pool.hardware.gpu else None
+        priority = kai_quota.priority_value(data.get("scheduling", {}).get("priorityClass"),
+                                            {p.name: p.value for p in cluster.scheduling.priority_classes})
+        most_workers = admission.most_admitted(per_worker, most, lambda workers: kai_quota.shortfall(
+            declared.kai, kai_quota.demand(admission.added(workers, launcher), gpu), priority) is None)
+        why = f"queue '{queue}' can ever run {most_workers} with the launcher (its limit, or its quota for a " \
+              "non-preemptible priority)"
     else:
         capability = {resource: count for resource, (count, _) in declared.capability().items()}
         most_workers = admission.most_admitted(per_worker, most, lambda workers: admission.volcano_shortfall(

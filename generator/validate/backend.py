@@ -48,9 +48,11 @@ def _check_volcano_job(document: ProfileFile, job: dict[str, Any], cluster: dict
                        where: Location) -> list[Diagnostic]:
     found = []
     if admission.scheduler_of(cluster) != admission.VOLCANO:
+        kai_reason = ("; KAI's podgrouper has no grouper for a Volcano Job, so KAI would schedule its pods one by one, "
+                      "without a gang" if admission.scheduler_of(cluster) == admission.KAI else "")
         found.append(Diagnostic(where, f"{chosen} needs Volcano, but cluster '{cluster['name']}' has "
                                 f"scheduling.scheduler {admission.scheduler_of(cluster)}: Volcano's job controller "
-                                "and scheduler run the job",
+                                f"and scheduler run the job{kai_reason}",
                                 "set `scheduling.scheduler: volcano` on the cluster, or choose `backend: mpijob`"))
     found += _stable_naming(document, job, chosen, "Volcano's admission webhook refuses every change to a created "
                             "Job but its replicas and minAvailable, so the GitOps tool could never apply a later edit",
@@ -73,7 +75,17 @@ def _check_trainjob(document: ProfileFile, job: dict[str, Any], cluster: dict[st
                                 "(the TrainingRuntime's mlPolicy.mpi.mpiImplementation allows only OpenMPI)",
                                 "use an OpenMPI image, or choose `backend: mpijob`"))
     scheduler = admission.scheduler_of(cluster)
-    if scheduler not in _TRAINJOB_SCHEDULERS:
+    if scheduler == admission.KAI:
+        delayed = job.get("launcherCreationPolicy", defaults.LAUNCHER_CREATION_POLICY) == \
+            mpi_operator.WAIT_FOR_WORKERS_READY
+        why = ("KAI groups a TrainJob through its JobSet, whose PodGroup needs a pod of every replicated job at once "
+               "(minSubGroup), while under launcherCreationPolicy WaitForWorkersReady the launcher's Job is created "
+               "only once the workers are Ready, so the gang never completes" if delayed else
+               "mpigen compiles a TrainJob's gang under KAI not yet (the queue label and schedulerName in the "
+               "TrainingRuntime's pods)")
+        found.append(Diagnostic(where, f"{chosen} cannot run under cluster '{cluster['name']}'s scheduling.scheduler "
+                                f"kai: {why}", "choose `backend: mpijob` on a KAI cluster"))
+    elif scheduler not in _TRAINJOB_SCHEDULERS:
         found.append(Diagnostic(where, f"{chosen} cannot run under cluster '{cluster['name']}'s scheduling.scheduler "
                                 f"{scheduler}: mpigen compiles a TrainJob's gang only through Kueue (Trainer's own "
                                 "podGroupPolicy is not compiled yet)",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from mpigen.load import ProfileFile
-from mpigen.model import derive, domains
+from mpigen.model import admission, derive, domains
 from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Severity, did_you_mean
 from mpigen.vocabulary import kueue_releases
 from mpigen.vocabulary import scheduling as vocabulary
@@ -65,7 +65,9 @@ def check_domain_fit(document: ProfileFile, cluster: dict[str, Any], topology: d
                      hardware: dict[str, Any], shape: derive.Layout) -> list[Diagnostic]:
     """The job's workers against one domain of its level, and against its slices."""
     sizes = _sizes(cluster, hardware)
-    served = _slices_served(cluster)
+    kueue = admission.scheduler_of(cluster) == admission.KUEUE
+    scheduler = "Kueue" if kueue else "KAI"
+    served = kueue and _slices_served(cluster)
     fit = domains.job_fit(sizes, topology, shape.worker_count, shape.workers_per_node, slices_served=served)
     found = _check_slices(document, cluster, sizes, topology, fit) if served else []
     count, domain = fit.domains, fit.domain
@@ -75,17 +77,18 @@ def check_domain_fit(document: ProfileFile, cluster: dict[str, Any], topology: d
     needs = (f"the job's {fit.workers} workers need {fit.nodes_needed} nodes, but one '{domain.level}' domain "
              f"({domain.node_label}) holds {domain.nodes} ({_said(cluster, domain)})")
     if not fit.required:
-        return [*found, Diagnostic(where, f"{needs}: Kueue will likely split the job across {count} {domain.level}s",
-                                   "fewer workers keep it in one; a `sliceLevel` keeps each part within one lower "
-                                   "domain", severity=Severity.WARNING)]
+        return [*found, Diagnostic(where, f"{needs}: {scheduler} will likely split the job across {count} "
+                                   f"{domain.level}s", "fewer workers keep it in one"
+                                   + ("; a `sliceLevel` keeps each part within one lower domain" if kueue else ""),
+                                   severity=Severity.WARNING)]
     most = fit.most_workers or 0
     higher = [size.level for size in sizes if size.index < domain.index]
     fixes = [f"a higher level ({', '.join(repr(name) for name in higher)})" if higher else "",
              "`mode: preferred`", f"at most {most} worker(s)",
              f"a higher `level` with `sliceLevel: {domain.level}` (slices of {most} workers)"
-             if higher and most > 1 and fit.workers % most == 0 else ""]
+             if kueue and higher and most > 1 and fit.workers % most == 0 else ""]
     fixes = [fix for fix in fixes if fix]
-    return [*found, Diagnostic(where, f"{needs}: it never fits, so Kueue keeps the job Pending for ever",
+    return [*found, Diagnostic(where, f"{needs}: it never fits, so {scheduler} keeps the job Pending for ever",
                                f"use {', '.join(fixes[:-1])}, or {fixes[-1]}", code=NEVER_FITS)]
 
 

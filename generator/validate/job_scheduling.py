@@ -13,7 +13,7 @@ from mpigen.validate.domain_fit import check_domain_fit, check_slice_level
 from mpigen.validate.network import one_worker_per_node
 from mpigen.validate.quota import check_admission
 from mpigen.validate.scheduling import JOB_SETTINGS, check_priority_class_name, readers_text
-from mpigen.vocabulary import reserved
+from mpigen.vocabulary import kai, reserved
 
 
 @raises(SCHEDULING)
@@ -44,6 +44,8 @@ def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: di
                                 f"cluster '{cluster['name']}' admits jobs through Kueue, which creates them suspended "
                                 "and unsuspends them on admission; `suspend: false` would start the job without it",
                                 "remove runPolicy.suspend"))
+    if scheduler == admission.KAI:
+        classes += [name for name, _ in kai.DEFAULT_PRIORITY_CLASSES]  # KAI's chart installs them
     if "priorityClass" in given and given["priorityClass"] not in classes and \
             reserved.is_system_priority_class(given["priorityClass"]):
         found += check_priority_class_name(document.location("scheduling", "priorityClass"), given["priorityClass"])
@@ -54,20 +56,25 @@ def check_job_scheduling(document: ProfileFile, job: dict[str, Any], cluster: di
                                 "declare it in the cluster's `scheduling.priorityClasses`"))
     levels = [level["name"] for level in cluster.get("scheduling", {}).get("topology", [])]
     topology = given.get("topology")
-    if topology is not None and scheduler == admission.KUEUE and topology["level"] not in levels:
+    topology_aware = scheduler in (admission.KUEUE, admission.KAI)
+    if topology is not None and topology_aware and topology["level"] not in levels:
         found.append(Diagnostic(document.location("scheduling", "topology", "level"),
                                 f"cluster '{cluster['name']}' declares no topology level '{topology['level']}'",
                                 did_you_mean(topology["level"], levels) if levels else
                                 "declare the levels in the cluster's `scheduling.topology`"))
     elif topology is not None and scheduler == admission.KUEUE:
         found += check_slice_level(document, cluster, topology, hardware)
+    elif topology is not None and "sliceLevel" in topology:
+        found.append(Diagnostic(document.location("scheduling", "topology", "sliceLevel", at_key=True),
+                                f"`scheduling.topology.sliceLevel` has no effect with cluster '{cluster['name']}''s "
+                                f"scheduler `{scheduler}`: only `kueue` reads it", "remove it"))
     if found or not sized:
         return found
     shape = derive.layout(job, hardware, pool["nodes"], one_per_node=one_worker_per_node(cluster, job, hardware))
     policy = job.get("launcherCreationPolicy", defaults.LAUNCHER_CREATION_POLICY)
-    if scheduler in admission.GANG_SCHEDULERS:
+    if scheduler in admission.MIN_AVAILABLE_READERS:
         found += _check_min_available(document, job, shape.worker_count, policy)
-    if topology is not None and scheduler == admission.KUEUE:
+    if topology is not None and topology_aware:
         found += check_domain_fit(document, cluster, topology, hardware, shape)
     if scheduler == admission.KUEUE and levels and job.get("workerSpread") == WorkerSpread.ONE_PER_NODE.value:
         natural = derive.layout({k: v for k, v in job.items() if k != "workerSpread"}, hardware, pool["nodes"])

@@ -7,10 +7,11 @@ from decimal import Decimal
 from typing import Any
 
 from mpigen.load import ProfileFile
-from mpigen.model import admission, claimed, derive
+from mpigen.model import admission, claimed, derive, kai_quota
 from mpigen.providers import provider_of
 from mpigen.support.diagnostics import NEVER_FITS, Diagnostic, Location, did_you_mean, raises
 from mpigen.support.profile_rules import SCHEDULING
+from mpigen.vocabulary import kai
 from mpigen.vocabulary import scheduling as vocabulary
 from mpigen.vocabulary.kubernetes import exact
 
@@ -37,7 +38,8 @@ def check_admission(document: ProfileFile, job: dict[str, Any], cluster: dict[st
         if scheduler == admission.VOLCANO:
             return []  # no queues declared: Volcano's `default`
         return [Diagnostic(where, f"no queue of cluster '{cluster['name']}' serves namespace '{namespace}', so "
-                           "Kueue never admits the job", "add the namespace to a queue's `namespaces`")]
+                           f"{'KAI' if scheduler == admission.KAI else 'Kueue'} never admits the job",
+                           "add the namespace to a queue's `namespaces`")]
     provider = provider_of(cluster.get("network", {}))
     if provider is None or not queue.nodes or any(name not in pool_hardware for name, _ in queue.nodes):
         return []  # reported with the provider, the queue, or the pool's hardware
@@ -51,6 +53,9 @@ def check_admission(document: ProfileFile, job: dict[str, Any], cluster: dict[st
     size = document.location("workers" if "workers" in job else "totalGpus" if "totalGpus" in job else "pool")
     if scheduler == admission.VOLCANO:
         return _check_capability(size, cluster, queue, offers, workers, launcher, shape.worker_count)
+    if scheduler == admission.KAI:
+        return _check_kai(where, size, cluster, queue, namespace, offers, pool_hardware, pool["name"], workers,
+                          launcher, shape.worker_count, given.get("priorityClass"))
     if namespace not in queue.namespaces:
         return [Diagnostic(where, f"queue '{queue.name}' does not serve namespace '{namespace}': it has no "
                            "LocalQueue there, so Kueue never admits the job",
@@ -135,3 +140,38 @@ def _check_capability(size: Location, cluster: dict[str, Any], queue: admission.
                        f"{admission.amount_text(short.asked, unit)} {short.resource}, more than the capability of queue "
                        f"'{queue.name}' ({short.limit}{unit}), so Volcano never schedules it",
                        "ask for less, or give the queue more nodes (`nodes`)", code=NEVER_FITS)]
+
+
+@exact
+def _check_kai(where: Location, size: Location, cluster: dict[str, Any], queue: admission.QueueDecl, namespace: str,
+               offers: dict[str, admission.NodeOffer], pool_hardware: dict[str, dict[str, Any]], pool: str,
+               workers: dict[str, Decimal], launcher: dict[str, Decimal], worker_count: int,
+               named: str | None) -> list[Diagnostic]:
+    """kai: the queue serves the job's namespace (KAI's Queues are cluster-wide: `namespaces` is mpigen's own rule),
+    and the job's pods together, the launcher included (once created it joins the PodGroup, within the same
+    queue), fit the queue's limit, or its quota where the job's priority is non-preemptible (`kai_quota.shortfall`)."""
+    if namespace not in queue.namespaces:
+        return [Diagnostic(where, f"queue '{queue.name}' does not serve namespace '{namespace}'",
+                           f"add '{namespace}' to the queue's `namespaces`, or use a queue that serves it")]
+    gpu_of = {name: (hw.get("gpu", {}).get("resource", derive.DEFAULT_GPU_RESOURCE) if derive.gpu_count(hw) else None)
+              for name, hw in pool_hardware.items()}
+    kai_offers = {name: kai_quota.node_offer(offer.resources, gpu_of[name]) for name, offer in offers.items()}
+    resources = kai_quota.queue_resources(queue, kai_offers)
+    classes = {c["name"]: int(c["value"]) for c in cluster.get("scheduling", {}).get("priorityClasses", [])}
+    priority = kai_quota.priority_value(named, classes)
+    asked = kai_quota.demand(admission.added(workers, launcher), gpu_of[pool])
+    short = kai_quota.shortfall(resources, asked, priority)
+    if short is None:
+        return []
+    unit = kai_quota.UNITS[short.resource]
+    pods = f"the job's {worker_count} workers and launcher ask for {admission.amount_text(short.asked, '')} {unit} of " \
+           f"{short.resource}"
+    if short.within_quota:
+        return [Diagnostic(size, f"{pods}, more than the quota of queue '{queue.name}' ({short.bound} {unit}), and "
+                           f"its priority class '{named or kai.DEFAULT_PRIORITY_CLASS}' ({priority}) is "
+                           f"non-preemptible, which KAI runs only within quota: it is never scheduled",
+                           "ask for less, give the queue more nodes (`nodes`), or choose a preemptible priority "
+                           f"class (value below {kai.NON_PREEMPTIBLE_FROM})", code=NEVER_FITS)]
+    return [Diagnostic(size, f"{pods}, more than the limit of queue '{queue.name}' ({short.bound} {unit}), so KAI "
+                       "never schedules it", "ask for less, or give the queue more nodes (`nodes`, `borrowNodes`)",
+                       code=NEVER_FITS)]

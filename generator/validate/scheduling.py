@@ -20,23 +20,26 @@ from mpigen.support.diagnostics import Diagnostic, Location, Severity, did_you_m
 from mpigen.support.profile_rules import SCHEDULING
 from mpigen.validate.fields import duplicates
 from mpigen.validate.network import Carriers
-from mpigen.vocabulary import reserved
+from mpigen.vocabulary import kai, reserved
 from mpigen.vocabulary import scheduling as vocabulary
 from mpigen.vocabulary.kubernetes import MAX_COUNT
 
 # Settings of the cluster's `scheduling` and of its queues, and the schedulers that read them.
 CLUSTER_SETTINGS = {
-    "schedulerName": (admission.COSCHEDULING,),
+    "schedulerName": (admission.COSCHEDULING, admission.KAI),
     "scheduleTimeoutSeconds": (admission.COSCHEDULING,),  # mpi-operator does not pass it to a Volcano PodGroup
-    "priorityClasses": (admission.NONE, admission.VOLCANO, admission.COSCHEDULING, admission.KUEUE),
-    "topology": (admission.KUEUE,),
+    "priorityClasses": (admission.NONE, admission.VOLCANO, admission.COSCHEDULING, admission.KUEUE, admission.KAI),
+    "topology": (admission.KUEUE, admission.KAI),
     "queues": admission.QUEUED,
     "waitForPodsReady": (admission.KUEUE,),
     "kueueVersion": (admission.KUEUE,),
 }
-QUEUE_SETTINGS = {"cohort": (admission.KUEUE,), "borrowNodes": (admission.KUEUE,), "weight": (admission.VOLCANO,)}
-JOB_SETTINGS = {"queue": admission.QUEUED, "minAvailable": admission.GANG_SCHEDULERS, "topology": (admission.KUEUE,),
-                "priorityClass": (admission.NONE, admission.VOLCANO, admission.COSCHEDULING, admission.KUEUE)}
+QUEUE_SETTINGS = {"cohort": (admission.KUEUE, admission.KAI), "borrowNodes": (admission.KUEUE, admission.KAI),
+                  "weight": (admission.VOLCANO, admission.KAI), "priority": (admission.KAI,)}
+JOB_SETTINGS = {"queue": admission.QUEUED, "minAvailable": admission.MIN_AVAILABLE_READERS,
+                "topology": (admission.KUEUE, admission.KAI),
+                "priorityClass": (admission.NONE, admission.VOLCANO, admission.COSCHEDULING, admission.KUEUE,
+                                  admission.KAI)}
 
 
 def readers_text(schedulers: tuple[str, ...]) -> str:
@@ -62,8 +65,11 @@ def check_cluster_scheduling(document: ProfileFile, data: dict[str, Any], carrie
     for i, priority in enumerate(scheduling.get("priorityClasses", [])):
         found += check_priority_class_name(document.location("scheduling", "priorityClasses", i, "name"),
                                            priority["name"])
+    if scheduler == admission.KAI:
+        found += _check_kai_names(document, scheduling)
     found += _check_topology(document, scheduling.get("topology", []))
-    found += _check_tainted_topology(document, data, scheduling.get("topology", []))
+    if scheduler == admission.KUEUE:
+        found += _check_tainted_topology(document, data, scheduling.get("topology", []))
     queues = scheduling.get("queues", [])
     found += duplicates(document, queues, "name", ("scheduling", "queues"), "queue")
     pools = {pool["name"]: int(pool["nodes"]) for pool in data["nodePools"]}
@@ -74,6 +80,34 @@ def check_cluster_scheduling(document: ProfileFile, data: dict[str, Any], carrie
         found += _check_countable_memory(document, carriers)
     if scheduler == admission.KUEUE and carriers is not None:
         found += _check_flavor_labels(document, data, carriers)
+    return found
+
+
+def _check_kai_names(document: ProfileFile, scheduling: dict[str, Any]) -> list[Diagnostic]:
+    """KAI's chart creates its own queues and priority classes: the infra chart must not own objects of those names,
+    and a cohort's parent Queue must not be one of the declared queues."""
+    found: list[Diagnostic] = []
+    own_classes = [name for name, _ in kai.DEFAULT_PRIORITY_CLASSES]
+    for i, priority in enumerate(scheduling.get("priorityClasses", [])):
+        if priority["name"] in own_classes:
+            found.append(Diagnostic(document.location("scheduling", "priorityClasses", i, "name"),
+                                    f"KAI's chart installs the priority class '{priority['name']}' itself; the infra "
+                                    "chart must not own it", "give the class another name (jobs may still name "
+                                    f"KAI's own: {', '.join(own_classes)})"))
+    queues = scheduling.get("queues", [])
+    names = {queue["name"] for queue in queues}
+    for i, queue in enumerate(queues):
+        if queue["name"] in (kai.DEFAULT_QUEUE, kai.DEFAULT_PARENT_QUEUE):
+            found.append(Diagnostic(document.location("scheduling", "queues", i, "name"),
+                                    f"KAI creates the queue '{queue['name']}' itself; the infra chart must not own it",
+                                    "give the queue another name"))
+        cohort = queue.get("cohort")
+        if cohort in names or cohort in (kai.DEFAULT_QUEUE, kai.DEFAULT_PARENT_QUEUE):
+            found.append(Diagnostic(document.location("scheduling", "queues", i, "cohort"),
+                                    f"cohort '{cohort}' of queue '{queue['name']}' is the name of "
+                                    + ("a queue" if cohort in names else "one of KAI's own queues")
+                                    + ": under KAI a cohort is the parent Queue of its members, and one Queue cannot "
+                                    "be both", "give the cohort a name no queue has"))
     return found
 
 
@@ -143,7 +177,8 @@ def _check_queue(document: ProfileFile, data: dict[str, Any], scheduler: str, i:
         found.append(Diagnostic(document.location(*path, "nodes"),
                                 f"queue '{queue['name']}' covers no node pool"
                                 + (": a Volcano queue without capability has no limit at all" if scheduler ==
-                                   admission.VOLCANO else ": Kueue refuses a ClusterQueue without flavors"),
+                                   admission.VOLCANO else ": its KAI Queue would have no quota" if scheduler ==
+                                   admission.KAI else ": Kueue refuses a ClusterQueue without flavors"),
                                 "name its share of at least one pool, e.g. `nodes: {<pool>: 2}`, or leave `nodes` "
                                 "out for every node of every pool"))
     if "borrowNodes" in queue and "cohort" not in queue and scheduler == admission.KUEUE:

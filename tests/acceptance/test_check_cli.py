@@ -79,6 +79,10 @@ COMMITTED_LEVELS = {
         "privileged", "hostNetwork: true; container worker adds capability IPC_LOCK"),
     ("volcano-lab/jobs/allreduce-vcjob", "training"): (
         "privileged", "hostNetwork: true; container worker adds capability IPC_LOCK"),
+    ("kai-lab/jobs/kai-allreduce", "training"): (
+        "privileged", "hostNetwork: true; container worker adds capability IPC_LOCK"),
+    ("kai-lab/jobs/kai-research", "experiments"): (
+        "privileged", "hostNetwork: true; container worker adds capability IPC_LOCK"),
     ("h100-dra/jobs/llm-pretrain", "llm"): ("privileged", "container worker adds capability IPC_LOCK"),
     ("gb200-rack/jobs/mnnvl-allreduce", "frontier"): ("privileged", "container worker adds capability IPC_LOCK"),
 }
@@ -100,11 +104,13 @@ COMMITTED_LEVELS |= {
 # ConfigMap, a TrainingRuntime in the infra chart, an Argo CD Application); dgx-pod's SriovNetworkPoolConfig 1;
 # roce-lab's infra 10 (a Namespace, 4 SriovNetworkNodePolicies, a SriovNetworkPoolConfig, 4 SriovNetworks);
 # h100-dra 8 (its infra: a Namespace, the NIC DeviceClass, a ResourceFlavor, a ClusterQueue, a LocalQueue; its job: an
-# MPIJob, its hostfile ConfigMap, its ResourceClaimTemplate); gb200-rack 9 (the same and a ComputeDomain).
+# MPIJob, its hostfile ConfigMap, its ResourceClaimTemplate); gb200-rack 9 (the same and a ComputeDomain); kai-lab 12
+# (its infra: 2 Namespaces, the rdma-devices ConfigMap, a PriorityClass, KAI's Topology, 3 Queues (a parent and two);
+# its two jobs: each an MPIJob and its hostfile ConfigMap).
 # The 46 acceptance charts (conftest.ACCEPTANCE_CHARTS) 128 more: each an MPIJob and its hostfile ConfigMap (92), h100-dra's
 # 10 and gb200-rack's 6 a ResourceClaimTemplate (16), gb200-rack's 6 a ComputeDomain (6); dgx-lab's and dgx-pod's
 # bootstrap/apps/acceptance.yaml (2 more manifest files) an Argo CD Application per chart (8 + 6 = 14).
-DOCUMENTS = "242 document(s) of 68 chart(s) and 8 manifest file(s)"
+DOCUMENTS = "254 document(s) of 71 chart(s) and 8 manifest file(s)"
 POD_SECURITY_LINE = re.compile(
     r"pod security (\w+): (\S+)/templates/(?:mpijob|volcano-job|training-runtimes)\.yaml: (?:MPIJob|Job|TrainingRuntime)/\S+"
     r" in namespace ([a-z-]+)"

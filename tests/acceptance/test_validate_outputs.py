@@ -48,13 +48,13 @@ def test_json_and_junit_carry_every_diagnostic(profiles_copy, tmp_path):
     as_json = invoke_mpigen("validate", "profiles", "--output", "json", cwd=tmp_path)
     data = json.loads(as_json.stdout)
     assert (as_json.returncode, as_json.stderr, data["version"], data["valid"]) == (1, "", 1, False)
-    assert data["summary"] == {"errors": 2, "warnings": 2, "profileFiles": 27}
+    assert data["summary"] == {"errors": 2, "warnings": 2, "profileFiles": 30}
     assert [(d["file"], d["line"], d["column"], d["severity"]) for d in data["diagnostics"]] == _text_diagnostics(
         invoke_mpigen("validate", "profiles", cwd=tmp_path).stderr)
     as_junit = invoke_mpigen("validate", "profiles", "--output", "junit", cwd=tmp_path)
     suite = ET.fromstring(as_junit.stdout).find("testsuite")
     cases = suite.findall("testcase")
-    assert as_junit.returncode == 1 and len(cases) == 27 == int(suite.get("tests"))
+    assert as_junit.returncode == 1 and len(cases) == 30 == int(suite.get("tests"))
     failures = {case.get("name"): [f.get("type") for f in case.findall("failure")] for case in cases}
     assert failures["profiles/jobs/pi.yaml"] == ["schema/additionalProperties"]
     assert failures["profiles/jobs/resnet50-dgx.yaml"] == ["references"]
@@ -65,13 +65,13 @@ def test_json_and_junit_carry_every_diagnostic(profiles_copy, tmp_path):
 def test_strict_fails_on_warnings_and_the_text_output_is_as_it_was(profiles_copy, tmp_path):
     profiles_copy(WARNED)
     plain = invoke_mpigen("validate", "profiles", cwd=tmp_path)
-    assert plain.returncode == 0 and plain.stdout == "27 profile(s) valid: 5 hardware, 9 cluster(s), 13 job(s)\n"
+    assert plain.returncode == 0 and plain.stdout == "30 profile(s) valid: 5 hardware, 10 cluster(s), 15 job(s)\n"
     warnings = [line for line in plain.stderr.splitlines() if line.startswith("profiles/jobs/language-bert.yaml:27:12: "
                                                                                 "warning: ")]
     assert len(warnings) == 2 == len(plain.stderr.splitlines())
     strict = invoke_mpigen("validate", "profiles", "--strict", cwd=tmp_path)
     assert (strict.returncode, strict.stdout) == (1, "")
-    assert strict.stderr.splitlines() == [*warnings, "2 warning(s) in 27 profile file(s); --strict fails on warnings"]
+    assert strict.stderr.splitlines() == [*warnings, "2 warning(s) in 30 profile file(s); --strict fails on warnings"]
     as_json = invoke_mpigen("validate", "profiles", "--strict", "--output", "json", cwd=tmp_path)
     assert as_json.returncode == 1 and json.loads(as_json.stdout)["valid"] is False
 
@@ -86,7 +86,7 @@ def test_a_kueue_timeout_under_a_first_pull_is_a_warning_at_the_clusters_line(pr
     line = cluster.splitlines().index("    timeoutSeconds: 600") + 1  # found, not numbered: other edits move it
     profiles_copy({"clusters/dgx-pod.yaml": cluster.replace("    timeoutSeconds: 600\n", "    timeoutSeconds: 300\n")})
     result = invoke_mpigen("validate", "profiles", cwd=tmp_path)
-    assert result.returncode == 0 and result.stdout == "27 profile(s) valid: 5 hardware, 9 cluster(s), 13 job(s)\n"
+    assert result.returncode == 0 and result.stdout == "30 profile(s) valid: 5 hardware, 10 cluster(s), 15 job(s)\n"
     assert result.stderr.splitlines() == [
         f"profiles/clusters/dgx-pod.yaml:{line}:21: warning: Kueue's waitForPodsReady timeout of 300 s is less than the "
         "412 s that job 'language-bert' (6 workers) needs for every pod to be ready on a first pull of a 20 GB image, "

@@ -708,9 +708,10 @@ def test_a_failing_rule_is_reported_not_raised(monkeypatch):
 
 def example_shapes(example) -> dict[str, NodeShape]:
     """By hand, from profiles/: dgx pool nodes offer 8 GPUs and the four rails, cpu pool nodes nothing extended;
-    netapp-lab's and volcano-lab's dgx nodes offer 8 GPUs and four rails from rdma-shared-dev-plugin (prefix `rdma`),
-    dgx-pod's 8 GPUs and four rails of VFs from sriov-network-operator (prefix `openshift.io`); roce-lab has no job;
-    h100-dra's and gb200-rack's nodes offer nothing extended: their GPUs and NICs are claimed through DRA."""
+    netapp-lab's, volcano-lab's and kai-lab's dgx nodes offer 8 GPUs and four rails from rdma-shared-dev-plugin
+    (prefix `rdma`), dgx-pod's 8 GPUs and four rails of VFs from sriov-network-operator (prefix `openshift.io`);
+    roce-lab has no job; h100-dra's and gb200-rack's nodes offer nothing extended: their GPUs and NICs are claimed
+    through DRA."""
     dgx = NodeShape("dgx-lab", "dgx", {"nvidia.com/gpu": 8, **{f"nvidia.com/rdma_rail{i}": None for i in range(4)}})
     cpu = NodeShape("dgx-lab", "cpu", {})
     pools = {"dgx-lab/jobs/resnet50-dgx": dgx, "dgx-lab/jobs/resnet50-trainjob": dgx,
@@ -722,6 +723,8 @@ def example_shapes(example) -> dict[str, NodeShape]:
                  "nvidia.com/gpu": 8, **{f"rdma/rdma_rail{i}": None for i in range(4)}}),
              "volcano-lab/jobs/allreduce-vcjob": NodeShape("volcano-lab", "dgx", {
                  "nvidia.com/gpu": 8, **{f"rdma/rdma_rail{i}": None for i in range(4)}})}
+    kai = NodeShape("kai-lab", "dgx", {"nvidia.com/gpu": 8, **{f"rdma/rdma_rail{i}": None for i in range(4)}})
+    pools |= {"kai-lab/jobs/kai-allreduce": kai, "kai-lab/jobs/kai-research": kai}
     pod = NodeShape("dgx-pod", "dgx", {"nvidia.com/gpu": 8, **{f"openshift.io/rdma_rail{i}": None for i in range(4)}})
     pools |= {"dgx-pod/jobs/vision-resnet50": pod, "dgx-pod/jobs/language-bert": pod,
               "kueue-lab/jobs/kueue-pi": NodeShape("kueue-lab", "cpu", {}),
@@ -737,7 +740,8 @@ def example_shapes(example) -> dict[str, NodeShape]:
     pools |= {job.chart_dir: by_cluster[job.cluster.name] for job in example.fleet.acceptance}
     assert {c.directory for c in example.charts} == {*pools, "dgx-lab/infra", "cpu-lab/infra", "netapp-lab/infra",
                                                      "dgx-pod/infra", "volcano-lab/infra", "roce-lab/infra",
-                                                     "kueue-lab/infra", "h100-dra/infra", "gb200-rack/infra"}
+                                                     "kueue-lab/infra", "h100-dra/infra", "gb200-rack/infra",
+                                                     "kai-lab/infra"}
     return pools
 
 

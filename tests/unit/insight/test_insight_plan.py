@@ -57,7 +57,7 @@ def test_a_dra_worker_asks_for_the_devices_it_claims_as_its_node_offers_them(exa
 
 def test_the_example_fleet_plan(example):
     plan = _plan(PROFILES)
-    assert len(plan.jobs) == len(example.fleet.jobs) == 13 and not plan.never
+    assert len(plan.jobs) == len(example.fleet.jobs) == 15 and not plan.never
     # dgx-pod has 8 DGX-1 nodes: vision-resnet50 (priority class production, 32 GPUs = 4 nodes) is admitted
     # first; language-bert (48 GPUs = 6 nodes) cannot start beside it and waits for it.
     vision, language = _job(plan, "vision-resnet50"), _job(plan, "language-bert")
@@ -72,7 +72,7 @@ def test_the_example_fleet_plan(example):
     where = resnet.location  # totalGpus: 16
     assert (Path(where.path), where.line, where.column) == (PROFILES / "jobs/resnet50-dgx.yaml", 11, 12)
     text = plan_text(plan)
-    assert "13 job(s): 12 start at once, 1 wait, 0 can never run" in text
+    assert "15 job(s): 14 start at once, 1 wait, 0 can never run" in text
     assert "language-bert waits for quota its cohort shares (queues 'vision', 'language'), held by " \
         "vision-resnet50" in text  # 32 + 48 GPUs: more than the cohort's 64
 
@@ -225,7 +225,7 @@ def test_json_has_the_same_content():
     plan = _plan(PROFILES)
     data = json.loads(plan_json(plan))
     assert data["format"] == 2 and data["kind"] == "plan"
-    assert data["summary"] == {"jobs": 13, "starts": 12, "waits": 1, "never": 0}
+    assert data["summary"] == {"jobs": 15, "starts": 14, "waits": 1, "never": 0}
     jobs = {job["name"]: job for c in data["clusters"] for p in c["pools"] for job in p["jobs"]}
     assert jobs["resnet50-dgx"]["location"] == {"path": str(PROFILES / "jobs/resnet50-dgx.yaml"), "line": 11,
                                                 "column": 12}

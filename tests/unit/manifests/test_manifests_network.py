@@ -129,7 +129,9 @@ def test_namespaces_of_the_cluster_are_created(example):
                        "volcano-lab/infra": ["training"],
                        "volcano-lab/jobs/volcano-allreduce": [], "volcano-lab/jobs/allreduce-vcjob": [],
                        "h100-dra/infra": ["llm"], "h100-dra/jobs/llm-pretrain": [],
-                       "gb200-rack/infra": ["frontier"], "gb200-rack/jobs/mnnvl-allreduce": []}
+                       "gb200-rack/infra": ["frontier"], "gb200-rack/jobs/mnnvl-allreduce": [],
+                       "kai-lab/infra": ["experiments", "training"], "kai-lab/jobs/kai-allreduce": [],
+                       "kai-lab/jobs/kai-research": []}
 
 
 def test_namespaces_outlive_the_infra_chart_under_helm_and_argo_cd(example):
@@ -153,7 +155,8 @@ NAMESPACE_LEVELS = {
     "ai-training": ("privileged", "v1.31", f"{IPC_LOCK}; hostNetwork: true"),
     "team-vision": ("privileged", "v1.31", IPC_LOCK),
     "team-language": ("privileged", "v1.31", IPC_LOCK),
-    "training": ("privileged", "v1.31", f"{IPC_LOCK}; hostNetwork: true"),
+    "training": ("privileged", "v1.31", f"{IPC_LOCK}; hostNetwork: true"),  # volcano-lab's and kai-lab's
+    "experiments": ("privileged", "v1.31", f"{IPC_LOCK}; hostNetwork: true"),  # kai-lab's kai-research
     "research": ("restricted", "v1.31", None),
     "teaching": ("restricted", "v1.31", None),  # kueue-lab's second team has no job
     "llm": ("privileged", "v1.34", IPC_LOCK),  # RDMA NICs claimed through DRA still need IPC_LOCK

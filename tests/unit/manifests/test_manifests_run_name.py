@@ -56,7 +56,7 @@ def test_every_example_job_is_named_job_dash_seven_hex(example):
     runs = {job.name: _run_name(example, job.name) for job in example.fleet.jobs}
     assert set(runs) == {"cpu-pi", "pi", "resnet50-dgx", "resnet50-trainjob", "tensorflow-benchmarks", "netapp-resnet50",
                          "vision-resnet50", "language-bert", "volcano-allreduce", "allreduce-vcjob", "kueue-pi",
-                         "llm-pretrain", "mnnvl-allreduce"}
+                         "llm-pretrain", "mnnvl-allreduce", "kai-allreduce", "kai-research"}
     for job, run in runs.items():
         assert is_run_of(run, job), run
     assert len(set(runs.values())) == len(runs)

@@ -1231,8 +1231,8 @@ def test_a_name_ending_in_a_newline_is_refused(diagnose):
                         "jobs/train.yaml": GPU_JOB.replace("cluster: dgx-lab", "cluster: cpu-lab").replace(
                             "pool: dgx", "pool: cpu") + 'env: {"NCCL_DEBUG\\n": INFO}\n'})
     unknown = ("no cluster profile is named 'dgx-lab'",
-               "expected one of 'cpu-lab', 'dgx-pod', 'gb200-rack', 'h100-dra', 'kueue-lab', 'netapp-lab', 'roce-lab', "
-               "'volcano-lab'")
+               "expected one of 'cpu-lab', 'dgx-pod', 'gb200-rack', 'h100-dra', 'kai-lab', 'kueue-lab', 'netapp-lab', "
+               "'roce-lab', 'volcano-lab'")
     expect(outcome,
            ("clusters/dgx-lab.yaml", 3, 7, "`name` 'dgx-lab\\x0a' is not valid: character 8 is U+000A, a control "
             "character"),

@@ -152,14 +152,14 @@ def test_a_kueue_timeout_under_a_first_pull_is_warned_at_its_line(diagnose, said
 def test_a_setting_of_another_scheduler_is_refused(diagnose):
     outcome = diagnose({POD: DGX_POD.replace("  scheduler: kueue\n", "  scheduler: kueue\n  schedulerName: x\n")})
     expect(outcome, (POD, 39, 3, "`scheduling.schedulerName` has no effect with scheduler `kueue`: only "
-                     "`coscheduling` read it", "remove it"))
+                     "`coscheduling` and `kai` read it", "remove it"))
 
 
 def test_a_queue_setting_of_another_scheduler_is_refused(diagnose):
     outcome = diagnose({"clusters/volcano-lab.yaml": VOLCANO_LAB.replace("      weight: 2\n",
                                                                          "      weight: 2\n      cohort: all\n")})
     expect(outcome, ("clusters/volcano-lab.yaml", 37, 7, "`cohort` of a queue has no effect with scheduler "
-                     "`volcano`: only `kueue` read it"))
+                     "`volcano`: only `kueue` and `kai` read it"))
 
 
 def test_hostname_may_only_be_the_lowest_topology_level(diagnose):
