@@ -86,9 +86,11 @@ def _meta(obj: dict[str, Any], key: str) -> dict[str, Any]:
 
 def check_kai(documents: list[RenderedObject], context: CheckContext) -> list[Finding]:
     known = _KaiObjects([*documents, *context.extra])
+    kai_objects = [*(d for found in (known.queues, known.topologies) for ds in found.values() for d in ds),
+                   *(d for d in documents if is_kai_workload(d))]
     findings: list[Finding] = []
     for document in documents:
-        findings += _check_own_names(document)
+        findings += _check_own_names(document, any(context.same_cluster(document, o) for o in kai_objects))
         if (_group(document), document.kind) == (QUEUE_GROUP, kai.QUEUE):
             findings += _check_queue_object(document, known, context)
         if not is_kai_workload(document):
@@ -104,13 +106,14 @@ def check_kai(documents: list[RenderedObject], context: CheckContext) -> list[Fi
     return findings
 
 
-def _check_own_names(document: RenderedObject) -> list[Finding]:
+def _check_own_names(document: RenderedObject, under_kai: bool) -> list[Finding]:
     """KAI's chart creates `default-queue`, `default-parent-queue` and its four priority classes: a chart that does
-    too fails on install (`already exists`) or, applied over them, changes what every KAI workload defaults to."""
+    too fails on install (`already exists`) or, applied over them, changes what every KAI workload defaults to. A
+    PriorityClass of such a name is KAI's only in a cluster where KAI objects or workloads are (`under_kai`)."""
     name = metadata_name(document)
     if (_group(document), document.kind) == (QUEUE_GROUP, kai.QUEUE) and name in OWN_QUEUES:
         what = "Queue"
-    elif (_group(document), document.kind) == (PRIORITY_CLASS_GROUP, vocabulary.PRIORITY_CLASS) and \
+    elif under_kai and (_group(document), document.kind) == (PRIORITY_CLASS_GROUP, vocabulary.PRIORITY_CLASS) and \
             name in DEFAULT_PRIORITIES:
         what = "PriorityClass"
     else:

@@ -143,6 +143,7 @@ def test_kais_own_queues_and_priority_classes_are_not_a_charts(upstream: Path) -
         (".metadata.name", "Queue default-queue is KAI Scheduler's own (its chart creates it)"),
         (".metadata.name", "PriorityClass train is KAI Scheduler's own (its chart creates it)")]
     assert check(priority_class("research", 50), queue("research")) == []
+    assert check(priority_class("inference", 1000)) == []  # a cluster without KAI may have a class of that name
 
 
 # --- topology ------------------------------------------------------------------------------------------------------
