@@ -2,12 +2,12 @@
 
 MPIJob, NetworkAttachmentDefinition and the two PodGroups have hand-written schemas in schemas/crds/. The
 operators' own kinds the infra charts also emit (sriov-network-operator's networks, policies and pool configs, Kueue's
-queues, flavors, topology and priority classes, Volcano's Queue) and the GitOps kinds of the bootstrap output
-(Argo CD's Application and ApplicationSet, Flux's GitRepository, Kustomization and HelmRelease), the job objects of the
-other backends (Volcano's Job, Kubeflow Trainer's TrainJob and TrainingRuntime) and the ComputeDomain of NVIDIA's GPU
-DRA driver (multi-node NVLink) are judged by their upstream CRDs as they are, converted the way `mpigen check --crds`
-converts any CRD (generator/check/crdschema.py): shipping them makes `mpigen check` judge mpigen's own output without
-`--crds`.
+queues, flavors, topology and priority classes, Volcano's Queue, KAI Scheduler's Queue and Topology, and KAI's
+PodGroup, which hand-written charts may carry) and the GitOps kinds of the bootstrap output (Argo CD's Application and
+ApplicationSet, Flux's GitRepository, Kustomization and HelmRelease), the job objects of the other backends
+(Volcano's Job, Kubeflow Trainer's TrainJob and TrainingRuntime) and the ComputeDomain of NVIDIA's GPU DRA driver
+(multi-node NVLink) are judged by their upstream CRDs as they are, converted the way `mpigen check --crds` converts any
+CRD (generator/check/crdschema.py): shipping them makes `mpigen check` judge mpigen's own output without `--crds`.
 
 It reads the upstream CRDs from tests/upstream/ (tests/upstream/SOURCES.yaml names each one's repository, commit,
 path and licence). Whenever an upstream CRD is updated, copy the new one there (and its SOURCES entry), then run
@@ -78,6 +78,12 @@ VENDORED: tuple[tuple[str, str, str], ...] = (
      "in the infra chart, the runtime of each job whose backend is trainjob"),
     ("scheduling/scheduling.volcano.sh_queues.yaml", "scheduling.volcano.sh/v1beta1",
      "one per queue of a volcano cluster"),
+    ("scheduling/kai/scheduling.run.ai_queues.yaml", "scheduling.run.ai/v2",
+     "one per queue (and one per cohort, their parent) of a kai cluster; hand-written KAI charts hold them too"),
+    ("scheduling/kai/kai.scheduler_topologies.yaml", "kai.scheduler/v1alpha1",
+     "a kai cluster's topology levels"),
+    ("scheduling/kai/scheduling.run.ai_podgroups.yaml", "scheduling.run.ai/v2alpha2",
+     "never (KAI's podgrouper makes one per workload); a hand-written chart may carry one"),
     ("gitops/argocd/application-crd.yaml", "argoproj.io/v1alpha1",
      "in the bootstrap of an Argo CD cluster: the root app of apps and one per chart"),
     ("gitops/argocd/applicationset-crd.yaml", "argoproj.io/v1alpha1",

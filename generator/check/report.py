@@ -114,7 +114,7 @@ RULE_DESCRIPTIONS = {
     "names": "Names, namespaces, labels, annotations (256 KiB in all) and container names are what the API server "
              "takes, and nothing beside a job takes a name its controller creates for it.",
     "pod-security": "No workload needs a higher Pod Security level than its namespace enforces.",
-    "scheduling": "The gang can complete, and the queue and priority it names exist.",
+    "scheduling": "The gang can complete, and the queue and priority it names exist and can admit it.",
     "crd-rules": "A custom resource passes the CEL validation rules (x-kubernetes-validations) of its CRD, as the API "
                  "server evaluates them.",
     "render": "The chart lints and renders.",

@@ -31,6 +31,11 @@ TOPOLOGY_ANNOTATION = "kai.scheduler/topology"
 REQUIRED_PLACEMENT = "kai.scheduler/topology-required-placement"
 PREFERRED_PLACEMENT = "kai.scheduler/topology-preferred-placement"
 """On the workload: the Topology it is placed by, and the node label of the level all its pods must (should) share."""
+PREEMPTIBILITY_LABEL = "kai.scheduler/preemptibility"
+"""On the workload or its pods: `preemptible` or `non-preemptible`, overriding what the priority's value says
+(pkg/podgrouper/podgrouper/plugins/constants/constants.go; values: pkg/apis/scheduling/v2alpha2/podgroup_types.go)."""
+PREEMPTIBLE = "preemptible"
+NON_PREEMPTIBLE = "non-preemptible"
 MIN_MEMBER_OVERRIDE = "kai.scheduler/batch-min-member"
 SKIP_PODGROUPER = "kai.scheduler/skip-podgrouper"
 
@@ -41,9 +46,19 @@ NON_PREEMPTIBLE_FROM = 100
 DEFAULT_PRIORITY_CLASSES = (("train", 50), ("build-preemptible", 75), ("build", 100), ("inference", 125))
 """The PriorityClasses KAI's chart installs (`defaultPriorityClasses.enabled`); MPIJobs default to `train`."""
 DEFAULT_PRIORITY_CLASS = "train"
+INFERENCE_KINDS = (("apps", "Deployment"), ("serving.knative.dev", "Service"))
+"""The workloads (API group, kind) whose default priority class is `inference` (125) instead of `train`
+(docs/priority/README.md, "Workload Default Priority")."""
+INFERENCE_PRIORITY_CLASS = "inference"
 DEFAULT_QUEUE = "default-queue"
 DEFAULT_PARENT_QUEUE = "default-parent-queue"
 """The queues KAI's chart creates: a chart must not."""
 MILLICORES_PER_CPU = 1000
 BYTES_PER_MEMORY_UNIT = 10**6
 """A Queue's CPU is counted in millicores and its memory in megabytes (10^6 bytes)."""
+QUEUE_RESOURCES = ("cpu", "memory", "gpu")
+"""The resources of a Queue's `spec.resources`, each with `quota`, `limit` and `overQuotaWeight`; an unset `quota` or
+`limit` is 0 to the scheduler (pkg/apis/scheduling/v2/resources.go: plain float64 fields; pkg/scheduler/plugins/
+proportion/proportion.go reads them as they are), and a Queue without `resources` is refused by KAI's webhook
+("resources must be specified", pkg/admission/webhook/queuehooks/queue_validator.go)."""
+MISSING_RESOURCES = "resources must be specified"

@@ -39,6 +39,8 @@ def crds(upstream: Path) -> CustomResourceSchemas:
         upstream / "trainer" / "trainer.kubeflow.org_trainjobs.yaml",
         upstream / "trainer" / "trainer.kubeflow.org_trainingruntimes.yaml",
         upstream / "dra" / "nvidia-dra-driver-gpu" / "resource.nvidia.com_computedomains.yaml",
+        *(upstream / "scheduling" / "kai" / f"{name}.yaml" for name in
+          ("scheduling.run.ai_queues", "kai.scheduler_topologies", "scheduling.run.ai_podgroups")),
         *(upstream / "scheduling" / "kueue" / f"kueue.x-k8s.io_{kind}.yaml" for kind in
           ("clusterqueues", "localqueues", "resourceflavors", "topologies", "workloadpriorityclasses")),
         *(upstream / "network" / "sriov-network-operator" / f"config__crd__bases__sriovnetwork.openshift.io_{kind}.yaml"

@@ -24,7 +24,9 @@ document: a broken document is the schema check's to report, the rules skip what
   (immutable.py).
 - "pod-security": no workload needs a higher Pod Security level than its namespace enforces.
 - "scheduling": a gang can complete (mpi-operator #608), a Kueue job's LocalQueue exists and its ClusterQueue
-  covers what the job requests, and no job runs at a `system-` priority class (scheduling.py).
+  covers what the job requests, and no job runs at a `system-` priority class (scheduling.py); a KAI Scheduler
+  workload's leaf Queue and Topology exist, its gang completes as KAI's podgrouper counts it, and its pods fit its
+  queue's limit and, not preemptible, its quota (kai_scheduler.py).
 - "crd-rules": the CEL rules (`x-kubernetes-validations`) of each custom resource's CRD, as the API server evaluates
   them (check/cel/crd_rules.py).
 """

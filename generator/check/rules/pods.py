@@ -11,7 +11,7 @@ from typing import Any
 from mpigen.check.rules.reading import Path, as_dict
 from mpigen.model import names
 from mpigen.readback.findings import CheckContext, RenderedObject
-from mpigen.vocabulary import mpi_operator, trainer, volcano_job
+from mpigen.vocabulary import kai, mpi_operator, trainer, volcano_job
 from mpigen.vocabulary.kubernetes import api_group, in_kubernetes_domain, whole_quantity
 
 _TEMPLATE_PATHS: dict[str, Path] = {
@@ -90,6 +90,18 @@ def is_job_object(document: RenderedObject) -> bool:
 def runs_a_job(document: RenderedObject, context: CheckContext) -> bool:
     """A document that makes an MPI job's pods: a job object, or any workload of one of mpigen's job charts."""
     return is_job_object(document) or (document.chart in context.job_charts and bool(pod_templates(document)))
+
+
+def is_kai_workload(document: RenderedObject) -> bool:
+    """A workload NVIDIA KAI Scheduler schedules: pods of its `schedulerName`, or its queue label on the workload or
+    its pods (a KAI deployed under another scheduler name is known by the label)."""
+    templates = pod_templates(document)
+    if not templates:
+        return False
+    labels = as_dict((as_dict(document.obj.get("metadata")) or {}).get("labels")) or {}
+    return kai.QUEUE_LABEL in labels or any(
+        template.spec.get("schedulerName") == kai.SCHEDULER_NAME
+        or kai.QUEUE_LABEL in (as_dict(template.metadata.get("labels")) or {}) for template in templates)
 
 
 _TEMPLATES: dict[int, tuple[RenderedObject, list[PodTemplate]]] | None = None

@@ -10,6 +10,7 @@ from mpigen.check.cel.crd_rules import RULE_CRD_RULES, check_crd_rules
 from mpigen.check.rules.capacity import RULE_CAPACITY, check_capacity
 from mpigen.check.rules.devices import RULE_DEVICES, check_devices
 from mpigen.check.rules.immutable import RULE_IMMUTABLE, check_immutable
+from mpigen.check.rules.kai_scheduler import check_kai
 from mpigen.check.rules.mpi_operator import RULE_MPI_OPERATOR, check_mpijobs
 from mpigen.check.rules.names import RULE_NAMES, check_job_namespaces, check_object_names, check_reserved_names
 from mpigen.check.rules.network import RULE_NETWORK, check_networks
@@ -50,6 +51,7 @@ RULES: tuple[Rule, ...] = (
     Rule(RULE_IMMUTABLE, lambda documents, context: check_immutable(documents, context)),
     Rule(RULE_POD_SECURITY, lambda documents, context: check_pod_security(documents, context)),
     Rule(RULE_SCHEDULING, lambda documents, context: check_scheduling(documents, context)),
+    Rule(RULE_SCHEDULING, lambda documents, context: check_kai(documents, context)),
     Rule(RULE_CRD_RULES, lambda documents, context: check_crd_rules(documents, context)),
 )
 

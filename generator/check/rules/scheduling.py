@@ -4,7 +4,8 @@ it, waits forever without an error.
 - A gang (`runPolicy.schedulingPolicy`, from which mpi-operator makes the PodGroup under `--gang-scheduling`)
   asks for no more pods than the job has, and, under `launcherCreationPolicy: WaitForWorkersReady`, for no more
   than its workers: the launcher is created only once they run, so a gang that counts it deadlocks
-  (mpi-operator #608; with no minAvailable the operator counts it).
+  (mpi-operator #608; with no minAvailable the operator counts it). A KAI Scheduler workload's gang is KAI's
+  podgrouper's, which counts otherwise (kai_scheduler.py).
 - A Volcano Job's gang (`minAvailable`) asks for no more pods than its tasks have, and, where its launcher task
   waits for the workers (`dependsOn`), for no more than the workers: the same deadlock.
 - A gang's Volcano queue (`schedulingPolicy.queue`, a Volcano Job's `queue`) exists, unless it is Volcano's own
@@ -22,7 +23,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from mpigen.check.rules.pods import is_trainjob, is_volcano_job, pod_requests, pod_templates, runs_a_job
+from mpigen.check.rules.pods import (
+    is_kai_workload,
+    is_trainjob,
+    is_volcano_job,
+    pod_requests,
+    pod_templates,
+    runs_a_job,
+)
 from mpigen.check.rules.reading import as_dict, as_int, as_str, metadata_name, path_of, values_under
 from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
 from mpigen.support.diagnostics import Severity
@@ -56,7 +64,7 @@ def check_scheduling(documents: list[RenderedObject], context: CheckContext) -> 
             continue
         if document.kind != mpi_operator.KIND:
             continue
-        findings += _check_gang(document, spec)
+        findings += [] if is_kai_workload(document) else _check_gang(document, spec)  # KAI's: kai_scheduler.py
         policy = as_dict((as_dict(spec.get(SpecField.RUN_POLICY)) or {}).get(RunPolicyField.SCHEDULING_POLICY)) or {}
         findings += _check_volcano_queue(document, as_str(policy.get(SchedulingPolicyField.QUEUE)),
                                          (*GANG_PATH, SchedulingPolicyField.QUEUE), known, context)

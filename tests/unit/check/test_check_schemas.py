@@ -57,6 +57,7 @@ VENDORED = {
     ("argoproj.io/v1alpha1", "Application"), ("argoproj.io/v1alpha1", "ApplicationSet"),
     ("source.toolkit.fluxcd.io/v1", "GitRepository"), ("kustomize.toolkit.fluxcd.io/v1", "Kustomization"),
     ("helm.toolkit.fluxcd.io/v2", "HelmRelease"), ("resource.nvidia.com/v1beta1", "ComputeDomain"),
+    ("scheduling.run.ai/v2", "Queue"), ("kai.scheduler/v1alpha1", "Topology"), ("scheduling.run.ai/v2alpha2", "PodGroup"),
 }
 UPSTREAM_CRDS = ("mpi-operator/kubeflow.org_mpijobs.yaml", "network/nad-client/artifacts__networks-crd.yaml",
                  "scheduling/scheduling.x-k8s.io_podgroups.yaml", "scheduling/scheduling.volcano.sh_podgroups.yaml",
@@ -69,6 +70,8 @@ UPSTREAM_CRDS = ("mpi-operator/kubeflow.org_mpijobs.yaml", "network/nad-client/a
                  "scheduling/scheduling.volcano.sh_queues.yaml", "scheduling/batch.volcano.sh_jobs.yaml",
                  "trainer/trainer.kubeflow.org_trainjobs.yaml", "trainer/trainer.kubeflow.org_trainingruntimes.yaml",
                  "dra/nvidia-dra-driver-gpu/resource.nvidia.com_computedomains.yaml",
+                 *(f"scheduling/kai/{name}.yaml" for name in ("scheduling.run.ai_queues", "kai.scheduler_topologies",
+                                                              "scheduling.run.ai_podgroups")),
                  "gitops/argocd/application-crd.yaml",
                  *(f"gitops/flux/{name}.yaml" for name in ("source.toolkit.fluxcd.io_gitrepositories",
                                                            "kustomize.toolkit.fluxcd.io_kustomizations",

@@ -79,6 +79,13 @@ CASES: dict[tuple[str, str, str], tuple[Any, ...]] = {
     ("Topology", ".spec.levels", "size(self.filter(i, i.nodeLabel == 'kubernetes.io/hostname')) == 0 || "
      "self[size(self) - 1].nodeLabel == 'kubernetes.io/hostname'"):
         ([{"nodeLabel": "rack"}, {"nodeLabel": HOST}], [{"nodeLabel": HOST}, {"nodeLabel": "rack"}]),
+    # KAI Scheduler's Topology (kai.scheduler/v1alpha1); its hostname-lowest rule is Kueue's, word for word, above.
+    ("Topology", ".spec.levels", "self.map(l, l.nodeLabel) == oldSelf.map(l, l.nodeLabel)"):
+        ([{"nodeLabel": "rack"}, {"nodeLabel": HOST}], [{"nodeLabel": "rack", "alias": "r"}, {"nodeLabel": HOST}],
+         [{"nodeLabel": "block"}, {"nodeLabel": HOST}]),
+    ("Topology", ".spec.levels", "size(self.filter(i, size(self.filter(j, j.nodeLabel == i.nodeLabel)) > 1)) == 0"):
+        ([{"nodeLabel": "rack", "alias": "r"}, {"nodeLabel": HOST, "alias": "r"}],
+         [{"nodeLabel": "rack", "alias": "a"}, {"nodeLabel": "rack", "alias": "b"}]),
     ("Topology", ".spec.levels", "size(self.filter(i, size(self.filter(j, j == i)) > 1)) == 0"):
         ([{"nodeLabel": "rack"}, {"nodeLabel": HOST}], [{"nodeLabel": "rack"}, {"nodeLabel": "rack"}]),
     ("TrainJob", "", "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')"):
