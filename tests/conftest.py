@@ -76,12 +76,12 @@ ACCEPTANCE_CHARTS = sorted(
     for test in [f"{c}-{scope}" for c in collectives for scope in ("pair", "pool") if scope == "pair" or nodes > 2]
     + [f"perftest-rail{rail}" for rail in range(rails)])
 assert len(ACCEPTANCE_CHARTS) == 8 + 6 + 6 + 10 + 5 + 5 + 6  # 46: by cluster in the order above
-# The files `mpigen render profiles` writes: 187 for the 22 charts and their bootstrap files; an acceptance chart has 7
+# The files `mpigen render profiles` writes: 211 for the 25 charts and their bootstrap files; an acceptance chart has 7
 # (Chart.yaml, values.yaml, values.schema.json, NOTES.txt, _helpers.tpl, its MPIJob and hostfile ConfigMap templates),
 # h100-dra's 10 and gb200-rack's 6 a ResourceClaimTemplate too, gb200-rack's a ComputeDomain too; and dgx-lab's and
 # dgx-pod's bootstrap/apps/acceptance.yaml.
-FLEET_FILES = 187 + 46 * 7 + (10 + 6) + 6 + 2
-assert FLEET_FILES == 533
+FLEET_FILES = 211 + 46 * 7 + (10 + 6) + 6 + 2
+assert FLEET_FILES == 557
 
 # A GPU job on the example cluster's DGX-1 pool, sized by whatever a test adds (7 lines: additions start at 8).
 TRAIN_JOB = """\

@@ -11,6 +11,7 @@ from decimal import Decimal
 
 from mpigen.insight import bounds, capacity
 from mpigen.insight.bounds import names_text
+from mpigen.insight.job_measures import gpu_hours, topology_fit_text
 from mpigen.insight.live import LivePool, live_pools
 from mpigen.inventory import LiveNode
 from mpigen.inventory.pools import may_be_of
@@ -278,32 +279,6 @@ def _job_plan(job: Job, document: ProfileFile, alone: int, state: str, waits_for
                    nodes_alone=alone, state=state, waits_for=waits_for, waits_for_omitted=waits_for_omitted,
                    reason=reason, gpu_hours=hours, gpu_hours_bound=bound, gpu_hours_basis=basis,
                    worker_nodes=worker_nodes, topology=topology_fit_text(job), devices=job.devices)
-
-
-def topology_fit_text(job: Job) -> str:
-    """`level rack (required): 4 nodes, a rack holds 4: fits in one rack`; empty without a topology level."""
-    fit = job.scheduling.fit
-    if fit is None:
-        return ""
-    mode = "required" if fit.required else "preferred"
-    held = f"a {fit.domain.level} holds {fit.domain.nodes}" if fit.domain.nodes is not None else "size unknown"
-    return f"level {fit.domain.level} ({mode}): {fit.nodes_needed} node(s), {held}: {fit.verdict()}"
-
-
-def gpu_hours(job: Job) -> tuple[Decimal | None, bool, str]:
-    """GPU-hours of one run: the job's estimate, else at most its active deadline (then `bound` is True); None
-    without either, or for a CPU job."""
-    gpus = job.worker_count * job.gpus_per_worker
-    if not gpus:
-        return None, False, ""
-    if job.estimated_hours is not None:
-        return (Decimal(str(job.estimated_hours)) * gpus).quantize(Decimal("0.1")), False, \
-            f"{gpus} GPUs x estimatedHours {job.estimated_hours}"
-    deadline = job.run_policy.active_deadline_seconds
-    if deadline is not None:
-        return (Decimal(deadline) * gpus / 3600).quantize(Decimal("0.1")), True, \
-            f"at most: {gpus} GPUs x activeDeadlineSeconds {deadline}"
-    return None, False, ""
 
 
 KAI_UNITS = {"cpu": "m", "memory": "MB", "gpu": ""}

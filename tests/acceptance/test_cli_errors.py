@@ -58,7 +58,7 @@ def test_validate_of_the_example_fleet_exits_0():
     result = run_mpigen("validate", PROFILES)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
-    assert result.stdout == "27 profile(s) valid: 5 hardware, 9 cluster(s), 13 job(s)\n"
+    assert result.stdout == "30 profile(s) valid: 5 hardware, 10 cluster(s), 15 job(s)\n"
 
 
 BAD_EDITS = {
@@ -86,7 +86,7 @@ def test_render_of_bad_profiles_exits_1_and_leaves_the_output_untouched(profiles
     lines = result.stderr.splitlines()
     assert len(lines) == 2, result.stderr
     assert lines[0] == f"{root}/{expected[0]}", result.stderr
-    assert lines[1] == "1 error(s), 0 warning(s) in 27 profile file(s); nothing was written"
+    assert lines[1] == "1 error(s), 0 warning(s) in 30 profile file(s); nothing was written"
     assert result.stdout == ""
     assert tree_hashes(out) == before
 
@@ -97,7 +97,7 @@ def test_render_of_bad_profiles_does_not_create_the_output_folder(profiles_copy,
     result = run_mpigen("render", root, "-o", out)
     assert_clean_failure(result, lines=[f"{root}/jobs/pi.yaml:10:10: error: `workers` is 0; it must be >= 1; "
                                         "Worker pods. Give this or `totalGpus`."],
-                         summary="1 error(s), 0 warning(s) in 27 profile file(s); nothing was written")
+                         summary="1 error(s), 0 warning(s) in 30 profile file(s); nothing was written")
     assert not out.exists()
 
 
@@ -123,7 +123,7 @@ def test_every_error_of_every_file_in_one_run(profiles_copy):
         f"{root}/hardware/cpu-node.yaml:12:12: error: `memoryGiB` is -1; it must be >= 1; Node memory in GiB.",
         f"{root}/jobs/pi.yaml:10:10: error: `workers` must be a whole number, not '2'; "
         "Worker pods. Give this or `totalGpus`.",
-    ], summary="3 error(s), 0 warning(s) in 27 profile file(s); nothing was written")
+    ], summary="3 error(s), 0 warning(s) in 30 profile file(s); nothing was written")
 
 
 def test_load_and_validation_errors_together(profiles_copy):
@@ -134,7 +134,7 @@ def test_load_and_validation_errors_together(profiles_copy):
         f"{root}/hardware/zz.yaml:3:1: error: a tab character is not allowed here: YAML indents with spaces; "
         "replace the tab with spaces",
         f"{root}/jobs/pi.yaml:7:7: error: cluster 'dgx-lab' has no node pool 'cpus'; did you mean 'cpu'?",
-    ], summary="2 error(s), 0 warning(s) in 28 profile file(s); nothing was written")
+    ], summary="2 error(s), 0 warning(s) in 31 profile file(s); nothing was written")
 
 
 def test_warnings_alone_exit_0(profiles_copy, tmp_path):
@@ -144,7 +144,7 @@ def test_warnings_alone_exit_0(profiles_copy, tmp_path):
     result = run_mpigen("validate", root)
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines() == [warning]
-    assert result.stdout == "28 profile(s) valid: 5 hardware, 9 cluster(s), 14 job(s)\n"
+    assert result.stdout == "31 profile(s) valid: 5 hardware, 10 cluster(s), 16 job(s)\n"
     out = tmp_path / "charts"
     result = run_mpigen("render", root, "-o", out)
     assert result.returncode == 0, result.stderr
@@ -174,7 +174,7 @@ def test_warnings_are_counted_beside_errors(profiles_copy):
     root = profiles_copy({"jobs/train.yaml": TRAIN_WITH_WARNING, "jobs/pi.yaml": PI.replace("pool: cpu", "pool: cpus")})
     result = run_mpigen("validate", root)
     assert result.returncode == 1
-    assert result.stderr.splitlines()[-1] == "1 error(s), 1 warning(s) in 28 profile file(s); nothing was written"
+    assert result.stderr.splitlines()[-1] == "1 error(s), 1 warning(s) in 31 profile file(s); nothing was written"
 
 
 def test_render_without_output_writes_the_default_charts_folder(tmp_path):
@@ -183,7 +183,7 @@ def test_render_without_output_writes_the_default_charts_folder(tmp_path):
     result = run_mpigen("render", PROFILES, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     # 22 charts and 46 acceptance charts (conftest.ACCEPTANCE_CHARTS); FLEET_FILES counts the files.
-    assert result.stdout == f"68 chart(s) in charts: {FLEET_FILES} file(s) written, 0 unchanged, 0 removed\n"
+    assert result.stdout == f"71 chart(s) in charts: {FLEET_FILES} file(s) written, 0 unchanged, 0 removed\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["charts"]
     assert (tmp_path / "charts/dgx-lab/jobs/resnet50-dgx/Chart.yaml").is_file()
 
@@ -222,7 +222,7 @@ def test_alias_bomb_is_refused_without_a_traceback(profiles_copy):
     result = run_mpigen("validate", root)
     assert_clean_failure(result, lines=[f"{root}/jobs/bomb.yaml:6:4: error: YAML aliases expand to more than 100000 "
                                         "nodes; write the values out instead of nesting anchors and aliases"],
-                         summary="1 error(s), 0 warning(s) in 28 profile file(s); nothing was written")
+                         summary="1 error(s), 0 warning(s) in 31 profile file(s); nothing was written")
 
 
 def test_kind_that_is_a_list_is_an_error_not_a_crash(profiles_copy):

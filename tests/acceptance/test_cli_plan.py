@@ -40,7 +40,7 @@ def test_plan_of_the_example_fleet():
     assert "    llm-pretrain worker claims: rail0 NIC nic0 (ibp24s0) + 1 GPU (same PCIe root), rail1 NIC nic1 (ibp64s0) " \
         "+ 1 GPU (same PCIe root), " in done.stdout
     # resnet50-dgx: 16 GPUs x estimatedHours 3
-    assert done.stdout.rstrip().endswith("13 job(s): 12 start at once, 1 wait, 0 can never run; 48 GPU-hours estimated "
+    assert done.stdout.rstrip().endswith("15 job(s): 14 start at once, 1 wait, 0 can never run; 48 GPU-hours estimated "
                                          "(1 job(s))")
     data = json.loads(run_mpigen("plan", PROFILES, "--output", "json").stdout)
     assert data["summary"]["waits"] == 1

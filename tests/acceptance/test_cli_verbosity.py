@@ -26,7 +26,7 @@ def test_verbose_render_says_each_stage_on_stderr_only(tmp_path, where):
     done = run_mpigen(*(("-v", *args) if where == "before" else (*args, "--verbose")))
     assert done.returncode == 0
     written = f"{FLEET_FILES} file(s) written"
-    assert done.stdout == "68 chart(s) in " + str(tmp_path / "charts") + f": {written}, 0 unchanged, 0 removed\n"
+    assert done.stdout == "71 chart(s) in " + str(tmp_path / "charts") + f": {written}, 0 unchanged, 0 removed\n"
     # resolve counts the 13 real jobs; package their 22 charts and the 46 acceptance charts (conftest.ACCEPTANCE_CHARTS).
     assert _stages(done.stderr) == [("load", 27), ("validate", 27), ("resolve", 13), ("package", 68),
                                     ("write", FLEET_FILES)]

@@ -55,7 +55,7 @@ def test_the_output_passes_check_strictly_with_no_warning(repo: Path, helm4: Pat
     summary = [line for line in result.stdout.splitlines() if not line.startswith("pod security ")]
     # 22 charts and 46 acceptance charts (conftest.ACCEPTANCE_CHARTS); 8 bootstrap files and the acceptance.yaml of
     # dgx-lab, dgx-pod and volcano-lab.
-    assert len(summary) == 1 and re.fullmatch(r"0 error\(s\), 0 warning\(s\) in \d+ document\(s\) of 68 chart\(s\) and "
+    assert len(summary) == 1 and re.fullmatch(r"0 error\(s\), 0 warning\(s\) in \d+ document\(s\) of 71 chart\(s\) and "
                                               r"11 manifest file\(s\)", summary[0]), summary
 
 

@@ -34,7 +34,8 @@ def test_discover_finds_every_chart_and_no_manifest_inside_them(tmp_path):
         "cpu-lab/infra", "cpu-lab/jobs/cpu-pi", "dgx-lab/infra", "dgx-lab/jobs/pi", "dgx-lab/jobs/resnet50-dgx",
         "dgx-lab/jobs/resnet50-trainjob", "dgx-lab/jobs/tensorflow-benchmarks", "dgx-pod/infra",
         "dgx-pod/jobs/language-bert", "dgx-pod/jobs/vision-resnet50", "gb200-rack/infra",
-        "gb200-rack/jobs/mnnvl-allreduce", "h100-dra/infra", "h100-dra/jobs/llm-pretrain", "kueue-lab/infra",
+        "gb200-rack/jobs/mnnvl-allreduce", "h100-dra/infra", "h100-dra/jobs/llm-pretrain", "kai-lab/infra",
+        "kai-lab/jobs/kai-allreduce", "kai-lab/jobs/kai-research", "kueue-lab/infra",
         "kueue-lab/jobs/kueue-pi",
         "netapp-lab/infra", "netapp-lab/jobs/netapp-resnet50", "roce-lab/infra", "volcano-lab/infra",
         "volcano-lab/jobs/allreduce-vcjob", "volcano-lab/jobs/volcano-allreduce")]
@@ -45,9 +46,10 @@ def test_discover_finds_every_chart_and_no_manifest_inside_them(tmp_path):
         "dgx-lab/bootstrap/root/root-application.yaml", "dgx-pod/bootstrap/apps/acceptance.yaml",
         "dgx-pod/bootstrap/apps/applications.yaml", "dgx-pod/bootstrap/root/root-application.yaml")]
     assert all(c.compiled_by_mpigen for c in targets.charts)
-    # cpu-lab (1.32), dgx-lab and dgx-pod (1.31), gb200-rack and h100-dra (1.34: DRA), kueue-lab and the rest (1.31).
+    # cpu-lab (1.32), dgx-lab and dgx-pod (1.31), gb200-rack and h100-dra (1.34: DRA), kai-lab, kueue-lab and the
+    # rest (1.31).
     assert [c.kubernetes_version for c in targets.charts if "/acceptance/" not in c.display] == (
-        ["1.32", "1.32"] + ["1.31"] * 8 + ["1.34"] * 4 + ["1.31"] * 8)
+        ["1.32", "1.32"] + ["1.31"] * 8 + ["1.34"] * 4 + ["1.31"] * 11)
     assert {c.kubernetes_version for c in targets.charts if "/gb200-rack/" in c.display or "/h100-dra/" in c.display} == {
         "1.34"}
 

@@ -399,11 +399,13 @@ def test_non_profile_files_are_ignored(profiles_copy):
     assert [d.source for d in loaded.documents] == [
         "profiles/clusters/cpu-lab.yaml", "profiles/clusters/dgx-lab.yaml", "profiles/clusters/dgx-pod.yaml",
         "profiles/clusters/gb200-rack.yaml", "profiles/clusters/h100-dra.yaml",
-        "profiles/clusters/kueue-lab.yaml", "profiles/clusters/netapp-lab.yaml", "profiles/clusters/roce-lab.yaml",
+        "profiles/clusters/kai-lab.yaml", "profiles/clusters/kueue-lab.yaml", "profiles/clusters/netapp-lab.yaml",
+        "profiles/clusters/roce-lab.yaml",
         "profiles/clusters/volcano-lab.yaml",
         "profiles/hardware/cpu-node.yaml", "profiles/hardware/dgx-1-roce.yaml", "profiles/hardware/dgx-1.yaml",
         "profiles/hardware/dgx-h100-ib.yaml", "profiles/hardware/gb200-ib.yaml",
-        "profiles/jobs/allreduce-vcjob.yaml", "profiles/jobs/cpu-pi.yaml", "profiles/jobs/kueue-pi.yaml",
+        "profiles/jobs/allreduce-vcjob.yaml", "profiles/jobs/cpu-pi.yaml", "profiles/jobs/kai-allreduce.yaml",
+        "profiles/jobs/kai-research.yaml", "profiles/jobs/kueue-pi.yaml",
         "profiles/jobs/language-bert.yaml", "profiles/jobs/llm-pretrain.yaml", "profiles/jobs/mnnvl-allreduce.yaml",
         "profiles/jobs/netapp-resnet50.yaml",
         "profiles/jobs/pi.yaml", "profiles/jobs/resnet50-dgx.yaml", "profiles/jobs/resnet50-trainjob.yaml",
@@ -423,7 +425,7 @@ def test_missing_path_is_reported_and_the_rest_still_read(tmp_path):
     loaded = load_paths([missing, PROFILES])
     assert [d.format() for d in loaded.diagnostics] == [
         f"{missing}:1:1: error: no such file or folder; give the profiles folder, e.g. `mpigen validate profiles`"]
-    assert len(loaded.documents) == 27
+    assert len(loaded.documents) == 30
 
 
 def test_a_single_file_can_be_given():

@@ -13,9 +13,9 @@ pytestmark = pytest.mark.usefixtures("parse_every_time")  # tests of loading par
 def test_the_example_fleet_at_a_glance():
     fleet = glance([PROFILES])
     assert [c.name for c in fleet.clusters] == ["cpu-lab", "dgx-lab", "dgx-pod", "gb200-rack", "h100-dra",
-                                                "kueue-lab", "netapp-lab", "roce-lab", "volcano-lab"]
+                                                "kai-lab", "kueue-lab", "netapp-lab", "roce-lab", "volcano-lab"]
     assert ClusterGlance("dgx-lab", ("dgx", "cpu"), "charts") in fleet.clusters
-    assert JobGlance("resnet50-dgx", "dgx-lab", "dgx") in fleet.jobs and len(fleet.jobs) == 13
+    assert JobGlance("resnet50-dgx", "dgx-lab", "dgx") in fleet.jobs and len(fleet.jobs) == 15
     assert fleet.gitops_paths == {"charts"}  # the default path, where no cluster writes one
 
 

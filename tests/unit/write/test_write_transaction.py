@@ -245,4 +245,5 @@ def test_concurrent_renders_with_different_tmpdirs_never_interleave(tmp_path):
         for tmpdir, _ in processes:
             assert list(tmpdir.iterdir()) == [], "the lock left a file in TMPDIR"
     assert sorted(p.name for p in out.iterdir()) == [".mpigen-owned", "cpu-lab", "dgx-lab", "dgx-pod", "gb200-rack",
-                                                     "h100-dra", "kueue-lab", "netapp-lab", "roce-lab", "volcano-lab"]
+                                                     "h100-dra", "kai-lab", "kueue-lab", "netapp-lab", "roce-lab",
+                                                     "volcano-lab"]
