@@ -92,7 +92,7 @@ screenshot: $(STAMP) chromium
 	@tmp=$$(cd "$$(mktemp -d)" && pwd -P) && trap 'rm -rf "$$tmp"' EXIT && \
 	  $(BIN)/mpigen plan profiles --html "$$tmp/plan.html" >/dev/null && \
 	  $${MPIGEN_CHROMIUM:-chromium} --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
-	    --user-data-dir="$$tmp/browser" --window-size=1560,3450 --screenshot=docs/plan-example-fleet.png \
+	    --user-data-dir="$$tmp/browser" --window-size=1560,4000 --screenshot=docs/plan-example-fleet.png \
 	    "file://$$tmp/plan.html" >/dev/null 2>&1 && echo "docs/plan-example-fleet.png"
 
 bench: $(STAMP) helm

@@ -27,8 +27,8 @@ def test_verbose_render_says_each_stage_on_stderr_only(tmp_path, where):
     assert done.returncode == 0
     written = f"{FLEET_FILES} file(s) written"
     assert done.stdout == "71 chart(s) in " + str(tmp_path / "charts") + f": {written}, 0 unchanged, 0 removed\n"
-    # resolve counts the 13 real jobs; package their 22 charts and the 46 acceptance charts (conftest.ACCEPTANCE_CHARTS).
-    assert _stages(done.stderr) == [("load", 27), ("validate", 27), ("resolve", 13), ("package", 68),
+    # resolve counts the 15 real jobs; package their 25 charts and the 46 acceptance charts (conftest.ACCEPTANCE_CHARTS).
+    assert _stages(done.stderr) == [("load", 30), ("validate", 30), ("resolve", 15), ("package", 71),
                                     ("write", FLEET_FILES)]
 
 

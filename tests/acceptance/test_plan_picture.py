@@ -173,9 +173,9 @@ def test_chromium_paints_each_running_jobs_colour(drawn, tmp_path):
     result = check_profiles([PROFILES])
     for page in (html, svg):
         shot = tmp_path / f"{page.suffix[1:]}.png"
-        browse(tmp_path, page, "--window-size=1900,3500", f"--screenshot={shot}")
+        browse(tmp_path, page, "--window-size=1900,4000", f"--screenshot={shot}")
         width, height, rows = png_pixels(shot.read_bytes())
-        assert (width, height) == (1900, 3500)
+        assert (width, height) == (1900, 4000)
         counts: dict[bytes, int] = {}
         for row in rows:
             for i in range(0, len(row), 3):
@@ -228,7 +228,7 @@ def test_the_docs_show_the_example_fleet_as_chromium_drew_it():
     page = (REPO / "docs/plan-and-explain.md").read_text(encoding="utf-8")
     assert "![mpigen plan --html of the example fleet](plan-example-fleet.png)" in page
     width, height, rows = png_pixels((REPO / "docs/plan-example-fleet.png").read_bytes())
-    assert (width, height) == (1560, 3450), "the window `make screenshot` uses"
+    assert (width, height) == (1560, 4000), "the window `make screenshot` uses"
     painted = set()
     for row in rows:
         painted.update(row[i:i + 3] for i in range(0, len(row), 3))

@@ -71,7 +71,7 @@ def test_an_upgrade_that_compiles_every_launcher_otherwise_renames_no_run_and_ke
     charts = fleet / "charts"
     shutil.copytree(charts, fleet / "before")
     runs, templates = _runs(charts), _job_templates(charts)
-    assert len(runs) == 13
+    assert len(runs) == 15
     fresh = _upgraded_mpigen("render", "profiles", "--manifests", cwd=fleet)
     assert fresh.returncode == 0, fresh.stderr
     assert "cpu: \"2\"" in fresh.stdout  # the upgraded build does compile launchers otherwise, for new runs
