@@ -34,7 +34,7 @@ from mpigen.check.rules.pods import (
 from mpigen.check.rules.reading import as_dict, as_int, as_str, metadata_name, path_of, values_under
 from mpigen.readback.findings import CheckContext, Finding, RenderedObject, finding
 from mpigen.support.diagnostics import Severity
-from mpigen.vocabulary import kai, mpi_operator, trainer, volcano_job
+from mpigen.vocabulary import mpi_operator, trainer, volcano_job
 from mpigen.vocabulary import scheduling as vocabulary
 from mpigen.vocabulary.mpi_operator import RUN_POLICY_PATH, SUSPEND_PATH, RunPolicyField, SchedulingPolicyField, SpecField
 from mpigen.vocabulary.reserved import SYSTEM_PRIORITY_CLASS_REASON, is_system_priority_class
@@ -156,8 +156,6 @@ def _check_gang(document: RenderedObject, spec: dict[str, Any]) -> list[Finding]
     if given is not None and minimum is None:
         return []  # not an integer: the schema check says so
     wait = spec.get(SpecField.LAUNCHER_CREATION_POLICY) == mpi_operator.WAIT_FOR_WORKERS_READY
-    if _kai_grouped(document.obj, spec):
-        wait = False  # KAI's podgrouper leaves the launcher out of the gang until it exists (`_kai_grouped`)
     pods = workers + 1
     where = path_of((*GANG_PATH, SchedulingPolicyField.MIN_AVAILABLE)) if given is not None else path_of(GANG_PATH)
     if minimum is not None and minimum > pods:
@@ -172,18 +170,6 @@ def _check_gang(document: RenderedObject, spec: dict[str, Any]) -> list[Finding]
             f"{workers} workers run, and they wait for the whole gang: the job deadlocks (mpi-operator #608); "
             f"set minAvailable to {workers}"), RULE_SCHEDULING)]
     return []
-
-
-def _kai_grouped(obj: dict[str, Any], spec: dict[str, Any]) -> bool:
-    """An MPIJob KAI's podgrouper gangs (its queue label, or pods of KAI's scheduler): under `WaitForWorkersReady` it
-    subtracts the launcher from minAvailable (given or every replica) while no launcher pod exists, so no gang
-    waits for it (kai-scheduler/KAI-Scheduler pkg/podgrouper/podgrouper/plugins/kubeflow/mpi/mpi-grouper.go,
-    handleDelayedLauncherPolicy, @ d5bc503a146317e51037d89775d77172c6d12f71)."""
-    if kai.QUEUE_LABEL in _labels(obj):
-        return True
-    replicas = as_dict(spec.get(SpecField.MPI_REPLICA_SPECS)) or {}
-    return any((as_dict((as_dict((as_dict(replica) or {}).get("template")) or {}).get("spec")) or {})
-               .get("schedulerName") == kai.SCHEDULER_NAME for replica in replicas.values())
 
 
 def _labels(obj: dict[str, Any]) -> dict[str, Any]:
